@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed"
+	"feedservice/store"
+)
+
+// app is the state of one server instance, built once at start and handed
+// to everything that needs it.
+type app struct {
+	cfg     config
+	log     *slog.Logger
+	store   *store.Store
+	redis   redis.UniversalClient
+	engine  *feed.Engine
+	closers []func()
+}
+
+// newApp opens the database (migrating it) and Redis, and starts the engine.
+// What it starts lives until ctx ends or close is called.
+func newApp(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			a.close()
+		}
+	}()
+	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, "feed.db")})
+	if err != nil {
+		return nil, err
+	}
+	a.store = st
+	a.closers = append(a.closers, func() { st.Close() })
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range applied {
+		log.Info("migrated", "step", m)
+	}
+	if a.redis, err = openRedis(cfg.RedisAddr, &a.closers); err != nil {
+		return nil, err
+	}
+	secret, err := cfg.tokenSecret()
+	if err != nil {
+		return nil, err
+	}
+	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	a.closers = append(a.closers, stopEngine)
+	a.engine, err = feed.New(engineCtx, feed.Config{
+		KeyPrefix:   cfg.KeyPrefix,
+		TokenSecret: secret,
+		TokenTTL:    cfg.TokenTTL,
+		BcryptCost:  cfg.BcryptCost,
+		NodeID:      cfg.NodeID,
+	}, st, a.redis, log)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return a, nil
+}
+
+// openRedis connects to REDIS_ADDR (a comma list is a cluster), or starts the
+// embedded in-process Redis when it is empty.
+func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
+	if addr == "" {
+		mr := miniredis.NewMiniRedis()
+		if err := mr.Start(); err != nil {
+			return nil, fmt.Errorf("start embedded redis: %w", err)
+		}
+		*closers = append(*closers, mr.Close)
+		addr = mr.Addr()
+	}
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(addr, ",")})
+	*closers = append(*closers, func() { rdb.Close() })
+	return rdb, nil
+}
+
+// close stops what newApp started, in reverse order.
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}

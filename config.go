@@ -1,0 +1,148 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"feedservice/feed"
+)
+
+// Server limits and defaults.
+const (
+	// MaxRequestBodyBytes caps an HTTP request body.
+	MaxRequestBodyBytes = 1 << 20
+	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
+	ShutdownGrace = 20 * time.Second
+	// WebsocketInitTimeout is how long a websocket may wait before connection_init.
+	WebsocketInitTimeout = 10 * time.Second
+	// WebsocketPingInterval is how often the server pings a websocket client;
+	// a client silent for twice that is dropped.
+	WebsocketPingInterval = 20 * time.Second
+	// QueryCacheSize is how many parsed documents the server keeps.
+	QueryCacheSize = 1000
+)
+
+// config is every setting of the server; each has a flag and an environment
+// variable, and the environment gives the default of the flag.
+type config struct {
+	Addr           string
+	DataDir        string
+	MySQLDSN       string
+	RedisAddr      string
+	KeyPrefix      string
+	TokenSecret    string
+	TokenTTL       time.Duration
+	BcryptCost     int
+	NodeID         int
+	GraphiQL       bool
+	AllowedOrigins string
+	Seed           bool
+}
+
+// parseConfig reads flags (after the optional subcommand) and the environment.
+func parseConfig(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("feedservice", flag.ContinueOnError)
+	addr := env("ADDR", "")
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+		if port := os.Getenv("PORT"); port != "" {
+			addr = ":" + port
+		}
+	}
+	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
+	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
+	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
+	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list for Redis Cluster; empty: in-process Redis (REDIS_ADDR)")
+	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
+	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feed.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
+	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feed.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
+	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
+	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
+	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins allowed on websockets besides the server's own; * for any (ALLOWED_ORIGINS)")
+	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// tokenSecret is the configured secret, or the one kept under the data
+// directory, made on first start.
+func (c config) tokenSecret() ([]byte, error) {
+	if c.TokenSecret != "" {
+		return []byte(c.TokenSecret), nil
+	}
+	path := filepath.Join(c.DataDir, "token-secret")
+	if b, err := os.ReadFile(path); err == nil {
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(buf)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("keep token secret: %w", err)
+	}
+	return []byte(secret), nil
+}
+
+// describe lists the settings for the start-up log, secrets hidden.
+func (c config) describe() []any {
+	hidden := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "(set)"
+	}
+	mysql, redis := hidden(c.MySQLDSN), c.RedisAddr
+	if c.MySQLDSN == "" {
+		mysql = "embedded SQLite in " + c.DataDir
+	}
+	if redis == "" {
+		redis = "embedded in-process Redis"
+	}
+	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "keyPrefix", c.KeyPrefix,
+		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
+		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins}
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if b, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return b
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}

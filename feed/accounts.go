@@ -1,0 +1,131 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// SignUp creates an account and signs it in.
+func (e *Engine) SignUp(ctx context.Context, username, password string, displayName *string) (*models.AuthPayload, error) {
+	if err := checkUsername(username); err != nil {
+		return nil, err
+	}
+	if n := utf8.RuneCountInString(password); n < MinPasswordChars || n > MaxPasswordChars {
+		return nil, BadInput("the password must be %d to %d characters long", MinPasswordChars, MaxPasswordChars)
+	}
+	name := username
+	if displayName != nil {
+		var err error
+		if name, err = checkDisplayName(*displayName); err != nil {
+			return nil, err
+		}
+	}
+	hash, err := e.hashPassword(password)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	u := &models.User{ID: e.ids.Next(), Username: username, DisplayName: name, PasswordHash: hash, CreatedAt: now, LastActiveAt: now}
+	if err := e.store.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, store.ErrUsernameTaken) {
+			return nil, BadInput("the username %q is taken", username)
+		}
+		return nil, err
+	}
+	return e.authPayload(u)
+}
+
+// LogIn checks a username and password. A wrong password and an unknown user
+// get the same answer, in about the same time.
+func (e *Engine) LogIn(ctx context.Context, username, password string) (*models.AuthPayload, error) {
+	u, err := e.store.UserByUsername(ctx, username)
+	hash := ""
+	switch {
+	case err == nil:
+		hash = u.PasswordHash
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	if !e.checkPassword(hash, password) {
+		return nil, ErrBadCredentials
+	}
+	return e.authPayload(u)
+}
+
+func (e *Engine) authPayload(u *models.User) (*models.AuthPayload, error) {
+	token, err := e.IssueToken(u.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &models.AuthPayload{Token: token, User: u}, nil
+}
+
+// UpdateProfile changes the viewer's display name and bio.
+func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName, bio *string) (*models.User, error) {
+	if displayName != nil {
+		name, err := checkDisplayName(*displayName)
+		if err != nil {
+			return nil, err
+		}
+		displayName = &name
+	}
+	if bio != nil {
+		if n := utf8.RuneCountInString(*bio); n > MaxBioChars || !utf8.ValidString(*bio) {
+			return nil, BadInput("the bio must be valid text of at most %d characters", MaxBioChars)
+		}
+	}
+	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	return u, err
+}
+
+// UserByUsername finds a user by name, ignoring case; nil when there is none.
+func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.User, error) {
+	u, err := e.store.UserByUsername(ctx, username)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// Users loads users by id in one query, in the order of ids; nil where unknown.
+func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
+	users, err := e.store.UsersByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*models.User, len(users))
+	for _, u := range users {
+		byID[u.ID] = u
+	}
+	out := make([]*models.User, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+func checkUsername(username string) error {
+	if n := len(username); n < MinUsernameChars || n > MaxUsernameChars || !usernamePattern.MatchString(username) {
+		return BadInput("a username is %d to %d letters, digits or underscores", MinUsernameChars, MaxUsernameChars)
+	}
+	return nil
+}
+
+func checkDisplayName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if n := utf8.RuneCountInString(name); n == 0 || n > MaxDisplayNameChars || !utf8.ValidString(name) {
+		return "", BadInput("a display name is 1 to %d characters", MaxDisplayNameChars)
+	}
+	return name, nil
+}

@@ -1,0 +1,41 @@
+package feed
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+)
+
+// cursorKind names the list a cursor belongs to, so that a cursor of one
+// list is refused by another instead of paging it from a wrong place.
+type cursorKind string
+
+const (
+	cursorFeed      cursorKind = "feed"
+	cursorTimeline  cursorKind = "timeline"
+	cursorFollowers cursorKind = "followers"
+	cursorFollowing cursorKind = "following"
+)
+
+// A cursor is base64url("kind:key"), where key is the entry's sort key (a
+// post id, or a follow's id). It holds no reference to a stored row, so it
+// stays valid after its entry is deleted: paging resumes from the key.
+func encodeCursor(kind cursorKind, key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(string(kind) + ":" + strconv.FormatInt(key, 10)))
+}
+
+func decodeCursor(kind cursorKind, cursor string) (int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, BadInput("the cursor %q is not one this API handed out", cursor)
+	}
+	k, num, ok := strings.Cut(string(raw), ":")
+	key, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || key <= 0 {
+		return 0, BadInput("the cursor %q is not one this API handed out", cursor)
+	}
+	if cursorKind(k) != kind {
+		return 0, BadInput("that cursor belongs to a %s list, not to a %s list", k, kind)
+	}
+	return key, nil
+}

@@ -1,0 +1,69 @@
+// Package feed is the service's engine: accounts, relations, posts and the
+// home feed, over the store (MySQL) and Redis. It knows nothing of GraphQL.
+package feed
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/store"
+)
+
+// Engine carries out every action of the API.
+type Engine struct {
+	cfg   Config
+	store *store.Store
+	redis redis.UniversalClient
+	keys  keys
+	ids   *IDGenerator
+	log   *slog.Logger
+	now   func() time.Time
+
+	decoyOnce sync.Once
+	decoy     string // a password hash no password matches, for unknown users
+}
+
+// New starts an engine. It leases an id node number from Redis unless one is
+// configured; the lease lives until ctx ends.
+func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalClient, log *slog.Logger) (*Engine, error) {
+	if len(cfg.TokenSecret) < 32 {
+		return nil, fmt.Errorf("token secret must be at least 32 bytes")
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.BcryptCost == 0 {
+		cfg.BcryptCost = DefaultBcryptCost
+	}
+	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: time.Now}
+	node := cfg.NodeID
+	if node < 0 {
+		var err error
+		if node, err = leaseNode(ctx, rdb, e.keys, log); err != nil {
+			return nil, fmt.Errorf("lease id node: %w", err)
+		}
+	}
+	ids, err := NewIDGenerator(node)
+	if err != nil {
+		return nil, err
+	}
+	e.ids = ids
+	log.Info("engine ready", "idNode", node)
+	return e, nil
+}
+
+// Ready checks that MySQL and Redis both answer.
+func (e *Engine) Ready(ctx context.Context) error {
+	if err := e.store.Ping(ctx); err != nil {
+		return err
+	}
+	if err := e.redis.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping redis: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the client-facing class of an error, sent as extensions.code.
+type Code string
+
+// The codes of the public API contract.
+const (
+	CodeUnauthenticated Code = "UNAUTHENTICATED"
+	CodeForbidden       Code = "FORBIDDEN"
+	CodeNotFound        Code = "NOT_FOUND"
+	CodeBadUserInput    Code = "BAD_USER_INPUT"
+	CodeRateLimited     Code = "RATE_LIMITED"
+	CodeInternal        Code = "INTERNAL_SERVER_ERROR"
+)
+
+// Error is an error with a message safe to show a person and its code. Any
+// other error reaching the edge is internal: logged, never shown.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func newError(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// BadInput is a BAD_USER_INPUT error with a message a person understands.
+func BadInput(format string, args ...any) error { return newError(CodeBadUserInput, format, args...) }
+
+// NotFound is a NOT_FOUND error.
+func NotFound(format string, args ...any) error { return newError(CodeNotFound, format, args...) }
+
+// ErrUnauthenticated is returned where a signed-in viewer is required.
+var ErrUnauthenticated = newError(CodeUnauthenticated, "sign in first: this needs a valid bearer token")
+
+// ErrBadCredentials is the one answer to a wrong username or password.
+var ErrBadCredentials = newError(CodeUnauthenticated, "wrong username or password")
+
+// ErrBadToken is returned for a malformed, forged or expired token.
+var ErrBadToken = newError(CodeUnauthenticated, "the bearer token is malformed, forged or expired: sign in again")
+
+// CodeOf is the client code of err: its own for an *Error, else internal.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrLiveUpdatesUnavailable answers subscriptions until live red dots exist.
+var ErrLiveUpdatesUnavailable = newError(CodeInternal, "live subscriptions are not available in this version of the server; poll feed.unreadCount instead")

@@ -1,0 +1,110 @@
+package feed
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// PageArgs are a connection's Relay arguments.
+type PageArgs struct {
+	First, Last   *int
+	After, Before *string
+}
+
+// fetchFunc reads up to limit entries beyond bound in direction dir, in
+// page order (Older: descending keys; Newer: ascending).
+type fetchFunc[T any] func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]T, error)
+
+// window is a checked PageArgs: a direction, a size, and the cursor keys
+// (0 where a cursor is absent).
+type window struct {
+	backward      bool
+	size          int
+	after, before int64
+}
+
+func (a PageArgs) window(kind cursorKind) (window, error) {
+	var w window
+	if a.First != nil && a.Last != nil {
+		return w, BadInput("pass first or last, not both")
+	}
+	w.size = DefaultPageSize
+	for _, n := range []*int{a.First, a.Last} {
+		if n == nil {
+			continue
+		}
+		if *n < 0 {
+			return w, BadInput("first and last cannot be negative")
+		}
+		if *n > MaxPageSize {
+			return w, BadInput("first and last are at most %d", MaxPageSize)
+		}
+		w.size = *n
+	}
+	w.backward = a.Last != nil
+	var err error
+	if a.After != nil {
+		if w.after, err = decodeCursor(kind, *a.After); err != nil {
+			return w, err
+		}
+	}
+	if a.Before != nil {
+		if w.before, err = decodeCursor(kind, *a.Before); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// paginate reads one Relay page, newest first, with exact hasNextPage and
+// hasPreviousPage: the far side of a cursor is probed for one entry.
+func paginate[T any](ctx context.Context, kind cursorKind, args PageArgs, fetch fetchFunc[T], key func(T) int64) ([]T, *models.PageInfo, error) {
+	w, err := args.window(kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Forward pages run older from after (or the top) and stop at before;
+	// backward pages run newer from before (or the bottom) and stop at after.
+	dir, bound, stop, farCursor, farDir := store.Older, int64(math.MaxInt64), w.before, w.after, store.Newer
+	beyondStop := func(k int64) bool { return stop != 0 && k <= stop }
+	if w.backward {
+		dir, bound, stop, farCursor, farDir = store.Newer, 0, w.after, w.before, store.Older
+		beyondStop = func(k int64) bool { return stop != 0 && k >= stop }
+	}
+	if farCursor != 0 {
+		bound = farCursor
+	}
+	items, err := fetch(ctx, dir, bound, w.size+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if i := slices.IndexFunc(items, func(it T) bool { return beyondStop(key(it)) }); i >= 0 {
+		items = items[:i]
+	}
+	more := len(items) > w.size
+	if more {
+		items = items[:w.size]
+	}
+	behind := false
+	if farCursor != 0 {
+		probe, err := fetch(ctx, farDir, farCursor, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		behind = len(probe) > 0
+	}
+	info := &models.PageInfo{HasNextPage: more, HasPreviousPage: behind}
+	if w.backward {
+		slices.Reverse(items)
+		info.HasNextPage, info.HasPreviousPage = behind, more
+	}
+	if len(items) > 0 {
+		start, end := encodeCursor(kind, key(items[0])), encodeCursor(kind, key(items[len(items)-1]))
+		info.StartCursor, info.EndCursor = &start, &end
+	}
+	return items, info, nil
+}

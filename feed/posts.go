@@ -1,0 +1,103 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// CreatePost publishes a post by the viewer.
+func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*models.Post, error) {
+	body = strings.TrimSpace(body)
+	if !utf8.ValidString(body) {
+		return nil, BadInput("the post body is not valid UTF-8 text")
+	}
+	if n := utf8.RuneCountInString(body); n == 0 || n > MaxPostChars {
+		return nil, BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
+	}
+	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, Body: body, CreatedAt: e.now().UTC()}
+	if err := e.store.CreatePost(ctx, p); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrUnauthenticated
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// Repost reposts postID (or, for a repost, its original) as the viewer.
+// Reposting the same post again returns the existing repost.
+func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Post, error) {
+	target, err := e.livePost(ctx, postID)
+	if err != nil {
+		return nil, err
+	}
+	original := target.OriginalID()
+	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
+	p, _, err = e.store.Repost(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("that post does not exist or was deleted")
+	}
+	return p, err
+}
+
+// DeletePost deletes the viewer's post. Deleting it again succeeds.
+func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
+	err := e.store.DeletePost(ctx, postID, viewerID, e.now().UTC())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return NotFound("that post does not exist")
+	case errors.Is(err, store.ErrForbidden):
+		return newError(CodeForbidden, "only its author may delete a post")
+	}
+	return err
+}
+
+// Posts loads posts by id in one query, in the order of ids; nil where
+// unknown. Deleted posts are included: callers decide how they show.
+func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	posts, err := e.store.PostsByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*models.Post, len(posts))
+	for _, p := range posts {
+		byID[p.ID] = p
+	}
+	out := make([]*models.Post, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
+	posts, err := e.Posts(ctx, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	if posts[0] == nil || posts[0].Deleted() {
+		return nil, NotFound("that post does not exist or was deleted")
+	}
+	return posts[0], nil
+}
+
+// Timeline pages the user's own posts and reposts, newest first.
+func (e *Engine) Timeline(ctx context.Context, user *models.User, args PageArgs) (*models.PostConnection, error) {
+	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
+		return e.store.TimelinePage(ctx, user.ID, dir, bound, limit)
+	}
+	posts, info, err := paginate(ctx, cursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
+	if err != nil {
+		return nil, err
+	}
+	conn := &models.PostConnection{PageInfo: info, TotalCount: user.PostCount, Edges: make([]*models.PostEdge, len(posts))}
+	for i, p := range posts {
+		conn.Edges[i] = &models.PostEdge{Cursor: encodeCursor(cursorTimeline, p.ID), Node: p}
+	}
+	return conn, nil
+}

@@ -1,0 +1,85 @@
+package feed
+
+import (
+	"context"
+	"errors"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Follow makes the viewer follow userID. Idempotent.
+func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
+	if viewerID == userID {
+		return nil, BadInput("you cannot follow yourself")
+	}
+	now := e.now().UTC()
+	_, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
+	return e.followPayload(ctx, viewerID, userID, err)
+}
+
+// Unfollow makes the viewer stop following userID. Idempotent.
+func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
+	_, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
+	return e.followPayload(ctx, viewerID, userID, err)
+}
+
+// RemoveFollower makes userID stop following the viewer. Idempotent.
+func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
+	_, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
+	return e.followPayload(ctx, viewerID, userID, err)
+}
+
+// followPayload answers a relation change with both users as now stored.
+func (e *Engine) followPayload(ctx context.Context, viewerID, userID int64, err error) (*models.FollowPayload, error) {
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	users, err := e.Users(ctx, []int64{userID, viewerID})
+	if err != nil {
+		return nil, err
+	}
+	if users[1] == nil {
+		return nil, ErrUnauthenticated
+	}
+	if users[0] == nil {
+		return nil, NotFound("no such user")
+	}
+	return &models.FollowPayload{User: users[0], Viewer: users[1]}, nil
+}
+
+// Followers pages who follows user, most recent follow first.
+func (e *Engine) Followers(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
+	return e.relations(ctx, cursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+		return e.store.FollowersPage(ctx, user.ID, dir, bound, limit)
+	})
+}
+
+// Following pages whom user follows, most recent follow first.
+func (e *Engine) Following(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
+	return e.relations(ctx, cursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+		return e.store.FollowingPage(ctx, user.ID, dir, bound, limit)
+	})
+}
+
+func (e *Engine) relations(ctx context.Context, kind cursorKind, total int, args PageArgs, fetch fetchFunc[models.Relation]) (*models.UserConnection, error) {
+	rows, info, err := paginate(ctx, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
+	if err != nil {
+		return nil, err
+	}
+	conn := &models.UserConnection{PageInfo: info, TotalCount: total, Edges: make([]*models.UserEdge, len(rows))}
+	for i, r := range rows {
+		conn.Edges[i] = &models.UserEdge{Cursor: encodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
+	}
+	return conn, nil
+}
+
+// FollowedBy returns which of ids the viewer follows.
+func (e *Engine) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.FollowedAmong(ctx, viewerID, ids)
+}
+
+// FollowersOf returns which of ids follow the viewer.
+func (e *Engine) FollowersOf(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.FollowersAmong(ctx, viewerID, ids)
+}

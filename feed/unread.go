@@ -1,0 +1,56 @@
+package feed
+
+import (
+	"context"
+	"math"
+
+	"feedservice/store"
+)
+
+// MaxUnreadCount caps the unread count: past it the red dot shows this
+// number, and counting stops there, so a long-absent reader costs no more.
+const MaxUnreadCount = 999
+
+// UnreadCount is the number of feed entries newer than the viewer's read
+// marker, at most MaxUnreadCount.
+func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
+	u, err := e.store.UserByID(ctx, viewerID)
+	if err != nil {
+		return 0, err
+	}
+	followees, err := e.store.FolloweeIDs(ctx, viewerID)
+	if err != nil {
+		return 0, err
+	}
+	unread, err := e.pullEntries(ctx, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
+	return len(unread), err
+}
+
+// MarkFeedRead moves the viewer's read marker to the entry of the feed
+// cursor upTo, or to the newest entry when upTo is nil, and returns the
+// unread count after it. The marker never moves backwards.
+func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string) (int, error) {
+	var key int64
+	if upTo != nil {
+		var err error
+		if key, err = decodeCursor(cursorFeed, *upTo); err != nil {
+			return 0, err
+		}
+	} else {
+		followees, err := e.store.FolloweeIDs(ctx, viewerID)
+		if err != nil {
+			return 0, err
+		}
+		newest, err := e.pullEntries(ctx, followees, store.Older, math.MaxInt64, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(newest) > 0 {
+			key = newest[0].Key
+		}
+	}
+	if err := e.store.MoveFeedReadKey(ctx, viewerID, key); err != nil {
+		return 0, err
+	}
+	return e.UnreadCount(ctx, viewerID)
+}

@@ -1,0 +1,61 @@
+package models
+
+import "time"
+
+// Node is the GraphQL Node interface: everything node(id) resolves.
+type Node interface{ IsNode() }
+
+// PageInfo is a Relay page's info.
+type PageInfo struct {
+	HasNextPage     bool
+	HasPreviousPage bool
+	StartCursor     *string
+	EndCursor       *string
+}
+
+// PostConnection is a page of a user's timeline.
+type PostConnection struct {
+	Edges      []*PostEdge
+	PageInfo   *PageInfo
+	TotalCount int
+}
+
+// PostEdge is one post of a PostConnection.
+type PostEdge struct {
+	Cursor string
+	Node   *Post
+}
+
+// UserConnection is a page of a followers or following list.
+type UserConnection struct {
+	Edges      []*UserEdge
+	PageInfo   *PageInfo
+	TotalCount int
+}
+
+// UserEdge is one user of a UserConnection; its node is loaded by id.
+type UserEdge struct {
+	Cursor     string
+	UserID     int64
+	FollowedAt time.Time
+}
+
+// FeedConnection is a page of the viewer's home feed.
+type FeedConnection struct {
+	Edges    []*FeedEdge
+	PageInfo *PageInfo
+}
+
+// FeedEdge is one entry of a FeedConnection.
+type FeedEdge struct {
+	Cursor string
+	Node   *FeedItem
+}
+
+// FeedItem is one original post in a home feed; the post and reposters are
+// loaded by id, so a page costs one batched query per type.
+type FeedItem struct {
+	PostID      int64
+	ReposterIDs []int64 // most recent first
+	AddedAt     time.Time
+}

@@ -1,0 +1,35 @@
+package models
+
+import "time"
+
+// Outbox event kinds. Each is written in the same transaction as the change
+// it describes; the feed engine's dispatcher moves them on.
+const (
+	EventPostCreated     = "post_created"
+	EventPostDeleted     = "post_deleted"
+	EventFollowed        = "followed"
+	EventUnfollowed      = "unfollowed"
+	EventFollowerRemoved = "follower_removed"
+)
+
+// OutboxEvent is a committed change waiting to be dispatched.
+type OutboxEvent struct {
+	ID           int64  `gorm:"primaryKey"`
+	Kind         string `gorm:"size:32;not null"`
+	Payload      string `gorm:"type:text;not null"` // JSON
+	CreatedAt    time.Time
+	DispatchedAt *time.Time `gorm:"index"`
+}
+
+// PostEventPayload is the payload of post_created and post_deleted.
+type PostEventPayload struct {
+	PostID     int64  `json:"postId"`
+	AuthorID   int64  `json:"authorId"`
+	RepostOfID *int64 `json:"repostOfId,omitempty"`
+}
+
+// FollowEventPayload is the payload of followed, unfollowed and follower_removed.
+type FollowEventPayload struct {
+	FollowerID int64 `json:"followerId"`
+	FolloweeID int64 `json:"followeeId"`
+}

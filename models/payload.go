@@ -1,0 +1,28 @@
+package models
+
+// AuthPayload answers signUp and logIn.
+type AuthPayload struct {
+	Token string
+	User  *User
+}
+
+// CreatePostPayload answers createPost and repost.
+type CreatePostPayload struct {
+	Post *Post
+}
+
+// DeletePostPayload answers deletePost.
+type DeletePostPayload struct {
+	DeletedPostID string
+}
+
+// FollowPayload answers follow, unfollow and removeFollower.
+type FollowPayload struct {
+	User   *User
+	Viewer *User
+}
+
+// MarkFeedReadPayload answers markFeedRead.
+type MarkFeedReadPayload struct {
+	UnreadCount int
+}

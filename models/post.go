@@ -1,0 +1,30 @@
+package models
+
+import "time"
+
+// Post is a post or, when RepostOfID is set, a repost of an original post.
+// A repost always points at the original, never at another repost.
+type Post struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement:false"`
+	AuthorID    int64  `gorm:"not null"`
+	Body        string `gorm:"type:text;not null"`
+	RepostOfID  *int64
+	RepostCount int `gorm:"not null;default:0"`
+	CreatedAt   time.Time
+	DeletedAt   *time.Time // soft delete: set once, never cleared
+}
+
+// IsNode marks Post as a GraphQL Node.
+func (Post) IsNode() {}
+
+// OriginalID is the id of the post this entry stands for in a feed: the
+// reposted post for a repost, the post itself otherwise.
+func (p *Post) OriginalID() int64 {
+	if p.RepostOfID != nil {
+		return *p.RepostOfID
+	}
+	return p.ID
+}
+
+// Deleted reports whether the post was deleted.
+func (p *Post) Deleted() bool { return p.DeletedAt != nil }

@@ -1,0 +1,29 @@
+package models
+
+import "time"
+
+// Following says UserID follows FolloweeID. Rows are keyed by UserID first so
+// that one user's list is one range scan and the table shards by user.
+// ID is a time-ordered id taken when the follow happened: it orders the list.
+type Following struct {
+	UserID     int64 `gorm:"primaryKey;autoIncrement:false"`
+	FolloweeID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID         int64 `gorm:"not null"`
+	CreatedAt  time.Time
+}
+
+// Follower is the mirror row of a Following: FollowerID follows UserID.
+type Follower struct {
+	UserID     int64 `gorm:"primaryKey;autoIncrement:false"`
+	FollowerID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID         int64 `gorm:"not null"`
+	CreatedAt  time.Time
+}
+
+// Relation is one row of a followers or following list: the other user, and
+// the follow's id (its place in the list) and time.
+type Relation struct {
+	UserID     int64
+	ID         int64
+	FollowedAt time.Time
+}

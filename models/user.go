@@ -1,0 +1,23 @@
+package models
+
+import "time"
+
+// User is an account. Its three counts are kept in the same transaction as
+// the change that moves them, so reading them is O(1).
+type User struct {
+	ID             int64  `gorm:"primaryKey;autoIncrement:false"`
+	Username       string `gorm:"size:30;not null"`
+	UsernameKey    string `gorm:"size:30;not null;uniqueIndex"` // lower-cased Username: uniqueness ignores case on every database
+	DisplayName    string `gorm:"size:200;not null"`
+	Bio            string `gorm:"size:1200;not null"`
+	PasswordHash   string `gorm:"size:100;not null"`
+	CreatedAt      time.Time
+	FollowerCount  int `gorm:"not null;default:0"`
+	FollowingCount int `gorm:"not null;default:0"`
+	PostCount      int `gorm:"not null;default:0"`
+	LastActiveAt   time.Time
+	FeedReadKey    int64 `gorm:"not null;default:0"` // the read marker: feed entries with a larger sort key are unread
+}
+
+// IsNode marks User as a GraphQL Node.
+func (User) IsNode() {}

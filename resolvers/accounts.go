@@ -1,0 +1,25 @@
+package resolvers
+
+import (
+	"context"
+
+	"feedservice/feed"
+	"feedservice/graph/model"
+	"feedservice/models"
+)
+
+func (r *mutationResolver) SignUp(ctx context.Context, input model.SignUpInput) (*models.AuthPayload, error) {
+	return r.Engine.SignUp(ctx, input.Username, input.Password, input.DisplayName)
+}
+
+func (r *mutationResolver) LogIn(ctx context.Context, input model.LogInInput) (*models.AuthPayload, error) {
+	return r.Engine.LogIn(ctx, input.Username, input.Password)
+}
+
+func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*models.User, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Engine.UpdateProfile(ctx, viewer, input.DisplayName, input.Bio)
+}

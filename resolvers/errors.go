@@ -1,0 +1,65 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"feedservice/feed"
+)
+
+// RequestIDFunc returns the id of the request ctx belongs to, for logs.
+type RequestIDFunc func(ctx context.Context) string
+
+// ErrorPresenter decides once, at the edge, what a client sees of an error:
+// an engine error's own message and code; a malformed or invalid document is
+// BAD_USER_INPUT; anything else is logged with the request id and sent as
+// INTERNAL_SERVER_ERROR without its text.
+func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var engineErr *feed.Error
+		switch {
+		case errors.As(err, &engineErr):
+			gqlErr.Message = engineErr.Message
+			setCode(gqlErr, engineErr.Code)
+		case isDocumentError(gqlErr):
+			setCode(gqlErr, feed.CodeBadUserInput)
+		default:
+			id := requestID(ctx)
+			log.Error("internal error", "requestId", id, "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = "internal server error (request " + id + ")"
+			setCode(gqlErr, feed.CodeInternal)
+		}
+		return gqlErr
+	}
+}
+
+// isDocumentError tells gqlgen's own errors about the request document
+// (parse, validation, variable coercion) from resolver errors.
+func isDocumentError(e *gqlerror.Error) bool {
+	code, _ := e.Extensions["code"].(string)
+	return code == errcode.ParseFailed || code == errcode.ValidationFailed
+}
+
+func setCode(e *gqlerror.Error, code feed.Code) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = string(code)
+}
+
+// Recover turns a panic in a resolver into an internal error with its stack
+// in the log; the client sees INTERNAL_SERVER_ERROR, the server lives on.
+func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.Error("panic in resolver", "requestId", requestID(ctx), "panic", p, "stack", string(debug.Stack()))
+		return fmt.Errorf("panic: %v", p)
+	}
+}

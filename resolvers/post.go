@@ -1,0 +1,34 @@
+package resolvers
+
+import (
+	"context"
+
+	"feedservice/dataloader"
+	"feedservice/feed"
+	"feedservice/models"
+)
+
+func (r *postResolver) ID(ctx context.Context, obj *models.Post) (string, error) {
+	return models.NodeID(models.KindPost, obj.ID), nil
+}
+
+func (r *postResolver) Author(ctx context.Context, obj *models.Post) (*models.User, error) {
+	u, err := dataloader.For(ctx).Users.Load(ctx, obj.AuthorID)
+	if u == nil && err == nil {
+		return nil, feed.NotFound("the author of post %d no longer exists", obj.ID)
+	}
+	return u, err
+}
+
+// RepostOf is null for a post that is no repost, and for a repost whose
+// original was deleted.
+func (r *postResolver) RepostOf(ctx context.Context, obj *models.Post) (*models.Post, error) {
+	if obj.RepostOfID == nil {
+		return nil, nil
+	}
+	p, err := dataloader.For(ctx).Posts.Load(ctx, *obj.RepostOfID)
+	if p == nil || p.Deleted() || err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -1,0 +1,71 @@
+package resolvers
+
+import (
+	"context"
+
+	"feedservice/dataloader"
+	"feedservice/feed"
+	"feedservice/models"
+)
+
+func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {
+	kind, n, err := models.ParseNodeID(id)
+	if err != nil {
+		return nil, feed.BadInput("%q is not a valid id", id)
+	}
+	return loadNode(ctx, kind, n)
+}
+
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node, error) {
+	if len(ids) > feed.MaxNodesPerRequest {
+		return nil, feed.BadInput("nodes takes at most %d ids", feed.MaxNodesPerRequest)
+	}
+	nodes := make([]models.Node, len(ids))
+	for i, id := range ids {
+		var err error
+		if nodes[i], err = r.Node(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// loadNode loads a node through the loaders; nil (not an error) for an
+// unknown id or a deleted post, as Relay expects of node().
+func loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
+	l := dataloader.For(ctx)
+	switch kind {
+	case models.KindUser:
+		u, err := l.Users.Load(ctx, id)
+		if u == nil || err != nil {
+			return nil, err
+		}
+		return u, nil
+	default:
+		p, err := l.Posts.Load(ctx, id)
+		if p == nil || p.Deleted() || err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}
+
+func (r *queryResolver) Viewer(ctx context.Context) (*models.User, error) {
+	id := feed.ViewerID(ctx)
+	if id == 0 {
+		return nil, nil
+	}
+	return dataloader.For(ctx).Users.Load(ctx, id)
+}
+
+func (r *queryResolver) User(ctx context.Context, username string) (*models.User, error) {
+	return r.Engine.UserByUsername(ctx, username)
+}
+
+func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*models.FeedConnection, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Engine.Feed(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+}

@@ -1,0 +1,35 @@
+package resolvers
+
+import (
+	"context"
+
+	"feedservice/feed"
+	"feedservice/models"
+)
+
+type relationChange func(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error)
+
+// changeRelation checks the viewer and the user id, then makes the change.
+func changeRelation(ctx context.Context, userID string, change relationChange) (*models.FollowPayload, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := parseID(models.KindUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	return change(ctx, viewer, id)
+}
+
+func (r *mutationResolver) Follow(ctx context.Context, userID string) (*models.FollowPayload, error) {
+	return changeRelation(ctx, userID, r.Engine.Follow)
+}
+
+func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*models.FollowPayload, error) {
+	return changeRelation(ctx, userID, r.Engine.Unfollow)
+}
+
+func (r *mutationResolver) RemoveFollower(ctx context.Context, userID string) (*models.FollowPayload, error) {
+	return changeRelation(ctx, userID, r.Engine.RemoveFollower)
+}

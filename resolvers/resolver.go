@@ -1,0 +1,36 @@
+// Package resolvers maps the GraphQL schema onto the feed engine. Each
+// resolver checks its arguments and the viewer, makes one engine call, and
+// maps the answer; none talks to Redis or SQL.
+package resolvers
+
+import (
+	"feedservice/feed"
+	"feedservice/graph"
+)
+
+// Resolver is the root of all resolvers.
+type Resolver struct {
+	Engine *feed.Engine
+}
+
+func (r *Resolver) Query() graph.QueryResolver               { return &queryResolver{r} }
+func (r *Resolver) Mutation() graph.MutationResolver         { return &mutationResolver{r} }
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+func (r *Resolver) User() graph.UserResolver                 { return &userResolver{r} }
+func (r *Resolver) Post() graph.PostResolver                 { return &postResolver{r} }
+func (r *Resolver) UserEdge() graph.UserEdgeResolver         { return &userEdgeResolver{r} }
+func (r *Resolver) FeedItem() graph.FeedItemResolver         { return &feedItemResolver{r} }
+func (r *Resolver) FeedConnection() graph.FeedConnectionResolver {
+	return &feedConnectionResolver{r}
+}
+
+type (
+	queryResolver          struct{ *Resolver }
+	mutationResolver       struct{ *Resolver }
+	subscriptionResolver   struct{ *Resolver }
+	userResolver           struct{ *Resolver }
+	postResolver           struct{ *Resolver }
+	userEdgeResolver       struct{ *Resolver }
+	feedItemResolver       struct{ *Resolver }
+	feedConnectionResolver struct{ *Resolver }
+)

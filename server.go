@@ -1,0 +1,79 @@
+// Command feedservice serves the follow-feed GraphQL API.
+//
+//	go run .            serve on the embedded default (SQLite + in-process Redis)
+//	go run . -seed      load the demo graph first
+//	go run . migrate    apply schema migrations and exit
+//	go run . seed       load the demo graph and exit
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(os.Args[1:], log); err != nil {
+		log.Error("exit", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, log *slog.Logger) error {
+	command := "serve"
+	if len(args) > 0 && (args[0] == "migrate" || args[0] == "seed" || args[0] == "serve") {
+		command, args = args[0], args[1:]
+	}
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	log.Info("settings", cfg.describe()...)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	switch command {
+	case "migrate":
+		return nil // newApp migrated
+	case "seed":
+		return seed(ctx, a.engine, defaultSeedSize, os.Stdout)
+	}
+	if cfg.Seed {
+		if err := seed(ctx, a.engine, defaultSeedSize, os.Stdout); err != nil {
+			return err
+		}
+	}
+	return serve(ctx, cfg.Addr, a.handler(), log)
+}
+
+// serve listens until ctx ends, then lets in-flight requests finish.
+func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", "addr", addr, "graphiql", fmt.Sprintf("http://%s/", addr), "endpoint", "/query")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+
+	"feedservice/models"
+)
+
+// FeedEvent is a live post or repost as the pull feed scans it: ids only, so
+// the scan reads the (author_id, id, repost_of_id, deleted_at) index alone.
+type FeedEvent struct {
+	ID         int64
+	AuthorID   int64
+	RepostOfID *int64
+}
+
+// OriginalID is the post the event stands for in a feed.
+func (e FeedEvent) OriginalID() int64 {
+	if e.RepostOfID != nil {
+		return *e.RepostOfID
+	}
+	return e.ID
+}
+
+// FeedEvents lists the live posts and reposts by authorIDs beyond bound, in
+// page order: the pull feed's scan.
+func (s *Store) FeedEvents(ctx context.Context, authorIDs []int64, dir Direction, bound int64, limit int) ([]FeedEvent, error) {
+	var events []FeedEvent
+	if len(authorIDs) == 0 {
+		return events, nil
+	}
+	q := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+		Where("author_id IN ? AND deleted_at IS NULL", authorIDs)
+	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&events).Error
+	return events, err
+}
+
+// FirstReposts returns, for each original, the id of its earliest live
+// repost by any of authorIDs.
+func (s *Store) FirstReposts(ctx context.Context, authorIDs, originalIDs []int64) (map[int64]int64, error) {
+	first := map[int64]int64{}
+	if len(authorIDs) == 0 || len(originalIDs) == 0 {
+		return first, nil
+	}
+	var rows []struct {
+		RepostOfID int64
+		FirstID    int64
+	}
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
+		Where("repost_of_id IN ? AND author_id IN ? AND deleted_at IS NULL", originalIDs, authorIDs).
+		Group("repost_of_id").Scan(&rows).Error
+	for _, r := range rows {
+		first[r.RepostOfID] = r.FirstID
+	}
+	return first, err
+}
+
+// Reposts lists the live reposts by authorIDs of the given originals, newest first.
+func (s *Store) Reposts(ctx context.Context, authorIDs, originalIDs []int64) ([]FeedEvent, error) {
+	var events []FeedEvent
+	if len(authorIDs) == 0 || len(originalIDs) == 0 {
+		return events, nil
+	}
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+		Where("repost_of_id IN ? AND author_id IN ? AND deleted_at IS NULL", originalIDs, authorIDs).
+		Order("id DESC").Scan(&events).Error
+	return events, err
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// migration is one versioned step of the schema. Steps are applied in order,
+// once each, and recorded in schema_migrations; a step never changes after it
+// has shipped, so each declares the tables as they were at its version.
+type migration struct {
+	Version int
+	Name    string
+	Up      func(tx *gorm.DB) error
+}
+
+var migrations = []migration{
+	{1, "users, followings, followers, posts, outbox_events", migrateV1},
+}
+
+// schemaMigration records an applied step.
+type schemaMigration struct {
+	Version   int `gorm:"primaryKey;autoIncrement:false"`
+	Name      string
+	AppliedAt time.Time
+}
+
+// Migrate applies the steps the database has not seen yet. Instances starting
+// together take a MySQL named lock, so each step runs once.
+func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
+	db := s.db.WithContext(ctx)
+	if s.mysql {
+		conn, err := s.db.DB()
+		if err != nil {
+			return nil, err
+		}
+		c, err := conn.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		var got int
+		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK('feedservice_migrate', 60)").Scan(&got); err != nil || got != 1 {
+			return nil, fmt.Errorf("take migration lock: %v", err)
+		}
+		defer c.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('feedservice_migrate')")
+	}
+	if err := s.tableOptions(db).AutoMigrate(&schemaMigration{}); err != nil {
+		return nil, fmt.Errorf("schema_migrations: %w", err)
+	}
+	var done []schemaMigration
+	if err := db.Find(&done).Error; err != nil {
+		return nil, err
+	}
+	seen := map[int]bool{}
+	for _, m := range done {
+		seen[m.Version] = true
+	}
+	for _, m := range migrations {
+		if seen[m.Version] {
+			continue
+		}
+		if err := m.Up(s.tableOptions(db)); err != nil {
+			return applied, fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+		}
+		if err := db.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error; err != nil {
+			return applied, err
+		}
+		applied = append(applied, fmt.Sprintf("%d %s", m.Version, m.Name))
+	}
+	return applied, nil
+}
+
+func (s *Store) tableOptions(db *gorm.DB) *gorm.DB {
+	if s.mysql {
+		return db.Set("gorm:table_options", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+	}
+	return db
+}
+
+func (schemaMigration) TableName() string { return "schema_migrations" }
+
+// The tables of version 1.
+
+type v1User struct {
+	ID             int64  `gorm:"primaryKey;autoIncrement:false"`
+	Username       string `gorm:"size:30;not null"`
+	UsernameKey    string `gorm:"size:30;not null;uniqueIndex:ux_users_username_key"`
+	DisplayName    string `gorm:"size:200;not null"`
+	Bio            string `gorm:"size:1200;not null"`
+	PasswordHash   string `gorm:"size:100;not null"`
+	CreatedAt      time.Time
+	FollowerCount  int `gorm:"not null;default:0"`
+	FollowingCount int `gorm:"not null;default:0"`
+	PostCount      int `gorm:"not null;default:0"`
+	LastActiveAt   time.Time
+	FeedReadKey    int64 `gorm:"not null;default:0"`
+}
+
+// A relation page is one range scan of (user_id, id).
+type v1Following struct {
+	UserID     int64 `gorm:"primaryKey;autoIncrement:false;index:ix_followings_user_seq,priority:1"`
+	FolloweeID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID         int64 `gorm:"not null;index:ix_followings_user_seq,priority:2"`
+	CreatedAt  time.Time
+}
+
+type v1Follower struct {
+	UserID     int64 `gorm:"primaryKey;autoIncrement:false;index:ix_followers_user_seq,priority:1"`
+	FollowerID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID         int64 `gorm:"not null;index:ix_followers_user_seq,priority:2"`
+	CreatedAt  time.Time
+}
+
+// ix_posts_author is (author_id, id) extended to cover the pull scan, which
+// then reads the index alone (the deferred join DESIGN.md measures).
+// ix_posts_repost finds the reposts of an original by given authors.
+type v1Post struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement:false;index:ix_posts_author,priority:2"`
+	AuthorID    int64  `gorm:"not null;index:ix_posts_author,priority:1;index:ix_posts_repost,priority:2"`
+	Body        string `gorm:"type:text;not null"`
+	RepostOfID  *int64 `gorm:"index:ix_posts_author,priority:3;index:ix_posts_repost,priority:1"`
+	RepostCount int    `gorm:"not null;default:0"`
+	CreatedAt   time.Time
+	DeletedAt   *time.Time `gorm:"index:ix_posts_author,priority:4"`
+}
+
+type v1OutboxEvent struct {
+	ID           int64  `gorm:"primaryKey"`
+	Kind         string `gorm:"size:32;not null"`
+	Payload      string `gorm:"type:text;not null"`
+	CreatedAt    time.Time
+	DispatchedAt *time.Time `gorm:"index:ix_outbox_pending"`
+}
+
+func (v1User) TableName() string        { return "users" }
+func (v1Following) TableName() string   { return "followings" }
+func (v1Follower) TableName() string    { return "followers" }
+func (v1Post) TableName() string        { return "posts" }
+func (v1OutboxEvent) TableName() string { return "outbox_events" }
+
+func migrateV1(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v1User{}, &v1Following{}, &v1Follower{}, &v1Post{}, &v1OutboxEvent{})
+}

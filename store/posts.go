@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"feedservice/models"
+)
+
+// ErrForbidden is returned when a user changes a post that is not theirs.
+var ErrForbidden = errors.New("forbidden")
+
+// CreatePost inserts a post (or a repost, see Repost) with the author's count
+// and a post_created event in one transaction.
+func (s *Store) CreatePost(ctx context.Context, p *models.Post) error {
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := bumpPostCount(tx, p.AuthorID, +1); err != nil {
+			return err
+		}
+		return insertPost(tx, p)
+	})
+}
+
+// Repost makes p (with AuthorID and RepostOfID set) a repost of the original
+// post. Reposting twice is idempotent: the existing live repost is returned
+// with created false. ErrNotFound when the original is missing or deleted.
+func (s *Store) Repost(ctx context.Context, p *models.Post) (*models.Post, bool, error) {
+	result, created := p, false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		result, created = p, false
+		// The count update comes first: it locks the author's row, so two
+		// reposts of one post by one author run one after the other.
+		if err := bumpPostCount(tx, p.AuthorID, +1); err != nil {
+			return err
+		}
+		var existing models.Post
+		err := tx.Where("author_id = ? AND repost_of_id = ? AND deleted_at IS NULL", p.AuthorID, *p.RepostOfID).Take(&existing).Error
+		if err == nil {
+			result = &existing
+			return errRollback
+		}
+		if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		res := tx.Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", *p.RepostOfID).
+			Update("repost_count", gorm.Expr("repost_count + 1"))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return ErrNotFound
+		}
+		created = true
+		return insertPost(tx, p)
+	})
+	if errors.Is(err, errRollback) {
+		err = nil
+	}
+	return result, created, err
+}
+
+// errRollback rolls a transaction back without it being a failure.
+var errRollback = errors.New("rollback")
+
+func insertPost(tx *gorm.DB, p *models.Post) error {
+	if err := tx.Create(p).Error; err != nil {
+		return err
+	}
+	return appendEvent(tx, models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt)
+}
+
+func bumpPostCount(tx *gorm.DB, authorID int64, delta int) error {
+	res := tx.Model(&models.User{}).Where("id = ?", authorID).Update("post_count", gorm.Expr("post_count + ?", delta))
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeletePost soft-deletes a post of authorID, with the counts it moved and a
+// post_deleted event. Deleting a deleted post changes nothing and succeeds;
+// ErrNotFound for an unknown post, ErrForbidden for someone else's.
+func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.Time) error {
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		var p models.Post
+		if err := tx.Where("id = ?", postID).Take(&p).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if p.AuthorID != authorID {
+			return ErrForbidden
+		}
+		res := tx.Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", postID).Update("deleted_at", at)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := bumpPostCount(tx, authorID, -1); err != nil {
+			return err
+		}
+		if p.RepostOfID != nil {
+			err := tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", *p.RepostOfID).
+				Update("repost_count", gorm.Expr("repost_count - 1")).Error
+			if err != nil {
+				return err
+			}
+		}
+		return appendEvent(tx, models.EventPostDeleted, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, at)
+	})
+}
+
+// PostsByIDs loads posts, deleted ones included, in one query.
+func (s *Store) PostsByIDs(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	var posts []*models.Post
+	if len(ids) == 0 {
+		return posts, nil
+	}
+	err := s.db.WithContext(ctx).Where("id IN ?", ids).Find(&posts).Error
+	return posts, err
+}
+
+// TimelinePage lists the live posts and reposts of authorID, keyset-paged by id.
+func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction, bound int64, limit int) ([]*models.Post, error) {
+	var posts []*models.Post
+	q := s.db.WithContext(ctx).Where("author_id = ? AND deleted_at IS NULL", authorID)
+	err := keyset(q, "id", dir, bound).Limit(limit).Find(&posts).Error
+	return posts, err
+}

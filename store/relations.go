@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"feedservice/models"
+)
+
+// Follow makes follower follow followee: both relation rows, both counts and a
+// "followed" event in one transaction. seq orders the lists (a time-ordered
+// id). It reports false, changing nothing, when the relation already exists.
+func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := tx.Create(&models.Follower{UserID: followeeID, FollowerID: followerID, ID: seq, CreatedAt: at}).Error; err != nil {
+			return err
+		}
+		if err := bumpFollowCounts(tx, followerID, followeeID, +1); err != nil {
+			return err
+		}
+		changed = true
+		return appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+	})
+	return changed, err
+}
+
+// Unfollow ends the relation follower -> followee, with its counts and an
+// event of the given kind (unfollowed, or follower_removed when the followee
+// removed the follower). It reports false when there was no relation.
+func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
+			return err
+		}
+		if err := bumpFollowCounts(tx, followerID, followeeID, -1); err != nil {
+			return err
+		}
+		changed = true
+		return appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+	})
+	return changed, err
+}
+
+// bumpFollowCounts moves both users' counts, locking the two rows in id
+// order so that two users following each other cannot deadlock.
+func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int) error {
+	first, second := followerID, followeeID
+	if second < first {
+		first, second = second, first
+	}
+	for _, id := range []int64{first, second} {
+		column := "follower_count"
+		if id == followerID {
+			column = "following_count"
+		}
+		res := tx.Model(&models.User{}).Where("id = ?", id).
+			Update(column, gorm.Expr(column+" + ?", delta))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return fmt.Errorf("user %d: %w", id, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// FollowersPage lists who follows userID, keyset-paged by follow id from bound.
+func (s *Store) FollowersPage(ctx context.Context, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
+	return s.relationPage(ctx, "followers", "follower_id", userID, dir, bound, limit)
+}
+
+// FollowingPage lists whom userID follows, keyset-paged by follow id from bound.
+func (s *Store) FollowingPage(ctx context.Context, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
+	return s.relationPage(ctx, "followings", "followee_id", userID, dir, bound, limit)
+}
+
+func (s *Store) relationPage(ctx context.Context, table, otherColumn string, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
+	var rows []models.Relation
+	q := s.db.WithContext(ctx).Table(table).
+		Select(otherColumn+" AS user_id, id, created_at AS followed_at").
+		Where("user_id = ?", userID)
+	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&rows).Error
+	return rows, err
+}
+
+// keyset restricts q to the ids beyond bound in direction dir, in page order.
+func keyset(q *gorm.DB, column string, dir Direction, bound int64) *gorm.DB {
+	if dir == Older {
+		return q.Where(column+" < ?", bound).Order(column + " DESC")
+	}
+	return q.Where(column+" > ?", bound).Order(column + " ASC")
+}
+
+// FolloweeIDs lists everyone userID follows.
+func (s *Store) FolloweeIDs(ctx context.Context, userID int64) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&models.Following{}).Where("user_id = ?", userID).Pluck("followee_id", &ids).Error
+	return ids, err
+}
+
+// FollowedAmong returns which of ids userID follows.
+func (s *Store) FollowedAmong(ctx context.Context, userID int64, ids []int64) (map[int64]bool, error) {
+	return s.among(ctx, &models.Following{}, "followee_id", userID, ids)
+}
+
+// FollowersAmong returns which of ids follow userID.
+func (s *Store) FollowersAmong(ctx context.Context, userID int64, ids []int64) (map[int64]bool, error) {
+	return s.among(ctx, &models.Follower{}, "follower_id", userID, ids)
+}
+
+func (s *Store) among(ctx context.Context, table any, column string, userID int64, ids []int64) (map[int64]bool, error) {
+	found := map[int64]bool{}
+	if len(ids) == 0 {
+		return found, nil
+	}
+	var hits []int64
+	err := s.db.WithContext(ctx).Model(table).Where("user_id = ? AND "+column+" IN ?", userID, ids).Pluck(column, &hits).Error
+	for _, id := range hits {
+		found[id] = true
+	}
+	return found, err
+}

@@ -1,0 +1,170 @@
+// Package store keeps the service's data in MySQL (production) or SQLite
+// (the embedded default) through gorm. It is the only package that writes SQL.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Sentinel errors returned by the store.
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrUsernameTaken = errors.New("username taken")
+)
+
+// Direction says which way a keyset page runs from its bound.
+type Direction int
+
+const (
+	// Older pages run from the bound towards smaller ids, newest first.
+	Older Direction = iota
+	// Newer pages run from the bound towards larger ids, oldest first.
+	Newer
+)
+
+// Store is the gorm-backed storage of users, relations, posts and outbox events.
+type Store struct {
+	db    *gorm.DB
+	mysql bool
+}
+
+// Config selects the database: MySQLDSN when set, else an SQLite file.
+type Config struct {
+	MySQLDSN   string
+	SQLitePath string
+	MaxConns   int
+}
+
+// Open connects to the database selected by cfg. It does not migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	gcfg := &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, PrepareStmt: false}
+	var (
+		db  *gorm.DB
+		err error
+	)
+	if cfg.MySQLDSN != "" {
+		dsn, derr := mysqlDSN(cfg.MySQLDSN)
+		if derr != nil {
+			return nil, derr
+		}
+		db, err = gorm.Open(mysql.Open(dsn), gcfg)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o755); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		dsn := "file:" + cfg.SQLitePath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		db, err = gorm.Open(sqlite.Open(dsn), gcfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MySQLDSN == "" {
+		// SQLite has one writer; one connection makes every transaction serial
+		// instead of failing with "database is locked".
+		sqlDB.SetMaxOpenConns(1)
+	} else {
+		conns := cfg.MaxConns
+		if conns <= 0 {
+			conns = 32
+		}
+		sqlDB.SetMaxOpenConns(conns)
+		sqlDB.SetMaxIdleConns(conns)
+		sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	}
+	s := &Store{db: db, mysql: cfg.MySQLDSN != ""}
+	if err := s.Ping(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// mysqlDSN adds the settings the store relies on (parsed times, UTC, utf8mb4).
+func mysqlDSN(dsn string) (string, error) {
+	c, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("MYSQL_DSN: %w", err)
+	}
+	c.ParseTime = true
+	c.Loc = time.UTC
+	if c.Params == nil {
+		c.Params = map[string]string{}
+	}
+	if _, ok := c.Params["charset"]; !ok {
+		c.Params["charset"] = "utf8mb4"
+	}
+	return c.FormatDSN(), nil
+}
+
+// DB is the underlying gorm handle, for tests that count queries.
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// maxTxAttempts bounds the retries of a transaction that lost a deadlock.
+const maxTxAttempts = 5
+
+// transaction runs fn in a transaction, retrying it when MySQL picks it as a
+// deadlock victim (two users following each other at the same moment).
+func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		err = s.db.WithContext(ctx).Transaction(fn)
+		if !isRetryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func isRetryable(err error) bool {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205 // deadlock, lock wait timeout
+	}
+	return err != nil && strings.Contains(err.Error(), "database is locked")
+}
+
+func isDuplicate(err error) bool {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"feedservice/models"
+)
+
+// CreateUser inserts a new user; ErrUsernameTaken when the name, ignoring
+// case, is in use.
+func (s *Store) CreateUser(ctx context.Context, u *models.User) error {
+	u.UsernameKey = strings.ToLower(u.Username)
+	err := s.db.WithContext(ctx).Create(u).Error
+	if isDuplicate(err) {
+		return ErrUsernameTaken
+	}
+	return err
+}
+
+// UserByUsername finds a user by name, ignoring case.
+func (s *Store) UserByUsername(ctx context.Context, username string) (*models.User, error) {
+	var u models.User
+	err := s.db.WithContext(ctx).Where("username_key = ?", strings.ToLower(username)).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	return &u, err
+}
+
+// UserByID finds a user by id.
+func (s *Store) UserByID(ctx context.Context, id int64) (*models.User, error) {
+	users, err := s.UsersByIDs(ctx, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == 0 {
+		return nil, ErrNotFound
+	}
+	return users[0], nil
+}
+
+// UsersByIDs loads the users with the given ids in one query; unknown ids are
+// left out, and the order is the database's.
+func (s *Store) UsersByIDs(ctx context.Context, ids []int64) ([]*models.User, error) {
+	var users []*models.User
+	if len(ids) == 0 {
+		return users, nil
+	}
+	err := s.db.WithContext(ctx).Where("id IN ?", ids).Find(&users).Error
+	return users, err
+}
+
+// UpdateProfile sets the fields that are not nil and returns the user as stored.
+func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *string) (*models.User, error) {
+	changes := map[string]any{}
+	if displayName != nil {
+		changes["display_name"] = *displayName
+	}
+	if bio != nil {
+		changes["bio"] = *bio
+	}
+	if len(changes) > 0 {
+		res := s.db.WithContext(ctx).Model(&models.User{}).Where("id = ?", id).Updates(changes)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+	}
+	return s.UserByID(ctx, id)
+}
+
+// MoveFeedReadKey moves the user's read marker up to key; it never moves back.
+func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64) error {
+	return s.db.WithContext(ctx).Model(&models.User{}).Where("id = ? AND feed_read_key < ?", userID, key).
+		Update("feed_read_key", key).Error
+}
