@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"feedservice/internal/testenv"
+)
+
+// The backends every API test runs on: real MariaDB and Redis (what
+// production runs), and the embedded default (SQLite and in-process Redis).
+const (
+	backendReal     = "mysql"
+	backendEmbedded = "embedded"
+)
+
+// testServer is one server instance over HTTP, on its own database and
+// Redis key prefix.
+type testServer struct {
+	URL     string
+	app     *app
+	queries atomic.Int64 // SQL statements run, for the N+1 guard
+}
+
+// forEachBackend runs fn once against each backend, as subtests.
+func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
+	for _, backend := range []string{backendReal, backendEmbedded} {
+		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend)) })
+	}
+}
+
+// newTestServer starts a server on backend; change adjusts its settings.
+func newTestServer(t *testing.T, backend string, change ...func(*config)) *testServer {
+	t.Helper()
+	cfg := config{
+		DataDir:     t.TempDir(),
+		TokenSecret: "test-secret-test-secret-test-secret!",
+		TokenTTL:    time.Hour,
+		BcryptCost:  4, // the minimum: tests sign up many users
+		NodeID:      -1,
+		GraphiQL:    true,
+	}
+	if backend == backendReal {
+		cfg.MySQLDSN = testenv.MySQL(t)
+		_, cfg.KeyPrefix = testenv.Redis(t)
+		cfg.RedisAddr = testenv.RedisAddr()
+	}
+	for _, c := range change {
+		c(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	a, err := newApp(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatalf("start server on %s: %v", backend, err)
+	}
+	s := &testServer{app: a}
+	countQueries(a.store.DB(), &s.queries)
+	hs := httptest.NewServer(a.handler())
+	s.URL = hs.URL
+	t.Cleanup(func() {
+		hs.Close()
+		a.close()
+	})
+	return s
+}
+
+// countQueries counts every SQL statement gorm runs on db.
+func countQueries(db *gorm.DB, n *atomic.Int64) {
+	count := func(*gorm.DB) { n.Add(1) }
+	cb := db.Callback()
+	cb.Query().After("gorm:query").Register("test:count", count)
+	cb.Row().After("gorm:row").Register("test:count", count)
+	cb.Raw().After("gorm:raw").Register("test:count", count)
+	cb.Create().After("gorm:create").Register("test:count", count)
+	cb.Update().After("gorm:update").Register("test:count", count)
+	cb.Delete().After("gorm:delete").Register("test:count", count)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(p)))
+	return len(p), nil
+}
+
+// client speaks GraphQL over HTTP POST as one user (or signed out).
+type client struct {
+	s      *testServer
+	Token  string
+	ID     string // the user's global id
+	Name   string
+	Header http.Header // extra headers
+}
+
+// gqlError is one error of a GraphQL response.
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// response is a GraphQL response with its HTTP status.
+type response struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+// Code is the extensions.code of the first error, or "" when there is none.
+func (r response) Code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	code, _ := r.Errors[0].Extensions["code"].(string)
+	return code
+}
+
+// anon is a signed-out client.
+func (s *testServer) anon() *client { return &client{s: s} }
+
+// signUp creates a user and returns a client signed in as them.
+func (s *testServer) signUp(t *testing.T, username string) *client {
+	t.Helper()
+	var out struct {
+		SignUp struct {
+			Token string
+			User  struct{ ID string }
+		}
+	}
+	s.anon().mustDo(t, `mutation($u: String!, $p: String!) { signUp(input: {username: $u, password: $p}) { token user { id } } }`,
+		map[string]any{"u": username, "p": "password-" + username}, &out)
+	return &client{s: s, Token: out.SignUp.Token, ID: out.SignUp.User.ID, Name: username}
+}
+
+// do runs a document and returns the response, whatever it holds.
+func (c *client) do(t *testing.T, query string, vars map[string]any) response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, c.s.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /query: %v", err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := response{Status: res.StatusCode}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("response is not JSON (status %d): %s", res.StatusCode, raw)
+	}
+	return r
+}
+
+// mustDo runs a document that must succeed and decodes its data into out.
+func (c *client) mustDo(t *testing.T, query string, vars map[string]any, out any) {
+	t.Helper()
+	r := c.do(t, query, vars)
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected errors: %+v\nquery: %s", r.Errors, query)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			t.Fatalf("decode data %s: %v", r.Data, err)
+		}
+	}
+}
+
+// mustFail runs a document that must fail with code.
+func (c *client) mustFail(t *testing.T, code, query string, vars map[string]any) response {
+	t.Helper()
+	r := c.do(t, query, vars)
+	if r.Code() != code {
+		t.Fatalf("want error %s, got %+v (data %s)\nquery: %s", code, r.Errors, r.Data, query)
+	}
+	if r.Status >= 500 {
+		t.Fatalf("status %d for a client error", r.Status)
+	}
+	return r
+}
+
+func (c *client) String() string { return fmt.Sprintf("client(%s)", c.Name) }
