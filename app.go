@@ -26,8 +26,9 @@ type app struct {
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.
-// What it starts lives until ctx ends or close is called.
-func newApp(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
+// What it starts lives until ctx ends or close is called. onStore, when
+// given, sees the store before anything runs on it (tests count queries).
+func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
 	a := &app{cfg: cfg, log: log}
 	ok := false
 	defer func() {
@@ -41,6 +42,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 	a.store = st
 	a.closers = append(a.closers, func() { st.Close() })
+	for _, f := range onStore {
+		f(st)
+	}
 	applied, err := st.Migrate(ctx)
 	if err != nil {
 		return nil, err
@@ -57,16 +61,29 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
 	}
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.closers = append(a.closers, stopEngine)
+	mode, err := feed.ParseMode(cfg.FeedMode)
+	if err != nil {
+		return nil, err
+	}
 	a.engine, err = feed.New(engineCtx, feed.Config{
-		KeyPrefix:   cfg.KeyPrefix,
-		TokenSecret: secret,
-		TokenTTL:    cfg.TokenTTL,
-		BcryptCost:  cfg.BcryptCost,
-		NodeID:      cfg.NodeID,
+		KeyPrefix:          cfg.KeyPrefix,
+		TokenSecret:        secret,
+		TokenTTL:           cfg.TokenTTL,
+		BcryptCost:         cfg.BcryptCost,
+		NodeID:             cfg.NodeID,
+		Mode:               mode,
+		CelebrityFollowers: cfg.CelebrityFollowers,
+		InboxCap:           cfg.InboxCap,
+		InboxTTL:           cfg.InboxTTL,
+		FanoutBatchSize:    cfg.FanoutBatch,
+		FanoutWorkers:      cfg.FanoutWorkers,
+		Dispatch:           cfg.Dispatch,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
 	}
+	a.engine.Start(engineCtx)
+	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
 	ok = true
 	return a, nil
 }
@@ -82,7 +99,14 @@ func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
 		*closers = append(*closers, mr.Close)
 		addr = mr.Addr()
 	}
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(addr, ",")})
+	// Short timeouts: a read that cannot reach Redis falls back to MySQL
+	// within the request instead of hanging.
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs:        strings.Split(addr, ","),
+		DialTimeout:  RedisDialTimeout,
+		ReadTimeout:  RedisIOTimeout,
+		WriteTimeout: RedisIOTimeout,
+	})
 	*closers = append(*closers, func() { rdb.Close() })
 	return rdb, nil
 }

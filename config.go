@@ -27,6 +27,10 @@ const (
 	WebsocketPingInterval = 20 * time.Second
 	// QueryCacheSize is how many parsed documents the server keeps.
 	QueryCacheSize = 1000
+	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
+	// feed read falls back to MySQL quickly when Redis is away.
+	RedisDialTimeout = time.Second
+	RedisIOTimeout   = 500 * time.Millisecond
 )
 
 // config is every setting of the server; each has a flag and an environment
@@ -44,6 +48,14 @@ type config struct {
 	GraphiQL       bool
 	AllowedOrigins string
 	Seed           bool
+
+	FeedMode           string
+	CelebrityFollowers int
+	InboxCap           int
+	InboxTTL           time.Duration
+	FanoutBatch        int
+	FanoutWorkers      int
+	Dispatch           bool
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -69,8 +81,26 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins allowed on websockets besides the server's own; * for any (ALLOWED_ORIGINS)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
+	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feed.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
+	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
+	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
+	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
+	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if _, err := feed.ParseMode(c.FeedMode); err != nil {
+		return c, err
+	}
+	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch} {
+		if n < 1 {
+			return c, fmt.Errorf("-%s must be at least 1", name)
+		}
+	}
+	if c.FanoutWorkers < 0 {
+		return c, fmt.Errorf("-fanout-workers cannot be negative")
 	}
 	return c, nil
 }
@@ -116,7 +146,9 @@ func (c config) describe() []any {
 	}
 	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
-		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins}
+		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
+		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch}
 }
 
 func env(name, def string) string {

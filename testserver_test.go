@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/internal/testenv"
+	"feedservice/store"
 )
 
 // The backends every API test runs on: real MariaDB and Redis (what
@@ -43,14 +44,17 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
 // newTestServer starts a server on backend; change adjusts its settings.
 func newTestServer(t *testing.T, backend string, change ...func(*config)) *testServer {
 	t.Helper()
-	cfg := config{
-		DataDir:     t.TempDir(),
-		TokenSecret: "test-secret-test-secret-test-secret!",
-		TokenTTL:    time.Hour,
-		BcryptCost:  4, // the minimum: tests sign up many users
-		NodeID:      -1,
-		GraphiQL:    true,
+	// The defaults of every setting, and FEED_MODE and the other engine
+	// settings from the environment, so that the suite can run in any mode.
+	cfg, err := parseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	cfg.DataDir = t.TempDir()
+	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
+	cfg.TokenTTL = time.Hour
+	cfg.BcryptCost = 4 // the minimum: tests sign up many users
+	cfg.NodeID = -1
 	if backend == backendReal {
 		cfg.MySQLDSN = testenv.MySQL(t)
 		_, cfg.KeyPrefix = testenv.Redis(t)
@@ -63,12 +67,12 @@ func newTestServer(t *testing.T, backend string, change ...func(*config)) *testS
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	a, err := newApp(context.Background(), cfg, log)
+	s := &testServer{}
+	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) { countQueries(st.DB(), &s.queries) })
 	if err != nil {
 		t.Fatalf("start server on %s: %v", backend, err)
 	}
-	s := &testServer{app: a}
-	countQueries(a.store.DB(), &s.queries)
+	s.app = a
 	hs := httptest.NewServer(a.handler())
 	s.URL = hs.URL
 	t.Cleanup(func() {
@@ -95,6 +99,16 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
 	return len(p), nil
+}
+
+// settle waits until the server has fanned out every committed change.
+func (s *testServer) settle(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.app.engine.Settle(ctx); err != nil {
+		t.Fatalf("workers did not settle: %v", err)
+	}
 }
 
 // client speaks GraphQL over HTTP POST as one user (or signed out).
@@ -146,9 +160,12 @@ func (s *testServer) signUp(t *testing.T, username string) *client {
 	return &client{s: s, Token: out.SignUp.Token, ID: out.SignUp.User.ID, Name: username}
 }
 
-// do runs a document and returns the response, whatever it holds.
+// do runs a document and returns the response, whatever it holds. It first
+// waits for the server's fan-out workers to settle, so that a feed read
+// sees every change made before it, in every feed mode.
 func (c *client) do(t *testing.T, query string, vars map[string]any) response {
 	t.Helper()
+	c.s.settle(t)
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, c.s.URL+"/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

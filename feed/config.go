@@ -1,6 +1,9 @@
 package feed
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits of the public API. Each is checked at its edge by a test.
 const (
@@ -31,10 +34,82 @@ type Config struct {
 	// NodeID is this instance's part of every id it makes (0-31); negative
 	// means lease a free one from Redis.
 	NodeID int
+
+	// Mode says how home feeds are built: ModePull, ModePush or ModeHybrid.
+	Mode Mode
+	// CelebrityFollowers is the follower count from which an author's posts
+	// are not fanned out but merged at read time (hybrid mode).
+	CelebrityFollowers int
+	// InboxCap is the most entries an inbox (or an author's outbox) keeps.
+	InboxCap int
+	// InboxTTL is how long an unread inbox lives; reading refreshes it.
+	InboxTTL time.Duration
+	// FanoutBatchSize is the most followers one fan-out task serves.
+	FanoutBatchSize int
+	// FanoutWorkers is how many fan-out workers this instance runs; 0 runs
+	// none (an API-only instance).
+	FanoutWorkers int
+	// Dispatch runs the outbox dispatcher on this instance (one instance at a
+	// time dispatches, by lease; any may try).
+	Dispatch bool
+}
+
+// Mode is a way of building home feeds. All modes give the same feeds.
+type Mode string
+
+const (
+	// ModePull reads every feed from MySQL at read time (fan-in).
+	ModePull Mode = "pull"
+	// ModePush fans every post out to its author's followers' inboxes.
+	ModePush Mode = "push"
+	// ModeHybrid fans out ordinary authors' posts and merges celebrities'
+	// at read time.
+	ModeHybrid Mode = "hybrid"
+)
+
+// ParseMode reads a FEED_MODE value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModePull, ModePush, ModeHybrid:
+		return m, nil
+	}
+	return "", fmt.Errorf("feed mode %q: want pull, push or hybrid", s)
 }
 
 // Defaults of Config.
 const (
-	DefaultTokenTTL   = 30 * 24 * time.Hour
-	DefaultBcryptCost = 10
+	DefaultTokenTTL           = 30 * 24 * time.Hour
+	DefaultBcryptCost         = 10
+	DefaultMode               = ModeHybrid
+	DefaultCelebrityFollowers = 10000
+	DefaultInboxCap           = 800
+	DefaultInboxTTL           = 7 * 24 * time.Hour
+	DefaultFanoutBatchSize    = 1000
+	DefaultFanoutWorkers      = 4
 )
+
+// withDefaults fills the zero settings with their defaults.
+func (c Config) withDefaults() Config {
+	if c.TokenTTL <= 0 {
+		c.TokenTTL = DefaultTokenTTL
+	}
+	if c.BcryptCost == 0 {
+		c.BcryptCost = DefaultBcryptCost
+	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.CelebrityFollowers <= 0 {
+		c.CelebrityFollowers = DefaultCelebrityFollowers
+	}
+	if c.InboxCap <= 0 {
+		c.InboxCap = DefaultInboxCap
+	}
+	if c.InboxTTL <= 0 {
+		c.InboxTTL = DefaultInboxTTL
+	}
+	if c.FanoutBatchSize <= 0 {
+		c.FanoutBatchSize = DefaultFanoutBatchSize
+	}
+	return c
+}

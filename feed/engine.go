@@ -24,6 +24,11 @@ type Engine struct {
 	log   *slog.Logger
 	now   func() time.Time
 
+	metrics  *metrics
+	pokes    chan struct{} // wakes the dispatcher after a commit
+	instance string        // this instance's name among the fan-out consumers
+	running  sync.WaitGroup
+
 	decoyOnce sync.Once
 	decoy     string // a password hash no password matches, for unknown users
 }
@@ -34,13 +39,9 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	if len(cfg.TokenSecret) < 32 {
 		return nil, fmt.Errorf("token secret must be at least 32 bytes")
 	}
-	if cfg.TokenTTL <= 0 {
-		cfg.TokenTTL = DefaultTokenTTL
-	}
-	if cfg.BcryptCost == 0 {
-		cfg.BcryptCost = DefaultBcryptCost
-	}
-	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: time.Now}
+	cfg = cfg.withDefaults()
+	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
+		pokes: make(chan struct{}, 1), instance: newToken()}
 	node := cfg.NodeID
 	if node < 0 {
 		var err error
@@ -53,9 +54,16 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 		return nil, err
 	}
 	e.ids = ids
+	if cfg.Mode != ModePull || cfg.FanoutWorkers > 0 {
+		e.ensureGroup(ctx)
+	}
 	log.Info("engine ready", "idNode", node)
 	return e, nil
 }
+
+// nowMillis is the time to the millisecond: what MySQL's DATETIME(3) keeps,
+// so a time returned by a mutation is the time later reads return.
+func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 // Ready checks that MySQL and Redis both answer.
 func (e *Engine) Ready(ctx context.Context) error {

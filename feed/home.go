@@ -2,34 +2,89 @@ package feed
 
 import (
 	"context"
+	"errors"
 
 	"feedservice/models"
 	"feedservice/store"
 )
 
-// Feed pages the viewer's home feed, newest first.
+// Feed pages the viewer's home feed, newest first. Pull mode reads MySQL;
+// push and hybrid modes read the inbox (rebuilding a missing one) merged
+// with followed celebrities' outboxes, and fall back to MySQL when Redis
+// fails, so a read is slower then but still right.
 func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*models.FeedConnection, error) {
-	followees, err := e.store.FolloweeIDs(ctx, viewerID)
-	if err != nil {
-		return nil, err
+	if _, err := args.window(cursorFeed); err != nil {
+		return nil, err // bad arguments are the client's, whatever the mode
 	}
-	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
-		return e.pullEntries(ctx, followees, dir, bound, limit)
+	path := readPull
+	var (
+		entries []entry
+		info    *models.PageInfo
+		err     error
+	)
+	if e.cfg.Mode != ModePull {
+		path = readInbox
+		entries, info, err = e.feedFromInbox(ctx, viewerID, args, &path)
+		var re errRedis
+		if errors.As(err, &re) {
+			e.log.Warn("feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
+			path = readPullFallback
+		} else if err != nil {
+			return nil, err
+		}
 	}
-	entries, info, err := paginate(ctx, cursorFeed, args, fetch, func(en entry) int64 { return en.Key })
-	if err != nil {
-		return nil, err
+	var followees []int64
+	if path == readPull || path == readPullFallback {
+		if followees, err = e.store.FolloweeIDs(ctx, viewerID); err != nil {
+			return nil, err
+		}
+		fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
+			return e.pullEntries(ctx, followees, dir, bound, limit)
+		}
+		if entries, info, err = paginate(ctx, cursorFeed, args, fetch, entryKey); err != nil {
+			return nil, err
+		}
 	}
-	reposters, err := e.reposters(ctx, followees, entries)
-	if err != nil {
+	e.metrics.reads.WithLabelValues(path).Inc()
+	if followees == nil && hasUnplaced(entries) {
+		if followees, err = e.store.FolloweeIDs(ctx, viewerID); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.addReposters(ctx, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
 	for i, en := range entries {
 		conn.Edges[i] = &models.FeedEdge{
 			Cursor: encodeCursor(cursorFeed, en.Key),
-			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: reposters[en.PostID], AddedAt: IDTime(en.Key)},
+			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: IDTime(en.Key)},
 		}
 	}
 	return conn, nil
+}
+
+func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArgs, path *string) ([]entry, *models.PageInfo, error) {
+	r, err := e.newReader(ctx, viewerID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.rebuilt {
+		*path = readRebuild
+	}
+	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
+		return e.fetchMerged(ctx, r, dir, bound, limit)
+	}
+	return paginate(ctx, cursorFeed, args, fetch, entryKey)
+}
+
+func entryKey(en entry) int64 { return en.Key }
+
+func hasUnplaced(entries []entry) bool {
+	for _, en := range entries {
+		if en.Reposters == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -2,10 +2,58 @@ package feed
 
 import "strconv"
 
-// Redis keys. Every key starts with Config.KeyPrefix; keys of one user carry
-// the hash tag {u<id>} so that they share a Redis Cluster slot.
+// keys names every Redis key of the engine. Every key starts with
+// Config.KeyPrefix; the keys of one user carry the hash tag {u<id>} so that
+// they share a Redis Cluster slot, and every multi-key operation (a Lua
+// script, a RENAME) touches the keys of one user only.
 type keys struct{ prefix string }
 
+func (k keys) user(id int64) string { return "{u" + strconv.FormatInt(id, 10) + "}" }
+
+// inbox is user id's home-feed inbox: a sorted set of original post ids
+// scored by the entry's sort key (the id of its first arrival), plus one
+// marker member "~<floor>" at score -1: entries below floor are not kept
+// (MySQL serves them; floor 0 means MySQL has nothing older). At most
+// Config.InboxCap entries; TTL Config.InboxTTL, refreshed on read. A missing
+// key is an inactive reader, whose inbox is rebuilt on the next read.
+func (k keys) inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
+
+// inboxSources is a hash beside the inbox: for each entry that did not come
+// from its author alone, the sources that brought it, "user:event,...",
+// where event is the id of the post or repost. Same TTL as the inbox.
+func (k keys) inboxSources(id int64) string { return k.prefix + "feedsrc:" + k.user(id) }
+
+// inboxTemp is where a rebuild writes before it swaps the inbox in.
+func (k keys) inboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id) + ":tmp" }
+
+// inboxSourcesTemp is where a rebuild writes the sources.
+func (k keys) inboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" + k.user(id) + ":tmp" }
+
+// rebuildLock is held (a token, TTL rebuildLockTTL) while a rebuild of user
+// id's inbox runs, so that one runs at a time across instances.
+func (k keys) rebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }
+
+// outbox is author id's recent posts: a sorted set of "post" or
+// "repost:original" members scored by post id, with the same "~<floor>"
+// marker as an inbox. At most Config.InboxCap entries, TTL Config.InboxTTL,
+// refreshed on read; rebuilt from MySQL when missing.
+func (k keys) outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
+
+// outboxLock is held while author id's outbox is rebuilt.
+func (k keys) outboxLock(id int64) string { return k.prefix + "rebuild:posts:" + k.user(id) }
+
+// celebrities is a set of the ids of authors whose posts are merged at read
+// time, not fanned out (hybrid mode). Small: a handful of authors. No TTL;
+// rebuilt from MySQL when missing.
+func (k keys) celebrities() string { return k.prefix + "celebrities" }
+
+// stream is the fan-out stream (Redis Streams) that the dispatcher fills
+// and the workers' consumer group reads. Trimmed to about streamMaxLen.
+func (k keys) stream() string { return k.prefix + "fanout" }
+
+// dispatcherLease is held by the one instance dispatching the outbox.
+func (k keys) dispatcherLease() string { return k.prefix + "dispatcher" }
+
 // idNode is a string holding the token of the instance that leases node n
-// of the id layout (see ids.go). TTL: nodeLeaseTTL, renewed while it lives.
+// of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
 func (k keys) idNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }

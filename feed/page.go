@@ -91,7 +91,13 @@ func paginate[T any](ctx context.Context, kind cursorKind, args PageArgs, fetch 
 	}
 	behind := false
 	if farCursor != 0 {
-		probe, err := fetch(ctx, farDir, farCursor, 1)
+		// The cursor's own entry lies behind the page too: probe from just
+		// beyond it. (Deleted, it is simply not found.)
+		from := farCursor - 1
+		if farDir == store.Older {
+			from = farCursor + 1
+		}
+		probe, err := fetch(ctx, farDir, from, 1)
 		if err != nil {
 			return nil, nil, err
 		}

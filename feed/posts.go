@@ -26,6 +26,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 		}
 		return nil, err
 	}
+	e.afterCommit(ctx, nil)
 	return p, nil
 }
 
@@ -38,7 +39,10 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 	}
 	original := target.OriginalID()
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
-	p, _, err = e.store.Repost(ctx, p)
+	p, created, err := e.store.Repost(ctx, p)
+	if created {
+		e.afterCommit(ctx, nil)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("that post does not exist or was deleted")
 	}
@@ -48,6 +52,9 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 // DeletePost deletes the viewer's post. Deleting it again succeeds.
 func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 	err := e.store.DeletePost(ctx, postID, viewerID, e.now().UTC())
+	if err == nil {
+		e.afterCommit(ctx, nil)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound("that post does not exist")

@@ -9,8 +9,9 @@ import (
 // entry is one home-feed entry: an original post at the place it first
 // entered the feed.
 type entry struct {
-	Key    int64 // sort key: the id of the post or repost that brought it first
-	PostID int64 // the original post
+	Key       int64   // sort key: the id of the post or repost that brought it first
+	PostID    int64   // the original post
+	Reposters []int64 // followees who reposted it, most recent first; nil: not known yet
 }
 
 // The pull scan reads followees' posts in id order in batches that grow
@@ -86,16 +87,21 @@ func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed 
 	return e.store.FirstReposts(ctx, followees, candidates)
 }
 
-// reposters lists, for each original, the followees who reposted it, most
-// recent first, at most MaxReposters each.
-func (e *Engine) reposters(ctx context.Context, followees []int64, entries []entry) (map[int64][]int64, error) {
-	ids := make([]int64, len(entries))
-	for i, en := range entries {
-		ids[i] = en.PostID
+// addReposters fills in the reposters of the entries that lack them: the
+// followees who reposted each, most recent first, at most MaxReposters.
+func (e *Engine) addReposters(ctx context.Context, followees []int64, entries []entry) error {
+	var ids []int64
+	for _, en := range entries {
+		if en.Reposters == nil {
+			ids = append(ids, en.PostID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	reposts, err := e.store.Reposts(ctx, followees, ids)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	by := map[int64][]int64{}
 	for _, r := range reposts {
@@ -103,5 +109,10 @@ func (e *Engine) reposters(ctx context.Context, followees []int64, entries []ent
 			by[o] = append(by[o], r.AuthorID)
 		}
 	}
-	return by, nil
+	for i := range entries {
+		if entries[i].Reposters == nil {
+			entries[i].Reposters = by[entries[i].PostID]
+		}
+	}
+	return nil
 }

@@ -14,19 +14,32 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 		return nil, BadInput("you cannot follow yourself")
 	}
 	now := e.now().UTC()
-	_, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
+	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
+	if changed {
+		e.afterCommit(ctx, func(ctx context.Context) error {
+			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
+		})
+	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 
 // Unfollow makes the viewer stop following userID. Idempotent.
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
-	_, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
+	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
+	if changed {
+		e.afterCommit(ctx, func(ctx context.Context) error {
+			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
+		})
+	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 
 // RemoveFollower makes userID stop following the viewer. Idempotent.
 func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
-	_, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
+	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
+	if changed {
+		e.afterCommit(ctx, nil)
+	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 

@@ -19,9 +19,10 @@ type RequestIDFunc func(ctx context.Context) string
 
 // ErrorPresenter decides once, at the edge, what a client sees of an error:
 // an engine error's own message and code; a malformed or invalid document is
-// BAD_USER_INPUT; anything else is logged with the request id and sent as
-// INTERNAL_SERVER_ERROR without its text.
-func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenterFunc {
+// BAD_USER_INPUT, and so is a request body that is not a GraphQL request (or
+// is larger than bodyLimitBytes); anything else is logged with the request
+// id and sent as INTERNAL_SERVER_ERROR without its text.
+func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes int64) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		var engineErr *feed.Error
@@ -30,6 +31,11 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPres
 			gqlErr.Message = engineErr.Message
 			setCode(gqlErr, engineErr.Code)
 		case isDocumentError(gqlErr):
+			setCode(gqlErr, feed.CodeBadUserInput)
+		case !graphql.HasOperationContext(ctx):
+			// The transport failed to read the request before any operation
+			// existed. Its message would echo the body back: replace it.
+			gqlErr.Message = fmt.Sprintf("the request body must be a JSON GraphQL request of at most %d bytes", bodyLimitBytes)
 			setCode(gqlErr, feed.CodeBadUserInput)
 		default:
 			id := requestID(ctx)

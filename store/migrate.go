@@ -93,7 +93,7 @@ type v1User struct {
 	Bio            string `gorm:"size:1200;not null"`
 	PasswordHash   string `gorm:"size:100;not null"`
 	CreatedAt      time.Time
-	FollowerCount  int `gorm:"not null;default:0"`
+	FollowerCount  int `gorm:"not null;default:0;index:ix_users_follower_count"`
 	FollowingCount int `gorm:"not null;default:0"`
 	PostCount      int `gorm:"not null;default:0"`
 	LastActiveAt   time.Time

@@ -133,3 +133,10 @@ func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction,
 	err := keyset(q, "id", dir, bound).Limit(limit).Find(&posts).Error
 	return posts, err
 }
+
+// ReposterIDs lists the authors of every repost of original, deleted ones included.
+func (s *Store) ReposterIDs(ctx context.Context, original int64) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Where("repost_of_id = ?", original).Distinct().Pluck("author_id", &ids).Error
+	return ids, err
+}

@@ -138,3 +138,9 @@ func (s *Store) among(ctx context.Context, table any, column string, userID int6
 	}
 	return found, err
 }
+
+// Follows reports whether follower follows followee.
+func (s *Store) Follows(ctx context.Context, followerID, followeeID int64) (bool, error) {
+	found, err := s.FollowedAmong(ctx, followerID, []int64{followeeID})
+	return found[followeeID], err
+}

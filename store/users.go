@@ -77,3 +77,10 @@ func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64) error {
 	return s.db.WithContext(ctx).Model(&models.User{}).Where("id = ? AND feed_read_key < ?", userID, key).
 		Update("feed_read_key", key).Error
 }
+
+// UserIDsWithFollowers lists the users with at least n followers.
+func (s *Store) UserIDsWithFollowers(ctx context.Context, n int) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&models.User{}).Where("follower_count >= ?", n).Pluck("id", &ids).Error
+	return ids, err
+}

@@ -1,0 +1,114 @@
+package feed
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The dispatcher moves committed outbox events (written in the same MySQL
+// transaction as their change) to the fan-out stream, oldest first. It
+// marks them dispatched only after Redis took them, so a crash or a Redis
+// outage delays events but never drops one; one that is sent twice is
+// harmless, as every handler is idempotent. One instance at a time
+// dispatches, holding a lease in Redis; any instance may take it over.
+const (
+	dispatchBatch       = 200
+	dispatchIdlePoll    = 50 * time.Millisecond
+	dispatchErrorPause  = time.Second
+	dispatcherLeaseTTL  = 10 * time.Second
+	dispatchedRetention = 24 * time.Hour // dispatched events are purged after this
+	streamMaxLen        = 1_000_000      // the stream is trimmed to about this many entries
+)
+
+// poke wakes this instance's dispatcher after a commit, so that events
+// leave at once instead of at the next poll.
+func (e *Engine) poke() {
+	select {
+	case e.pokes <- struct{}{}:
+	default:
+	}
+}
+
+var renewDispatcherLease = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and 1 or 0`)
+
+// runDispatcher dispatches while it holds the lease, until ctx ends.
+func (e *Engine) runDispatcher(ctx context.Context) {
+	token := newToken()
+	lease := e.keys.dispatcherLease()
+	defer e.redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
+	var leaseUntil time.Time
+	lastPurge := time.Time{}
+	for ctx.Err() == nil {
+		if time.Until(leaseUntil) < dispatcherLeaseTTL/2 {
+			held, err := renewDispatcherLease.Run(ctx, e.redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
+			if err != nil || held == 0 {
+				e.pause(ctx, dispatchErrorPause)
+				continue
+			}
+			leaseUntil = time.Now().Add(dispatcherLeaseTTL)
+		}
+		n, err := e.dispatchOnce(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("dispatch outbox events", "err", err)
+			}
+			e.pause(ctx, dispatchErrorPause)
+			continue
+		}
+		if time.Since(lastPurge) > time.Hour {
+			lastPurge = time.Now()
+			if err := e.store.PurgeDispatched(ctx, time.Now().Add(-dispatchedRetention)); err != nil {
+				e.log.Warn("purge dispatched outbox events", "err", err)
+			}
+		}
+		if n < dispatchBatch {
+			select {
+			case <-ctx.Done():
+			case <-e.pokes:
+			case <-time.After(dispatchIdlePoll):
+			}
+		}
+	}
+}
+
+// dispatchOnce moves one batch of events to the stream.
+func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
+	events, err := e.store.PendingEvents(ctx, dispatchBatch)
+	if err != nil || len(events) == 0 {
+		return 0, err
+	}
+	pipe := e.redis.Pipeline()
+	ids := make([]int64, len(events))
+	for i, ev := range events {
+		ids[i] = ev.ID
+		pipe.XAdd(ctx, &redis.XAddArgs{
+			Stream: e.keys.stream(),
+			MaxLen: streamMaxLen,
+			Approx: true,
+			Values: []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload},
+		})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	if err := e.store.MarkDispatched(ctx, ids, e.now().UTC()); err != nil {
+		return 0, err
+	}
+	e.metrics.dispatched.Add(float64(len(events)))
+	return len(events), nil
+}
+
+// pause sleeps for d or until ctx ends.
+func (e *Engine) pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

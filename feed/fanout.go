@@ -1,0 +1,437 @@
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Fan-out workers read the stream in one consumer group; every instance
+// runs Config.FanoutWorkers of them. A message is acknowledged only after
+// it was handled; one whose worker died stays pending and is claimed by
+// another worker after fanoutClaimAfter (XAUTOCLAIM). Handling a message
+// twice changes nothing: each inbox change is idempotent.
+const (
+	fanoutGroup      = "fanout"
+	fanoutReadCount  = 8
+	fanoutBlock      = time.Second
+	fanoutClaimEvery = time.Second
+)
+
+// fanoutClaimAfter is how long a message may stay unacknowledged before
+// another worker takes it over. A variable so tests can shorten it.
+var fanoutClaimAfter = 15 * time.Second
+
+// taskKind is the stream kind of a fan-out task (the other kinds are the
+// outbox events' own).
+const taskKind = "task"
+
+// Task operations.
+const (
+	opAdd      = "add"      // add Source to entry Post (author Author)
+	opRemove   = "remove"   // take User's arrivals out of entry Post
+	opDrop     = "drop"     // take entry Post out (deleted)
+	opBackfill = "backfill" // add User's recent posts (a celebrity became ordinary)
+)
+
+// task is one inbox change for a batch of at most FanoutBatchSize readers.
+type task struct {
+	Op      string  `json:"op"`
+	Post    int64   `json:"post,omitempty"`   // the original post of the entry
+	Author  int64   `json:"author,omitempty"` // its author
+	User    int64   `json:"user"`             // the user whose followers these readers are
+	Event   int64   `json:"event,omitempty"`  // the post or repost that brought the entry
+	Readers []int64 `json:"readers"`
+}
+
+// Start runs the dispatcher and the fan-out workers until ctx ends.
+func (e *Engine) Start(ctx context.Context) {
+	if e.cfg.Dispatch {
+		e.goRun(ctx, e.runDispatcher)
+	}
+	for i := range e.cfg.FanoutWorkers {
+		consumer := fmt.Sprintf("%s-%d", e.instance, i)
+		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
+	}
+	e.goRun(ctx, e.watchLag)
+}
+
+// Wait blocks until everything Start started has stopped.
+func (e *Engine) Wait() { e.running.Wait() }
+
+func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
+	e.running.Add(1)
+	go func() {
+		defer e.running.Done()
+		fn(ctx)
+	}()
+}
+
+// runWorker reads and handles stream messages until ctx ends.
+func (e *Engine) runWorker(ctx context.Context, consumer string) {
+	lastClaim := time.Time{}
+	for ctx.Err() == nil {
+		if time.Since(lastClaim) > fanoutClaimEvery {
+			lastClaim = time.Now()
+			e.claimStale(ctx, consumer)
+		}
+		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), ">"},
+			Count: fanoutReadCount, Block: fanoutBlock,
+		}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil && redis.HasErrorPrefix(err, "NOGROUP"):
+			e.ensureGroup(ctx)
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				e.log.Warn("read fan-out stream", "err", err)
+				e.pause(ctx, dispatchErrorPause)
+			}
+			continue
+		}
+		for _, s := range streams {
+			e.handleMessages(ctx, s.Messages)
+		}
+	}
+}
+
+// ensureGroup creates the stream and its consumer group if they are missing
+// (at start, and after Redis lost its data).
+func (e *Engine) ensureGroup(ctx context.Context) {
+	err := e.redis.XGroupCreateMkStream(ctx, e.keys.stream(), fanoutGroup, "0").Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") && ctx.Err() == nil {
+		e.log.Warn("create fan-out consumer group", "err", err)
+	}
+}
+
+// claimStale takes over messages another worker left unacknowledged.
+func (e *Engine) claimStale(ctx context.Context, consumer string) {
+	msgs, _, err := e.redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: e.keys.stream(), Group: fanoutGroup, Consumer: consumer,
+		MinIdle: fanoutClaimAfter, Start: "0-0", Count: fanoutReadCount,
+	}).Result()
+	if err == nil && len(msgs) > 0 {
+		e.handleMessages(ctx, msgs)
+	}
+}
+
+func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) {
+	for _, m := range msgs {
+		kind, _ := m.Values["kind"].(string)
+		payload, _ := m.Values["payload"].(string)
+		if err := e.handle(ctx, kind, payload); err != nil {
+			e.metrics.handlerFailure.Inc()
+			if ctx.Err() == nil {
+				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "kind", kind, "err", err)
+			}
+			continue
+		}
+		e.metrics.eventsHandled.WithLabelValues(kind).Inc()
+		e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID)
+	}
+}
+
+// handle carries out one stream message.
+func (e *Engine) handle(ctx context.Context, kind, payload string) error {
+	if kind == taskKind {
+		var t task
+		if err := json.Unmarshal([]byte(payload), &t); err != nil {
+			return nil // a message no handler can read: drop it rather than retry forever
+		}
+		return e.runTask(ctx, t)
+	}
+	switch kind {
+	case models.EventPostCreated, models.EventPostDeleted:
+		var p models.PostEventPayload
+		if err := json.Unmarshal([]byte(payload), &p); err != nil {
+			return nil
+		}
+		if kind == models.EventPostCreated {
+			return e.onPostCreated(ctx, p)
+		}
+		return e.onPostDeleted(ctx, p)
+	case models.EventFollowed, models.EventUnfollowed, models.EventFollowerRemoved:
+		var f models.FollowEventPayload
+		if err := json.Unmarshal([]byte(payload), &f); err != nil {
+			return nil
+		}
+		if kind == models.EventFollowed {
+			return e.onFollowed(ctx, f)
+		}
+		return e.onUnfollowed(ctx, f)
+	}
+	return nil
+}
+
+// onPostCreated adds a post to its author's outbox and, for an ordinary
+// author, to the inboxes of the author's followers.
+func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
+	posts, err := e.Posts(ctx, []int64{ev.PostID})
+	if err != nil {
+		return err
+	}
+	p := posts[0]
+	if p == nil || p.Deleted() {
+		return nil // deleted meanwhile: nothing to add
+	}
+	if err := e.changeOutbox(ctx, addOutboxScript, p.AuthorID, outboxMember(p), p.ID, e.cfg.InboxCap); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModePull {
+		return nil
+	}
+	original, err := e.livePost(ctx, p.OriginalID())
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	if celeb, err := e.isCelebrity(ctx, p.AuthorID); err != nil || celeb {
+		return err
+	}
+	return e.fanout(ctx, task{Op: opAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
+}
+
+// onPostDeleted takes a post out of its author's outbox and out of every
+// inbox it reached: an original leaves the inboxes of its author's and its
+// reposters' followers; a repost is merged out of its original's entry.
+func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
+	member := strconv.FormatInt(ev.PostID, 10)
+	if ev.RepostOfID != nil {
+		member += ":" + strconv.FormatInt(*ev.RepostOfID, 10)
+	}
+	if err := e.changeOutbox(ctx, removeOutboxScript, ev.AuthorID, member); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModePull {
+		return nil
+	}
+	if ev.RepostOfID != nil {
+		originals, err := e.Posts(ctx, []int64{*ev.RepostOfID})
+		if err != nil || originals[0] == nil {
+			return err
+		}
+		return e.fanout(ctx, task{Op: opRemove, Post: originals[0].ID, Author: originals[0].AuthorID, User: ev.AuthorID, Event: ev.PostID})
+	}
+	reposters, err := e.store.ReposterIDs(ctx, ev.PostID)
+	if err != nil {
+		return err
+	}
+	for _, user := range append([]int64{ev.AuthorID}, reposters...) {
+		if err := e.fanout(ctx, task{Op: opDrop, Post: ev.PostID, User: user}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onFollowed promotes a followee who became a celebrity, and backfills the
+// followee's recent posts into the follower's inbox.
+func (e *Engine) onFollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModePull {
+		return nil
+	}
+	if celeb, err := e.isCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
+		return err // merged at read time
+	}
+	return e.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
+}
+
+// onUnfollowed takes the former followee's arrivals out of the follower's
+// inbox (entries that others also brought stay, at their next arrival),
+// and demotes a followee who stopped being a celebrity.
+func (e *Engine) onUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModePull {
+		return nil
+	}
+	still, err := e.store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
+	if err != nil || still {
+		return err // followed again meanwhile
+	}
+	posts, originals, err := e.recentPosts(ctx, ev.FolloweeID)
+	if err != nil {
+		return err
+	}
+	var changes []inboxChange
+	for _, p := range posts {
+		if o := originals[p.OriginalID()]; o != nil {
+			changes = append(changes, removeSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
+		}
+	}
+	_, err = e.applyInbox(ctx, changes)
+	return err
+}
+
+// backfill adds user's recent posts to the inboxes of readers who follow them.
+func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) error {
+	following, err := e.store.FollowersAmong(ctx, user, readers)
+	if err != nil {
+		return err
+	}
+	posts, originals, err := e.recentPosts(ctx, user)
+	if err != nil {
+		return err
+	}
+	var changes []inboxChange
+	for _, r := range readers {
+		if !following[r] {
+			continue
+		}
+		for _, p := range posts {
+			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
+				changes = append(changes, addSource(r, o.ID, o.AuthorID, source{User: user, Event: p.ID}, e.cfg.InboxCap))
+			}
+		}
+	}
+	n, err := e.applyInbox(ctx, changes)
+	e.metrics.fanoutEntries.Add(float64(n))
+	return err
+}
+
+// recentPosts loads user's newest live posts (as many as an inbox holds)
+// and the originals they stand for, by id.
+func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, map[int64]*models.Post, error) {
+	posts, err := e.store.TimelinePage(ctx, user, store.Older, math.MaxInt64, e.cfg.InboxCap)
+	if err != nil {
+		return nil, nil, err
+	}
+	originals := map[int64]*models.Post{}
+	var reposted []int64
+	for _, p := range posts {
+		if p.RepostOfID == nil {
+			originals[p.ID] = p
+		} else {
+			reposted = append(reposted, *p.RepostOfID)
+		}
+	}
+	loaded, err := e.Posts(ctx, reposted)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, o := range loaded {
+		if o != nil {
+			originals[o.ID] = o
+		}
+	}
+	return posts, originals, nil
+}
+
+// fanout splits the readers of t (the followers of t.User) into tasks of at
+// most FanoutBatchSize. A single batch runs at once; more go to the stream,
+// so that many workers share a big fan-out and a crash retries one batch.
+func (e *Engine) fanout(ctx context.Context, t task) error {
+	bound := int64(math.MaxInt64)
+	var batches []task
+	for {
+		page, err := e.store.FollowersPage(ctx, t.User, store.Older, bound, e.cfg.FanoutBatchSize)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		b := t
+		b.Readers = make([]int64, len(page))
+		for i, r := range page {
+			b.Readers[i] = r.UserID
+		}
+		batches = append(batches, b)
+		if len(page) < e.cfg.FanoutBatchSize {
+			break
+		}
+		bound = page[len(page)-1].ID
+	}
+	if len(batches) == 1 {
+		return e.runTask(ctx, batches[0])
+	}
+	pipe := e.redis.Pipeline()
+	for _, b := range batches {
+		payload, _ := json.Marshal(b)
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.stream(), MaxLen: streamMaxLen, Approx: true,
+			Values: []any{"kind", taskKind, "payload", string(payload)}})
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// runTask applies one task to its readers' inboxes, pipelined.
+func (e *Engine) runTask(ctx context.Context, t task) error {
+	e.metrics.fanoutTasks.Inc()
+	if t.Op == opBackfill {
+		return e.backfill(ctx, t.User, t.Readers)
+	}
+	readers := t.Readers
+	if t.Op == opAdd {
+		// Only readers who still follow the user get the entry.
+		following, err := e.store.FollowersAmong(ctx, t.User, t.Readers)
+		if err != nil {
+			return err
+		}
+		readers = readers[:0:0]
+		for _, r := range t.Readers {
+			if following[r] {
+				readers = append(readers, r)
+			}
+		}
+	}
+	changes := make([]inboxChange, 0, len(readers))
+	for _, r := range readers {
+		switch t.Op {
+		case opAdd:
+			changes = append(changes, addSource(r, t.Post, t.Author, source{User: t.User, Event: t.Event}, e.cfg.InboxCap))
+		case opRemove:
+			changes = append(changes, removeSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
+		case opDrop:
+			changes = append(changes, dropEntry(r, t.Post))
+		}
+	}
+	n, err := e.applyInbox(ctx, changes)
+	e.metrics.fanoutEntries.Add(float64(n))
+	return err
+}
+
+// watchLag refreshes the lag gauges every few seconds.
+func (e *Engine) watchLag(ctx context.Context) {
+	for ctx.Err() == nil {
+		if n, oldest, err := e.store.OutboxLag(ctx); err == nil {
+			e.metrics.outboxLag.Set(float64(n))
+			if n > 0 {
+				e.metrics.outboxLagSecs.Set(time.Since(oldest).Seconds())
+			} else {
+				e.metrics.outboxLagSecs.Set(0)
+			}
+		}
+		if groups, err := e.redis.XInfoGroups(ctx, e.keys.stream()).Result(); err == nil {
+			for _, g := range groups {
+				if g.Name == fanoutGroup {
+					e.metrics.streamLag.Set(float64(max(g.Lag, 0)))
+					e.metrics.streamPending.Set(float64(g.Pending))
+				}
+			}
+		}
+		e.pause(ctx, 5*time.Second)
+	}
+}
+
+func ignoreNotFound(err error) error {
+	if CodeOf(err) == CodeNotFound {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,328 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// An inbox holds a reader's recent feed entries (see keys.inbox). Each entry
+// is an original post, scored by its first arrival, with the sources that
+// brought it (see keys.inboxSources): its author, at the post's own id, and
+// the followees who reposted it, at their reposts' ids. With the sources at
+// hand, an unfollow or a delete fixes an entry without reading the inbox
+// back or asking MySQL about it. Every change runs in a Lua script over the
+// keys of one user, so it is atomic and one Cluster slot.
+
+// source is one arrival of an entry: user brought it with post event.
+type source struct {
+	User  int64
+	Event int64
+}
+
+// The outcome of a script that changes an inbox.
+const (
+	inboxMissing    = 0 // no inbox: an inactive reader, nothing to do
+	inboxDone       = 1
+	inboxRebuilding = 2 // a rebuild is running: wait for it, then apply
+)
+
+// luaInboxLib is shared by the scripts that change an inbox.
+// KEYS[1] inbox, KEYS[2] sources, KEYS[3] rebuild lock.
+const luaInboxLib = `
+local function gate()
+  if redis.call('EXISTS', KEYS[1]) == 1 then return nil end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+  return 0
+end
+local function floor()
+  local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
+  if #m == 0 then return 0 end
+  return tonumber(string.sub(m[1], 2))
+end
+local function set_floor(f)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
+  redis.call('ZADD', KEYS[1], -1, '~' .. f)
+end
+-- sources of entry o: its hash field, else the author alone if it is in
+-- the inbox, else none.
+local function sources(o, author)
+  local list = {}
+  local s = redis.call('HGET', KEYS[2], o)
+  if s then
+    for u, e in string.gmatch(s, '(%d+):(%d+)') do list[#list + 1] = {u, e} end
+  elseif redis.call('ZSCORE', KEYS[1], o) then
+    list[1] = {author, o}
+  end
+  return list
+end
+-- store writes entry o with its sources; an entry whose first arrival is
+-- below the floor leaves the inbox (MySQL serves that part of the feed).
+local function store(o, author, list, fl)
+  if #list == 0 then
+    redis.call('ZREM', KEYS[1], o)
+    redis.call('HDEL', KEYS[2], o)
+    return
+  end
+  local pos = nil
+  for _, s in ipairs(list) do
+    local e = tonumber(s[2])
+    if pos == nil or e < pos then pos = e end
+  end
+  if pos < fl then
+    redis.call('ZREM', KEYS[1], o)
+    redis.call('HDEL', KEYS[2], o)
+    return
+  end
+  redis.call('ZADD', KEYS[1], pos, o)
+  if #list == 1 and list[1][1] == author and list[1][2] == o then
+    redis.call('HDEL', KEYS[2], o)
+  else
+    local parts = {}
+    for i, s in ipairs(list) do parts[i] = s[1] .. ':' .. s[2] end
+    redis.call('HSET', KEYS[2], o, table.concat(parts, ','))
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  end
+end
+local function trim(cap)
+  local n = redis.call('ZCARD', KEYS[1]) - 1
+  if n <= cap then return end
+  local gone = redis.call('ZRANGE', KEYS[1], 1, n - cap)
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('HDEL', KEYS[2], unpack(gone))
+  local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
+  set_floor(low[2])
+end
+`
+
+// addSourceScript records that ARGV[2] brought entry ARGV[1] (author
+// ARGV[4]) with event ARGV[3], and trims the inbox to ARGV[5] entries.
+// Recording a source twice changes nothing.
+var addSourceScript = redis.NewScript(luaInboxLib + `
+local g = gate() if g then return g end
+local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local list = sources(o, author)
+for _, s in ipairs(list) do
+  if s[1] == u and s[2] == e then return 1 end
+end
+list[#list + 1] = {u, e}
+store(o, author, list, floor())
+trim(tonumber(ARGV[5]))
+return 1`)
+
+// removeSourceScript takes user ARGV[2]'s arrivals out of entry ARGV[1]
+// (author ARGV[4]): the one with event ARGV[3], or all of them for "*".
+// The entry moves to its next arrival, or leaves when none is left.
+var removeSourceScript = redis.NewScript(luaInboxLib + `
+local g = gate() if g then return g end
+local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
+local kept = {}
+for _, s in ipairs(sources(o, author)) do
+  if not (s[1] == u and (e == '*' or s[2] == e)) then kept[#kept + 1] = s end
+end
+store(o, author, kept, floor())
+return 1`)
+
+// dropEntryScript takes entry ARGV[1] out (its post was deleted).
+var dropEntryScript = redis.NewScript(luaInboxLib + `
+local g = gate() if g then return g end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`)
+
+// readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
+// to ARGV[3] entries beyond ARGV[2] ("older" or "newer" per ARGV[1]), and
+// refreshes the TTL to ARGV[4] ms; nil when there is no inbox.
+var readInboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
+local fl = 0
+if #m > 0 then fl = tonumber(string.sub(m[1], 2)) end
+local items
+if ARGV[1] == 'older' then
+  items = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], fl, 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+else
+  local min = '(' .. ARGV[2]
+  if tonumber(ARGV[2]) < fl then min = fl end
+  items = redis.call('ZRANGEBYSCORE', KEYS[1], min, '+inf', 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+end
+local srcs = {}
+if #items > 0 then
+  local members = {}
+  for i = 1, #items, 2 do members[#members + 1] = items[i] end
+  srcs = redis.call('HMGET', KEYS[2], unpack(members))
+end
+return {tostring(fl), items, srcs}`)
+
+// swapInboxScript replaces the inbox with a rebuilt one, if the rebuild
+// still holds the lock (token ARGV[1]); KEYS: temp inbox, temp sources,
+// inbox, sources, lock. ARGV[2] is the TTL in ms.
+var swapInboxScript = redis.NewScript(`
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 0
+end
+redis.call('RENAME', KEYS[1], KEYS[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('RENAME', KEYS[2], KEYS[4])
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+else
+  redis.call('DEL', KEYS[4])
+end
+redis.call('DEL', KEYS[5])
+return 1`)
+
+// inboxItem is one entry read from an inbox.
+type inboxItem struct {
+	PostID  int64
+	Score   int64
+	Sources []source // nil: the author alone, at the post's id
+}
+
+// inboxPage is what one read of an inbox found.
+type inboxPage struct {
+	Floor int64 // entries below it are not in the inbox; 0: MySQL has nothing older
+	Items []inboxItem
+}
+
+// errNoInbox is returned by readInbox when the reader has no inbox.
+var errNoInbox = errors.New("no inbox")
+
+// readInbox reads up to limit entries beyond bound and refreshes the TTL.
+func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound int64, limit int) (inboxPage, error) {
+	dir := "newer"
+	if older {
+		dir = "older"
+	}
+	raw, err := readInboxScript.Run(ctx, e.redis, []string{e.keys.inbox(userID), e.keys.inboxSources(userID)},
+		dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()).Slice()
+	if errors.Is(err, redis.Nil) {
+		return inboxPage{}, errNoInbox
+	}
+	if err != nil {
+		return inboxPage{}, err
+	}
+	var page inboxPage
+	page.Floor, _ = strconv.ParseInt(raw[0].(string), 10, 64)
+	items, _ := raw[1].([]any)
+	srcs, _ := raw[2].([]any)
+	for i := 0; i+1 < len(items); i += 2 {
+		id, err1 := strconv.ParseInt(items[i].(string), 10, 64)
+		score, err2 := strconv.ParseFloat(items[i+1].(string), 64)
+		if err1 != nil || err2 != nil {
+			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
+		}
+		item := inboxItem{PostID: id, Score: int64(score)}
+		if s, ok := srcs[i/2].(string); ok {
+			item.Sources = parseSources(s)
+		}
+		page.Items = append(page.Items, item)
+	}
+	return page, nil
+}
+
+// scoreArg writes a bound for a score range; MaxInt64 (no bound) as +inf.
+func scoreArg(bound int64) string {
+	if bound == math.MaxInt64 {
+		return "+inf"
+	}
+	return strconv.FormatInt(bound, 10)
+}
+
+func parseSources(s string) []source {
+	var out []source
+	for _, part := range strings.Split(s, ",") {
+		u, ev, ok := strings.Cut(part, ":")
+		uid, err1 := strconv.ParseInt(u, 10, 64)
+		eid, err2 := strconv.ParseInt(ev, 10, 64)
+		if ok && err1 == nil && err2 == nil {
+			out = append(out, source{User: uid, Event: eid})
+		}
+	}
+	return out
+}
+
+func formatSources(list []source) string {
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = strconv.FormatInt(s.User, 10) + ":" + strconv.FormatInt(s.Event, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// inboxChange is one change of one reader's inbox.
+type inboxChange struct {
+	script *redis.Script
+	reader int64
+	args   []any
+}
+
+func addSource(reader, postID, author int64, s source, capEntries int) inboxChange {
+	return inboxChange{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries}}
+}
+
+func removeSource(reader, postID, author, user int64, event string) inboxChange {
+	return inboxChange{removeSourceScript, reader, []any{postID, user, event, author}}
+}
+
+func dropEntry(reader, postID int64) inboxChange {
+	return inboxChange{dropEntryScript, reader, []any{postID}}
+}
+
+// rebuildWaitLimit bounds how long a change waits for a running rebuild.
+const rebuildWaitLimit = 5 * time.Second
+
+// applyInbox runs changes, pipelined. A change that meets a running rebuild
+// waits for it and runs again, so it lands on the rebuilt inbox. It returns
+// how many changes found an inbox.
+func (e *Engine) applyInbox(ctx context.Context, changes []inboxChange) (int, error) {
+	applied := 0
+	deadline := time.Now().Add(rebuildWaitLimit)
+	for len(changes) > 0 {
+		pipe := e.redis.Pipeline()
+		cmds := make([]*redis.Cmd, len(changes))
+		for i, c := range changes {
+			keys := []string{e.keys.inbox(c.reader), e.keys.inboxSources(c.reader), e.keys.rebuildLock(c.reader)}
+			cmds[i] = c.script.EvalSha(ctx, pipe, keys, c.args...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return applied, err
+		}
+		var again []inboxChange
+		for i, cmd := range cmds {
+			n, err := cmd.Int()
+			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				n, err = changes[i].script.Run(ctx, e.redis, []string{e.keys.inbox(changes[i].reader), e.keys.inboxSources(changes[i].reader), e.keys.rebuildLock(changes[i].reader)}, changes[i].args...).Int()
+			}
+			switch {
+			case err != nil:
+				return applied, err
+			case n == inboxRebuilding:
+				again = append(again, changes[i])
+			case n == inboxDone:
+				applied++
+			}
+		}
+		if len(again) > 0 {
+			if time.Now().After(deadline) {
+				return applied, fmt.Errorf("%d inbox changes waited past %s for a rebuild", len(again), rebuildWaitLimit)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		changes = again
+	}
+	return applied, nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,73 @@
+package feed
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Read paths, the label of feed_reads_total.
+const (
+	readInbox        = "inbox"         // served from the inbox (and celebrities' outboxes)
+	readRebuild      = "rebuild"       // the inbox was missing and was rebuilt first
+	readPull         = "pull"          // pull mode: fan-in from MySQL
+	readPullFallback = "pull_fallback" // Redis failed: served from MySQL
+)
+
+// metrics are the engine's Prometheus metrics, in a registry of its own so
+// that several engines (tests) can live in one process.
+type metrics struct {
+	registry       *prometheus.Registry
+	reads          *prometheus.CounterVec
+	rebuilds       prometheus.Counter
+	dispatched     prometheus.Counter
+	fanoutTasks    prometheus.Counter
+	fanoutEntries  prometheus.Counter
+	outboxLag      prometheus.Gauge
+	outboxLagSecs  prometheus.Gauge
+	streamLag      prometheus.Gauge
+	streamPending  prometheus.Gauge
+	eventsHandled  *prometheus.CounterVec
+	handlerFailure prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		reads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_reads_total", Help: "Feed page reads by the path that served them.",
+		}, []string{"path"}),
+		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_inbox_rebuilds_total", Help: "Inboxes rebuilt from MySQL.",
+		}),
+		dispatched: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_outbox_dispatched_total", Help: "Outbox events moved to the fan-out stream.",
+		}),
+		fanoutTasks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_fanout_tasks_total", Help: "Fan-out tasks run (one per batch of followers).",
+		}),
+		fanoutEntries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_fanout_entries_total", Help: "Inbox changes applied by fan-out (to inboxes that exist).",
+		}),
+		outboxLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_outbox_lag_events", Help: "Committed outbox events not yet dispatched.",
+		}),
+		outboxLagSecs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_outbox_lag_seconds", Help: "Age of the oldest undispatched outbox event.",
+		}),
+		streamLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_stream_lag_entries", Help: "Stream entries the workers' group has not read yet.",
+		}),
+		streamPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_stream_pending_entries", Help: "Stream entries read but not yet acknowledged.",
+		}),
+		eventsHandled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_events_handled_total", Help: "Stream messages handled by kind.",
+		}, []string{"kind"}),
+		handlerFailure: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_event_failures_total", Help: "Stream messages whose handling failed (they are retried).",
+		}),
+	}
+	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
+		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure)
+	return m
+}
+
+// Registry is the registry of the engine's metrics, for /metrics.
+func (e *Engine) Registry() *prometheus.Registry { return e.metrics.registry }

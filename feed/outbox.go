@@ -1,0 +1,179 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// An author's outbox (see keys.outbox) holds their recent posts and
+// reposts. Readers merge the outboxes of the celebrities they follow at read
+// time. KEYS[1] outbox, KEYS[2] rebuild lock.
+
+// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3].
+var addOutboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local n = redis.call('ZCARD', KEYS[1]) - 1
+if n > tonumber(ARGV[3]) then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, n - tonumber(ARGV[3]))
+  local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
+  redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
+end
+return 1`)
+
+// removeOutboxScript takes member ARGV[1] out.
+var removeOutboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1`)
+
+// outboxItem is one post of an outbox: the post and the original it stands for.
+type outboxItem struct {
+	PostID     int64
+	OriginalID int64
+}
+
+func outboxMember(p *models.Post) string {
+	if p.RepostOfID != nil {
+		return fmt.Sprintf("%d:%d", p.ID, *p.RepostOfID)
+	}
+	return strconv.FormatInt(p.ID, 10)
+}
+
+func parseOutboxMember(m string) (outboxItem, error) {
+	post, orig, isRepost := strings.Cut(m, ":")
+	id, err := strconv.ParseInt(post, 10, 64)
+	if err != nil {
+		return outboxItem{}, err
+	}
+	item := outboxItem{PostID: id, OriginalID: id}
+	if isRepost {
+		if item.OriginalID, err = strconv.ParseInt(orig, 10, 64); err != nil {
+			return outboxItem{}, err
+		}
+	}
+	return item, nil
+}
+
+// changeOutbox runs an outbox script, waiting out a running rebuild.
+func (e *Engine) changeOutbox(ctx context.Context, script *redis.Script, author int64, args ...any) error {
+	keys := []string{e.keys.outbox(author), e.keys.outboxLock(author)}
+	for {
+		n, err := script.Run(ctx, e.redis, keys, args...).Int()
+		if err != nil || n != inboxRebuilding {
+			return err
+		}
+		if err := e.waitForUnlock(ctx, keys[1]); err != nil {
+			return err
+		}
+	}
+}
+
+// readOutbox reads up to limit of the author's posts beyond bound (rebuilding
+// a missing outbox), and the floor below which the outbox keeps nothing.
+func (e *Engine) readOutbox(ctx context.Context, author int64, older bool, bound int64, limit int) (floor int64, items []outboxItem, err error) {
+	if err := e.ensureOutbox(ctx, author); err != nil {
+		return 0, nil, err
+	}
+	key := e.keys.outbox(author)
+	pipe := e.redis.Pipeline()
+	marker := pipe.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-1", Max: "-1"})
+	pipe.PExpire(ctx, key, e.cfg.InboxTTL)
+	marks, _ := pipe.Exec(ctx)
+	_ = marks
+	if m, err := marker.Result(); err == nil && len(m) > 0 {
+		floor, _ = strconv.ParseInt(strings.TrimPrefix(m[0], "~"), 10, 64)
+	} else if err != nil {
+		return 0, nil, err
+	}
+	var members []string
+	if older {
+		members, err = e.redis.ZRevRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(floor, 10), Max: "(" + scoreArg(bound), Count: int64(limit)}).Result()
+	} else {
+		min := "(" + strconv.FormatInt(bound, 10)
+		if bound < floor {
+			min = strconv.FormatInt(floor, 10)
+		}
+		members, err = e.redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: min, Max: "+inf", Count: int64(limit)}).Result()
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, m := range members {
+		item, err := parseOutboxMember(m)
+		if err != nil {
+			return 0, nil, fmt.Errorf("outbox of %d holds %q", author, m)
+		}
+		items = append(items, item)
+	}
+	return floor, items, nil
+}
+
+// ensureOutbox rebuilds a missing outbox from MySQL, once across instances.
+func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
+	key, lock := e.keys.outbox(author), e.keys.outboxLock(author)
+	for {
+		n, err := e.redis.Exists(ctx, key).Result()
+		if err != nil || n == 1 {
+			return err
+		}
+		token := newToken()
+		got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
+		if err != nil {
+			return err
+		}
+		if got {
+			return e.rebuildOutbox(ctx, author, token)
+		}
+		if err := e.waitForUnlock(ctx, lock); err != nil {
+			return err
+		}
+	}
+}
+
+func (e *Engine) rebuildOutbox(ctx context.Context, author int64, token string) error {
+	key, lock := e.keys.outbox(author), e.keys.outboxLock(author)
+	defer e.redis.Del(context.WithoutCancel(ctx), lock)
+	posts, err := e.store.TimelinePage(ctx, author, store.Older, math.MaxInt64, e.cfg.InboxCap)
+	if err != nil {
+		return err
+	}
+	var floor int64
+	if len(posts) == e.cfg.InboxCap {
+		floor = posts[len(posts)-1].ID
+	}
+	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
+	for _, p := range posts {
+		members = append(members, redis.Z{Score: float64(p.ID), Member: outboxMember(p)})
+	}
+	tmp := key + ":tmp"
+	pipe := e.redis.TxPipeline()
+	pipe.Del(ctx, tmp)
+	pipe.ZAdd(ctx, tmp, members...)
+	pipe.PExpire(ctx, tmp, e.cfg.InboxTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	owner, err := e.redis.Get(ctx, lock).Result()
+	if err != nil || owner != token {
+		e.redis.Del(ctx, tmp)
+		return errors.Join(errors.New("outbox rebuild lost its lock"), err)
+	}
+	return e.redis.Rename(ctx, tmp, key).Err()
+}

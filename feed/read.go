@@ -1,0 +1,430 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// The read path of push and hybrid modes. A page is merged from the
+// reader's inbox and the outboxes of the celebrities they follow, over the
+// window those hold (keys at or above the highest of their floors); below
+// that window MySQL serves the rest, with the same cursor.
+//
+// Reads trust no stored entry blindly: each candidate's sources are checked
+// against MySQL (is the post live, is its source still followed) in one
+// batched query of each kind per page, so a post deleted or a followee
+// unfollowed a moment ago never shows, even before a worker has reached the
+// inbox. A stale source found this way is repaired in place, and a page that
+// a repair reorders is read again.
+
+// readMaxPasses bounds the re-reads after repairs.
+const readMaxPasses = 3
+
+// errRedis marks a failure of Redis, on which a read falls back to MySQL.
+type errRedis struct{ err error }
+
+func (e errRedis) Error() string { return "redis: " + e.err.Error() }
+func (e errRedis) Unwrap() error { return e.err }
+
+// reader holds what one feed request learns once and uses on every fetch.
+type reader struct {
+	id        int64
+	celebs    []int64 // followed celebrities, merged at read time
+	followees []int64 // loaded only when MySQL must serve part of the page
+	loaded    bool
+	rebuilt   bool
+}
+
+// newReader makes sure the reader has an inbox and finds the celebrities
+// they follow.
+func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
+	r := &reader{id: viewer}
+	rebuilt, err := e.ensureInbox(ctx, viewer)
+	if err != nil {
+		return nil, errRedis{err}
+	}
+	r.rebuilt = rebuilt
+	celebs, err := e.celebrityIDs(ctx)
+	if err != nil {
+		return nil, errRedis{err}
+	}
+	if len(celebs) > 0 {
+		followed, err := e.store.FollowedAmong(ctx, viewer, celebs)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range celebs {
+			if followed[c] {
+				r.celebs = append(r.celebs, c)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
+	if !r.loaded {
+		ids, err := e.store.FolloweeIDs(ctx, r.id)
+		if err != nil {
+			return nil, err
+		}
+		r.followees, r.loaded = ids, true
+	}
+	return r.followees, nil
+}
+
+// candidate is an original post seen while merging, with the sources that
+// may have brought it.
+type candidate struct {
+	post     int64
+	inInbox  bool
+	score    int64    // its inbox score
+	recorded []source // its inbox sources; User 0 stands for its author
+	celeb    []source // celebrity arrivals seen in outboxes
+}
+
+// fetchMerged reads up to limit entries beyond bound in direction dir:
+// from the cached window, and from MySQL below it.
+func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) ([]entry, error) {
+	var (
+		merged    []entry
+		window    int64
+		reordered bool
+		err       error
+	)
+	for pass := 1; pass == 1 || (reordered && pass <= readMaxPasses); pass++ {
+		if merged, window, reordered, err = e.mergePass(ctx, r, dir, bound, limit); err != nil {
+			return nil, err
+		}
+	}
+	if window == 0 || limit == 0 {
+		return merged, nil // MySQL has nothing older than the inbox holds
+	}
+	older := dir == store.Older
+	if older && len(merged) == limit {
+		return merged, nil
+	}
+	if !older && bound >= window {
+		return merged, nil
+	}
+	followees, err := r.allFollowees(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	if older {
+		rest, err := e.pullEntries(ctx, followees, dir, min(bound, window), limit-len(merged))
+		return append(merged, rest...), err
+	}
+	// Newer from below the window: MySQL's part first, then the window's.
+	below, err := e.pullEntries(ctx, followees, dir, bound, limit)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(below, func(en entry) bool { return en.Key >= window }); i >= 0 {
+		below = below[:i]
+	}
+	out := append(below, merged...)
+	return out[:min(len(out), limit)], nil
+}
+
+// mergePass is one attempt of fetchMerged; reordered says a repair moved an
+// entry into the range this pass already read, so it must be read again.
+func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) (out []entry, window int64, reordered bool, err error) {
+	older := dir == store.Older
+	start := bound
+	var emitted []entry
+	for len(emitted) < limit {
+		want := limit - len(emitted) + limit/2 + 4
+		page, err := e.readInbox(ctx, r.id, older, bound, want)
+		if errors.Is(err, errNoInbox) {
+			// Expired between reads: rebuild and read again.
+			if _, err := e.ensureInbox(ctx, r.id); err != nil {
+				return nil, 0, false, errRedis{err}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, 0, false, errRedis{err}
+		}
+		window = page.Floor
+		// edge is the far end of what every source has fully given: a
+		// source that filled its quota may hold more beyond its last item.
+		edge, full := int64(0), false
+		note := func(n int, last int64) {
+			if n < want {
+				return
+			}
+			if !full || (older && last > edge) || (!older && last < edge) {
+				edge = last
+			}
+			full = true
+		}
+		cands := map[int64]*candidate{}
+		get := func(id int64) *candidate {
+			c := cands[id]
+			if c == nil {
+				c = &candidate{post: id}
+				cands[id] = c
+			}
+			return c
+		}
+		var last int64
+		for _, it := range page.Items {
+			c := get(it.PostID)
+			c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
+			if c.recorded == nil {
+				c.recorded = []source{{User: 0, Event: it.PostID}}
+			}
+			last = it.Score
+		}
+		note(len(page.Items), last)
+		for _, celeb := range r.celebs {
+			floor, items, err := e.readOutbox(ctx, celeb, older, bound, want)
+			if err != nil {
+				return nil, 0, false, errRedis{err}
+			}
+			window = max(window, floor)
+			for _, it := range items {
+				c := get(it.OriginalID)
+				c.celeb = append(c.celeb, source{User: celeb, Event: it.PostID})
+				last = it.PostID
+			}
+			note(len(items), last)
+		}
+		positions, repairs, err := e.placeCandidates(ctx, r, cands, window)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if len(repairs) > 0 {
+			if _, err := e.applyInbox(ctx, repairs); err != nil {
+				return nil, 0, false, errRedis{err}
+			}
+		}
+		// The part of the window this round covered: up to edge, or all of
+		// it when every source ran dry.
+		lo, hi := window, bound
+		if !older {
+			lo, hi = bound, math.MaxInt64
+		}
+		if full {
+			if older {
+				lo = max(edge, window)
+			} else {
+				hi = edge
+			}
+		}
+		for id, en := range positions {
+			c, pos := cands[id], en.Key
+			if c.inInbox && pos != c.score && inRange(pos, start, bound, older) {
+				reordered = true // a repair moved it into what this pass already read
+			}
+			if pos >= window && ((older && pos < bound && pos >= lo) || (!older && pos > bound && pos <= hi)) {
+				emitted = append(emitted, en)
+			}
+		}
+		sortEntries(emitted, older)
+		if !full {
+			break // the window is read to its end
+		}
+		if older {
+			bound = lo
+		} else {
+			bound = hi
+		}
+	}
+	if len(emitted) > limit {
+		emitted = emitted[:limit]
+	}
+	return emitted, window, reordered, nil
+}
+
+// inRange says whether pos lies between start and the current bound, the
+// part of the feed a pass has already read.
+func inRange(pos, start, bound int64, older bool) bool {
+	if older {
+		return pos < start && pos >= bound
+	}
+	return pos > start && pos <= bound
+}
+
+func sortEntries(es []entry, older bool) {
+	slices.SortFunc(es, func(a, b entry) int {
+		if older {
+			return compare(b.Key, a.Key)
+		}
+		return compare(a.Key, b.Key)
+	})
+}
+
+func compare(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// placeCandidates finds each candidate's place in the reader's feed: its
+// earliest live arrival from a source the reader still follows. Candidates
+// that no longer belong get none. It also returns the inbox repairs that
+// take stale sources out.
+func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64]*candidate, window int64) (map[int64]entry, []inboxChange, error) {
+	positions := map[int64]entry{}
+	if len(cands) == 0 {
+		return positions, nil, nil
+	}
+	ids := make([]int64, 0, len(cands))
+	for id := range cands {
+		ids = append(ids, id)
+	}
+	// Celebrities' reposts of these posts that their outboxes did not show
+	// in this range: they may be earlier arrivals.
+	if len(r.celebs) > 0 {
+		reposts, err := e.store.Reposts(ctx, r.celebs, ids)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, rp := range reposts {
+			c := cands[*rp.RepostOfID]
+			c.celeb = append(c.celeb, source{User: rp.AuthorID, Event: rp.ID})
+		}
+	}
+	events := slices.Clone(ids)
+	for _, c := range cands {
+		for _, s := range c.recorded {
+			events = append(events, s.Event)
+		}
+		for _, s := range c.celeb {
+			events = append(events, s.Event)
+		}
+	}
+	posts, err := e.store.PostsByIDs(ctx, uniq(events))
+	if err != nil {
+		return nil, nil, err
+	}
+	live := map[int64]*models.Post{}
+	for _, p := range posts {
+		if !p.Deleted() {
+			live[p.ID] = p
+		}
+	}
+	var users []int64
+	for _, c := range cands {
+		if o := live[c.post]; o != nil {
+			users = append(users, o.AuthorID)
+		}
+		for _, s := range c.recorded {
+			users = append(users, s.User)
+		}
+	}
+	followed, err := e.store.FollowedAmong(ctx, r.id, uniq(users))
+	if err != nil {
+		return nil, nil, err
+	}
+	var repairs []inboxChange
+	var early []int64 // posts older than the window: MySQL places them
+	for id, c := range cands {
+		o := live[id]
+		if o == nil {
+			if c.inInbox {
+				repairs = append(repairs, dropEntry(r.id, id))
+			}
+			continue
+		}
+		if slices.Contains(r.celebs, o.AuthorID) {
+			c.celeb = append(c.celeb, source{User: o.AuthorID, Event: o.ID})
+		}
+		var valid []source
+		for _, s := range c.recorded {
+			if s.User == 0 {
+				s.User = o.AuthorID
+			}
+			if followed[s.User] && live[s.Event] != nil {
+				valid = append(valid, s)
+			} else {
+				repairs = append(repairs, removeSource(r.id, id, o.AuthorID, s.User, itoa(s.Event)))
+			}
+		}
+		for _, s := range c.celeb {
+			if live[s.Event] != nil {
+				valid = append(valid, s)
+			}
+		}
+		switch {
+		case id < window:
+			early = append(early, id)
+		case len(valid) > 0:
+			positions[id] = entryFromSources(id, valid)
+		}
+	}
+	if len(early) > 0 {
+		exact, err := e.exactPositions(ctx, r, early)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, en := range exact {
+			positions[en.PostID] = en
+		}
+	}
+	return positions, repairs, nil
+}
+
+// entryFromSources places a post at its earliest source; the others that
+// are reposts (every source but the post itself) are its reposters, most
+// recent first.
+func entryFromSources(post int64, sources []source) entry {
+	slices.SortFunc(sources, func(a, b source) int { return compare(b.Event, a.Event) })
+	sources = slices.CompactFunc(sources, func(a, b source) bool { return a.Event == b.Event })
+	en := entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
+	for _, s := range sources {
+		if s.Event != post && len(en.Reposters) < MaxReposters {
+			en.Reposters = append(en.Reposters, s.User)
+		}
+	}
+	return en
+}
+
+// exactPositions places posts from MySQL alone: the post itself when its
+// author is followed, else its first live repost by a followee.
+func (e *Engine) exactPositions(ctx context.Context, r *reader, ids []int64) ([]entry, error) {
+	followees, err := r.allFollowees(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	followed := make(map[int64]bool, len(followees))
+	for _, f := range followees {
+		followed[f] = true
+	}
+	posts, err := e.store.PostsByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []entry
+	var reposted []int64
+	for _, p := range posts {
+		switch {
+		case p.Deleted():
+		case followed[p.AuthorID]:
+			out = append(out, entry{Key: p.ID, PostID: p.ID})
+		default:
+			reposted = append(reposted, p.ID)
+		}
+	}
+	first, err := e.store.FirstReposts(ctx, followees, reposted)
+	for id, pos := range first {
+		out = append(out, entry{Key: pos, PostID: id})
+	}
+	return out, err
+}
+
+func uniq(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}

@@ -1,0 +1,146 @@
+package feed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/store"
+)
+
+// rebuildLockTTL bounds a rebuild: a crashed rebuilder frees the lock then.
+const rebuildLockTTL = 10 * time.Second
+
+// errRebuildTimeout is returned when a rebuild by someone else took too long.
+var errRebuildTimeout = errors.New("timed out waiting for an inbox rebuild")
+
+// ensureInbox makes sure the reader has an inbox. A missing one is rebuilt
+// from MySQL into temporary keys and swapped in atomically, so no reader
+// sees half a feed; concurrent callers, on any instance, wait for the one
+// rebuild. It reports whether this call rebuilt it.
+func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
+	lock := e.keys.rebuildLock(reader)
+	for {
+		n, err := e.redis.Exists(ctx, e.keys.inbox(reader)).Result()
+		if err != nil || n == 1 {
+			return false, err
+		}
+		token := newToken()
+		got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
+		if err != nil {
+			return false, err
+		}
+		if got {
+			return true, e.rebuildInbox(ctx, reader, token)
+		}
+		if err := e.waitForUnlock(ctx, lock); err != nil {
+			return false, err
+		}
+	}
+}
+
+// waitForUnlock polls until lock is gone, within rebuildLockTTL.
+func (e *Engine) waitForUnlock(ctx context.Context, lock string) error {
+	deadline := time.Now().Add(rebuildLockTTL)
+	for time.Now().Before(deadline) {
+		n, err := e.redis.Exists(ctx, lock).Result()
+		if err != nil || n == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return errRebuildTimeout
+}
+
+// rebuildInbox pulls the reader's newest InboxCap entries from MySQL, with
+// their sources, and swaps them in as the inbox.
+func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) error {
+	defer e.redis.Del(context.WithoutCancel(ctx), e.keys.rebuildLock(reader)) // after a failure; the swap deletes it on success
+	followees, err := e.store.FolloweeIDs(ctx, reader)
+	if err != nil {
+		return err
+	}
+	entries, err := e.pullEntries(ctx, followees, store.Older, math.MaxInt64, e.cfg.InboxCap)
+	if err != nil {
+		return err
+	}
+	var floor int64
+	if len(entries) == e.cfg.InboxCap {
+		floor = entries[len(entries)-1].Key
+	}
+	sources, err := e.entrySources(ctx, followees, entries)
+	if err != nil {
+		return err
+	}
+	tmp, tmpSrc := e.keys.inboxTemp(reader), e.keys.inboxSourcesTemp(reader)
+	pipe := e.redis.TxPipeline()
+	pipe.Del(ctx, tmp, tmpSrc)
+	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
+	for _, en := range entries {
+		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
+	}
+	pipe.ZAdd(ctx, tmp, members...)
+	for id, list := range sources {
+		pipe.HSet(ctx, tmpSrc, id, formatSources(list))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	keys := []string{tmp, tmpSrc, e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader)}
+	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds()).Err(); err != nil {
+		return err
+	}
+	e.metrics.rebuilds.Inc()
+	return nil
+}
+
+// entrySources lists the sources of the entries that did not come from
+// their author alone: the followed author at the post's id, and each
+// followee's live repost.
+func (e *Engine) entrySources(ctx context.Context, followees []int64, entries []entry) (map[int64][]source, error) {
+	out := map[int64][]source{}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, len(entries))
+	for i, en := range entries {
+		ids[i] = en.PostID
+	}
+	reposts, err := e.store.Reposts(ctx, followees, ids)
+	if err != nil || len(reposts) == 0 {
+		return out, err
+	}
+	originals, err := e.Posts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	followed := make(map[int64]bool, len(followees))
+	for _, id := range followees {
+		followed[id] = true
+	}
+	for _, o := range originals {
+		if o != nil && followed[o.AuthorID] {
+			out[o.ID] = []source{{User: o.AuthorID, Event: o.ID}}
+		}
+	}
+	for _, r := range reposts {
+		out[*r.RepostOfID] = append(out[*r.RepostOfID], source{User: r.AuthorID, Event: r.ID})
+	}
+	return out, nil
+}
+
+func newToken() string {
+	buf := make([]byte, 12)
+	rand.Read(buf)
+	return hex.EncodeToString(buf)
+}
