@@ -41,6 +41,8 @@ local function gate()
   if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
   return 0
 end
+-- Ids stay strings whenever they go back to Redis: Lua would print a
+-- number with 14 digits, and ids have 15 or more.
 local function floor()
   local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
   if #m == 0 then return 0 end
@@ -70,17 +72,17 @@ local function store(o, author, list, fl)
     redis.call('HDEL', KEYS[2], o)
     return
   end
-  local pos = nil
+  local pos, first = nil, nil
   for _, s in ipairs(list) do
     local e = tonumber(s[2])
-    if pos == nil or e < pos then pos = e end
+    if pos == nil or e < pos then pos, first = e, s[2] end
   end
   if pos < fl then
     redis.call('ZREM', KEYS[1], o)
     redis.call('HDEL', KEYS[2], o)
     return
   end
-  redis.call('ZADD', KEYS[1], pos, o)
+  redis.call('ZADD', KEYS[1], first, o)
   if #list == 1 and list[1][1] == author and list[1][2] == o then
     redis.call('HDEL', KEYS[2], o)
   else
@@ -146,14 +148,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
-local fl = 0
-if #m > 0 then fl = tonumber(string.sub(m[1], 2)) end
+local fl = '0'
+if #m > 0 then fl = string.sub(m[1], 2) end
 local items
 if ARGV[1] == 'older' then
   items = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], fl, 'WITHSCORES', 'LIMIT', 0, ARGV[3])
 else
   local min = '(' .. ARGV[2]
-  if tonumber(ARGV[2]) < fl then min = fl end
+  if tonumber(ARGV[2]) < tonumber(fl) then min = fl end
   items = redis.call('ZRANGEBYSCORE', KEYS[1], min, '+inf', 'WITHSCORES', 'LIMIT', 0, ARGV[3])
 end
 local srcs = {}
@@ -162,7 +164,7 @@ if #items > 0 then
   for i = 1, #items, 2 do members[#members + 1] = items[i] end
   srcs = redis.call('HMGET', KEYS[2], unpack(members))
 end
-return {tostring(fl), items, srcs}`)
+return {fl, items, srcs}`)
 
 // swapInboxScript replaces the inbox with a rebuilt one, if the rebuild
 // still holds the lock (token ARGV[1]); KEYS: temp inbox, temp sources,

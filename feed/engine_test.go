@@ -1,0 +1,197 @@
+package feed
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv"
+	"feedservice/store"
+)
+
+// testEngine is an engine on its own MariaDB database and Redis key prefix.
+type testEngine struct {
+	*Engine
+	t      testing.TB
+	cancel context.CancelFunc
+}
+
+// newTestEngine starts an engine on real MariaDB and Redis with tiny
+// defaults (so that every path is taken) that change can adjust. Its
+// workers and dispatcher run unless change sets FanoutWorkers to 0 or
+// Dispatch to false.
+func newTestEngine(t testing.TB, change ...func(*Config)) *testEngine {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := testenv.Redis(t)
+	return startTestEngine(t, st, rdb, prefix, change...)
+}
+
+// startTestEngine starts an engine on an existing store and Redis prefix,
+// as a second instance or after a restart.
+func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, change ...func(*Config)) *testEngine {
+	t.Helper()
+	cfg := Config{
+		KeyPrefix:          prefix,
+		TokenSecret:        []byte(strings.Repeat("s", 32)),
+		BcryptCost:         4,
+		NodeID:             -1,
+		Mode:               ModeHybrid,
+		CelebrityFollowers: 3,
+		InboxCap:           5,
+		InboxTTL:           time.Hour,
+		FanoutBatchSize:    2,
+		FanoutWorkers:      2,
+		Dispatch:           true,
+	}
+	for _, c := range change {
+		c(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	e, err := New(ctx, cfg, st, rdb, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	e.Start(ctx)
+	te := &testEngine{Engine: e, t: t, cancel: cancel}
+	t.Cleanup(te.stop)
+	return te
+}
+
+// stop ends the engine's workers and waits for them.
+func (te *testEngine) stop() {
+	te.cancel()
+	te.Wait()
+}
+
+type testLogWriter struct{ t testing.TB }
+
+func (w testLogWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+// settle waits for every committed change to be fanned out.
+func (te *testEngine) settle() {
+	te.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := te.Settle(ctx); err != nil {
+		te.t.Fatalf("settle: %v", err)
+	}
+}
+
+// user signs up a user and returns their id.
+func (te *testEngine) user(name string) int64 {
+	te.t.Helper()
+	auth, err := te.SignUp(context.Background(), name, "password-"+name, nil)
+	if err != nil {
+		te.t.Fatalf("sign up %s: %v", name, err)
+	}
+	return auth.User.ID
+}
+
+func (te *testEngine) follow(follower, followee int64) {
+	te.t.Helper()
+	if _, err := te.Follow(context.Background(), follower, followee); err != nil {
+		te.t.Fatalf("follow: %v", err)
+	}
+}
+
+func (te *testEngine) unfollow(follower, followee int64) {
+	te.t.Helper()
+	if _, err := te.Unfollow(context.Background(), follower, followee); err != nil {
+		te.t.Fatalf("unfollow: %v", err)
+	}
+}
+
+func (te *testEngine) post(author int64, body string) int64 {
+	te.t.Helper()
+	p, err := te.CreatePost(context.Background(), author, body)
+	if err != nil {
+		te.t.Fatalf("post: %v", err)
+	}
+	return p.ID
+}
+
+func (te *testEngine) repost(user, post int64) int64 {
+	te.t.Helper()
+	p, err := te.Repost(context.Background(), user, post)
+	if err != nil {
+		te.t.Fatalf("repost: %v", err)
+	}
+	return p.ID
+}
+
+func (te *testEngine) deletePost(user, post int64) {
+	te.t.Helper()
+	if err := te.DeletePost(context.Background(), user, post); err != nil {
+		te.t.Fatalf("delete: %v", err)
+	}
+}
+
+// feedItem is one entry of a feed read through the engine.
+type feedItem struct {
+	Post      int64
+	Reposters []int64
+	Key       int64
+}
+
+// readFeed reads the reader's whole feed, pageSize entries a page.
+func (te *testEngine) readFeed(reader int64, pageSize int) []feedItem {
+	te.t.Helper()
+	var out []feedItem
+	var after *string
+	for {
+		conn, err := te.Feed(context.Background(), reader, PageArgs{First: &pageSize, After: after})
+		if err != nil {
+			te.t.Fatalf("feed of %d: %v", reader, err)
+		}
+		for _, edge := range conn.Edges {
+			key, _ := decodeCursor(cursorFeed, edge.Cursor)
+			out = append(out, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
+		}
+		if !conn.PageInfo.HasNextPage {
+			return out
+		}
+		after = conn.PageInfo.EndCursor
+	}
+}
+
+// pulledFeed is the reader's whole feed computed from MySQL alone: the
+// truth every mode must agree with.
+func (te *testEngine) pulledFeed(reader int64) []feedItem {
+	te.t.Helper()
+	ctx := context.Background()
+	followees, err := te.store.FolloweeIDs(ctx, reader)
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	entries, err := te.pullEntries(ctx, followees, store.Older, 1<<62, 1<<20)
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	if err := te.addReposters(ctx, followees, entries); err != nil {
+		te.t.Fatal(err)
+	}
+	out := make([]feedItem, len(entries))
+	for i, en := range entries {
+		out[i] = feedItem{Post: en.PostID, Reposters: en.Reposters, Key: en.Key}
+	}
+	return out
+}
+
