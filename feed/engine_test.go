@@ -83,7 +83,10 @@ func (te *testEngine) stop() {
 
 type testLogWriter struct{ t testing.TB }
 
-func (w testLogWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // settle waits for every committed change to be fanned out.
 func (te *testEngine) settle() {
@@ -194,4 +197,3 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	}
 	return out
 }
-
