@@ -1,0 +1,281 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv"
+	"feedservice/store"
+)
+
+// refModel is the plain reference of what every feed must be: it keeps the
+// operations' effects in maps and computes a feed by looking at everything.
+type refModel struct {
+	follows map[int64]map[int64]bool // follower -> followees
+	posts   map[int64]*refPost
+}
+
+type refPost struct {
+	id, author, repostOf int64
+	deleted              bool
+}
+
+func newRefModel() *refModel {
+	return &refModel{follows: map[int64]map[int64]bool{}, posts: map[int64]*refPost{}}
+}
+
+func (m *refModel) follow(a, b int64) {
+	if m.follows[a] == nil {
+		m.follows[a] = map[int64]bool{}
+	}
+	m.follows[a][b] = true
+}
+
+func (m *refModel) unfollow(a, b int64) { delete(m.follows[a], b) }
+
+// feed is user's whole feed: each live original that a followee wrote or
+// reposted (live), at its earliest such arrival, newest first, with the
+// reposting followees most recent first.
+func (m *refModel) feed(user int64) []feedItem {
+	followed := m.follows[user]
+	var out []feedItem
+	for _, o := range m.posts {
+		if o.repostOf != 0 || o.deleted {
+			continue
+		}
+		pos := int64(0)
+		if followed[o.author] {
+			pos = o.id
+		}
+		var reposts []*refPost
+		for _, r := range m.posts {
+			if r.repostOf == o.id && !r.deleted && followed[r.author] {
+				reposts = append(reposts, r)
+				if pos == 0 || r.id < pos {
+					pos = r.id
+				}
+			}
+		}
+		if pos == 0 {
+			continue
+		}
+		slices.SortFunc(reposts, func(a, b *refPost) int { return compare(b.id, a.id) })
+		reposters := []int64{}
+		for _, r := range reposts[:min(len(reposts), MaxReposters)] {
+			reposters = append(reposters, r.author)
+		}
+		out = append(out, feedItem{Post: o.id, Reposters: reposters, Key: pos})
+	}
+	slices.SortFunc(out, func(a, b feedItem) int { return compare(b.Key, a.Key) })
+	return out
+}
+
+// modelSteps is how many random operations each mode runs: bounded in the
+// test command, long under `make soak` (MODEL_STEPS).
+func modelSteps() int {
+	if n, err := strconv.Atoi(os.Getenv("MODEL_STEPS")); err == nil && n > 0 {
+		return n
+	}
+	return 250
+}
+
+func modelSeed(t *testing.T) uint64 {
+	if s, err := strconv.ParseUint(os.Getenv("MODEL_SEED"), 10, 64); err == nil {
+		return s
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// TestEngineMatchesModel runs random sequences of sign-ups, follows,
+// unfollows, removed followers, posts, reposts, deletes and reads, mixed
+// with inbox expiry, a flush of all Redis keys, a worker dying mid-task and
+// engine restarts, in every mode; after the workers settle, every user's
+// whole feed, paged both ways, equals the reference model's.
+func TestEngineMatchesModel(t *testing.T) {
+	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			seed := modelSeed(t)
+			t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
+			defer func() {
+				if t.Failed() {
+					t.Logf("failed with MODEL_SEED=%d", seed)
+				}
+			}()
+			runModel(t, mode, rand.New(rand.NewPCG(seed, seed>>1)), modelSteps())
+		})
+	}
+}
+
+func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
+	ctx := context.Background()
+	claimAfter := fanoutClaimAfter
+	fanoutClaimAfter = 200 * time.Millisecond
+	t.Cleanup(func() { fanoutClaimAfter = claimAfter })
+
+	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := testenv.Redis(t)
+	setup := func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
+	te := startTestEngine(t, st, rdb, prefix, setup)
+
+	model := newRefModel()
+	var users, posts []int64
+	for i := range 24 {
+		users = append(users, te.user(fmt.Sprintf("m%02d", i)))
+	}
+	pick := func(list []int64) int64 { return list[rng.IntN(len(list))] }
+	star := users[0] // followed by many: crosses the celebrity threshold
+	for step := range steps {
+		u := pick(users)
+		switch op := rng.IntN(100); {
+		case op < 22:
+			v := pick(users)
+			if rng.IntN(3) == 0 {
+				v = star
+			}
+			if u != v {
+				te.follow(u, v)
+				model.follow(u, v)
+			}
+		case op < 30:
+			v := pick(users)
+			te.unfollow(u, v)
+			model.unfollow(u, v)
+		case op < 34:
+			v := pick(users)
+			if _, err := te.RemoveFollower(ctx, u, v); err != nil {
+				t.Fatal(err)
+			}
+			model.unfollow(v, u)
+		case op < 56:
+			id := te.post(u, "step "+strconv.Itoa(step))
+			posts = append(posts, id)
+			model.posts[id] = &refPost{id: id, author: u}
+		case op < 70 && len(posts) > 0:
+			target := model.posts[pick(posts)]
+			if target.deleted || (target.repostOf != 0 && model.posts[target.repostOf].deleted) {
+				continue
+			}
+			id := te.repost(u, target.id)
+			if model.posts[id] == nil {
+				original := target.id
+				if target.repostOf != 0 {
+					original = target.repostOf
+				}
+				posts = append(posts, id)
+				model.posts[id] = &refPost{id: id, author: u, repostOf: original}
+			}
+		case op < 78 && len(posts) > 0:
+			p := model.posts[pick(posts)]
+			te.deletePost(p.author, p.id)
+			p.deleted = true
+		case op < 88:
+			// A read in the middle of everything: it must not fail, and it
+			// makes the reader active (an inbox exists from now on).
+			size := 1 + rng.IntN(6)
+			if _, err := te.Feed(ctx, u, PageArgs{First: &size}); err != nil {
+				t.Fatalf("step %d: read: %v", step, err)
+			}
+		case op < 91:
+			rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u)) // the inbox expires
+		case op < 93:
+			flushPrefix(t, rdb, prefix) // Redis loses everything
+		case op < 96:
+			stealMessage(t, te) // a worker takes a message and dies
+		case op < 98:
+			te.stop() // the server restarts
+			te = startTestEngine(t, st, rdb, prefix, setup)
+		default:
+			te.settle()
+			checkAgainstModel(t, te, model, users, rng, step)
+		}
+	}
+	te.settle()
+	checkAgainstModel(t, te, model, users, rng, steps)
+}
+
+// checkAgainstModel reads every user's whole feed, forward and backward,
+// with random page sizes, and compares it with the model's.
+func checkAgainstModel(t *testing.T, te *testEngine, model *refModel, users []int64, rng *rand.Rand, step int) {
+	t.Helper()
+	for _, u := range users {
+		want := model.feed(u)
+		forward := te.readFeed(u, 1+rng.IntN(7))
+		if !slices.EqualFunc(forward, want, feedItemEqual) {
+			t.Fatalf("step %d: feed of %d (forward):\n got %v\nwant %v", step, u, forward, want)
+		}
+		backward := te.readFeedBackward(u, 1+rng.IntN(7))
+		if !slices.EqualFunc(backward, want, feedItemEqual) {
+			t.Fatalf("step %d: feed of %d (backward):\n got %v\nwant %v", step, u, backward, want)
+		}
+	}
+}
+
+// readFeedBackward reads the reader's whole feed with last/before from the
+// oldest end, and returns it newest first.
+func (te *testEngine) readFeedBackward(reader int64, pageSize int) []feedItem {
+	te.t.Helper()
+	var pages [][]feedItem
+	var before *string
+	for {
+		conn, err := te.Feed(context.Background(), reader, PageArgs{Last: &pageSize, Before: before})
+		if err != nil {
+			te.t.Fatalf("feed of %d: %v", reader, err)
+		}
+		var page []feedItem
+		for _, edge := range conn.Edges {
+			key, _ := decodeCursor(cursorFeed, edge.Cursor)
+			page = append(page, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
+		}
+		pages = append(pages, page)
+		if !conn.PageInfo.HasPreviousPage {
+			break
+		}
+		before = conn.PageInfo.StartCursor
+	}
+	var out []feedItem
+	for i := len(pages) - 1; i >= 0; i-- {
+		out = append(out, pages[i]...)
+	}
+	return out
+}
+
+// flushPrefix deletes every key of the test's prefix: what FLUSHALL does to
+// this engine, without touching other tests' keys on the shared Redis.
+func flushPrefix(t *testing.T, rdb redis.UniversalClient, prefix string) {
+	ctx := context.Background()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		rdb.Del(ctx, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stealMessage reads one fan-out message as a consumer that then dies
+// without acknowledging it; a live worker must claim and handle it.
+func stealMessage(t *testing.T, te *testEngine) {
+	ctx := context.Background()
+	te.ensureGroup(ctx)
+	_, err := te.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: fanoutGroup, Consumer: "dead-worker", Streams: []string{te.keys.stream(), ">"}, Count: 1, Block: -1,
+	}).Result()
+	if err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+}
