@@ -22,6 +22,7 @@ type app struct {
 	store   *store.Store
 	redis   redis.UniversalClient
 	engine  *feed.Engine
+	sockets socketCounts
 	closers []func()
 }
 

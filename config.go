@@ -22,9 +22,13 @@ const (
 	ShutdownGrace = 20 * time.Second
 	// WebsocketInitTimeout is how long a websocket may wait before connection_init.
 	WebsocketInitTimeout = 10 * time.Second
-	// WebsocketPingInterval is how often the server pings a websocket client;
-	// a client silent for twice that is dropped.
-	WebsocketPingInterval = 20 * time.Second
+	// DefaultWebsocketPing is how often the server pings a websocket client
+	// by default; a client silent for twice that is dropped.
+	DefaultWebsocketPing = 20 * time.Second
+	// MaxSubscriptionsPerConnection caps the live subscriptions of one websocket.
+	MaxSubscriptionsPerConnection = 10
+	// MaxConnectionsPerUser caps one user's websockets on one instance.
+	MaxConnectionsPerUser = 10
 	// QueryCacheSize is how many parsed documents the server keeps.
 	QueryCacheSize = 1000
 	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
@@ -56,6 +60,7 @@ type config struct {
 	FanoutBatch        int
 	FanoutWorkers      int
 	Dispatch           bool
+	WebsocketPing      time.Duration
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -87,6 +92,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -148,7 +154,7 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch}
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing}
 }
 
 func env(name, def string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -50,10 +51,12 @@ func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
-		Implementation:   gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins)},
-		InitFunc:         a.websocketInit,
-		InitTimeout:      WebsocketInitTimeout,
-		PingPongInterval: WebsocketPingInterval,
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins)},
+		InitFunc:              a.websocketInit,
+		CloseFunc:             a.websocketClosed,
+		InitTimeout:           WebsocketInitTimeout,
+		PingPongInterval:      a.cfg.WebsocketPing, // graphql-transport-ws
+		KeepAlivePingInterval: a.cfg.WebsocketPing, // legacy graphql-ws "ka"
 	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -63,7 +66,9 @@ func (a *app) graphqlHandler() http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(refuseBadToken{})
-	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	// Loaders per response: a query's fields share one set, and each event
+	// of a long-lived subscription gets fresh ones instead of stale data.
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx))))
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
@@ -84,21 +89,75 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// Websocket close codes of graphql-ws (graphql-transport-ws); the legacy
+// protocol gets the same codes after its connection_error message.
+const (
+	closeUnauthorized    = 4401 // connection_init without a token
+	closeForbidden       = 4403 // a malformed, forged or expired token
+	closeTooManyRequests = 4429 // the user holds MaxConnectionsPerUser already
+)
+
 // websocketInit reads the bearer token from connection_init's payload
-// ({"Authorization": "Bearer <token>"}); a bad one refuses the connection.
+// ({"Authorization": "Bearer <token>"}). Every subscription needs a viewer,
+// so a missing token closes the socket with 4401 and a bad one with 4403.
 func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	header := payload.Authorization()
 	if header == "" {
 		header = payload.GetString("authorization")
 	}
+	refuse := func(code int, reason string, err error) (context.Context, *transport.InitPayload, error) {
+		ctx = transport.WithWebsocketCloseCode(ctx, code)
+		return transport.AppendCloseReason(ctx, reason), nil, err
+	}
+	if header == "" {
+		return refuse(closeUnauthorized, "Unauthorized", feed.ErrUnauthenticated)
+	}
 	id, err := a.engine.ViewerFromHeader(header)
 	if err != nil {
-		return ctx, nil, err
+		return refuse(closeForbidden, "Forbidden", err)
 	}
-	if id != 0 {
-		ctx = feed.WithViewer(ctx, id)
+	if !a.sockets.open(id) {
+		return refuse(closeTooManyRequests, "Too many connections", feed.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
 	}
-	return ctx, nil, nil
+	ctx = feed.WithViewer(ctx, id)
+	ctx = context.WithValue(ctx, socketOwnerKey{}, id)
+	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
+}
+
+// websocketClosed frees the connection's place in its user's count.
+func (a *app) websocketClosed(ctx context.Context, _ int) {
+	if id, ok := ctx.Value(socketOwnerKey{}).(int64); ok {
+		a.sockets.close(id)
+	}
+}
+
+type socketOwnerKey struct{}
+
+// socketCounts counts each user's open websockets on this instance.
+type socketCounts struct {
+	mu     sync.Mutex
+	byUser map[int64]int
+}
+
+func (s *socketCounts) open(user int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byUser == nil {
+		s.byUser = map[int64]int{}
+	}
+	if s.byUser[user] >= MaxConnectionsPerUser {
+		return false
+	}
+	s.byUser[user]++
+	return true
+}
+
+func (s *socketCounts) close(user int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byUser[user]--; s.byUser[user] <= 0 {
+		delete(s.byUser, user)
+	}
 }
 
 // refuseBadToken fails every operation of a request whose token was refused,

@@ -69,11 +69,16 @@ func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
 		return err
 	}
 	if u.FollowerCount >= e.cfg.CelebrityFollowers {
-		return e.redis.SAdd(ctx, e.keys.celebrities(), user).Err()
+		added, err := e.redis.SAdd(ctx, e.keys.celebrities(), user).Result()
+		if added == 1 {
+			e.publish(ctx, e.keys.celebritiesChannel(), "change")
+		}
+		return err
 	}
 	removed, err := e.redis.SRem(ctx, e.keys.celebrities(), user).Result()
 	if err != nil || removed == 0 {
 		return err
 	}
+	e.publish(ctx, e.keys.celebritiesChannel(), "change")
 	return e.fanout(ctx, task{Op: opBackfill, User: user})
 }

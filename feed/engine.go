@@ -28,6 +28,7 @@ type Engine struct {
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
+	hub      *hub // live subscriptions; set by Start
 
 	decoyOnce sync.Once
 	decoy     string // a password hash no password matches, for unknown users

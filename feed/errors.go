@@ -55,5 +55,5 @@ func CodeOf(err error) Code {
 	return CodeInternal
 }
 
-// ErrLiveUpdatesUnavailable answers subscriptions until live red dots exist.
-var ErrLiveUpdatesUnavailable = newError(CodeInternal, "live subscriptions are not available in this version of the server; poll feed.unreadCount instead")
+// RateLimited is a RATE_LIMITED error.
+func RateLimited(format string, args ...any) error { return newError(CodeRateLimited, format, args...) }

@@ -55,6 +55,8 @@ type task struct {
 
 // Start runs the dispatcher and the fan-out workers until ctx ends.
 func (e *Engine) Start(ctx context.Context) {
+	e.hub = newHub(ctx, e)
+	e.goRun(ctx, e.hub.run)
 	if e.cfg.Dispatch {
 		e.goRun(ctx, e.runDispatcher)
 	}
@@ -189,12 +191,15 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if err := e.changeOutbox(ctx, addOutboxScript, p.AuthorID, outboxMember(p), p.ID, e.cfg.InboxCap); err != nil {
 		return err
 	}
-	if e.cfg.Mode == ModePull {
-		return nil
-	}
 	original, err := e.livePost(ctx, p.OriginalID())
 	if err != nil {
 		return ignoreNotFound(err)
+	}
+	// Readers of authors whose posts are not fanned out hear of them on the
+	// author's channel.
+	e.publish(ctx, e.keys.authorChannel(p.AuthorID), addMessage(original.ID, p.ID))
+	if e.cfg.Mode == ModePull {
+		return nil
 	}
 	if celeb, err := e.isCelebrity(ctx, p.AuthorID); err != nil || celeb {
 		return err
@@ -213,6 +218,7 @@ func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 	if err := e.changeOutbox(ctx, removeOutboxScript, ev.AuthorID, member); err != nil {
 		return err
 	}
+	e.publish(ctx, e.keys.authorChannel(ev.AuthorID), "change")
 	if e.cfg.Mode == ModePull {
 		return nil
 	}

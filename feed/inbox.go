@@ -66,20 +66,19 @@ local function sources(o, author)
 end
 -- store writes entry o with its sources; an entry whose first arrival is
 -- below the floor leaves the inbox (MySQL serves that part of the feed).
+-- It tells the reader's channel (ARGV[1]) what changed: "add <post> <key>"
+-- for an entry that entered, "change" for one that moved or left.
 local function store(o, author, list, fl)
-  if #list == 0 then
-    redis.call('ZREM', KEYS[1], o)
-    redis.call('HDEL', KEYS[2], o)
-    return
-  end
+  local before = redis.call('ZSCORE', KEYS[1], o)
   local pos, first = nil, nil
   for _, s in ipairs(list) do
     local e = tonumber(s[2])
     if pos == nil or e < pos then pos, first = e, s[2] end
   end
-  if pos < fl then
+  if pos == nil or pos < fl then
     redis.call('ZREM', KEYS[1], o)
     redis.call('HDEL', KEYS[2], o)
+    if before then redis.call('PUBLISH', ARGV[1], 'change') end
     return
   end
   redis.call('ZADD', KEYS[1], first, o)
@@ -91,6 +90,11 @@ local function store(o, author, list, fl)
     redis.call('HSET', KEYS[2], o, table.concat(parts, ','))
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  end
+  if not before then
+    redis.call('PUBLISH', ARGV[1], 'add ' .. o .. ' ' .. first)
+  elseif tonumber(before) ~= pos then
+    redis.call('PUBLISH', ARGV[1], 'change')
   end
 end
 local function trim(cap)
@@ -104,27 +108,27 @@ local function trim(cap)
 end
 `
 
-// addSourceScript records that ARGV[2] brought entry ARGV[1] (author
-// ARGV[4]) with event ARGV[3], and trims the inbox to ARGV[5] entries.
-// Recording a source twice changes nothing.
+// addSourceScript records that ARGV[3] brought entry ARGV[2] (author
+// ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries.
+// Recording a source twice changes nothing. ARGV[1] is the reader's channel.
 var addSourceScript = redis.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
-local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local list = sources(o, author)
 for _, s in ipairs(list) do
   if s[1] == u and s[2] == e then return 1 end
 end
 list[#list + 1] = {u, e}
 store(o, author, list, floor())
-trim(tonumber(ARGV[5]))
+trim(tonumber(ARGV[6]))
 return 1`)
 
-// removeSourceScript takes user ARGV[2]'s arrivals out of entry ARGV[1]
-// (author ARGV[4]): the one with event ARGV[3], or all of them for "*".
+// removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
+// (author ARGV[5]): the one with event ARGV[4], or all of them for "*".
 // The entry moves to its next arrival, or leaves when none is left.
 var removeSourceScript = redis.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
-local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
 local kept = {}
 for _, s in ipairs(sources(o, author)) do
@@ -133,11 +137,13 @@ end
 store(o, author, kept, floor())
 return 1`)
 
-// dropEntryScript takes entry ARGV[1] out (its post was deleted).
+// dropEntryScript takes entry ARGV[2] out (its post was deleted).
 var dropEntryScript = redis.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
+if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  redis.call('PUBLISH', ARGV[1], 'change')
+end
 return 1`)
 
 // readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
@@ -282,6 +288,15 @@ func dropEntry(reader, postID int64) inboxChange {
 	return inboxChange{dropEntryScript, reader, []any{postID}}
 }
 
+func (e *Engine) inboxKeys(reader int64) []string {
+	return []string{e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader)}
+}
+
+// inboxArgs are a change's script arguments, after the reader's channel.
+func (e *Engine) inboxArgs(c inboxChange) []any {
+	return append([]any{e.keys.readerChannel(c.reader)}, c.args...)
+}
+
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
 const rebuildWaitLimit = 5 * time.Second
 
@@ -295,8 +310,7 @@ func (e *Engine) applyInbox(ctx context.Context, changes []inboxChange) (int, er
 		pipe := e.redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			keys := []string{e.keys.inbox(c.reader), e.keys.inboxSources(c.reader), e.keys.rebuildLock(c.reader)}
-			cmds[i] = c.script.EvalSha(ctx, pipe, keys, c.args...)
+			cmds[i] = c.script.EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return applied, err
@@ -305,7 +319,7 @@ func (e *Engine) applyInbox(ctx context.Context, changes []inboxChange) (int, er
 		for i, cmd := range cmds {
 			n, err := cmd.Int()
 			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				n, err = changes[i].script.Run(ctx, e.redis, []string{e.keys.inbox(changes[i].reader), e.keys.inboxSources(changes[i].reader), e.keys.rebuildLock(changes[i].reader)}, changes[i].args...).Int()
+				n, err = changes[i].script.Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
 			}
 			switch {
 			case err != nil:

@@ -54,6 +54,22 @@ func (k keys) stream() string { return k.prefix + "fanout" }
 // dispatcherLease is held by the one instance dispatching the outbox.
 func (k keys) dispatcherLease() string { return k.prefix + "dispatcher" }
 
+// readerChannel is the pub/sub channel of user id's feed: "add <post>
+// <key>" when an entry enters their inbox, "change" when their unread count
+// may have changed otherwise (an entry left or moved, the read marker moved,
+// they followed or unfollowed someone).
+func (k keys) readerChannel(id int64) string { return k.prefix + "dots:" + k.user(id) }
+
+// authorChannel is the pub/sub channel of author id's posts that are not
+// fanned out (a celebrity's, or everyone's in pull mode): "add <post> <key>"
+// for a post or repost, "change" for a deletion. Instances subscribe to it
+// for the connected readers who follow the author.
+func (k keys) authorChannel(id int64) string { return k.prefix + "author:" + k.user(id) }
+
+// celebritiesChannel announces that the set of celebrities changed, so
+// that every instance re-subscribes its readers to the right authors.
+func (k keys) celebritiesChannel() string { return k.prefix + "celebrities:changed" }
+
 // idNode is a string holding the token of the instance that leases node n
 // of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
 func (k keys) idNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }

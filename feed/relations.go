@@ -19,6 +19,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
+		e.publish(ctx, e.keys.readerChannel(viewerID), "follow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -30,6 +31,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
+		e.publish(ctx, e.keys.readerChannel(viewerID), "unfollow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -39,6 +41,7 @@ func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*m
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
 		e.afterCommit(ctx, nil)
+		e.publish(ctx, e.keys.readerChannel(userID), "unfollow "+itoa(viewerID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"math"
 
 	"feedservice/store"
 )
@@ -17,6 +16,9 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 	u, err := e.store.UserByID(ctx, viewerID)
 	if err != nil {
 		return 0, err
+	}
+	if e.cfg.Mode != ModePull {
+		return e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 	}
 	followees, err := e.store.FolloweeIDs(ctx, viewerID)
 	if err != nil {
@@ -37,20 +39,18 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 			return 0, err
 		}
 	} else {
-		followees, err := e.store.FolloweeIDs(ctx, viewerID)
+		one := 1
+		newest, err := e.Feed(ctx, viewerID, PageArgs{First: &one})
 		if err != nil {
 			return 0, err
 		}
-		newest, err := e.pullEntries(ctx, followees, store.Older, math.MaxInt64, 1)
-		if err != nil {
-			return 0, err
-		}
-		if len(newest) > 0 {
-			key = newest[0].Key
+		if len(newest.Edges) > 0 {
+			key, _ = decodeCursor(cursorFeed, newest.Edges[0].Cursor)
 		}
 	}
 	if err := e.store.MoveFeedReadKey(ctx, viewerID, key); err != nil {
 		return 0, err
 	}
+	e.publish(ctx, e.keys.readerChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)
 }

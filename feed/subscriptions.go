@@ -1,0 +1,164 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// UnreadCounts streams the viewer's unread count: the current value at
+// once, then the new value after each change. A client that reads slowly
+// gets the newest count, never a backlog. The stream ends with ctx.
+func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
+	l, err := e.hub.listen(ctx, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan int, 1)
+	go func() {
+		defer close(out)
+		last := -1
+		for {
+			e.refreshListener(ctx, l)
+			n, err := e.UnreadCount(ctx, viewerID)
+			if err != nil && ctx.Err() == nil {
+				e.log.Warn("unread count", "viewer", viewerID, "err", err)
+			}
+			if err == nil && n != last {
+				last = n
+				select {
+				case <-out: // replace a count the client has not taken yet
+				default:
+				}
+				out <- n
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.wake:
+			}
+		}
+	}()
+	return out, nil
+}
+
+// FeedItemsAdded streams each entry as it enters the viewer's feed, with a
+// cursor for paging. The stream ends with ctx.
+func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
+	l, err := e.hub.listen(ctx, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *models.FeedEdge)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.wake:
+				e.refreshListener(ctx, l)
+			case add := <-l.added:
+				edge, err := e.edgeAt(ctx, viewerID, add)
+				if err != nil && ctx.Err() == nil {
+					e.log.Warn("feed item for subscription", "viewer", viewerID, "err", err)
+				}
+				if edge == nil {
+					continue
+				}
+				select {
+				case out <- edge:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (e *Engine) refreshListener(ctx context.Context, l *listener) {
+	if l.refresh.Swap(false) {
+		if err := e.hub.update(ctx, l); err != nil && ctx.Err() == nil {
+			e.log.Warn("re-subscribe listener", "viewer", l.reader, "err", err)
+		}
+	}
+}
+
+// edgeAt is the feed edge of add if the post is in the viewer's feed at
+// that key now (a repost of a post already in the feed does not enter it).
+func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add feedAdd) (*models.FeedEdge, error) {
+	one := 1
+	after := encodeCursor(cursorFeed, add.key+1)
+	conn, err := e.Feed(ctx, viewerID, PageArgs{First: &one, After: &after})
+	if err != nil || len(conn.Edges) == 0 {
+		return nil, err
+	}
+	edge := conn.Edges[0]
+	if edge.Node.PostID != add.post || edge.Cursor != encodeCursor(cursorFeed, add.key) {
+		return nil, nil
+	}
+	return edge, nil
+}
+
+// unpushedFollowees are the followees whose posts reach the reader without
+// fan-out, so the reader's listeners hear of them on the authors' channels:
+// followed celebrities in hybrid mode, every followee in pull mode.
+func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, error) {
+	switch e.cfg.Mode {
+	case ModePull:
+		return e.store.FolloweeIDs(ctx, reader)
+	case ModeHybrid:
+		celebs, err := e.celebrityIDs(ctx)
+		if err != nil || len(celebs) == 0 {
+			return nil, err
+		}
+		followed, err := e.store.FollowedAmong(ctx, reader, celebs)
+		var out []int64
+		for _, c := range celebs {
+			if followed[c] {
+				out = append(out, c)
+			}
+		}
+		return out, err
+	}
+	return nil, nil
+}
+
+// publish tells a channel's listeners, on every instance, of a change. A
+// lost message costs a late red dot, never data: it is only logged.
+func (e *Engine) publish(ctx context.Context, channel, message string) {
+	if err := e.redis.Publish(ctx, channel, message).Err(); err != nil && ctx.Err() == nil {
+		e.log.Warn("publish", "channel", channel, "err", err)
+	}
+}
+
+func addMessage(post, key int64) string {
+	return "add " + strconv.FormatInt(post, 10) + " " + strconv.FormatInt(key, 10)
+}
+
+// unreadFromInbox counts the entries newer than the marker in push and
+// hybrid modes, falling back to MySQL when Redis fails.
+func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) (int, error) {
+	r, err := e.newReader(ctx, viewerID)
+	if err == nil {
+		var unread []entry
+		unread, err = e.fetchMerged(ctx, r, store.Newer, marker, MaxUnreadCount)
+		if err == nil {
+			return len(unread), nil
+		}
+	}
+	var re errRedis
+	if !errors.As(err, &re) {
+		return 0, err
+	}
+	followees, err := e.store.FolloweeIDs(ctx, viewerID)
+	if err != nil {
+		return 0, err
+	}
+	unread, err := e.pullEntries(ctx, followees, store.Newer, marker, MaxUnreadCount)
+	return len(unread), err
+}
