@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak
+.PHONY: run test generate seed migrate soak bench
 
 run:
 	go run .
@@ -21,3 +21,10 @@ migrate:
 # operations per feed mode (the test command runs 250).
 soak:
 	MODEL_STEPS=$${MODEL_STEPS:-5000} go test -count=1 -timeout 60m -run TestEngineMatchesModel -v ./feed
+
+# Go benchmarks of the engine in each feed mode, and red-dot delivery to
+# open websockets, side by side (benchstat prints the table).
+bench:
+	go test -run '^$$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/feed-bench.txt
+	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-9000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
+	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feed-bench.txt

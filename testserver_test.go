@@ -42,7 +42,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
 }
 
 // newTestServer starts a server on backend; change adjusts its settings.
-func newTestServer(t *testing.T, backend string, change ...func(*config)) *testServer {
+func newTestServer(t testing.TB, backend string, change ...func(*config)) *testServer {
 	t.Helper()
 	// The defaults of every setting, and FEED_MODE and the other engine
 	// settings from the environment, so that the suite can run in any mode.
@@ -94,7 +94,7 @@ func countQueries(db *gorm.DB, n *atomic.Int64) {
 	cb.Delete().After("gorm:delete").Register("test:count", count)
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
