@@ -60,6 +60,10 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TokenSecret == "" && cfg.MySQLDSN != "" {
+		log.Warn("TOKEN_SECRET is not set: this instance signs tokens with a secret of its own under -data; " +
+			"instances behind one load balancer must share TOKEN_SECRET or they refuse each other's tokens")
+	}
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.closers = append(a.closers, stopEngine)
 	mode, err := feed.ParseMode(cfg.FeedMode)

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -66,6 +67,7 @@ type config struct {
 // parseConfig reads flags (after the optional subcommand) and the environment.
 func parseConfig(args []string) (config, error) {
 	var c config
+	envErrors = nil
 	fs := flag.NewFlagSet("feedservice", flag.ContinueOnError)
 	addr := env("ADDR", "")
 	if addr == "" {
@@ -96,6 +98,9 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if len(envErrors) > 0 {
+		return c, errors.Join(envErrors...)
 	}
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
@@ -164,23 +169,45 @@ func env(name, def string) string {
 	return def
 }
 
+// envErrors collects environment values that do not parse: a typo in a
+// setting stops the server instead of being replaced by the default.
+var envErrors []error
+
 func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return n
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def
 	}
-	return def
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		envErrors = append(envErrors, fmt.Errorf("%s=%q is not a whole number", name, v))
+		return def
+	}
+	return n
 }
 
 func envBool(name string, def bool) bool {
-	if b, err := strconv.ParseBool(os.Getenv(name)); err == nil {
-		return b
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def
 	}
-	return def
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		envErrors = append(envErrors, fmt.Errorf("%s=%q is not true or false", name, v))
+		return def
+	}
+	return b
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
-		return d
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		envErrors = append(envErrors, fmt.Errorf("%s=%q is not a duration like 30s or 168h", name, v))
+		return def
+	}
+	return d
 }

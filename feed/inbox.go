@@ -240,6 +240,38 @@ func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound 
 	return page, nil
 }
 
+// inboxEntries looks up the given posts in the reader's inbox; those not
+// in it are left out.
+func (e *Engine) inboxEntries(ctx context.Context, reader int64, posts []int64) ([]inboxItem, error) {
+	if len(posts) == 0 {
+		return nil, nil
+	}
+	pipe := e.redis.Pipeline()
+	scores := make([]*redis.FloatCmd, len(posts))
+	members := make([]string, len(posts))
+	for i, p := range posts {
+		members[i] = itoa(p)
+		scores[i] = pipe.ZScore(ctx, e.keys.inbox(reader), members[i])
+	}
+	srcs := pipe.HMGet(ctx, e.keys.inboxSources(reader), members...)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	var out []inboxItem
+	for i, p := range posts {
+		score, err := scores[i].Result()
+		if err != nil {
+			continue // not in the inbox
+		}
+		item := inboxItem{PostID: p, Score: int64(score)}
+		if s, ok := srcs.Val()[i].(string); ok {
+			item.Sources = parseSources(s)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
 // scoreArg writes a bound for a score range; MaxInt64 (no bound) as +inf.
 func scoreArg(bound int64) string {
 	if bound == math.MaxInt64 {

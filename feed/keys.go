@@ -39,6 +39,9 @@ func (k keys) rebuildLock(id int64) string { return k.prefix + "rebuild:" + k.us
 // refreshed on read; rebuilt from MySQL when missing.
 func (k keys) outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
 
+// outboxTemp is where a rebuild writes an outbox before it swaps it in.
+func (k keys) outboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
+
 // outboxLock is held while author id's outbox is rebuilt.
 func (k keys) outboxLock(id int64) string { return k.prefix + "rebuild:posts:" + k.user(id) }
 

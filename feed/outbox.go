@@ -95,12 +95,11 @@ func (e *Engine) readOutbox(ctx context.Context, author int64, older bool, bound
 	pipe := e.redis.Pipeline()
 	marker := pipe.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-1", Max: "-1"})
 	pipe.PExpire(ctx, key, e.cfg.InboxTTL)
-	marks, _ := pipe.Exec(ctx)
-	_ = marks
-	if m, err := marker.Result(); err == nil && len(m) > 0 {
-		floor, _ = strconv.ParseInt(strings.TrimPrefix(m[0], "~"), 10, 64)
-	} else if err != nil {
+	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, nil, err
+	}
+	if m := marker.Val(); len(m) > 0 {
+		floor, _ = strconv.ParseInt(strings.TrimPrefix(m[0], "~"), 10, 64)
 	}
 	var members []string
 	if older {
@@ -162,18 +161,28 @@ func (e *Engine) rebuildOutbox(ctx context.Context, author int64, token string) 
 	for _, p := range posts {
 		members = append(members, redis.Z{Score: float64(p.ID), Member: outboxMember(p)})
 	}
-	tmp := key + ":tmp"
+	tmp := e.keys.outboxTemp(author)
 	pipe := e.redis.TxPipeline()
 	pipe.Del(ctx, tmp)
 	pipe.ZAdd(ctx, tmp, members...)
-	pipe.PExpire(ctx, tmp, e.cfg.InboxTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	owner, err := e.redis.Get(ctx, lock).Result()
-	if err != nil || owner != token {
-		e.redis.Del(ctx, tmp)
-		return errors.Join(errors.New("outbox rebuild lost its lock"), err)
+	swapped, err := swapOutboxScript.Run(ctx, e.redis, []string{tmp, key, lock}, token, e.cfg.InboxTTL.Milliseconds()).Int()
+	if err == nil && swapped == 0 {
+		err = errors.New("outbox rebuild lost its lock")
 	}
-	return e.redis.Rename(ctx, tmp, key).Err()
+	return err
 }
+
+// swapOutboxScript replaces the outbox with a rebuilt one if the rebuild
+// still holds the lock (token ARGV[1]). KEYS: temp, outbox, lock.
+var swapOutboxScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3])
+return 1`)

@@ -196,6 +196,25 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			}
 			note(len(items), last)
 		}
+		// A post seen only in an outbox may sit elsewhere in the inbox, with
+		// arrivals of its own: look those up too.
+		var unseen []int64
+		for id, c := range cands {
+			if !c.inInbox {
+				unseen = append(unseen, id)
+			}
+		}
+		known, err := e.inboxEntries(ctx, r.id, unseen)
+		if err != nil {
+			return nil, 0, false, errRedis{err}
+		}
+		for _, it := range known {
+			c := cands[it.PostID]
+			c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
+			if c.recorded == nil {
+				c.recorded = []source{{User: 0, Event: it.PostID}}
+			}
+		}
 		positions, repairs, err := e.placeCandidates(ctx, r, cands, window)
 		if err != nil {
 			return nil, 0, false, err
