@@ -188,7 +188,7 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	if err := te.addReposters(ctx, followees, entries); err != nil {
+	if err := te.addReposters(ctx, reader, followees, entries); err != nil {
 		te.t.Fatal(err)
 	}
 	out := make([]feedItem, len(entries))

@@ -299,6 +299,11 @@ func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) erro
 		if !following[r] {
 			continue
 		}
+		if len(posts) == e.cfg.InboxCap {
+			// The user has more posts than an inbox holds: the older ones
+			// come from MySQL, below the oldest one added here.
+			changes = append(changes, raiseFloor(r, posts[len(posts)-1].ID))
+		}
 		for _, p := range posts {
 			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
 				changes = append(changes, addSource(r, o.ID, o.AuthorID, source{User: user, Event: p.ID}, e.cfg.InboxCap))

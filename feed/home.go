@@ -46,12 +46,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		}
 	}
 	e.metrics.reads.WithLabelValues(path).Inc()
-	if followees == nil && hasUnplaced(entries) {
-		if followees, err = e.store.FolloweeIDs(ctx, viewerID); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.addReposters(ctx, followees, entries); err != nil {
+	if err := e.addReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
@@ -79,12 +74,3 @@ func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArg
 }
 
 func entryKey(en entry) int64 { return en.Key }
-
-func hasUnplaced(entries []entry) bool {
-	for _, en := range entries {
-		if en.Reposters == nil {
-			return true
-		}
-	}
-	return false
-}

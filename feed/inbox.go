@@ -146,6 +146,22 @@ if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
 end
 return 1`)
 
+// raiseFloorScript raises the inbox floor to ARGV[2]: the entries below it
+// leave, and MySQL serves that part of the feed. A backfill that cannot add
+// all of a followee's posts raises the floor to the oldest one it adds, so
+// that none of the followee's older posts is missed.
+var raiseFloorScript = redis.NewScript(luaInboxLib + `
+local g = gate() if g then return g end
+if tonumber(ARGV[2]) <= floor() then return 1 end
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '(' .. ARGV[2])
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('HDEL', KEYS[2], unpack(gone))
+  redis.call('PUBLISH', ARGV[1], 'change')
+end
+set_floor(ARGV[2])
+return 1`)
+
 // readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
 // to ARGV[3] entries beyond ARGV[2] ("older" or "newer" per ARGV[1]), and
 // refreshes the TTL to ARGV[4] ms; nil when there is no inbox.
@@ -314,6 +330,10 @@ func addSource(reader, postID, author int64, s source, capEntries int) inboxChan
 
 func removeSource(reader, postID, author, user int64, event string) inboxChange {
 	return inboxChange{removeSourceScript, reader, []any{postID, user, event, author}}
+}
+
+func raiseFloor(reader, floor int64) inboxChange {
+	return inboxChange{raiseFloorScript, reader, []any{floor}}
 }
 
 func dropEntry(reader, postID int64) inboxChange {

@@ -138,6 +138,10 @@ func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
 			return err
 		}
 		if got {
+			if n, err := e.redis.Exists(ctx, key).Result(); err != nil || n == 1 {
+				e.redis.Del(ctx, lock)
+				return err
+			}
 			return e.rebuildOutbox(ctx, author, token)
 		}
 		if err := e.waitForUnlock(ctx, lock); err != nil {

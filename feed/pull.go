@@ -89,7 +89,8 @@ func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed 
 
 // addReposters fills in the reposters of the entries that lack them: the
 // followees who reposted each, most recent first, at most MaxReposters.
-func (e *Engine) addReposters(ctx context.Context, followees []int64, entries []entry) error {
+// With followees nil, MySQL finds the viewer's followees itself.
+func (e *Engine) addReposters(ctx context.Context, viewerID int64, followees []int64, entries []entry) error {
 	var ids []int64
 	for _, en := range entries {
 		if en.Reposters == nil {
@@ -99,7 +100,13 @@ func (e *Engine) addReposters(ctx context.Context, followees []int64, entries []
 	if len(ids) == 0 {
 		return nil
 	}
-	reposts, err := e.store.Reposts(ctx, followees, ids)
+	var reposts []store.FeedEvent
+	var err error
+	if followees == nil {
+		reposts, err = e.store.RepostsByFollowees(ctx, viewerID, ids)
+	} else {
+		reposts, err = e.store.Reposts(ctx, followees, ids)
+	}
 	if err != nil {
 		return err
 	}

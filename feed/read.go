@@ -348,7 +348,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		return nil, nil, err
 	}
 	var repairs []inboxChange
-	var early []int64 // posts older than the window: MySQL places them
+	var early []*models.Post // posts older than the window: MySQL places them
 	for id, c := range cands {
 		o := live[id]
 		if o == nil {
@@ -378,13 +378,13 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		}
 		switch {
 		case id < window:
-			early = append(early, id)
+			early = append(early, o)
 		case len(valid) > 0:
 			positions[id] = entryFromSources(id, valid)
 		}
 	}
 	if len(early) > 0 {
-		exact, err := e.exactPositions(ctx, r, early)
+		exact, err := e.exactPositions(ctx, r, early, followed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -410,33 +410,20 @@ func entryFromSources(post int64, sources []source) entry {
 	return en
 }
 
-// exactPositions places posts from MySQL alone: the post itself when its
-// author is followed, else its first live repost by a followee.
-func (e *Engine) exactPositions(ctx context.Context, r *reader, ids []int64) ([]entry, error) {
-	followees, err := r.allFollowees(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	followed := make(map[int64]bool, len(followees))
-	for _, f := range followees {
-		followed[f] = true
-	}
-	posts, err := e.store.PostsByIDs(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
+// exactPositions places posts older than the window from MySQL: the post
+// itself when its author is followed (then it lies below the window, where
+// MySQL serves it), else its first live repost by a followee.
+func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []*models.Post, followed map[int64]bool) ([]entry, error) {
 	var out []entry
 	var reposted []int64
 	for _, p := range posts {
-		switch {
-		case p.Deleted():
-		case followed[p.AuthorID]:
+		if followed[p.AuthorID] {
 			out = append(out, entry{Key: p.ID, PostID: p.ID})
-		default:
+		} else {
 			reposted = append(reposted, p.ID)
 		}
 	}
-	first, err := e.store.FirstReposts(ctx, followees, reposted)
+	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, reposted)
 	for id, pos := range first {
 		out = append(out, entry{Key: pos, PostID: id})
 	}

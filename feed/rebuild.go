@@ -37,6 +37,12 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 			return false, err
 		}
 		if got {
+			// Someone may have swapped a rebuilt inbox in between our check
+			// and our lock: then there is nothing to do.
+			if n, err := e.redis.Exists(ctx, e.keys.inbox(reader)).Result(); err != nil || n == 1 {
+				e.redis.Del(ctx, lock)
+				return false, err
+			}
 			return true, e.rebuildInbox(ctx, reader, token)
 		}
 		if err := e.waitForUnlock(ctx, lock); err != nil {

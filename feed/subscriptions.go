@@ -55,12 +55,14 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 	out := make(chan *models.FeedEdge)
 	go func() {
 		defer close(out)
+		e.keepInbox(ctx, viewerID)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-l.wake:
 				e.refreshListener(ctx, l)
+				e.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
 			case add := <-l.added:
 				edge, err := e.edgeAt(ctx, viewerID, add)
 				if err != nil && ctx.Err() == nil {
@@ -78,6 +80,17 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 		}
 	}()
 	return out, nil
+}
+
+// keepInbox makes sure a live reader has an inbox: fan-out only reaches
+// readers who have one, and announces new entries only there.
+func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
+	if e.cfg.Mode == ModePull {
+		return
+	}
+	if _, err := e.ensureInbox(ctx, viewerID); err != nil && ctx.Err() == nil {
+		e.log.Warn("inbox for live reader", "viewer", viewerID, "err", err)
+	}
 }
 
 func (e *Engine) refreshListener(ctx context.Context, l *listener) {

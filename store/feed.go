@@ -66,3 +66,42 @@ func (s *Store) Reposts(ctx context.Context, authorIDs, originalIDs []int64) ([]
 		Order("id DESC").Scan(&events).Error
 	return events, err
 }
+
+// followeesOf is the subquery of the users userID follows.
+func (s *Store) followeesOf(userID int64) any {
+	return s.db.Model(&models.Following{}).Select("followee_id").Where("user_id = ?", userID)
+}
+
+// FirstRepostsByFollowees returns, for each original, the id of its
+// earliest live repost by anyone userID follows. The followees stay in
+// MySQL (a subquery), so the cost follows the reposts, not the followees.
+func (s *Store) FirstRepostsByFollowees(ctx context.Context, userID int64, originalIDs []int64) (map[int64]int64, error) {
+	first := map[int64]int64{}
+	if len(originalIDs) == 0 {
+		return first, nil
+	}
+	var rows []struct {
+		RepostOfID int64
+		FirstID    int64
+	}
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
+		Where("repost_of_id IN ? AND deleted_at IS NULL AND author_id IN (?)", originalIDs, s.followeesOf(userID)).
+		Group("repost_of_id").Scan(&rows).Error
+	for _, r := range rows {
+		first[r.RepostOfID] = r.FirstID
+	}
+	return first, err
+}
+
+// RepostsByFollowees lists the live reposts of the originals by anyone
+// userID follows, newest first.
+func (s *Store) RepostsByFollowees(ctx context.Context, userID int64, originalIDs []int64) ([]FeedEvent, error) {
+	var events []FeedEvent
+	if len(originalIDs) == 0 {
+		return events, nil
+	}
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+		Where("repost_of_id IN ? AND deleted_at IS NULL AND author_id IN (?)", originalIDs, s.followeesOf(userID)).
+		Order("id DESC").Scan(&events).Error
+	return events, err
+}

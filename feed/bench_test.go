@@ -1,0 +1,427 @@
+// Benchmarks of the feed engine, each in the three modes side by side
+// (sub-benchmarks mode=pull, mode=push, mode=hybrid), on the real MariaDB and
+// Redis that `make test` starts; each sub-benchmark has its own database and
+// key prefix (internal/testenv).
+//
+// Smoke run (every benchmark, 3 iterations each; well under 2 minutes):
+//
+//	go test -run '^$' -bench . -benchtime 3x ./feed
+//
+// The comparison, and its summary with benchstat:
+//
+//	go test -run '^$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/bench.txt
+//	go install golang.org/x/perf/cmd/benchstat@latest
+//	benchstat /tmp/bench.txt                # one row per sub-benchmark
+//	benchstat -col /mode /tmp/bench.txt     # modes as columns, with ratios to mode=pull
+//
+// One benchmark alone: -bench 'BenchmarkFeedPage', or -bench 'BenchmarkFeedPage/mode=push'.
+//
+// The engine runs with production-sized settings (InboxCap 800,
+// CelebrityFollowers 10000, FanoutBatchSize 1000) and with no fan-out
+// workers and no dispatcher, so nothing runs in the background while a
+// benchmark measures. Data is set up once per sub-benchmark: each uses
+// b.Loop, which runs the function body once per -count.
+package feed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// benchPasswordHash is bcrypt("benchmark-password", cost 4): users are
+// inserted directly, without a sign-up's bcrypt.
+const benchPasswordHash = "$2a$04$LBwSQgUafGzjOMv4ahngq.R0.CKREmIPrKxaNsZrGJg1X2.lLijbm"
+
+const (
+	benchPageSize      = 20
+	benchPostsPerUser  = 30
+	benchOutsiders     = 3 // unfollowed authors whose posts followees repost
+	benchOutsiderPosts = 5
+)
+
+var benchModes = []Mode{ModePull, ModePush, ModeHybrid}
+
+// newBenchEngine starts an engine with production-sized settings and
+// nothing running in the background.
+func newBenchEngine(b *testing.B, mode Mode) *testEngine {
+	b.Helper()
+	return newTestEngine(b, func(c *Config) {
+		c.Mode = mode
+		c.InboxCap = 800
+		c.CelebrityFollowers = 10000
+		c.FanoutBatchSize = 1000
+		c.FanoutWorkers = 0
+		c.Dispatch = false
+	})
+}
+
+// benchRedisLog holds what go-redis logs while benchmarks run. go-redis
+// writes its log to stderr, and a line written while a benchmark runs lands
+// in the middle of its result line, which benchstat then cannot read. So the
+// benchmarks collect the log and hand it to b.Logf when the benchmark ends.
+// (Set only once a benchmark starts: the package's tests run before any.)
+type benchRedisLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *benchRedisLog) Printf(_ context.Context, format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, v...))
+}
+
+var (
+	benchLog     = &benchRedisLog{}
+	benchLogOnce sync.Once
+)
+
+// captureRedisLog routes go-redis's log into b's output. Called before the
+// engine starts, its cleanup runs after the engine's and the client's.
+func captureRedisLog(b *testing.B) {
+	benchLogOnce.Do(func() { redis.SetLogger(benchLog) })
+	b.Cleanup(func() {
+		benchLog.mu.Lock()
+		lines := benchLog.lines
+		benchLog.lines = nil
+		benchLog.mu.Unlock()
+		for _, line := range lines {
+			b.Logf("go-redis logged: %s", line)
+		}
+	})
+}
+
+// benchUsers inserts n users named prefix0, prefix1, ... directly.
+func benchUsers(te *testEngine, prefix string, n int) []int64 {
+	te.t.Helper()
+	now := nowMillis()
+	users := make([]*models.User, n)
+	ids := make([]int64, n)
+	for i := range users {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		ids[i] = te.ids.Next()
+		users[i] = &models.User{ID: ids[i], Username: name, UsernameKey: strings.ToLower(name), DisplayName: name,
+			PasswordHash: benchPasswordHash, CreatedAt: now, LastActiveAt: now}
+	}
+	if err := te.store.DB().CreateInBatches(users, 500).Error; err != nil {
+		te.t.Fatalf("insert users: %v", err)
+	}
+	return ids
+}
+
+// benchFollows inserts the relation rows of every follower -> followee pair.
+// Counts are fixed afterwards by benchRecount.
+func benchFollows(te *testEngine, pairs [][2]int64) {
+	te.t.Helper()
+	now := nowMillis()
+	fwing := make([]*models.Following, len(pairs))
+	fwers := make([]*models.Follower, len(pairs))
+	for i, p := range pairs {
+		seq := te.ids.Next()
+		fwing[i] = &models.Following{UserID: p[0], FolloweeID: p[1], ID: seq, CreatedAt: now}
+		fwers[i] = &models.Follower{UserID: p[1], FollowerID: p[0], ID: seq, CreatedAt: now}
+	}
+	db := te.store.DB()
+	if err := db.CreateInBatches(fwing, 1000).Error; err != nil {
+		te.t.Fatalf("insert followings: %v", err)
+	}
+	if err := db.CreateInBatches(fwers, 1000).Error; err != nil {
+		te.t.Fatalf("insert followers: %v", err)
+	}
+}
+
+// benchRecount sets every user's counts and every post's repost count from
+// the rows, as the transactions of the API would have kept them.
+func benchRecount(te *testEngine) {
+	te.t.Helper()
+	db := te.store.DB()
+	for _, q := range []string{
+		`UPDATE users SET
+		   follower_count = (SELECT COUNT(*) FROM followers f WHERE f.user_id = users.id),
+		   following_count = (SELECT COUNT(*) FROM followings g WHERE g.user_id = users.id),
+		   post_count = (SELECT COUNT(*) FROM posts p WHERE p.author_id = users.id AND p.deleted_at IS NULL)`,
+		`UPDATE posts p JOIN (SELECT repost_of_id, COUNT(*) AS n FROM posts
+		   WHERE repost_of_id IS NOT NULL AND deleted_at IS NULL GROUP BY repost_of_id) r
+		   ON p.id = r.repost_of_id SET p.repost_count = r.n`,
+	} {
+		if err := db.Exec(q).Error; err != nil {
+			te.t.Fatalf("recount: %v", err)
+		}
+	}
+}
+
+// benchBody is a post body of about 200 bytes, the size DESIGN.md measures.
+var benchBody = strings.Repeat("lorem ipsum dolor sit amet ", 8)[:200]
+
+// feedFixture is a reader following followees authors, each with
+// benchPostsPerUser posts written round by round (so the feed interleaves
+// them), plus a few reposts: one every third round, and one every tenth
+// post of the newest round (so the first pages hold some whatever the
+// number of followees). Reposts alternate between a post of an unfollowed
+// outsider (the entry enters the feed at the repost) and the latest post of
+// another followee (the entry stays at the original and gains a reposter).
+// The outsiders' posts are the oldest of all: with 200 followees (more
+// entries than the inbox keeps) they lie below the inbox's floor, so their
+// recent reposts are entries whose original is older than the cached window,
+// which push and hybrid reads place through MySQL (exactPositions in read.go).
+func feedFixture(b *testing.B, mode Mode, followees int) (*testEngine, int64) {
+	b.Helper()
+	start := time.Now()
+	captureRedisLog(b)
+	te := newBenchEngine(b, mode)
+	reader := benchUsers(te, "reader", 1)[0]
+	authors := benchUsers(te, "author", followees)
+	outsiders := benchUsers(te, "outsider", benchOutsiders)
+	pairs := make([][2]int64, len(authors))
+	for i, a := range authors {
+		pairs[i] = [2]int64{reader, a}
+	}
+	benchFollows(te, pairs)
+	b.Logf("mode=%s followees=%d: engine, users and follows in %v", mode, followees, time.Since(start).Round(time.Millisecond))
+
+	var posts []*models.Post
+	newPost := func(author int64, repostOf *int64) *models.Post {
+		p := &models.Post{ID: te.ids.Next(), AuthorID: author, CreatedAt: nowMillis(), RepostOfID: repostOf}
+		if repostOf == nil {
+			p.Body = benchBody
+		}
+		posts = append(posts, p)
+		return p
+	}
+	var outsiderPosts []int64
+	for _, o := range outsiders {
+		for range benchOutsiderPosts {
+			outsiderPosts = append(outsiderPosts, newPost(o, nil).ID)
+		}
+	}
+	lastPost := map[int64]int64{} // each followee's newest post so far
+	reposts := 0
+	repost := func() {
+		reposter := authors[reposts%len(authors)]
+		original := outsiderPosts[reposts%len(outsiderPosts)]
+		if other := authors[(reposts+1)%len(authors)]; reposts%2 == 1 && other != reposter && lastPost[other] != 0 {
+			original = lastPost[other]
+		}
+		newPost(reposter, &original)
+		reposts++
+	}
+	for r := range benchPostsPerUser {
+		newest := r == benchPostsPerUser-1
+		for i, a := range authors {
+			lastPost[a] = newPost(a, nil).ID
+			if newest && i%10 == 9 {
+				repost() // so that the first pages show reposts whatever the number of followees
+			}
+		}
+		if r%3 == 2 && !newest {
+			repost()
+		}
+	}
+	if err := te.store.DB().CreateInBatches(posts, 1000).Error; err != nil {
+		b.Fatalf("insert posts: %v", err)
+	}
+	benchRecount(te)
+	b.Logf("mode=%s followees=%d: %d posts (%d reposts) inserted; setup so far %v",
+		mode, followees, len(posts), reposts, time.Since(start).Round(time.Millisecond))
+
+	// The first reads rebuild the inbox (push, hybrid) and check the first
+	// five pages against the feed pulled from MySQL alone.
+	benchCheckPages(te, reader, 5)
+	b.Logf("mode=%s followees=%d: inbox warmed and pages 1-5 checked against pull; setup %v",
+		mode, followees, time.Since(start).Round(time.Millisecond))
+	return te, reader
+}
+
+// benchCheckPages reads the first pages of the reader's feed through the
+// engine and compares them with the truth computed from MySQL alone.
+func benchCheckPages(te *testEngine, reader int64, pages int) {
+	te.t.Helper()
+	ctx := context.Background()
+	var got []feedItem
+	var after *string
+	size := benchPageSize
+	for p := 1; p <= pages; p++ {
+		conn, err := te.Feed(ctx, reader, PageArgs{First: &size, After: after})
+		if err != nil {
+			te.t.Fatalf("feed page %d: %v", p, err)
+		}
+		for _, edge := range conn.Edges {
+			key, _ := decodeCursor(cursorFeed, edge.Cursor)
+			got = append(got, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
+		}
+		if len(conn.Edges) != size || !conn.PageInfo.HasNextPage {
+			te.t.Fatalf("feed page %d: %d entries, hasNextPage %v; want a full page with more after it",
+				p, len(conn.Edges), conn.PageInfo.HasNextPage)
+		}
+		after = conn.PageInfo.EndCursor
+	}
+	followees, err := te.store.FolloweeIDs(ctx, reader)
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	entries, err := te.pullEntries(ctx, followees, store.Older, math.MaxInt64, pages*size)
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	if err := te.addReposters(ctx, reader, followees, entries); err != nil {
+		te.t.Fatal(err)
+	}
+	want := make([]feedItem, len(entries))
+	reposted := 0
+	for i, en := range entries {
+		want[i] = feedItem{Post: en.PostID, Reposters: en.Reposters, Key: en.Key}
+		if len(en.Reposters) > 0 || en.Key != en.PostID {
+			reposted++
+		}
+	}
+	if !slices.EqualFunc(got, want, feedItemEqual) {
+		te.t.Fatalf("the first %d pages differ from the pulled feed:\n got %v\nwant %v", pages, got, want)
+	}
+	if reposted == 0 {
+		te.t.Fatalf("the first %d pages show no repost: the fixture does not exercise reposts", pages)
+	}
+}
+
+// BenchmarkFeedPage reads the first page (20 entries) of the home feed of a
+// reader following 10 or 200 authors (30 posts each, a few reposts). In
+// push and hybrid modes the inbox is warm (built by the setup's reads).
+func BenchmarkFeedPage(b *testing.B) {
+	for _, mode := range benchModes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			for _, followees := range []int{10, 200} {
+				b.Run(fmt.Sprintf("followees=%d", followees), func(b *testing.B) {
+					te, reader := feedFixture(b, mode, followees)
+					ctx := context.Background()
+					size := benchPageSize
+					b.ReportAllocs()
+					for b.Loop() {
+						conn, err := te.Feed(ctx, reader, PageArgs{First: &size})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(conn.Edges) != size {
+							b.Fatalf("page of %d entries, want %d", len(conn.Edges), size)
+						}
+					}
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkFeedDeepPage pages on from the first page's end cursor: one
+// iteration reads pages 2 to 5 (entries 21-100) of a reader following 200
+// authors. These pages lie inside the 800-entry inbox in push and hybrid
+// modes; ns/op covers the four pages, ns/page one.
+func BenchmarkFeedDeepPage(b *testing.B) {
+	const followees, pages = 200, 4
+	for _, mode := range benchModes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			b.Run(fmt.Sprintf("followees=%d", followees), func(b *testing.B) {
+				te, reader := feedFixture(b, mode, followees)
+				ctx := context.Background()
+				size := benchPageSize
+				first, err := te.Feed(ctx, reader, PageArgs{First: &size})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					after := first.PageInfo.EndCursor
+					for p := 2; p < 2+pages; p++ {
+						conn, err := te.Feed(ctx, reader, PageArgs{First: &size, After: after})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(conn.Edges) != size {
+							b.Fatalf("page %d of %d entries, want %d", p, len(conn.Edges), size)
+						}
+						after = conn.PageInfo.EndCursor
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pages*b.N), "ns/page")
+				b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
+			})
+		})
+	}
+}
+
+// BenchmarkFanoutTask runs one fan-out task: a new post added to the
+// inboxes of a batch of FanoutBatchSize (1000) followers, all active (their
+// inboxes exist), pipelined as in production. Each iteration adds a new
+// post, so every inbox grows (and is trimmed at 800 once full).
+//
+// Pull mode does no fan-out at all (a post goes to its author's outbox
+// only), so it has no sub-benchmark. Push and hybrid run the same task code;
+// they differ only in whether a celebrity's post gets a task at all.
+func BenchmarkFanoutTask(b *testing.B) {
+	const batch = 1000
+	for _, mode := range []Mode{ModePush, ModeHybrid} {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			start := time.Now()
+			captureRedisLog(b)
+			te := newBenchEngine(b, mode)
+			if te.cfg.FanoutBatchSize != batch {
+				b.Fatalf("FanoutBatchSize %d, want %d", te.cfg.FanoutBatchSize, batch)
+			}
+			ctx := context.Background()
+			author := benchUsers(te, "author", 1)[0]
+			readers := benchUsers(te, "follower", batch)
+			pairs := make([][2]int64, len(readers))
+			for i, r := range readers {
+				pairs[i] = [2]int64{r, author}
+			}
+			benchFollows(te, pairs)
+			benchRecount(te)
+			// An empty inbox is its floor marker "~0" at score -1 (MySQL has
+			// nothing older), with the TTL a read would give it.
+			pipe := te.redis.Pipeline()
+			for _, r := range readers {
+				pipe.ZAdd(ctx, te.keys.inbox(r), redis.Z{Score: -1, Member: "~0"})
+				pipe.PExpire(ctx, te.keys.inbox(r), te.cfg.InboxTTL)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				b.Fatalf("create inboxes: %v", err)
+			}
+			b.Logf("mode=%s: author, %d followers and their inboxes set up in %v", mode, batch, time.Since(start).Round(time.Millisecond))
+
+			b.ReportAllocs()
+			for b.Loop() {
+				post := te.ids.Next()
+				t := task{Op: opAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
+				if err := te.runTask(ctx, t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
+
+			// Every inbox got every post (up to the cap), beside its marker.
+			want := int64(min(b.N, te.cfg.InboxCap) + 1)
+			pipe = te.redis.Pipeline()
+			cards := make([]*redis.IntCmd, len(readers))
+			for i, r := range readers {
+				cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+			for i, c := range cards {
+				if c.Val() != want {
+					b.Fatalf("inbox of follower %d holds %d members after %d tasks, want %d", readers[i], c.Val(), b.N, want)
+				}
+			}
+		})
+	}
+}
