@@ -1107,3 +1107,19 @@ func TestLiveFeedItemAddedWithoutARead(t *testing.T) {
 		t.Fatalf("feed(first: 1) = %v, want [%s]", liveIDs(edges), p)
 	}
 }
+
+// A socket that sends no connection_init within the init timeout is closed:
+// with 4408 on graphql-transport-ws, with a protocol error on the legacy
+// subprotocol; one that sends it in time is accepted.
+func TestLiveInitTimeout(t *testing.T) {
+	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketInit = 300 * time.Millisecond })
+	silent := liveDial(t, s, liveTransportWS)
+	silent.expectClose(closeInitTimeout, 2*time.Second)
+	legacy := liveDial(t, s, liveLegacyWS)
+	legacy.expectClose(websocket.CloseProtocolError, 2*time.Second)
+	reader := s.signUp(t, "prompt")
+	prompt := liveConnect(t, s, liveTransportWS, reader.Token)
+	time.Sleep(500 * time.Millisecond) // past the timeout: an acknowledged socket stays open
+	id := prompt.subscribe("subscription { unreadCount }")
+	prompt.expectCount(id, 0, 2*time.Second, "count after the init timeout passed")
+}

@@ -107,10 +107,12 @@ func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
 	// Short timeouts: a read that cannot reach Redis falls back to MySQL
 	// within the request instead of hanging.
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:        strings.Split(addr, ","),
-		DialTimeout:  RedisDialTimeout,
-		ReadTimeout:  RedisIOTimeout,
-		WriteTimeout: RedisIOTimeout,
+		Addrs:         strings.Split(addr, ","),
+		DialTimeout:   RedisDialTimeout,
+		ReadTimeout:   RedisIOTimeout,
+		WriteTimeout:  RedisIOTimeout,
+		MaxRetries:    1, // one retry, not three: fall back to MySQL quickly
+		DialerRetries: 1,
 	})
 	*closers = append(*closers, func() { rdb.Close() })
 	return rdb, nil

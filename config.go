@@ -21,8 +21,9 @@ const (
 	MaxRequestBodyBytes = 1 << 20
 	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
 	ShutdownGrace = 20 * time.Second
-	// WebsocketInitTimeout is how long a websocket may wait before connection_init.
-	WebsocketInitTimeout = 10 * time.Second
+	// DefaultWebsocketInitTimeout is how long a websocket may stay open
+	// without a connection_init by default.
+	DefaultWebsocketInitTimeout = 10 * time.Second
 	// DefaultWebsocketPing is how often the server pings a websocket client
 	// by default; a client silent for twice that is dropped.
 	DefaultWebsocketPing = 20 * time.Second
@@ -62,6 +63,7 @@ type config struct {
 	FanoutWorkers      int
 	Dispatch           bool
 	WebsocketPing      time.Duration
+	WebsocketInit      time.Duration
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -95,6 +97,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
+	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -159,7 +162,7 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing}
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit}
 }
 
 func env(name, def string) string {

@@ -54,7 +54,7 @@ func (a *app) graphqlHandler() http.Handler {
 		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins)},
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
-		InitTimeout:           WebsocketInitTimeout,
+		InitTimeout:           a.cfg.WebsocketInit,
 		PingPongInterval:      a.cfg.WebsocketPing, // graphql-transport-ws
 		KeepAlivePingInterval: a.cfg.WebsocketPing, // legacy graphql-ws "ka"
 	})

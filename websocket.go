@@ -95,7 +95,14 @@ func (g *gorillaConn) WriteJSON(v any) error {
 	return g.c.WriteJSON(v)
 }
 
+// closeInitTimeout is graphql-transport-ws's code for a client that sent no
+// connection_init in time; gqlgen closes those with a generic 1002.
+const closeInitTimeout = 4408
+
 func (g *gorillaConn) WriteClose(code int, message string) error {
+	if code == websocket.CloseProtocolError && message == "connection initialisation timeout" && g.c.Subprotocol() == "graphql-transport-ws" {
+		code = closeInitTimeout
+	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	return g.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))

@@ -1,0 +1,103 @@
+package feed
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// numSub is how many connections Redis counts on a channel.
+func numSub(t *testing.T, te *testEngine, channel string) int64 {
+	t.Helper()
+	n, err := te.redis.PubSubNumSub(context.Background(), channel).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n[channel]
+}
+
+// waitFor polls cond until it holds, or fails after a few seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// One connection per instance, reference-counted channels: two listeners of
+// one reader share one subscription, which ends with the last of them.
+func TestHubChannelsAreReferenceCounted(t *testing.T) {
+	te := newTestEngine(t)
+	reader := te.user("reader")
+	channel := te.keys.readerChannel(reader)
+	first, stopFirst := context.WithCancel(context.Background())
+	second, stopSecond := context.WithCancel(context.Background())
+	defer stopFirst()
+	defer stopSecond()
+	if _, err := te.hub.listen(first, reader); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.hub.listen(second, reader); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "one subscription to the reader's channel", func() bool { return numSub(t, te, channel) == 1 })
+	stopFirst()
+	time.Sleep(100 * time.Millisecond)
+	if n := numSub(t, te, channel); n != 1 {
+		t.Fatalf("after the first listener left: %d subscriptions, want 1", n)
+	}
+	stopSecond()
+	waitFor(t, "the channel to be unsubscribed", func() bool { return numSub(t, te, channel) == 0 })
+	if n := te.hub.channels(); n != 0 {
+		t.Fatalf("hub still tracks %d channels", n)
+	}
+}
+
+// A client that never reads its subscription neither blocks the hub nor
+// other clients, and when it reads at last it gets the newest count, not a
+// backlog.
+func TestSlowClientBlocksNobody(t *testing.T) {
+	te := newTestEngine(t, func(c *Config) { c.Mode = ModePush })
+	author, slow, fast := te.user("author"), te.user("slow"), te.user("fast")
+	te.follow(slow, author)
+	te.follow(fast, author)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slowCounts, err := te.UnreadCounts(ctx, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fastCounts, err := te.UnreadCounts(ctx, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := <-fastCounts; n != 0 {
+		t.Fatalf("first count %d, want 0", n)
+	}
+	const posts = 30
+	for i := range posts {
+		te.post(author, "post")
+		// The fast client sees each count while the slow one reads nothing.
+		deadline := time.After(3 * time.Second)
+		for got := -1; got != i+1; {
+			select {
+			case got = <-fastCounts:
+			case <-deadline:
+				t.Fatalf("fast client stuck at %d after post %d", got, i+1)
+			}
+		}
+	}
+	// The slow client's stream holds only the newest count.
+	waitFor(t, "the slow client's newest count", func() bool {
+		select {
+		case n := <-slowCounts:
+			return n == posts
+		default:
+			return false
+		}
+	})
+}
