@@ -26,5 +26,5 @@ soak:
 # open websockets, side by side (benchstat prints the table).
 bench:
 	go test -run '^$$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/feed-bench.txt
-	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-9000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
+	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
 	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feed-bench.txt

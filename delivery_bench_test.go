@@ -7,17 +7,19 @@ package main
 // (fanned out) and a celebrity (merged at read time).
 //
 //	go test -run '^$' -bench RedDotDelivery -benchtime 5x .        # N = 1,000
-//	DELIVERY_SOCKETS=9000 go test -run '^$' -bench RedDotDelivery .
+//	DELIVERY_SOCKETS=10000 go test -run '^$' -bench RedDotDelivery -timeout 30m .
 //
-// Client and server share this process, so N is bounded by the open-file
-// limit (two descriptors per socket): 10,000 sockets need the bench/ load
-// generator in a process of its own.
+// The clients run in a child process (this test binary again, see
+// TestMain), so that server and clients each hold N sockets within the
+// open-file limit.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,26 +59,15 @@ func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 	})
 	ctx := context.Background()
 	author, readers := deliveryGraph(b, s, sockets)
-	counts := make(chan deliveryCount, sockets*4)
-	conns := make([]*websocket.Conn, 0, sockets)
-	b.Logf("opening %d websockets", sockets)
+	tokens := make([]string, len(readers))
 	for i, reader := range readers {
 		token, err := s.app.engine.IssueToken(reader)
 		if err != nil {
 			b.Fatal(err)
 		}
-		conn := deliverySubscribe(b, s, token)
-		conns = append(conns, conn)
-		go deliveryRead(conn, i, counts)
-		if (i+1)%(max(sockets/5, 1)) == 0 {
-			b.Logf("  %d/%d open", i+1, sockets)
-		}
+		tokens[i] = token
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	counts := deliveryClients(b, "ws"+strings.TrimPrefix(s.URL, "http")+"/query", tokens)
 	latest := make([]int, sockets)
 	for i := range latest {
 		latest[i] = -1
@@ -151,11 +142,72 @@ func deliveryGraph(b *testing.B, s *testServer, readers int) (int64, []int64) {
 	return author, readerIDs
 }
 
-func deliverySubscribe(b *testing.B, s *testServer, token string) *websocket.Conn {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/query", nil)
+// deliveryClients starts the child process that holds one websocket per
+// token, and returns the counts it reports.
+func deliveryClients(b *testing.B, url string, tokens []string) <-chan deliveryCount {
+	file := b.TempDir() + "/tokens"
+	if err := os.WriteFile(file, []byte(strings.Join(tokens, "\n")), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "DELIVERY_CHILD=1", "DELIVERY_URL="+url, "DELIVERY_TOKENS="+file)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	b.Logf("opening %d websockets in child process %d", len(tokens), cmd.Process.Pid)
+	counts := make(chan deliveryCount, len(tokens)*2)
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			var c deliveryCount
+			var at int64
+			if _, err := fmt.Sscanf(lines.Text(), "count %d %d %d", &c.client, &c.count, &at); err == nil {
+				c.at = time.Unix(0, at)
+				counts <- c
+			}
+		}
+	}()
+	return counts
+}
+
+// runDeliveryClients is the child process: it opens a websocket per token
+// with an unreadCount subscription and prints "count <client> <count>
+// <unix ns>" for every count received.
+func runDeliveryClients() error {
+	raw, err := os.ReadFile(os.Getenv("DELIVERY_TOKENS"))
+	if err != nil {
+		return err
+	}
+	tokens := strings.Split(string(raw), "\n")
+	lines := make(chan string, len(tokens)*2)
+	for i, token := range tokens {
+		conn, err := deliverySubscribe(os.Getenv("DELIVERY_URL"), token)
+		if err != nil {
+			return fmt.Errorf("socket %d: %w", i, err)
+		}
+		go deliveryRead(conn, i, lines)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for line := range lines {
+		out.WriteString(line)
+		if len(lines) == 0 {
+			out.Flush()
+		}
+	}
+	return nil
+}
+
+func deliverySubscribe(url, token string) (*websocket.Conn, error) {
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second}
+	conn, _, err := d.Dial(url, nil)
+	if err != nil {
+		return nil, err
 	}
 	msgs := []map[string]any{
 		{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}},
@@ -163,20 +215,20 @@ func deliverySubscribe(b *testing.B, s *testServer, token string) *websocket.Con
 	}
 	for _, m := range msgs {
 		if err := conn.WriteJSON(m); err != nil {
-			b.Fatal(err)
+			return nil, err
 		}
 	}
-	return conn
+	return conn, nil
 }
 
 // deliveryRead reports every count a client receives, answering pings.
-func deliveryRead(conn *websocket.Conn, client int, out chan<- deliveryCount) {
+func deliveryRead(conn *websocket.Conn, client int, out chan<- string) {
 	for {
 		_, raw, err := conn.ReadMessage()
 		if err != nil {
 			return
 		}
-		at := time.Now()
+		at := time.Now().UnixNano()
 		var msg struct {
 			Type    string
 			Payload struct {
@@ -190,7 +242,7 @@ func deliveryRead(conn *websocket.Conn, client int, out chan<- deliveryCount) {
 		case msg.Type == "ping":
 			conn.WriteJSON(map[string]string{"type": "pong"})
 		case msg.Type == "next" && msg.Payload.Data.UnreadCount != nil:
-			out <- deliveryCount{client: client, count: *msg.Payload.Data.UnreadCount, at: at}
+			out <- fmt.Sprintf("count %d %d %d\n", client, *msg.Payload.Data.UnreadCount, at)
 		}
 	}
 }

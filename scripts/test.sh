@@ -61,3 +61,6 @@ schema="$PWD/schema.graphqls"
 
 say "go test -race"
 go test -race -count=1 -timeout 9m ./... "$@"
+
+say "red-dot delivery smoke: 1,000 open websockets"
+go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
