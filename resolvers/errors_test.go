@@ -1,0 +1,59 @@
+package resolvers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"feedservice/feed"
+)
+
+func presentFor(t *testing.T, err error) (code, message, logged string) {
+	t.Helper()
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	requestID := func(context.Context) string { return "req-42" }
+	ctx := graphql.WithOperationContext(context.Background(), &graphql.OperationContext{})
+	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, nil)
+	e := ErrorPresenter(logger, requestID, 1<<20)(ctx, err)
+	code, _ = e.Extensions["code"].(string)
+	return code, e.Message, log.String()
+}
+
+// A panic in a resolver becomes an internal error: the client sees the
+// code and the request id, the log sees the panic and its stack.
+func TestRecoveredPanicIsAnInternalError(t *testing.T) {
+	var log bytes.Buffer
+	recovered := Recover(slog.New(slog.NewTextHandler(&log, nil)), func(context.Context) string { return "req-42" })(context.Background(), "boom: secret detail")
+	if !strings.Contains(log.String(), "boom: secret detail") || !strings.Contains(log.String(), "stack") {
+		t.Fatalf("the panic is not logged with its stack: %s", log.String())
+	}
+	code, message, _ := presentFor(t, recovered)
+	if code != string(feed.CodeInternal) {
+		t.Fatalf("code %q, want %s", code, feed.CodeInternal)
+	}
+	if strings.Contains(message, "secret") || !strings.Contains(message, "req-42") {
+		t.Fatalf("message %q leaks the panic or lacks the request id", message)
+	}
+}
+
+// An engine error keeps its own code and message; any other error is
+// internal, logged with its text and the request id, and sent without it.
+func TestErrorPresenterCodes(t *testing.T) {
+	code, message, _ := presentFor(t, feed.BadInput("first and last are at most %d", 100))
+	if code != string(feed.CodeBadUserInput) || message != "first and last are at most 100" {
+		t.Fatalf("engine error presented as %s %q", code, message)
+	}
+	code, message, logged := presentFor(t, errors.New("dial tcp 10.0.0.1:3306: connection refused"))
+	if code != string(feed.CodeInternal) || strings.Contains(message, "3306") {
+		t.Fatalf("internal error presented as %s %q", code, message)
+	}
+	if !strings.Contains(logged, "3306") || !strings.Contains(logged, "req-42") {
+		t.Fatalf("internal error not logged with its text and request id: %s", logged)
+	}
+}
