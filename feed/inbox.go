@@ -352,10 +352,28 @@ func (e *Engine) inboxArgs(c inboxChange) []any {
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
 const rebuildWaitLimit = 5 * time.Second
 
-// applyInbox runs changes, pipelined. A change that meets a running rebuild
-// waits for it and runs again, so it lands on the rebuilt inbox. It returns
-// how many changes found an inbox.
+// inboxPipelineSize bounds the changes sent in one round trip, so that each
+// stays well within the Redis read timeout on a loaded server.
+const inboxPipelineSize = 200
+
+// applyInbox runs changes, pipelined in rounds of inboxPipelineSize. A
+// change that meets a running rebuild waits for it and runs again, so it
+// lands on the rebuilt inbox. It returns how many changes found an inbox.
 func (e *Engine) applyInbox(ctx context.Context, changes []inboxChange) (int, error) {
+	applied := 0
+	for len(changes) > inboxPipelineSize {
+		n, err := e.applyInboxRound(ctx, changes[:inboxPipelineSize])
+		applied += n
+		if err != nil {
+			return applied, err
+		}
+		changes = changes[inboxPipelineSize:]
+	}
+	n, err := e.applyInboxRound(ctx, changes)
+	return applied + n, err
+}
+
+func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (int, error) {
 	applied := 0
 	deadline := time.Now().Add(rebuildWaitLimit)
 	for len(changes) > 0 {
