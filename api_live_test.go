@@ -1,12 +1,12 @@
 package main
 
 import (
+	"feedservice/internal/testenv"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +17,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
-	"github.com/redis/go-redis/v9"
 )
 
 // End-to-end tests of the live "red dot" subscriptions (Subscription.unreadCount
@@ -906,67 +905,13 @@ func TestLiveCaps(t *testing.T) {
 // ---------------------------------------------------------------------------
 // 5. The hub survives a Redis restart.
 
-// liveRedis runs a private redis-server on a free port.
-type liveRedis struct {
-	t    *testing.T
-	port string
-	cmd  *exec.Cmd
-}
-
-func liveStartRedis(t *testing.T) *liveRedis {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	r := &liveRedis{t: t, port: port}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *liveRedis) addr() string { return "127.0.0.1:" + r.port }
-
-func (r *liveRedis) start() {
-	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", r.port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatalf("start redis-server: %v", err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
-	defer rdb.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("redis-server on %s does not answer: %v", r.addr(), err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *liveRedis) stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
-		r.cmd = nil
-	}
-}
-
 // TestLivePubSubReconnect: Redis restarts under a live subscription (all of
 // its data lost); the instance's hub reconnects and subscribes again, so
 // the next post still reaches the subscriber, with the count rebuilt from
 // MySQL.
 func TestLivePubSubReconnect(t *testing.T) {
-	r := liveStartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.addr() })
+	r := testenv.StartRedis(t)
+	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -978,8 +923,8 @@ func TestLivePubSubReconnect(t *testing.T) {
 		t.Fatalf("unreadCount %d, want 1", n)
 	}
 
-	r.stop()
-	r.start()
+	r.Kill()
+	r.Start()
 
 	livePost(t, author, "after the restart")
 	c.expectCount(id, 2, 5*time.Second, "after Redis restarted")
@@ -992,8 +937,8 @@ func TestLivePubSubReconnect(t *testing.T) {
 // feedItemAdded alone (having read the feed before) hears of new entries
 // again after Redis restarted under the subscription, all data lost.
 func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
-	r := liveStartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.addr() })
+	r := testenv.StartRedis(t)
+	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -1005,8 +950,8 @@ func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
 	liveWaitListening(t, s, reader, 3*time.Second)
 	c.expectAdded(id, livePost(t, author, "before the restart"), 3*time.Second, "before Redis restarted")
 
-	r.stop()
-	r.start()
+	r.Kill()
+	r.Start()
 	liveWaitListening(t, s, reader, 5*time.Second) // the hub subscribed again
 	// The first post may race the hub's recovery; a later one must not.
 	var tried []string

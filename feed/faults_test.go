@@ -3,10 +3,7 @@ package feed
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,59 +18,6 @@ import (
 // Faults: Redis going away and coming back empty, a worker dying with a
 // message in hand, a server restarting with events pending, and Redis losing
 // every key. None of them may lose or corrupt a feed.
-
-// ftRedis is a private redis-server that a test can kill and restart.
-type ftRedis struct {
-	t    *testing.T
-	port string
-	cmd  *exec.Cmd
-}
-
-// ftStartRedis starts a redis-server without persistence on a free port.
-func ftStartRedis(t *testing.T) *ftRedis {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	r := &ftRedis{t: t, port: port}
-	t.Cleanup(r.kill)
-	r.start()
-	return r
-}
-
-func (r *ftRedis) addr() string { return "127.0.0.1:" + r.port }
-
-// start runs the server and waits until it answers.
-func (r *ftRedis) start() {
-	r.t.Helper()
-	cmd := exec.Command("redis-server", "--port", r.port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start redis-server: %v", err)
-	}
-	r.cmd = cmd
-	c := redis.NewClient(&redis.Options{Addr: r.addr(), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("redis-server on port %s does not answer", r.port)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// kill stops the server at once, losing its data.
-func (r *ftRedis) kill() {
-	if r.cmd == nil {
-		return
-	}
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
-	r.cmd = nil
-}
 
 // ftPending lists the committed events not yet dispatched.
 func ftPending(t testing.TB, st *store.Store) []models.OutboxEvent {
@@ -103,7 +47,7 @@ func ftHasEvent(events []models.OutboxEvent, kind string, post int64) bool {
 // still commit, their events waiting; when Redis comes back empty, the
 // backlog is dispatched and every feed is right again.
 func TestRedisDownFallsBackToPull(t *testing.T) {
-	server := ftStartRedis(t)
+	server := testenv.StartRedis(t)
 	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +58,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	}
 	// openRedis's settings (app.go): short timeouts, so a read falls back quickly.
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:        []string{server.addr()},
+		Addrs:        []string{server.Addr()},
 		DialTimeout:  500 * time.Millisecond,
 		ReadTimeout:  500 * time.Millisecond,
 		WriteTimeout: 500 * time.Millisecond,
@@ -139,7 +83,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 		t.Fatal("the reads with Redis up did not use the inbox")
 	}
 
-	server.kill()
+	server.Kill()
 	fallbacks := lcReads(te, readPullFallback)
 	if got, want := te.readFeed(reader, 3), te.pulledFeed(reader); !slices.EqualFunc(got, want, feedItemEqual) {
 		t.Fatalf("feed with Redis down:\n got %v\nwant %v", got, want)
@@ -174,7 +118,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 
 	// Redis comes back, empty.
 	dispatched := lcCount(te.metrics.dispatched)
-	server.start()
+	server.Start()
 	// The client may hold on to its last dial error for a moment.
 	deadline := time.Now().Add(10 * time.Second)
 	for rdb.Ping(context.Background()).Err() != nil {
