@@ -137,7 +137,11 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rdb, prefix := testenv.Redis(t)
+	// A Redis of its own, so that the test can FLUSHALL it.
+	server := testenv.StartRedis(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+	t.Cleanup(func() { rdb.Close() })
+	prefix := "model:"
 	setup := func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
 	te := startTestEngine(t, st, rdb, prefix, setup)
 
@@ -211,7 +215,9 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 		case op < 91:
 			rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u)) // the inbox expires
 		case op < 93:
-			flushPrefix(t, rdb, prefix) // Redis loses everything
+			if err := rdb.FlushAll(ctx).Err(); err != nil { // Redis loses everything
+				t.Fatal(err)
+			}
 		case op < 96:
 			stealMessage(t, te) // a worker takes a message and dies
 		case op < 98:
@@ -274,19 +280,6 @@ func (te *testEngine) readFeedBackward(reader int64, pageSize int) []feedItem {
 		out = append(out, pages[i]...)
 	}
 	return out
-}
-
-// flushPrefix deletes every key of the test's prefix: what FLUSHALL does to
-// this engine, without touching other tests' keys on the shared Redis.
-func flushPrefix(t *testing.T, rdb redis.UniversalClient, prefix string) {
-	ctx := context.Background()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
-	for iter.Next(ctx) {
-		rdb.Del(ctx, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // stealMessage reads one fan-out message as a consumer that then dies
