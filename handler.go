@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -73,7 +75,34 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.authenticate(http.MaxBytesHandler(srv, MaxRequestBodyBytes))
+	return a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes)))
+}
+
+// codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
+// by GET, written past the error presenter, the code every error carries.
+func codeRefusedGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.Header.Get("Upgrade") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		if rec.Code == http.StatusNotAcceptable {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+				"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
+				"extensions": map[string]any{"code": string(feed.CodeBadUserInput)},
+			}}})
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }
 
 // authenticate reads the bearer token of an HTTP request into its context.

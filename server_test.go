@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,27 @@ func TestSeedLoadsALivingFeed(t *testing.T) {
 	// Seeding again reuses the accounts instead of failing.
 	if err := seed(context.Background(), s.app.engine, size, io.Discard); err != nil {
 		t.Fatalf("second seed: %v", err)
+	}
+}
+
+// A mutation sent by GET is refused with a coded error; a query by GET runs.
+func TestGetRunsQueriesOnly(t *testing.T) {
+	s := newTestServer(t, backendEmbedded)
+	get := func(query string) (int, string) {
+		res, err := http.Get(s.URL + "/query?query=" + url.QueryEscape(query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	status, body := get(`mutation { signUp(input: {username: "getter", password: "long-enough-pw"}) { token } }`)
+	if status != http.StatusMethodNotAllowed || !strings.Contains(body, `"code":"BAD_USER_INPUT"`) {
+		t.Fatalf("mutation by GET: %d %s", status, body)
+	}
+	status, body = get(`{ user(username: "getter") { id } }`)
+	if status != http.StatusOK || !strings.Contains(body, `"user":null`) {
+		t.Fatalf("query by GET: %d %s (and the refused mutation must not have run)", status, body)
 	}
 }
