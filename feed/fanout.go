@@ -195,14 +195,14 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	// Readers of authors whose posts are not fanned out hear of them on the
-	// author's channel.
-	e.publish(ctx, e.keys.authorChannel(p.AuthorID), addMessage(original.ID, p.ID))
-	if e.cfg.Mode == ModePull {
-		return nil
-	}
-	if celeb, err := e.isCelebrity(ctx, p.AuthorID); err != nil || celeb {
+	celeb, err := e.isCelebrity(ctx, p.AuthorID)
+	if err != nil {
 		return err
+	}
+	if e.cfg.Mode == ModePull || celeb {
+		// Not fanned out: its readers hear of it on the author's channel.
+		e.publish(ctx, e.keys.authorChannel(p.AuthorID), addMessage(original.ID, p.ID))
+		return nil
 	}
 	return e.fanout(ctx, task{Op: opAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
 }

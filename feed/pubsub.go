@@ -39,6 +39,13 @@ type listener struct {
 	added   chan feedAdd  // entries that may have entered the feed
 	refresh atomic.Bool   // the authors to listen to may have changed
 
+	// An inbox's "add" is always a new entry; an unread count can take it
+	// without a recount when it is newer than every entry counted so far
+	// (top). Anything else asks for an exact recount.
+	top     atomic.Int64 // the newest key the count includes
+	newer   atomic.Int64 // new entries above top since the count was taken
+	recount atomic.Bool
+
 	mu       sync.Mutex
 	channels []string
 }
@@ -95,9 +102,20 @@ func (h *hub) deliver(channel, payload string) {
 			}
 		}
 	}
+	// Only an inbox's add is surely a new entry: an author's channel also
+	// announces reposts of posts the reader may have already.
+	countable := add.post != 0 && isReaderChannel(h.e.keys, channel)
 	for l := range targets {
 		if refresh {
 			l.refresh.Store(true)
+		}
+		if countable || (add.post != 0 && add.post == add.key) { // a new post of its author's
+			if add.key > l.top.Load() {
+				l.top.Store(add.key)
+				l.newer.Add(1)
+			}
+		} else {
+			l.recount.Store(true)
 		}
 		if add.post != 0 {
 			select {
@@ -198,6 +216,11 @@ func (h *hub) channels() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
+}
+
+// isReaderChannel tells a reader's channel from an author's.
+func isReaderChannel(k keys, channel string) bool {
+	return strings.HasPrefix(channel, k.prefix+"dots:")
 }
 
 func contains(list []string, s string) bool {

@@ -18,13 +18,23 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		return nil, err
 	}
 	out := make(chan int, 1)
+	l.recount.Store(true)
 	go func() {
 		defer close(out)
-		last := -1
+		last, n := -1, 0
 		for {
 			e.refreshListener(ctx, l)
-			n, err := e.UnreadCount(ctx, viewerID)
+			var err error
+			if l.recount.Swap(false) {
+				l.newer.Store(0)
+				var top int64
+				n, top, err = e.unreadWithTop(ctx, viewerID)
+				l.top.Store(top)
+			} else {
+				n = min(n+int(l.newer.Swap(0)), MaxUnreadCount)
+			}
 			if err != nil && ctx.Err() == nil {
+				l.recount.Store(true) // try again at the next change
 				e.log.Warn("unread count", "viewer", viewerID, "err", err)
 			}
 			if err == nil && n != last {
@@ -153,25 +163,23 @@ func addMessage(post, key int64) string {
 	return "add " + strconv.FormatInt(post, 10) + " " + strconv.FormatInt(key, 10)
 }
 
-// unreadFromInbox counts the entries newer than the marker in push and
+// unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
-func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) (int, error) {
+func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]entry, error) {
 	r, err := e.newReader(ctx, viewerID)
 	if err == nil {
 		var unread []entry
-		unread, err = e.fetchMerged(ctx, r, store.Newer, marker, MaxUnreadCount)
-		if err == nil {
-			return len(unread), nil
+		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, MaxUnreadCount); err == nil {
+			return unread, nil
 		}
 	}
 	var re errRedis
 	if !errors.As(err, &re) {
-		return 0, err
+		return nil, err
 	}
 	followees, err := e.store.FolloweeIDs(ctx, viewerID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	unread, err := e.pullEntries(ctx, followees, store.Newer, marker, MaxUnreadCount)
-	return len(unread), err
+	return e.pullEntries(ctx, followees, store.Newer, marker, MaxUnreadCount)
 }
