@@ -32,6 +32,20 @@ type hub struct {
 // listenerQueue bounds the entries waiting for one feedItemAdded client.
 const listenerQueue = 64
 
+// maxPendingKeys bounds the new keys waiting for one unreadCount client;
+// past it the client recounts instead.
+const maxPendingKeys = 4096
+
+// takeCount hands the count what arrived since it last looked: whether it
+// must recount, and the keys of new entries.
+func (l *listener) takeCount() (recount bool, keys []int64) {
+	l.countMu.Lock()
+	defer l.countMu.Unlock()
+	recount, keys = l.recount, l.pending
+	l.recount, l.pending = false, nil
+	return recount, keys
+}
+
 // listener is one live subscription of one reader.
 type listener struct {
 	reader  int64
@@ -39,12 +53,12 @@ type listener struct {
 	added   chan feedAdd  // entries that may have entered the feed
 	refresh atomic.Bool   // the authors to listen to may have changed
 
-	// An inbox's "add" is always a new entry; an unread count can take it
-	// without a recount when it is newer than every entry counted so far
-	// (top). Anything else asks for an exact recount.
-	top     atomic.Int64 // the newest key the count includes
-	newer   atomic.Int64 // new entries above top since the count was taken
-	recount atomic.Bool
+	// An inbox's "add" is always a new entry: an unread count adds its key
+	// to the set of unread keys it keeps, with no recount. Anything else
+	// asks for an exact recount.
+	countMu sync.Mutex
+	pending []int64 // keys of new entries not yet taken by the count
+	recount bool
 
 	mu       sync.Mutex
 	channels []string
@@ -109,14 +123,13 @@ func (h *hub) deliver(channel, payload string) {
 		if refresh {
 			l.refresh.Store(true)
 		}
-		if countable || (add.post != 0 && add.post == add.key) { // a new post of its author's
-			if add.key > l.top.Load() {
-				l.top.Store(add.key)
-				l.newer.Add(1)
-			}
+		l.countMu.Lock()
+		if (countable || (add.post != 0 && add.post == add.key)) && len(l.pending) < maxPendingKeys {
+			l.pending = append(l.pending, add.key) // a new entry, or a new post of its author's
 		} else {
-			l.recount.Store(true)
+			l.recount = true
 		}
+		l.countMu.Unlock()
 		if add.post != 0 {
 			select {
 			case l.added <- add:

@@ -18,26 +18,39 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		return nil, err
 	}
 	out := make(chan int, 1)
-	l.recount.Store(true)
+	l.recount = true // the first count is an exact one
 	go func() {
 		defer close(out)
-		last, n := -1, 0
+		// The count is the set of unread keys: a new entry's key joins it
+		// (twice is once, and order does not matter); a recount replaces
+		// it. An entry committed before a recount is in the recount, and
+		// its key, arriving after, joins the set only once.
+		last, marker, unread := -1, int64(0), map[int64]bool{}
 		for {
 			e.refreshListener(ctx, l)
-			var err error
-			if l.recount.Swap(false) {
-				l.newer.Store(0)
-				var top int64
-				n, top, err = e.unreadWithTop(ctx, viewerID)
-				l.top.Store(top)
-			} else {
-				n = min(n+int(l.newer.Swap(0)), MaxUnreadCount)
+			recount, keys := l.takeCount()
+			if recount {
+				entries, m, err := e.unreadEntries(ctx, viewerID)
+				if err != nil {
+					if ctx.Err() == nil {
+						l.countMu.Lock()
+						l.recount = true // again at the next change
+						l.countMu.Unlock()
+						e.log.Warn("unread count", "viewer", viewerID, "err", err)
+					}
+				} else {
+					marker, unread = m, make(map[int64]bool, len(entries))
+					for _, en := range entries {
+						unread[en.Key] = true
+					}
+				}
 			}
-			if err != nil && ctx.Err() == nil {
-				l.recount.Store(true) // try again at the next change
-				e.log.Warn("unread count", "viewer", viewerID, "err", err)
+			for _, k := range keys {
+				if k > marker {
+					unread[k] = true
+				}
 			}
-			if err == nil && n != last {
+			if n := min(len(unread), MaxUnreadCount); n != last {
 				last = n
 				select {
 				case <-out: // replace a count the client has not taken yet

@@ -13,31 +13,27 @@ const MaxUnreadCount = 999
 // UnreadCount is the number of feed entries newer than the viewer's read
 // marker, at most MaxUnreadCount.
 func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
-	n, _, err := e.unreadWithTop(ctx, viewerID)
-	return n, err
+	unread, _, err := e.unreadEntries(ctx, viewerID)
+	return len(unread), err
 }
 
-// unreadWithTop is the unread count and the newest key it counted (the read
-// marker when nothing is unread).
-func (e *Engine) unreadWithTop(ctx context.Context, viewerID int64) (int, int64, error) {
+// unreadEntries lists the feed entries newer than the viewer's read marker
+// (at most MaxUnreadCount), and the marker.
+func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, int64, error) {
 	u, err := e.store.UserByID(ctx, viewerID)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
-	var unread []entry
 	if e.cfg.Mode != ModePull {
-		unread, err = e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
-	} else {
-		var followees []int64
-		if followees, err = e.store.FolloweeIDs(ctx, viewerID); err == nil {
-			unread, err = e.pullEntries(ctx, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
-		}
+		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
+		return unread, u.FeedReadKey, err
 	}
-	top := u.FeedReadKey
-	if len(unread) > 0 {
-		top = unread[len(unread)-1].Key
+	followees, err := e.store.FolloweeIDs(ctx, viewerID)
+	if err != nil {
+		return nil, 0, err
 	}
-	return len(unread), top, err
+	unread, err := e.pullEntries(ctx, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
+	return unread, u.FeedReadKey, err
 }
 
 // MarkFeedRead moves the viewer's read marker to the entry of the feed
