@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -108,14 +109,18 @@ func forEach(ctx context.Context, n, workers int, out io.Writer, what string, fn
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	step := max(n/10, 1)
+	var mu sync.Mutex // workers report progress one at a time
+	done := 0
 	for i := range n {
 		g.Go(func() error {
 			if err := fn(i); err != nil {
 				return err
 			}
-			if (i+1)%step == 0 {
-				fmt.Fprintf(out, "seed: %s %d/%d\n", what, i+1, n)
+			mu.Lock()
+			if done++; done%step == 0 {
+				fmt.Fprintf(out, "seed: %s %d/%d\n", what, done, n)
 			}
+			mu.Unlock()
 			return ctx.Err()
 		})
 	}

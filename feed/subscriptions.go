@@ -18,7 +18,9 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		return nil, err
 	}
 	out := make(chan int, 1)
+	l.countMu.Lock()
 	l.recount = true // the first count is an exact one
+	l.countMu.Unlock()
 	go func() {
 		defer close(out)
 		// The count is the set of unread keys: a new entry's key joins it
