@@ -16,7 +16,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -24,11 +23,15 @@ import (
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
+	"feedservice/playground"
 	"feedservice/resolvers"
+	"feedservice/web"
 )
 
-// handler routes the server's endpoints: GraphQL at /query, GraphiQL at /,
-// and the health checks.
+// handler routes the server's endpoints: GraphQL at /query, GraphiQL at /
+// (its files under /graphiql/), the React app at /app/, and the health
+// checks. GraphiQL and the app are embedded in the binary (playground/,
+// web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.graphqlHandler())
@@ -43,8 +46,10 @@ func (a *app) handler() http.Handler {
 		}
 		w.Write([]byte("ready\n"))
 	})
+	mux.Handle("GET /app/", web.Handler("/app/"))
 	if a.cfg.GraphiQL {
-		mux.Handle("GET /{$}", playground.Handler("Feed service", "/query"))
+		mux.Handle("GET /{$}", playground.Handler())
+		mux.Handle("GET "+playground.Prefix, playground.Handler())
 	}
 	return withRequestID(mux)
 }

@@ -45,8 +45,15 @@ ensure_mariadb() {
   wait_for "mariadb over tcp" mariadb_tcp
 }
 
+# The browser tests drive Debian's Chromium (playwright-core, no download).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return 0
+  apt_install chromium
+}
+
 ensure_redis
 ensure_mariadb
+ensure_chromium
 
 say "go vet"
 go vet ./...

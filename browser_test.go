@@ -1,0 +1,94 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// browserTestDir holds the browser tests: playwright-core driving Debian's
+// Chromium against the server's GraphiQL page and React app.
+const browserTestDir = "clients/browser-test"
+
+// defaultChromium is where Debian's chromium package puts the browser.
+// CHROMIUM_PATH overrides it.
+const defaultChromium = "/usr/bin/chromium"
+
+// TestBrowserClients runs clients/browser-test (node --test) against a
+// server on the real backends, in a real browser: the GraphiQL page at /
+// with every other host blocked (a query from its example document, and a
+// subscription event over graphql-ws), and the React app at /app/ in two
+// browser contexts (sign-up, follow, the live red dot and "new posts" bar,
+// and a feed scrolled to its end with every entry once). It saves
+// screenshots of the app's feed and of a profile page to docs/.
+//
+// It needs node and Chromium (apt-get install -y chromium); it installs
+// the locked npm packages with `npm ci` when node_modules is missing.
+// playwright-core never downloads a browser.
+func TestBrowserClients(t *testing.T) {
+	chromium := os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		chromium = defaultChromium
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium is not installed at %s: the browser tests drive Debian's Chromium; "+
+			"install it with `apt-get install -y chromium` (or set CHROMIUM_PATH): %v", chromium, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (needed by %s): %v", browserTestDir, err)
+	}
+	dir, err := filepath.Abs(browserTestDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := filepath.Abs("docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); errors.Is(err, os.ErrNotExist) {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			t.Fatalf("npm is not installed, and %s/node_modules is missing: %v", browserTestDir, err)
+		}
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", browserTestDir, err, out)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+
+	s := newTestServer(t, backendReal)
+
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-timeout=80000")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"SERVER_URL="+s.URL,
+		"CHROMIUM_PATH="+chromium,
+		"SCREENSHOT_DIR="+docs,
+		"NO_COLOR=1",
+	)
+	// Node and the browsers it starts share a process group, all ended if
+	// the test runs out of time.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test in %s failed after %s (SERVER_URL=%s): %v\n%s", browserTestDir, time.Since(start).Round(time.Millisecond), s.URL, err, out)
+	}
+	t.Logf("node --test in %s passed in %s; screenshots in %s:\n%s", browserTestDir, time.Since(start).Round(time.Millisecond), docs, out)
+}

@@ -1,0 +1,403 @@
+// Browser tests of the feed service's two clients, in Debian's Chromium
+// driven by playwright-core (no browser download), against the server at
+// SERVER_URL (e.g. http://127.0.0.1:8080):
+//
+// - the GraphiQL page at / works with every host but the server blocked:
+//   it runs a query from its example document and receives a subscription
+//   event over graphql-ws;
+// - the React app at /app/: two people sign up in two browser contexts, B
+//   follows A, A posts, and B's red dot, "new posts" bar and feed follow
+//   live; B then scrolls the whole feed, which holds every entry once.
+//
+// Screenshots of the app's feed and of a profile page go to SCREENSHOT_DIR
+// when it is set (browser_test.go sets docs/). Nothing in them changes
+// from run to run, so that they are rewritten only when the app changes. Run with `node --test` in this folder; browser_test.go
+// starts a server and runs it.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+const SERVER_URL = process.env.SERVER_URL;
+if (!SERVER_URL) {
+  throw new Error('SERVER_URL is not set (the server base URL, e.g. http://127.0.0.1:8080)');
+}
+const SERVER = new URL(SERVER_URL);
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR || '';
+
+// How long one awaited thing in the page may take.
+const TIMEOUT_MS = 15_000;
+
+// ---------------------------------------------------------------------------
+// The browser
+
+let browser;
+let profileDir;
+
+before(async () => {
+  // launch() gives the browser a fresh temporary profile of its own (it
+  // refuses a --user-data-dir argument); TMPDIR puts it under a folder
+  // that this test removes.
+  profileDir = await mkdtemp(path.join(tmpdir(), 'feed-browser-test-'));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    env: { ...process.env, TMPDIR: profileDir },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+});
+
+/**
+ * A browser context (a separate person: own cookies and storage) whose
+ * requests to any host but the server are aborted and recorded, and whose
+ * page errors are recorded.
+ */
+async function newContext() {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 860 } });
+  context.setDefaultTimeout(TIMEOUT_MS);
+  const blocked = [];
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.host === SERVER.host || url.protocol === 'data:' || url.protocol === 'blob:') {
+      return route.continue();
+    }
+    blocked.push(url.toString());
+    return route.abort('internetdisconnected');
+  });
+  const errors = [];
+  context.on('weberror', (e) => errors.push(String(e.error())));
+  return { context, blocked, errors };
+}
+
+/** Polls pred until it holds. */
+async function waitFor(pred, what, detail, timeoutMs = TIMEOUT_MS) {
+  const until = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(detail)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Saves what each page of the contexts shows, to see why a test failed. */
+async function saveFailure(contexts) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'feed-browser-failure-'));
+  let n = 0;
+  for (const { context } of contexts) {
+    for (const page of context.pages()) {
+      const file = path.join(dir, `page-${++n}.png`);
+      await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+      console.log(`failure screenshot of ${page.url()}: ${file}`);
+    }
+  }
+}
+
+async function screenshot(page, name) {
+  if (!SCREENSHOT_DIR) return;
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, name) });
+}
+
+// ---------------------------------------------------------------------------
+// The API, for what the tests arrange outside the browser
+
+async function api(query, variables = {}, token = null) {
+  const res = await fetch(new URL('/query', SERVER), {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await res.json();
+  if (body.errors?.length) {
+    throw new Error(`API errors for ${query.split('{')[0].trim()}: ${JSON.stringify(body.errors)}`);
+  }
+  return body.data;
+}
+
+async function apiSignUp(username, displayName) {
+  const data = await api(
+    'mutation($input: SignUpInput!) { signUp(input: $input) { token user { id username } } }',
+    { input: { username, password: `password-${username}`, displayName } },
+  );
+  return { token: data.signUp.token, id: data.signUp.user.id, username };
+}
+
+const apiPost = async (token, body) =>
+  (await api('mutation($b: String!) { createPost(input: {body: $b}) { post { id body } } }', { b: body }, token))
+    .createPost.post;
+
+// ---------------------------------------------------------------------------
+// GraphiQL
+
+/**
+ * Replaces the text of one of GraphiQL's Monaco editors (operation,
+ * variables, headers) by typing.
+ */
+async function setEditor(page, which, text) {
+  const editor = page.locator(`.monaco-editor[data-uri*="${which}"]`);
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+KeyA');
+  await page.keyboard.press('Delete');
+  // insertText types the whole text at once: no auto-closed brackets.
+  await page.keyboard.insertText(text);
+}
+
+/**
+ * Waits until GraphiQL's response pane shows text. The pane wraps long
+ * lines, so whitespace is left out of the comparison.
+ */
+async function responseShows(page, text) {
+  await page.waitForFunction((want) => {
+    const shown = document.querySelector('.graphiql-response')?.innerText ?? '';
+    return shown.replace(/\s+/g, '').includes(want);
+  }, text.replace(/\s+/g, ''));
+}
+
+/**
+ * Runs one operation of the document by name, through the run button's
+ * menu, and returns the server's answer once the response pane shows it.
+ */
+async function runOperation(page, name) {
+  const answer = page.waitForResponse((r) =>
+    new URL(r.url()).pathname === '/query' && r.request().method() === 'POST' &&
+    r.request().postDataJSON()?.operationName === name);
+  await page.locator('.graphiql-execute-button').click();
+  await page.getByRole('menuitem', { name, exact: true }).click();
+  const body = await (await answer).json();
+  await responseShows(page, JSON.stringify(body.data ?? body.errors));
+  return body;
+}
+
+/** Starts a subscription by name; it keeps running in the page. */
+async function startSubscription(page, name) {
+  await page.locator('.graphiql-execute-button').click();
+  await page.getByRole('menuitem', { name, exact: true }).click();
+}
+
+test('the GraphiQL page works offline: a query and a subscription event', async () => {
+  const { context, blocked, errors } = await newContext();
+  try {
+    // Someone to find and follow, and who posts.
+    const alice = await apiSignUp('alice', 'Alice');
+
+    const page = await context.newPage();
+    await page.goto(new URL('/', SERVER).toString());
+    await page.locator('.graphiql-container').waitFor();
+    // The example document opens in the editor.
+    await page.getByText('mutation SignUp').first().waitFor();
+
+    // The example's SignUp, as it stands, then its FindUser query.
+    const signUp = await runOperation(page, 'SignUp');
+    assert.equal(signUp.data?.signUp.user.username, 'ada', JSON.stringify(signUp));
+    const token = signUp.data.signUp.token;
+
+    const found = await runOperation(page, 'FindUser');
+    assert.equal(found.data?.user?.id, alice.id, JSON.stringify(found));
+
+    // The token goes in the Headers pane, for HTTP and for the websocket.
+    await page.getByRole('button', { name: 'Headers' }).click();
+    await setEditor(page, 'headers', JSON.stringify({ Authorization: `Bearer ${token}` }));
+    await api('mutation($id: ID!) { follow(userId: $id) { viewer { followingCount } } }', { id: alice.id }, token);
+
+    // NewEntries stays open over a graphql-ws websocket whose
+    // connection_init carries the Headers pane; Alice's post arrives on it.
+    const frames = [];
+    page.on('websocket', (ws) => {
+      if (new URL(ws.url()).pathname !== '/query') return;
+      ws.on('framesent', (f) => frames.push({ sent: String(f.payload) }));
+      ws.on('framereceived', (f) => frames.push({ received: String(f.payload) }));
+    });
+    await startSubscription(page, 'NewEntries');
+    // graphql-transport-ws acknowledges the connection, not the
+    // subscription: a moment's grace lets the server start it.
+    await waitFor(() => frames.some((f) => f.received?.includes('connection_ack')), 'connection_ack', frames);
+    await page.waitForTimeout(300);
+    const body = `offline GraphiQL event ${Date.now()}`;
+    await apiPost(alice.token, body);
+    await responseShows(page, body);
+    const init = frames.map((f) => f.sent && JSON.parse(f.sent)).find((m) => m?.type === 'connection_init');
+    assert.equal(init?.payload?.Authorization, `Bearer ${token}`, 'connection_init does not carry the Headers pane');
+    const next = frames.map((f) => f.received && JSON.parse(f.received)).find((m) => m?.type === 'next');
+    assert.equal(next?.payload.data.feedItemAdded.node.post.body, body, JSON.stringify(frames));
+    assert.equal(next.payload.data.feedItemAdded.node.post.author.username, 'alice');
+
+    assert.deepEqual(blocked, [], 'the page asked for something from another host');
+    assert.deepEqual(errors, [], 'the page threw');
+  } catch (err) {
+    await saveFailure([{ context }]);
+    throw err;
+  } finally {
+    await context.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The React app
+
+const APP_URL = new URL('/app/', SERVER).toString();
+
+/** Signs up through the app's form; returns the token the app keeps. */
+async function signUpInApp(page, username, displayName) {
+  await page.goto(APP_URL);
+  await page.getByRole('tab', { name: 'Sign up' }).click();
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(`password-${username}`);
+  await page.getByLabel('Display name').fill(displayName);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  return page.evaluate(() => localStorage.getItem('feedservice.token'));
+}
+
+/** The post ids of the home feed's entries, top to bottom. */
+const feedPostIds = (page) =>
+  page.locator('[data-testid="feed-entry"]').evaluateAll((els) => els.map((el) => el.dataset.postId));
+
+const bodies = [
+  'Shipped the new follow button today. Small change, big smile.',
+  'Reading about Relay cursors: opaque strings are a kindness to clients.',
+  'Coffee first, fan-out second.',
+  'Pagination that never repeats an entry is harder than it looks.',
+  'Tried the red dot on my phone and on my laptop at once: both went to zero together.',
+  'Redis keeps what MySQL can rebuild. Sleeping better already.',
+  'A feed is a merge of sorted lists, with opinions.',
+  'Today I learned: 500 characters is plenty.',
+  'Wrote the example document for GraphiQL. Sign up, follow, read.',
+  'The celebrity path merges at read time. Nobody waits for a million writes.',
+];
+
+test('the app: live red dot and new-posts bar, and a feed that scrolls to its end', async () => {
+  const a = await newContext();
+  const b = await newContext();
+  try {
+    const pageA = await a.context.newPage();
+    const pageB = await b.context.newPage();
+
+    // A wrong password is said in words, then both sign up in the app.
+    await pageB.goto(APP_URL);
+    await pageB.getByLabel('Username').fill('nobody_here');
+    await pageB.getByLabel('Password').fill('not-the-password');
+    await pageB.getByRole('button', { name: 'Log in' }).click();
+    await pageB.getByRole('alert').filter({ hasText: 'Wrong username or password.' }).waitFor();
+
+    const tokenA = await signUpInApp(pageA, 'lovelace', 'Ada Lovelace');
+    const tokenB = await signUpInApp(pageB, 'hopper', 'Grace Hopper');
+    assert.ok(tokenA && tokenB, 'the app keeps no token after signing up');
+
+    // A has 30 posts already, so that B's feed takes several pages; C,
+    // whom B also follows, reposts one of them.
+    const posts = [];
+    for (let i = 0; i < 30; i++) {
+      posts.push(await apiPost(tokenA, `${bodies[i % bodies.length]} (#${i + 1})`));
+    }
+    const c = await apiSignUp('torvalds', 'Linus');
+    await api('mutation($id: ID!) { repost(postId: $id) { post { id } } }', { id: posts[27].id }, c.token);
+
+    // B follows A on A's profile page, and C through the API.
+    await pageB.goto(new URL('/app/u/lovelace', SERVER).toString());
+    await pageB.getByRole('heading', { name: 'Ada Lovelace' }).waitFor();
+    await pageB.getByRole('button', { name: 'Follow', exact: true }).click();
+    await pageB.getByRole('button', { name: 'Unfollow' }).waitFor();
+    await pageB.getByTestId('follower-count').filter({ hasText: '1' }).waitFor();
+    await api('mutation($id: ID!) { follow(userId: $id) { viewer { id } } }', { id: c.id }, tokenB);
+
+    // B's home feed: A's posts, newest first; opening it marks it read.
+    await pageB.getByRole('link', { name: 'Home' }).click();
+    await pageB.locator('[data-testid="feed-entry"]').first().waitFor();
+    assert.equal(
+      (await feedPostIds(pageB))[0], posts.at(-1).id,
+      'the newest of A\'s posts is not at the top of B\'s feed',
+    );
+    await pageB.locator('header[data-live="live"]').waitFor();
+    await pageB.getByTestId('unread-dot').waitFor({ state: 'detached' });
+    // graphql-ws acknowledges the connection, not each subscription: a
+    // moment's grace lets the server start feedItemAdded.
+    await pageB.waitForTimeout(300);
+
+    // A posts in the app.
+    const fresh = 'Live from the browser: hello, Grace!';
+    await pageA.getByLabel('New post').fill(fresh);
+    await pageA.getByRole('button', { name: 'Post', exact: true }).click();
+    await pageA.getByRole('status').filter({ hasText: 'Posted.' }).waitFor();
+
+    // B, without a reload: the red dot rises and the bar appears.
+    await pageB.getByTestId('unread-dot').filter({ hasText: /^1$/ }).waitFor();
+    const bar = pageB.getByTestId('new-posts');
+    await bar.filter({ hasText: /^1 new post$/ }).waitFor();
+    assert.equal(await pageB.getByText(fresh).count(), 0, 'A\'s new post showed before B asked for it');
+    await pageB.mouse.move(0, 0);
+    await screenshot(pageB, 'feed.png');
+
+    // Clicking the bar shows A's post at the top, and the dot clears.
+    await bar.click();
+    await pageB.locator('[data-testid="feed-entry"]').first().filter({ hasText: fresh }).waitFor();
+    await bar.waitFor({ state: 'detached' });
+    await pageB.getByTestId('unread-dot').waitFor({ state: 'detached' });
+
+    // The reposted post is one entry, with who reposted it.
+    const reposted = pageB.locator(`[data-testid="feed-entry"][data-post-id="${posts[27].id}"]`);
+    await reposted.filter({ hasText: 'reposted by Linus' }).waitFor();
+
+    // B scrolls to the end of the feed: every entry once, newest first.
+    const end = pageB.getByTestId('list-end');
+    for (let i = 0; i < 20 && !(await end.isVisible()); i++) {
+      await pageB.mouse.wheel(0, 4000);
+      await pageB.waitForTimeout(150);
+    }
+    await end.waitFor();
+    const ids = await feedPostIds(pageB);
+    const newest = (await api('query { feed(first: 1) { edges { node { post { id body } } } } }', {}, tokenB))
+      .feed.edges[0].node.post;
+    assert.equal(newest.body, fresh);
+    const want = [newest.id, ...posts.map((p) => p.id).reverse()];
+    assert.equal(new Set(ids).size, ids.length, `duplicate entries in the feed: ${ids}`);
+    assert.deepEqual(ids, want, 'the feed, scrolled to its end, is not A\'s 31 posts newest first');
+
+    // A's profile, as B sees it.
+    await pageB.getByRole('link', { name: 'Ada Lovelace' }).first().click();
+    await pageB.getByRole('heading', { name: 'Ada Lovelace' }).waitFor();
+    await pageB.getByTestId('post-count').filter({ hasText: '31' }).waitFor();
+    await pageB.locator('[data-testid="post"]').first().filter({ hasText: fresh }).waitFor();
+    await pageB.mouse.move(0, 0);
+    await screenshot(pageB, 'profile.png');
+
+    // Followers and following lists.
+    await pageB.getByRole('link', { name: /Followers/ }).click();
+    await pageB.getByRole('region', { name: 'Followers' }).getByText('Grace Hopper').waitFor();
+    await pageB.goto(new URL('/app/u/hopper/following', SERVER).toString());
+    const following = pageB.getByRole('region', { name: 'Following' });
+    await following.getByText('Ada Lovelace').waitFor();
+    await following.getByText('Linus').waitFor();
+
+    for (const ctx of [a, b]) {
+      assert.deepEqual(ctx.blocked, [], 'the app asked for something from another host');
+      assert.deepEqual(ctx.errors, [], 'the app threw');
+    }
+  } catch (err) {
+    await saveFailure([a, b]);
+    throw err;
+  } finally {
+    await a.context.close();
+    await b.context.close();
+  }
+});

@@ -1,0 +1,42 @@
+import type { ApolloCache } from '@apollo/client';
+import { useMutation } from '@apollo/client/react';
+
+import { FOLLOW, UNFOLLOW, type Profile } from '../graphql';
+import { useViewer } from '../viewer';
+import { ErrorNote } from './ErrorNote';
+
+/**
+ * Follow or unfollow user. The payload carries both users with their new
+ * counts, which the cache writes over the old ones; the lists and the home
+ * feed that the change affects are dropped, to be fetched afresh.
+ */
+export function FollowButton({ user }: { user: Pick<Profile, 'id' | 'username' | 'viewerIsFollowing'> }) {
+  const viewer = useViewer();
+  const options = {
+    variables: { userId: user.id },
+    update(cache: ApolloCache) {
+      cache.evict({ fieldName: 'feed' });
+      cache.evict({ id: cache.identify({ __typename: 'User', id: user.id }), fieldName: 'followers' });
+      if (viewer) cache.evict({ id: cache.identify({ __typename: 'User', id: viewer.id }), fieldName: 'following' });
+      cache.gc();
+    },
+  };
+  const [follow, following] = useMutation(FOLLOW, options);
+  const [unfollow, unfollowing] = useMutation(UNFOLLOW, options);
+  const busy = following.loading || unfollowing.loading;
+
+  return (
+    <span className="follow">
+      {user.viewerIsFollowing ? (
+        <button type="button" className="secondary" disabled={busy} onClick={() => unfollow().catch(() => {})}>
+          Unfollow
+        </button>
+      ) : (
+        <button type="button" disabled={busy} onClick={() => follow().catch(() => {})}>
+          Follow
+        </button>
+      )}
+      <ErrorNote error={following.error ?? unfollowing.error} />
+    </span>
+  );
+}

@@ -1,0 +1,59 @@
+// What the server pushes to a signed-in person, over one websocket: the
+// unread count of the home feed (the red dot), and each new feed entry
+// (gathered for the "N new posts" bar until the person asks to see them).
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
+import { useSubscription } from '@apollo/client/react';
+
+import { FEED_ITEM_ADDED, UNREAD_COUNT, type FeedEdge } from './graphql';
+
+// The bar says "N new posts" up to this N; showing them pages in every new
+// entry, however many arrived.
+const MAX_ARRIVED = 100;
+
+interface LiveFeed {
+  /** The unread count, or null before the first value arrives. */
+  unreadCount: number | null;
+  /** Entries that arrived since the feed was last brought up to date, newest first. */
+  arrived: FeedEdge[];
+  /** Forgets the arrived entries (the feed now shows them). */
+  clearArrived: () => void;
+  /** A subscription's error, if one failed. */
+  error: unknown;
+}
+
+const LiveFeedContext = createContext<LiveFeed | null>(null);
+
+export function useLiveFeed(): LiveFeed {
+  const live = useContext(LiveFeedContext);
+  if (!live) throw new Error('useLiveFeed outside <LiveFeedProvider>');
+  return live;
+}
+
+export function LiveFeedProvider({ children }: { children: ReactNode }) {
+  const [arrived, setArrived] = useState<FeedEdge[]>([]);
+
+  // feedItemAdded sends nothing until an entry arrives; it is started
+  // first so that it is live by the time unreadCount sends its first value.
+  const added = useSubscription(FEED_ITEM_ADDED, {
+    onData: ({ data }) => {
+      const edge = data.data?.feedItemAdded;
+      if (!edge) return;
+      setArrived((list) =>
+        list.some((e) => e.node.post.id === edge.node.post.id)
+          ? list
+          : [edge, ...list].slice(0, MAX_ARRIVED),
+      );
+    },
+  });
+  const unread = useSubscription(UNREAD_COUNT);
+
+  const clearArrived = useCallback(() => setArrived([]), []);
+  const value = useMemo<LiveFeed>(() => ({
+    unreadCount: unread.data?.unreadCount ?? null,
+    arrived,
+    clearArrived,
+    error: unread.error ?? added.error,
+  }), [unread.data, unread.error, added.error, arrived, clearArrived]);
+
+  return <LiveFeedContext.Provider value={value}>{children}</LiveFeedContext.Provider>;
+}

@@ -1,0 +1,137 @@
+import { useCallback, useState } from 'react';
+import { NavLink, Route, Routes, useParams } from 'react-router';
+import { useQuery } from '@apollo/client/react';
+
+import { ErrorNote } from '../components/ErrorNote';
+import { FollowButton } from '../components/FollowButton';
+import { LoadMore } from '../components/LoadMore';
+import { PostCard } from '../components/PostCard';
+import { Time } from '../components/Time';
+import { UserLink } from '../components/UserLink';
+import { FOLLOWERS, FOLLOWING, PROFILE, TIMELINE } from '../graphql';
+import { useViewer } from '../viewer';
+
+const PAGE_SIZE = 20;
+
+/** A user's page: who they are, their counts, and their timeline, followers and following. */
+export function Profile() {
+  const { username = '' } = useParams();
+  const viewer = useViewer();
+  const { data, loading, error, refetch } = useQuery(PROFILE, {
+    variables: { username },
+    // Counts change while one looks elsewhere: show the cached ones at once,
+    // and the fresh ones when they come.
+    fetchPolicy: 'cache-and-network',
+  });
+  const user = data?.user;
+
+  if (error) return <main className="page"><ErrorNote error={error} onRetry={() => refetch().catch(() => {})} /></main>;
+  if (loading && !data) return <main className="page"><p className="muted">Loading…</p></main>;
+  if (!user) {
+    return (
+      <main className="page">
+        <p className="card">There is no user called “{username}”.</p>
+      </main>
+    );
+  }
+
+  const isViewer = viewer?.id === user.id;
+  const base = `/u/${user.username}`;
+  return (
+    <main className="page">
+      <section className="card profile" aria-label="Profile">
+        <div className="profile-head">
+          <div>
+            <h1>{user.displayName}</h1>
+            <p className="muted">
+              @{user.username}
+              {user.followsViewer && <span className="badge">Follows you</span>}
+            </p>
+          </div>
+          {viewer && !isViewer && <FollowButton user={user} />}
+        </div>
+        {user.bio && <p>{user.bio}</p>}
+        <nav className="tabs" aria-label="Profile sections">
+          <NavLink to={base} end><strong data-testid="post-count">{user.postCount}</strong> Posts</NavLink>
+          <NavLink to={`${base}/followers`}><strong data-testid="follower-count">{user.followerCount}</strong> Followers</NavLink>
+          <NavLink to={`${base}/following`}><strong data-testid="following-count">{user.followingCount}</strong> Following</NavLink>
+        </nav>
+      </section>
+      <Routes>
+        <Route index element={<Timeline username={user.username} />} />
+        <Route path="followers" element={<Relations username={user.username} list="followers" />} />
+        <Route path="following" element={<Relations username={user.username} list="following" />} />
+      </Routes>
+    </main>
+  );
+}
+
+/** The user's own posts and reposts, newest first. */
+function Timeline({ username }: { username: string }) {
+  const { data, error, fetchMore, refetch } = useQuery(TIMELINE, {
+    variables: { username, first: PAGE_SIZE },
+    fetchPolicy: 'cache-and-network',
+  });
+  const conn = data?.user?.timeline;
+  const more = usePager(conn?.pageInfo, (after) => fetchMore({ variables: { after } }));
+
+  if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
+  if (!conn) return <p className="muted">Loading…</p>;
+  if (conn.edges.length === 0) return <p className="card muted">No posts yet.</p>;
+  return (
+    <section aria-label="Timeline" className="feed">
+      {conn.edges.map(({ cursor, node }) => <PostCard key={cursor} post={node} />)}
+      <LoadMore {...more} end="That's every post." />
+    </section>
+  );
+}
+
+/** Who follows the user, or whom the user follows, most recent first. */
+function Relations({ username, list }: { username: string; list: 'followers' | 'following' }) {
+  const viewer = useViewer();
+  const { data, error, fetchMore, refetch } = useQuery(list === 'followers' ? FOLLOWERS : FOLLOWING, {
+    variables: { username, first: PAGE_SIZE },
+    fetchPolicy: 'cache-and-network',
+  });
+  const conn = data?.user?.[list];
+  const more = usePager(conn?.pageInfo, (after) => fetchMore({ variables: { after } }));
+
+  if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
+  if (!conn) return <p className="muted">Loading…</p>;
+  if (conn.edges.length === 0) {
+    return <p className="card muted">{list === 'followers' ? 'No followers yet.' : 'Not following anyone yet.'}</p>;
+  }
+  return (
+    <section aria-label={list === 'followers' ? 'Followers' : 'Following'} className="card user-list">
+      <ul>
+        {conn.edges.map(({ cursor, followedAt, node }) => (
+          <li key={cursor}>
+            <div>
+              <UserLink user={node} full />
+              {node.followsViewer && <span className="badge">Follows you</span>}
+              <div className="muted small">followed <Time iso={followedAt} /></div>
+            </div>
+            {viewer && viewer.id !== node.id && <FollowButton user={node} />}
+          </li>
+        ))}
+      </ul>
+      <LoadMore {...more} end="That's everyone." />
+    </section>
+  );
+}
+
+/** State and handler of a LoadMore over a connection paged with fetchMore(after). */
+function usePager(
+  pageInfo: { hasNextPage: boolean; endCursor: string | null } | undefined,
+  fetchAfter: (after: string | null) => Promise<unknown>,
+) {
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const onLoad = useCallback(() => {
+    if (!pageInfo?.hasNextPage || loading) return;
+    setLoading(true);
+    setError(null);
+    fetchAfter(pageInfo.endCursor).catch(setError).finally(() => setLoading(false));
+  }, [pageInfo, loading, fetchAfter]);
+  return { hasMore: !!pageInfo?.hasNextPage, loading, error, onLoad };
+}
