@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak bench web
+.PHONY: run test generate seed migrate soak bench bench-quick bench-go services web
 
 run:
 	go run .
@@ -22,12 +22,30 @@ migrate:
 soak:
 	MODEL_STEPS=$${MODEL_STEPS:-5000} go test -count=1 -timeout 60m -run TestEngineMatchesModel -v ./feed
 
+# The end-to-end benchmark (bench/): a real server process in each feed mode
+# (pull, push, hybrid) on MariaDB and Redis, a synthetic graph of 50,000
+# users, every workload and the floors; prints the table and writes
+# bench/results/latest.json and the plots. BENCH_ARGS passes flags, e.g.
+# BENCH_ARGS='-users 20000' or BENCH_ARGS='-reuse' (keep the loaded graph).
+# Compare two runs: go run ./bench -compare old.json bench/results/latest.json
+bench: services
+	go run ./bench $(BENCH_ARGS)
+
+# The same on a small graph with short runs (under 2 minutes); its
+# correctness checks fail the command, its figures are not asserted.
+bench-quick: services
+	go run ./bench -quick $(BENCH_ARGS)
+
 # Go benchmarks of the engine in each feed mode, and red-dot delivery to
 # open websockets, side by side (benchstat prints the table).
-bench:
+bench-go:
 	go test -run '^$$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/feed-bench.txt
 	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
 	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feed-bench.txt
+
+# MariaDB and Redis for the benchmark, started (or installed) as the test command does.
+services:
+	bash scripts/services.sh
 
 # Rebuild the React app (web/dist) and the GraphiQL page (playground/dist)
 # from the locked npm packages. The built files are committed and embedded

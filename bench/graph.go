@@ -1,0 +1,748 @@
+package main
+
+// The synthetic social graph and its bulk load into MySQL.
+//
+// Users are numbered 0..U-1 and laid out as: the celebrities, the ordinary
+// author (followed by about 10% of users), the probe readers (exact followee
+// counts for the latency-vs-followees workload), then everyone else. Followee
+// counts are log-normal (a power-law-like long tail: median ~100, capped at
+// 5,000 on the default graph); followees are drawn by a heavy-tailed
+// popularity weight, capped so that no ordinary user comes near the
+// celebrity threshold. Posts are spread over the last 30 days, with about 10%
+// reposts of followees' posts. IDs come from the service's own layout
+// (feed.IDAt plus a node number no server uses), so the server treats the
+// rows as its own.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"crypto/sha256"
+	"encoding/base64"
+
+	"feedservice/feed"
+)
+
+// benchNode is the id node number of bulk-loaded rows: no server leases it
+// while fewer than 32 instances run.
+const benchNode = feed.MaxNodes - 1
+
+// BenchPassword is every benchmark user's password.
+const BenchPassword = "benchmark-password"
+
+// graphParams decides the graph; the same params and seed give the same graph.
+type graphParams struct {
+	Users              int       `json:"users"`
+	Seed               uint64    `json:"seed"`
+	MedianFollowees    int       `json:"medianFollowees"`
+	MaxFollowees       int       `json:"maxFollowees"`
+	MeanPosts          float64   `json:"meanPostsPerUser"`
+	RepostShare        float64   `json:"repostShare"`
+	Celebrities        int       `json:"celebrities"`
+	CelebrityShares    []float64 `json:"celebrityFollowerShares"`
+	CelebrityThreshold int       `json:"celebrityThreshold"`
+	AuthorShare        float64   `json:"ordinaryAuthorFollowerShare"`
+	ProbeBuckets       []int     `json:"probeFolloweeBuckets"`
+	ProbesPerBucket    int       `json:"probesPerBucket"`
+	Days               int       `json:"days"`
+	BaseUnixMs         int64     `json:"baseUnixMs"` // "now" of the graph: posts end here
+}
+
+func defaultGraphParams(users int, quick bool, seed uint64) graphParams {
+	median := clampInt(users/100, 10, 100)
+	maxF := clampInt(users/4, 50, 5000)
+	p := graphParams{
+		Users:              users,
+		Seed:               seed,
+		MedianFollowees:    median,
+		MaxFollowees:       maxF,
+		MeanPosts:          20,
+		RepostShare:        0.10,
+		Celebrities:        5,
+		CelebrityShares:    []float64{0.22, 0.26, 0.30, 0.35, 0.40},
+		CelebrityThreshold: max(users/5, 1),
+		AuthorShare:        0.10,
+		ProbesPerBucket:    10,
+		Days:               30,
+		BaseUnixMs:         time.Now().Add(-2 * time.Minute).UnixMilli(),
+	}
+	p.ProbeBuckets = dedupSorted([]int{10, median, min(10*median, maxF), maxF})
+	if quick {
+		p.Celebrities = 3
+		p.CelebrityShares = []float64{0.22, 0.30, 0.40}
+		p.ProbesPerBucket = 4
+		p.AuthorShare = 0.12
+	}
+	return p
+}
+
+func dedupSorted(v []int) []int {
+	slices.Sort(v)
+	return slices.Compact(v)
+}
+
+func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
+
+// graph is the generated data, by user index.
+type graph struct {
+	P            graphParams
+	UserIDs      []int64
+	Names        []string
+	Followees    [][]int32 // sorted user indexes each user follows
+	FollowerN    []int32
+	Celebs       []int         // user indexes
+	Author       int           // the ordinary author
+	Probes       map[int][]int // followee bucket -> user indexes
+	General      []int         // everyone else (candidates for active readers)
+	Posts        []post        // sorted by id
+	PostCount    []int32       // per user (originals + reposts)
+	MaxID        int64         // the largest bulk id: everything above was made by a server
+	FollowEdges  int
+	followIDBase int64
+	followStep   int64
+	followPerm   []uint32 // follow edge number -> time slot
+}
+
+type post struct {
+	ID          int64
+	Author      int32
+	RepostOf    int32 // index into Posts of the original, -1 for an original
+	RepostCount int32
+	ms          int64 // time, ms since the id epoch, before ids are assigned
+}
+
+// generate builds the graph in memory.
+func generate(p graphParams, logf func(string, ...any)) *graph {
+	rng := rand.New(rand.NewPCG(p.Seed, 0x5eed))
+	U := p.Users
+	g := &graph{P: p, Probes: map[int][]int{}}
+	now := time.UnixMilli(p.BaseUnixMs).UTC()
+	idx := 0
+	for range p.Celebrities {
+		g.Celebs = append(g.Celebs, idx)
+		idx++
+	}
+	g.Author = idx
+	idx++
+	isProbe := map[int]int{}
+	for _, b := range p.ProbeBuckets {
+		for range p.ProbesPerBucket {
+			g.Probes[b] = append(g.Probes[b], idx)
+			isProbe[idx] = b
+			idx++
+		}
+	}
+	if idx >= U {
+		panic("too few users for the designated ones")
+	}
+	for i := idx; i < U; i++ {
+		g.General = append(g.General, i)
+	}
+	designated := idx
+
+	// User ids: created 90 to 60 days ago, in index order.
+	g.UserIDs = make([]int64, U)
+	g.Names = make([]string, U)
+	base := now.Add(-90 * 24 * time.Hour)
+	step := int64(30*24*time.Hour/time.Millisecond) / int64(U)
+	for i := range U {
+		g.UserIDs[i] = feed.IDAt(base) + (int64(i)*step)<<12 + benchNode<<7
+		switch {
+		case i < p.Celebrities:
+			g.Names[i] = fmt.Sprintf("celeb_%d", i+1)
+		case i == g.Author:
+			g.Names[i] = "author_ordinary"
+		case isProbe[i] > 0:
+			g.Names[i] = fmt.Sprintf("probe_%d_%d", isProbe[i], i)
+		default:
+			g.Names[i] = fmt.Sprintf("user_%06d", i)
+		}
+	}
+
+	// Popularity weights of the general followees: heavy-tailed, capped so
+	// that nobody's expected follower count passes 4% of the users.
+	weights := make([]float64, U)
+	for i := designated; i < U; i++ {
+		weights[i] = math.Pow(1-rng.Float64(), -0.8)
+	}
+	sigma := 1.0
+	counts := make([]int, U)
+	total := 0
+	for i := range U {
+		if i < designated {
+			continue
+		}
+		k := int(math.Round(math.Exp(math.Log(float64(p.MedianFollowees)) + sigma*rng.NormFloat64())))
+		counts[i] = clampInt(k, 3, p.MaxFollowees)
+		total += counts[i]
+	}
+	capW := func() {
+		for range 5 {
+			var w float64
+			for _, x := range weights {
+				w += x
+			}
+			limit := 0.04 * float64(U) * w / float64(max(total, 1))
+			for i, x := range weights {
+				if x > limit {
+					weights[i] = limit
+				}
+			}
+		}
+	}
+	capW()
+	alias := newAlias(weights)
+
+	logf("graph: drawing followees for %d users (median %d, max %d)", U, p.MedianFollowees, p.MaxFollowees)
+	g.Followees = make([][]int32, U)
+	seen := make(map[int32]bool)
+	for i := range U {
+		if i < p.Celebrities {
+			continue // celebrities follow a few general users
+		}
+		clear(seen)
+		var list []int32
+		add := func(j int) {
+			if j != i && !seen[int32(j)] {
+				seen[int32(j)] = true
+				list = append(list, int32(j))
+			}
+		}
+		for c, share := range p.CelebrityShares[:p.Celebrities] {
+			if rng.Float64() < share {
+				add(g.Celebs[c])
+			}
+		}
+		if i != g.Author && rng.Float64() < p.AuthorShare {
+			add(g.Author)
+		}
+		want := counts[i]
+		if b, ok := isProbe[i]; ok {
+			want = b
+			if len(list) > want {
+				list = list[:want]
+			}
+		} else if i == g.Author {
+			want = p.MedianFollowees
+		} else {
+			want = max(want, len(list))
+		}
+		for tries := 0; len(list) < want && tries < 50*want; tries++ {
+			if j := alias.draw(rng); j >= designated {
+				add(j)
+			}
+		}
+		slices.Sort(list)
+		g.Followees[i] = list
+	}
+	for i, c := range g.Celebs {
+		clear(seen)
+		var list []int32
+		for len(list) < 20 {
+			j := int32(alias.draw(rng))
+			if int(j) >= designated && !seen[j] {
+				seen[j] = true
+				list = append(list, j)
+			}
+		}
+		slices.Sort(list)
+		g.Followees[c] = list
+		_ = i
+	}
+	g.FollowerN = make([]int32, U)
+	for _, list := range g.Followees {
+		g.FollowEdges += len(list)
+		for _, j := range list {
+			g.FollowerN[j]++
+		}
+	}
+	// Follow ids: spread over 60 to 31 days ago in a random order.
+	g.followPerm = make([]uint32, g.FollowEdges)
+	for i := range g.followPerm {
+		g.followPerm[i] = uint32(i)
+	}
+	rng.Shuffle(len(g.followPerm), func(a, b int) { g.followPerm[a], g.followPerm[b] = g.followPerm[b], g.followPerm[a] })
+	g.followIDBase = feed.IDAt(now.Add(-60 * 24 * time.Hour))
+	g.followStep = max(int64(29*24*time.Hour/time.Millisecond)/int64(max(g.FollowEdges, 1)), 1)
+
+	// Posts: originals spread over the last p.Days days, then reposts of
+	// followees' originals at a later time.
+	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
+	start := feed.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
+	end := feed.IDAt(now) >> 12
+	span := end - start
+	g.PostCount = make([]int32, U)
+	byAuthor := make([][]int32, U)
+	mu := math.Log(p.MeanPosts) - 0.5
+	var reposters []int
+	repostN := []int{}
+	for i := range U {
+		n := int(math.Round(math.Exp(mu + rng.NormFloat64())))
+		n = clampInt(n, 1, 400)
+		switch {
+		case i < p.Celebrities:
+			n = 300
+		case i == g.Author:
+			n = 60
+		}
+		reposts := 0
+		for range n {
+			if rng.Float64() < p.RepostShare {
+				reposts++
+			}
+		}
+		if len(g.Followees[i]) == 0 {
+			reposts = 0
+		}
+		for range n - reposts {
+			byAuthor[i] = append(byAuthor[i], int32(len(g.Posts)))
+			g.Posts = append(g.Posts, post{Author: int32(i), RepostOf: -1, ms: start + rng.Int64N(span)})
+		}
+		if reposts > 0 {
+			reposters = append(reposters, i)
+			repostN = append(repostN, reposts)
+		}
+	}
+	for k, i := range reposters {
+		done := map[int32]bool{}
+		for range repostN[k] {
+			f := g.Followees[i][rng.IntN(len(g.Followees[i]))]
+			if len(byAuthor[f]) == 0 {
+				continue
+			}
+			o := byAuthor[f][rng.IntN(len(byAuthor[f]))]
+			if done[o] {
+				continue
+			}
+			done[o] = true
+			om := g.Posts[o].ms
+			g.Posts = append(g.Posts, post{Author: int32(i), RepostOf: o, ms: om + 1 + rng.Int64N(max(end-om, 2))})
+			g.Posts[o].RepostCount++
+		}
+	}
+	// Order by time and assign ids; repost references follow the sort.
+	order := make([]int32, len(g.Posts))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(a, b int) bool { return g.Posts[order[a]].ms < g.Posts[order[b]].ms })
+	newIdx := make([]int32, len(g.Posts))
+	for n, o := range order {
+		newIdx[o] = int32(n)
+	}
+	sorted := make([]post, len(g.Posts))
+	for n, o := range order {
+		sorted[n] = g.Posts[o]
+		if sorted[n].RepostOf >= 0 {
+			sorted[n].RepostOf = newIdx[sorted[n].RepostOf]
+		}
+	}
+	g.Posts = sorted
+	lastMs, seq := int64(-1), int64(0)
+	for n := range g.Posts {
+		ms := max(g.Posts[n].ms, lastMs)
+		if ms == lastMs {
+			seq++
+			if seq > 127 {
+				ms, seq = ms+1, 0
+			}
+		} else {
+			seq = 0
+		}
+		lastMs = ms
+		g.Posts[n].ID = ms<<12 | benchNode<<7 | seq
+		g.PostCount[g.Posts[n].Author]++
+	}
+	g.MaxID = max(g.UserIDs[U-1], g.followID(g.FollowEdges-1))
+	if len(g.Posts) > 0 {
+		g.MaxID = max(g.MaxID, g.Posts[len(g.Posts)-1].ID)
+	}
+	if g.MaxID >= 1<<53 {
+		panic("ids above 2^53")
+	}
+	return g
+}
+
+// followID is the id of follow edge number n (edges numbered in the order
+// of g.Followees).
+func (g *graph) followID(n int) int64 {
+	if n < 0 {
+		return 0
+	}
+	return g.followIDBase + (int64(g.followPerm[n])*g.followStep)<<12 | benchNode<<7
+}
+
+// follows says whether user i follows user j in the generated graph.
+func (g *graph) follows(i, j int) bool {
+	_, ok := slices.BinarySearch(g.Followees[i], int32(j))
+	return ok
+}
+
+// stats describes the graph for the report.
+func (g *graph) stats() map[string]any {
+	counts := make([]int, 0, len(g.General))
+	for _, i := range g.General {
+		counts = append(counts, len(g.Followees[i]))
+	}
+	slices.Sort(counts)
+	fol := make([]int, 0, len(g.General))
+	for _, i := range g.General {
+		fol = append(fol, int(g.FollowerN[i]))
+	}
+	slices.Sort(fol)
+	reposts := 0
+	for _, p := range g.Posts {
+		if p.RepostOf >= 0 {
+			reposts++
+		}
+	}
+	celebF := []int{}
+	for _, c := range g.Celebs {
+		celebF = append(celebF, int(g.FollowerN[c]))
+	}
+	q := func(v []int, f float64) int {
+		if len(v) == 0 {
+			return 0
+		}
+		return v[min(len(v)-1, int(f*float64(len(v))))]
+	}
+	return map[string]any{
+		"users": g.P.Users, "followEdges": g.FollowEdges, "posts": len(g.Posts), "reposts": reposts,
+		"followeesP50": q(counts, 0.5), "followeesP90": q(counts, 0.9), "followeesP99": q(counts, 0.99), "followeesMax": q(counts, 1),
+		"followersP50": q(fol, 0.5), "followersP99": q(fol, 0.99), "followersMaxOrdinary": q(fol, 1),
+		"celebrityFollowers": celebF, "ordinaryAuthorFollowers": int(g.FollowerN[g.Author]),
+	}
+}
+
+// alias is Walker's alias table for weighted draws.
+type alias struct {
+	prob  []float64
+	alias []int
+}
+
+func newAlias(w []float64) *alias {
+	n := len(w)
+	var sum float64
+	for _, x := range w {
+		sum += x
+	}
+	a := &alias{prob: make([]float64, n), alias: make([]int, n)}
+	scaled := make([]float64, n)
+	var small, large []int
+	for i, x := range w {
+		scaled[i] = x * float64(n) / sum
+		if scaled[i] < 1 {
+			small = append(small, i)
+		} else {
+			large = append(large, i)
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		a.prob[s], a.alias[s] = scaled[s], l
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	for _, i := range append(small, large...) {
+		a.prob[i] = 1
+	}
+	return a
+}
+
+func (a *alias) draw(rng *rand.Rand) int {
+	i := rng.IntN(len(a.prob))
+	if rng.Float64() < a.prob[i] {
+		return i
+	}
+	return a.alias[i]
+}
+
+// ---- bulk load ----
+
+// benchPasswordHash is bcrypt(cost 4) of the server's password digest
+// (feed/auth.go passwordDigest: base64 of SHA-256) of BenchPassword.
+func benchPasswordHash() string {
+	sum := sha256.Sum256([]byte(BenchPassword))
+	h, err := bcrypt.GenerateFromPassword([]byte(base64.StdEncoding.EncodeToString(sum[:])), 4)
+	if err != nil {
+		panic(err)
+	}
+	return string(h)
+}
+
+func sqlTime(ms int64) string {
+	return feed.IDTime(ms << 12).Format("'2006-01-02 15:04:05.000'")
+}
+
+func idTimeSQL(id int64) string { return feed.IDTime(id).Format("'2006-01-02 15:04:05.000'") }
+
+var words = strings.Fields(`the a feed post today coffee code release bug fix deploy weekend music photo
+city train rain sun team launch idea draft review paper graph redis mysql cache latency queue
+stream follow friend news sport game match goal win lose learn book film travel food garden
+cat dog walk run morning night late early great small big new old fast slow quiet loud`)
+
+func body(rng *rand.Rand) string {
+	n := 60 + rng.IntN(140)
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[rng.IntN(len(words))])
+	}
+	return b.String()
+}
+
+// load inserts the graph with batched multi-row INSERTs, several tables at
+// once, printing progress.
+func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any)) error {
+	hash := benchPasswordHash()
+	totalRows := int64(g.P.Users + 2*g.FollowEdges + len(g.Posts))
+	var done atomic.Int64
+	start := time.Now()
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(3 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				d := done.Load()
+				logf("load: %s / %s rows (%.0f%%, %.0f rows/s)", human(d), human(totalRows), 100*float64(d)/float64(totalRows), float64(d)/time.Since(start).Seconds())
+			}
+		}
+	}()
+	defer close(stop)
+
+	exec := func(conn *sql.Conn, head string, rows []string) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := conn.ExecContext(ctx, head+strings.Join(rows, ","))
+		done.Add(int64(len(rows)))
+		return err
+	}
+	withConn := func(f func(conn *sql.Conn) error) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks=0, foreign_key_checks=0"); err != nil {
+			return err
+		}
+		return f(conn)
+	}
+	const batch = 4000
+
+	users := func(conn *sql.Conn) error {
+		head := "INSERT INTO users (id,username,username_key,display_name,bio,password_hash,created_at,follower_count,following_count,post_count,last_active_at,feed_read_key) VALUES "
+		var rows []string
+		for i := range g.P.Users {
+			id := g.UserIDs[i]
+			t := idTimeSQL(id)
+			name := g.Names[i]
+			rows = append(rows, fmt.Sprintf("(%d,'%s','%s','%s','','%s',%s,%d,%d,%d,%s,0)", id, name, strings.ToLower(name), strings.ReplaceAll(name, "_", " "), hash, t, g.FollowerN[i], len(g.Followees[i]), g.PostCount[i], t))
+			if len(rows) == batch {
+				if err := exec(conn, head, rows); err != nil {
+					return err
+				}
+				rows = rows[:0]
+			}
+		}
+		return exec(conn, head, rows)
+	}
+	followings := func(conn *sql.Conn) error {
+		head := "INSERT INTO followings (user_id,followee_id,id,created_at) VALUES "
+		var rows []string
+		n := 0
+		for i, list := range g.Followees {
+			for _, j := range list {
+				id := g.followID(n)
+				n++
+				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[i], 10)+","+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
+				if len(rows) == batch {
+					if err := exec(conn, head, rows); err != nil {
+						return err
+					}
+					rows = rows[:0]
+				}
+			}
+		}
+		return exec(conn, head, rows)
+	}
+	followers := func(conn *sql.Conn) error {
+		// Invert the graph: followers of j, in follower order, with the
+		// same follow id as the followings row.
+		type fe struct {
+			follower int32
+			n        int32
+		}
+		inv := make([][]fe, g.P.Users)
+		n := 0
+		for i, list := range g.Followees {
+			for _, j := range list {
+				inv[j] = append(inv[j], fe{int32(i), int32(n)})
+				n++
+			}
+		}
+		head := "INSERT INTO followers (user_id,follower_id,id,created_at) VALUES "
+		var rows []string
+		for j, list := range inv {
+			for _, e := range list {
+				id := g.followID(int(e.n))
+				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(g.UserIDs[e.follower], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
+				if len(rows) == batch {
+					if err := exec(conn, head, rows); err != nil {
+						return err
+					}
+					rows = rows[:0]
+				}
+			}
+			inv[j] = nil
+		}
+		return exec(conn, head, rows)
+	}
+	posts := func(conn *sql.Conn) error {
+		rng := rand.New(rand.NewPCG(g.P.Seed, 0xb0d1))
+		head := "INSERT INTO posts (id,author_id,body,repost_of_id,repost_count,created_at) VALUES "
+		var rows []string
+		for _, p := range g.Posts {
+			b, of := "", "NULL"
+			if p.RepostOf < 0 {
+				b = body(rng)
+			} else {
+				of = strconv.FormatInt(g.Posts[p.RepostOf].ID, 10)
+			}
+			rows = append(rows, fmt.Sprintf("(%d,%d,'%s',%s,%d,%s)", p.ID, g.UserIDs[p.Author], b, of, p.RepostCount, idTimeSQL(p.ID)))
+			if len(rows) == batch/2 {
+				if err := exec(conn, head, rows); err != nil {
+					return err
+				}
+				rows = rows[:0]
+			}
+		}
+		return exec(conn, head, rows)
+	}
+	// Secondary indexes are dropped for the load and built once after it
+	// (a sorted build is much faster than row-by-row maintenance).
+	readd := map[string]string{}
+	for _, t := range []string{"followings", "followers", "posts"} {
+		drop, add, err := secondaryIndexes(ctx, db, t)
+		if err != nil {
+			return err
+		}
+		if drop != "" {
+			if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" "+drop); err != nil {
+				return err
+			}
+			readd[t] = add
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for k, f := range []func(*sql.Conn) error{users, followings, followers, posts} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = withConn(f)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	logf("load: %s rows in %.1fs (%.0f rows/s); building secondary indexes", human(totalRows), time.Since(start).Seconds(), float64(totalRows)/time.Since(start).Seconds())
+	errs = make([]error, 3)
+	k := 0
+	for t, add := range readd {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			_, errs[k] = db.ExecContext(ctx, "ALTER TABLE "+t+" "+add)
+		}(k)
+		k++
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("rebuild indexes: %w", err)
+		}
+	}
+	logf("load: done in %.1fs", time.Since(start).Seconds())
+	return nil
+}
+
+// secondaryIndexes reads table's non-primary indexes and says how to drop
+// them and how to add them back as they were.
+func secondaryIndexes(ctx context.Context, db *sql.DB, table string) (drop, add string, err error) {
+	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX`, table)
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	type index struct {
+		unique bool
+		cols   []string
+	}
+	var names []string
+	idx := map[string]*index{}
+	for rows.Next() {
+		var name, col string
+		var nonUnique int
+		var sub sql.NullInt64
+		if err := rows.Scan(&name, &nonUnique, &col, &sub); err != nil {
+			return "", "", err
+		}
+		if idx[name] == nil {
+			idx[name] = &index{unique: nonUnique == 0}
+			names = append(names, name)
+		}
+		c := "`" + col + "`"
+		if sub.Valid {
+			c += fmt.Sprintf("(%d)", sub.Int64)
+		}
+		idx[name].cols = append(idx[name].cols, c)
+	}
+	var d, a []string
+	for _, n := range names {
+		d = append(d, "DROP INDEX `"+n+"`")
+		kind := "INDEX"
+		if idx[n].unique {
+			kind = "UNIQUE INDEX"
+		}
+		a = append(a, fmt.Sprintf("ADD %s `%s` (%s)", kind, n, strings.Join(idx[n].cols, ",")))
+	}
+	return strings.Join(d, ", "), strings.Join(a, ", "), rows.Err()
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 10_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	}
+	return strconv.FormatInt(n, 10)
+}

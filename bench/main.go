@@ -1,0 +1,395 @@
+// Command bench is the end-to-end benchmark of the feed service: it builds a
+// synthetic social graph in MariaDB, starts a real server process in each
+// feed mode (pull, push, hybrid) against MariaDB and Redis, drives the
+// GraphQL endpoint over HTTP and websockets, measures the floors (raw Redis,
+// pipelined ZADD, the plain SQL pull query) on the same box, and prints one
+// table, writes bench/results/latest.json and plots.
+//
+//	go run ./bench                       # default graph (50,000 users)
+//	go run ./bench -quick                # a smoke run under 2 minutes; exits 1 if a check fails
+//	go run ./bench -users 20000          # scale the graph
+//	go run ./bench -compare old.json new.json
+//
+// It needs MariaDB on 127.0.0.1:3306 (root, no password) and Redis on
+// 127.0.0.1:6379, as `make test` starts them. It creates and drops the
+// database `feedbench`, and uses Redis keys under `feedbench:` only.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+)
+
+type options struct {
+	quick       bool
+	users       int
+	modes       []string
+	dsn, db     string
+	redis       string
+	prefixBase  string
+	out         string
+	serverBin   string
+	noBuild     bool
+	keep        bool
+	reuse       bool
+	dsnParams   string
+	seed        uint64
+	active      float64
+	dur         time.Duration
+	mixedDur    time.Duration
+	sockets     int
+	fanoutPosts int
+	celebPosts  int
+	redDotPosts int
+	probeReads  int
+	meanPosts   float64
+	bufferPool  string
+	noPlots     bool
+	compare     bool
+}
+
+var t0 = time.Now()
+
+func logf(format string, args ...any) {
+	fmt.Printf("[%6.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func main() {
+	o := &options{}
+	var modes string
+	var users int
+	flag.BoolVar(&o.quick, "quick", false, "small graph and short runs (< 2 min); exits non-zero if a correctness check fails")
+	flag.IntVar(&users, "users", 0, "users in the graph (default 50,000; 2,000 with -quick)")
+	flag.StringVar(&modes, "modes", "pull,push,hybrid", "feed modes to run, in order")
+	flag.StringVar(&o.dsn, "mysql", "root@tcp(127.0.0.1:3306)/", "MySQL DSN without the database name")
+	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop")
+	flag.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis address")
+	flag.StringVar(&o.out, "out", "", "directory of latest.json and the plots (default bench/results; bench/results/quick with -quick)")
+	flag.StringVar(&o.serverBin, "server-bin", "/tmp/feedbench-server", "where to build the server")
+	flag.BoolVar(&o.noBuild, "no-build", false, "use -server-bin as it is")
+	flag.BoolVar(&o.keep, "keep", false, "keep the database at the end")
+	flag.BoolVar(&o.reuse, "reuse", false, "keep the database, and reuse it next time if it holds the same graph (skips the load)")
+	flag.Uint64Var(&o.seed, "seed", 1, "graph seed")
+	flag.Float64Var(&o.active, "active", 0, "share of users who are active readers, whose inboxes are warmed (default 0.1; 0.15 with -quick)")
+	flag.DurationVar(&o.dur, "duration", 0, "length of each throughput run (default 10s; 1.5s with -quick)")
+	flag.DurationVar(&o.mixedDur, "mixed-duration", 0, "length of the mixed workload (default 30s; 3s with -quick)")
+	flag.IntVar(&o.sockets, "sockets", 0, "websockets of the red-dot workload (default 1,000; 200 with -quick)")
+	flag.Float64Var(&o.meanPosts, "posts-per-user", 20, "mean posts per user")
+	flag.StringVar(&o.bufferPool, "innodb-buffer-pool", "", "if set (e.g. 2G), SET GLOBAL innodb_buffer_pool_size for the run and restore it after")
+	flag.StringVar(&o.dsnParams, "server-dsn-params", "", "extra parameters of the server's MySQL DSN, e.g. interpolateParams=true")
+	flag.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
+	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
+	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
+	flag.Parse()
+	if *replot != "" {
+		files, err := replotFile(*replot)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("wrote", strings.Join(files, ", "))
+		return
+	}
+	if o.compare {
+		if flag.NArg() != 2 {
+			fmt.Fprintln(os.Stderr, "usage: go run ./bench -compare old.json new.json")
+			os.Exit(2)
+		}
+		if err := compareFiles(flag.Arg(0), flag.Arg(1)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	o.users = users
+	if o.out == "" {
+		o.out = "bench/results"
+		if o.quick {
+			o.out = "bench/results/quick"
+		}
+	}
+	if o.users == 0 {
+		o.users = 50000
+		if o.quick {
+			o.users = 2000
+		}
+	}
+	def := func(d *time.Duration, full, quick time.Duration) {
+		if *d == 0 {
+			*d = full
+			if o.quick {
+				*d = quick
+			}
+		}
+	}
+	def(&o.dur, 10*time.Second, 1200*time.Millisecond)
+	def(&o.mixedDur, 30*time.Second, 2500*time.Millisecond)
+	if o.active == 0 {
+		o.active = 0.1
+		if o.quick {
+			o.active = 0.15
+		}
+	}
+	if o.sockets == 0 {
+		o.sockets = 1000
+		if o.quick {
+			o.sockets = 200
+		}
+	}
+	o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 5, 4, 5, 100
+	if o.quick {
+		o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 2, 1, 2, 25
+	}
+	o.modes = strings.Split(modes, ",")
+	o.prefixBase = "feedbench:"
+	if _, err := os.Stat("go.mod"); err != nil {
+		fmt.Fprintln(os.Stderr, "run from the module root (where go.mod is): go run ./bench")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := run(ctx, o)
+	if res != nil {
+		report(res, o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if failed := res.failedChecks(); len(failed) > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d correctness check(s) failed:\n", len(failed))
+		for _, c := range failed {
+			fmt.Fprintf(os.Stderr, "  FAIL %s (%s): %s\n", c.Name, c.Mode, c.Detail)
+		}
+		os.Exit(1)
+	}
+	logf("done in %.1fs; all %d checks passed", time.Since(t0).Seconds(), len(res.Checks))
+}
+
+// env is what the workloads share.
+type env struct {
+	o        *options
+	g        *graph
+	db       *sql.DB
+	rdb      *redis.Client
+	res      *Result
+	tokens   map[int]string // user index -> bearer token
+	active   []int          // active reader indexes
+	isActive map[int]bool
+	mu       sync.Mutex
+}
+
+func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := Check{Mode: mode, Name: name, OK: ok}
+	if !ok {
+		c.Detail = fmt.Sprintf(detail, args...)
+		logf("  CHECK FAILED %s: %s", name, c.Detail)
+	}
+	e.res.Checks = append(e.res.Checks, c)
+	return ok
+}
+
+func run(ctx context.Context, o *options) (*Result, error) {
+	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Modes: map[string]*ModeResult{}}
+	res.Machine = describeMachine(o)
+	logf("bench: %d users, modes %s, machine: %d cores, %.1f GiB, MariaDB %s, Redis %s, load average %s", o.users, strings.Join(o.modes, ","),
+		res.Machine.NProc, res.Machine.MemGiB, res.Machine.MariaDB, res.Machine.Redis, res.Machine.LoadAvgAtStart)
+
+	if !o.noBuild {
+		logf("building the server: go build -o %s .", o.serverBin)
+		if err := buildServer(o.serverBin); err != nil {
+			return res, err
+		}
+	}
+	admin, err := sql.Open("mysql", o.dsn+"?multiStatements=true")
+	if err != nil {
+		return res, err
+	}
+	defer admin.Close()
+	if o.bufferPool != "" {
+		var old string
+		admin.QueryRow("SELECT @@innodb_buffer_pool_size").Scan(&old)
+		size, err := parseSize(o.bufferPool)
+		if err != nil {
+			return res, err
+		}
+		if _, err := admin.Exec(fmt.Sprintf("SET GLOBAL innodb_buffer_pool_size = %d", size)); err != nil {
+			return res, fmt.Errorf("set buffer pool: %w", err)
+		}
+		logf("innodb_buffer_pool_size set to %s (was %s bytes); restored at the end", o.bufferPool, old)
+		defer admin.Exec("SET GLOBAL innodb_buffer_pool_size = " + old)
+		res.Machine.InnoDBBufferPoolMiB = size >> 20
+	}
+	db, err := sql.Open("mysql", o.dsn+o.db+"?parseTime=true&loc=UTC&charset=utf8mb4&maxAllowedPacket=0")
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	rdb := redis.NewClient(&redis.Options{Addr: o.redis, PoolSize: 64})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return res, fmt.Errorf("redis: %w", err)
+	}
+	deleteKeys(ctx, rdb, o.prefixBase+"*") // leftovers of an interrupted run
+	defer deleteKeys(context.WithoutCancel(ctx), rdb, o.prefixBase+"*")
+
+	p := defaultGraphParams(o.users, o.quick, o.seed)
+	p.MeanPosts = o.meanPosts
+	reused := false
+	if o.reuse {
+		if old, ok := loadedParams(ctx, db); ok && sameGraph(old, p) {
+			p, reused = old, true
+		}
+	}
+	if !o.keep && !o.reuse {
+		defer admin.Exec("DROP DATABASE IF EXISTS " + o.db)
+	}
+	g := generate(p, logf)
+	res.Graph = p
+	res.GraphStats = g.stats()
+	logf("graph: %v", res.GraphStats)
+	e := &env{o: o, g: g, db: db, rdb: rdb, res: res, tokens: map[int]string{}, isActive: map[int]bool{}}
+	if reused {
+		logf("reusing the loaded database %s (-reuse): resetting what a previous run left", o.db)
+		if err := e.resetSQL(ctx, "reuse"); err != nil {
+			return res, err
+		}
+		if res.failedChecks() != nil {
+			logf("the database does not match the graph: loading it again")
+			res.Checks = nil
+			reused = false
+		}
+	}
+	if !reused {
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + o.db + "; CREATE DATABASE " + o.db + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+			return res, fmt.Errorf("create database: %w", err)
+		}
+		db.SetMaxIdleConns(0) // forget connections to the dropped database
+		db.SetMaxIdleConns(16)
+		if err := migrate(o, g); err != nil {
+			return res, err
+		}
+		loadStart := time.Now()
+		if err := g.load(ctx, db, logf); err != nil {
+			return res, fmt.Errorf("load: %w", err)
+		}
+		res.LoadSeconds = time.Since(loadStart).Seconds()
+		if _, err := db.ExecContext(ctx, "ANALYZE TABLE users, followings, followers, posts"); err != nil {
+			logf("analyze: %v", err)
+		}
+		if err := saveParams(ctx, db, p); err != nil {
+			return res, err
+		}
+	}
+
+	e.pickActive()
+
+	logf("floors: raw Redis page read, pipelined ZADD, plain SQL pull query")
+	res.Floors = e.floors(ctx)
+
+	for _, mode := range o.modes {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		mr, err := e.runMode(ctx, mode)
+		if mr != nil {
+			res.Modes[mode] = mr
+		}
+		if err != nil {
+			return res, fmt.Errorf("mode %s: %w", mode, err)
+		}
+	}
+	// The floors again: the box is shared, so the ratios use the mean of both.
+	logf("floors again, after the modes")
+	end := e.floors(ctx)
+	res.FloorsEnd = &end
+	res.Seconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+func parseSize(s string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	shift := 0
+	switch {
+	case strings.HasSuffix(u, "G"):
+		shift, u = 30, strings.TrimSuffix(u, "G")
+	case strings.HasSuffix(u, "M"):
+		shift, u = 20, strings.TrimSuffix(u, "M")
+	}
+	n, err := strconv.ParseInt(u, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad size %q (like 2G or 512M)", s)
+	}
+	return n << shift, nil
+}
+
+// deleteKeys removes every key matching pattern.
+func deleteKeys(ctx context.Context, rdb *redis.Client, pattern string) int {
+	n := 0
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 500 {
+			rdb.Unlink(ctx, batch...)
+			n += len(batch)
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		rdb.Unlink(ctx, batch...)
+		n += len(batch)
+	}
+	return n
+}
+
+func outPath(o *options, name string) string { return filepath.Join(o.out, name) }
+
+// The graph's params are kept in the database, so that -reuse can tell
+// whether it holds the graph a run asks for.
+func saveParams(ctx context.Context, db *sql.DB, p graphParams) error {
+	b, _ := json.Marshal(p)
+	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS feedbench_meta (params TEXT NOT NULL)")
+	if err == nil {
+		_, err = db.ExecContext(ctx, "DELETE FROM feedbench_meta")
+	}
+	if err == nil {
+		_, err = db.ExecContext(ctx, "INSERT INTO feedbench_meta (params) VALUES (?)", string(b))
+	}
+	return err
+}
+
+func loadedParams(ctx context.Context, db *sql.DB) (graphParams, bool) {
+	var raw string
+	var p graphParams
+	if err := db.QueryRowContext(ctx, "SELECT params FROM feedbench_meta").Scan(&raw); err != nil {
+		return p, false
+	}
+	return p, json.Unmarshal([]byte(raw), &p) == nil
+}
+
+func sameGraph(a, b graphParams) bool {
+	a.BaseUnixMs, b.BaseUnixMs = 0, 0
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

@@ -1,0 +1,240 @@
+package main
+
+// Plots (gonum.org/v1/plot), each as PNG and SVG under the results directory.
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+var modeColors = map[string]color.Color{
+	"pull":   color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"push":   color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"hybrid": color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+}
+
+func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+	var out []string
+	for _, ext := range []string{"png", "svg"} {
+		path := filepath.Join(dir, name+"."+ext)
+		if err := p.Save(w, h, path); err != nil {
+			return out, err
+		}
+		out = append(out, path)
+	}
+	return out, nil
+}
+
+func (r *Result) modesPresent() []string {
+	var out []string
+	for _, m := range modeOrder {
+		if r.Modes[m] != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func plots(r *Result, o *options) ([]string, error) {
+	var files []string
+	add := func(f []string, err error) error {
+		files = append(files, f...)
+		return err
+	}
+	modes := r.modesPresent()
+	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
+
+	// 1. Read throughput by mode and concurrency (grouped bars).
+	p := plot.New()
+	p.Title.Text = "Feed first page (20 entries): throughput\n" + subtitle
+	p.Y.Label.Text = "pages/s"
+	p.X.Label.Text = "concurrent clients"
+	conc := []int{1, 8, 32}
+	w := vg.Points(18)
+	for k, m := range modes {
+		vals := make(plotter.Values, len(conc))
+		for i, c := range conc {
+			vals[i] = firstPageAt(r.Modes[m], c).Throughput
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return files, err
+		}
+		bars.Color = modeColors[m]
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(k-len(modes)/2) * w
+		p.Add(bars)
+		p.Legend.Add(m, bars)
+	}
+	if f := r.floor(redisFloor); f > 0 {
+		// The floor is usually far above: say it in the legend, not as a line.
+		p.Legend.Add(fmt.Sprintf("Redis page floor (8 workers): %.0f/s", f))
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	names := make([]string, len(conc))
+	for i, c := range conc {
+		names[i] = strconv.Itoa(c)
+	}
+	p.NominalX(names...)
+	p.Y.Min = 0
+	p.Y.Max = niceMax(p.Y.Max * 1.35) // room for the legend
+	p.Y.Tick.Marker = roundTicks{}
+	if err := add(save(p, o.out, "read_throughput", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+		return files, err
+	}
+
+	// 2. Latency vs followee count, one plot per mode (p50/p95/p99, warm),
+	// plus the cold first read.
+	for _, m := range modes {
+		mr := r.Modes[m]
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("Feed read latency vs followees: %s mode\n%s", m, subtitle)
+		p.X.Label.Text = "reader's followees"
+		p.Y.Label.Text = "ms (one client)"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
+		series := []struct {
+			name string
+			get  func(f FolloweePoint) float64
+			dash []vg.Length
+		}{
+			{"warm p50", func(f FolloweePoint) float64 { return f.Warm.P50 }, nil},
+			{"warm p95", func(f FolloweePoint) float64 { return f.Warm.P95 }, []vg.Length{vg.Points(4), vg.Points(2)}},
+			{"warm p99", func(f FolloweePoint) float64 { return f.Warm.P99 }, []vg.Length{vg.Points(1), vg.Points(2)}},
+			{"cold first read p50", func(f FolloweePoint) float64 { return f.Cold.P50 }, []vg.Length{vg.Points(8), vg.Points(3)}},
+		}
+		for k, s := range series {
+			pts := plotter.XYs{}
+			for _, f := range mr.Followees {
+				pts = append(pts, plotter.XY{X: float64(f.Followees), Y: s.get(f)})
+			}
+			l, sc, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return files, err
+			}
+			l.Color = modeColors[m]
+			if k == 3 {
+				l.Color = color.Gray{Y: 0x80}
+				sc.Color = l.Color
+			}
+			l.Dashes = s.dash
+			sc.Shape = draw.CircleGlyph{}
+			p.Add(l, sc)
+			p.Legend.Add(s.name, l, sc)
+		}
+		p.Y.Min = 0
+		p.Y.Max = niceMax(p.Y.Max * 1.35)
+		p.Y.Tick.Marker = roundTicks{}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		if err := add(save(p, o.out, "latency_vs_followees_"+m, 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+			return files, err
+		}
+	}
+
+	// 3. All modes' warm p99 vs followees on one plot.
+	p = plot.New()
+	p.Title.Text = "Feed read p99 vs followees, by mode\n" + subtitle
+	p.X.Label.Text = "reader's followees"
+	p.Y.Label.Text = "p99 ms (one client, warm)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
+	for _, m := range modes {
+		pts := plotter.XYs{}
+		for _, f := range r.Modes[m].Followees {
+			pts = append(pts, plotter.XY{X: float64(f.Followees), Y: f.Warm.P99})
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return files, err
+		}
+		l.Color, sc.Color = modeColors[m], modeColors[m]
+		p.Add(l, sc)
+		p.Legend.Add(m, l, sc)
+	}
+	p.Y.Min = 0
+	p.Y.Max = niceMax(p.Y.Max * 1.3)
+	p.Y.Tick.Marker = roundTicks{}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	if err := add(save(p, o.out, "latency_vs_followees", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+		return files, err
+	}
+
+	// 4. Writes: ordinary fan-out (last active inbox), celebrity visibility,
+	// red-dot p99, by mode.
+	p = plot.New()
+	p.Title.Text = "After a post: time until readers see it (ms)\n" + subtitle
+	p.Y.Label.Text = "ms after the mutation's response"
+	cats := []string{"last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)"}
+	for k, m := range modes {
+		mr := r.Modes[m]
+		vals := plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.RedDot.Delivery.P99}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return files, err
+		}
+		bars.Color = modeColors[m]
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(k-len(modes)/2) * w
+		p.Add(bars)
+		p.Legend.Add(m, bars)
+	}
+	p.NominalX(cats...)
+	p.Y.Min = 0
+	p.Y.Max = niceMax(p.Y.Max * 1.2)
+	p.Y.Tick.Marker = roundTicks{}
+	p.Legend.Top = true
+	if err := add(save(p, o.out, "write_visibility", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+		return files, err
+	}
+	return files, nil
+}
+
+// followeeTicks labels the log axis at the measured followee counts.
+type followeeTicks struct{ at []int }
+
+func (t followeeTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, v := range t.at {
+		out = append(out, plot.Tick{Value: float64(v), Label: strconv.Itoa(v)})
+	}
+	return out
+}
+
+// niceMax rounds an axis maximum up to 1, 2, 2.5 or 5 times a power of ten,
+// so that the default ticks fall on round numbers.
+func niceMax(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if v <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// roundTicks puts five ticks on [0, max] with plain labels (max from niceMax).
+type roundTicks struct{}
+
+func (roundTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	step := (max - min) / 5
+	for i := 0; i <= 5; i++ {
+		v := min + float64(i)*step
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return out
+}

@@ -1,0 +1,810 @@
+package main
+
+// The workloads, run against one server process per feed mode.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
+)
+
+const pageSize = 20
+
+// pickActive chooses the active readers, and who plays each role.
+func (e *env) pickActive() {
+	g := e.g
+	rng := rand.New(rand.NewPCG(g.P.Seed, 0xac7))
+	n := max(1, int(e.o.active*float64(len(g.General))))
+	perm := rng.Perm(len(g.General))
+	for _, k := range perm[:n] {
+		i := g.General[k]
+		e.active = append(e.active, i)
+		e.isActive[i] = true
+	}
+	slices.Sort(e.active)
+}
+
+// followersOf lists the indexes of user j's followers in the graph.
+func (e *env) followersOf(j int) []int {
+	var out []int
+	for i := range e.g.Followees {
+		if e.g.follows(i, j) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// redDotPoster is who posts in the red-dot workload: the ordinary author,
+// or the biggest celebrity when the author has fewer than n followers.
+func (e *env) redDotPoster(n int) int {
+	if int(e.g.FollowerN[e.g.Author]) >= n || len(e.g.Celebs) == 0 {
+		return e.g.Author
+	}
+	return e.g.Celebs[len(e.g.Celebs)-1]
+}
+
+// redDotReaders are up to n followers of the red-dot poster, active ones first.
+func (e *env) redDotReaders(n int) []int {
+	var act, rest []int
+	for _, i := range e.followersOf(e.redDotPoster(n)) {
+		if e.isActive[i] {
+			act = append(act, i)
+		} else if i >= len(e.g.Celebs)+1 {
+			rest = append(rest, i)
+		}
+	}
+	all := append(act, rest...)
+	return all[:min(n, len(all))]
+}
+
+// logInAll signs in, through the API, everyone the workloads act as.
+func (e *env) logInAll(ctx context.Context, c *client) error {
+	who := map[int]bool{e.g.Author: true, e.redDotPoster(e.o.sockets): true}
+	for _, i := range e.active {
+		who[i] = true
+	}
+	for _, i := range e.g.Celebs {
+		who[i] = true
+	}
+	for _, list := range e.g.Probes {
+		for _, i := range list {
+			who[i] = true
+		}
+	}
+	for _, i := range e.redDotReaders(e.o.sockets) {
+		who[i] = true
+	}
+	users := make([]int, 0, len(who))
+	for i := range who {
+		users = append(users, i)
+	}
+	slices.Sort(users)
+	logf("  logging in %d users through the API (logIn, bcrypt cost 4)", len(users))
+	start := time.Now()
+	var mu sync.Mutex
+	var firstErr error
+	parallel(len(users), 8, func(k int) {
+		tok, err := c.logIn(ctx, e.g.Names[users[k]])
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("logIn %s: %w", e.g.Names[users[k]], err)
+			}
+			return
+		}
+		e.tokens[users[k]] = tok
+	})
+	logf("  logged in %d users in %.1fs", len(e.tokens), time.Since(start).Seconds())
+	return firstErr
+}
+
+func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err error) {
+	mr = &ModeResult{Mode: mode}
+	prefix := e.o.prefixBase + mode + ":"
+	deleteKeys(ctx, e.rdb, prefix+"*")
+	logf("[%s] starting the server (-feed-mode=%s -key-prefix=%s)", mode, mode, prefix)
+	s, err := startServer(ctx, e.o, mode, prefix, e.g)
+	if err != nil {
+		return mr, err
+	}
+	modeStart := time.Now()
+	defer func() {
+		rss, hwm := s.memKB()
+		mr.Memory.ServerRSSEndKB, mr.Memory.ServerHWMKB = rss, hwm
+		mr.ServerCPUSeconds = s.cpuSeconds()
+		s.stop()
+		mr.ServerLogProblems = logProblems(s.logPath)
+		if len(mr.ServerLogProblems) > 0 {
+			logf("[%s] server log warnings/errors: %v (log: %s)", mode, mr.ServerLogProblems, s.logPath)
+		}
+		n := deleteKeys(context.WithoutCancel(ctx), e.rdb, prefix+"*")
+		if err2 := e.resetSQL(context.WithoutCancel(ctx), mode); err2 != nil && err == nil {
+			err = err2
+		}
+		mr.Seconds = time.Since(modeStart).Seconds()
+		logf("[%s] done in %.1fs (deleted %d Redis keys, reset MySQL)", mode, mr.Seconds, n)
+	}()
+	c := newClient(s.url)
+	if len(e.tokens) == 0 {
+		if err := e.logInAll(ctx, c); err != nil {
+			return mr, err
+		}
+	}
+	w := &modeRun{env: e, mode: mode, prefix: prefix, c: c, mr: mr, s: s}
+	steps := []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"warm the active readers' inboxes (8)", w.warm},
+		{"1 first page at 1, 8, 32 clients", w.firstPage},
+		{"2 deep paging, pages 2-10", w.deepPaging},
+		{"3 read latency vs followee count", w.followees},
+		{"4 ordinary author's post: fan-out", w.fanout},
+		{"5 celebrity's post", w.celebrity},
+		{"7 red dots over websockets", w.redDots},
+		{"6 mixed 90/8/2", w.mixed},
+	}
+	for _, st := range steps {
+		if ctx.Err() != nil {
+			return mr, ctx.Err()
+		}
+		logf("[%s] workload %s", mode, st.name)
+		if err := st.f(ctx); err != nil {
+			return mr, fmt.Errorf("%s: %w", st.name, err)
+		}
+	}
+	return mr, nil
+}
+
+type modeRun struct {
+	*env
+	mode   string
+	prefix string
+	c      *client
+	mr     *ModeResult
+	s      *serverProc
+}
+
+func (w *modeRun) inboxKey(i int) string {
+	return w.prefix + "feed:{u" + strconv.FormatInt(w.g.UserIDs[i], 10) + "}"
+}
+
+func (w *modeRun) randomActive() int { return w.active[rand.IntN(len(w.active))] }
+
+// pageChecker counts bad pages; the first few reasons are kept.
+type pageChecker struct {
+	mu   sync.Mutex
+	bad  int
+	seen int
+	why  []string
+}
+
+func (p *pageChecker) note(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen++
+	if err != nil {
+		p.bad++
+		if len(p.why) < 3 {
+			p.why = append(p.why, err.Error())
+		}
+	}
+	return err
+}
+
+func (w *modeRun) checkPages(name string, p *pageChecker) {
+	w.check(w.mode, name, p.bad == 0 && p.seen > 0, "%d of %d pages bad: %s", p.bad, p.seen, strings.Join(p.why, "; "))
+}
+
+// warm reads each active reader's first page once (8 clients): in push and
+// hybrid modes this builds their inboxes. Redis memory is measured around it.
+func (w *modeRun) warm(ctx context.Context) error {
+	before := usedMemory(ctx, w.rdb)
+	pc := &pageChecker{}
+	r := &recorder{}
+	start := time.Now()
+	parallel(len(w.active), 8, func(k int) {
+		t := time.Now()
+		p, err := w.c.feed(ctx, w.tokens[w.active[k]], pageSize, nil)
+		if err == nil {
+			err = pc.note(p.check(0))
+		}
+		r.add(time.Since(t), err)
+	})
+	w.mr.Warm = r.stat("first read of each active reader", time.Since(start))
+	w.checkPages("warm: first pages non-empty and sorted", pc)
+	w.check(w.mode, "warm: no errors", w.mr.Warm.Errors == 0, "%d errors: %v", w.mr.Warm.Errors, r.errMsg)
+	logf("  %d readers in %.1fs: %s", len(w.active), w.mr.Warm.Seconds, fmtStat(w.mr.Warm))
+	w.settle(ctx)
+	after := usedMemory(ctx, w.rdb)
+	w.memory(ctx, before, after)
+	rss, _ := w.s.memKB()
+	w.mr.Memory.ServerRSSWarmKB = rss
+	return nil
+}
+
+// firstPage: the first page of 20 of a random active reader, at 1, 8 and 32
+// concurrent clients.
+func (w *modeRun) firstPage(ctx context.Context) error {
+	for _, conc := range []int{1, 8, 32} {
+		pc := &pageChecker{}
+		r, el := closedLoop(ctx, conc, w.o.dur, func(ctx context.Context, _ int) error {
+			p, err := w.c.feed(ctx, w.tokens[w.randomActive()], pageSize, nil)
+			if err != nil {
+				return err
+			}
+			return pc.note(p.check(0))
+		})
+		st := r.stat(fmt.Sprintf("c=%d", conc), el)
+		st.Label = strconv.Itoa(conc)
+		w.mr.FirstPage = append(w.mr.FirstPage, st)
+		w.checkPages(fmt.Sprintf("first page c=%d: non-empty, sorted", conc), pc)
+		w.check(w.mode, fmt.Sprintf("first page c=%d: no errors", conc), st.Errors == 0, "%d errors: %v", st.Errors, r.errMsg)
+		logf("  %2d clients: %s", conc, fmtStat(st))
+	}
+	return nil
+}
+
+// deepPaging: 8 clients each walk a random reader's feed to page 10; pages
+// 2-10 are measured.
+func (w *modeRun) deepPaging(ctx context.Context) error {
+	pages := &recorder{}
+	pc := &pageChecker{}
+	_, el := closedLoop(ctx, 8, w.o.dur, func(ctx context.Context, _ int) error {
+		tok := w.tokens[w.randomActive()]
+		p, err := w.c.feed(ctx, tok, pageSize, nil)
+		if err != nil {
+			return err
+		}
+		keys, _ := p.keys()
+		for page := 2; page <= 10 && p.Feed.PageInfo.HasNextPage && ctx.Err() == nil; page++ {
+			last := keys[len(keys)-1]
+			t := time.Now()
+			p, err = w.c.feed(ctx, tok, pageSize, p.Feed.PageInfo.EndCursor)
+			if err == nil {
+				err = pc.note(p.check(last))
+			}
+			pages.add(time.Since(t), err)
+			if err != nil {
+				return nil
+			}
+			keys, _ = p.keys()
+		}
+		return nil
+	})
+	w.mr.DeepPage = pages.stat("pages 2-10", el)
+	w.checkPages("deep pages: non-empty, continue the previous page in order", pc)
+	w.check(w.mode, "deep pages: no errors", w.mr.DeepPage.Errors == 0, "%d errors: %v", w.mr.DeepPage.Errors, pages.errMsg)
+	logf("  %s", fmtStat(w.mr.DeepPage))
+	return nil
+}
+
+// followees: for each followee-count bucket, the probe readers' cold first
+// read, then warm reads on one client.
+func (w *modeRun) followees(ctx context.Context) error {
+	for _, b := range w.g.P.ProbeBuckets {
+		readers := w.g.Probes[b]
+		pc := &pageChecker{}
+		cold := &recorder{}
+		start := time.Now()
+		for _, i := range readers {
+			t := time.Now()
+			p, err := w.c.feed(ctx, w.tokens[i], pageSize, nil)
+			if err == nil {
+				err = pc.note(p.check(0))
+			}
+			cold.add(time.Since(t), err)
+		}
+		coldSt := cold.stat("cold", time.Since(start))
+		warm := &recorder{}
+		start = time.Now()
+		for k := range w.o.probeReads {
+			t := time.Now()
+			p, err := w.c.feed(ctx, w.tokens[readers[k%len(readers)]], pageSize, nil)
+			if err == nil {
+				err = pc.note(p.check(0))
+			}
+			warm.add(time.Since(t), err)
+		}
+		warmSt := warm.stat("warm", time.Since(start))
+		w.mr.Followees = append(w.mr.Followees, FolloweePoint{Label: strconv.Itoa(b), Followees: b, Cold: coldSt, Warm: warmSt})
+		w.checkPages(fmt.Sprintf("followees=%d: pages non-empty, sorted", b), pc)
+		w.check(w.mode, fmt.Sprintf("followees=%d: no errors", b), coldSt.Errors+warmSt.Errors == 0, "%d errors: %v %v", coldSt.Errors+warmSt.Errors, cold.errMsg, warm.errMsg)
+		logf("  %5d followees: cold p50 %.1f ms p99 %.1f ms; warm %s", b, coldSt.P50, coldSt.P99, fmtStat(warmSt))
+	}
+	return nil
+}
+
+// fanout: the ordinary author posts; the time from the mutation's response
+// until each active follower's inbox holds the post (ZSCORE polled every
+// 2 ms on the inboxes that existed before the post).
+func (w *modeRun) fanout(ctx context.Context) error {
+	a := w.g.Author
+	followers := w.followersOf(a)
+	f := &w.mr.Fanout
+	f.Followers = len(followers)
+	if w.mode == "pull" {
+		f.Skipped = "pull mode writes no inboxes"
+		logf("  skipped: %s", f.Skipped)
+		return nil
+	}
+	// The followers whose inbox exists: the active ones (and probes that follow).
+	pipe := w.rdb.Pipeline()
+	ex := make([]*redis.IntCmd, len(followers))
+	for k, i := range followers {
+		ex[k] = pipe.Exists(ctx, w.inboxKey(i))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	var active []int
+	for k, i := range followers {
+		if ex[k].Val() == 1 {
+			active = append(active, i)
+		}
+	}
+	f.ActiveFollowers = len(active)
+	if len(active) == 0 {
+		w.check(w.mode, "fan-out: the author has active followers", false, "none of %d followers has an inbox", len(followers))
+		return nil
+	}
+	mut, last, arrivals := &recorder{}, []time.Duration{}, []time.Duration{}
+	var rates, e2e []float64
+	missing := 0
+	for k := range w.o.fanoutPosts {
+		w.settle(ctx)
+		t0 := time.Now()
+		id, err := w.c.createPost(ctx, w.tokens[a], fmt.Sprintf("ordinary post %d in %s mode", k, w.mode))
+		t1 := time.Now()
+		mut.add(t1.Sub(t0), err)
+		if err != nil {
+			continue
+		}
+		member := strconv.FormatInt(id, 10)
+		pending := slices.Clone(active)
+		var firstAt, lastAt time.Time
+		deadline := t1.Add(30 * time.Second)
+		for len(pending) > 0 && time.Now().Before(deadline) {
+			pipe := w.rdb.Pipeline()
+			cmds := make([]*redis.FloatCmd, len(pending))
+			for j, i := range pending {
+				cmds[j] = pipe.ZScore(ctx, w.inboxKey(i), member)
+			}
+			pipe.Exec(ctx)
+			now := time.Now()
+			next := pending[:0]
+			for j, i := range pending {
+				if cmds[j].Err() == nil {
+					arrivals = append(arrivals, now.Sub(t1))
+					if firstAt.IsZero() {
+						firstAt = now
+					}
+					lastAt = now
+				} else {
+					next = append(next, i)
+				}
+			}
+			pending = next
+			if len(pending) > 0 {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		missing += len(pending)
+		if len(pending) == 0 {
+			d := lastAt.Sub(t1)
+			last = append(last, d)
+			e2e = append(e2e, float64(len(active))/max(d.Seconds(), 0.001))
+			// During the fan-out: from the first inbox to the last (the
+			// polling's 2 ms granularity bounds small fan-outs).
+			rates = append(rates, float64(len(active))/max(lastAt.Sub(firstAt).Seconds(), 0.002))
+		}
+	}
+	f.Posts = w.o.fanoutPosts
+	f.Mutation = mut.stat("createPost", 0)
+	f.LastInbox = latStat(last)
+	f.Arrival = latStat(arrivals)
+	f.Missing = missing
+	for k := range rates {
+		f.EntriesPerSec += rates[k] / float64(len(rates))
+		f.EndToEndEntriesPerSec += e2e[k] / float64(len(rates))
+	}
+	w.check(w.mode, "fan-out: every active follower's inbox got the post", missing == 0 && mut.errs == 0,
+		"%d inboxes missed it within 30s, %d post errors %v", missing, mut.errs, mut.errMsg)
+	logf("  %d active of %d followers; mutation p50 %.1f ms; inbox arrival p50 %.1f ms, last inbox p50 %.1f ms max %.1f ms; %.0f entries/s during the fan-out, %.0f/s from the response",
+		f.ActiveFollowers, f.Followers, f.Mutation.P50, f.Arrival.P50, f.LastInbox.P50, f.LastInbox.Max, f.EntriesPerSec, f.EndToEndEntriesPerSec)
+	return nil
+}
+
+// celebrity: each celebrity posts; the mutation's latency, and the time
+// until an active follower's next first page shows the post (polled every 5 ms).
+func (w *modeRun) celebrity(ctx context.Context) error {
+	mut, vis := &recorder{}, []time.Duration{}
+	missing := 0
+	for ci, c := range w.g.Celebs {
+		reader := -1
+		for _, i := range w.active {
+			if w.g.follows(i, c) {
+				reader = i
+				break
+			}
+		}
+		for k := range w.o.celebPosts {
+			w.settle(ctx)
+			t0 := time.Now()
+			id, err := w.c.createPost(ctx, w.tokens[c], fmt.Sprintf("celebrity %d post %d in %s mode", ci, k, w.mode))
+			t1 := time.Now()
+			mut.add(t1.Sub(t0), err)
+			w.mr.Celebrity.PerCelebrity = append(w.mr.Celebrity.PerCelebrity, CelebPost{Followers: int(w.g.FollowerN[c]), MutationMs: msf(t1.Sub(t0))})
+			if err != nil || reader < 0 {
+				continue
+			}
+			want := nodeID("Post", id)
+			seen := false
+			for time.Since(t1) < 30*time.Second && !seen {
+				p, err := w.c.feed(ctx, w.tokens[reader], 5, nil)
+				if err == nil {
+					for _, e := range p.Feed.Edges {
+						if e.Node.Post.ID == want {
+							seen = true
+						}
+					}
+				}
+				if seen {
+					vis = append(vis, time.Since(t1))
+				} else {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			if !seen {
+				missing++
+			}
+		}
+	}
+	cr := &w.mr.Celebrity
+	cr.Mutation = mut.stat("createPost", 0)
+	cr.Visible = latStat(vis)
+	cr.Missing = missing
+	w.check(w.mode, "celebrity: a follower's next page shows the post", missing == 0 && mut.errs == 0,
+		"%d posts not seen within 30s, %d post errors %v", missing, mut.errs, mut.errMsg)
+	logf("  %d posts: mutation p50 %.1f ms p99 %.1f ms; visible to a follower p50 %.1f ms max %.1f ms",
+		cr.Mutation.Count, cr.Mutation.P50, cr.Mutation.P99, cr.Visible.P50, cr.Visible.Max)
+	return nil
+}
+
+// mixed: 90% first-page reads, 8% posts, 2% follow/unfollow by random active
+// users for a fixed time. Follows go to users the actor does not follow in
+// the graph, and are undone at the end, so the graph is as loaded.
+func (w *modeRun) mixed(ctx context.Context) error {
+	workers := 16
+	if w.o.quick {
+		workers = 8
+	}
+	type pair struct{ a, b int }
+	made := make([][]pair, workers)
+	reads, posts, follows := &recorder{}, &recorder{}, &recorder{}
+	pc := &pageChecker{}
+	all, el := closedLoop(ctx, workers, w.o.mixedDur, func(ctx context.Context, wk int) error {
+		u := w.randomActive()
+		r := rand.Float64()
+		t := time.Now()
+		var err error
+		switch {
+		case r < 0.90:
+			var p *feedPage
+			p, err = w.c.feed(ctx, w.tokens[u], pageSize, nil)
+			if err == nil {
+				err = pc.note(p.check(0))
+			}
+			reads.add(time.Since(t), err)
+		case r < 0.98:
+			_, err = w.c.createPost(ctx, w.tokens[u], "mixed workload post "+strconv.Itoa(rand.IntN(1e6)))
+			posts.add(time.Since(t), err)
+		default:
+			if n := len(made[wk]); n > 0 && rand.IntN(2) == 0 {
+				k := rand.IntN(n)
+				pr := made[wk][k]
+				made[wk] = append(made[wk][:k], made[wk][k+1:]...)
+				err = w.c.follow(ctx, w.tokens[pr.a], w.g.UserIDs[pr.b], false)
+			} else {
+				j := w.g.General[rand.IntN(len(w.g.General))]
+				if j == u || w.g.follows(u, j) {
+					return nil
+				}
+				err = w.c.follow(ctx, w.tokens[u], w.g.UserIDs[j], true)
+				made[wk] = append(made[wk], pair{u, j})
+			}
+			follows.add(time.Since(t), err)
+		}
+		return err
+	})
+	m := &w.mr.Mixed
+	m.All = all.stat("all", el)
+	m.Reads = reads.stat("reads", el)
+	m.Posts = posts.stat("posts", el)
+	m.Follows = follows.stat("follow/unfollow", el)
+	m.Workers = workers
+	w.checkPages("mixed: read pages non-empty, sorted", pc)
+	w.check(w.mode, "mixed: no errors", m.All.Errors == 0, "%d errors: %v", m.All.Errors, all.errMsg)
+	logf("  %d clients: %s; reads p99 %.1f ms, posts p99 %.1f ms, follows p99 %.1f ms",
+		workers, fmtStat(m.All), m.Reads.P99, m.Posts.P99, m.Follows.P99)
+	settle := w.settle(ctx)
+	m.SettleSeconds = settle.Seconds()
+	logf("  fan-out backlog drained %.1fs after the run", settle.Seconds())
+	var undo []pair
+	for _, l := range made {
+		undo = append(undo, l...)
+	}
+	errs := 0
+	parallel(len(undo), 8, func(k int) {
+		if err := w.c.follow(ctx, w.tokens[undo[k].a], w.g.UserIDs[undo[k].b], false); err != nil {
+			errs++
+		}
+	})
+	w.check(w.mode, "mixed: follows undone", errs == 0, "%d unfollows failed", errs)
+	w.settle(ctx)
+	return nil
+}
+
+// redDots: N followers of the ordinary author hold a websocket with an
+// unreadCount subscription; the author posts; the time from the mutation's
+// response until each socket receives its new count.
+func (w *modeRun) redDots(ctx context.Context) error {
+	readers := w.redDotReaders(w.o.sockets)
+	rd := &w.mr.RedDot
+	rd.Sockets = len(readers)
+	if len(readers) == 0 {
+		return nil
+	}
+	// Read markers to the newest entry: every count starts at 0.
+	var mu sync.Mutex
+	markErr := 0
+	parallel(len(readers), 8, func(k int) {
+		if _, err := w.c.markRead(ctx, w.tokens[readers[k]]); err != nil {
+			mu.Lock()
+			markErr++
+			mu.Unlock()
+		}
+	})
+	w.settle(ctx)
+	type count struct {
+		client, n int
+		at        time.Time
+	}
+	counts := make(chan count, len(readers)*4)
+	conns := make([]*websocket.Conn, len(readers))
+	wsURL := "ws" + strings.TrimPrefix(w.s.url, "http") + "/query"
+	dialErr := 0
+	start := time.Now()
+	parallel(len(readers), 16, func(k int) {
+		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second}
+		conn, _, err := d.DialContext(ctx, wsURL, nil)
+		if err != nil {
+			mu.Lock()
+			dialErr++
+			mu.Unlock()
+			return
+		}
+		conns[k] = conn
+		conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + w.tokens[readers[k]]}})
+		conn.WriteJSON(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": "subscription { unreadCount }"}})
+		var wmu sync.Mutex
+		go func() {
+			for {
+				_, raw, err := conn.ReadMessage()
+				if err != nil {
+					return
+				}
+				at := time.Now()
+				var msg struct {
+					Type    string
+					Payload struct {
+						Data struct{ UnreadCount *int }
+					}
+				}
+				if json.Unmarshal(raw, &msg) != nil {
+					continue
+				}
+				switch {
+				case msg.Type == "ping":
+					wmu.Lock()
+					conn.WriteJSON(map[string]string{"type": "pong"})
+					wmu.Unlock()
+				case msg.Type == "next" && msg.Payload.Data.UnreadCount != nil:
+					counts <- count{k, *msg.Payload.Data.UnreadCount, at}
+				}
+			}
+		}()
+	})
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	latest := make([]int, len(readers))
+	for i := range latest {
+		latest[i] = -1
+	}
+	// Wait for every socket's first value.
+	got := 0
+	deadline := time.After(60 * time.Second)
+wait:
+	for got < len(readers)-dialErr {
+		select {
+		case c := <-counts:
+			if latest[c.client] < 0 {
+				got++
+			}
+			latest[c.client] = c.n
+		case <-deadline:
+			break wait
+		}
+	}
+	rd.OpenSeconds = time.Since(start).Seconds()
+	nonzero := 0
+	for _, n := range latest {
+		if n != 0 {
+			nonzero++
+		}
+	}
+	w.check(w.mode, "red dot: every socket opened and sent its count", dialErr == 0 && got == len(readers) && markErr == 0,
+		"%d dial errors, %d of %d sent a first count, %d markFeedRead errors", dialErr, got, len(readers), markErr)
+	logf("  %d sockets open in %.1fs (%d with a non-zero count after markFeedRead)", got, rd.OpenSeconds, nonzero)
+	// Posts by the poster (every socket's count moves), then, when the poster
+	// is the ordinary author, by the biggest celebrity (the sockets of its
+	// followers move: in hybrid mode through the merge at read time).
+	poster := w.redDotPoster(w.o.sockets)
+	rd.Poster = w.g.Names[poster]
+	rd.PosterFollowers = int(w.g.FollowerN[poster])
+	round := func(author int, expect []bool, k int) (lat []time.Duration, missing int, err error) {
+		base := slices.Clone(latest)
+		want := 0
+		for c := range expect {
+			if expect[c] && base[c] >= 0 {
+				want++
+			}
+		}
+		_, err = w.c.createPost(ctx, w.tokens[author], fmt.Sprintf("red dot post %d in %s mode", k, w.mode))
+		t1 := time.Now()
+		if err != nil {
+			return nil, 0, err
+		}
+		done := 0
+		deadline := time.After(60 * time.Second)
+	collect:
+		for done < want {
+			select {
+			case c := <-counts:
+				if expect[c.client] && base[c.client] >= 0 && c.n > base[c.client] && latest[c.client] <= base[c.client] {
+					lat = append(lat, max(c.at.Sub(t1), 0))
+					done++
+				}
+				latest[c.client] = c.n
+			case <-deadline:
+				break collect
+			}
+		}
+		// Late and unrelated updates.
+		time.Sleep(50 * time.Millisecond)
+		for {
+			select {
+			case c := <-counts:
+				latest[c.client] = c.n
+			default:
+				return lat, want - done, nil
+			}
+		}
+	}
+	all := make([]bool, len(readers))
+	for i := range all {
+		all[i] = true
+	}
+	var lat []time.Duration
+	missing, postErrs := 0, 0
+	for k := range w.o.redDotPosts {
+		l, m, err := round(poster, all, k)
+		if err != nil {
+			postErrs++
+		}
+		lat, missing = append(lat, l...), missing+m
+	}
+	rd.Posts = w.o.redDotPosts
+	rd.Delivery = latStat(lat)
+	rd.Missing = missing
+	w.check(w.mode, "red dot: every socket got the new count", missing == 0 && postErrs == 0,
+		"%d deliveries missing within 60s, %d post errors", missing, postErrs)
+	logf("  %s (%d followers) posts %d times: delivery to %d sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
+		rd.Poster, rd.PosterFollowers, rd.Posts, got, rd.Delivery.P50, rd.Delivery.P99, rd.Delivery.Max, missing)
+	if poster == w.g.Author && len(w.g.Celebs) > 0 {
+		celeb := w.g.Celebs[len(w.g.Celebs)-1]
+		expect := make([]bool, len(readers))
+		n := 0
+		for c, i := range readers {
+			expect[c] = w.g.follows(i, celeb)
+			if expect[c] {
+				n++
+			}
+		}
+		var lat []time.Duration
+		missing, postErrs := 0, 0
+		for k := range w.o.redDotPosts {
+			l, m, err := round(celeb, expect, k)
+			if err != nil {
+				postErrs++
+			}
+			lat, missing = append(lat, l...), missing+m
+		}
+		rd.CelebritySockets = n
+		rd.CelebrityDelivery = latStat(lat)
+		rd.CelebrityMissing = missing
+		w.check(w.mode, "red dot: every celebrity follower's socket got the new count", missing == 0 && postErrs == 0,
+			"%d deliveries missing within 60s, %d post errors", missing, postErrs)
+		logf("  %s (%d followers) posts %d times: delivery to its %d followers' sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
+			w.g.Names[celeb], w.g.FollowerN[celeb], w.o.redDotPosts, n, rd.CelebrityDelivery.P50, rd.CelebrityDelivery.P99, rd.CelebrityDelivery.Max, missing)
+	}
+	return nil
+}
+
+// settle waits until every committed event is dispatched and the fan-out
+// stream is drained (at most 120 s), and says how long that took.
+func (w *modeRun) settle(ctx context.Context) time.Duration {
+	start := time.Now()
+	for time.Since(start) < 120*time.Second && ctx.Err() == nil {
+		var pending int
+		w.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM outbox_events WHERE dispatched_at IS NULL").Scan(&pending)
+		if pending == 0 {
+			groups, err := w.rdb.XInfoGroups(ctx, w.prefix+"fanout").Result()
+			busy := false
+			if err == nil {
+				for _, g := range groups {
+					if g.Pending > 0 || g.Lag > 0 {
+						busy = true
+					}
+				}
+			}
+			if !busy {
+				return time.Since(start)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	logf("  warning: fan-out not drained after %.0fs", time.Since(start).Seconds())
+	return time.Since(start)
+}
+
+// resetSQL undoes what the server wrote in this mode (posts, events, read
+// markers), so every mode starts from the same data. Follows were undone
+// through the API.
+func (e *env) resetSQL(ctx context.Context, mode string) error {
+	stmts := []string{
+		fmt.Sprintf("UPDATE users u JOIN (SELECT author_id, COUNT(*) c FROM posts WHERE id > %d GROUP BY author_id) p ON u.id = p.author_id SET u.post_count = u.post_count - p.c", e.g.MaxID),
+		fmt.Sprintf("DELETE FROM posts WHERE id > %d", e.g.MaxID),
+		"DELETE FROM outbox_events",
+		"UPDATE users SET feed_read_key = 0 WHERE feed_read_key <> 0",
+	}
+	for _, s := range stmts {
+		if _, err := e.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	}
+	var follows int
+	e.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM followings").Scan(&follows)
+	e.check(mode, "graph restored after the mode", follows == e.g.FollowEdges, "followings has %d rows, loaded %d", follows, e.g.FollowEdges)
+	return nil
+}
+
+func fmtStat(s Stat) string {
+	return fmt.Sprintf("%.0f/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (n=%d, errors %d)", s.Throughput, s.P50, s.P95, s.P99, s.Count, s.Errors)
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Starts the servers the tests and the benchmark need when they are not
+# running, installing them with apt-get when absent: Redis (127.0.0.1:6379,
+# no persistence), MariaDB (127.0.0.1:3306, root without a password over
+# TCP) and, with --browser, Debian's Chromium for the browser tests.
+set -euo pipefail
+
+say() { printf '== %s\n' "$*"; }
+
+apt_install() {
+  say "installing $*"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "$@" >/dev/null
+}
+
+wait_for() { # name, command...
+  local name=$1; shift
+  for _ in $(seq 1 60); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  echo "$name did not come up" >&2; return 1
+}
+
+ensure_redis() {
+  redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && return 0
+  command -v redis-server >/dev/null || apt_install redis-server redis-tools
+  say "starting redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
+  wait_for redis redis-cli -h 127.0.0.1 -p 6379 ping
+}
+
+mariadb_tcp() { mysql -uroot -h127.0.0.1 -P3306 -e 'SELECT 1'; }
+
+ensure_mariadb() {
+  mariadb_tcp >/dev/null 2>&1 && return 0
+  [ -x /usr/sbin/mariadbd ] || apt_install mariadb-server mariadb-client
+  say "starting mariadb"
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+  wait_for mariadb mysqladmin ping
+  if ! mariadb_tcp >/dev/null 2>&1; then
+    # A fresh Debian install lets root in over the socket only; the tests
+    # log in over TCP as root with an empty password, as on the dev machines.
+    mysql -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD(''); FLUSH PRIVILEGES;"
+  fi
+  wait_for "mariadb over tcp" mariadb_tcp
+}
+
+# The browser tests drive Debian's Chromium (playwright-core, no download).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return 0
+  apt_install chromium
+}
+
+ensure_redis
+ensure_mariadb
+if [ "${1:-}" = "--browser" ]; then ensure_chromium; fi
