@@ -26,6 +26,9 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		path = readInbox
 		entries, info, err = e.feedFromInbox(ctx, viewerID, args, &path)
 		var re errRedis
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the client went away: nothing to fall back for
+		}
 		if errors.As(err, &re) {
 			e.log.Warn("feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
 			path = readPullFallback

@@ -134,13 +134,15 @@ func (e *Engine) entrySources(ctx context.Context, followees []int64, entries []
 	for _, id := range followees {
 		followed[id] = true
 	}
-	for _, o := range originals {
-		if o != nil && followed[o.AuthorID] {
-			out[o.ID] = []source{{User: o.AuthorID, Event: o.ID}}
-		}
-	}
+	// Only reposted entries need their sources written down: an entry its
+	// author alone brought has none (the author is implied).
 	for _, r := range reposts {
 		out[*r.RepostOfID] = append(out[*r.RepostOfID], source{User: r.AuthorID, Event: r.ID})
+	}
+	for _, o := range originals {
+		if o != nil && followed[o.AuthorID] && out[o.ID] != nil {
+			out[o.ID] = append(out[o.ID], source{User: o.AuthorID, Event: o.ID})
+		}
 	}
 	return out, nil
 }

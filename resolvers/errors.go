@@ -37,6 +37,10 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			// existed. Its message would echo the body back: replace it.
 			gqlErr.Message = fmt.Sprintf("the request body must be a JSON GraphQL request of at most %d bytes", bodyLimitBytes)
 			setCode(gqlErr, feed.CodeBadUserInput)
+		case errors.Is(err, context.Canceled):
+			// The client went away; nobody reads this answer, and it is no fault.
+			setCode(gqlErr, feed.CodeInternal)
+			gqlErr.Message = "request cancelled"
 		default:
 			id := requestID(ctx)
 			log.Error("internal error", "requestId", id, "path", gqlErr.Path.String(), "err", err)

@@ -103,6 +103,9 @@ func mysqlDSN(dsn string) (string, error) {
 	}
 	c.ParseTime = true
 	c.Loc = time.UTC
+	// One round trip per statement instead of prepare, execute and close:
+	// the driver escapes the arguments into the statement itself.
+	c.InterpolateParams = true
 	if c.Params == nil {
 		c.Params = map[string]string{}
 	}
