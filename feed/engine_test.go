@@ -27,6 +27,14 @@ type testEngine struct {
 // Dispatch to false.
 func newTestEngine(t testing.TB, change ...func(*Config)) *testEngine {
 	t.Helper()
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	return startTestEngine(t, st, rdb, prefix, change...)
+}
+
+// newTestStore opens a migrated store on a database of the test's own.
+func newTestStore(t testing.TB) *store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +43,7 @@ func newTestEngine(t testing.TB, change ...func(*Config)) *testEngine {
 	if _, err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rdb, prefix := testenv.Redis(t)
-	return startTestEngine(t, st, rdb, prefix, change...)
+	return st
 }
 
 // startTestEngine starts an engine on an existing store and Redis prefix,

@@ -48,14 +48,7 @@ func ftHasEvent(events []models.OutboxEvent, kind string, post int64) bool {
 // backlog is dispatched and every feed is right again.
 func TestRedisDownFallsBackToPull(t *testing.T) {
 	server := testenv.StartRedis(t)
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := newTestStore(t)
 	// openRedis's settings (app.go): short timeouts, so a read falls back quickly.
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:        []string{server.Addr()},

@@ -33,14 +33,7 @@ type lcEnv struct {
 // lcNewEnv makes a store and a Redis prefix the way newTestEngine does.
 func lcNewEnv(t *testing.T) lcEnv {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
 	return lcEnv{st: st, rdb: rdb, prefix: prefix}
 }

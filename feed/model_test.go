@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/internal/testenv"
-	"feedservice/store"
 )
 
 // refModel is the plain reference of what every feed must be: it keeps the
@@ -129,14 +128,7 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 	fanoutClaimAfter = 200 * time.Millisecond
 	t.Cleanup(func() { fanoutClaimAfter = claimAfter })
 
-	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := newTestStore(t)
 	// A Redis of its own, so that the test can FLUSHALL it.
 	server := testenv.StartRedis(t)
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
