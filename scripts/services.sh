@@ -53,3 +53,8 @@ ensure_chromium() {
 ensure_redis
 ensure_mariadb
 if [ "${1:-}" = "--browser" ]; then ensure_chromium; fi
+
+# Inboxes hold up to INBOX_CAP (800) entries: above zset-max-listpack-entries
+# (128 by default) Redis stores a sorted set as a skiplist at about 5 times
+# the memory per entry. Keep inboxes compact, as production should.
+redis-cli -h 127.0.0.1 -p 6379 config set zset-max-listpack-entries 1024 >/dev/null
