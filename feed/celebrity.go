@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"slices"
 	"strconv"
 )
 
@@ -48,10 +49,8 @@ func (e *Engine) isCelebrity(ctx context.Context, author int64) (bool, error) {
 	if e.cfg.Mode != ModeHybrid {
 		return false, nil
 	}
-	if _, err := e.celebrityIDs(ctx); err != nil { // rebuilds a lost set
-		return false, err
-	}
-	return e.redis.SIsMember(ctx, e.keys.celebrities(), author).Result()
+	celebs, err := e.celebrityIDs(ctx) // rebuilds a lost set
+	return slices.Contains(celebs, author), err
 }
 
 // updateCelebrity promotes or demotes user after their follower count

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -66,14 +67,14 @@ func (m *refModel) feed(user int64) []feedItem {
 		if pos == 0 {
 			continue
 		}
-		slices.SortFunc(reposts, func(a, b *refPost) int { return compare(b.id, a.id) })
+		slices.SortFunc(reposts, func(a, b *refPost) int { return cmp.Compare(b.id, a.id) })
 		reposters := []int64{}
 		for _, r := range reposts[:min(len(reposts), MaxReposters)] {
 			reposters = append(reposters, r.author)
 		}
 		out = append(out, feedItem{Post: o.id, Reposters: reposters, Key: pos})
 	}
-	slices.SortFunc(out, func(a, b feedItem) int { return compare(b.Key, a.Key) })
+	slices.SortFunc(out, func(a, b feedItem) int { return cmp.Compare(b.Key, a.Key) })
 	return out
 }
 

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,7 +183,7 @@ func (h *hub) update(ctx context.Context, l *listener) error {
 		h.subs[c][l] = struct{}{}
 	}
 	for _, c := range old {
-		if !contains(want, c) {
+		if !slices.Contains(want, c) {
 			unsubscribe = append(unsubscribe, h.leave(c, l)...)
 		}
 	}
@@ -234,13 +235,4 @@ func (h *hub) channels() int {
 // isReaderChannel tells a reader's channel from an author's.
 func isReaderChannel(k keys, channel string) bool {
 	return strings.HasPrefix(channel, k.prefix+"dots:")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -274,20 +275,10 @@ func inRange(pos, start, bound int64, older bool) bool {
 func sortEntries(es []entry, older bool) {
 	slices.SortFunc(es, func(a, b entry) int {
 		if older {
-			return compare(b.Key, a.Key)
+			return cmp.Compare(b.Key, a.Key)
 		}
-		return compare(a.Key, b.Key)
+		return cmp.Compare(a.Key, b.Key)
 	})
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // placeCandidates finds each candidate's place in the reader's feed: its
@@ -399,7 +390,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 // are reposts (every source but the post itself) are its reposters, most
 // recent first.
 func entryFromSources(post int64, sources []source) entry {
-	slices.SortFunc(sources, func(a, b source) int { return compare(b.Event, a.Event) })
+	slices.SortFunc(sources, func(a, b source) int { return cmp.Compare(b.Event, a.Event) })
 	sources = slices.CompactFunc(sources, func(a, b source) bool { return a.Event == b.Event })
 	en := entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
 	for _, s := range sources {
