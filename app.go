@@ -23,6 +23,7 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	sockets socketCounts
+	metrics *serverMetrics
 	closers []func()
 }
 
@@ -30,6 +31,7 @@ type app struct {
 // What it starts lives until ctx ends or close is called. onStore, when
 // given, sees the store before anything runs on it (tests count queries).
 func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
+	log = withRequestIDLogs(log)
 	a := &app{cfg: cfg, log: log}
 	ok := false
 	defer func() {
@@ -56,6 +58,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	if a.redis, err = openRedis(cfg.RedisAddr, &a.closers); err != nil {
 		return nil, err
 	}
+	sqlDB, err := st.DB().DB()
+	if err != nil {
+		return nil, err
+	}
+	a.metrics = newServerMetrics(sqlDB, a.redis)
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ import (
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.graphqlHandler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.engine.Registry(), promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.gatherer(a.engine), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -58,7 +58,7 @@ func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins)},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets},
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,
@@ -73,6 +73,7 @@ func (a *app) graphqlHandler() http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(refuseBadToken{})
+	srv.Use(graphqlMetrics{a.metrics})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -214,12 +215,13 @@ func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.Ope
 
 type requestIDKey struct{}
 
-// withRequestID gives each request an id (the client's X-Request-ID, or a
-// new one), echoed in the response and written in every log line about it.
+// withRequestID gives each request an id (the client's X-Request-ID when it
+// is valid, or a new one), echoed in the response and written in every log
+// line about it.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-ID")
-		if id == "" || len(id) > 64 {
+		if !validRequestID(id) {
 			buf := make([]byte, 8)
 			rand.Read(buf)
 			id = hex.EncodeToString(buf)

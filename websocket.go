@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -19,6 +21,9 @@ const (
 	WebsocketReadLimitBytes = 64 << 10
 	// websocketWriteTimeout bounds a write to a client that stopped reading.
 	websocketWriteTimeout = 10 * time.Second
+	// websocketCloseGrace is how long after its request ends a socket that
+	// gqlgen left open is closed by the adapter.
+	websocketCloseGrace = time.Second
 )
 
 // gorillaWebsocket adapts gorilla/websocket to gqlgen's websocket transport.
@@ -26,6 +31,8 @@ type gorillaWebsocket struct {
 	// AllowedOrigins are the browser origins allowed besides the server's own
 	// host; "*" allows any.
 	AllowedOrigins []string
+	// Metrics counts the websockets; nil counts nothing.
+	Metrics *websocketMetrics
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -42,7 +49,17 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		return nil, err
 	}
 	c.SetReadLimit(WebsocketReadLimitBytes)
-	return &gorillaConn{c: c}, nil
+	protocol := c.Subprotocol()
+	if protocol == "" {
+		protocol = "graphql-ws" // gqlgen's choice for a client that names none
+	}
+	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol}
+	g.Metrics.accepted(protocol)
+	// gqlgen leaves a socket open when connection_init's payload is not a
+	// JSON object; close what is still open a moment after it is done with
+	// the request (the moment lets its own close send the close frame).
+	context.AfterFunc(r.Context(), func() { time.AfterFunc(websocketCloseGrace, func() { conn.Close() }) })
+	return conn, nil
 }
 
 // checkOrigin lets in clients that send no Origin (not browsers), browsers
@@ -72,6 +89,11 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 type gorillaConn struct {
 	c   *websocket.Conn
 	wmu sync.Mutex
+
+	metrics   *websocketMetrics
+	protocol  string
+	closeCode atomic.Int32 // the first close code sent or received
+	closeOnce sync.Once
 }
 
 var (
@@ -82,6 +104,9 @@ var (
 func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 	mt, r, err := g.c.NextReader()
 	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		g.closeCode.CompareAndSwap(0, int32(ce.Code))
+	}
 	if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway || ce.Code == websocket.CloseNoStatusReceived) {
 		return mt, nil, transport.ErrWebsocketClosed
 	}
@@ -103,12 +128,25 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 	if code == websocket.CloseProtocolError && message == "connection initialisation timeout" && g.c.Subprotocol() == "graphql-transport-ws" {
 		code = closeInitTimeout
 	}
+	g.closeCode.CompareAndSwap(0, int32(code))
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	return g.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 }
 
-func (g *gorillaConn) Close() error                      { return g.c.Close() }
+// Close closes the socket; the first call counts it as closed, with 1006
+// (abnormal closure) when no close frame went either way.
+func (g *gorillaConn) Close() error {
+	g.closeOnce.Do(func() {
+		code := int(g.closeCode.Load())
+		if code == 0 {
+			code = websocket.CloseAbnormalClosure
+		}
+		g.metrics.closed(g.protocol, code)
+	})
+	return g.c.Close()
+}
+
 func (g *gorillaConn) Subprotocol() string               { return g.c.Subprotocol() }
 func (g *gorillaConn) SetReadLimit(limit int64)          { g.c.SetReadLimit(limit) }
 func (g *gorillaConn) SetReadDeadline(t time.Time) error { return g.c.SetReadDeadline(t) }

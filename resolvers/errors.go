@@ -14,7 +14,8 @@ import (
 	"feedservice/feed"
 )
 
-// RequestIDFunc returns the id of the request ctx belongs to, for logs.
+// RequestIDFunc returns the id of the request ctx belongs to, for the
+// message of an internal error. (The logger adds it to log lines itself.)
 type RequestIDFunc func(ctx context.Context) string
 
 // ErrorPresenter decides once, at the edge, what a client sees of an error:
@@ -43,7 +44,7 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			gqlErr.Message = "request cancelled"
 		default:
 			id := requestID(ctx)
-			log.Error("internal error", "requestId", id, "path", gqlErr.Path.String(), "err", err)
+			log.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "internal server error (request " + id + ")"
 			setCode(gqlErr, feed.CodeInternal)
 		}
@@ -69,7 +70,7 @@ func setCode(e *gqlerror.Error, code feed.Code) {
 // in the log; the client sees INTERNAL_SERVER_ERROR, the server lives on.
 func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		log.Error("panic in resolver", "requestId", requestID(ctx), "panic", p, "stack", string(debug.Stack()))
+		log.ErrorContext(ctx, "panic in resolver", "panic", p, "stack", string(debug.Stack()))
 		return fmt.Errorf("panic: %v", p)
 	}
 }
