@@ -11,16 +11,26 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/vektah/gqlparser/v2/ast"
 
+	"feedservice/dataloader"
+	"feedservice/feed"
+	"feedservice/graph"
 	"feedservice/internal/testenv"
+	"feedservice/resolvers"
 )
 
 // Tests of what an operator sees: /metrics after real traffic over HTTP and
@@ -422,6 +432,9 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	ws := liveConnect(t, s, liveTransportWS, alice.Token)
 	ws.firstCount(ws.subscribe(liveUnreadSub), 5*time.Second, "dashboard traffic")
 	ws.hangUp()
+	eventually(t, s, 5*time.Second, "the socket closes", func(m map[string]*dto.MetricFamily) bool {
+		return gauge0(m, "websocket_connections_open", map[string]string{"protocol": liveTransportWS})
+	})
 
 	exported := map[string]bool{}
 	for name, f := range scrape(t, s) {
@@ -456,5 +469,91 @@ func TestPromQLMetricNames(t *testing.T) {
 	want := []string{"graphql_resolver_duration_seconds_bucket", "up", "feed_reads_total"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// BenchmarkFeedPageMetrics reads a feed page of 20 posts (with authors)
+// through the GraphQL handler in process, without and with the metrics
+// extension, to show what measuring operations and resolvers costs.
+//
+//	go test -run '^$' -bench FeedPageMetrics -benchmem .
+func BenchmarkFeedPageMetrics(b *testing.B) {
+	s := newTestServer(b, backendReal)
+	var tokens [2]string
+	var ids [2]string
+	for i, name := range []string{"reader", "author"} {
+		var out struct {
+			SignUp struct {
+				Token string
+				User  struct{ ID string }
+			}
+		}
+		benchDo(b, s.app.handler(), "", `mutation($u: String!) { signUp(input: {username: $u, password: "password-1234"}) { token user { id } } }`, map[string]any{"u": name}, &out)
+		tokens[i], ids[i] = out.SignUp.Token, out.SignUp.User.ID
+	}
+	benchDo(b, s.app.handler(), tokens[0], `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": ids[1]}, nil)
+	for i := range 20 {
+		benchDo(b, s.app.handler(), tokens[1], `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`, map[string]any{"b": "post " + strconv.Itoa(i)}, nil)
+	}
+	s.settle(b)
+	const page = `{ feed(first: 20) { edges { cursor node { addedAt post { id body createdAt author { id username displayName followerCount } } } } pageInfo { hasNextPage endCursor } } }`
+	for _, withMetrics := range []bool{false, true} {
+		name := "without"
+		if withMetrics {
+			name = "with"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := feedPageHandler(s.app, withMetrics)
+			var out struct {
+				Feed struct{ Edges []json.RawMessage }
+			}
+			benchDo(b, h, tokens[0], page, nil, &out)
+			if len(out.Feed.Edges) != 20 {
+				b.Fatalf("the page holds %d entries, want 20", len(out.Feed.Edges))
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				benchDo(b, h, tokens[0], page, nil, nil)
+			}
+		})
+	}
+}
+
+// feedPageHandler is the GraphQL handler of a, reduced to what a feed read
+// over POST needs, with or without the metrics extension.
+func feedPageHandler(a *app, withMetrics bool) http.Handler {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}}))
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	if withMetrics {
+		srv.Use(graphqlMetrics{a.metrics})
+	}
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx))))
+	})
+	return a.authenticate(srv)
+}
+
+// benchDo runs a document through h in process; it must succeed.
+func benchDo(b *testing.B, h http.Handler, token, query string, vars map[string]any, out any) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var r struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []gqlError      `json:"errors"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || len(r.Errors) > 0 {
+		b.Fatalf("%s: status %d %s", query, rec.Code, rec.Body.Bytes())
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

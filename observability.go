@@ -31,6 +31,7 @@ type serverMetrics struct {
 	registry *prometheus.Registry
 
 	resolverDuration  *prometheus.HistogramVec
+	resolverSeries    sync.Map // schemaField -> prometheus.Observer of resolverDuration
 	resolverErrors    *prometheus.CounterVec
 	operations        *prometheus.CounterVec
 	operationDuration *prometheus.HistogramVec
@@ -138,12 +139,26 @@ func (g graphqlMetrics) InterceptField(ctx context.Context, next graphql.Resolve
 	}
 	start := time.Now()
 	res, err := next(ctx)
-	g.m.resolverDuration.WithLabelValues(fc.Object, fc.Field.Name).Observe(time.Since(start).Seconds())
+	g.m.resolverObserver(fc.Object, fc.Field.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		g.m.resolverErrors.WithLabelValues(fc.Object, fc.Field.Name, resolverErrorCode(err)).Inc()
 	}
 	return res, err
 }
+
+// resolverObserver is the duration series of one schema field, kept once
+// found: a page resolves the same few fields many times, and the lookup by
+// label values costs an allocation each time.
+func (m *serverMetrics) resolverObserver(object, field string) prometheus.Observer {
+	key := schemaField{object, field}
+	if o, ok := m.resolverSeries.Load(key); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := m.resolverSeries.LoadOrStore(key, m.resolverDuration.WithLabelValues(object, field))
+	return o.(prometheus.Observer)
+}
+
+type schemaField struct{ object, field string }
 
 // resolverErrorCode is the code the error presenter will give a resolver's
 // error: an engine error's own, a coded gqlerror's, or internal.
@@ -209,8 +224,10 @@ func (m *websocketMetrics) closed(protocol string, code int) {
 	if m == nil {
 		return
 	}
-	m.open.WithLabelValues(protocol).Dec()
+	// Counted before the gauge drops, so that whoever sees the gauge at zero
+	// sees the close counted.
 	m.closes.WithLabelValues(closeCodeLabel(code)).Inc()
+	m.open.WithLabelValues(protocol).Dec()
 }
 
 // closeCodeLabel names a close code for a label: the standard codes and the
