@@ -21,6 +21,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gorilla/websocket"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -309,8 +310,12 @@ func newLoggedTestServer(t *testing.T, w io.Writer) *testServer {
 func TestRequestIDInLogs(t *testing.T) {
 	var logs syncBuffer
 	s := newLoggedTestServer(t, &logs)
-	alice := s.signUp(t, "alice")
-	// The posts table goes away: creating a post is an internal error.
+	alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
+	liveFollow(t, alice, bob)
+	livePost(t, bob, "hello")
+	s.settle(t)
+	// The posts table goes away: creating a post is an internal error, and
+	// so is building alice's feed (she has not read it yet).
 	if err := s.app.store.DB().Exec("RENAME TABLE posts TO posts_gone").Error; err != nil {
 		t.Fatal(err)
 	}
@@ -360,6 +365,41 @@ func TestRequestIDInLogs(t *testing.T) {
 	if a, b := scrapeIDs(t, s); a == b {
 		t.Fatalf("two requests got the same id %q", a)
 	}
+
+	// A websocket operation logs with the id of the socket's request: its
+	// feed cannot be built without the posts table.
+	d := websocket.Dialer{Subprotocols: []string{liveTransportWS}, HandshakeTimeout: 5 * time.Second}
+	ws, _, err := d.Dial(liveWSURL(s), http.Header{"X-Request-Id": {"socket-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	payload, _ := json.Marshal(map[string]string{"Authorization": "Bearer " + alice.Token})
+	added, _ := json.Marshal(map[string]string{"query": liveAddedSub})
+	unread, _ := json.Marshal(map[string]string{"query": liveUnreadSub})
+	for _, m := range []liveMsg{{Type: "connection_init", Payload: payload}, {Type: "subscribe", ID: "1", Payload: added}, {Type: "subscribe", ID: "2", Payload: unread}} {
+		if err := ws.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !loggedWithID(logs.String(), "socket-1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the websocket operation's failure was not logged with request_id socket-1; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// loggedWithID tells whether a warning or an error was logged with id.
+func loggedWithID(log, id string) bool {
+	for l := range strings.Lines(log) {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["request_id"] == id && (rec["level"] == "WARN" || rec["level"] == "ERROR") {
+			return true
+		}
+	}
+	return false
 }
 
 // scrapeIDs are the ids given to two requests that sent none.
