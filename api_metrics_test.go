@@ -203,11 +203,24 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	expectSample(t, m, "graphql_operations_total", map[string]string{"type": "subscription"}, 2)
 	expectSample(t, m, "graphql_resolver_duration_seconds", map[string]string{"object": "Subscription", "field": "unreadCount"}, 2)
 
+	// A subscription past the cap per connection is refused as it starts.
+	for range MaxSubscriptionsPerConnection - 1 {
+		legacy.firstCount(legacy.subscribe(liveUnreadSub), 5*time.Second, "legacy socket")
+	}
+	refused := legacy.subscribe(liveUnreadSub)
+	if res, end, err := legacy.event(refused, 5*time.Second); err != nil || liveErrorCode(res, end) != "RATE_LIMITED" {
+		t.Fatalf("subscription %d: got %+v %v %v, want RATE_LIMITED", MaxSubscriptionsPerConnection+1, res, end, err)
+	}
+	m = scrape(t, s)
+	expectSample(t, m, "graphql_errors_total", map[string]string{"code": "RATE_LIMITED"}, 1)
+	expectSample(t, m, "graphql_resolver_errors_total", map[string]string{"object": "Subscription", "field": "unreadCount", "code": "RATE_LIMITED"}, 1)
+	expectSample(t, m, "graphql_subscriptions_open", nil, 1+MaxSubscriptionsPerConnection)
+
 	// One subscription stops, its socket stays open.
 	modern.complete(id1)
 	eventually(t, s, 5*time.Second, "the stopped subscription leaves the gauge", func(m map[string]*dto.MetricFamily) bool {
 		v, _ := sample(m, "graphql_subscriptions_open", nil)
-		return v == 1
+		return v == MaxSubscriptionsPerConnection
 	})
 
 	modern.hangUp()

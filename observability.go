@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -102,34 +103,55 @@ func (g graphqlMetrics) InterceptOperation(ctx context.Context, next graphql.Ope
 	}
 	typ := string(oc.Operation.Operation)
 	g.m.operations.WithLabelValues(typ).Inc()
+	mark := &responseMark{}
+	ctx = context.WithValue(ctx, responseMarkKey{}, mark)
+	start := oc.Stats.OperationStart
+	if start.IsZero() {
+		start = time.Now()
+	}
 	if oc.Operation.Operation == ast.Subscription {
 		// The operation's context ends with the subscription, however it ends.
 		g.m.subscriptionsOpen.Inc()
 		context.AfterFunc(ctx, g.m.subscriptionsOpen.Dec)
-		return next(ctx)
-	}
-	start := oc.Stats.OperationStart
-	if start.IsZero() {
-		start = time.Now()
 	}
 	responses := next(ctx)
 	var once sync.Once
 	return func(ctx context.Context) *graphql.Response {
 		res := responses(ctx)
-		once.Do(func() { g.m.operationDuration.WithLabelValues(typ).Observe(time.Since(start).Seconds()) })
+		if oc.Operation.Operation != ast.Subscription {
+			once.Do(func() { g.m.operationDuration.WithLabelValues(typ).Observe(time.Since(start).Seconds()) })
+		}
+		// A subscription that fails as it starts answers past the response
+		// interceptors: count its errors here.
+		if !mark.counted.Swap(false) && res != nil {
+			g.countErrors(res)
+		}
 		return res
 	}
 }
 
+// responseMark tells InterceptOperation that InterceptResponse has counted
+// the errors of the response on its way.
+type responseMark struct{ counted atomic.Bool }
+
+type responseMarkKey struct{}
+
 func (g graphqlMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	res := next(ctx)
 	if res != nil {
-		for _, e := range res.Errors {
-			code, _ := e.Extensions["code"].(string)
-			g.m.errors.WithLabelValues(boundedCode(code)).Inc()
-		}
+		g.countErrors(res)
+	}
+	if mark, ok := ctx.Value(responseMarkKey{}).(*responseMark); ok {
+		mark.counted.Store(true)
 	}
 	return res
+}
+
+func (g graphqlMetrics) countErrors(res *graphql.Response) {
+	for _, e := range res.Errors {
+		code, _ := e.Extensions["code"].(string)
+		g.m.errors.WithLabelValues(boundedCode(code)).Inc()
+	}
 }
 
 func (g graphqlMetrics) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
