@@ -214,7 +214,10 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	m = scrape(t, s)
 	expectSample(t, m, "graphql_errors_total", map[string]string{"code": "RATE_LIMITED"}, 1)
 	expectSample(t, m, "graphql_resolver_errors_total", map[string]string{"object": "Subscription", "field": "unreadCount", "code": "RATE_LIMITED"}, 1)
-	expectSample(t, m, "graphql_subscriptions_open", nil, 1+MaxSubscriptionsPerConnection)
+	eventually(t, s, 5*time.Second, "the refused subscription leaves the gauge", func(m map[string]*dto.MetricFamily) bool {
+		v, _ := sample(m, "graphql_subscriptions_open", nil)
+		return v == 1+MaxSubscriptionsPerConnection
+	})
 
 	// One subscription stops, its socket stays open.
 	modern.complete(id1)
@@ -245,10 +248,19 @@ func (s *testServer) feedReadPath(m map[string]*dto.MetricFamily) string {
 }
 
 // A socket refused at connection_init is counted with the code it was
-// closed with, and one whose connection_init payload is not a JSON object
-// (which gqlgen leaves open) is closed and leaves the open gauge.
+// closed with; one whose connection_init payload is not a JSON object
+// (which gqlgen leaves open) is closed and leaves the open gauge; one whose
+// client vanished without a close frame is counted as 1006.
 func TestMetricsWebsocketCloses(t *testing.T) {
 	s := newTestServer(t, backendReal)
+	user := s.signUp(t, "user")
+
+	vanished := liveConnect(t, s, liveTransportWS, user.Token)
+	vanished.drop()
+	eventually(t, s, 5*time.Second, "the vanished socket is counted", func(m map[string]*dto.MetricFamily) bool {
+		v, _ := sample(m, "websocket_closes_total", map[string]string{"code": "1006"})
+		return v == 1
+	})
 
 	unsigned := liveDial(t, s, liveTransportWS)
 	unsigned.init("")
@@ -266,7 +278,9 @@ func TestMetricsWebsocketCloses(t *testing.T) {
 	})
 	m := scrape(t, s)
 	expectSample(t, m, "websocket_closes_total", map[string]string{"code": "4401"}, 1)
-	expectSample(t, m, "websocket_closes_total", map[string]string{"code": "1006"}, 1)
+	expectSample(t, m, "websocket_closes_total", map[string]string{"code": "1006"}, 2)
+	expectSample(t, m, "websocket_connections_total", map[string]string{"protocol": liveTransportWS}, 2)
+	expectSample(t, m, "websocket_connections_total", map[string]string{"protocol": liveLegacyWS}, 1)
 }
 
 // syncBuffer is a log sink that tests read while the server writes.

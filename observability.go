@@ -229,7 +229,7 @@ func newWebsocketMetrics() *websocketMetrics {
 			Name: "websocket_connections_total", Help: "Websockets accepted, by subprotocol.",
 		}, []string{"protocol"}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "websocket_closes_total", Help: "Websockets closed, by close code (the first one sent or received; 1006 when none).",
+			Name: "websocket_closes_total", Help: "Websockets closed, by close code: the first one sent or received, 1006 when the connection broke first.",
 		}, []string{"code"}),
 	}
 }

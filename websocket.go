@@ -106,6 +106,10 @@ func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {
 		g.closeCode.CompareAndSwap(0, int32(ce.Code))
+	} else if err != nil {
+		// The connection broke (or went silent past the ping deadline)
+		// without a close frame.
+		g.closeCode.CompareAndSwap(0, websocket.CloseAbnormalClosure)
 	}
 	if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway || ce.Code == websocket.CloseNoStatusReceived) {
 		return mt, nil, transport.ErrWebsocketClosed
@@ -135,7 +139,7 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 }
 
 // Close closes the socket; the first call counts it as closed, with 1006
-// (abnormal closure) when no close frame went either way.
+// (abnormal closure) when no close frame went either way first.
 func (g *gorillaConn) Close() error {
 	g.closeOnce.Do(func() {
 		code := int(g.closeCode.Load())
