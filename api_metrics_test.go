@@ -313,6 +313,7 @@ func newLoggedTestServer(t *testing.T, w io.Writer) *testServer {
 	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
 	cfg.TokenTTL = time.Hour
 	cfg.BcryptCost = 4
+	cfg.MutationRate, cfg.AuthRate = feed.Rate{}, feed.Rate{} // as newTestServer
 	cfg.NodeID = -1
 	cfg.MySQLDSN = testenv.MySQL(t)
 	_, cfg.KeyPrefix = testenv.Redis(t)

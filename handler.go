@@ -55,7 +55,7 @@ func (a *app) handler() http.Handler {
 }
 
 func (a *app) graphqlHandler() http.Handler {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}})
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
 		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets},
@@ -67,13 +67,18 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
+	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
-	if a.cfg.GraphiQL {
+	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: a.engine.PersistedQueries(a.cfg.PersistedQueryTTL)}})
 	srv.Use(refuseBadToken{})
 	srv.Use(graphqlMetrics{a.metrics})
+	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, introspection: a.cfg.Introspection})
+	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
+	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -81,7 +86,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes)))
+	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes))))
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent

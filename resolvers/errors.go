@@ -19,10 +19,13 @@ import (
 type RequestIDFunc func(ctx context.Context) string
 
 // ErrorPresenter decides once, at the edge, what a client sees of an error:
-// an engine error's own message and code; a malformed or invalid document is
-// BAD_USER_INPUT, and so is a request body that is not a GraphQL request (or
-// is larger than bodyLimitBytes); anything else is logged with the request
-// id and sent as INTERNAL_SERVER_ERROR without its text.
+// an engine error's own message and code (and, when rate limited, the
+// seconds to wait as extensions.retryAfter); a malformed, invalid or too
+// complex document is BAD_USER_INPUT, and so is a request body that is not
+// a GraphQL request (or is larger than bodyLimitBytes); a persisted query's
+// unknown hash keeps the code Apollo's client looks for; anything else is
+// logged with the request id and sent as INTERNAL_SERVER_ERROR without its
+// text.
 func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes int64) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
@@ -31,6 +34,10 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 		case errors.As(err, &engineErr):
 			gqlErr.Message = engineErr.Message
 			setCode(gqlErr, engineErr.Code)
+			if engineErr.Code == feed.CodeRateLimited {
+				gqlErr.Extensions["retryAfter"] = engineErr.RetryAfterSeconds()
+			}
+		case gqlErr.Extensions["code"] == errPersistedQueryNotFound:
 		case isDocumentError(gqlErr):
 			setCode(gqlErr, feed.CodeBadUserInput)
 		case !graphql.HasOperationContext(ctx):
@@ -52,11 +59,17 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 	}
 }
 
+// Codes that gqlgen's extensions set on their own refusals.
+const (
+	errComplexityLimit        = "COMPLEXITY_LIMIT_EXCEEDED"
+	errPersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+)
+
 // isDocumentError tells gqlgen's own errors about the request document
-// (parse, validation, variable coercion) from resolver errors.
+// (parse, validation, variable coercion, complexity) from resolver errors.
 func isDocumentError(e *gqlerror.Error) bool {
 	code, _ := e.Extensions["code"].(string)
-	return code == errcode.ParseFailed || code == errcode.ValidationFailed
+	return code == errcode.ParseFailed || code == errcode.ValidationFailed || code == errComplexityLimit
 }
 
 func setCode(e *gqlerror.Error, code feed.Code) {
