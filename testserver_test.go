@@ -73,6 +73,9 @@ func newTestServer(t testing.TB, backend string, change ...func(*config)) *testS
 		t.Fatalf("start server on %s: %v", backend, err)
 	}
 	s.app = a
+	if cfg.RedisAddr != "" {
+		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
+	}
 	hs := httptest.NewServer(a.handler())
 	s.URL = hs.URL
 	t.Cleanup(func() {

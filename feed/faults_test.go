@@ -57,6 +57,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 		WriteTimeout: 500 * time.Millisecond,
 	})
 	t.Cleanup(func() { rdb.Close() })
+	testenv.CheckSlots(t, rdb)
 	te := startTestEngine(t, st, rdb, testenv.Name("t")+":", func(c *Config) { c.InboxCap = 20 })
 
 	reader := te.user("reader")

@@ -1,8 +1,10 @@
 // Package testenv gives each test its own MariaDB database and Redis key
 // prefix on the real servers that the test command starts, found through
 // TEST_MYSQL_DSN (default root@tcp(127.0.0.1:3306)/) and TEST_REDIS_ADDR
-// (default 127.0.0.1:6379). A server that does not answer fails the test:
-// nothing is skipped.
+// (default 127.0.0.1:6379). TEST_REDIS_ADDR with several comma-separated
+// addresses is a Redis Cluster (the test command's cluster run sets it to
+// its six nodes), as REDIS_ADDR is for the service. A server that does not
+// answer fails the test: nothing is skipped.
 package testenv
 
 import (
@@ -11,6 +13,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +36,11 @@ func RedisAddr() string {
 	}
 	return "127.0.0.1:6379"
 }
+
+// RedisCluster reports whether the test Redis is a Redis Cluster.
+func RedisCluster() bool { return len(redisAddrs()) > 1 }
+
+func redisAddrs() []string { return strings.Split(RedisAddr(), ",") }
 
 // Name returns a short random name for a database or key prefix.
 func Name(prefix string) string {
@@ -68,11 +76,13 @@ func MySQL(t testing.TB) string {
 	return cfg.FormatDSN()
 }
 
-// Redis returns a client of the test Redis and a key prefix of this test's
-// own; the keys under it are deleted when the test ends.
+// Redis returns a client of the test Redis (a cluster client when
+// TEST_REDIS_ADDR lists several nodes) and a key prefix of this test's own;
+// the keys under it are deleted when the test ends. Every command of the
+// client must keep to one hash slot (see CheckSlots).
 func Redis(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{RedisAddr()}})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: redisAddrs()})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -80,12 +90,28 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	}
 	prefix := Name("t") + ":"
 	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
+		DeletePrefix(context.Background(), rdb, prefix)
 		rdb.Close()
 	})
+	CheckSlots(t, rdb)
 	return rdb, prefix
+}
+
+// DeletePrefix deletes every key that starts with prefix, on every master
+// of a cluster: what a test sees of Redis losing its data, without touching
+// the keys of the other tests.
+func DeletePrefix(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
+	del := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := c.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
+	}
+	return del(ctx, rdb)
 }
