@@ -138,7 +138,10 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 	flush := func() error { return rdb.FlushAll(ctx).Err() }
 	if testenv.RedisCluster() {
 		rdb, prefix = testenv.Redis(t)
-		flush = func() error { return testenv.DeletePrefix(ctx, rdb, prefix) }
+		flush = func() error {
+			_, err := testenv.DeletePrefix(ctx, rdb, prefix)
+			return err
+		}
 	} else {
 		server := testenv.StartRedis(t)
 		rdb = redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})

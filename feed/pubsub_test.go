@@ -2,36 +2,20 @@ package feed
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"feedservice/internal/testenv"
 )
 
-// numSub is how many connections Redis counts on a channel: on a cluster,
-// the sum over its nodes, as each counts only its own subscribers.
+// numSub is how many connections Redis counts on a channel.
 func numSub(t *testing.T, te *testEngine, channel string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	cc, ok := te.redis.(*redis.ClusterClient)
-	if !ok {
-		n, err := te.redis.PubSubNumSub(ctx, channel).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n[channel]
-	}
-	var total atomic.Int64
-	err := cc.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
-		n, err := node.PubSubNumSub(ctx, channel).Result()
-		total.Add(n[channel])
-		return err
-	})
+	n, err := testenv.NumSub(context.Background(), te.redis, channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return total.Load()
+	return n
 }
 
 // waitFor polls cond until it holds, or fails after a few seconds.

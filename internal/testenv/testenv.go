@@ -14,6 +14,8 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,21 +99,55 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	return rdb, prefix
 }
 
-// DeletePrefix deletes every key that starts with prefix, on every master
-// of a cluster: what a test sees of Redis losing its data, without touching
-// the keys of the other tests.
-func DeletePrefix(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
-	del := func(ctx context.Context, c redis.Cmdable) error {
+// Keys lists the keys that start with prefix, on every master of a cluster.
+func Keys(ctx context.Context, rdb redis.UniversalClient, prefix string) ([]string, error) {
+	var mu sync.Mutex
+	var out []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
 		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 		for iter.Next(ctx) {
-			if err := c.Del(ctx, iter.Val()).Err(); err != nil {
-				return err
-			}
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
 		}
 		return iter.Err()
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+		return out, err
 	}
-	return del(ctx, rdb)
+	return out, scan(ctx, rdb)
+}
+
+// DeletePrefix deletes every key that starts with prefix, on every master
+// of a cluster, and returns how many it deleted: what a test sees of Redis
+// losing its data, without touching the keys of the other tests.
+func DeletePrefix(ctx context.Context, rdb redis.UniversalClient, prefix string) (int, error) {
+	keys, err := Keys(ctx, rdb, prefix)
+	deleted := 0
+	for _, k := range keys {
+		n, err := rdb.Del(ctx, k).Result()
+		if err != nil {
+			return deleted, err
+		}
+		deleted += int(n)
+	}
+	return deleted, err
+}
+
+// NumSub is how many connections subscribe to channel: on a cluster, the
+// sum over its nodes, as each counts only its own subscribers.
+func NumSub(ctx context.Context, rdb redis.UniversalClient, channel string) (int64, error) {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		n, err := rdb.PubSubNumSub(ctx, channel).Result()
+		return n[channel], err
+	}
+	var total atomic.Int64
+	err := cc.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		n, err := node.PubSubNumSub(ctx, channel).Result()
+		total.Add(n[channel])
+		return err
+	})
+	return total.Load(), err
 }
