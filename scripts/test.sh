@@ -33,7 +33,7 @@ cluster=$(bash scripts/redis-cluster.sh)
 api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api_*_test.go | sed 's/^func //' | paste -sd'|')
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
-TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 5m -run "^($cluster_tests)\$" . ./feed ./internal/testenv
+TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$" . ./feed ./internal/testenv
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
