@@ -116,6 +116,11 @@ func parseConfig(args []string) (config, error) {
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
 	}
+	// A brace in the prefix would be the hash tag of every key, and put all
+	// of them in one Redis Cluster slot (see feed/keys.go).
+	if strings.ContainsAny(c.KeyPrefix, "{}") {
+		return c, fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
+	}
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,18 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 		}
 		for _, f := range closers {
 			f()
+		}
+	}
+}
+
+// A key prefix with a brace would be every key's hash tag: refused.
+func TestKeyPrefixWithoutBraces(t *testing.T) {
+	if _, err := parseConfig([]string{"-key-prefix", "feed:"}); err != nil {
+		t.Fatalf("-key-prefix feed: refused: %v", err)
+	}
+	for _, p := range []string{"{feed}:", "feed{", "feed}"} {
+		if _, err := parseConfig([]string{"-key-prefix", p}); err == nil || !strings.Contains(err.Error(), "must not contain") {
+			t.Errorf("-key-prefix %q: error %v, want a refusal", p, err)
 		}
 	}
 }
