@@ -1165,7 +1165,7 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 // applied to the settings.
 func feedForEachMode(t *testing.T, modes []feed.Mode, change func(*config), fn func(t *testing.T, s *testServer)) {
 	for _, mode := range modes {
-		for _, backend := range []string{backendReal, backendEmbedded} {
+		for _, backend := range backends() {
 			t.Run(string(mode)+"/"+backend, func(t *testing.T) {
 				fn(t, newTestServer(t, backend, func(c *config) {
 					c.FeedMode = string(mode)

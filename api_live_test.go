@@ -412,9 +412,9 @@ func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.
 	channel := s.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, reader.Token) + "}"
 	for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		n, err := s.app.redis.PubSubNumSub(ctx, channel).Result()
+		n, err := testenv.NumSub(ctx, s.app.redis, channel)
 		cancel()
-		if err == nil && n[channel] > 0 {
+		if err == nil && n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {

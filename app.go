@@ -100,8 +100,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	return a, nil
 }
 
-// openRedis connects to REDIS_ADDR (a comma list is a cluster), or starts the
-// embedded in-process Redis when it is empty.
+// openRedis connects to REDIS_ADDR, or starts the embedded in-process Redis
+// when it is empty. One address is a single Redis; a comma list is the seed
+// nodes of a Redis Cluster, for a cluster client with the same settings.
 func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
 	if addr == "" {
 		mr := miniredis.NewMiniRedis()
@@ -111,10 +112,16 @@ func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
 		*closers = append(*closers, mr.Close)
 		addr = mr.Addr()
 	}
+	var addrs []string
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
 	// Short timeouts: a read that cannot reach Redis falls back to MySQL
 	// within the request instead of hanging.
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:         strings.Split(addr, ","),
+		Addrs:         addrs, // several: a *redis.ClusterClient
 		DialTimeout:   RedisDialTimeout,
 		ReadTimeout:   RedisIOTimeout,
 		WriteTimeout:  RedisIOTimeout,

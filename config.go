@@ -114,7 +114,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
 	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
 	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
-	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list for Redis Cluster; empty: in-process Redis (REDIS_ADDR)")
+	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feed.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
@@ -166,6 +166,11 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
+	}
+	// A brace in the prefix would be the hash tag of every key, and put all
+	// of them in one Redis Cluster slot (see feed/keys.go).
+	if strings.ContainsAny(c.KeyPrefix, "{}") {
+		return c, fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
 	}
 	return c, nil
 }

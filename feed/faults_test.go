@@ -57,6 +57,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 		WriteTimeout: 500 * time.Millisecond,
 	})
 	t.Cleanup(func() { rdb.Close() })
+	testenv.CheckSlots(t, rdb)
 	te := startTestEngine(t, st, rdb, testenv.Name("t")+":", func(c *Config) { c.InboxCap = 20 })
 
 	reader := te.user("reader")
@@ -372,16 +373,8 @@ func TestServerRestartLosesNothing(t *testing.T) {
 // lost its data (never FLUSHALL: other tests share this Redis).
 func ftFlushPrefix(t testing.TB, te *testEngine) int {
 	t.Helper()
-	ctx := context.Background()
-	n := 0
-	iter := te.redis.Scan(ctx, 0, te.cfg.KeyPrefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if err := te.redis.Del(ctx, iter.Val()).Err(); err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if err := iter.Err(); err != nil {
+	n, err := testenv.DeletePrefix(context.Background(), te.redis, te.cfg.KeyPrefix)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return n

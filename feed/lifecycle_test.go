@@ -754,13 +754,8 @@ func TestRepostMergingInAllModes(t *testing.T) {
 // lcKeys lists the keys of the test's prefix.
 func lcKeys(t testing.TB, te *testEngine) []string {
 	t.Helper()
-	ctx := context.Background()
-	var out []string
-	iter := te.redis.Scan(ctx, 0, te.cfg.KeyPrefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		out = append(out, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
+	out, err := testenv.Keys(context.Background(), te.redis, te.cfg.KeyPrefix)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

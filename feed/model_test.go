@@ -130,11 +130,25 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 	t.Cleanup(func() { fanoutClaimAfter = claimAfter })
 
 	st := newTestStore(t)
-	// A Redis of its own, so that the test can FLUSHALL it.
-	server := testenv.StartRedis(t)
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
-	t.Cleanup(func() { rdb.Close() })
-	prefix := "model:"
+	// A Redis of its own, so that the test can FLUSHALL it. On a cluster
+	// (shared with the other tests), its own prefix there instead, and losing
+	// everything is losing every key under it, on every master.
+	var rdb redis.UniversalClient
+	var prefix string
+	flush := func() error { return rdb.FlushAll(ctx).Err() }
+	if testenv.RedisCluster() {
+		rdb, prefix = testenv.Redis(t)
+		flush = func() error {
+			_, err := testenv.DeletePrefix(ctx, rdb, prefix)
+			return err
+		}
+	} else {
+		server := testenv.StartRedis(t)
+		rdb = redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+		t.Cleanup(func() { rdb.Close() })
+		testenv.CheckSlots(t, rdb)
+		prefix = "model:"
+	}
 	setup := func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
 	te := startTestEngine(t, st, rdb, prefix, setup)
 
@@ -208,7 +222,7 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 		case op < 91:
 			rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u)) // the inbox expires
 		case op < 93:
-			if err := rdb.FlushAll(ctx).Err(); err != nil { // Redis loses everything
+			if err := flush(); err != nil { // Redis loses everything
 				t.Fatal(err)
 			}
 		case op < 96:

@@ -4,16 +4,18 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"feedservice/internal/testenv"
 )
 
 // numSub is how many connections Redis counts on a channel.
 func numSub(t *testing.T, te *testEngine, channel string) int64 {
 	t.Helper()
-	n, err := te.redis.PubSubNumSub(context.Background(), channel).Result()
+	n, err := testenv.NumSub(context.Background(), te.redis, channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n[channel]
+	return n
 }
 
 // waitFor polls cond until it holds, or fails after a few seconds.

@@ -2,7 +2,9 @@
 # Starts the servers the tests and the benchmark need when they are not
 # running, installing them with apt-get when absent: Redis (127.0.0.1:6379,
 # no persistence), MariaDB (127.0.0.1:3306, root without a password over
-# TCP) and, with --browser, Debian's Chromium for the browser tests.
+# TCP); with --browser, Debian's Chromium for the browser tests; with
+# --cluster, a six-node Redis Cluster on 127.0.0.1:7000-7005 (see
+# redis-cluster.sh).
 set -euo pipefail
 
 say() { printf '== %s\n' "$*"; }
@@ -52,7 +54,13 @@ ensure_chromium() {
 
 ensure_redis
 ensure_mariadb
-if [ "${1:-}" = "--browser" ]; then ensure_chromium; fi
+for arg in "$@"; do
+  case $arg in
+    --browser) ensure_chromium ;;
+    --cluster) bash "$(dirname "$0")/redis-cluster.sh" >/dev/null ;;
+    *) echo "services.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 
 # Inboxes hold up to INBOX_CAP (800) entries: above zset-max-listpack-entries
 # (128 by default) Redis stores a sorted set as a skiplist at about 5 times

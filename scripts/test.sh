@@ -24,6 +24,17 @@ schema="$PWD/schema.graphqls"
 say "go test -race"
 go test -race -count=1 -timeout 9m ./... "$@"
 
+say "Redis Cluster: the API suite, the reference model and the subscription tests on six nodes"
+# TEST_REDIS_ADDR with several addresses gives the tests cluster clients
+# (internal/testenv); the API suite's two-instance tests share the cluster.
+# Without the race detector, which the main pass above ran the same code
+# under: this pass is about the cluster, and it stays within its budget.
+cluster=$(bash scripts/redis-cluster.sh)
+api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api_*_test.go | sed 's/^func //' | paste -sd'|')
+cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
+cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
+TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$" . ./feed ./internal/testenv
+
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
 

@@ -1,8 +1,10 @@
 // Package testenv gives each test its own MariaDB database and Redis key
 // prefix on the real servers that the test command starts, found through
 // TEST_MYSQL_DSN (default root@tcp(127.0.0.1:3306)/) and TEST_REDIS_ADDR
-// (default 127.0.0.1:6379). A server that does not answer fails the test:
-// nothing is skipped.
+// (default 127.0.0.1:6379). TEST_REDIS_ADDR with several comma-separated
+// addresses is a Redis Cluster (the test command's cluster run sets it to
+// its six nodes), as REDIS_ADDR is for the service. A server that does not
+// answer fails the test: nothing is skipped.
 package testenv
 
 import (
@@ -11,6 +13,9 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +38,11 @@ func RedisAddr() string {
 	}
 	return "127.0.0.1:6379"
 }
+
+// RedisCluster reports whether the test Redis is a Redis Cluster.
+func RedisCluster() bool { return len(redisAddrs()) > 1 }
+
+func redisAddrs() []string { return strings.Split(RedisAddr(), ",") }
 
 // Name returns a short random name for a database or key prefix.
 func Name(prefix string) string {
@@ -68,11 +78,13 @@ func MySQL(t testing.TB) string {
 	return cfg.FormatDSN()
 }
 
-// Redis returns a client of the test Redis and a key prefix of this test's
-// own; the keys under it are deleted when the test ends.
+// Redis returns a client of the test Redis (a cluster client when
+// TEST_REDIS_ADDR lists several nodes) and a key prefix of this test's own;
+// the keys under it are deleted when the test ends. Every command of the
+// client must keep to one hash slot (see CheckSlots).
 func Redis(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{RedisAddr()}})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: redisAddrs()})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -80,12 +92,62 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	}
 	prefix := Name("t") + ":"
 	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
+		DeletePrefix(context.Background(), rdb, prefix)
 		rdb.Close()
 	})
+	CheckSlots(t, rdb)
 	return rdb, prefix
+}
+
+// Keys lists the keys that start with prefix, on every master of a cluster.
+func Keys(ctx context.Context, rdb redis.UniversalClient, prefix string) ([]string, error) {
+	var mu sync.Mutex
+	var out []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+		return out, err
+	}
+	return out, scan(ctx, rdb)
+}
+
+// DeletePrefix deletes every key that starts with prefix, on every master
+// of a cluster, and returns how many it deleted: what a test sees of Redis
+// losing its data, without touching the keys of the other tests.
+func DeletePrefix(ctx context.Context, rdb redis.UniversalClient, prefix string) (int, error) {
+	keys, err := Keys(ctx, rdb, prefix)
+	deleted := 0
+	for _, k := range keys {
+		n, err := rdb.Del(ctx, k).Result()
+		if err != nil {
+			return deleted, err
+		}
+		deleted += int(n)
+	}
+	return deleted, err
+}
+
+// NumSub is how many connections subscribe to channel: on a cluster, the
+// sum over its nodes, as each counts only its own subscribers.
+func NumSub(ctx context.Context, rdb redis.UniversalClient, channel string) (int64, error) {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		n, err := rdb.PubSubNumSub(ctx, channel).Result()
+		return n[channel], err
+	}
+	var total atomic.Int64
+	err := cc.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		n, err := node.PubSubNumSub(ctx, channel).Result()
+		total.Add(n[channel])
+		return err
+	})
+	return total.Load(), err
 }
