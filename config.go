@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"feedservice/dataloader"
 	"feedservice/feed"
 )
 
@@ -64,6 +65,7 @@ type config struct {
 	Dispatch           bool
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
+	LoaderWait         time.Duration
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -98,6 +100,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
+	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -115,6 +118,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
+	}
+	if c.LoaderWait <= 0 || c.LoaderWait > dataloader.MaxWait {
+		return c, fmt.Errorf("-loader-wait must be more than 0 and at most %s", dataloader.MaxWait)
 	}
 	return c, nil
 }
