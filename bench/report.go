@@ -314,11 +314,6 @@ func (r *Result) rows() []row {
 		row{name: "6 mixed: post p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.Posts.P99 }},
 		row{name: "6 mixed: follow/unfollow p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.Follows.P99 }},
 		row{name: "6 mixed: fan-out drained after", unit: "s", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.SettleSeconds }},
-		row{name: "8 Redis bytes per inbox entry", unit: "B", lower: true, get: func(m *ModeResult) float64 { return m.Memory.BytesPerEntry }},
-		row{name: "8 inbox entries after warm-up", unit: "entries", get: func(m *ModeResult) float64 { return float64(m.Memory.Entries) }},
-		row{name: "8 server RSS after warm-up", unit: "MiB", lower: true, get: func(m *ModeResult) float64 { return float64(m.Memory.ServerRSSWarmKB) / 1024 }},
-		row{name: "8 server RSS peak", unit: "MiB", lower: true, get: func(m *ModeResult) float64 { return float64(m.Memory.ServerHWMKB) / 1024 }},
-		row{name: "  server CPU seconds for the mode", unit: "s", lower: true, get: func(m *ModeResult) float64 { return m.ServerCPUSeconds }},
 	)
 	for _, n := range r.Sockets {
 		n := n
@@ -329,6 +324,13 @@ func (r *Result) rows() []row {
 			row{name: fmt.Sprintf("7 red dot, %d sockets: celebrity's post p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).CelebrityDelivery.P99 }},
 		)
 	}
+	rows = append(rows,
+		row{name: "8 Redis bytes per inbox entry", unit: "B", lower: true, get: func(m *ModeResult) float64 { return m.Memory.BytesPerEntry }},
+		row{name: "8 inbox entries after warm-up", unit: "entries", get: func(m *ModeResult) float64 { return float64(m.Memory.Entries) }},
+		row{name: "8 server RSS after warm-up", unit: "MiB", lower: true, get: func(m *ModeResult) float64 { return float64(m.Memory.ServerRSSWarmKB) / 1024 }},
+		row{name: "8 server RSS peak", unit: "MiB", lower: true, get: func(m *ModeResult) float64 { return float64(m.Memory.ServerHWMKB) / 1024 }},
+		row{name: "  server CPU seconds for the mode", unit: "s", lower: true, get: func(m *ModeResult) float64 { return m.ServerCPUSeconds }},
+	)
 	return rows
 }
 

@@ -204,11 +204,12 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			last = it.Score
 		}
 		note(len(page.Items), last)
-		for _, celeb := range r.celebs {
-			floor, items, err := e.readOutbox(ctx, celeb, older, bound, want)
-			if err != nil {
-				return nil, 0, false, errRedis{err}
-			}
+		outboxes, err := e.readOutboxes(ctx, r.celebs, older, bound, want)
+		if err != nil {
+			return nil, 0, false, errRedis{err}
+		}
+		for k, celeb := range r.celebs {
+			floor, items := outboxes[k].floor, outboxes[k].items
 			window = max(window, floor)
 			for _, it := range items {
 				c := get(it.OriginalID)
