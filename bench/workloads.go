@@ -615,7 +615,10 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 	if len(readers) == 0 {
 		return nil
 	}
-	// Read markers to the newest entry: every count starts at 0.
+	// Read markers to the newest entry: every count starts at 0. (The first
+	// time, this reads, and so builds, each reader's inbox.)
+	logf("  %d sockets: marking the readers' feeds read (8 clients)", len(readers))
+	markStart := time.Now()
 	var mu sync.Mutex
 	markErr := 0
 	parallel(len(readers), 8, func(k int) {
@@ -625,6 +628,7 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 			mu.Unlock()
 		}
 	})
+	logf("  marked in %.1fs; opening %d websockets (16 at a time)", time.Since(markStart).Seconds(), len(readers))
 	w.settle(ctx)
 	type count struct {
 		client, n int
@@ -648,12 +652,20 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 		conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + w.tokens[readers[k]]}})
 		conn.WriteJSON(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": "subscription { unreadCount }"}})
 		var wmu sync.Mutex
+		// answered closes on the subscription's first message: a dialer
+		// opens its next socket only then, so that at most 16 subscriptions
+		// start at once (the workload measures delivery to open sockets,
+		// not a reconnect storm).
+		answered := make(chan struct{})
+		var once sync.Once
 		go func() {
+			defer once.Do(func() { close(answered) })
 			for {
 				_, raw, err := conn.ReadMessage()
 				if err != nil {
 					return
 				}
+				once.Do(func() { close(answered) })
 				at := time.Now()
 				var msg struct {
 					Type    string
@@ -674,6 +686,11 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 				}
 			}
 		}()
+		select {
+		case <-answered:
+		case <-time.After(30 * time.Second):
+		case <-ctx.Done():
+		}
 	})
 	defer func() {
 		for _, c := range conns {
