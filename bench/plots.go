@@ -52,7 +52,7 @@ func plots(r *Result, o *options) ([]string, error) {
 	modes := r.modesPresent()
 	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
 	if r.Runs > 1 {
-		subtitle += fmt.Sprintf("; medians of %d runs (whiskers: lowest to highest run)", r.Runs)
+		subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
 	}
 
 	// 1. Read throughput by mode and concurrency (grouped bars).
