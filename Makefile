@@ -28,10 +28,10 @@ soak:
 # bench/results/latest.json and the plots. BENCH_ARGS passes flags, e.g.
 # BENCH_ARGS='-users 20000' or BENCH_ARGS='-reuse' (keep the loaded graph).
 # Compare two runs: go run ./bench -compare old.json bench/results/latest.json
-# Then red-dot delivery to 10,000 open websockets (BenchmarkRedDotDelivery).
+# Every figure is the median of 3 runs of the workloads (BENCH_ARGS='-runs 5'
+# for more); red dots are measured with 1,000 and 10,000 open websockets.
 bench: services
 	go run ./bench $(BENCH_ARGS)
-	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
 
 # The same on a small graph with short runs (under 2 minutes); its
 # correctness checks fail the command, its figures are not asserted.

@@ -618,7 +618,7 @@ func feedPageHandler(a *app, withMetrics bool) http.Handler {
 		srv.Use(graphqlMetrics{a.metrics})
 	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx))))
+		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), dataloader.DefaultWait)))
 	})
 	return a.authenticate(srv)
 }

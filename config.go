@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"feedservice/dataloader"
 	"feedservice/feed"
 )
 
@@ -87,6 +88,7 @@ type config struct {
 	Dispatch           bool
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
+	LoaderWait         time.Duration
 
 	Introspection      bool
 	MaxQueryComplexity int
@@ -131,6 +133,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
+	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
 	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
@@ -171,6 +174,9 @@ func parseConfig(args []string) (config, error) {
 	// of them in one Redis Cluster slot (see feed/keys.go).
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
 		return c, fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
+	}
+	if c.LoaderWait <= 0 || c.LoaderWait > dataloader.MaxWait {
+		return c, fmt.Errorf("-loader-wait must be more than 0 and at most %s", dataloader.MaxWait)
 	}
 	return c, nil
 }

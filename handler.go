@@ -82,7 +82,7 @@ func (a *app) graphqlHandler() http.Handler {
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx))))
+		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), a.cfg.LoaderWait)))
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))

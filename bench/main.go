@@ -7,6 +7,7 @@
 //
 //	go run ./bench                       # default graph (50,000 users)
 //	go run ./bench -quick                # a smoke run under 2 minutes; exits 1 if a check fails
+//	go run ./bench -runs 5               # medians of 5 runs of the measured workloads (default 3; 1 with -quick)
 //	go run ./bench -users 20000          # scale the graph
 //	go run ./bench -compare old.json new.json
 //
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +53,8 @@ type options struct {
 	active      float64
 	dur         time.Duration
 	mixedDur    time.Duration
-	sockets     int
+	sockets     []int
+	runs        int
 	fanoutPosts int
 	celebPosts  int
 	redDotPosts int
@@ -87,7 +90,8 @@ func main() {
 	flag.Float64Var(&o.active, "active", 0, "share of users who are active readers, whose inboxes are warmed (default 0.1; 0.15 with -quick)")
 	flag.DurationVar(&o.dur, "duration", 0, "length of each throughput run (default 10s; 1.5s with -quick)")
 	flag.DurationVar(&o.mixedDur, "mixed-duration", 0, "length of the mixed workload (default 30s; 3s with -quick)")
-	flag.IntVar(&o.sockets, "sockets", 0, "websockets of the red-dot workload (default 1,000; 200 with -quick)")
+	sockets := flag.String("sockets", "", "open websockets of the red-dot workload, one run per count (default 1000,10000; 100,400 with -quick)")
+	flag.IntVar(&o.runs, "runs", 0, "runs of the measured workloads per mode, reported as medians (default 3; 1 with -quick)")
 	flag.Float64Var(&o.meanPosts, "posts-per-user", 20, "mean posts per user")
 	flag.StringVar(&o.bufferPool, "innodb-buffer-pool", "", "if set (e.g. 2G), SET GLOBAL innodb_buffer_pool_size for the run and restore it after")
 	flag.StringVar(&o.dsnParams, "server-dsn-params", "", "extra parameters of the server's MySQL DSN, e.g. interpolateParams=true")
@@ -144,11 +148,28 @@ func main() {
 			o.active = 0.15
 		}
 	}
-	if o.sockets == 0 {
-		o.sockets = 1000
+	if *sockets == "" {
+		*sockets = "1000,10000"
 		if o.quick {
-			o.sockets = 200
+			*sockets = "100,400"
 		}
+	}
+	for _, f := range strings.Split(*sockets, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "-sockets: %q is not a list of counts like 1000,10000\n", *sockets)
+			os.Exit(2)
+		}
+		o.sockets = append(o.sockets, n)
+	}
+	if o.runs == 0 {
+		o.runs = 3
+		if o.quick {
+			o.runs = 1
+		}
+	}
+	if err := raiseOpenFileLimit(uint64(slices.Max(o.sockets)) + 2000); err != nil {
+		logf("warning: %v; the red-dot workload may run out of file descriptors", err)
 	}
 	o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 5, 4, 5, 100
 	if o.quick {
@@ -207,7 +228,7 @@ func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool
 }
 
 func run(ctx context.Context, o *options) (*Result, error) {
-	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Modes: map[string]*ModeResult{}}
+	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
 	res.Machine = describeMachine(o)
 	logf("bench: %d users, modes %s, machine: %d cores, %.1f GiB, MariaDB %s, Redis %s, load average %s", o.users, strings.Join(o.modes, ","),
 		res.Machine.NProc, res.Machine.MemGiB, res.Machine.MariaDB, res.Machine.Redis, res.Machine.LoadAvgAtStart)
@@ -324,6 +345,25 @@ func run(ctx context.Context, o *options) (*Result, error) {
 	res.FloorsEnd = &end
 	res.Seconds = time.Since(t0).Seconds()
 	return res, nil
+}
+
+// raiseOpenFileLimit raises this process's soft limit of open files to its
+// hard limit. Set explicitly (not only by the Go runtime, which undoes its
+// own raise for children), the limit is inherited by the server process, so
+// both ends of 10,000 websockets fit.
+func raiseOpenFileLimit(need uint64) error {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return fmt.Errorf("getrlimit: %w", err)
+	}
+	l.Cur = l.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return fmt.Errorf("setrlimit: %w", err)
+	}
+	if l.Cur < need {
+		return fmt.Errorf("open-file limit is %d, under %d", l.Cur, need)
+	}
+	return nil
 }
 
 func parseSize(s string) (int64, error) {

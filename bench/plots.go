@@ -51,6 +51,9 @@ func plots(r *Result, o *options) ([]string, error) {
 	}
 	modes := r.modesPresent()
 	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
+	if r.Runs > 1 {
+		subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
+	}
 
 	// 1. Read throughput by mode and concurrency (grouped bars).
 	p := plot.New()
@@ -130,6 +133,10 @@ func plots(r *Result, o *options) ([]string, error) {
 			sc.Shape = draw.CircleGlyph{}
 			p.Add(l, sc)
 			p.Legend.Add(s.name, l, sc)
+			if eb := runWhiskers(mr, s.get); eb != nil {
+				eb.Color = l.Color
+				p.Add(eb)
+			}
 		}
 		p.Y.Min = 0
 		p.Y.Max = niceMax(p.Y.Max * 1.35)
@@ -160,6 +167,10 @@ func plots(r *Result, o *options) ([]string, error) {
 		l.Color, sc.Color = modeColors[m], modeColors[m]
 		p.Add(l, sc)
 		p.Legend.Add(m, l, sc)
+		if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
+			eb.Color = modeColors[m]
+			p.Add(eb)
+		}
 	}
 	p.Y.Min = 0
 	p.Y.Max = niceMax(p.Y.Max * 1.3)
@@ -178,7 +189,7 @@ func plots(r *Result, o *options) ([]string, error) {
 	cats := []string{"last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)"}
 	for k, m := range modes {
 		mr := r.Modes[m]
-		vals := plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.RedDot.Delivery.P99}
+		vals := plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.redDotLargest().Delivery.P99}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
 			return files, err
@@ -198,6 +209,36 @@ func plots(r *Result, o *options) ([]string, error) {
 		return files, err
 	}
 	return files, nil
+}
+
+// whiskers are the lowest and highest run of each point of a line.
+type whiskers struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// runWhiskers draws, at each followee count, the range of a figure over the
+// mode's runs; nil with one run.
+func runWhiskers(mr *ModeResult, get func(FolloweePoint) float64) *plotter.YErrorBars {
+	if len(mr.Runs) < 2 {
+		return nil
+	}
+	var w whiskers
+	for i, f := range mr.Followees {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, run := range mr.Runs {
+			v := get(followeeAt(run, i))
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		y := get(f)
+		w.XYs = append(w.XYs, plotter.XY{X: float64(f.Followees), Y: y})
+		w.YErrors = append(w.YErrors, struct{ Low, High float64 }{max(0, y-lo), max(0, hi-y)})
+	}
+	eb, err := plotter.NewYErrorBars(w)
+	if err != nil {
+		return nil
+	}
+	return eb
 }
 
 // followeeTicks labels the log axis at the measured followee counts.

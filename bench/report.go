@@ -25,6 +25,8 @@ type Result struct {
 	StartedAt   time.Time              `json:"startedAt"`
 	Seconds     float64                `json:"seconds"`
 	Quick       bool                   `json:"quick"`
+	Runs        int                    `json:"runs"`    // each figure is the median of this many runs
+	Sockets     []int                  `json:"sockets"` // the red-dot workload's socket counts
 	Machine     Machine                `json:"machine"`
 	Graph       graphParams            `json:"graph"`
 	GraphStats  map[string]any         `json:"graphStats"`
@@ -70,9 +72,33 @@ type ModeResult struct {
 	Fanout            FanoutResult    `json:"fanout"`
 	Celebrity         CelebResult     `json:"celebrity"`
 	Mixed             MixedResult     `json:"mixed"`
-	RedDot            RedDotResult    `json:"redDot"`
+	RedDots           []RedDotResult  `json:"redDots"` // one per socket count (-sockets)
 	Memory            MemoryResult    `json:"memory"`
 	ServerLogProblems map[string]int  `json:"serverLogProblems,omitempty"`
+	// Runs are the repeated runs' own figures (-runs); the fields above are
+	// their medians. Warm-up and memory are measured once, before the runs.
+	Runs []*ModeResult `json:"runs,omitempty"`
+}
+
+// redDotAt is the red-dot workload's result with n sockets asked for.
+func (m *ModeResult) redDotAt(n int) RedDotResult {
+	for _, r := range m.RedDots {
+		if r.Asked == n {
+			return r
+		}
+	}
+	return RedDotResult{}
+}
+
+// redDotLargest is the red-dot result with the most sockets.
+func (m *ModeResult) redDotLargest() RedDotResult {
+	var out RedDotResult
+	for _, r := range m.RedDots {
+		if r.Asked >= out.Asked {
+			out = r
+		}
+	}
+	return out
 }
 
 type FolloweePoint struct {
@@ -117,6 +143,7 @@ type MixedResult struct {
 }
 
 type RedDotResult struct {
+	Asked             int     `json:"asked"` // sockets asked for (-sockets)
 	Sockets           int     `json:"sockets"`
 	Poster            string  `json:"poster"`
 	PosterFollowers   int     `json:"posterFollowers"`
@@ -287,10 +314,17 @@ func (r *Result) rows() []row {
 		row{name: "6 mixed: post p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.Posts.P99 }},
 		row{name: "6 mixed: follow/unfollow p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.Follows.P99 }},
 		row{name: "6 mixed: fan-out drained after", unit: "s", lower: true, get: func(m *ModeResult) float64 { return m.Mixed.SettleSeconds }},
-		row{name: "7 red dot delivery p50", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.RedDot.Delivery.P50 }},
-		row{name: "7 red dot delivery p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.RedDot.Delivery.P99 }},
-		row{name: "7 red dot, celebrity's post p50", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.RedDot.CelebrityDelivery.P50 }},
-		row{name: "7 red dot, celebrity's post p99", unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.RedDot.CelebrityDelivery.P99 }},
+	)
+	for _, n := range r.Sockets {
+		n := n
+		rows = append(rows,
+			row{name: fmt.Sprintf("7 red dot, %d sockets: delivery p50", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Delivery.P50 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: delivery p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Delivery.P99 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: celebrity's post p50", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).CelebrityDelivery.P50 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: celebrity's post p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).CelebrityDelivery.P99 }},
+		)
+	}
+	rows = append(rows,
 		row{name: "8 Redis bytes per inbox entry", unit: "B", lower: true, get: func(m *ModeResult) float64 { return m.Memory.BytesPerEntry }},
 		row{name: "8 inbox entries after warm-up", unit: "entries", get: func(m *ModeResult) float64 { return float64(m.Memory.Entries) }},
 		row{name: "8 server RSS after warm-up", unit: "MiB", lower: true, get: func(m *ModeResult) float64 { return float64(m.Memory.ServerRSSWarmKB) / 1024 }},
@@ -381,7 +415,7 @@ func (r *Result) table(w *os.File) {
 		vals := map[string]float64{}
 		for _, m := range modes {
 			vals[m] = rw.get(r.Modes[m])
-			fmt.Fprintf(tw, "%s\t", num(vals[m]))
+			fmt.Fprintf(tw, "%s\t", withSpread(r.Modes[m], rw.get))
 		}
 		fmt.Fprintf(tw, "%s\t", ratio(vals["hybrid"], vals["pull"]))
 		if rw.floor != nil {
@@ -451,9 +485,10 @@ func (r *Result) targets() []Target {
 		add("celebrity post mutation p99 independent of follower count (vs the ordinary author's, <= 1.5x)", v, v <= 1.5,
 			"%.2fx (%.1f ms with %v followers vs %.1f ms with %d)", v, h.Celebrity.Mutation.P99, r.GraphStats["celebrityFollowers"], h.Fanout.Mutation.P99, h.Fanout.Followers)
 	}
-	v := max(h.RedDot.Delivery.P99, h.RedDot.CelebrityDelivery.P99)
-	add(fmt.Sprintf("red dot p99 < 250 ms (measured with %d sockets; the issue asks 10,000)", h.RedDot.Sockets), v, v < 250,
-		"%.1f ms (%s's posts %.1f ms, celebrity's %.1f ms)", v, h.RedDot.Poster, h.RedDot.Delivery.P99, h.RedDot.CelebrityDelivery.P99)
+	rd := h.redDotLargest()
+	v := max(rd.Delivery.P99, rd.CelebrityDelivery.P99)
+	add(fmt.Sprintf("red dot p99 < 250 ms with 10,000 open websockets (measured with %d)", rd.Sockets), v, v < 250,
+		"%.1f ms (%s's posts %.1f ms, celebrity's %.1f ms)", v, rd.Poster, rd.Delivery.P99, rd.CelebrityDelivery.P99)
 	if h.Memory.RefListpack100 > 0 && h.Memory.BytesPerEntry > 0 {
 		v := h.Memory.BytesPerEntry / h.Memory.RefListpack100
 		add("Redis bytes per inbox entry <= 1.3x a bare listpack member", v, v <= 1.3, "%.2fx (%.1f vs %.1f B; encoding %s, zset-max-listpack-entries %d)",
@@ -488,6 +523,9 @@ func report(r *Result, o *options) {
 	fmt.Printf("== feed service benchmark: %d users, %d follows, %d posts; %d cores, %.0f GiB; MariaDB %s, Redis %s\n",
 		r.Graph.Users, r.GraphStats["followEdges"], r.GraphStats["posts"], r.Machine.NProc, r.Machine.MemGiB, r.Machine.MariaDB, r.Machine.Redis)
 	fmt.Printf("   load average at start %s, at end %s (other work on this box skews every figure)\n", r.Machine.LoadAvgAtStart, r.Machine.LoadAvgAtEnd)
+	if r.Runs > 1 {
+		fmt.Printf("   every figure is the median of %d runs of the workloads; ±p%% is half the range of the runs, relative to the median\n", r.Runs)
+	}
 	r.table(os.Stdout)
 	fmt.Println("\ntargets (figures of a run on a shared 2-core box: noisy):")
 	for _, t := range r.Targets {

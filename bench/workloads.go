@@ -69,7 +69,13 @@ func (e *env) redDotReaders(n int) []int {
 
 // logInAll signs in, through the API, everyone the workloads act as.
 func (e *env) logInAll(ctx context.Context, c *client) error {
-	who := map[int]bool{e.g.Author: true, e.redDotPoster(e.o.sockets): true}
+	who := map[int]bool{e.g.Author: true}
+	for _, n := range e.o.sockets {
+		who[e.redDotPoster(n)] = true
+		for _, i := range e.redDotReaders(n) {
+			who[i] = true
+		}
+	}
 	for _, i := range e.active {
 		who[i] = true
 	}
@@ -80,9 +86,6 @@ func (e *env) logInAll(ctx context.Context, c *client) error {
 		for _, i := range list {
 			who[i] = true
 		}
-	}
-	for _, i := range e.redDotReaders(e.o.sockets) {
-		who[i] = true
 	}
 	users := make([]int, 0, len(who))
 	for i := range who {
@@ -142,11 +145,14 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		}
 	}
 	w := &modeRun{env: e, mode: mode, prefix: prefix, c: c, mr: mr, s: s}
+	logf("[%s] workload 8 warm the active readers' inboxes (8 clients), memory", mode)
+	if err := w.warm(ctx); err != nil {
+		return mr, fmt.Errorf("warm: %w", err)
+	}
 	steps := []struct {
 		name string
 		f    func(context.Context) error
 	}{
-		{"warm the active readers' inboxes (8)", w.warm},
 		{"1 first page at 1, 8, 32 clients", w.firstPage},
 		{"2 deep paging, pages 2-10", w.deepPaging},
 		{"3 read latency vs followee count", w.followees},
@@ -155,16 +161,46 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		{"7 red dots over websockets", w.redDots},
 		{"6 mixed 90/8/2", w.mixed},
 	}
-	for _, st := range steps {
-		if ctx.Err() != nil {
-			return mr, ctx.Err()
+	base := *mr
+	var runs []*ModeResult
+	defer func() {
+		if len(runs) > 0 {
+			med := medianResult(runs)
+			*mr = *med
 		}
-		logf("[%s] workload %s", mode, st.name)
-		if err := st.f(ctx); err != nil {
-			return mr, fmt.Errorf("%s: %w", st.name, err)
+	}()
+	for run := 1; run <= e.o.runs; run++ {
+		w.mr = &ModeResult{Mode: mode, Warm: base.Warm, Memory: base.Memory}
+		if run > 1 {
+			w.coolProbes(ctx)
 		}
+		for _, st := range steps {
+			if ctx.Err() != nil {
+				return mr, ctx.Err()
+			}
+			logf("[%s] run %d of %d: workload %s", mode, run, e.o.runs, st.name)
+			if err := st.f(ctx); err != nil {
+				return mr, fmt.Errorf("run %d: %s: %w", run, st.name, err)
+			}
+		}
+		runs = append(runs, w.mr)
 	}
 	return mr, nil
+}
+
+// coolProbes drops the inboxes of the followee-count probes, so that each
+// run's cold first read is cold again.
+func (w *modeRun) coolProbes(ctx context.Context) {
+	var ks []string
+	for _, list := range w.g.Probes {
+		for _, i := range list {
+			tag := "{u" + strconv.FormatInt(w.g.UserIDs[i], 10) + "}"
+			ks = append(ks, w.prefix+"feed:"+tag, w.prefix+"feedsrc:"+tag)
+		}
+	}
+	for _, k := range ks {
+		w.rdb.Unlink(ctx, k)
+	}
 }
 
 type modeRun struct {
@@ -556,17 +592,33 @@ func (w *modeRun) mixed(ctx context.Context) error {
 	return nil
 }
 
-// redDots: N followers of the ordinary author hold a websocket with an
-// unreadCount subscription; the author posts; the time from the mutation's
-// response until each socket receives its new count.
+// redDots runs the red-dot workload with each socket count of -sockets.
 func (w *modeRun) redDots(ctx context.Context) error {
-	readers := w.redDotReaders(w.o.sockets)
-	rd := &w.mr.RedDot
+	for _, n := range w.o.sockets {
+		rd := RedDotResult{Asked: n}
+		err := w.redDotsWith(ctx, n, &rd)
+		w.mr.RedDots = append(w.mr.RedDots, rd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redDotsWith: n followers of the ordinary author (of the biggest celebrity
+// when the author has fewer) hold a websocket with an unreadCount
+// subscription; the poster posts; the time from the mutation's response
+// until each socket receives its new count.
+func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) error {
+	readers := w.redDotReaders(n)
 	rd.Sockets = len(readers)
 	if len(readers) == 0 {
 		return nil
 	}
-	// Read markers to the newest entry: every count starts at 0.
+	// Read markers to the newest entry: every count starts at 0. (The first
+	// time, this reads, and so builds, each reader's inbox.)
+	logf("  %d sockets: marking the readers' feeds read (8 clients)", len(readers))
+	markStart := time.Now()
 	var mu sync.Mutex
 	markErr := 0
 	parallel(len(readers), 8, func(k int) {
@@ -576,6 +628,7 @@ func (w *modeRun) redDots(ctx context.Context) error {
 			mu.Unlock()
 		}
 	})
+	logf("  marked in %.1fs; opening %d websockets (16 at a time)", time.Since(markStart).Seconds(), len(readers))
 	w.settle(ctx)
 	type count struct {
 		client, n int
@@ -599,12 +652,20 @@ func (w *modeRun) redDots(ctx context.Context) error {
 		conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + w.tokens[readers[k]]}})
 		conn.WriteJSON(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": "subscription { unreadCount }"}})
 		var wmu sync.Mutex
+		// answered closes on the subscription's first message: a dialer
+		// opens its next socket only then, so that at most 16 subscriptions
+		// start at once (the workload measures delivery to open sockets,
+		// not a reconnect storm).
+		answered := make(chan struct{})
+		var once sync.Once
 		go func() {
+			defer once.Do(func() { close(answered) })
 			for {
 				_, raw, err := conn.ReadMessage()
 				if err != nil {
 					return
 				}
+				once.Do(func() { close(answered) })
 				at := time.Now()
 				var msg struct {
 					Type    string
@@ -625,6 +686,11 @@ func (w *modeRun) redDots(ctx context.Context) error {
 				}
 			}
 		}()
+		select {
+		case <-answered:
+		case <-time.After(30 * time.Second):
+		case <-ctx.Done():
+		}
 	})
 	defer func() {
 		for _, c := range conns {
@@ -659,13 +725,13 @@ wait:
 			nonzero++
 		}
 	}
-	w.check(w.mode, "red dot: every socket opened and sent its count", dialErr == 0 && got == len(readers) && markErr == 0,
+	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every socket opened and sent its count", n), dialErr == 0 && got == len(readers) && markErr == 0,
 		"%d dial errors, %d of %d sent a first count, %d markFeedRead errors", dialErr, got, len(readers), markErr)
 	logf("  %d sockets open in %.1fs (%d with a non-zero count after markFeedRead)", got, rd.OpenSeconds, nonzero)
 	// Posts by the poster (every socket's count moves), then, when the poster
 	// is the ordinary author, by the biggest celebrity (the sockets of its
 	// followers move: in hybrid mode through the merge at read time).
-	poster := w.redDotPoster(w.o.sockets)
+	poster := w.redDotPoster(n)
 	rd.Poster = w.g.Names[poster]
 	rd.PosterFollowers = int(w.g.FollowerN[poster])
 	round := func(author int, expect []bool, k int) (lat []time.Duration, missing int, err error) {
@@ -723,7 +789,7 @@ wait:
 	rd.Posts = w.o.redDotPosts
 	rd.Delivery = latStat(lat)
 	rd.Missing = missing
-	w.check(w.mode, "red dot: every socket got the new count", missing == 0 && postErrs == 0,
+	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every socket got the new count", n), missing == 0 && postErrs == 0,
 		"%d deliveries missing within 60s, %d post errors", missing, postErrs)
 	logf("  %s (%d followers) posts %d times: delivery to %d sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
 		rd.Poster, rd.PosterFollowers, rd.Posts, got, rd.Delivery.P50, rd.Delivery.P99, rd.Delivery.Max, missing)
@@ -749,7 +815,7 @@ wait:
 		rd.CelebritySockets = n
 		rd.CelebrityDelivery = latStat(lat)
 		rd.CelebrityMissing = missing
-		w.check(w.mode, "red dot: every celebrity follower's socket got the new count", missing == 0 && postErrs == 0,
+		w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every celebrity follower's socket got the new count", n), missing == 0 && postErrs == 0,
 			"%d deliveries missing within 60s, %d post errors", missing, postErrs)
 		logf("  %s (%d followers) posts %d times: delivery to its %d followers' sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
 			w.g.Names[celeb], w.g.FollowerN[celeb], w.o.redDotPosts, n, rd.CelebrityDelivery.P50, rd.CelebrityDelivery.P99, rd.CelebrityDelivery.Max, missing)

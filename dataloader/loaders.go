@@ -12,9 +12,13 @@ import (
 	"feedservice/models"
 )
 
-// wait is how long a loader gathers keys before it runs its batch: long
-// enough for the fields gqlgen resolves in parallel to join.
-const wait = 2 * time.Millisecond
+// DefaultWait is how long a loader gathers keys before it runs its batch:
+// long enough for the fields gqlgen resolves in parallel to join. Every
+// level of a query that loads something waits this long once.
+const DefaultWait = time.Millisecond
+
+// MaxWait bounds the wait setting: a longer wait only delays every response.
+const MaxWait = 50 * time.Millisecond
 
 // Loaders are the batching loaders of one operation.
 type Loaders struct {
@@ -28,8 +32,9 @@ type Loaders struct {
 	FollowsViewer *dataloadgen.Loader[int64, bool]
 }
 
-// New makes the loaders of one operation acting for viewerID (0: signed out).
-func New(e *feed.Engine, viewerID int64) *Loaders {
+// New makes the loaders of one operation acting for viewerID (0: signed
+// out), each gathering keys for wait before it runs a batch.
+func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 	opt := dataloadgen.WithWait(wait)
 	return &Loaders{
 		Users: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.User, []error) {

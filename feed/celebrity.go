@@ -20,6 +20,12 @@ func (e *Engine) celebrityIDs(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.celebritiesFrom(ctx, members)
+}
+
+// celebritiesFrom reads the members of the celebrity set (rebuilding the
+// set when it is lost: it always holds the marker "~").
+func (e *Engine) celebritiesFrom(ctx context.Context, members []string) ([]int64, error) {
 	if len(members) == 0 {
 		return e.rebuildCelebrities(ctx)
 	}

@@ -16,13 +16,15 @@ import (
 )
 
 // Fan-out workers read the stream in one consumer group; every instance
-// runs Config.FanoutWorkers of them. A message is acknowledged only after
+// runs Config.FanoutWorkers of them. A worker takes one message at a time,
+// so that the tasks of one big fan-out spread over the idle workers instead
+// of queueing behind each other in one worker's read. A message is acknowledged only after
 // it was handled; one whose worker died stays pending and is claimed by
 // another worker after fanoutClaimAfter (XAUTOCLAIM). Handling a message
 // twice changes nothing: each inbox change is idempotent.
 const (
 	fanoutGroup      = "fanout"
-	fanoutReadCount  = 8
+	fanoutReadCount  = 1
 	fanoutBlock      = time.Second
 	fanoutClaimEvery = time.Second
 )

@@ -20,11 +20,12 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 	var (
 		entries []entry
 		info    *models.PageInfo
+		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
 	)
 	if e.cfg.Mode != ModePull {
 		path = readInbox
-		entries, info, err = e.feedFromInbox(ctx, viewerID, args, &path)
+		entries, info, posts, err = e.feedFromInbox(ctx, viewerID, args, &path)
 		var re errRedis
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the client went away: nothing to fall back for
@@ -56,16 +57,16 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 	for i, en := range entries {
 		conn.Edges[i] = &models.FeedEdge{
 			Cursor: encodeCursor(cursorFeed, en.Key),
-			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: IDTime(en.Key)},
+			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: IDTime(en.Key), LoadedPost: posts[en.PostID]},
 		}
 	}
 	return conn, nil
 }
 
-func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArgs, path *string) ([]entry, *models.PageInfo, error) {
+func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArgs, path *string) ([]entry, *models.PageInfo, map[int64]*models.Post, error) {
 	r, err := e.newReader(ctx, viewerID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if r.rebuilt {
 		*path = readRebuild
@@ -73,7 +74,8 @@ func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArg
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
 		return e.fetchMerged(ctx, r, dir, bound, limit)
 	}
-	return paginate(ctx, cursorFeed, args, fetch, entryKey)
+	entries, info, err := paginate(ctx, cursorFeed, args, fetch, entryKey)
+	return entries, info, r.posts, err
 }
 
 func entryKey(en entry) int64 { return en.Key }

@@ -53,23 +53,32 @@ local function set_floor(f)
   redis.call('ZADD', KEYS[1], -1, '~' .. f)
 end
 -- sources of entry o: its hash field, else the author alone if it is in
--- the inbox, else none.
+-- the inbox, else none. What it learned on the way goes back too, so that
+-- store need not ask again: whether o has a hash field, and, when it has
+-- none, o's score (false when o is not in the inbox).
 local function sources(o, author)
   local list = {}
   local s = redis.call('HGET', KEYS[2], o)
   if s then
     for u, e in string.gmatch(s, '(%d+):(%d+)') do list[#list + 1] = {u, e} end
-  elseif redis.call('ZSCORE', KEYS[1], o) then
-    list[1] = {author, o}
+    return list, {hashed = true}
   end
-  return list
+  local score = redis.call('ZSCORE', KEYS[1], o)
+  if score then list[1] = {author, o} end
+  return list, {hashed = false, before = score}
 end
 -- store writes entry o with its sources; an entry whose first arrival is
 -- below the floor leaves the inbox (MySQL serves that part of the feed).
 -- It tells the reader's channel (ARGV[1]) what changed: "add <post> <key>"
 -- for an entry that entered, "change" for one that moved or left.
-local function store(o, author, list, fl)
-  local before = redis.call('ZSCORE', KEYS[1], o)
+-- known is what sources said about o, if the caller has it.
+local function store(o, author, list, fl, known)
+  local before
+  if known and not known.hashed then
+    before = known.before
+  else
+    before = redis.call('ZSCORE', KEYS[1], o)
+  end
   local pos, first = nil, nil
   for _, s in ipairs(list) do
     local e = tonumber(s[2])
@@ -83,7 +92,7 @@ local function store(o, author, list, fl)
   end
   redis.call('ZADD', KEYS[1], first, o)
   if #list == 1 and list[1][1] == author and list[1][2] == o then
-    redis.call('HDEL', KEYS[2], o)
+    if not (known and not known.hashed) then redis.call('HDEL', KEYS[2], o) end
   else
     local parts = {}
     for i, s in ipairs(list) do parts[i] = s[1] .. ':' .. s[2] end
@@ -114,12 +123,12 @@ end
 var addSourceScript = redis.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local list = sources(o, author)
+local list, known = sources(o, author)
 for _, s in ipairs(list) do
   if s[1] == u and s[2] == e then return 1 end
 end
 list[#list + 1] = {u, e}
-store(o, author, list, floor())
+store(o, author, list, floor(), known)
 trim(tonumber(ARGV[6]))
 return 1`)
 
@@ -353,8 +362,10 @@ func (e *Engine) inboxArgs(c inboxChange) []any {
 const rebuildWaitLimit = 5 * time.Second
 
 // inboxPipelineSize bounds the changes sent in one round trip, so that each
-// stays well within the Redis read timeout on a loaded server.
-const inboxPipelineSize = 200
+// stays well within the Redis read timeout on a loaded server (a change is
+// a script of some microseconds). A fan-out task of DefaultFanoutBatchSize
+// readers is one round trip.
+const inboxPipelineSize = DefaultFanoutBatchSize
 
 // applyInbox runs changes, pipelined in rounds of inboxPipelineSize. A
 // change that meets a running rebuild waits for it and runs again, so it

@@ -124,6 +124,81 @@ func (e *Engine) readOutbox(ctx context.Context, author int64, older bool, bound
 	return floor, items, nil
 }
 
+// readOutboxScript is readOutbox in one round trip for an outbox that
+// exists: {floor, member, ...} for up to ARGV[4] members beyond bound
+// ARGV[3] in direction ARGV[1] ("older" or "newer"), with the TTL refreshed
+// to ARGV[2] ms; nil when the outbox is missing. Ids are compared as
+// strings (by length, then digits): Lua numbers lose their last digits.
+var readOutboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
+local floor = '0'
+if #m > 0 then floor = string.sub(m[1], 2) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local members
+if ARGV[1] == 'older' then
+  members = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[3], floor, 'LIMIT', 0, ARGV[4])
+else
+  local b, min = ARGV[3], '(' .. ARGV[3]
+  if #b < #floor or (#b == #floor and b < floor) then min = floor end
+  members = redis.call('ZRANGEBYSCORE', KEYS[1], min, '+inf', 'LIMIT', 0, ARGV[4])
+end
+table.insert(members, 1, floor)
+return members`)
+
+// outboxPage is what readOutboxes read of one outbox.
+type outboxPage struct {
+	floor int64
+	items []outboxItem
+}
+
+// readOutboxes is readOutbox for several authors, their outboxes read in one
+// pipelined round trip (a script per outbox: one key, one Cluster slot);
+// a missing outbox is rebuilt and read on its own.
+func (e *Engine) readOutboxes(ctx context.Context, authors []int64, older bool, bound int64, limit int) ([]outboxPage, error) {
+	out := make([]outboxPage, len(authors))
+	if len(authors) == 0 {
+		return out, nil
+	}
+	dir, b := "newer", strconv.FormatInt(bound, 10)
+	if older {
+		dir, b = "older", scoreArg(bound)
+	}
+	pipe := e.redis.Pipeline()
+	cmds := make([]*redis.Cmd, len(authors))
+	for i, a := range authors {
+		cmds[i] = readOutboxScript.EvalSha(ctx, pipe, []string{e.keys.outbox(a)}, dir, e.cfg.InboxTTL.Milliseconds(), b, limit)
+	}
+	pipe.Exec(ctx) // each command's own error is looked at below
+	for i, a := range authors {
+		vals, err := cmds[i].StringSlice()
+		if err != nil {
+			if !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+				return nil, err
+			}
+			// Missing, or the script not loaded yet (Redis restarted):
+			// the slow way, which rebuilds a lost outbox; and load the
+			// script for the next read.
+			if redis.HasErrorPrefix(err, "NOSCRIPT") {
+				readOutboxScript.Load(ctx, e.redis)
+			}
+			if out[i].floor, out[i].items, err = e.readOutbox(ctx, a, older, bound, limit); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out[i].floor, _ = strconv.ParseInt(vals[0], 10, 64)
+		for _, m := range vals[1:] {
+			item, err := parseOutboxMember(m)
+			if err != nil {
+				return nil, fmt.Errorf("outbox of %d holds %q", a, m)
+			}
+			out[i].items = append(out[i].items, item)
+		}
+	}
+	return out, nil
+}
+
 // ensureOutbox rebuilds a missing outbox from MySQL, once across instances.
 func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
 	key, lock := e.keys.outbox(author), e.keys.outboxLock(author)

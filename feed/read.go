@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/redis/go-redis/v9"
+
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -39,18 +41,36 @@ type reader struct {
 	followees []int64 // loaded only when MySQL must serve part of the page
 	loaded    bool
 	rebuilt   bool
+	// posts are the live posts the checks read, by id: the page's posts
+	// go out with them, so the API does not load them again.
+	posts map[int64]*models.Post
 }
 
 // newReader makes sure the reader has an inbox and finds the celebrities
-// they follow.
+// they follow. A warm read learns both of what Redis holds in one round
+// trip (the inbox's existence and the celebrity set, pipelined).
 func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
-	r := &reader{id: viewer}
-	rebuilt, err := e.ensureInbox(ctx, viewer)
-	if err != nil {
+	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
+	pipe := e.redis.Pipeline()
+	exists := pipe.Exists(ctx, e.keys.inbox(viewer))
+	var members *redis.StringSliceCmd
+	if e.cfg.Mode == ModeHybrid {
+		members = pipe.SMembers(ctx, e.keys.celebrities())
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, errRedis{err}
 	}
-	r.rebuilt = rebuilt
-	celebs, err := e.celebrityIDs(ctx)
+	var celebs []int64
+	var err error
+	if exists.Val() == 0 {
+		// Cold: rebuild, then read the celebrity set the rebuild went by.
+		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
+			return nil, errRedis{err}
+		}
+		celebs, err = e.celebrityIDs(ctx)
+	} else if members != nil {
+		celebs, err = e.celebritiesFrom(ctx, members.Val())
+	}
 	if err != nil {
 		return nil, errRedis{err}
 	}
@@ -184,11 +204,12 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			last = it.Score
 		}
 		note(len(page.Items), last)
-		for _, celeb := range r.celebs {
-			floor, items, err := e.readOutbox(ctx, celeb, older, bound, want)
-			if err != nil {
-				return nil, 0, false, errRedis{err}
-			}
+		outboxes, err := e.readOutboxes(ctx, r.celebs, older, bound, want)
+		if err != nil {
+			return nil, 0, false, errRedis{err}
+		}
+		for k, celeb := range r.celebs {
+			floor, items := outboxes[k].floor, outboxes[k].items
 			window = max(window, floor)
 			for _, it := range items {
 				c := get(it.OriginalID)
@@ -323,6 +344,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 	for _, p := range posts {
 		if !p.Deleted() {
 			live[p.ID] = p
+			r.posts[p.ID] = p
 		}
 	}
 	var users []int64

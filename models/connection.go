@@ -58,4 +58,7 @@ type FeedItem struct {
 	PostID      int64
 	ReposterIDs []int64 // most recent first
 	AddedAt     time.Time
+	// LoadedPost is the post when the feed read already loaded it (to check
+	// that it is live), so that the API need not load it again; else nil.
+	LoadedPost *Post
 }

@@ -29,6 +29,9 @@ func (r *feedConnectionResolver) UnreadCount(ctx context.Context, _ *models.Feed
 }
 
 func (r *feedItemResolver) Post(ctx context.Context, obj *models.FeedItem) (*models.Post, error) {
+	if obj.LoadedPost != nil {
+		return obj.LoadedPost, nil
+	}
 	return dataloader.For(ctx).Posts.Load(ctx, obj.PostID)
 }
 
