@@ -23,7 +23,9 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	sockets socketCounts
-	closers []func()
+	// websockets are the open sockets, closed with 1001 on shutdown.
+	websockets openSockets
+	closers    []func()
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.

@@ -58,7 +58,7 @@ func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins)},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Open: &a.websockets},
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,

@@ -19,6 +19,15 @@ const (
 	WebsocketReadLimitBytes = 64 << 10
 	// websocketWriteTimeout bounds a write to a client that stopped reading.
 	websocketWriteTimeout = 10 * time.Second
+	// websocketGoAwayWait is how long a server shutting down waits for
+	// clients to answer its close frame before it drops their connections.
+	websocketGoAwayWait = time.Second
+)
+
+// closeGoingAway is the close code a server shutting down sends (RFC 6455).
+const (
+	closeGoingAway       = websocket.CloseGoingAway
+	closeGoingAwayReason = "server shutting down"
 )
 
 // gorillaWebsocket adapts gorilla/websocket to gqlgen's websocket transport.
@@ -26,6 +35,8 @@ type gorillaWebsocket struct {
 	// AllowedOrigins are the browser origins allowed besides the server's own
 	// host; "*" allows any.
 	AllowedOrigins []string
+	// Open tracks the accepted sockets, for the shutdown.
+	Open *openSockets
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -42,7 +53,13 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		return nil, err
 	}
 	c.SetReadLimit(WebsocketReadLimitBytes)
-	return &gorillaConn{c: c}, nil
+	gc := &gorillaConn{c: c, open: g.Open}
+	if !g.Open.add(gc) {
+		gc.WriteClose(closeGoingAway, closeGoingAwayReason)
+		c.Close()
+		return nil, errors.New("server shutting down")
+	}
+	return gc, nil
 }
 
 // checkOrigin lets in clients that send no Origin (not browsers), browsers
@@ -70,8 +87,9 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 // gorillaConn is one accepted websocket. gorilla allows one concurrent
 // writer, and gqlgen writes from several goroutines, so writes take a lock.
 type gorillaConn struct {
-	c   *websocket.Conn
-	wmu sync.Mutex
+	c    *websocket.Conn
+	wmu  sync.Mutex
+	open *openSockets
 }
 
 var (
@@ -108,7 +126,84 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 	return g.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 }
 
-func (g *gorillaConn) Close() error                      { return g.c.Close() }
+func (g *gorillaConn) Close() error {
+	g.open.remove(g)
+	return g.c.Close()
+}
+
 func (g *gorillaConn) Subprotocol() string               { return g.c.Subprotocol() }
 func (g *gorillaConn) SetReadLimit(limit int64)          { g.c.SetReadLimit(limit) }
 func (g *gorillaConn) SetReadDeadline(t time.Time) error { return g.c.SetReadDeadline(t) }
+
+// openSockets is the set of accepted websockets of one server, so that a
+// server shutting down can tell each client it is going away (the HTTP
+// server's Shutdown does not see hijacked connections). A nil set tracks
+// nothing.
+type openSockets struct {
+	mu      sync.Mutex
+	conns   map[*gorillaConn]struct{}
+	closing bool
+	empty   chan struct{} // closed when closing and the last socket is gone
+}
+
+// add registers c; it refuses when the server is shutting down.
+func (s *openSockets) add(c *gorillaConn) bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = map[*gorillaConn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *openSockets) remove(c *gorillaConn) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if s.closing && len(s.conns) == 0 && s.empty != nil {
+		close(s.empty)
+		s.empty = nil
+	}
+}
+
+// goAway closes every open websocket with 1001 (going away) and refuses new
+// ones. Each client gets websocketGoAwayWait to answer the close frame (the
+// transport's reader then closes the socket and ends its subscriptions);
+// the sockets still open after that are dropped. It returns how many
+// sockets it closed.
+func (s *openSockets) goAway() int {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*gorillaConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	empty := make(chan struct{})
+	if len(conns) == 0 {
+		close(empty)
+	} else {
+		s.empty = empty
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.WriteClose(closeGoingAway, closeGoingAwayReason)
+	}
+	select {
+	case <-empty:
+	case <-time.After(websocketGoAwayWait):
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	return len(conns)
+}
