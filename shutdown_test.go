@@ -350,7 +350,9 @@ func TestShutdownGraceful(t *testing.T) {
 		// Nothing extra: each author's timeline is exactly what was acknowledged.
 		var out struct {
 			Node struct {
-				Timeline struct{ Edges []struct{ Node struct{ ID string } } }
+				Timeline struct {
+					Edges []struct{ Node struct{ ID string } }
+				}
 			}
 		}
 		c := &client{s: s2, Token: a.token, ID: a.id, Name: a.name}
