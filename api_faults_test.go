@@ -32,7 +32,9 @@ type faultAttempt struct {
 }
 
 // ok says whether the server acknowledged the post.
-func (a faultAttempt) ok() bool { return a.err == nil && a.res.Status == http.StatusOK && len(a.res.Errors) == 0 }
+func (a faultAttempt) ok() bool {
+	return a.err == nil && a.res.Status == http.StatusOK && len(a.res.Errors) == 0
+}
 
 // faultBurst has every author post, one after the other, until stop closes.
 type faultBurst struct {
