@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed"
@@ -88,6 +91,13 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
+	}
+	// The runtime's and the process's own metrics beside the engine's
+	// (go_goroutines, process_resident_memory_bytes: what `make soak` watches).
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := a.engine.Registry().Register(c); err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+			return nil, err
+		}
 	}
 	a.engine.Start(engineCtx)
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
