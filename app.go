@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed"
@@ -26,6 +23,7 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	sockets socketCounts
+	metrics *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
 	closers    []func()
@@ -35,6 +33,7 @@ type app struct {
 // What it starts lives until ctx ends or close is called. onStore, when
 // given, sees the store before anything runs on it (tests count queries).
 func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
+	log = withRequestIDLogs(log)
 	a := &app{cfg: cfg, log: log}
 	ok := false
 	defer func() {
@@ -61,6 +60,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	if a.redis, err = openRedis(cfg.RedisAddr, &a.closers); err != nil {
 		return nil, err
 	}
+	sqlDB, err := st.DB().DB()
+	if err != nil {
+		return nil, err
+	}
+	a.metrics = newServerMetrics(sqlDB, a.redis)
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err
@@ -91,13 +95,6 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
-	}
-	// The runtime's and the process's own metrics beside the engine's
-	// (go_goroutines, process_resident_memory_bytes: what `make soak` watches).
-	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
-		if err := a.engine.Registry().Register(c); err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-			return nil, err
-		}
 	}
 	a.engine.Start(engineCtx)
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })

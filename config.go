@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,6 +34,28 @@ const (
 	MaxConnectionsPerUser = 10
 	// QueryCacheSize is how many parsed documents the server keeps.
 	QueryCacheSize = 1000
+	// DefaultMaxQueryComplexity is the most an operation may cost by
+	// default: a field costs 1 plus its children; a connection costs 1 plus
+	// first (or last, or the default page size) times its children. The app's
+	// feed page of 100 costs about 6,000; friends of friends at 100 x 100
+	// costs 30,000.
+	DefaultMaxQueryComplexity = 10000
+	// DefaultMaxQueryDepth is how deep fields may nest by default; GraphiQL's
+	// introspection query is 15 deep.
+	DefaultMaxQueryDepth = 20
+	// DefaultMaxBatchOperations is how many operations one batched request
+	// may carry by default.
+	DefaultMaxBatchOperations = 10
+	// DefaultMutationRate is each viewer's (or signed-out IP's) budget of
+	// mutations by default.
+	DefaultMutationRate = "120/1m"
+	// DefaultAuthRate is each client IP's budget of signUp and logIn by
+	// default: enough for a household behind one address, too few to guess
+	// passwords.
+	DefaultAuthRate = "20/1m"
+	// DefaultPersistedQueryTTL is how long a persisted query is kept after it
+	// was last sent in full, by default.
+	DefaultPersistedQueryTTL = 24 * time.Hour
 	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
 	// feed read falls back to MySQL quickly when Redis is away.
 	RedisDialTimeout = time.Second
@@ -64,11 +87,21 @@ type config struct {
 	Dispatch           bool
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
+
+	Introspection      bool
+	MaxQueryComplexity int
+	MaxQueryDepth      int
+	MaxBatchOperations int
+	MutationRate       feed.Rate
+	AuthRate           feed.Rate
+	TrustedProxies     []netip.Prefix
+	PersistedQueryTTL  time.Duration
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
 func parseConfig(args []string) (config, error) {
 	var c config
+	var err error
 	envErrors = nil
 	fs := flag.NewFlagSet("feedservice", flag.ContinueOnError)
 	addr := env("ADDR", "")
@@ -99,8 +132,25 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
+	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
+	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
+	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", envInt("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
+	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
+	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
+	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
+	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MutationRate, err = feed.ParseRate(*mutationRate); err != nil {
+		return c, fmt.Errorf("-mutation-rate: %w", err)
+	}
+	if c.AuthRate, err = feed.ParseRate(*authRate); err != nil {
+		return c, fmt.Errorf("-auth-rate: %w", err)
+	}
+	if c.TrustedProxies, err = parsePrefixes(*trustedProxies); err != nil {
+		return c, fmt.Errorf("-trusted-proxies: %w", err)
 	}
 	if len(envErrors) > 0 {
 		return c, errors.Join(envErrors...)
@@ -108,7 +158,8 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch} {
+	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
+		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations} {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -162,7 +213,39 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit}
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
+		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
+		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL}
+}
+
+// trusts says whether addr is one of the trusted proxies.
+func (c config) trusts(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, p := range c.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePrefixes reads a comma list of IPs and CIDRs.
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range splitList(s) {
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		addr, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP nor a CIDR", part)
+		}
+		addr = addr.Unmap()
+		out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+	}
+	return out, nil
 }
 
 func env(name, def string) string {

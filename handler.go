@@ -35,7 +35,7 @@ import (
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.graphqlHandler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.engine.Registry(), promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.gatherer(a.engine), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -55,10 +55,10 @@ func (a *app) handler() http.Handler {
 }
 
 func (a *app) graphqlHandler() http.Handler {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}})
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Open: &a.websockets},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets},
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,
@@ -67,12 +67,18 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
+	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
-	if a.cfg.GraphiQL {
+	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: a.engine.PersistedQueries(a.cfg.PersistedQueryTTL)}})
 	srv.Use(refuseBadToken{})
+	srv.Use(graphqlMetrics{a.metrics})
+	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, introspection: a.cfg.Introspection})
+	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
+	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -80,7 +86,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes)))
+	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes))))
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
@@ -214,12 +220,13 @@ func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.Ope
 
 type requestIDKey struct{}
 
-// withRequestID gives each request an id (the client's X-Request-ID, or a
-// new one), echoed in the response and written in every log line about it.
+// withRequestID gives each request an id (the client's X-Request-ID when it
+// is valid, or a new one), echoed in the response and written in every log
+// line about it.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-ID")
-		if id == "" || len(id) > 64 {
+		if !validRequestID(id) {
 			buf := make([]byte, 8)
 			rand.Read(buf)
 			id = hex.EncodeToString(buf)

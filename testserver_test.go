@@ -15,6 +15,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"feedservice/feed"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -54,6 +55,9 @@ func newTestServer(t testing.TB, backend string, change ...func(*config)) *testS
 	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
 	cfg.TokenTTL = time.Hour
 	cfg.BcryptCost = 4 // the minimum: tests sign up many users
+	// Tests act fast and from one address: the rate limits are off but in
+	// the tests of them (api_limits_test.go).
+	cfg.MutationRate, cfg.AuthRate = feed.Rate{}, feed.Rate{}
 	cfg.NodeID = -1
 	if backend == backendReal {
 		cfg.MySQLDSN = testenv.MySQL(t)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -19,6 +21,9 @@ const (
 	WebsocketReadLimitBytes = 64 << 10
 	// websocketWriteTimeout bounds a write to a client that stopped reading.
 	websocketWriteTimeout = 10 * time.Second
+	// websocketCloseGrace is how long after its request ends a socket that
+	// gqlgen left open is closed by the adapter.
+	websocketCloseGrace = time.Second
 	// websocketGoAwayWait is how long a server shutting down waits for
 	// clients to answer its close frame before it drops their connections.
 	websocketGoAwayWait = time.Second
@@ -35,6 +40,8 @@ type gorillaWebsocket struct {
 	// AllowedOrigins are the browser origins allowed besides the server's own
 	// host; "*" allows any.
 	AllowedOrigins []string
+	// Metrics counts the websockets; nil counts nothing.
+	Metrics *websocketMetrics
 	// Open tracks the accepted sockets, for the shutdown.
 	Open *openSockets
 }
@@ -53,13 +60,22 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		return nil, err
 	}
 	c.SetReadLimit(WebsocketReadLimitBytes)
-	gc := &gorillaConn{c: c, open: g.Open}
-	if !g.Open.add(gc) {
-		gc.WriteClose(closeGoingAway, closeGoingAwayReason)
-		c.Close()
+	protocol := c.Subprotocol()
+	if protocol == "" {
+		protocol = "graphql-ws" // gqlgen's choice for a client that names none
+	}
+	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol, open: g.Open}
+	g.Metrics.accepted(protocol)
+	if !g.Open.add(conn) {
+		conn.WriteClose(closeGoingAway, closeGoingAwayReason)
+		conn.Close()
 		return nil, errors.New("server shutting down")
 	}
-	return gc, nil
+	// gqlgen leaves a socket open when connection_init's payload is not a
+	// JSON object; close what is still open a moment after it is done with
+	// the request (the moment lets its own close send the close frame).
+	context.AfterFunc(r.Context(), func() { time.AfterFunc(websocketCloseGrace, func() { conn.Close() }) })
+	return conn, nil
 }
 
 // checkOrigin lets in clients that send no Origin (not browsers), browsers
@@ -90,6 +106,11 @@ type gorillaConn struct {
 	c    *websocket.Conn
 	wmu  sync.Mutex
 	open *openSockets
+
+	metrics   *websocketMetrics
+	protocol  string
+	closeCode atomic.Int32 // the first close code sent or received
+	closeOnce sync.Once
 }
 
 var (
@@ -100,6 +121,13 @@ var (
 func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 	mt, r, err := g.c.NextReader()
 	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		g.closeCode.CompareAndSwap(0, int32(ce.Code))
+	} else if err != nil {
+		// The connection broke (or went silent past the ping deadline)
+		// without a close frame.
+		g.closeCode.CompareAndSwap(0, websocket.CloseAbnormalClosure)
+	}
 	if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway || ce.Code == websocket.CloseNoStatusReceived) {
 		return mt, nil, transport.ErrWebsocketClosed
 	}
@@ -121,13 +149,23 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 	if code == websocket.CloseProtocolError && message == "connection initialisation timeout" && g.c.Subprotocol() == "graphql-transport-ws" {
 		code = closeInitTimeout
 	}
+	g.closeCode.CompareAndSwap(0, int32(code))
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	return g.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 }
 
+// Close closes the socket; the first call counts it as closed, with 1006
+// (abnormal closure) when no close frame went either way first.
 func (g *gorillaConn) Close() error {
 	g.open.remove(g)
+	g.closeOnce.Do(func() {
+		code := int(g.closeCode.Load())
+		if code == 0 {
+			code = websocket.CloseAbnormalClosure
+		}
+		g.metrics.closed(g.protocol, code)
+	})
 	return g.c.Close()
 }
 

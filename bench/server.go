@@ -63,6 +63,8 @@ func serverArgs(o *options, mode, prefix, addr string, g *graph) []string {
 		"-token-secret", TokenSecret,
 		"-bcrypt-cost", "4",
 		"-graphiql=false",
+		"-mutation-rate", "off", // the benchmark measures throughput, not the abuse limits
+		"-auth-rate", "off",
 		"-data", os.TempDir() + "/feedbench-data",
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/store"
@@ -29,9 +30,9 @@ type Engine struct {
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
 	hub      *hub // live subscriptions; set by Start
+	limiter  *redis_rate.Limiter
 
-	decoyOnce sync.Once
-	decoy     string // a password hash no password matches, for unknown users
+	decoy string // a password hash no password matches, for unknown users
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is
@@ -42,7 +43,14 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	}
 	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
-		pokes: make(chan struct{}, 1), instance: newToken()}
+		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb)}
+	// The decoy is made now, not at the first unknown user's log-in, which
+	// would otherwise take two bcrypt runs and stand out.
+	decoy, err := e.hashPassword("decoy password, never valid")
+	if err != nil {
+		return nil, fmt.Errorf("bcrypt decoy: %w", err)
+	}
+	e.decoy = decoy
 	node := cfg.NodeID
 	if node < 0 {
 		var err error

@@ -3,6 +3,8 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"feedservice/store"
 )
@@ -28,9 +30,16 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// RetryAfter, on a RATE_LIMITED error, is how long until the action can
+	// succeed again; the client sees it as extensions.retryAfter (seconds).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// RetryAfterSeconds is RetryAfter in whole seconds, rounded up so that a
+// client that waits that long is not refused again; 0 when there is none.
+func (e *Error) RetryAfterSeconds() int { return int(math.Ceil(e.RetryAfter.Seconds())) }
 
 func newError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

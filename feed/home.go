@@ -30,7 +30,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 			return nil, ctx.Err() // the client went away: nothing to fall back for
 		}
 		if errors.As(err, &re) {
-			e.log.Warn("feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
+			e.log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
 			path = readPullFallback
 		} else if err != nil {
 			return nil, err

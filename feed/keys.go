@@ -76,3 +76,18 @@ func (k keys) celebritiesChannel() string { return k.prefix + "celebrities:chang
 // idNode is a string holding the token of the instance that leases node n
 // of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
 func (k keys) idNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
+
+// rateLimit is the budget of subject (a user id or a client IP) under the
+// named limit: redis_rate's GCRA state, a string holding the time at which
+// the budget is whole again, which expires then. redis_rate writes it under
+// its own "rate:" prefix before this name, so the key in Redis is
+// "rate:<KeyPrefix>ratelimit:<limit>:<subject>". A single key: no hash tag.
+func (k keys) rateLimit(limit, subject string) string {
+	return k.prefix + "ratelimit:" + limit + ":" + subject
+}
+
+// persistedQuery is the text of a GraphQL document whose SHA-256 is hash
+// (automatic persisted queries): a string of at most
+// MaxPersistedQueryBytes, TTL the configured PersistedQueryTTL, refreshed
+// when the document is sent again in full.
+func (k keys) persistedQuery(hash string) string { return k.prefix + "apq:" + hash }

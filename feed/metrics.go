@@ -25,6 +25,10 @@ type metrics struct {
 	streamPending  prometheus.Gauge
 	eventsHandled  *prometheus.CounterVec
 	handlerFailure prometheus.Counter
+
+	rateLimited        *prometheus.CounterVec
+	rateLimitUnchecked prometheus.Counter
+	passwordHashes     *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -63,9 +67,19 @@ func newMetrics() *metrics {
 		handlerFailure: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_event_failures_total", Help: "Stream messages whose handling failed (they are retried).",
 		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_rate_limited_total", Help: "Actions refused with RATE_LIMITED, by limit.",
+		}, []string{"limit"}),
+		rateLimitUnchecked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_rate_limit_unchecked_total", Help: "Actions let through unchecked because Redis failed.",
+		}),
+		passwordHashes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_password_hashes_total", Help: "bcrypt evaluations (the CPU of sign-up and log-in), by use: hash or compare.",
+		}, []string{"use"}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
-		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure)
+		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure,
+		m.rateLimited, m.rateLimitUnchecked, m.passwordHashes)
 	return m
 }
 

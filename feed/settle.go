@@ -18,7 +18,7 @@ func (e *Engine) afterCommit(ctx context.Context, ownInbox func(context.Context)
 		return
 	}
 	if err := ownInbox(ctx); err != nil {
-		e.log.Warn("apply change to own inbox; the fan-out will", "err", err)
+		e.log.WarnContext(ctx, "apply change to own inbox; the fan-out will", "err", err)
 	}
 }
 

@@ -38,7 +38,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 						l.countMu.Lock()
 						l.recount = true // again at the next change
 						l.countMu.Unlock()
-						e.log.Warn("unread count", "viewer", viewerID, "err", err)
+						e.log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
 					}
 				} else {
 					marker, unread = m, make(map[int64]bool, len(entries))
@@ -91,7 +91,7 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 			case add := <-l.added:
 				edge, err := e.edgeAt(ctx, viewerID, add)
 				if err != nil && ctx.Err() == nil {
-					e.log.Warn("feed item for subscription", "viewer", viewerID, "err", err)
+					e.log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
 				}
 				if edge == nil {
 					continue
@@ -114,14 +114,14 @@ func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
 		return
 	}
 	if _, err := e.ensureInbox(ctx, viewerID); err != nil && ctx.Err() == nil {
-		e.log.Warn("inbox for live reader", "viewer", viewerID, "err", err)
+		e.log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
 	}
 }
 
 func (e *Engine) refreshListener(ctx context.Context, l *listener) {
 	if l.refresh.Swap(false) {
 		if err := e.hub.update(ctx, l); err != nil && ctx.Err() == nil {
-			e.log.Warn("re-subscribe listener", "viewer", l.reader, "err", err)
+			e.log.WarnContext(ctx, "re-subscribe listener", "viewer", l.reader, "err", err)
 		}
 	}
 }
@@ -170,7 +170,7 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 // lost message costs a late red dot, never data: it is only logged.
 func (e *Engine) publish(ctx context.Context, channel, message string) {
 	if err := e.redis.Publish(ctx, channel, message).Err(); err != nil && ctx.Err() == nil {
-		e.log.Warn("publish", "channel", channel, "err", err)
+		e.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
 	}
 }
 

@@ -14,15 +14,19 @@ import (
 	"feedservice/feed"
 )
 
-// RequestIDFunc returns the id of the request ctx belongs to, for logs.
+// RequestIDFunc returns the id of the request ctx belongs to, for the
+// message of an internal error. (The logger adds it to log lines itself.)
 type RequestIDFunc func(ctx context.Context) string
 
 // ErrorPresenter decides once, at the edge, what a client sees of an error:
-// an engine error's own message and code; a malformed or invalid document is
-// BAD_USER_INPUT, and so is a request body that is not a GraphQL request (or
-// is larger than bodyLimitBytes); anything else is logged with the request
-// id and sent as INTERNAL_SERVER_ERROR without its text, except a backend
-// that cannot be reached, which is UNAVAILABLE (the client may retry).
+// an engine error's own message and code (and, when rate limited, the
+// seconds to wait as extensions.retryAfter); a malformed, invalid or too
+// complex document is BAD_USER_INPUT, and so is a request body that is not
+// a GraphQL request (or is larger than bodyLimitBytes); a persisted query's
+// unknown hash keeps the code Apollo's client looks for; a backend that
+// cannot be reached is UNAVAILABLE (the client may retry); anything else is
+// logged with the request id and sent as INTERNAL_SERVER_ERROR without its
+// text.
 func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes int64) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
@@ -31,6 +35,10 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 		case errors.As(err, &engineErr):
 			gqlErr.Message = engineErr.Message
 			setCode(gqlErr, engineErr.Code)
+			if engineErr.Code == feed.CodeRateLimited {
+				gqlErr.Extensions["retryAfter"] = engineErr.RetryAfterSeconds()
+			}
+		case gqlErr.Extensions["code"] == errPersistedQueryNotFound:
 		case isDocumentError(gqlErr):
 			setCode(gqlErr, feed.CodeBadUserInput)
 		case !graphql.HasOperationContext(ctx):
@@ -49,7 +57,7 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			gqlErr.Message = "request cancelled"
 		default:
 			id := requestID(ctx)
-			log.Error("internal error", "requestId", id, "path", gqlErr.Path.String(), "err", err)
+			log.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "internal server error (request " + id + ")"
 			setCode(gqlErr, feed.CodeInternal)
 		}
@@ -57,11 +65,17 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 	}
 }
 
+// Codes that gqlgen's extensions set on their own refusals.
+const (
+	errComplexityLimit        = "COMPLEXITY_LIMIT_EXCEEDED"
+	errPersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+)
+
 // isDocumentError tells gqlgen's own errors about the request document
-// (parse, validation, variable coercion) from resolver errors.
+// (parse, validation, variable coercion, complexity) from resolver errors.
 func isDocumentError(e *gqlerror.Error) bool {
 	code, _ := e.Extensions["code"].(string)
-	return code == errcode.ParseFailed || code == errcode.ValidationFailed
+	return code == errcode.ParseFailed || code == errcode.ValidationFailed || code == errComplexityLimit
 }
 
 func setCode(e *gqlerror.Error, code feed.Code) {
@@ -75,7 +89,7 @@ func setCode(e *gqlerror.Error, code feed.Code) {
 // in the log; the client sees INTERNAL_SERVER_ERROR, the server lives on.
 func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		log.Error("panic in resolver", "requestId", requestID(ctx), "panic", p, "stack", string(debug.Stack()))
+		log.ErrorContext(ctx, "panic in resolver", "panic", p, "stack", string(debug.Stack()))
 		return fmt.Errorf("panic: %v", p)
 	}
 }

@@ -1,0 +1,557 @@
+package main
+
+// Black-box tests of the abuse limits, each at its edge: query complexity
+// and depth, batched operations, the rate limits (shared by instances over
+// one Redis), automatic persisted queries, the introspection and GraphiQL
+// switches, and the equal work of sign-up and log-in whether or not a
+// username exists.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"feedservice/feed"
+)
+
+// limitsPost POSTs a raw body to /query with a token and extra headers.
+func limitsPost(t *testing.T, s *testServer, token string, header http.Header, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /query: %v", err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res, raw
+}
+
+// limitsDo runs one request of query and variables (and extensions, when
+// given) and returns its response and the HTTP response.
+func limitsDo(t *testing.T, s *testServer, token string, header http.Header, query string, vars, extensions map[string]any) (response, *http.Response) {
+	t.Helper()
+	req := map[string]any{"variables": vars}
+	if query != "" {
+		req["query"] = query
+	}
+	if extensions != nil {
+		req["extensions"] = extensions
+	}
+	body, _ := json.Marshal(req)
+	res, raw := limitsPost(t, s, token, header, body)
+	return errsDecode(t, res.StatusCode, raw), res
+}
+
+// limitsSecondInstance starts another server instance on the same MySQL
+// database, Redis and key prefix as s, as a second instance behind one load
+// balancer would be.
+func limitsSecondInstance(t *testing.T, s *testServer) *testServer {
+	t.Helper()
+	shared := s.app.cfg
+	return newTestServer(t, backendReal, func(c *config) { *c = shared })
+}
+
+func TestLimitsQueryComplexity(t *testing.T) {
+	// viewer 1 + followers (1 + 7 x (edges 1 + node 1 + id 1)) = 23.
+	const atLimit = `{ viewer { followers(first: 7) { edges { node { id } } } } }`
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 23 })
+	ann := s.signUp(t, "ann")
+	t.Run("at the limit", func(t *testing.T) {
+		ann.mustDo(t, atLimit, nil, nil)
+		ann.mustDo(t, `{ viewer { following(last: 7) { edges { node { id } } } } }`, nil, nil)
+	})
+	t.Run("one over", func(t *testing.T) {
+		for _, q := range []string{
+			`{ viewer { id followers(first: 7) { edges { node { id } } } } }`,
+			`{ viewer { followers(first: 7) { edges { cursor node { id } } } } }`,
+			`{ viewer { followers(first: 8) { edges { node { id } } } } }`, // 26
+			`{ viewer { followers(last: 8) { edges { node { id } } } } }`,
+			// No count: the default page of 20 is priced.
+			`{ viewer { followers { edges { node { id } } } } }`,
+		} {
+			r := ann.mustFail(t, "BAD_USER_INPUT", q, nil)
+			if !strings.Contains(r.Errors[0].Message, "complexity") {
+				t.Errorf("%s: message %q does not name the complexity limit", q, r.Errors[0].Message)
+			}
+			if string(r.Data) != "" && string(r.Data) != "null" {
+				t.Errorf("%s: refused operation has data %s", q, r.Data)
+			}
+		}
+	})
+	t.Run("variables count", func(t *testing.T) {
+		q := `query($n: Int) { viewer { followers(first: $n) { edges { node { id } } } } }`
+		ann.mustDo(t, q, map[string]any{"n": 7}, nil)
+		ann.mustFail(t, "BAD_USER_INPUT", q, map[string]any{"n": 8})
+	})
+	t.Run("the default", func(t *testing.T) {
+		s := newTestServer(t, backendReal)
+		bob := s.signUp(t, "bob")
+		// The app's feed page at the largest page size passes.
+		bob.mustDo(t, limitsAppFeedQuery, map[string]any{"first": feed.MaxPageSize}, nil)
+		// Followers of followers at 100 x 100 is refused before it runs.
+		bob.mustFail(t, "BAD_USER_INPUT", `{ viewer { followers(first: 100) { edges { node {
+			followers(first: 100) { edges { node { id username } } } } } } } }`, nil)
+		// A list of ids is priced per id.
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = bob.ID
+		}
+		bob.mustFail(t, "BAD_USER_INPUT", `query($ids: [ID!]!) { nodes(ids: $ids) { ... on User {
+			followers(first: 100) { edges { node { id } } } } } }`, map[string]any{"ids": ids})
+	})
+}
+
+// limitsAppFeedQuery is the web app's feed page (web/src/graphql.ts), with
+// the __typename fields Apollo's client adds.
+const limitsAppFeedQuery = `query Feed($first: Int, $after: String, $last: Int, $before: String) {
+  feed(first: $first, after: $after, last: $last, before: $before) {
+    edges { ...FeedEdgeFields __typename }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
+    __typename
+  }
+}
+fragment FeedEdgeFields on FeedEdge {
+  cursor
+  node {
+    addedAt
+    post { ...PostFields __typename }
+    reposters { ...UserSummary __typename }
+    __typename
+  }
+}
+fragment PostFields on Post {
+  id body createdAt repostCount
+  author { ...UserSummary __typename }
+  repostOf { id body createdAt repostCount author { ...UserSummary __typename } __typename }
+}
+fragment UserSummary on User { id username displayName }`
+
+func TestLimitsQueryDepth(t *testing.T) {
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryDepth = 5 })
+	ann := s.signUp(t, "ann")
+	t.Run("at the limit", func(t *testing.T) {
+		for _, q := range []string{
+			`{ viewer { followers { edges { node { id } } } } }`,
+			`{ viewer { ...F } } fragment F on User { followers { edges { node { id } } } }`,
+			`{ viewer { ... on User { followers { edges { ... on UserEdge { node { id } } } } } } }`,
+		} {
+			ann.mustDo(t, q, nil, nil)
+		}
+	})
+	t.Run("one over", func(t *testing.T) {
+		for _, q := range []string{
+			`{ viewer { followers { edges { node { followers { totalCount } } } } } }`,
+			`{ viewer { ...F } } fragment F on User { followers { edges { node { ...G } } } } fragment G on User { followers { totalCount } }`,
+			`{ viewer { ... on User { followers { edges { ... on UserEdge { node { following { totalCount } } } } } } } }`,
+			`mutation { logIn(input: {username: "ann", password: "password-ann"}) { user { followers { edges { node { id } } } } } }`,
+		} {
+			r := ann.mustFail(t, "BAD_USER_INPUT", q, nil)
+			if !strings.Contains(r.Errors[0].Message, "MaxQueryDepth") {
+				t.Errorf("%s: message %q does not name the depth limit", q, r.Errors[0].Message)
+			}
+		}
+	})
+	t.Run("GraphiQL's introspection passes the default", func(t *testing.T) {
+		s := newTestServer(t, backendReal)
+		var out struct {
+			Schema struct {
+				QueryType struct{ Name string }
+				Types     []struct{ Name string }
+			} `json:"__schema"`
+		}
+		s.anon().mustDo(t, limitsGraphiQLIntrospection, nil, &out)
+		if out.Schema.QueryType.Name != "Query" || len(out.Schema.Types) < 10 {
+			t.Fatalf("introspection answered %+v", out.Schema)
+		}
+	})
+}
+
+func TestLimitsBatch(t *testing.T) {
+	const max = 4
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxBatchOperations = max })
+	ann := s.signUp(t, "ann")
+	post := func(body string) map[string]any {
+		return map[string]any{"query": `mutation($b: String!) { createPost(input: {body: $b}) { post { body author { username postCount } } } }`,
+			"variables": map[string]any{"b": body}}
+	}
+	postCount := func() int {
+		var out struct{ Viewer struct{ PostCount int } }
+		ann.mustDo(t, `{ viewer { postCount } }`, nil, &out)
+		return out.Viewer.PostCount
+	}
+	batch := func(ops ...any) (*http.Response, []byte) {
+		body, _ := json.Marshal(ops)
+		return limitsPost(t, s, ann.Token, nil, body)
+	}
+	t.Run("at the limit", func(t *testing.T) {
+		res, raw := batch(post("one"), post("two"),
+			map[string]any{"query": `query Who { viewer { username } }`, "operationName": "Who"},
+			map[string]any{"query": `{ user(username: "ann") { timeline(first: -1) { totalCount } } }`})
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d, body %s: %v", res.StatusCode, raw, err)
+		}
+		if len(results) != max {
+			t.Fatalf("%d results for %d operations: %s", len(results), max, raw)
+		}
+		for i, want := range []string{`"one"`, `"two"`, `"ann"`} {
+			if len(results[i].Errors) > 0 || !strings.Contains(string(results[i].Data), want) {
+				t.Errorf("result %d: %s %+v, want %s", i, results[i].Data, results[i].Errors, want)
+			}
+		}
+		// Operations run in order, each seeing the ones before it.
+		if !strings.Contains(string(results[1].Data), `"postCount":2`) {
+			t.Errorf("the second post's author shows %s, want postCount 2", results[1].Data)
+		}
+		// One operation's error is its own, coded like any other.
+		if results[3].Code() != "BAD_USER_INPUT" {
+			t.Errorf("a bad page size in a batch: %+v", results[3].Errors)
+		}
+	})
+	t.Run("one over", func(t *testing.T) {
+		before := postCount()
+		ops := make([]any, max+1)
+		for i := range ops {
+			ops[i] = post(fmt.Sprint("over ", i))
+		}
+		res, raw := batch(ops...)
+		r := errsDecode(t, res.StatusCode, raw)
+		errsCheck(t, r)
+		if res.StatusCode != http.StatusBadRequest || r.Code() != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, "MaxBatchOperations") {
+			t.Fatalf("a batch of %d: status %d, %s", max+1, res.StatusCode, raw)
+		}
+		if after := postCount(); after != before {
+			t.Errorf("a refused batch ran: postCount %d -> %d", before, after)
+		}
+	})
+	t.Run("empty and malformed", func(t *testing.T) {
+		for _, body := range []string{`[]`, ` [ {"query": "{ viewer { id } }"} `, `[1, 2]`} {
+			res, raw := limitsPost(t, s, ann.Token, nil, []byte(body))
+			r := errsDecode(t, res.StatusCode, raw)
+			errsCheck(t, r)
+			if r.Code() != "BAD_USER_INPUT" {
+				t.Errorf("batch body %s: status %d, %s", body, res.StatusCode, raw)
+			}
+		}
+	})
+	t.Run("a single operation is not a batch", func(t *testing.T) {
+		res, raw := limitsPost(t, s, ann.Token, nil, []byte(` {"query": "{ viewer { username } }"}`))
+		if r := errsDecode(t, res.StatusCode, raw); len(r.Errors) > 0 || !strings.Contains(string(r.Data), "ann") {
+			t.Errorf("a single operation: %s", raw)
+		}
+	})
+}
+
+// limitsRateLimited checks that r is refused by a rate limit, with a
+// retryAfter in the error and the Retry-After header.
+func limitsRateLimited(t *testing.T, r response, res *http.Response, what string) {
+	t.Helper()
+	if r.Code() != "RATE_LIMITED" {
+		t.Fatalf("%s: want RATE_LIMITED, got %+v (data %s)", what, r.Errors, r.Data)
+	}
+	retry, ok := r.Errors[0].Extensions["retryAfter"].(float64)
+	if !ok || retry <= 0 {
+		t.Errorf("%s: extensions.retryAfter %v, want seconds > 0", what, r.Errors[0].Extensions["retryAfter"])
+	}
+	if h, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || h < int(retry) || h <= 0 {
+		t.Errorf("%s: Retry-After header %q, want at least %v", what, res.Header.Get("Retry-After"), retry)
+	}
+}
+
+func TestLimitsRateMutationsPerViewer(t *testing.T) {
+	const n = 3
+	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
+	create := `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`
+	for i := range n {
+		if r, _ := limitsDo(t, s, ann.Token, nil, create, map[string]any{"b": fmt.Sprint("post ", i)}, nil); len(r.Errors) > 0 {
+			t.Fatalf("mutation %d of %d: %+v", i+1, n, r.Errors)
+		}
+	}
+	r, res := limitsDo(t, s, ann.Token, nil, create, map[string]any{"b": "one too many"}, nil)
+	limitsRateLimited(t, r, res, "mutation n+1")
+	var out struct{ Viewer struct{ PostCount int } }
+	ann.mustDo(t, `{ viewer { postCount } }`, nil, &out)
+	if out.Viewer.PostCount != n {
+		t.Errorf("postCount %d after %d allowed and one refused", out.Viewer.PostCount, n)
+	}
+	// Queries are not mutations; another viewer has a budget of their own.
+	ann.mustDo(t, `{ viewer { id } }`, nil, nil)
+	bob.mustDo(t, create, map[string]any{"b": "bob's"}, nil)
+	// Each mutation field spends, however many share an operation.
+	bob.mustDo(t, `mutation { a: createPost(input: {body: "a"}) { post { id } } b: createPost(input: {body: "b"}) { post { id } } }`, nil, nil)
+	// A second instance over the same Redis spends from the same budget.
+	other := limitsSecondInstance(t, s)
+	r, res = limitsDo(t, other, ann.Token, nil, create, map[string]any{"b": "elsewhere"}, nil)
+	limitsRateLimited(t, r, res, "mutation n+1 on a second instance")
+	r, res = limitsDo(t, other, bob.Token, nil, create, map[string]any{"b": "elsewhere"}, nil)
+	limitsRateLimited(t, r, res, "bob's mutation n+1 on a second instance")
+}
+
+func TestLimitsRateAuthPerIP(t *testing.T) {
+	const n = 3
+	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
+	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
+	t.Run("per address, across instances", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = feed.Rate{Count: n, Period: time.Hour} })
+		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
+			t.Fatalf("sign-up: %+v", r.Errors)
+		}
+		// A wrong password spends like a right one: guesses are what it limits.
+		if r, _ := limitsDo(t, s, "", nil, logIn, map[string]any{"u": "ann", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
+			t.Fatalf("wrong password: %+v", r.Errors)
+		}
+		if r, _ := limitsDo(t, s, "", nil, logIn, map[string]any{"u": "ann", "p": "long-enough-password"}, nil); len(r.Errors) > 0 {
+			t.Fatalf("log-in %d of %d: %+v", n, n, r.Errors)
+		}
+		r, res := limitsDo(t, s, "", nil, logIn, map[string]any{"u": "ann", "p": "long-enough-password"}, nil)
+		limitsRateLimited(t, r, res, "log-in n+1")
+		r, res = limitsDo(t, s, "", nil, signUp, map[string]any{"u": "bob"}, nil)
+		limitsRateLimited(t, r, res, "sign-up after the budget is spent")
+		if errsUserExists(t, s, "bob") {
+			t.Errorf("a rate-limited sign-up created its user")
+		}
+		other := limitsSecondInstance(t, s)
+		r, res = limitsDo(t, other, "", nil, logIn, map[string]any{"u": "ann", "p": "long-enough-password"}, nil)
+		limitsRateLimited(t, r, res, "log-in n+1 on a second instance")
+	})
+	t.Run("X-Forwarded-For from a trusted proxy", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) {
+			c.AuthRate = feed.Rate{Count: n, Period: time.Hour}
+			c.TrustedProxies, _ = parsePrefixes("10.0.0.0/8, 127.0.0.1")
+		})
+		from := func(chain string) http.Header { return http.Header{"X-Forwarded-For": {chain}} }
+		for i := range n {
+			// The client's own claim (left) is not believed; the proxies' are.
+			chain := fmt.Sprintf("198.51.100.%d, 203.0.113.7, 10.1.2.3", i)
+			if r, _ := limitsDo(t, s, "", from(chain), logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
+				t.Fatalf("attempt %d from 203.0.113.7: %+v", i+1, r.Errors)
+			}
+		}
+		r, res := limitsDo(t, s, "", from("203.0.113.7"), logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil)
+		limitsRateLimited(t, r, res, "attempt n+1 from 203.0.113.7")
+		if r, _ := limitsDo(t, s, "", from("203.0.113.8"), logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
+			t.Errorf("another address behind the proxy: %+v", r.Errors)
+		}
+	})
+	t.Run("X-Forwarded-For from anyone else", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = feed.Rate{Count: n, Period: time.Hour} })
+		for i := range n {
+			from := http.Header{"X-Forwarded-For": {fmt.Sprintf("203.0.113.%d", i)}}
+			if r, _ := limitsDo(t, s, "", from, logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
+				t.Fatalf("attempt %d: %+v", i+1, r.Errors)
+			}
+		}
+		from := http.Header{"X-Forwarded-For": {"203.0.113.99"}}
+		r, res := limitsDo(t, s, "", from, logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil)
+		limitsRateLimited(t, r, res, "a forged X-Forwarded-For")
+	})
+	t.Run("signed-out mutations per address", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+		follow := `mutation { follow(userId: "VXNlcjox") { user { id } } }`
+		for i := range n {
+			if r, _ := limitsDo(t, s, "", nil, follow, nil, nil); r.Code() == "RATE_LIMITED" || len(r.Errors) == 0 {
+				t.Fatalf("signed-out mutation %d: %+v", i+1, r.Errors)
+			}
+		}
+		r, res := limitsDo(t, s, "", nil, follow, nil, nil)
+		limitsRateLimited(t, r, res, "signed-out mutation n+1")
+	})
+	t.Run("embedded default", func(t *testing.T) {
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.AuthRate = feed.Rate{Count: 1, Period: time.Hour} })
+		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
+			t.Fatalf("sign-up: %+v", r.Errors)
+		}
+		r, res := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "bob"}, nil)
+		limitsRateLimited(t, r, res, "sign-up 2 of 1 on the embedded default")
+	})
+}
+
+// limitsPersisted is the APQ extension of a request sending hash.
+func limitsPersisted(hash string) map[string]any {
+	return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}
+}
+
+func TestLimitsPersistedQueries(t *testing.T) {
+	const doc = `query Who($u: String!) { user(username: $u) { username } }`
+	sum := sha256.Sum256([]byte(doc))
+	hash := hex.EncodeToString(sum[:])
+	vars := map[string]any{"u": "ann"}
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		s.signUp(t, "ann")
+		answered := func(r response, what string) {
+			t.Helper()
+			if len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"ann"`) {
+				t.Fatalf("%s: %s %+v", what, r.Data, r.Errors)
+			}
+		}
+		r, _ := limitsDo(t, s, "", nil, "", vars, limitsPersisted(hash))
+		if r.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Fatalf("an unknown hash: %+v", r.Errors)
+		}
+		r, _ = limitsDo(t, s, "", nil, doc, vars, limitsPersisted(hash))
+		answered(r, "hash with its document")
+		r, _ = limitsDo(t, s, "", nil, "", vars, limitsPersisted(hash))
+		answered(r, "the hash alone, afterwards")
+		// Apollo sends hashed queries by GET too.
+		ext, _ := json.Marshal(limitsPersisted(hash))
+		v, _ := json.Marshal(vars)
+		res, body := errsGet(t, s.URL+"/query?extensions="+url.QueryEscape(string(ext))+"&variables="+url.QueryEscape(string(v)), nil)
+		answered(errsDecode(t, res.StatusCode, body), "the hash alone by GET")
+		if s.app.cfg.RedisAddr != "" {
+			other := limitsSecondInstance(t, s)
+			r, _ = limitsDo(t, other, "", nil, "", vars, limitsPersisted(hash))
+			answered(r, "the hash alone on a second instance")
+		}
+		wrong := strings.Repeat("0", 64)
+		r, _ = limitsDo(t, s, "", nil, doc, vars, limitsPersisted(wrong))
+		errsCheck(t, r)
+		if r.Code() != "BAD_USER_INPUT" {
+			t.Errorf("a hash that is not the document's: %+v", r.Errors)
+		}
+		r, _ = limitsDo(t, s, "", nil, "", vars, limitsPersisted(wrong))
+		if r.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Errorf("a wrong hash was kept: %+v", r.Errors)
+		}
+		r, _ = limitsDo(t, s, "", nil, doc, vars, map[string]any{"persistedQuery": map[string]any{"version": 2, "sha256Hash": hash}})
+		errsCheck(t, r)
+		if r.Code() != "BAD_USER_INPUT" {
+			t.Errorf("an unknown APQ version: %+v", r.Errors)
+		}
+	})
+}
+
+func TestLimitsIntrospectionAndGraphiQLSwitches(t *testing.T) {
+	introspect := []string{`{ __schema { queryType { name } } }`, `{ __type(name: "User") { name } }`,
+		`{ viewer { id } ...F } fragment F on Query { __schema { types { name } } }`}
+	t.Run("off", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) { c.Introspection, c.GraphiQL = false, false })
+		for _, q := range introspect {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", q, nil)
+			errsCheck(t, r)
+		}
+		s.anon().mustDo(t, `{ __typename viewer { __typename } }`, nil, nil)
+		for _, path := range []string{"/", "/graphiql/"} {
+			if res, _ := errsGet(t, s.URL+path, nil); res.StatusCode != http.StatusNotFound {
+				t.Errorf("GET %s with GraphiQL off: status %d", path, res.StatusCode)
+			}
+		}
+	})
+	t.Run("on by default", func(t *testing.T) {
+		s := newTestServer(t, backendReal)
+		for _, q := range introspect {
+			s.anon().mustDo(t, q, nil, nil)
+		}
+		if res, _ := errsGet(t, s.URL+"/", nil); res.StatusCode != http.StatusOK {
+			t.Errorf("GET / with GraphiQL on: status %d", res.StatusCode)
+		}
+	})
+}
+
+// limitsPasswordHashes reads the server's count of bcrypt evaluations by use.
+func limitsPasswordHashes(t *testing.T, s *testServer) (hash, compare float64) {
+	t.Helper()
+	families, err := s.app.engine.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "feed_password_hashes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			switch m.GetLabel()[0].GetValue() {
+			case "hash":
+				hash = m.GetCounter().GetValue()
+			case "compare":
+				compare = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return hash, compare
+}
+
+// Whether a username exists must not show in how long sign-up or log-in
+// take. Rather than time them, count the bcrypt runs (all of their cost):
+// the answer for a taken name does the same work as for a free one.
+func TestLimitsPasswordWorkHidesUsernames(t *testing.T) {
+	s := newTestServer(t, backendReal)
+	s.signUp(t, "ann")
+	work := func(query string, vars map[string]any) (hash, compare float64) {
+		t.Helper()
+		h0, c0 := limitsPasswordHashes(t, s)
+		s.anon().do(t, query, vars)
+		h1, c1 := limitsPasswordHashes(t, s)
+		return h1 - h0, c1 - c0
+	}
+	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
+	fh, fc := work(signUp, map[string]any{"u": "fresh"})
+	th, tc := work(signUp, map[string]any{"u": "ann"})
+	if fh != 1 || fc != 0 || th != fh || tc != fc {
+		t.Errorf("sign-up bcrypt runs (hash, compare): free name (%v, %v), taken name (%v, %v); want (1, 0) both", fh, fc, th, tc)
+	}
+	logIn := `mutation($u: String!) { logIn(input: {username: $u, password: "wrong password"}) { token } }`
+	wh, wc := work(logIn, map[string]any{"u": "ann"})
+	uh, uc := work(logIn, map[string]any{"u": "nobody"})
+	if wc != 1 || wh != 0 || uh != wh || uc != wc {
+		t.Errorf("log-in bcrypt runs (hash, compare): wrong password (%v, %v), unknown user (%v, %v); want (0, 1) both", wh, wc, uh, uc)
+	}
+}
+
+// limitsGraphiQLIntrospection is the introspection query of the embedded
+// GraphiQL (5.4, graphql-js 16 getIntrospectionQuery with typeDepth 9): 15
+// fields deep.
+const limitsGraphiQLIntrospection = `
+query IntrospectionQuery {
+  __schema {
+    description
+    queryType { name kind }
+    mutationType { name kind }
+    subscriptionType { name kind }
+    types { ...FullType }
+    directives {
+      name description isRepeatable locations
+      args(includeDeprecated: true) { ...InputValue }
+    }
+  }
+}
+fragment FullType on __Type {
+  kind name description specifiedByURL isOneOf
+  fields(includeDeprecated: true) {
+    name description
+    args(includeDeprecated: true) { ...InputValue }
+    type { ...TypeRef }
+    isDeprecated deprecationReason
+  }
+  inputFields(includeDeprecated: true) { ...InputValue }
+  interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
+  possibleTypes { ...TypeRef }
+}
+fragment InputValue on __InputValue {
+  name description
+  type { ...TypeRef }
+  defaultValue isDeprecated deprecationReason
+}
+fragment TypeRef on __Type {
+  kind name
+  ofType { name kind ofType { name kind ofType { name kind ofType { name kind ofType { name kind
+    ofType { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } } } } }
+}`

@@ -1,0 +1,142 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv"
+)
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]Rate{
+		"60/1m": {60, time.Minute}, " 10/1h ": {10, time.Hour}, "1/500ms": {1, 500 * time.Millisecond},
+		"0": {}, "off": {}, "OFF": {},
+	} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "60", "60/", "/1m", "-1/1m", "0/1m", "x/1m", "60/0s", "60/-1m", "60/minute"} {
+		if got, err := ParseRate(in); err == nil {
+			t.Errorf("ParseRate(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+// allowN spends n actions of subject's budget and fails t unless all pass.
+func allowN(t *testing.T, e *Engine, rate Rate, subject string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := e.Allow(context.Background(), "test", rate, subject); err != nil {
+			t.Fatalf("action %d of %d: %v", i+1, n, err)
+		}
+	}
+}
+
+// refused checks that err is RATE_LIMITED with a wait of at most period.
+func refused(t *testing.T, err error, period time.Duration) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeRateLimited {
+		t.Fatalf("want RATE_LIMITED, got %v", err)
+	}
+	if e.RetryAfter <= 0 || e.RetryAfter > period || e.RetryAfterSeconds() < 1 {
+		t.Errorf("RetryAfter %v (%d s), want within (0, %v]", e.RetryAfter, e.RetryAfterSeconds(), period)
+	}
+}
+
+func TestAllowAtTheEdge(t *testing.T) {
+	const n = 5
+	rate := Rate{Count: n, Period: time.Hour}
+	te := newTestEngine(t, func(c *Config) { c.FanoutWorkers = 0 })
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", n)
+	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+	if got := counterValue(te.metrics.rateLimited.WithLabelValues("test")); got != 1 {
+		t.Errorf("feed_rate_limited_total %v, want 1", got)
+	}
+	// Subjects and limits have budgets of their own; off allows everything.
+	allowN(t, te.Engine, rate, "ip:192.0.2.2", n)
+	if err := te.Allow(context.Background(), "other", rate, "ip:192.0.2.1"); err != nil {
+		t.Errorf("another limit of the same subject: %v", err)
+	}
+	allowN(t, te.Engine, Rate{}, "ip:192.0.2.1", 3*n)
+}
+
+func TestAllowSharedByInstances(t *testing.T) {
+	const n = 4
+	rate := Rate{Count: n, Period: time.Hour}
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	first := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
+	second := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	allowN(t, first.Engine, rate, "user:1", n/2)
+	allowN(t, second.Engine, rate, "user:1", n-n/2)
+	refused(t, first.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
+	refused(t, second.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
+	// The budget is under the key prefix: tenants and tests keep apart.
+	other := startTestEngine(t, st, rdb, prefix+"other:", func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	allowN(t, other.Engine, rate, "user:1", n)
+}
+
+// With Redis away the limiter lets actions through (and counts them):
+// refusing everything would take the API down with Redis.
+func TestAllowFailsOpenWithoutRedis(t *testing.T) {
+	server := testenv.StartRedis(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()},
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	rate := Rate{Count: 1, Period: time.Hour}
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
+	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+	server.Kill()
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", 2)
+	if got := counterValue(te.metrics.rateLimitUnchecked); got != 2 {
+		t.Errorf("feed_rate_limit_unchecked_total %v, want 2", got)
+	}
+	// Back, empty: limits hold again.
+	server.Start()
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
+	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+}
+
+func TestPersistedQueries(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	first := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
+	second := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	ctx := context.Background()
+	cache := first.PersistedQueries(time.Hour)
+	if _, ok := cache.Get(ctx, "h1"); ok {
+		t.Fatal("a hash never added was found")
+	}
+	cache.Add(ctx, "h1", "{ viewer { id } }")
+	if doc, ok := second.PersistedQueries(time.Hour).Get(ctx, "h1"); !ok || doc != "{ viewer { id } }" {
+		t.Errorf("on a second instance: %q, %v", doc, ok)
+	}
+	if ttl := rdb.TTL(ctx, first.keys.persistedQuery("h1")).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Errorf("TTL %v, want within (0, 1h]", ttl)
+	}
+	// At the size limit it is kept; one byte over, it is not (it still runs).
+	cache.Add(ctx, "big", strings.Repeat(" ", MaxPersistedQueryBytes))
+	cache.Add(ctx, "bigger", strings.Repeat(" ", MaxPersistedQueryBytes+1))
+	if _, ok := cache.Get(ctx, "big"); !ok {
+		t.Errorf("a document of MaxPersistedQueryBytes was not kept")
+	}
+	if _, ok := cache.Get(ctx, "bigger"); ok {
+		t.Errorf("a document over MaxPersistedQueryBytes was kept")
+	}
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	c.Write(&m)
+	return m.GetCounter().GetValue()
+}

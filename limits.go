@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"feedservice/feed"
+)
+
+// The names of the rate limits, in their Redis keys, logs and metrics.
+const (
+	limitMutations = "mutations" // per viewer, or per IP when signed out
+	limitAuth      = "auth"      // signUp and logIn, per IP
+)
+
+// documentLimits refuses, before anything runs, an operation nested deeper
+// than maxDepth fields, and one that introspects the schema when
+// introspection is switched off.
+type documentLimits struct {
+	maxDepth      int
+	introspection bool
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = documentLimits{}
+
+func (documentLimits) ExtensionName() string                   { return "DocumentLimits" }
+func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (l documentLimits) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	w := selectionWalk{fragments: map[string]int{}}
+	depth := w.depth(opCtx.Operation.SelectionSet)
+	if w.introspects && !l.introspection {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("introspection (__schema, __type) is switched off on this server"))
+	}
+	if depth > l.maxDepth {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", depth, l.maxDepth))
+	}
+	return nil
+}
+
+// selectionWalk measures how deep fields nest, through inline fragments and
+// fragment spreads. Each named fragment is measured once: a document that
+// spreads one fragment many times costs no more to measure.
+type selectionWalk struct {
+	fragments   map[string]int
+	introspects bool
+}
+
+func (w *selectionWalk) depth(set ast.SelectionSet) int {
+	deepest := 0
+	for _, sel := range set {
+		d := 0
+		switch sel := sel.(type) {
+		case *ast.Field:
+			if sel.Name == "__schema" || sel.Name == "__type" {
+				w.introspects = true
+			}
+			d = 1 + w.depth(sel.SelectionSet)
+		case *ast.InlineFragment:
+			d = w.depth(sel.SelectionSet)
+		case *ast.FragmentSpread:
+			// Validation has refused unknown and cyclic fragments already.
+			known, ok := w.fragments[sel.Name]
+			if !ok && sel.Definition != nil {
+				known = w.depth(sel.Definition.SelectionSet)
+				w.fragments[sel.Name] = known
+			}
+			d = known
+		}
+		deepest = max(deepest, d)
+	}
+	return deepest
+}
+
+// rateLimits spends each mutation field from a budget in Redis: signUp and
+// logIn from the client IP's auth budget, every other mutation from the
+// viewer's mutation budget (the client IP's when signed out). A refused
+// field answers RATE_LIMITED with extensions.retryAfter; the rest of the
+// operation runs as usual.
+type rateLimits struct {
+	engine    *feed.Engine
+	mutations feed.Rate
+	auth      feed.Rate
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.FieldInterceptor
+} = rateLimits{}
+
+func (rateLimits) ExtensionName() string                   { return "RateLimits" }
+func (rateLimits) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (l rateLimits) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Object != "Mutation" {
+		return next(ctx)
+	}
+	var err error
+	switch viewer := feed.ViewerID(ctx); {
+	case fc.Field.Name == "signUp" || fc.Field.Name == "logIn":
+		err = l.engine.Allow(ctx, limitAuth, l.auth, "ip:"+clientIP(ctx))
+	case viewer != 0:
+		err = l.engine.Allow(ctx, limitMutations, l.mutations, "user:"+strconv.FormatInt(viewer, 10))
+	default:
+		err = l.engine.Allow(ctx, limitMutations, l.mutations, "ip:"+clientIP(ctx))
+	}
+	if err != nil {
+		var refusal *feed.Error
+		if errors.As(err, &refusal) {
+			noteRetryAfter(ctx, refusal.RetryAfterSeconds())
+		}
+		return nil, err
+	}
+	return next(ctx)
+}
+
+type clientKey struct{}
+
+// clientInfo is what the HTTP layer knows of who sent a request.
+type clientInfo struct {
+	ip         string
+	mu         sync.Mutex
+	retryAfter int // the longest wait, in seconds, a refusal in the response asked for
+}
+
+// withClient notes the client's IP for the rate limits, and answers the
+// longest retryAfter of a rate-limited response in a Retry-After header.
+func (a *app) withClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &clientInfo{ip: a.clientIP(r)}
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c))
+		if r.Header.Get("Upgrade") != "" {
+			next.ServeHTTP(w, r) // a websocket hijacks the writer; its errors carry retryAfter
+			return
+		}
+		next.ServeHTTP(&retryAfterWriter{ResponseWriter: w, client: c}, r)
+	})
+}
+
+// clientIP is the address the request came from. Behind trusted proxies
+// (TRUSTED_PROXIES) it is the last address of X-Forwarded-For that is not
+// one of them: each proxy appends who it heard from, so the addresses to
+// the right of the nearest untrusted one were written by trusted proxies,
+// and anything left of it may be forged by the client.
+func (a *app) clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil || !a.cfg.trusts(addr) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop: trust nothing left of it
+		}
+		addr = hop.Unmap()
+		if !a.cfg.trusts(addr) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func clientIP(ctx context.Context) string {
+	if c, ok := ctx.Value(clientKey{}).(*clientInfo); ok {
+		return c.ip
+	}
+	return "unknown"
+}
+
+func noteRetryAfter(ctx context.Context, seconds int) {
+	if c, ok := ctx.Value(clientKey{}).(*clientInfo); ok {
+		c.mu.Lock()
+		c.retryAfter = max(c.retryAfter, seconds)
+		c.mu.Unlock()
+	}
+}
+
+// retryAfterWriter adds the Retry-After header as the response starts,
+// which is after every operation of it has run.
+type retryAfterWriter struct {
+	http.ResponseWriter
+	client  *clientInfo
+	started bool
+}
+
+func (w *retryAfterWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	w.client.mu.Lock()
+	seconds := w.client.retryAfter
+	w.client.mu.Unlock()
+	if seconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(seconds))
+	}
+}
+
+func (w *retryAfterWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *retryAfterWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *retryAfterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// persistedQueries is gqlgen's automatic persisted queries over the
+// engine's Redis cache, with a code on each of its refusals: a hash that is
+// not known is PERSISTED_QUERY_NOT_FOUND (Apollo's client then sends the
+// document), and a hash that does not match its document, or a malformed
+// or unknown version of the extension, is BAD_USER_INPUT.
+type persistedQueries struct {
+	extension.AutomaticPersistedQuery
+}
+
+func (p persistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	err := p.AutomaticPersistedQuery.MutateOperationParameters(ctx, params)
+	if err != nil && err.Extensions["code"] == nil {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("persisted query: %s", err.Message))
+	}
+	return err
+}
