@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak bench bench-quick bench-go services web
+.PHONY: run test generate seed migrate soak soak-model bench bench-quick bench-go services web
 
 run:
 	go run .
@@ -17,9 +17,17 @@ seed:
 migrate:
 	go run . migrate
 
+# The soak (soak/): a mixed workload against two server instances on
+# MariaDB and a private Redis for SOAK_DURATION (10m), a report row per
+# SOAK_INTERVAL (1m); fails on any request error or a series that grows
+# without bound. Then the long model test.
+soak: services
+	SOAK_DURATION=$${SOAK_DURATION:-10m} SOAK_INTERVAL=$${SOAK_INTERVAL:-1m} go run ./soak
+	$(MAKE) soak-model
+
 # The model-based test of the feed engine, long: MODEL_STEPS random
 # operations per feed mode (the test command runs 250).
-soak:
+soak-model:
 	MODEL_STEPS=$${MODEL_STEPS:-5000} go test -count=1 -timeout 60m -run TestEngineMatchesModel -v ./feed
 
 # The end-to-end benchmark (bench/): a real server process in each feed mode

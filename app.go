@@ -24,7 +24,9 @@ type app struct {
 	engine  *feed.Engine
 	sockets socketCounts
 	metrics *serverMetrics
-	closers []func()
+	// websockets are the open sockets, closed with 1001 on shutdown.
+	websockets openSockets
+	closers    []func()
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.

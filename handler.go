@@ -58,7 +58,7 @@ func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets},
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,

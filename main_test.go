@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain runs the tests, or, started by BenchmarkRedDotDelivery with
 // DELIVERY_CHILD=1, the benchmark's websocket clients in a process of
-// their own.
+// their own. The tests fail when a goroutine outlives them: each server a
+// test starts must stop everything it started.
 func TestMain(m *testing.M) {
 	if os.Getenv("DELIVERY_CHILD") == "1" {
 		if err := runDeliveryClients(); err != nil {
@@ -17,5 +20,5 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }

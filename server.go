@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -55,11 +56,15 @@ func run(args []string, log *slog.Logger) error {
 			return err
 		}
 	}
-	return serve(ctx, cfg.Addr, a.handler(), log)
+	return serve(ctx, cfg.Addr, a.handler(), log, a.websockets.goAway)
 }
 
-// serve listens until ctx ends, then lets in-flight requests finish.
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+// serve listens until ctx ends, then shuts down gracefully: it stops
+// accepting, lets in-flight requests finish (within ShutdownGrace) while
+// goAway closes the websockets (which Shutdown does not see). The engine
+// keeps running meanwhile, so what those requests commit is dispatched; the
+// caller stops it after serve returns.
+func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, goAway func() int) error {
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -72,8 +77,13 @@ func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) e
 	log.Info("shutting down", "grace", ShutdownGrace)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	var sockets sync.WaitGroup
+	sockets.Go(func() { log.Info("websockets closed", "count", goAway()) })
+	err := srv.Shutdown(shutdownCtx)
+	sockets.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", ShutdownGrace, err)
 	}
+	log.Info("http server stopped; stopping the engine")
 	return nil
 }

@@ -24,6 +24,15 @@ const (
 	// websocketCloseGrace is how long after its request ends a socket that
 	// gqlgen left open is closed by the adapter.
 	websocketCloseGrace = time.Second
+	// websocketGoAwayWait is how long a server shutting down waits for
+	// clients to answer its close frame before it drops their connections.
+	websocketGoAwayWait = time.Second
+)
+
+// closeGoingAway is the close code a server shutting down sends (RFC 6455).
+const (
+	closeGoingAway       = websocket.CloseGoingAway
+	closeGoingAwayReason = "server shutting down"
 )
 
 // gorillaWebsocket adapts gorilla/websocket to gqlgen's websocket transport.
@@ -33,6 +42,8 @@ type gorillaWebsocket struct {
 	AllowedOrigins []string
 	// Metrics counts the websockets; nil counts nothing.
 	Metrics *websocketMetrics
+	// Open tracks the accepted sockets, for the shutdown.
+	Open *openSockets
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -53,8 +64,13 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if protocol == "" {
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none
 	}
-	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol}
+	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol, open: g.Open}
 	g.Metrics.accepted(protocol)
+	if !g.Open.add(conn) {
+		conn.WriteClose(closeGoingAway, closeGoingAwayReason)
+		conn.Close()
+		return nil, errors.New("server shutting down")
+	}
 	// gqlgen leaves a socket open when connection_init's payload is not a
 	// JSON object; close what is still open a moment after it is done with
 	// the request (the moment lets its own close send the close frame).
@@ -87,8 +103,9 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 // gorillaConn is one accepted websocket. gorilla allows one concurrent
 // writer, and gqlgen writes from several goroutines, so writes take a lock.
 type gorillaConn struct {
-	c   *websocket.Conn
-	wmu sync.Mutex
+	c    *websocket.Conn
+	wmu  sync.Mutex
+	open *openSockets
 
 	metrics   *websocketMetrics
 	protocol  string
@@ -141,6 +158,7 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 // Close closes the socket; the first call counts it as closed, with 1006
 // (abnormal closure) when no close frame went either way first.
 func (g *gorillaConn) Close() error {
+	g.open.remove(g)
 	g.closeOnce.Do(func() {
 		code := int(g.closeCode.Load())
 		if code == 0 {
@@ -154,3 +172,76 @@ func (g *gorillaConn) Close() error {
 func (g *gorillaConn) Subprotocol() string               { return g.c.Subprotocol() }
 func (g *gorillaConn) SetReadLimit(limit int64)          { g.c.SetReadLimit(limit) }
 func (g *gorillaConn) SetReadDeadline(t time.Time) error { return g.c.SetReadDeadline(t) }
+
+// openSockets is the set of accepted websockets of one server, so that a
+// server shutting down can tell each client it is going away (the HTTP
+// server's Shutdown does not see hijacked connections). A nil set tracks
+// nothing.
+type openSockets struct {
+	mu      sync.Mutex
+	conns   map[*gorillaConn]struct{}
+	closing bool
+	empty   chan struct{} // closed when closing and the last socket is gone
+}
+
+// add registers c; it refuses when the server is shutting down.
+func (s *openSockets) add(c *gorillaConn) bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = map[*gorillaConn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *openSockets) remove(c *gorillaConn) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if s.closing && len(s.conns) == 0 && s.empty != nil {
+		close(s.empty)
+		s.empty = nil
+	}
+}
+
+// goAway closes every open websocket with 1001 (going away) and refuses new
+// ones. Each client gets websocketGoAwayWait to answer the close frame (the
+// transport's reader then closes the socket and ends its subscriptions);
+// the sockets still open after that are dropped. It returns how many
+// sockets it closed.
+func (s *openSockets) goAway() int {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*gorillaConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	empty := make(chan struct{})
+	if len(conns) == 0 {
+		close(empty)
+	} else {
+		s.empty = empty
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.WriteClose(closeGoingAway, closeGoingAwayReason)
+	}
+	select {
+	case <-empty:
+	case <-time.After(websocketGoAwayWait):
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	return len(conns)
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"feedservice/store"
 )
 
 // Code is the client-facing class of an error, sent as extensions.code.
@@ -18,6 +20,9 @@ const (
 	CodeBadUserInput    Code = "BAD_USER_INPUT"
 	CodeRateLimited     Code = "RATE_LIMITED"
 	CodeInternal        Code = "INTERNAL_SERVER_ERROR"
+	// CodeUnavailable says a backend (MySQL, or Redis where nothing can
+	// stand in for it) cannot be reached: nothing was half done, retry.
+	CodeUnavailable Code = "UNAVAILABLE"
 )
 
 // Error is an error with a message safe to show a person and its code. Any
@@ -66,3 +71,10 @@ func CodeOf(err error) Code {
 
 // RateLimited is a RATE_LIMITED error.
 func RateLimited(format string, args ...any) error { return newError(CodeRateLimited, format, args...) }
+
+// ErrUnavailable is what a client is told when a backend cannot be reached.
+var ErrUnavailable = newError(CodeUnavailable, "the service cannot reach its database just now; nothing was half done: retry in a moment")
+
+// IsUnavailable says whether err is a backend that could not be reached or
+// went away mid-call, rather than a fault of the request or of the code.
+func IsUnavailable(err error) bool { return store.IsUnavailable(err) }

@@ -133,18 +133,41 @@ func (e *Engine) claimStale(ctx context.Context, consumer string) {
 
 func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) {
 	for _, m := range msgs {
-		kind, _ := m.Values["kind"].(string)
-		payload, _ := m.Values["payload"].(string)
-		if err := e.handle(ctx, kind, payload); err != nil {
+		if ctx.Err() != nil {
+			// Stopping: the messages not begun stay pending, and another
+			// instance's worker (or this one's next start) claims them.
+			return
+		}
+		if err := e.handleMessage(ctx, m); err != nil {
 			e.metrics.handlerFailure.Inc()
 			if ctx.Err() == nil {
-				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "kind", kind, "err", err)
+				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
 			}
-			continue
 		}
-		e.metrics.eventsHandled.WithLabelValues(kind).Inc()
-		e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID)
 	}
+}
+
+// fanoutFinishTimeout is how long a stopping worker may still take to
+// finish the message it began.
+const fanoutFinishTimeout = 5 * time.Second
+
+// handleMessage carries out one message and acknowledges it. A message
+// begun is finished even when the engine stops meanwhile (within
+// fanoutFinishTimeout), so that a clean stop leaves no message for another
+// worker to wait fanoutClaimAfter for.
+func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
+	finishing, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(fanoutFinishTimeout, cancel) })
+	defer stop()
+	ctx = finishing
+	kind, _ := m.Values["kind"].(string)
+	payload, _ := m.Values["payload"].(string)
+	if err := e.handle(ctx, kind, payload); err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	e.metrics.eventsHandled.WithLabelValues(kind).Inc()
+	return e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID).Err()
 }
 
 // handle carries out one stream message.

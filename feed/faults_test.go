@@ -59,17 +59,18 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	testenv.CheckSlots(t, rdb)
 	te := startTestEngine(t, st, rdb, testenv.Name("t")+":", func(c *Config) { c.InboxCap = 20 })
+	m := ftModel{newRefModel()}
 
 	reader := te.user("reader")
 	a, b, c, x := te.user("author_a"), te.user("author_b"), te.user("author_c"), te.user("stranger")
-	te.follow(reader, a)
-	te.follow(reader, b)
+	m.follow(te, reader, a)
+	m.follow(te, reader, b)
 	for range 3 {
-		te.post(a, "a")
-		te.post(b, "b")
+		m.post(te, a, "a")
+		m.post(te, b, "b")
 	}
-	te.repost(b, te.post(x, "x"))
-	cp := te.post(c, "c, followed while Redis is down")
+	m.repost(te, b, m.post(te, x, "x"))
+	cp := m.post(te, c, "c, followed while Redis is down")
 	te.settle()
 	inboxReads := lcReads(te, readInbox) + lcReads(te, readRebuild)
 	lcCheckFeeds(t, te, "Redis up", reader)
@@ -87,9 +88,9 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	}
 
 	// Writes still commit; their events wait in the outbox.
-	fresh := te.post(a, "posted while Redis is down")
-	te.follow(reader, c)
-	rx := te.repost(a, te.post(x, "x2"))
+	fresh := m.post(te, a, "posted while Redis is down")
+	m.follow(te, reader, c)
+	rx := m.repost(te, a, m.post(te, x, "x2"))
 	pending := ftPending(t, st)
 	if !ftHasEvent(pending, models.EventPostCreated, fresh) || !ftHasEvent(pending, models.EventPostCreated, rx) ||
 		!ftHasEvent(pending, models.EventFollowed, 0) {
@@ -134,10 +135,11 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 		t.Fatal("reads still fall back to MySQL after Redis came back")
 	}
 	// The inbox lives again and fan-out reaches it.
-	later := te.post(b, "after the outage")
+	later := m.post(te, b, "after the outage")
 	te.settle()
 	lcWantScore(t, te, reader, later, later)
 	lcCheckFeeds(t, te, "after the outage", reader)
+	m.check(t, te, "after the outage", reader)
 }
 
 // ftStreamPending is the fan-out group's count of read, unacknowledged messages.
@@ -195,13 +197,14 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 		env := lcNewEnv(t)
 		// An instance that dispatches but runs no worker: messages wait in the stream.
 		te := env.start(t, func(c *Config) { c.FanoutWorkers = 0; c.Mode = ModePush })
+		m := ftModel{newRefModel()}
 		author := te.user("author")
 		readers := []int64{te.user("reader1"), te.user("reader2"), te.user("reader3")}
 		for _, r := range readers {
-			te.follow(r, author) // three followers: the post fans out in two tasks
-			te.readFeed(r, 5)    // active
+			m.follow(te, r, author) // three followers: the post fans out in two tasks
+			te.readFeed(r, 5)       // active
 		}
-		p := te.post(author, "handled by a worker that dies")
+		p := m.post(te, author, "handled by a worker that dies")
 		deadline := time.Now().Add(10 * time.Second)
 		for len(ftPending(t, env.st)) > 0 {
 			if time.Now().After(deadline) {
@@ -259,6 +262,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 			lcWantScore(t, te2, r, p, p)
 		}
 		lcCheckFeeds(t, te2, "after the reclaim", readers...)
+		m.check(t, te2, "after the reclaim", readers...)
 	})
 
 	t.Run("idempotent", func(t *testing.T) {
@@ -443,4 +447,47 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 		t.Fatalf("the star's new post is not in the rebuilt outbox: %v", err)
 	}
 	lcCheckFeeds(t, te, "new posts after the flush", f...)
+}
+
+// ftModel records what a fault test did in the reference model
+// (model_test.go), so that the test ends with the check of
+// TestEngineMatchesModel: nothing lost, nothing extra.
+type ftModel struct{ *refModel }
+
+func (m ftModel) post(te *testEngine, author int64, body string) int64 {
+	id := te.post(author, body)
+	m.posts[id] = &refPost{id: id, author: author}
+	return id
+}
+
+func (m ftModel) repost(te *testEngine, user, post int64) int64 {
+	id := te.repost(user, post)
+	original := post
+	if p := m.posts[post]; p.repostOf != 0 {
+		original = p.repostOf
+	}
+	if m.posts[id] == nil {
+		m.posts[id] = &refPost{id: id, author: user, repostOf: original}
+	}
+	return id
+}
+
+func (m ftModel) follow(te *testEngine, follower, followee int64) {
+	te.follow(follower, followee)
+	m.refModel.follow(follower, followee)
+}
+
+// check reads each reader's whole feed in small and large pages and compares
+// it with the model's.
+func (m ftModel) check(t testing.TB, te *testEngine, stage string, readers ...int64) {
+	t.Helper()
+	te.settle()
+	for _, r := range readers {
+		want := m.feed(r)
+		for _, size := range []int{2, 100} {
+			if got := te.readFeed(r, size); !slices.EqualFunc(got, want, feedItemEqual) {
+				t.Fatalf("%s: feed of %d, page size %d, differs from the reference model:\n got %v\nwant %v", stage, r, size, got, want)
+			}
+		}
+	}
 }

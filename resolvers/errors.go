@@ -23,7 +23,8 @@ type RequestIDFunc func(ctx context.Context) string
 // seconds to wait as extensions.retryAfter); a malformed, invalid or too
 // complex document is BAD_USER_INPUT, and so is a request body that is not
 // a GraphQL request (or is larger than bodyLimitBytes); a persisted query's
-// unknown hash keeps the code Apollo's client looks for; anything else is
+// unknown hash keeps the code Apollo's client looks for; a backend that
+// cannot be reached is UNAVAILABLE (the client may retry); anything else is
 // logged with the request id and sent as INTERNAL_SERVER_ERROR without its
 // text.
 func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes int64) graphql.ErrorPresenterFunc {
@@ -45,6 +46,11 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			// existed. Its message would echo the body back: replace it.
 			gqlErr.Message = fmt.Sprintf("the request body must be a JSON GraphQL request of at most %d bytes", bodyLimitBytes)
 			setCode(gqlErr, feed.CodeBadUserInput)
+		case feed.IsUnavailable(err):
+			// Logged as a warning: the outage is the operator's news, not a bug.
+			log.Warn("backend unavailable", "requestId", requestID(ctx), "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = feed.ErrUnavailable.Message
+			setCode(gqlErr, feed.CodeUnavailable)
 		case errors.Is(err, context.Canceled):
 			// The client went away; nobody reads this answer, and it is no fault.
 			setCode(gqlErr, feed.CodeInternal)

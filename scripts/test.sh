@@ -38,5 +38,8 @@ TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$"
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
 
+say "soak, short: 50s in 10s intervals on two instances (make soak runs 10 minutes)"
+SOAK_DURATION=50s SOAK_INTERVAL=10s SOAK_USERS=100 SOAK_FOLLOWS=10 go run ./soak
+
 say "benchmark smoke: go run ./bench -quick (its checks asserted, its figures not)"
 go run ./bench -quick

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"feedservice/internal/testenv"
+	"feedservice/models"
+)
+
+// Graceful shutdown of a real server process: SIGTERM while clients hold
+// open subscriptions and requests are in flight.
+
+// serverProcess is the feedservice binary running on real MariaDB and Redis.
+type serverProcess struct {
+	URL    string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer // its stderr (JSON log lines)
+	exited chan struct{} // closed when it exited; err holds why
+	err    error
+}
+
+// buildServer builds the feedservice binary into a directory of the test.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "feedservice")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startServerProcess runs bin with the environment env (the settings) on a
+// free port and waits until it is ready.
+func startServerProcess(t *testing.T, bin string, env ...string) *serverProcess {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	p := &serverProcess{URL: "http://" + addr, log: &bytes.Buffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(bin)
+	p.cmd.Env = append(os.Environ(), append([]string{"ADDR=" + addr, "DATA_DIR=" + t.TempDir()}, env...)...)
+	p.cmd.Stderr = &lockedWriter{w: p.log}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("server log:\n%s", p.log)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get(p.URL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("server exited at start: %v\n%s", p.err, p.log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready within 20s\n%s", p.log)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// rawDo posts a GraphQL document to url as token, without waiting for any
+// workers (the server is another process); a transport failure is returned.
+func rawDo(url, token, query string, vars map[string]any) (response, error) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	return rawDoBody(url, token, bytes.NewReader(body))
+}
+
+func rawDoBody(url, token string, body io.Reader) (response, error) {
+	req, _ := http.NewRequest(http.MethodPost, url+"/query", body)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return response{}, err
+	}
+	r := response{Status: res.StatusCode}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return r, fmt.Errorf("response is not JSON (status %d): %s", res.StatusCode, raw)
+	}
+	return r, nil
+}
+
+// mustRawDo is rawDo for a document that must succeed; it decodes the data
+// into out.
+func mustRawDo(t *testing.T, url, token, query string, vars map[string]any, out any) {
+	t.Helper()
+	r, err := rawDo(url, token, query, vars)
+	if err != nil || len(r.Errors) > 0 || r.Status != http.StatusOK {
+		t.Fatalf("%s: status %d, errors %+v, err %v", query, r.Status, r.Errors, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			t.Fatalf("decode %s: %v", r.Data, err)
+		}
+	}
+}
+
+const createPostMutation = `mutation($b: String!) { createPost(input: {body: $b}) { post { id createdAt } } }`
+
+// postedOf decodes createPost's answer.
+func postedOf(r response) (feedPosted, error) {
+	var out struct{ CreatePost struct{ Post feedPosted } }
+	if err := json.Unmarshal(r.Data, &out); err != nil || out.CreatePost.Post.ID == "" {
+		return feedPosted{}, fmt.Errorf("createPost answered %s (errors %+v)", r.Data, r.Errors)
+	}
+	return out.CreatePost.Post, nil
+}
+
+// TestShutdownGraceful sends SIGTERM to a server process while readers hold
+// unreadCount subscriptions (both websocket protocols), two requests are in
+// flight (their bodies half sent) and authors are posting. The in-flight
+// requests finish with 200 and their data; every socket is closed with 1001
+// and a reason; the process exits 0 well within ShutdownGrace. Then a
+// second instance starts on the same database and Redis: every post the
+// first one acknowledged is in its followers' feeds and unread counts (the
+// reference model, nothing lost), and no post it did not acknowledge exists
+// (nothing extra).
+func TestShutdownGraceful(t *testing.T) {
+	bin := buildServer(t)
+	dsn := testenv.MySQL(t)
+	_, prefix := testenv.Redis(t)
+	secret := "test-secret-test-secret-test-secret!"
+	env := []string{"MYSQL_DSN=" + dsn, "REDIS_ADDR=" + testenv.RedisAddr(), "KEY_PREFIX=" + prefix,
+		"TOKEN_SECRET=" + secret, "BCRYPT_COST=4"}
+	if mode := os.Getenv("FEED_MODE"); mode != "" {
+		env = append(env, "FEED_MODE="+mode)
+	}
+	p := startServerProcess(t, bin, env...)
+
+	m := feedNewModel()
+	type user struct{ name, id, token string }
+	signUp := func(name string) user {
+		var out struct {
+			SignUp struct {
+				Token string
+				User  struct{ ID string }
+			}
+		}
+		mustRawDo(t, p.URL, "", `mutation($u: String!, $p: String!) { signUp(input: {username: $u, password: $p}) { token user { id } } }`,
+			map[string]any{"u": name, "p": "password-" + name}, &out)
+		m.signUp(out.SignUp.User.ID, name)
+		return user{name, out.SignUp.User.ID, out.SignUp.Token}
+	}
+	authors := []user{signUp("author0"), signUp("author1"), signUp("author2")}
+	readers := []user{signUp("reader0"), signUp("reader1"), signUp("reader2")}
+	for i, r := range readers {
+		for j, a := range authors {
+			if j == i { // each reader follows two of the three authors
+				continue
+			}
+			mustRawDo(t, p.URL, r.token, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": a.id}, nil)
+			m.follow(r.id, a.id)
+		}
+	}
+	procServer := &testServer{URL: p.URL}
+	var sockets []*liveConn
+	for i, r := range readers {
+		// An inbox for each reader, so that the fan-out (not a rebuild) is
+		// what must bring the posts in push and hybrid modes.
+		mustRawDo(t, p.URL, r.token, `{ feed(first: 5) { edges { cursor } } }`, nil, nil)
+		proto := liveTransportWS
+		if i == 1 {
+			proto = liveLegacyWS
+		}
+		c := liveConnect(t, procServer, proto, r.token)
+		c.autoPong.Store(true)
+		if n := c.firstCount(c.subscribe(liveUnreadSub), 3*time.Second, r.name+" before the burst"); n != 0 {
+			t.Fatalf("%s: first unreadCount %d, want 0", r.name, n)
+		}
+		sockets = append(sockets, c)
+	}
+
+	// Two requests in flight: their headers and half their bodies sent.
+	type answer struct {
+		r   response
+		err error
+	}
+	inflight := func(token, query string, vars map[string]any) (*io.PipeWriter, []byte, chan answer) {
+		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		pr, pw := io.Pipe()
+		done := make(chan answer, 1)
+		go func() {
+			r, err := rawDoBody(p.URL, token, pr)
+			done <- answer{r, err}
+		}()
+		pw.Write(body[:len(body)/2])
+		return pw, body[len(body)/2:], done
+	}
+	postPipe, postRest, postDone := inflight(authors[0].token, createPostMutation, map[string]any{"b": "in flight at SIGTERM"})
+	feedPipe, feedRest, feedDone := inflight(readers[0].token, `{ feed(first: 5) { edges { cursor } } }`, nil)
+
+	// A burst of posts by every author, up to the moment of the SIGTERM and
+	// past it (those after it are refused at the door).
+	type attempt struct {
+		author user
+		body   string
+		posted feedPosted
+		err    error
+	}
+	var (
+		mu       sync.Mutex
+		attempts []attempt
+		burst    sync.WaitGroup
+		stop     = make(chan struct{})
+	)
+	for _, a := range authors {
+		burst.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf("burst %s %d", a.name, i)
+				r, err := rawDo(p.URL, a.token, createPostMutation, map[string]any{"b": body})
+				at := attempt{author: a, body: body, err: err}
+				if err == nil {
+					at.posted, at.err = postedOf(r)
+				}
+				mu.Lock()
+				attempts = append(attempts, at)
+				mu.Unlock()
+				if err != nil {
+					return // the server stopped accepting
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	sigterm := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every socket hears 1001 with a reason.
+	for i, c := range sockets {
+		code, text, ok := c.closeStatus(5 * time.Second)
+		if !ok || code != closeGoingAway || text == "" {
+			t.Fatalf("%s's socket (%s): closed %v with %d %q, want 1001 and a reason", readers[i].name, c.proto, ok, code, text)
+		}
+	}
+	// The in-flight requests finish, after the SIGTERM, with their data.
+	postPipe.Write(postRest)
+	postPipe.Close()
+	feedPipe.Write(feedRest)
+	feedPipe.Close()
+	pa, fa := <-postDone, <-feedDone
+	if pa.err != nil || pa.r.Status != http.StatusOK {
+		t.Fatalf("in-flight createPost: status %d, err %v", pa.r.Status, pa.err)
+	}
+	inFlightPost, err := postedOf(pa.r)
+	if err != nil {
+		t.Fatalf("in-flight createPost: %v", err)
+	}
+	if fa.err != nil || fa.r.Status != http.StatusOK || len(fa.r.Errors) > 0 || !bytes.Contains(fa.r.Data, []byte(`"edges"`)) {
+		t.Fatalf("in-flight feed read: status %d, data %s, errors %+v, err %v", fa.r.Status, fa.r.Data, fa.r.Errors, fa.err)
+	}
+	close(stop)
+	burst.Wait()
+
+	select {
+	case <-p.exited:
+	case <-time.After(ShutdownGrace):
+		t.Fatalf("server still running %s after SIGTERM", ShutdownGrace)
+	}
+	if p.err != nil {
+		t.Fatalf("server exited with %v after SIGTERM, want 0", p.err)
+	}
+	t.Logf("server exited %s after SIGTERM; %d posts attempted in the burst", time.Since(sigterm).Round(time.Millisecond), len(attempts))
+
+	// Acknowledged posts go in the model in the order of their ids, which is
+	// the server's order.
+	acked := []feedPosted{inFlightPost}
+	ackedBy := map[string]string{inFlightPost.ID: authors[0].id}
+	refused := 0
+	for _, a := range attempts {
+		if a.err != nil {
+			refused++
+			continue
+		}
+		acked = append(acked, a.posted)
+		ackedBy[a.posted.ID] = a.author.id
+	}
+	if refused > len(authors) {
+		t.Fatalf("%d burst posts failed; only the one per author sent after the door closed may", refused)
+	}
+	sortPostedByTime(acked)
+	for _, a := range acked {
+		m.post(ackedBy[a.ID], a.ID, a.CreatedAt)
+	}
+
+	// A second instance delivers whatever the first left behind.
+	s2 := newTestServer(t, backendReal, func(c *config) {
+		c.MySQLDSN, c.KeyPrefix, c.RedisAddr, c.TokenSecret = dsn, prefix, testenv.RedisAddr(), secret
+	})
+	w := &feedWorld{t: t, s: s2, m: m, users: map[string]*client{}}
+	for _, a := range authors {
+		// Nothing extra: each author's timeline is exactly what was acknowledged.
+		var out struct {
+			Node struct {
+				Timeline struct {
+					Edges []struct{ Node struct{ ID string } }
+				}
+			}
+		}
+		c := &client{s: s2, Token: a.token, ID: a.id, Name: a.name}
+		c.mustDo(t, `query($id: ID!) { node(id: $id) { ... on User { timeline(first: 100) { edges { node { id } } } } } }`, map[string]any{"id": a.id}, &out)
+		want := m.livePosts(a.id)
+		if got := len(out.Node.Timeline.Edges); got != len(want) {
+			t.Fatalf("%s's timeline holds %d posts, %d were acknowledged", a.name, got, len(want))
+		}
+		for _, e := range out.Node.Timeline.Edges {
+			if ackedBy[e.Node.ID] != a.id {
+				t.Fatalf("%s's timeline holds post %s, which the server never acknowledged", a.name, e.Node.ID)
+			}
+		}
+	}
+	for _, r := range readers {
+		c := &client{s: s2, Token: r.token, ID: r.id, Name: r.name}
+		w.users[r.id] = c
+		w.check(c, 7)
+		if got, want := feedUnread(t, c), m.unread(r.id); got != want {
+			t.Fatalf("%s's unreadCount is %d after the restart, the model says %d", r.name, got, want)
+		}
+		// And a reconnecting subscriber starts from that value.
+		live := liveConnect(t, s2, liveTransportWS, r.token)
+		if n := live.firstCount(live.subscribe(liveUnreadSub), 3*time.Second, r.name+" after the restart"); n != m.unread(r.id) {
+			t.Fatalf("%s: unreadCount subscription on the second instance starts at %d, the model says %d", r.name, n, m.unread(r.id))
+		}
+	}
+}
+
+// sortPostedByTime orders posts by creation, oldest first: by id, as ids
+// are time-ordered.
+func sortPostedByTime(ps []feedPosted) {
+	ids := make(map[string]int64, len(ps))
+	for _, p := range ps {
+		_, ids[p.ID], _ = models.ParseNodeID(p.ID)
+	}
+	slices.SortFunc(ps, func(a, b feedPosted) int { return cmp.Compare(ids[a.ID], ids[b.ID]) })
+}
