@@ -73,6 +73,7 @@ func (a *app) graphqlHandler() http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(refuseBadToken{})
+	srv.Use(refuseLoneSurrogates{})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -80,7 +81,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes)))
+	return a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes)))
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
