@@ -37,7 +37,9 @@ var requestCases = []requestCase{
 	{false, `{"query":"{"}`},
 	{false, `{"query":"{ viewer { id } }"`},
 	{false, "\xef\xbb\xbf{\"query\":\"{ __typename }\"}"},
-	{false, `{"query":"subscription { feedUnreadCount }"}`},
+	{false, `{"query":"subscription { unreadCount }"}`},
+	{false, `{"query":"subscription { feedItemAdded { cursor } }"}`},
+	{true, `query=subscription+%7B+feedItemAdded+%7B+cursor+%7D+%7D`},
 	{false, `{"query":"{ a: viewer { id } a: __typename }"}`},
 	{false, `{"query":"` + strings.Repeat("{ __typename ", 300) + `"}`},
 	{false, strings.Repeat("[", 10000)},
@@ -152,6 +154,17 @@ func TestGraphQLRequestDecoder(t *testing.T) {
 		alice.mustDo(t, `{ viewer { username } }`, nil, &out)
 		if out.Viewer.Username != "alice" {
 			t.Fatalf("after the requests, viewer = %+v", out.Viewer)
+		}
+	})
+}
+
+// A subscription sent by POST is refused at once; before, feedItemAdded's
+// request hung until a post arrived (found by the decoder's cases).
+func TestSubscriptionByPostRefused(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		alice := s.signUp(t, "alice")
+		for _, doc := range []string{`subscription { unreadCount }`, `subscription { feedItemAdded { cursor } }`} {
+			errsExpect(t, alice, "BAD_USER_INPUT", doc, nil)
 		}
 	})
 }

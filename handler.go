@@ -74,6 +74,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(refuseBadToken{})
 	srv.Use(refuseLoneSurrogates{})
+	srv.Use(refuseSubscriptionsByPost{})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

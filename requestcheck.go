@@ -15,6 +15,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
@@ -30,7 +31,8 @@ import (
 //   - a GET query string that is not URL-encoded, or whose variables or
 //     extensions are not a JSON object.
 //
-// Websocket upgrades pass: their messages are read later.
+// Websocket upgrades pass: their messages are read later. A POST request's
+// context is marked for refuseSubscriptionsByPost.
 func refuseMalformedRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
@@ -64,7 +66,7 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), plainPost{}, true)))
 	})
 }
 
@@ -199,4 +201,28 @@ func documentStringsValid(doc string) bool {
 		}
 	}
 	return true
+}
+
+// plainPost marks the context of a GraphQL request sent by HTTP POST.
+type plainPost struct{}
+
+// refuseSubscriptionsByPost refuses a subscription sent by HTTP POST: gqlgen
+// would answer with its first event, and feedItemAdded has none until a post
+// arrives, so the request would hang, holding a Redis subscription, past
+// the cap on websockets. (GET refuses every operation but a query.)
+type refuseSubscriptionsByPost struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = refuseSubscriptionsByPost{}
+
+func (refuseSubscriptionsByPost) ExtensionName() string                   { return "RefuseSubscriptionsByPost" }
+func (refuseSubscriptionsByPost) Validate(graphql.ExecutableSchema) error { return nil }
+func (refuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if byPost, _ := ctx.Value(plainPost{}).(bool); !byPost || op.Operation == nil || op.Operation.Operation != ast.Subscription {
+		return nil
+	}
+	err := feed.BadInput("a subscription runs over a websocket (graphql-transport-ws), not by POST")
+	return &gqlerror.Error{Err: err, Message: err.Error()}
 }

@@ -24,6 +24,13 @@ schema="$PWD/schema.graphqls"
 say "go test -race"
 go test -race -count=1 -timeout 9m ./... "$@"
 
+# Each fuzz target for a bounded time (`make fuzz` runs them long); their
+# seed corpora and testdata/fuzz regression cases already ran above.
+for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.; do
+	say "fuzz ${target%%:*} for 10s"
+	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 10s "${target#*:}"
+done
+
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
 
