@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	"feedservice/feed"
 )
@@ -125,5 +128,41 @@ func TestPostBodiesRefused(t *testing.T) {
 			refuse(t, r)
 			alice.mustDo(t, errsCreatePostDoc, map[string]any{"b": "still serving"}, nil)
 		})
+	})
+}
+
+// A websocket message that is not Unicode text closes the socket and stores
+// nothing; the same mutation with valid text runs.
+func TestPostBodiesOverWebsocket(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		alice := s.signUp(t, "alice")
+		send := func(t *testing.T, variable string) *liveConn {
+			c := liveConnect(t, s, liveTransportWS, alice.Token)
+			msg := `{"type":"subscribe","id":"1","payload":{"query":"mutation($b: String!) { createPost(input: {body: $b}) { post { body } } }","variables":{"b":` + variable + `}}}`
+			c.wmu.Lock()
+			defer c.wmu.Unlock()
+			if err := c.ws.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		t.Run("valid text", func(t *testing.T) {
+			c := send(t, `"ok \ud83d\ude42"`)
+			m, err := c.take(5*time.Second, liveOfType("next"))
+			if err != nil || !strings.Contains(string(m.Payload), `"body":"ok 🙂"`) {
+				t.Fatalf("next %s, %v", m, err)
+			}
+		})
+		for name, variable := range map[string]string{"invalid UTF-8": "\"bad \xff\"", "lone surrogate": `"\udc00"`} {
+			t.Run(name, func(t *testing.T) {
+				c := send(t, variable)
+				if _, _, closed := c.closeStatus(5 * time.Second); !closed {
+					t.Fatalf("the socket is still open (queued %v)", c.queued())
+				}
+				if n := bodiesPostCount(t, alice); n != 1 {
+					t.Fatalf("%d posts, want only the valid one", n)
+				}
+			})
+		}
 	})
 }
