@@ -31,6 +31,10 @@ const (
 	MaxSubscriptionsPerConnection = 10
 	// MaxConnectionsPerUser caps one user's websockets on one instance.
 	MaxConnectionsPerUser = 10
+	// DefaultMaxQueryTokens caps the tokens of a GraphQL document by
+	// default. Validating a document's overlapping fields costs the square
+	// of its fields: 10,000 repeated fields took a minute of CPU uncapped.
+	DefaultMaxQueryTokens = 2000
 	// QueryCacheSize is how many parsed documents the server keeps.
 	QueryCacheSize = 1000
 	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
@@ -64,6 +68,7 @@ type config struct {
 	Dispatch           bool
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
+	MaxQueryTokens     int
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -99,6 +104,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
+	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -108,7 +114,7 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch} {
+	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "max-query-tokens": c.MaxQueryTokens} {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -162,7 +168,7 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit}
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit, "maxQueryTokens", c.MaxQueryTokens}
 }
 
 func env(name, def string) string {

@@ -168,3 +168,20 @@ func TestSubscriptionByPostRefused(t *testing.T) {
 		}
 	})
 }
+
+// A document of MaxQueryTokens tokens runs and one more is refused, before
+// validation, whose cost is the square of the fields (FuzzGraphQLRequest's
+// stalls: 10,000 repeated fields took a minute of CPU uncapped).
+func TestLimitsQueryTokens(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		alice := s.signUp(t, "alice")
+		// "{", n names and "}": n+2 tokens.
+		doc := func(tokens int) string { return "{" + strings.Repeat(" __typename", tokens-2) + " }" }
+		alice.mustDo(t, doc(DefaultMaxQueryTokens), nil, nil)
+		r := errsExpect(t, alice, "BAD_USER_INPUT", doc(DefaultMaxQueryTokens+1), nil)
+		if !strings.Contains(r.Errors[0].Message, "token limit") {
+			t.Errorf("message %q does not name the limit", r.Errors[0].Message)
+		}
+		errsExpect(t, alice, "BAD_USER_INPUT", "{"+strings.Repeat(" viewer { id }", 10000)+" }", nil)
+	})
+}

@@ -69,6 +69,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.GraphiQL {
 		srv.Use(extension.Introspection{})
 	}
