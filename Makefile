@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak soak-model bench bench-quick bench-go services web
+.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-go services web
 
 run:
 	go run .
@@ -29,6 +29,19 @@ soak: services
 # operations per feed mode (the test command runs 250).
 soak-model:
 	MODEL_STEPS=$${MODEL_STEPS:-5000} go test -count=1 -timeout 60m -run TestEngineMatchesModel -v ./feed
+
+# Every fuzz target for FUZZTIME each (the test command runs each 10s).
+# Go fuzzes one target per package invocation. A failing input is written
+# to <package>/testdata/fuzz/<Target>/: fix the bug and commit the file,
+# and it runs as a regression case in every `go test`.
+FUZZTIME ?= 5m
+FUZZ_TARGETS = FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) -timeout 0 $${t#*:}; \
+	done
 
 # The end-to-end benchmark (bench/): a real server process in each feed mode
 # (pull, push, hybrid) on MariaDB and Redis, a synthetic graph of 50,000

@@ -33,6 +33,10 @@ const (
 	MaxSubscriptionsPerConnection = 10
 	// MaxConnectionsPerUser caps one user's websockets on one instance.
 	MaxConnectionsPerUser = 10
+	// DefaultMaxQueryTokens caps the tokens of a GraphQL document by
+	// default. Validating a document's overlapping fields costs the square
+	// of its fields: 10,000 repeated fields took a minute of CPU uncapped.
+	DefaultMaxQueryTokens = 2000
 	// QueryCacheSize is how many parsed documents the server keeps.
 	QueryCacheSize = 1000
 	// DefaultMaxQueryComplexity is the most an operation may cost by
@@ -98,6 +102,7 @@ type config struct {
 	AuthRate           feed.Rate
 	TrustedProxies     []netip.Prefix
 	PersistedQueryTTL  time.Duration
+	MaxQueryTokens     int
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -143,6 +148,7 @@ func parseConfig(args []string) (config, error) {
 	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
+	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -162,7 +168,8 @@ func parseConfig(args []string) (config, error) {
 		return c, err
 	}
 	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
-		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations} {
+		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
+		"max-query-tokens": c.MaxQueryTokens} {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -227,7 +234,7 @@ func (c config) describe() []any {
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
-		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL}
+		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens}
 }
 
 // trusts says whether addr is one of the trusted proxies.

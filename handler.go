@@ -70,6 +70,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
@@ -79,6 +80,8 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, introspection: a.cfg.Introspection})
 	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
 	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
+	srv.Use(refuseLoneSurrogates{})
+	srv.Use(refuseSubscriptionsByPost{})
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -86,7 +89,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(srv, MaxRequestBodyBytes))))
+	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes))))
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent

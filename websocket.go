@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -131,7 +132,17 @@ func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 	if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway || ce.Code == websocket.CloseNoStatusReceived) {
 		return mt, nil, transport.ErrWebsocketClosed
 	}
-	return mt, r, err
+	if err != nil {
+		return mt, r, err
+	}
+	// A message that is not Unicode text (see refuseMalformedRequest) reads
+	// as empty: gqlgen refuses it as invalid and closes the socket, instead
+	// of decoding U+FFFD in place of its bad bytes or half surrogate pairs.
+	data, err := io.ReadAll(r)
+	if err != nil || !isJSONText(data) {
+		return mt, bytes.NewReader(nil), nil
+	}
+	return mt, bytes.NewReader(data), nil
 }
 
 func (g *gorillaConn) WriteJSON(v any) error {

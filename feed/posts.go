@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"feedservice/models"
@@ -12,12 +13,9 @@ import (
 
 // CreatePost publishes a post by the viewer.
 func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*models.Post, error) {
-	body = strings.TrimSpace(body)
-	if !utf8.ValidString(body) {
-		return nil, BadInput("the post body is not valid UTF-8 text")
-	}
-	if n := utf8.RuneCountInString(body); n == 0 || n > MaxPostChars {
-		return nil, BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
+	body, err := checkPostBody(body)
+	if err != nil {
+		return nil, err
 	}
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, Body: body, CreatedAt: e.now().UTC()}
 	if err := e.store.CreatePost(ctx, p); err != nil {
@@ -28,6 +26,31 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 	}
 	e.afterCommit(ctx, nil)
 	return p, nil
+}
+
+// checkPostBody returns body trimmed of surrounding white space, if what
+// remains is text a post may hold: 1 to MaxPostChars code points of valid
+// UTF-8 with no control characters but line feed and tab. Any script,
+// combining marks, right-to-left text and emoji are text. Invalid UTF-8 and
+// the other controls (NUL, carriage return, escape, DEL, the C1 range) are
+// refused, not repaired or dropped, so that what is stored is byte for byte
+// what the author sent, and no reader's terminal or log gets a control.
+func checkPostBody(body string) (string, error) {
+	body = strings.TrimSpace(body)
+	if !utf8.ValidString(body) {
+		return "", BadInput("the post body is not valid UTF-8 text")
+	}
+	n := 0
+	for _, r := range body {
+		n++
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return "", BadInput("the post body holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", r, n)
+		}
+	}
+	if n == 0 || n > MaxPostChars {
+		return "", BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
+	}
+	return body, nil
 }
 
 // Repost reposts postID (or, for a repost, its original) as the viewer.

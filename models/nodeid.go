@@ -21,7 +21,10 @@ func NodeID(kind string, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
 }
 
-// ParseNodeID decodes a global node ID into its kind and id.
+// ParseNodeID decodes a global node ID into its kind and id. It accepts
+// only the spelling NodeID gives (base64 skips line breaks and ignores spare
+// bits, and ParseInt takes "+5"), so that a node has one ID: clients cache
+// and compare nodes by it.
 func ParseNodeID(s string) (kind string, id int64, err error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -32,7 +35,7 @@ func ParseNodeID(s string) (kind string, id int64, err error) {
 		return "", 0, ErrBadNodeID
 	}
 	id, err = strconv.ParseInt(num, 10, 64)
-	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != num {
+	if err != nil || id <= 0 || NodeID(kind, id) != s {
 		return "", 0, ErrBadNodeID
 	}
 	return kind, id, nil

@@ -24,6 +24,13 @@ schema="$PWD/schema.graphqls"
 say "go test -race"
 go test -race -count=1 -timeout 9m ./... "$@"
 
+# Each fuzz target for a bounded time (`make fuzz` runs them long); their
+# seed corpora and testdata/fuzz regression cases already ran above.
+for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.; do
+	say "fuzz ${target%%:*} for 10s"
+	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 10s "${target#*:}"
+done
+
 say "Redis Cluster: the API suite, the reference model and the subscription tests on six nodes"
 # TEST_REDIS_ADDR with several addresses gives the tests cluster clients
 # (internal/testenv); the API suite's two-instance tests share the cluster.
