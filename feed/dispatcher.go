@@ -98,10 +98,12 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, err
 	}
+	// Counted once the stream holds them, before they are marked: whoever
+	// sees the outbox empty then also sees them counted.
+	e.metrics.dispatched.Add(float64(len(events)))
 	if err := e.store.MarkDispatched(ctx, ids, e.now().UTC()); err != nil {
 		return 0, err
 	}
-	e.metrics.dispatched.Add(float64(len(events)))
 	return len(events), nil
 }
 
