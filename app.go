@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -57,7 +58,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	for _, m := range applied {
 		log.Info("migrated", "step", m)
 	}
-	if a.redis, err = openRedis(cfg.RedisAddr, &a.closers); err != nil {
+	if a.redis, err = openRedis(cfg.RedisAddr, cfg.redisPool(), &a.closers); err != nil {
 		return nil, err
 	}
 	sqlDB, err := st.DB().DB()
@@ -102,10 +103,25 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	return a, nil
 }
 
+// redisPool is the connection pool of the Redis client (per node on a
+// cluster).
+type redisPool struct {
+	size    int
+	timeout time.Duration
+}
+
+// redisPool is REDIS_POOL_SIZE connections for requests and fan-out work,
+// and one more for each fan-out worker: its XREADGROUP BLOCK holds a pooled
+// connection for the whole block, so without these, idle workers would
+// take connections away from requests.
+func (c config) redisPool() redisPool {
+	return redisPool{size: c.RedisPoolSize + c.FanoutWorkers, timeout: c.RedisPoolTimeout}
+}
+
 // openRedis connects to REDIS_ADDR, or starts the embedded in-process Redis
 // when it is empty. One address is a single Redis; a comma list is the seed
 // nodes of a Redis Cluster, for a cluster client with the same settings.
-func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
+func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalClient, error) {
 	if addr == "" {
 		mr := miniredis.NewMiniRedis()
 		if err := mr.Start(); err != nil {
@@ -129,6 +145,8 @@ func openRedis(addr string, closers *[]func()) (redis.UniversalClient, error) {
 		WriteTimeout:  RedisIOTimeout,
 		MaxRetries:    1, // one retry, not three: fall back to MySQL quickly
 		DialerRetries: 1,
+		PoolSize:      pool.size,
+		PoolTimeout:   pool.timeout,
 	})
 	*closers = append(*closers, func() { rdb.Close() })
 	return rdb, nil

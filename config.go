@@ -65,6 +65,15 @@ const (
 	// feed read falls back to MySQL quickly when Redis is away.
 	RedisDialTimeout = time.Second
 	RedisIOTimeout   = 500 * time.Millisecond
+	// DefaultRedisPoolSize is how many pooled Redis connections (per node on
+	// a cluster) requests and fan-out work share by default. Each fan-out
+	// worker gets one more on top, which its blocking stream read holds, so
+	// idle workers never take a connection requests need.
+	DefaultRedisPoolSize = 50
+	// DefaultRedisPoolTimeout is how long a Redis call waits for a free
+	// pooled connection by default; past it the call fails, and a read falls
+	// back to MySQL.
+	DefaultRedisPoolTimeout = time.Second
 )
 
 // config is every setting of the server; each has a flag and an environment
@@ -93,6 +102,8 @@ type config struct {
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
 	LoaderWait         time.Duration
+	RedisPoolSize      int
+	RedisPoolTimeout   time.Duration
 
 	Introspection      bool
 	MaxQueryComplexity int
@@ -122,6 +133,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
 	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
+	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", envInt("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
+	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", envDuration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feed.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
@@ -167,7 +180,7 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
 		"max-query-tokens": c.MaxQueryTokens} {
 		if n < 1 {
@@ -176,6 +189,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
+	}
+	if c.RedisPoolTimeout <= 0 {
+		return c, fmt.Errorf("-redis-pool-timeout must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -227,7 +243,8 @@ func (c config) describe() []any {
 	if redis == "" {
 		redis = "embedded in-process Redis"
 	}
-	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "keyPrefix", c.KeyPrefix,
+	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
+		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,

@@ -64,3 +64,30 @@ func TestLoaderWaitBounds(t *testing.T) {
 		t.Errorf("LOADER_WAIT=%s accepted", dataloader.MaxWait+1)
 	}
 }
+
+// TestRedisPoolBounds: -redis-pool-size takes 1 and refuses 0;
+// -redis-pool-timeout takes a nanosecond and refuses 0. The client's pool
+// is that size plus one connection for each fan-out worker's blocking read.
+func TestRedisPoolBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RedisPoolSize != DefaultRedisPoolSize || c.RedisPoolTimeout != DefaultRedisPoolTimeout {
+		t.Fatalf("default pool %d, %s; want %d, %s", c.RedisPoolSize, c.RedisPoolTimeout, DefaultRedisPoolSize, DefaultRedisPoolTimeout)
+	}
+	t.Setenv("REDIS_POOL_SIZE", "1")
+	t.Setenv("REDIS_POOL_TIMEOUT", "1ns")
+	c, err = parseConfig([]string{"-fanout-workers", "3"})
+	if err != nil || c.RedisPoolSize != 1 || c.RedisPoolTimeout != 1 {
+		t.Fatalf("REDIS_POOL_SIZE=1 REDIS_POOL_TIMEOUT=1ns: %v (pool %d, %s)", err, c.RedisPoolSize, c.RedisPoolTimeout)
+	}
+	if p := c.redisPool(); p.size != 4 || p.timeout != 1 {
+		t.Fatalf("pool of size 1 and 3 fan-out workers: %+v, want 4 connections, 1ns", p)
+	}
+	for _, bad := range [][]string{{"-redis-pool-size", "0"}, {"-redis-pool-size", "-1"}, {"-redis-pool-timeout", "0s"}, {"-redis-pool-timeout", "-1ms"}} {
+		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%s %s: %v, want a %s error", bad[0], bad[1], err, bad[0])
+		}
+	}
+}

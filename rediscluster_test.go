@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,7 +20,7 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 		{" 127.0.0.1:7000 , 127.0.0.1:7001 ,127.0.0.1:7002", true},
 	} {
 		var closers []func()
-		rdb, err := openRedis(c.addr, &closers)
+		rdb, err := openRedis(c.addr, redisPool{size: 7, timeout: 300 * time.Millisecond}, &closers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,9 +32,15 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 			if o := r.Options(); o.ReadTimeout != RedisIOTimeout || o.DialTimeout != RedisDialTimeout || o.MaxRetries != 1 {
 				t.Errorf("REDIS_ADDR %q: cluster client without the single client's timeouts: %+v", c.addr, o)
 			}
+			if o := r.Options(); o.PoolSize != 7 || o.PoolTimeout != 300*time.Millisecond {
+				t.Errorf("REDIS_ADDR %q: cluster pool %d, %s; want 7, 300ms", c.addr, o.PoolSize, o.PoolTimeout)
+			}
 		case *redis.Client:
 			if c.cluster {
 				t.Errorf("REDIS_ADDR %q opened a single client", c.addr)
+			}
+			if o := r.Options(); o.PoolSize != 7 || o.PoolTimeout != 300*time.Millisecond {
+				t.Errorf("REDIS_ADDR %q: pool %d, %s; want 7, 300ms", c.addr, o.PoolSize, o.PoolTimeout)
 			}
 		default:
 			t.Errorf("REDIS_ADDR %q opened a %T", c.addr, rdb)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"feedservice/models"
 	"feedservice/store"
@@ -27,11 +28,21 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		// (twice is once, and order does not matter); a recount replaces
 		// it. An entry committed before a recount is in the recount, and
 		// its key, arriving after, joins the set only once.
-		last, marker, unread := -1, int64(0), map[int64]bool{}
+		// Until one count succeeded (Redis failing falls back to MySQL, so
+		// only both failing), there is no count to send: never a made-up 0.
+		last, marker, unread, counted := -1, int64(0), map[int64]bool{}, false
+		// Fan-out announces new entries only to readers with an inbox: a
+		// count that could not build one (Redis failed, or its pool was
+		// busy) tries again after wait, doubling, then recounts.
+		var retry <-chan time.Time
+		wait := inboxRetryFirst
 		for {
 			e.refreshListener(ctx, l)
 			recount, keys := l.takeCount()
 			if recount {
+				if retry == nil && !e.hasInbox(ctx, viewerID) {
+					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
+				}
 				entries, m, err := e.unreadEntries(ctx, viewerID)
 				if err != nil {
 					if ctx.Err() == nil {
@@ -41,7 +52,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 						e.log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
 					}
 				} else {
-					marker, unread = m, make(map[int64]bool, len(entries))
+					marker, unread, counted = m, make(map[int64]bool, len(entries)), true
 					for _, en := range entries {
 						unread[en.Key] = true
 					}
@@ -52,7 +63,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 					unread[k] = true
 				}
 			}
-			if n := min(len(unread), MaxUnreadCount); n != last {
+			if n := min(len(unread), MaxUnreadCount); counted && n != last {
 				last = n
 				select {
 				case <-out: // replace a count the client has not taken yet
@@ -64,10 +75,37 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 			case <-ctx.Done():
 				return
 			case <-l.wake:
+			case <-retry:
+				retry = nil
+				if !e.hasInbox(ctx, viewerID) {
+					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
+					continue
+				}
+				wait = inboxRetryFirst
+				l.countMu.Lock()
+				l.recount = true // entries may have come while there was no inbox
+				l.countMu.Unlock()
 			}
 		}
 	}()
 	return out, nil
+}
+
+// How soon a live count without an inbox tries to build one again, and the
+// longest it waits between tries while Redis stays away.
+const (
+	inboxRetryFirst = time.Second
+	inboxRetryMax   = 30 * time.Second
+)
+
+// hasInbox makes sure a live reader has an inbox in push and hybrid modes,
+// and says whether it could.
+func (e *Engine) hasInbox(ctx context.Context, viewerID int64) bool {
+	if e.cfg.Mode == ModePull {
+		return true
+	}
+	_, err := e.ensureInbox(ctx, viewerID)
+	return err == nil
 }
 
 // FeedItemsAdded streams each entry as it enters the viewer's feed, with a
@@ -151,6 +189,13 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 		return e.store.FolloweeIDs(ctx, reader)
 	case ModeHybrid:
 		celebs, err := e.celebrityIDs(ctx)
+		if err != nil && ctx.Err() == nil {
+			// Redis failed (away, or its pool busy past its timeout): MySQL
+			// knows the celebrities too, and a subscription must not fail
+			// for a cache.
+			e.log.WarnContext(ctx, "celebrities of a listener from MySQL", "reader", reader, "err", err)
+			celebs, err = e.store.UserIDsWithFollowers(ctx, e.cfg.CelebrityFollowers)
+		}
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
