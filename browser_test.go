@@ -26,8 +26,10 @@ const defaultChromium = "/usr/bin/chromium"
 // with every other host blocked (a query from its example document, and a
 // subscription event over graphql-ws), and the React app at /app/ in two
 // browser contexts (sign-up, follow, the live red dot and "new posts" bar,
-// and a feed scrolled to its end with every entry once). It saves
-// screenshots of the app's feed and of a profile page to docs/.
+// and a feed scrolled to its end with every entry once). It takes
+// screenshots of the app's feed and of a profile page: into docs/ (the
+// README's pictures) with UPDATE_SCREENSHOTS=1, otherwise into a temporary
+// directory, so that a test run leaves the checkout as it was.
 //
 // It needs node and Chromium (apt-get install -y chromium); it installs
 // the locked npm packages with `npm ci` when node_modules is missing.
@@ -49,9 +51,12 @@ func TestBrowserClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := filepath.Abs("docs")
-	if err != nil {
-		t.Fatal(err)
+	docs := t.TempDir()
+	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
+		var err error
+		if docs, err = filepath.Abs("docs"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
