@@ -860,6 +860,9 @@ var sources = []*ast.Source{
 #   count, or a malformed cursor is a BAD_USER_INPUT error.
 # - Errors carry extensions.code: UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
 #   BAD_USER_INPUT, RATE_LIMITED, INTERNAL_SERVER_ERROR.
+#   This service adds two: UNAVAILABLE (the database cannot be reached;
+#   nothing was half written; retry later) and PERSISTED_QUERY_NOT_FOUND
+#   (automatic persisted queries: send the document again).
 # - The viewer is identified by "Authorization: Bearer <token>" on HTTP, and
 #   by the connection_init payload {"Authorization": "Bearer <token>"} on
 #   websockets (graphql-transport-ws and the legacy graphql-ws subprotocol).
