@@ -54,15 +54,15 @@ cluster_pid=
 # Each fuzz target for a bounded time (`make fuzz` runs them long); their
 # seed corpora and testdata/fuzz regression cases already ran above.
 for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.; do
-	say "fuzz ${target%%:*} for 10s"
-	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 10s "${target#*:}"
+	say "fuzz ${target%%:*} for 6s"
+	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 6s "${target#*:}"
 done
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
 
-say "soak, short: 50s in 10s intervals on two instances (make soak runs 10 minutes)"
-SOAK_DURATION=50s SOAK_INTERVAL=10s SOAK_USERS=100 SOAK_FOLLOWS=10 go run ./soak
+say "soak, short: 30s in 6s intervals on two instances (make soak runs 10 minutes)"
+SOAK_DURATION=30s SOAK_INTERVAL=6s SOAK_USERS=100 SOAK_FOLLOWS=10 go run ./soak
 
 say "benchmark smoke: go run ./bench -quick (its checks asserted, its figures not)"
 go run ./bench -quick
