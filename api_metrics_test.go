@@ -30,7 +30,6 @@ import (
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
-	"feedservice/internal/testenv"
 	"feedservice/resolvers"
 )
 
@@ -305,31 +304,7 @@ func (b *syncBuffer) String() string {
 // log written as JSON lines to w.
 func newLoggedTestServer(t *testing.T, w io.Writer) *testServer {
 	t.Helper()
-	cfg, err := parseConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DataDir = t.TempDir()
-	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
-	cfg.TokenTTL = time.Hour
-	cfg.BcryptCost = 4
-	cfg.MutationRate, cfg.AuthRate = feed.Rate{}, feed.Rate{} // as newTestServer
-	cfg.NodeID = -1
-	cfg.MySQLDSN = testenv.MySQL(t)
-	_, cfg.KeyPrefix = testenv.Redis(t)
-	cfg.RedisAddr = testenv.RedisAddr()
-	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(w, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &testServer{app: a}
-	hs := httptest.NewServer(a.handler())
-	s.URL = hs.URL
-	t.Cleanup(func() {
-		hs.Close()
-		a.close()
-	})
-	return s
+	return newTestServerWithLog(t, backendReal, slog.New(slog.NewJSONHandler(w, nil)))
 }
 
 // An internal error is logged with the request's id: the client's

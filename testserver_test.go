@@ -54,7 +54,18 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
 }
 
 // newTestServer starts a server on backend; change adjusts its settings.
+// Its log is discarded, or shown from warnings up with -v.
 func newTestServer(t testing.TB, backend string, change ...func(*config)) *testServer {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return newTestServerWithLog(t, backend, log, change...)
+}
+
+// newTestServerWithLog is newTestServer writing its log to log.
+func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change ...func(*config)) *testServer {
 	t.Helper()
 	// The defaults of every setting, and FEED_MODE and the other engine
 	// settings from the environment, so that the suite can run in any mode.
@@ -77,10 +88,6 @@ func newTestServer(t testing.TB, backend string, change ...func(*config)) *testS
 	}
 	for _, c := range change {
 		c(&cfg)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	s := &testServer{}
 	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) { countQueries(st.DB(), &s.queries) })
