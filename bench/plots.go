@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -21,11 +23,75 @@ var modeColors = map[string]color.Color{
 	"hybrid": color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 }
 
-func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+// chart is a plot with its legend, which is drawn in a strip to the right
+// of the axes (never over the data), and notes written inside the data area.
+type chart struct {
+	*plot.Plot
+	legend plot.Legend
+	notes  []string
+}
+
+func newChart() *chart {
+	c := &chart{Plot: plot.New(), legend: plot.NewLegend()}
+	c.legend.Top, c.legend.Left = true, true
+	c.legend.Padding = vg.Points(4)
+	return c
+}
+
+// note is a Plotter that writes lines of text in the top left corner of the
+// data area (used for a floor that is far above the axis's scale). The axis
+// leaves headroom for it (see headroom).
+type note struct{ lines []string }
+
+func (n note) Plot(c draw.Canvas, p *plot.Plot) {
+	sty := p.Legend.TextStyle
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+	pad := vg.Points(6)
+	c.FillText(sty, vg.Point{X: c.Min.X + pad, Y: c.Max.Y - pad}, strings.Join(n.lines, "\n"))
+}
+
+// headroom sets the top of the y axis above the highest plotted value (bars,
+// lines and whiskers), with more room when notes are written at the top.
+func (c *chart) headroom() {
+	c.Y.Min = 0
+	f := 1.1
+	if len(c.notes) > 0 {
+		f = 1.25 + 0.1*float64(len(c.notes))
+		c.Add(note{c.notes})
+	}
+	c.Y.Max = niceMax(c.Y.Max * f)
+	c.Y.Tick.Marker = roundTicks{}
+}
+
+// save writes the chart as PNG and SVG: the plot on the left, the legend in
+// a strip on the right, level with the top of the data area.
+func (c *chart) save(dir, name string, w, h vg.Length) ([]string, error) {
 	var out []string
 	for _, ext := range []string{"png", "svg"} {
+		cw, err := draw.NewFormattedCanvas(w, h, ext)
+		if err != nil {
+			return out, err
+		}
+		dc := draw.New(cw)
+		gap := vg.Points(10)
+		lw := c.legend.Rectangle(dc).Size().X + 2*gap
+		pc := draw.Crop(dc, 0, -lw, 0, 0)
+		c.Draw(pc)
+		top := c.DataCanvas(pc).Max.Y
+		c.legend.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: pc.Max.X + gap, Y: dc.Min.Y},
+			Max: vg.Point{X: dc.Max.X, Y: top},
+		}})
 		path := filepath.Join(dir, name+"."+ext)
-		if err := p.Save(w, h, path); err != nil {
+		f, err := os.Create(path)
+		if err != nil {
+			return out, err
+		}
+		if _, err := cw.WriteTo(f); err != nil {
+			f.Close()
+			return out, err
+		}
+		if err := f.Close(); err != nil {
 			return out, err
 		}
 		out = append(out, path)
@@ -54,9 +120,10 @@ func plots(r *Result, o *options) ([]string, error) {
 	if r.Runs > 1 {
 		subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
 	}
+	const width, height = 18 * vg.Centimeter, 11 * vg.Centimeter
 
 	// 1. Read throughput by mode and concurrency (grouped bars).
-	p := plot.New()
+	p := newChart()
 	p.Title.Text = "Feed first page (20 entries): throughput\n" + subtitle
 	p.Y.Label.Text = "pages/s"
 	p.X.Label.Text = "concurrent clients"
@@ -75,23 +142,16 @@ func plots(r *Result, o *options) ([]string, error) {
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(k-len(modes)/2) * w
 		p.Add(bars)
-		p.Legend.Add(m, bars)
+		p.legend.Add(m, bars)
 	}
-	if f := r.floor(redisFloor); f > 0 {
-		// The floor is usually far above: say it in the legend, not as a line.
-		p.Legend.Add(fmt.Sprintf("Redis page floor (8 workers): %.0f/s", f))
-	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	names := make([]string, len(conc))
 	for i, c := range conc {
 		names[i] = strconv.Itoa(c)
 	}
 	p.NominalX(names...)
-	p.Y.Min = 0
-	p.Y.Max = niceMax(p.Y.Max * 1.35) // room for the legend
-	p.Y.Tick.Marker = roundTicks{}
-	if err := add(save(p, o.out, "read_throughput", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+	floorLine(p, r.floor(redisFloor), "Redis page floor (8 workers)", "pages/s")
+	p.headroom()
+	if err := add(p.save(o.out, "read_throughput", width, height)); err != nil {
 		return files, err
 	}
 
@@ -99,7 +159,7 @@ func plots(r *Result, o *options) ([]string, error) {
 	// plus the cold first read.
 	for _, m := range modes {
 		mr := r.Modes[m]
-		p := plot.New()
+		p := newChart()
 		p.Title.Text = fmt.Sprintf("Feed read latency vs followees: %s mode\n%s", m, subtitle)
 		p.X.Label.Text = "reader's followees"
 		p.Y.Label.Text = "ms (one client)"
@@ -132,24 +192,20 @@ func plots(r *Result, o *options) ([]string, error) {
 			l.Dashes = s.dash
 			sc.Shape = draw.CircleGlyph{}
 			p.Add(l, sc)
-			p.Legend.Add(s.name, l, sc)
+			p.legend.Add(s.name, l, sc)
 			if eb := runWhiskers(mr, s.get); eb != nil {
 				eb.Color = l.Color
 				p.Add(eb)
 			}
 		}
-		p.Y.Min = 0
-		p.Y.Max = niceMax(p.Y.Max * 1.35)
-		p.Y.Tick.Marker = roundTicks{}
-		p.Legend.Top = true
-		p.Legend.Left = true
-		if err := add(save(p, o.out, "latency_vs_followees_"+m, 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+		p.headroom()
+		if err := add(p.save(o.out, "latency_vs_followees_"+m, width, height)); err != nil {
 			return files, err
 		}
 	}
 
 	// 3. All modes' warm p99 vs followees on one plot.
-	p = plot.New()
+	p = newChart()
 	p.Title.Text = "Feed read p99 vs followees, by mode\n" + subtitle
 	p.X.Label.Text = "reader's followees"
 	p.Y.Label.Text = "p99 ms (one client, warm)"
@@ -166,24 +222,20 @@ func plots(r *Result, o *options) ([]string, error) {
 		}
 		l.Color, sc.Color = modeColors[m], modeColors[m]
 		p.Add(l, sc)
-		p.Legend.Add(m, l, sc)
+		p.legend.Add(m, l, sc)
 		if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
 			eb.Color = modeColors[m]
 			p.Add(eb)
 		}
 	}
-	p.Y.Min = 0
-	p.Y.Max = niceMax(p.Y.Max * 1.3)
-	p.Y.Tick.Marker = roundTicks{}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	if err := add(save(p, o.out, "latency_vs_followees", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+	p.headroom()
+	if err := add(p.save(o.out, "latency_vs_followees", width, height)); err != nil {
 		return files, err
 	}
 
 	// 4. Writes: ordinary fan-out (last active inbox), celebrity visibility,
 	// red-dot p99, by mode.
-	p = plot.New()
+	p = newChart()
 	p.Title.Text = "After a post: time until readers see it (ms)\n" + subtitle
 	p.Y.Label.Text = "ms after the mutation's response"
 	cats := []string{"last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)"}
@@ -198,17 +250,61 @@ func plots(r *Result, o *options) ([]string, error) {
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(k-len(modes)/2) * w
 		p.Add(bars)
-		p.Legend.Add(m, bars)
+		p.legend.Add(m, bars)
 	}
 	p.NominalX(cats...)
-	p.Y.Min = 0
-	p.Y.Max = niceMax(p.Y.Max * 1.2)
-	p.Y.Tick.Marker = roundTicks{}
-	p.Legend.Top = true
-	if err := add(save(p, o.out, "write_visibility", 16*vg.Centimeter, 11*vg.Centimeter)); err != nil {
+	p.headroom()
+	if err := add(p.save(o.out, "write_visibility", width, height)); err != nil {
 		return files, err
 	}
 	return files, nil
+}
+
+// floorLine shows a floor measured in the same run, written on the chart: a
+// dashed line across it with its value when it is within twice the highest
+// bar, otherwise (the usual case for the Redis floor, tens of times the
+// service's throughput) a note at the top of the chart, so that the bars
+// keep a readable scale.
+func floorLine(p *chart, floor float64, name, unit string) {
+	if floor <= 0 {
+		return
+	}
+	text := fmt.Sprintf("%s: %s %s", name, thousands(floor), unit)
+	if floor > 2*p.Y.Max {
+		p.notes = append(p.notes, text, fmt.Sprintf("(off this scale: %.0fx the highest bar)", floor/p.Y.Max))
+		return
+	}
+	p.Y.Max = max(p.Y.Max, floor)
+	p.Add(hline{y: floor, text: text})
+}
+
+// hline is a dashed horizontal line across the whole data area at y, with
+// its text written just above its left end.
+type hline struct {
+	y    float64
+	text string
+}
+
+func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, ty := p.Transforms(&c)
+	y := ty(h.y)
+	c.StrokeLine2(draw.LineStyle{
+		Color:  color.Gray{Y: 0x60},
+		Width:  vg.Points(1),
+		Dashes: []vg.Length{vg.Points(6), vg.Points(3)},
+	}, c.Min.X, y, c.Max.X, y)
+	sty := p.Legend.TextStyle
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	c.FillText(sty, vg.Point{X: c.Min.X + vg.Points(6), Y: y + vg.Points(3)}, h.text)
+}
+
+// thousands formats a figure rounded to a whole number, with commas.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // whiskers are the lowest and highest run of each point of a line.
@@ -252,14 +348,14 @@ func (t followeeTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-// niceMax rounds an axis maximum up to 1, 2, 2.5 or 5 times a power of ten,
-// so that the default ticks fall on round numbers.
+// niceMax rounds an axis maximum up to 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times
+// a power of ten, so that five ticks (roundTicks) fall on round numbers.
 func niceMax(v float64) float64 {
 	if v <= 0 {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if v <= m*p {
 			return m * p
 		}
