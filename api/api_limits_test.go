@@ -1,4 +1,4 @@
-package main
+package api
 
 // Black-box tests of the abuse limits, each at its edge: query complexity
 // and depth, batched operations, the rate limits (shared by instances over

@@ -1,4 +1,4 @@
-package main
+package api
 
 // BenchmarkRedDotDelivery measures live red dots end to end: N readers hold
 // an open websocket with an unreadCount subscription, a followee of all of

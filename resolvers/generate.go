@@ -1,3 +1,3 @@
-package main
+package resolvers
 
 //go:generate go tool gqlgen generate
