@@ -8,15 +8,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-	"time"
+
+	"feedservice/api"
 )
 
 func main() {
@@ -32,58 +29,28 @@ func run(args []string, log *slog.Logger) error {
 	if len(args) > 0 && (args[0] == "migrate" || args[0] == "seed" || args[0] == "serve") {
 		command, args = args[0], args[1:]
 	}
-	cfg, err := parseConfig(args)
+	cfg, err := api.ParseConfig(args)
 	if err != nil {
 		return err
 	}
-	log.Info("settings", cfg.describe()...)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	a, err := newApp(ctx, cfg, log)
+	svc, err := api.New(ctx, cfg, log) // applies the migrations
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer svc.Close()
 	switch command {
 	case "migrate":
-		return nil // newApp migrated
+		return nil
 	case "seed":
-		return seed(ctx, a.engine, defaultSeedSize, os.Stdout)
+		return svc.Seed(ctx, os.Stdout)
 	}
 	if cfg.Seed {
-		if err := seed(ctx, a.engine, defaultSeedSize, os.Stdout); err != nil {
+		if err := svc.Seed(ctx, os.Stdout); err != nil {
 			return err
 		}
 	}
-	return serve(ctx, cfg.Addr, a.handler(), log, a.websockets.goAway)
-}
-
-// serve listens until ctx ends, then shuts down gracefully: it stops
-// accepting, lets in-flight requests finish (within ShutdownGrace) while
-// goAway closes the websockets (which Shutdown does not see). The engine
-// keeps running meanwhile, so what those requests commit is dispatched; the
-// caller stops it after serve returns.
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, goAway func() int) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", "addr", addr, "graphiql", fmt.Sprintf("http://%s/", addr), "endpoint", "/query")
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "grace", ShutdownGrace)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-	defer cancel()
-	var sockets sync.WaitGroup
-	sockets.Go(func() { log.Info("websockets closed", "count", goAway()) })
-	err := srv.Shutdown(shutdownCtx)
-	sockets.Wait()
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", ShutdownGrace, err)
-	}
-	log.Info("http server stopped; stopping the engine")
-	return nil
+	return svc.Serve(ctx)
 }

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Config is every setting of the service; each has a flag and an environment
+// variable (see config.go).
+type Config = config
+
+// ParseConfig reads the flags in args and the environment.
+func ParseConfig(args []string) (Config, error) { return parseConfig(args) }
+
+// Service is one instance of the feed service: its database (migrated),
+// Redis, the feed engine, and the HTTP and websocket face over them.
+type Service struct {
+	app *app
+}
+
+// New opens and migrates the database, connects Redis (or starts the
+// embedded one) and starts the engine. What it starts runs until ctx ends or
+// Close is called.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Service, error) {
+	log.Info("settings", cfg.describe()...)
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{app: a}, nil
+}
+
+// Seed loads the demo graph, printing its progress to out.
+func (s *Service) Seed(ctx context.Context, out io.Writer) error {
+	return seed(ctx, s.app.engine, defaultSeedSize, out)
+}
+
+// Serve listens on the configured address until ctx ends, then shuts down
+// gracefully.
+func (s *Service) Serve(ctx context.Context) error {
+	return serve(ctx, s.app.cfg.Addr, s.app.handler(), s.app.log, s.app.websockets.goAway)
+}
+
+// Close stops the engine and closes what New opened.
+func (s *Service) Close() { s.app.close() }
+
+// serve listens until ctx ends, then shuts down gracefully: it stops
+// accepting, lets in-flight requests finish (within ShutdownGrace) while
+// goAway closes the websockets (which Shutdown does not see). The engine
+// keeps running meanwhile, so what those requests commit is dispatched; the
+// caller stops it after serve returns.
+func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, goAway func() int) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", "addr", addr, "graphiql", fmt.Sprintf("http://%s/", addr), "endpoint", "/query")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	var sockets sync.WaitGroup
+	sockets.Go(func() { log.Info("websockets closed", "count", goAway()) })
+	err := srv.Shutdown(shutdownCtx)
+	sockets.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", ShutdownGrace, err)
+	}
+	log.Info("http server stopped; stopping the engine")
+	return nil
+}
