@@ -462,7 +462,7 @@ func promqlMetricNames(expr string) []string {
 // Every metric the example dashboard charts is one the server exports, so
 // renaming a metric without the dashboard fails here.
 func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
-	raw, err := os.ReadFile("deploy/grafana/feed-service.json")
+	raw, err := os.ReadFile("../deploy/grafana/feed-service.json")
 	if err != nil {
 		t.Fatal(err)
 	}

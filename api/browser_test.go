@@ -15,7 +15,7 @@ import (
 
 // browserTestDir holds the browser tests: playwright-core driving Debian's
 // Chromium against the server's GraphiQL page and React app.
-const browserTestDir = "clients/browser-test"
+const browserTestDir = "../clients/browser-test"
 
 // defaultChromium is where Debian's chromium package puts the browser.
 // CHROMIUM_PATH overrides it.
@@ -54,7 +54,7 @@ func TestBrowserClients(t *testing.T) {
 	docs := t.TempDir()
 	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
 		var err error
-		if docs, err = filepath.Abs("docs"); err != nil {
+		if docs, err = filepath.Abs("../docs"); err != nil {
 			t.Fatal(err)
 		}
 	}

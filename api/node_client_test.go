@@ -12,7 +12,7 @@ import (
 
 // nodeClientDir holds the Node test that drives the server with a real
 // client: @apollo/client over HTTP, and graphql-ws for subscriptions.
-const nodeClientDir = "clients/node-test"
+const nodeClientDir = "../clients/node-test"
 
 // TestNodeApolloClient runs clients/node-test (node --test) against a
 // server on the real backends: sign-ups, follows and posts through Apollo,

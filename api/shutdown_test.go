@@ -3,13 +3,12 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/internal/gqlclient"
+	"feedservice/internal/serverproc"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )
@@ -24,112 +25,46 @@ import (
 // Graceful shutdown of a real server process: SIGTERM while clients hold
 // open subscriptions and requests are in flight.
 
-// serverProcess is the feedservice binary running on real MariaDB and Redis.
-type serverProcess struct {
-	URL    string
-	cmd    *exec.Cmd
-	log    *bytes.Buffer // its stderr (JSON log lines)
-	exited chan struct{} // closed when it exited; err holds why
-	err    error
-}
-
 // buildServer builds the feedservice binary into a directory of the test.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "feedservice")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	var out bytes.Buffer
+	if err := serverproc.Build(context.Background(), bin, &out); err != nil {
+		t.Fatalf("%v\n%s", err, &out)
 	}
 	return bin
 }
 
 // startServerProcess runs bin with the environment env (the settings) on a
-// free port and waits until it is ready.
-func startServerProcess(t *testing.T, bin string, env ...string) *serverProcess {
+// free port and waits until it is ready; the test kills it at the end, and
+// shows its log when it failed.
+func startServerProcess(t *testing.T, bin string, env ...string) *serverproc.Process {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	log := &bytes.Buffer{}
+	p, err := serverproc.Start(context.Background(), serverproc.Options{
+		Bin: bin, Env: env, DataDir: t.TempDir(), Log: log, Ready: 20 * time.Second,
+	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, log)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	p := &serverProcess{URL: "http://" + addr, log: &bytes.Buffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin)
-	p.cmd.Env = append(os.Environ(), append([]string{"ADDR=" + addr, "DATA_DIR=" + t.TempDir()}, env...)...)
-	p.cmd.Stderr = &lockedWriter{w: p.log}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.exited
+		p.Kill()
 		if t.Failed() {
-			t.Logf("server log:\n%s", p.log)
+			t.Logf("server log:\n%s", log)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		res, err := http.Get(p.URL + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case <-p.exited:
-			t.Fatalf("server exited at start: %v\n%s", p.err, p.log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready within 20s\n%s", p.log)
-		}
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return p
 }
 
 // rawDo posts a GraphQL document to url as token, without waiting for any
 // workers (the server is another process); a transport failure is returned.
 func rawDo(url, token, query string, vars map[string]any) (response, error) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return rawDoBody(url, token, bytes.NewReader(body))
+	return gqlclient.New(url, nil).Post(context.Background(), token, query, vars)
 }
 
 func rawDoBody(url, token string, body io.Reader) (response, error) {
-	req, _ := http.NewRequest(http.MethodPost, url+"/query", body)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return response{}, err
-	}
-	r := response{Status: res.StatusCode}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("response is not JSON (status %d): %s", res.StatusCode, raw)
-	}
-	return r, nil
+	return gqlclient.New(url, nil).PostBody(context.Background(), token, body)
 }
 
 // mustRawDo is rawDo for a document that must succeed; it decodes the data
@@ -280,7 +215,7 @@ func TestShutdownGraceful(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	sigterm := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 
@@ -311,12 +246,12 @@ func TestShutdownGraceful(t *testing.T) {
 	burst.Wait()
 
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(ShutdownGrace):
 		t.Fatalf("server still running %s after SIGTERM", ShutdownGrace)
 	}
-	if p.err != nil {
-		t.Fatalf("server exited with %v after SIGTERM, want 0", p.err)
+	if p.Err() != nil {
+		t.Fatalf("server exited with %v after SIGTERM, want 0", p.Err())
 	}
 	t.Logf("server exited %s after SIGTERM; %d posts attempted in the burst", time.Since(sigterm).Round(time.Millisecond), len(attempts))
 

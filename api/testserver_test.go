@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed"
+	"feedservice/internal/gqlclient"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -146,27 +147,10 @@ type client struct {
 }
 
 // gqlError is one error of a GraphQL response.
-type gqlError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
+type gqlError = gqlclient.Error
 
 // response is a GraphQL response with its HTTP status.
-type response struct {
-	Status int
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-}
-
-// Code is the extensions.code of the first error, or "" when there is none.
-func (r response) Code() string {
-	if len(r.Errors) == 0 {
-		return ""
-	}
-	code, _ := r.Errors[0].Extensions["code"].(string)
-	return code
-}
+type response = gqlclient.Response
 
 // anon is a signed-out client.
 func (s *testServer) anon() *client { return &client{s: s} }
@@ -191,24 +175,10 @@ func (s *testServer) signUp(t *testing.T, username string) *client {
 func (c *client) do(t *testing.T, query string, vars map[string]any) response {
 	t.Helper()
 	c.s.settle(t)
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, c.s.URL+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	for k, v := range c.Header {
-		req.Header[k] = v
-	}
-	res, err := http.DefaultClient.Do(req)
+	gc := gqlclient.Client{URL: c.s.URL, Header: c.Header}
+	r, err := gc.Post(context.Background(), c.Token, query, vars)
 	if err != nil {
 		t.Fatalf("POST /query: %v", err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	r := response{Status: res.StatusCode}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("response is not JSON (status %d): %s", res.StatusCode, raw)
 	}
 	return r
 }
