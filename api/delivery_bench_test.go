@@ -16,7 +16,6 @@ package api
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,9 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"feedservice/feed"
+	"feedservice/internal/gqlclient"
 	"feedservice/models"
 )
 
@@ -67,7 +65,7 @@ func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 		}
 		tokens[i] = token
 	}
-	counts := deliveryClients(b, "ws"+strings.TrimPrefix(s.URL, "http")+"/query", tokens)
+	counts := deliveryClients(b, s.URL, tokens)
 	latest := make([]int, sockets)
 	for i := range latest {
 		latest[i] = -1
@@ -189,7 +187,7 @@ func runDeliveryClients() error {
 	tokens := strings.Split(string(raw), "\n")
 	lines := make(chan string, len(tokens)*2)
 	for i, token := range tokens {
-		conn, err := deliverySubscribe(os.Getenv("DELIVERY_URL"), token)
+		conn, err := gqlclient.Subscribe(context.Background(), os.Getenv("DELIVERY_URL"), token, gqlclient.UnreadCountSubscription, 30*time.Second)
 		if err != nil {
 			return fmt.Errorf("socket %d: %w", i, err)
 		}
@@ -205,46 +203,16 @@ func runDeliveryClients() error {
 	return nil
 }
 
-func deliverySubscribe(url, token string) (*websocket.Conn, error) {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second}
-	conn, _, err := d.Dial(url, nil)
-	if err != nil {
-		return nil, err
-	}
-	msgs := []map[string]any{
-		{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}},
-		{"type": "subscribe", "id": "1", "payload": map[string]any{"query": "subscription { unreadCount }"}},
-	}
-	for _, m := range msgs {
-		if err := conn.WriteJSON(m); err != nil {
-			return nil, err
-		}
-	}
-	return conn, nil
-}
-
-// deliveryRead reports every count a client receives, answering pings.
-func deliveryRead(conn *websocket.Conn, client int, out chan<- string) {
+// deliveryRead reports every count a client receives.
+func deliveryRead(conn *gqlclient.Socket, client int, out chan<- string) {
 	for {
-		_, raw, err := conn.ReadMessage()
+		msg, err := conn.Next()
 		if err != nil {
 			return
 		}
 		at := time.Now().UnixNano()
-		var msg struct {
-			Type    string
-			Payload struct {
-				Data struct{ UnreadCount *int }
-			}
-		}
-		if json.Unmarshal(raw, &msg) != nil {
-			continue
-		}
-		switch {
-		case msg.Type == "ping":
-			conn.WriteJSON(map[string]string{"type": "pong"})
-		case msg.Type == "next" && msg.Payload.Data.UnreadCount != nil:
-			out <- fmt.Sprintf("count %d %d %d\n", client, *msg.Payload.Data.UnreadCount, at)
+		if n, ok := msg.UnreadCount(); ok {
+			out <- fmt.Sprintf("count %d %d %d\n", client, n, at)
 		}
 	}
 }

@@ -4,13 +4,10 @@ package main
 // statistics.
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -18,57 +15,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"feedservice/internal/gqlclient"
 )
 
-type client struct {
-	url  string
-	http *http.Client
-}
+type client struct{ gql *gqlclient.Client }
 
 func newClient(url string) *client {
 	tr := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: 90 * time.Second}
-	return &client{url: url + "/query", http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
-}
-
-type gqlError struct {
-	Message    string
-	Extensions struct{ Code string }
+	return &client{gql: gqlclient.New(url, &http.Client{Transport: tr, Timeout: 60 * time.Second})}
 }
 
 // do posts one GraphQL request and decodes data into out.
 func (c *client) do(ctx context.Context, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Data   json.RawMessage
-		Errors []gqlError
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
-	}
-	if len(env.Errors) > 0 {
-		return fmt.Errorf("graphql: %s (%s)", env.Errors[0].Message, env.Errors[0].Extensions.Code)
-	}
-	if out != nil {
-		return json.Unmarshal(env.Data, out)
-	}
-	return nil
+	return c.gql.Do(ctx, token, query, vars, out)
 }
 
 const feedQuery = `query Feed($first: Int, $after: String) {

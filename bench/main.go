@@ -34,6 +34,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/serverproc"
 )
 
 type options struct {
@@ -234,8 +236,8 @@ func run(ctx context.Context, o *options) (*Result, error) {
 		res.Machine.NProc, res.Machine.MemGiB, res.Machine.MariaDB, res.Machine.Redis, res.Machine.LoadAvgAtStart)
 
 	if !o.noBuild {
-		logf("building the server: go build -o %s .", o.serverBin)
-		if err := buildServer(o.serverBin); err != nil {
+		logf("building the server: go build -o %s %s", o.serverBin, serverproc.Package)
+		if err := serverproc.Build(ctx, o.serverBin, os.Stdout); err != nil {
 			return res, err
 		}
 	}

@@ -8,14 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"feedservice/internal/serverproc"
 )
 
 // TokenSecret signs the benchmark's tokens; every mode's server shares it, so
@@ -25,26 +24,10 @@ const TokenSecret = "feedbench-token-secret-0123456789abcdef"
 type serverProc struct {
 	mode    string
 	prefix  string
-	addr    string
 	url     string
-	cmd     *exec.Cmd
+	p       *serverproc.Process
 	logPath string
-	done    chan error
-}
-
-func buildServer(bin string) error {
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	logf    *os.File
 }
 
 // serverArgs are the flags every run of the server gets.
@@ -81,63 +64,35 @@ func migrate(o *options, g *graph) error {
 }
 
 func startServer(ctx context.Context, o *options, mode, prefix string, g *graph) (*serverProc, error) {
-	addr, err := freePort()
+	addr, err := serverproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	s := &serverProc{mode: mode, prefix: prefix, addr: addr, url: "http://" + addr, done: make(chan error, 1)}
+	s := &serverProc{mode: mode, prefix: prefix, url: "http://" + addr}
 	s.logPath = fmt.Sprintf("%s/feedbench-server-%s.log", os.TempDir(), mode)
-	logf, err := os.Create(s.logPath)
+	if s.logf, err = os.Create(s.logPath); err != nil {
+		return nil, err
+	}
+	s.p, err = serverproc.Start(ctx, serverproc.Options{
+		Bin: o.serverBin, Args: serverArgs(o, mode, prefix, addr, g), Addr: addr,
+		Log: s.logf, Ready: 60 * time.Second, OwnGroup: true,
+	})
 	if err != nil {
-		return nil, err
+		s.logf.Close()
+		return nil, fmt.Errorf("%w\n%s", err, tail(s.logPath, 20))
 	}
-	s.cmd = exec.Command(o.serverBin, serverArgs(o, mode, prefix, addr, g)...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	go func() { s.done <- s.cmd.Wait(); logf.Close() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case err := <-s.done:
-			return nil, fmt.Errorf("server exited before ready: %v\n%s", err, tail(s.logPath, 20))
-		default:
-		}
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("server not ready after 60s\n%s", tail(s.logPath, 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return s, nil
 }
 
 // stop ends the server with SIGTERM (graceful), then SIGKILL after 25s.
 func (s *serverProc) stop() {
-	if s.cmd.Process == nil {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(25 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	s.p.Stop(25 * time.Second)
+	s.logf.Close()
 }
 
 // memKB reads VmRSS and VmHWM of the server from /proc.
 func (s *serverProc) memKB() (rss, hwm int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.p.Pid()))
 	if err != nil {
 		return 0, 0
 	}
@@ -159,7 +114,7 @@ func (s *serverProc) memKB() (rss, hwm int64) {
 
 // cpuSeconds is the server's user+system CPU time so far.
 func (s *serverProc) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.p.Pid()))
 	if err != nil {
 		return 0
 	}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,8 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/gqlclient"
 )
 
 const pageSize = 20
@@ -635,13 +635,11 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 		at        time.Time
 	}
 	counts := make(chan count, len(readers)*4)
-	conns := make([]*websocket.Conn, len(readers))
-	wsURL := "ws" + strings.TrimPrefix(w.s.url, "http") + "/query"
+	conns := make([]*gqlclient.Socket, len(readers))
 	dialErr := 0
 	start := time.Now()
 	parallel(len(readers), 16, func(k int) {
-		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second}
-		conn, _, err := d.DialContext(ctx, wsURL, nil)
+		conn, err := gqlclient.Subscribe(ctx, w.s.url, w.tokens[readers[k]], gqlclient.UnreadCountSubscription, 30*time.Second)
 		if err != nil {
 			mu.Lock()
 			dialErr++
@@ -649,9 +647,6 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 			return
 		}
 		conns[k] = conn
-		conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + w.tokens[readers[k]]}})
-		conn.WriteJSON(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": "subscription { unreadCount }"}})
-		var wmu sync.Mutex
 		// answered closes on the subscription's first message: a dialer
 		// opens its next socket only then, so that at most 16 subscriptions
 		// start at once (the workload measures delivery to open sockets,
@@ -661,28 +656,14 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 		go func() {
 			defer once.Do(func() { close(answered) })
 			for {
-				_, raw, err := conn.ReadMessage()
+				msg, err := conn.Next()
 				if err != nil {
 					return
 				}
 				once.Do(func() { close(answered) })
 				at := time.Now()
-				var msg struct {
-					Type    string
-					Payload struct {
-						Data struct{ UnreadCount *int }
-					}
-				}
-				if json.Unmarshal(raw, &msg) != nil {
-					continue
-				}
-				switch {
-				case msg.Type == "ping":
-					wmu.Lock()
-					conn.WriteJSON(map[string]string{"type": "pong"})
-					wmu.Unlock()
-				case msg.Type == "next" && msg.Payload.Data.UnreadCount != nil:
-					counts <- count{k, *msg.Payload.Data.UnreadCount, at}
+				if n, ok := msg.UnreadCount(); ok {
+					counts <- count{k, n, at}
 				}
 			}
 		}()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/serverproc"
 )
 
 // deployment is what the soak runs on: a database, a private Redis and two
@@ -35,11 +38,10 @@ type deployment struct {
 
 // instance is one server process.
 type instance struct {
-	name   string
-	url    string
-	cmd    *exec.Cmd
-	logf   *os.File
-	exited chan error
+	name string
+	url  string
+	p    *serverproc.Process
+	logf *os.File
 }
 
 // instanceStopWait is how long an instance may take to exit on SIGTERM:
@@ -60,8 +62,9 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 	}
 	d.cleanups = append(d.cleanups, func() { os.RemoveAll(d.dir) })
 	bin := filepath.Join(d.dir, "feedservice")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	var out bytes.Buffer
+	if err := serverproc.Build(ctx, bin, &out); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, &out)
 	}
 
 	// A fresh database on the MariaDB server.
@@ -83,17 +86,17 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 	cfg.DBName = d.database
 
 	// A private Redis, set up as scripts/services.sh sets up the shared one.
-	redisPort, err := freePort()
+	redisAddr, err := serverproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
+	_, redisPort, _ := net.SplitHostPort(redisAddr)
 	d.redisCmd = exec.Command("redis-server", "--port", redisPort, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--zset-max-listpack-entries", "1024")
 	if err := d.redisCmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
 	d.cleanups = append(d.cleanups, func() { d.redisCmd.Process.Kill(); d.redisCmd.Wait() })
-	redisAddr := "127.0.0.1:" + redisPort
 	d.redis = redis.NewClient(&redis.Options{Addr: redisAddr})
 	d.cleanups = append(d.cleanups, func() { d.redis.Close() })
 	if err := waitFor(ctx, 10*time.Second, func() error { return d.redis.Ping(ctx).Err() }); err != nil {
@@ -120,61 +123,34 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 }
 
 func startInstance(ctx context.Context, dir, bin, name string, env []string) (*instance, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	logf, err := os.Create(filepath.Join(dir, "instance-"+name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{name: name, url: "http://127.0.0.1:" + port, logf: logf, exited: make(chan error, 1)}
-	in.cmd = exec.Command(bin)
-	in.cmd.Env = append(os.Environ(), append(env, "ADDR=127.0.0.1:"+port, "DATA_DIR="+filepath.Join(dir, "data-"+name))...)
-	in.cmd.Stdout, in.cmd.Stderr = logf, logf
-	if err := in.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { in.exited <- in.cmd.Wait() }()
-	err = waitFor(ctx, 30*time.Second, func() error {
-		select {
-		case err := <-in.exited:
-			in.exited <- err
-			return fmt.Errorf("instance %s exited at start: %v", name, err)
-		default:
-		}
-		res, err := http.Get(in.url + "/readyz")
-		if err != nil {
-			return err
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", res.Status)
-		}
-		return nil
+	p, err := serverproc.Start(ctx, serverproc.Options{
+		Bin: bin, Env: env, DataDir: filepath.Join(dir, "data-"+name), Log: logf, Ready: 30 * time.Second,
 	})
 	if err != nil {
-		in.cmd.Process.Kill()
+		logf.Close()
 		return nil, fmt.Errorf("instance %s: %w (log %s)", name, err, logf.Name())
 	}
-	return in, nil
+	return &instance{name: name, url: p.URL, p: p, logf: logf}, nil
 }
 
 // stopInstances sends each instance SIGTERM; each must exit 0 in time.
 func (d *deployment) stopInstances() error {
 	var errs []error
 	for _, in := range d.instances {
-		in.cmd.Process.Signal(syscall.SIGTERM)
+		in.p.Signal(syscall.SIGTERM)
 	}
 	for _, in := range d.instances {
 		select {
-		case err := <-in.exited:
-			if err != nil {
+		case <-in.p.Exited():
+			if err := in.p.Err(); err != nil {
 				errs = append(errs, fmt.Errorf("instance %s exited with %v on SIGTERM", in.name, err))
 			}
 		case <-time.After(instanceStopWait):
-			in.cmd.Process.Kill()
-			<-in.exited
+			in.p.Kill()
 			errs = append(errs, fmt.Errorf("instance %s still running %s after SIGTERM", in.name, instanceStopWait))
 		}
 		in.logf.Close()
@@ -187,8 +163,7 @@ func (d *deployment) stopInstances() error {
 // instances are printed when they are kept (SOAK_KEEP_LOGS=1).
 func (d *deployment) teardown() {
 	for _, in := range d.instances {
-		in.cmd.Process.Kill()
-		<-in.exited
+		in.p.Kill()
 	}
 	for _, in := range d.instances {
 		in.logf.Close()
@@ -254,15 +229,6 @@ func (d *deployment) redisMemory(ctx context.Context) (used, stream, streamLen i
 		return 0, 0, 0, err
 	}
 	return used, stream, streamLen, nil
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
 // waitFor retries f until it succeeds or within passes.

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -13,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"feedservice/internal/gqlclient"
 )
 
 // user is a signed-up user of the soak.
@@ -42,38 +39,7 @@ var operations = []struct {
 // gql posts a document to url as token and decodes data into out. Any
 // transport failure, non-200 status or GraphQL error is an error.
 func (w *world) gql(ctx context.Context, url, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := w.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions map[string]any
-		}
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("status %d, not JSON: %.200s", res.StatusCode, raw)
-	}
-	if res.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		return fmt.Errorf("status %d, errors %+v", res.StatusCode, r.Errors)
-	}
-	if out != nil {
-		return json.Unmarshal(r.Data, out)
-	}
-	return nil
+	return gqlclient.New(url, w.http).Do(ctx, token, query, vars, out)
 }
 
 // prepare signs up the users (alternating instances) and makes each follow
@@ -220,31 +186,20 @@ func pickOperation(rng *rand.Rand) string {
 
 // subscriber is one live unreadCount subscription over graphql-transport-ws.
 type subscriber struct {
-	ws       *websocket.Conn
-	wmu      sync.Mutex
+	ws       *gqlclient.Socket
 	received atomic.Int64
 	closing  atomic.Bool
 	failed   chan error // the first failure: the socket closed or an error arrived
 }
 
 func subscribe(ctx context.Context, url, token string) (*subscriber, error) {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 10 * time.Second}
-	ws, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(url, "http")+"/query", nil)
+	ws, err := gqlclient.Subscribe(ctx, url, token, gqlclient.UnreadCountSubscription, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	s := &subscriber{ws: ws, failed: make(chan error, 1)}
-	s.send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + token}})
-	s.send(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]string{"query": "subscription { unreadCount }"}})
 	go s.read()
 	return s, nil
-}
-
-func (s *subscriber) send(m any) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	return s.ws.WriteJSON(m)
 }
 
 func (s *subscriber) fail(err error) {
@@ -259,20 +214,15 @@ func (s *subscriber) fail(err error) {
 
 func (s *subscriber) read() {
 	for {
-		var m struct {
-			Type    string
-			Payload json.RawMessage
-		}
-		if err := s.ws.ReadJSON(&m); err != nil {
+		m, err := s.ws.Next()
+		if err != nil {
 			s.fail(fmt.Errorf("subscription socket closed: %w", err))
 			return
 		}
 		switch m.Type {
-		case "ping":
-			s.send(map[string]any{"type": "pong"})
 		case "next":
-			if bytes.Contains(m.Payload, []byte(`"errors"`)) {
-				s.fail(fmt.Errorf("subscription sent errors: %s", m.Payload))
+			if err := m.Errors(); err != nil {
+				s.fail(err)
 			}
 			s.received.Add(1)
 		case "error", "complete":
