@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -51,8 +50,9 @@ type Options struct {
 	Addr string
 	// DataDir is the server's -data directory (DATA_DIR), when given.
 	DataDir string
-	// Log receives the server's stdout and stderr; writes to it are
-	// serialised.
+	// Log receives the server's stdout and stderr, one write at a time (as
+	// exec.Cmd writes to one writer given as both); read it once the server
+	// has exited.
 	Log io.Writer
 	// Ready is how long the server may take to answer /readyz with 200.
 	Ready time.Duration
@@ -88,8 +88,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	p.cmd.Env = append(env, o.Env...)
 	if o.Log != nil {
-		w := &lockedWriter{w: o.Log}
-		p.cmd.Stdout, p.cmd.Stderr = w, w
+		p.cmd.Stdout, p.cmd.Stderr = o.Log, o.Log
 	}
 	if o.OwnGroup {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -165,15 +164,4 @@ func (p *Process) Stop(grace time.Duration) error {
 func (p *Process) Kill() {
 	p.cmd.Process.Kill()
 	<-p.exited
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
