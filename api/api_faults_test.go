@@ -209,7 +209,7 @@ func faultRecord(t *testing.T, w *feedWorld, authors []*client, attempts []fault
 	}
 	sortPostedByTime(ps)
 	for _, p := range ps {
-		w.m.post(by[p.ID], p.ID, p.CreatedAt)
+		w.m.AddPost(by[p.ID], p.ID, p.CreatedAt)
 	}
 	return ambiguous
 }
@@ -220,7 +220,7 @@ func faultCheckModel(t *testing.T, w *feedWorld, readers []*client) {
 	t.Helper()
 	for _, r := range readers {
 		w.check(r, 7)
-		if got, want := feedUnread(t, r), w.m.unread(r.ID); got != want {
+		if got, want := feedUnread(t, r), w.m.Unread(r.ID); got != want {
 			t.Fatalf("unreadCount of %s is %d, the model says %d", r.Name, got, want)
 		}
 	}
@@ -371,7 +371,7 @@ func TestFaultRedisRestartDuringBurst(t *testing.T) {
 		for _, e := range out.Feed.Edges {
 			got = append(got, e.Node.Post.ID)
 		}
-		for _, e := range w.m.feed(c.ID) {
+		for _, e := range w.m.Feed(c.ID) {
 			want = append(want, e.PostID)
 		}
 		if !slices.Equal(got, want[:min(100, len(want))]) {
@@ -379,8 +379,8 @@ func TestFaultRedisRestartDuringBurst(t *testing.T) {
 		}
 		res, err = rawDo(s.URL, c.Token, `{ feed(first: 1) { unreadCount } }`, nil)
 		var unread struct{ Feed struct{ UnreadCount int } }
-		if err != nil || len(res.Errors) > 0 || json.Unmarshal(res.Data, &unread) != nil || unread.Feed.UnreadCount != w.m.unread(c.ID) {
-			t.Fatalf("unreadCount of %s with Redis down: %s, errors %+v, err %v; the model says %d", c.Name, res.Data, res.Errors, err, w.m.unread(c.ID))
+		if err != nil || len(res.Errors) > 0 || json.Unmarshal(res.Data, &unread) != nil || unread.Feed.UnreadCount != w.m.Unread(c.ID) {
+			t.Fatalf("unreadCount of %s with Redis down: %s, errors %+v, err %v; the model says %d", c.Name, res.Data, res.Errors, err, w.m.Unread(c.ID))
 		}
 	}
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"feedservice/feed"
+	"feedservice/internal/feedmodel"
 )
 
 // Black-box tests of the home feed (Query.feed, FeedItem, unreadCount,
@@ -29,12 +30,17 @@ import (
 type feedWorld struct {
 	t     *testing.T
 	s     *testServer
-	m     *feedModel
+	m     *feedmodel.Model
 	users map[string]*client // by global id
 }
 
 func feedNewWorld(t *testing.T, s *testServer) *feedWorld {
 	return &feedWorld{t: t, s: s, m: feedNewModel(), users: map[string]*client{}}
+}
+
+// feedNewModel is the reference model of the feed, with the engine's limits.
+func feedNewModel() *feedmodel.Model {
+	return feedmodel.New(feedmodel.Limits{MaxReposters: feed.MaxReposters, MaxUnreadCount: feed.MaxUnreadCount})
 }
 
 // feedPosted is what createPost and repost answer.
@@ -48,14 +54,14 @@ func (w *feedWorld) signUp(name string) *client {
 	w.t.Helper()
 	c := w.s.signUp(w.t, name)
 	w.users[c.ID] = c
-	w.m.signUp(c.ID, name)
+	w.m.SignUp(c.ID, name)
 	return c
 }
 
 func (w *feedWorld) post(c *client, body string) feedPosted {
 	w.t.Helper()
 	p := feedCreatePost(w.t, c, body)
-	w.m.post(c.ID, p.ID, p.CreatedAt)
+	w.m.AddPost(c.ID, p.ID, p.CreatedAt)
 	return p
 }
 
@@ -65,13 +71,13 @@ func (w *feedWorld) post(c *client, body string) feedPosted {
 func (w *feedWorld) repost(c *client, target string) feedPosted {
 	w.t.Helper()
 	p := feedRepost(w.t, c, target)
-	want := w.m.repost(c.ID, p.ID, target, p.CreatedAt)
+	want := w.m.Repost(c.ID, p.ID, target, p.CreatedAt)
 	if p.ID != want {
-		w.t.Fatalf("%s reposting %s: got post %s, want %s", c.Name, w.m.name(target), p.ID, w.m.name(want))
+		w.t.Fatalf("%s reposting %s: got post %s, want %s", c.Name, w.m.Name(target), p.ID, w.m.Name(want))
 	}
-	orig := w.m.byID[want].RepostOf
+	orig := w.m.Lookup(want).RepostOf
 	if p.RepostOf == nil || p.RepostOf.ID != orig {
-		w.t.Fatalf("%s reposting %s: repostOf = %+v, want the original %s", c.Name, w.m.name(target), p.RepostOf, w.m.name(orig))
+		w.t.Fatalf("%s reposting %s: repostOf = %+v, want the original %s", c.Name, w.m.Name(target), p.RepostOf, w.m.Name(orig))
 	}
 	return p
 }
@@ -79,26 +85,26 @@ func (w *feedWorld) repost(c *client, target string) feedPosted {
 func (w *feedWorld) delete(c *client, id string) {
 	w.t.Helper()
 	feedDeletePost(w.t, c, id)
-	w.m.delete(id)
+	w.m.Delete(id)
 }
 
 func (w *feedWorld) follow(a, b *client) {
 	w.t.Helper()
 	feedRelation(w.t, a, "follow", b)
-	w.m.follow(a.ID, b.ID)
+	w.m.Follow(a.ID, b.ID)
 }
 
 func (w *feedWorld) unfollow(a, b *client) {
 	w.t.Helper()
 	feedRelation(w.t, a, "unfollow", b)
-	w.m.unfollow(a.ID, b.ID)
+	w.m.Unfollow(a.ID, b.ID)
 }
 
 // removeFollower makes follower stop following viewer, as viewer.
 func (w *feedWorld) removeFollower(viewer, follower *client) {
 	w.t.Helper()
 	feedRelation(w.t, viewer, "removeFollower", follower)
-	w.m.removeFollower(viewer.ID, follower.ID)
+	w.m.RemoveFollower(viewer.ID, follower.ID)
 }
 
 // check reads c's whole feed (forward, pageSize at a time) and compares it
@@ -106,23 +112,23 @@ func (w *feedWorld) removeFollower(viewer, follower *client) {
 func (w *feedWorld) check(c *client, pageSize int) []feedEntry {
 	w.t.Helper()
 	got := feedAll(w.t, c, pageSize)
-	w.compare(c, got, w.m.feed(c.ID))
+	w.compare(c, got, w.m.Feed(c.ID))
 	return got
 }
 
 // compare fails the test unless got is the feed want: the same originals in
 // the same order, with the same reposters, authors, and an addedAt that is
 // the time of the arrival that placed each entry.
-func (w *feedWorld) compare(c *client, got []feedEntry, want []modelEntry) {
+func (w *feedWorld) compare(c *client, got []feedEntry, want []feedmodel.Entry) {
 	w.t.Helper()
 	ok := len(got) == len(want)
 	for i := 0; ok && i < len(got); i++ {
 		g, e := got[i], want[i]
 		ok = g.PostID == e.PostID && slices.Equal(g.Reposters, e.Reposters) &&
-			g.AuthorID == w.m.byID[e.PostID].Author && feedAddedAtMatches(g.AddedAt, e.AddedAt)
+			g.AuthorID == w.m.Lookup(e.PostID).Author && feedAddedAtMatches(g.AddedAt, e.AddedAt)
 	}
 	if !ok {
-		w.t.Fatalf("feed of %s differs from the model\ngot:\n%swant:\n%s", c.Name, w.describe(got), w.m.describe(want))
+		w.t.Fatalf("feed of %s differs from the model\ngot:\n%swant:\n%s", c.Name, w.describe(got), w.m.Describe(want))
 	}
 }
 
@@ -132,9 +138,9 @@ func (w *feedWorld) describe(entries []feedEntry) string {
 	for i, e := range entries {
 		rs := make([]string, len(e.Reposters))
 		for j, r := range e.Reposters {
-			rs[j] = w.m.name(r)
+			rs[j] = w.m.Name(r)
 		}
-		fmt.Fprintf(&b, "  %2d. %s by %s addedAt=%s reposters=[%s]\n", i, w.m.name(e.PostID), w.m.name(e.AuthorID),
+		fmt.Fprintf(&b, "  %2d. %s by %s addedAt=%s reposters=[%s]\n", i, w.m.Name(e.PostID), w.m.Name(e.AuthorID),
 			e.AddedAt.Format("15:04:05.000"), strings.Join(rs, " "))
 	}
 	return b.String()
@@ -602,7 +608,7 @@ func feedBuild(t *testing.T, s *testServer, entries int) (*feedWorld, *client) {
 		w.follow(viewer, c)
 	}
 	var own []string // the stranger's posts, reposted below
-	for i := 0; len(w.m.feed(viewer.ID)) < entries; i++ {
+	for i := 0; len(w.m.Feed(viewer.ID)) < entries; i++ {
 		switch i % 5 {
 		case 0, 1, 2:
 			w.post(authors[i%3], fmt.Sprintf("post %d", i))
@@ -613,10 +619,10 @@ func feedBuild(t *testing.T, s *testServer, entries int) (*feedWorld, *client) {
 			// a second reposter of an earlier stranger's post merges into it,
 			// and a repost of a followed author's post changes no place
 			w.repost(reposters[(i+1)%2], own[len(own)/2])
-			w.repost(reposters[i%2], w.m.feed(viewer.ID)[2].PostID)
+			w.repost(reposters[i%2], w.m.Feed(viewer.ID)[2].PostID)
 		}
 	}
-	if got := len(w.m.feed(viewer.ID)); got != entries {
+	if got := len(w.m.Feed(viewer.ID)); got != entries {
 		t.Fatalf("built a feed of %d entries, want %d", got, entries)
 	}
 	return w, viewer
@@ -628,7 +634,7 @@ func TestFeedPaging(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		const total = 45
 		w, viewer := feedBuild(t, s, total)
-		want := w.m.feed(viewer.ID)
+		want := w.m.Feed(viewer.ID)
 		all := w.check(viewer, 100)
 		cursorOf := map[string]string{}
 		for _, e := range all {
@@ -757,7 +763,7 @@ func TestFeedPaging(t *testing.T) {
 				Timeline struct{ Edges []struct{ Cursor string } }
 			}
 		}
-		w.users[w.m.users[1]].mustDo(t, `{ viewer { timeline(first: 1) { edges { cursor } } } }`, nil, &tl)
+		w.users[w.m.Users()[1]].mustDo(t, `{ viewer { timeline(first: 1) { edges { cursor } } } }`, nil, &tl)
 		if len(tl.Viewer.Timeline.Edges) != 1 {
 			t.Fatalf("ann's timeline: %+v", tl)
 		}
@@ -774,8 +780,8 @@ func TestFeedPaging(t *testing.T) {
 func TestFeedPagingStable(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w, viewer := feedBuild(t, s, 24)
-		ann, rex := w.users[w.m.users[1]], w.users[w.m.users[4]]
-		stranger := w.users[w.m.users[6]]
+		ann, rex := w.users[w.m.Users()[1]], w.users[w.m.Users()[4]]
+		stranger := w.users[w.m.Users()[6]]
 		snapshot := w.check(viewer, 100)
 		old := w.post(stranger, "an old post nobody reposted yet")
 
@@ -836,7 +842,7 @@ func TestFeedPagingStable(t *testing.T) {
 				fresh = append(fresh, p.ID)
 				continue
 			}
-			fresh = append(fresh, w.post(w.users[w.m.users[1+i%3]], fmt.Sprintf("later %d", i)).ID)
+			fresh = append(fresh, w.post(w.users[w.m.Users()[1+i%3]], fmt.Sprintf("later %d", i)).ID)
 		}
 		slices.Reverse(fresh)
 		var caught []feedEntry
@@ -861,7 +867,7 @@ func TestFeedPagingStable(t *testing.T) {
 		if !slices.Equal(feedIDs(caught), fresh) {
 			t.Fatalf("catching up: %v, want %v", feedIDs(caught), fresh)
 		}
-		w.compare(viewer, caught, w.m.feed(viewer.ID)[:5])
+		w.compare(viewer, caught, w.m.Feed(viewer.ID)[:5])
 		entries, info = feedGet(t, viewer, feedArgs(nil, feedInt(2), "", caught[0].Cursor))
 		if len(entries) != 0 || info.HasPreviousPage || !info.HasNextPage {
 			t.Fatalf("caught up, last 2 before the newest: %v %+v", feedIDs(entries), info)
@@ -1051,13 +1057,13 @@ func TestFeedUnreadCount(t *testing.T) {
 			if got := feedUnread(t, viewer); got != want {
 				t.Fatalf("unreadCount = %d, want %d", got, want)
 			}
-			if m := w.m.unread(viewer.ID); m != want {
+			if m := w.m.Unread(viewer.ID); m != want {
 				t.Fatalf("the model's unread count is %d, the test expects %d", m, want)
 			}
 		}
 		mark := func(upTo string, arrival string, want int) {
 			t.Helper()
-			w.m.markRead(viewer.ID, arrival)
+			w.m.MarkRead(viewer.ID, arrival)
 			if got := feedMarkRead(t, viewer, upTo); got != want {
 				t.Fatalf("markFeedRead(%q) answered unreadCount %d, want %d", upTo, got, want)
 			}
@@ -1111,7 +1117,7 @@ func TestFeedUnreadCount(t *testing.T) {
 		w.follow(viewer, ann)
 		expect(2) // a3, n2
 		page = feedExpect(t, viewer, a3.ID, n2.ID, a2.ID, b1.ID, a1.ID)
-		mark(page[1].Cursor, w.m.feed(viewer.ID)[1].Arrival, 1) // up to n2's entry, placed by rex's repost
+		mark(page[1].Cursor, w.m.Feed(viewer.ID)[1].Arrival, 1) // up to n2's entry, placed by rex's repost
 		// Unfollowing the author of the only unread entry lowers it.
 		w.unfollow(viewer, ann)
 		expect(0)
@@ -1210,7 +1216,7 @@ func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
 		w.follow(fan, celeb) // two followers: a celebrity
 		p := w.post(nora, "nora's post")
 		w.repost(fred, p.ID)
-		w.m.markRead(viewer.ID, "")
+		w.m.MarkRead(viewer.ID, "")
 		if got := feedMarkRead(t, viewer, ""); got != 0 {
 			t.Fatalf("markFeedRead() answered %d unread", got)
 		}
@@ -1219,7 +1225,7 @@ func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
 			fresh = append(fresh, w.post(fred, fmt.Sprintf("fred %d", i)).ID)
 		}
 		w.repost(celeb, p.ID)
-		if got, want := feedUnread(t, viewer), w.m.unread(viewer.ID); got != want || want != len(fresh) {
+		if got, want := feedUnread(t, viewer), w.m.Unread(viewer.ID); got != want || want != len(fresh) {
 			t.Errorf("unreadCount = %d, want %d (fred's %d new posts; nora's post was read)", got, want, len(fresh))
 		}
 		slices.Reverse(fresh)
@@ -1302,11 +1308,11 @@ func feedRunModel(t *testing.T, s *testServer, seed uint64, users, ops int) {
 			log = append(log, fmt.Sprintf("%d: %s removes follower %s", op, c.Name, o.Name))
 		case r < 55:
 			p := w.post(c, fmt.Sprintf("post %d by %s", op, c.Name))
-			log = append(log, fmt.Sprintf("%d: %s posts %s", op, c.Name, w.m.name(p.ID)))
+			log = append(log, fmt.Sprintf("%d: %s posts %s", op, c.Name, w.m.Name(p.ID)))
 		case r < 80:
 			var targets []string
-			for _, id := range w.m.livePosts("") {
-				if w.m.canRepost(id) {
+			for _, id := range w.m.LivePosts("") {
+				if w.m.CanRepost(id) {
 					targets = append(targets, id)
 				}
 			}
@@ -1317,33 +1323,33 @@ func feedRunModel(t *testing.T, s *testServer, seed uint64, users, ops int) {
 			// Prefer recent posts, so that reposts pile up on some.
 			target := targets[len(targets)-1-min(len(targets)-1, int(rng.ExpFloat64()*6))]
 			p := w.repost(c, target)
-			log = append(log, fmt.Sprintf("%d: %s reposts %s: %s", op, c.Name, w.m.name(target), w.m.name(p.ID)))
+			log = append(log, fmt.Sprintf("%d: %s reposts %s: %s", op, c.Name, w.m.Name(target), w.m.Name(p.ID)))
 		case r < 92:
-			mine := w.m.livePosts(c.ID)
+			mine := w.m.LivePosts(c.ID)
 			if len(mine) == 0 {
 				op--
 				continue
 			}
 			id := mine[rng.IntN(len(mine))]
-			log = append(log, fmt.Sprintf("%d: %s deletes %s", op, c.Name, w.m.name(id)))
+			log = append(log, fmt.Sprintf("%d: %s deletes %s", op, c.Name, w.m.Name(id)))
 			w.delete(c, id)
 		case r < 96:
 			// Mark read up to an entry of the first page, checking the page.
 			page, _ := feedGet(t, c, feedArgs(feedInt(10), nil, "", ""))
-			want := w.m.feed(c.ID)
+			want := w.m.Feed(c.ID)
 			w.compare(c, page, want[:min(10, len(want))])
 			if len(page) == 0 {
 				continue
 			}
 			i := rng.IntN(len(page))
-			w.m.markRead(c.ID, want[i].Arrival)
+			w.m.MarkRead(c.ID, want[i].Arrival)
 			got := feedMarkRead(t, c, page[i].Cursor)
-			log = append(log, fmt.Sprintf("%d: %s marks read up to entry %d (%s)", op, c.Name, i, w.m.name(want[i].Arrival)))
-			if m := w.m.unread(c.ID); got != m {
+			log = append(log, fmt.Sprintf("%d: %s marks read up to entry %d (%s)", op, c.Name, i, w.m.Name(want[i].Arrival)))
+			if m := w.m.Unread(c.ID); got != m {
 				t.Fatalf("op %d: markFeedRead(entry %d) by %s answered %d unread, the model says %d", op, i, c.Name, got, m)
 			}
 		default:
-			w.m.markRead(c.ID, "")
+			w.m.MarkRead(c.ID, "")
 			got := feedMarkRead(t, c, "")
 			log = append(log, fmt.Sprintf("%d: %s marks all read", op, c.Name))
 			if got != 0 {
@@ -1357,11 +1363,11 @@ func feedRunModel(t *testing.T, s *testServer, seed uint64, users, ops int) {
 	total := 0
 	for _, c := range cs {
 		total += len(w.check(c, 7))
-		if got, want := feedUnread(t, c), w.m.unread(c.ID); got != want {
+		if got, want := feedUnread(t, c), w.m.Unread(c.ID); got != want {
 			t.Errorf("unreadCount of %s = %d, the model says %d", c.Name, got, want)
 		}
 	}
-	t.Logf("%d operations, %d posts and reposts, %d feed entries in all", ops, len(w.m.posts), total)
+	t.Logf("%d operations, %d posts and reposts, %d feed entries in all", ops, w.m.PostCount(), total)
 	if total == 0 {
 		t.Fatal("every feed is empty: the random run checked nothing")
 	}

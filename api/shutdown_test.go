@@ -125,7 +125,7 @@ func TestShutdownGraceful(t *testing.T) {
 		}
 		mustRawDo(t, p.URL, "", `mutation($u: String!, $p: String!) { signUp(input: {username: $u, password: $p}) { token user { id } } }`,
 			map[string]any{"u": name, "p": "password-" + name}, &out)
-		m.signUp(out.SignUp.User.ID, name)
+		m.SignUp(out.SignUp.User.ID, name)
 		return user{name, out.SignUp.User.ID, out.SignUp.Token}
 	}
 	authors := []user{signUp("author0"), signUp("author1"), signUp("author2")}
@@ -136,7 +136,7 @@ func TestShutdownGraceful(t *testing.T) {
 				continue
 			}
 			mustRawDo(t, p.URL, r.token, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": a.id}, nil)
-			m.follow(r.id, a.id)
+			m.Follow(r.id, a.id)
 		}
 	}
 	procServer := &testServer{URL: p.URL}
@@ -273,7 +273,7 @@ func TestShutdownGraceful(t *testing.T) {
 	}
 	sortPostedByTime(acked)
 	for _, a := range acked {
-		m.post(ackedBy[a.ID], a.ID, a.CreatedAt)
+		m.AddPost(ackedBy[a.ID], a.ID, a.CreatedAt)
 	}
 
 	// A second instance delivers whatever the first left behind.
@@ -292,7 +292,7 @@ func TestShutdownGraceful(t *testing.T) {
 		}
 		c := &client{s: s2, Token: a.token, ID: a.id, Name: a.name}
 		c.mustDo(t, `query($id: ID!) { node(id: $id) { ... on User { timeline(first: 100) { edges { node { id } } } } } }`, map[string]any{"id": a.id}, &out)
-		want := m.livePosts(a.id)
+		want := m.LivePosts(a.id)
 		if got := len(out.Node.Timeline.Edges); got != len(want) {
 			t.Fatalf("%s's timeline holds %d posts, %d were acknowledged", a.name, got, len(want))
 		}
@@ -306,13 +306,13 @@ func TestShutdownGraceful(t *testing.T) {
 		c := &client{s: s2, Token: r.token, ID: r.id, Name: r.name}
 		w.users[r.id] = c
 		w.check(c, 7)
-		if got, want := feedUnread(t, c), m.unread(r.id); got != want {
+		if got, want := feedUnread(t, c), m.Unread(r.id); got != want {
 			t.Fatalf("%s's unreadCount is %d after the restart, the model says %d", r.name, got, want)
 		}
 		// And a reconnecting subscriber starts from that value.
 		live := liveConnect(t, s2, liveTransportWS, r.token)
-		if n := live.firstCount(live.subscribe(liveUnreadSub), 3*time.Second, r.name+" after the restart"); n != m.unread(r.id) {
-			t.Fatalf("%s: unreadCount subscription on the second instance starts at %d, the model says %d", r.name, n, m.unread(r.id))
+		if n := live.firstCount(live.subscribe(liveUnreadSub), 3*time.Second, r.name+" after the restart"); n != m.Unread(r.id) {
+			t.Fatalf("%s: unreadCount subscription on the second instance starts at %d, the model says %d", r.name, n, m.Unread(r.id))
 		}
 	}
 }

@@ -456,19 +456,13 @@ type ftModel struct{ *refModel }
 
 func (m ftModel) post(te *testEngine, author int64, body string) int64 {
 	id := te.post(author, body)
-	m.posts[id] = &refPost{id: id, author: author}
+	m.refModel.post(author, id)
 	return id
 }
 
 func (m ftModel) repost(te *testEngine, user, post int64) int64 {
 	id := te.repost(user, post)
-	original := post
-	if p := m.posts[post]; p.repostOf != 0 {
-		original = p.repostOf
-	}
-	if m.posts[id] == nil {
-		m.posts[id] = &refPost{id: id, author: user, repostOf: original}
-	}
+	m.refModel.repost(te.t, user, post, id)
 	return id
 }
 

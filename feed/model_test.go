@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,69 +12,64 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
 )
 
-// refModel is the plain reference of what every feed must be: it keeps the
-// operations' effects in maps and computes a feed by looking at everything.
-type refModel struct {
-	follows map[int64]map[int64]bool // follower -> followees
-	posts   map[int64]*refPost
-}
-
-type refPost struct {
-	id, author, repostOf int64
-	deleted              bool
-}
+// refModel is the reference model of what every feed must be
+// (internal/feedmodel, the one the API tests check the server against),
+// over the engine's numeric ids.
+type refModel struct{ m *feedmodel.Model }
 
 func newRefModel() *refModel {
-	return &refModel{follows: map[int64]map[int64]bool{}, posts: map[int64]*refPost{}}
+	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: MaxReposters, MaxUnreadCount: MaxUnreadCount})}
 }
 
-func (m *refModel) follow(a, b int64) {
-	if m.follows[a] == nil {
-		m.follows[a] = map[int64]bool{}
+func (r *refModel) follow(a, b int64)   { r.m.Follow(itoa(a), itoa(b)) }
+func (r *refModel) unfollow(a, b int64) { r.m.Unfollow(itoa(a), itoa(b)) }
+
+// post records author's original post id.
+func (r *refModel) post(author, id int64) { r.m.AddPost(itoa(author), itoa(id), time.Time{}) }
+
+// repost records user's repost of target, which the engine answered with
+// id; it fails the test unless that is what the model expects: a new
+// repost, or the user's live repost of the same original.
+func (r *refModel) repost(t testing.TB, user, target, id int64) {
+	t.Helper()
+	if want := r.m.Repost(itoa(user), itoa(id), itoa(target), time.Time{}); want != itoa(id) {
+		t.Fatalf("repost of %d by %d answered %d, the model says %s", target, user, id, want)
 	}
-	m.follows[a][b] = true
 }
 
-func (m *refModel) unfollow(a, b int64) { delete(m.follows[a], b) }
+// canRepost reports whether target and its original are live.
+func (r *refModel) canRepost(target int64) bool { return r.m.CanRepost(itoa(target)) }
+
+// author is the author of a recorded post or repost.
+func (r *refModel) author(id int64) int64 { return refID(r.m.Lookup(itoa(id)).Author) }
+
+func (r *refModel) delete(id int64) { r.m.Delete(itoa(id)) }
 
 // feed is user's whole feed: each live original that a followee wrote or
 // reposted (live), at its earliest such arrival, newest first, with the
 // reposting followees most recent first.
-func (m *refModel) feed(user int64) []feedItem {
-	followed := m.follows[user]
-	var out []feedItem
-	for _, o := range m.posts {
-		if o.repostOf != 0 || o.deleted {
-			continue
-		}
-		pos := int64(0)
-		if followed[o.author] {
-			pos = o.id
-		}
-		var reposts []*refPost
-		for _, r := range m.posts {
-			if r.repostOf == o.id && !r.deleted && followed[r.author] {
-				reposts = append(reposts, r)
-				if pos == 0 || r.id < pos {
-					pos = r.id
-				}
-			}
-		}
-		if pos == 0 {
-			continue
-		}
-		slices.SortFunc(reposts, func(a, b *refPost) int { return cmp.Compare(b.id, a.id) })
+func (r *refModel) feed(user int64) []feedItem {
+	out := []feedItem{}
+	for _, e := range r.m.Feed(itoa(user)) {
 		reposters := []int64{}
-		for _, r := range reposts[:min(len(reposts), MaxReposters)] {
-			reposters = append(reposters, r.author)
+		for _, id := range e.Reposters {
+			reposters = append(reposters, refID(id))
 		}
-		out = append(out, feedItem{Post: o.id, Reposters: reposters, Key: pos})
+		out = append(out, feedItem{Post: refID(e.PostID), Reposters: reposters, Key: refID(e.Arrival)})
 	}
-	slices.SortFunc(out, func(a, b feedItem) int { return cmp.Compare(b.Key, a.Key) })
 	return out
+}
+
+func refID(s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		panic("model: not a numeric id: " + s)
+	}
+	return n
 }
 
 // modelSteps is how many random operations each mode runs: bounded in the
@@ -193,25 +187,21 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps int) {
 		case op < 56:
 			id := te.post(u, "step "+strconv.Itoa(step))
 			posts = append(posts, id)
-			model.posts[id] = &refPost{id: id, author: u}
+			model.post(u, id)
 		case op < 70 && len(posts) > 0:
-			target := model.posts[pick(posts)]
-			if target.deleted || (target.repostOf != 0 && model.posts[target.repostOf].deleted) {
+			target := pick(posts)
+			if !model.canRepost(target) {
 				continue
 			}
-			id := te.repost(u, target.id)
-			if model.posts[id] == nil {
-				original := target.id
-				if target.repostOf != 0 {
-					original = target.repostOf
-				}
+			id := te.repost(u, target)
+			if !slices.Contains(posts, id) {
 				posts = append(posts, id)
-				model.posts[id] = &refPost{id: id, author: u, repostOf: original}
 			}
+			model.repost(t, u, target, id)
 		case op < 78 && len(posts) > 0:
-			p := model.posts[pick(posts)]
-			te.deletePost(p.author, p.id)
-			p.deleted = true
+			p := pick(posts)
+			te.deletePost(model.author(p), p)
+			model.delete(p)
 		case op < 88:
 			// A read in the middle of everything: it must not fail, and it
 			// makes the reader active (an inbox exists from now on).
