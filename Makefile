@@ -30,12 +30,12 @@ soak: services
 soak-model:
 	MODEL_STEPS=$${MODEL_STEPS:-5000} go test -count=1 -timeout 60m -run TestEngineMatchesModel -v ./feed
 
-# Every fuzz target for FUZZTIME each (the test command runs each 10s).
+# Every fuzz target for FUZZTIME each (the test command runs each 6s).
 # Go fuzzes one target per package invocation. A failing input is written
 # to <package>/testdata/fuzz/<Target>/: fix the bug and commit the file,
 # and it runs as a regression case in every `go test`.
 FUZZTIME ?= 5m
-FUZZ_TARGETS = FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.
+FUZZ_TARGETS = FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -63,7 +63,7 @@ bench-quick: services
 # open websockets, side by side (benchstat prints the table).
 bench-go:
 	go test -run '^$$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/feed-bench.txt
-	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m .
+	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m ./api
 	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feed-bench.txt
 
 # MariaDB and Redis for the benchmark, started (or installed) as the test command does.

@@ -19,7 +19,7 @@ import (
 
 // Faults at the API: MariaDB restarted and Redis killed and restarted
 // during a burst of posts, each on a private server of the test. Each test
-// ends with the reference-model check (feedmodel_test.go) of every reader's
+// ends with the reference-model check (internal/feedmodel) of every reader's
 // feed and unread count: nothing lost, nothing extra.
 
 // faultAttempt is one createPost of a burst and what came of it.

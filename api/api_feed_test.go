@@ -20,7 +20,7 @@ import (
 // Black-box tests of the home feed (Query.feed, FeedItem, unreadCount,
 // markFeedRead) through the GraphQL API, on every backend. The expected
 // feeds are written out by hand in the scenario tests, and computed by the
-// reference model (feedmodel_test.go) in the randomized one.
+// reference model (internal/feedmodel) in the randomized one.
 
 // ---------------------------------------------------------------------------
 // Helpers: a feedWorld drives the server and records every change in the

@@ -6,8 +6,8 @@ package api
 // count arrives is reported as p50 and p99 (ms), for an ordinary author
 // (fanned out) and a celebrity (merged at read time).
 //
-//	go test -run '^$' -bench RedDotDelivery -benchtime 5x .        # N = 1,000
-//	DELIVERY_SOCKETS=10000 go test -run '^$' -bench RedDotDelivery -timeout 30m .
+//	go test -run '^$' -bench RedDotDelivery -benchtime 5x ./api    # N = 1,000
+//	DELIVERY_SOCKETS=10000 go test -run '^$' -bench RedDotDelivery -timeout 30m ./api
 //
 // The clients run in a child process (this test binary again, see
 // TestMain), so that server and clients each hold N sockets within the

@@ -49,7 +49,7 @@ func ftHasEvent(events []models.OutboxEvent, kind string, post int64) bool {
 func TestRedisDownFallsBackToPull(t *testing.T) {
 	server := testenv.StartRedis(t)
 	st := newTestStore(t)
-	// openRedis's settings (app.go): short timeouts, so a read falls back quickly.
+	// openRedis's settings (api/app.go): short timeouts, so a read falls back quickly.
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:        []string{server.Addr()},
 		DialTimeout:  500 * time.Millisecond,

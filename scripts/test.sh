@@ -36,10 +36,10 @@ cluster_log=$(mktemp)
 cluster_pid=
 trap '[ -z "$cluster_pid" ] || kill "$cluster_pid" 2>/dev/null; rm -f "$cluster_log"' EXIT
 cluster=$(bash scripts/redis-cluster.sh)
-api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api_*_test.go | sed 's/^func //' | paste -sd'|')
+api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api/api_*_test.go | sed 's/^func //' | paste -sd'|')
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
-TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$" . ./feed ./internal/testenv \
+TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$" ./api ./feed ./internal/testenv \
 	>"$cluster_log" 2>&1 &
 cluster_pid=$!
 
@@ -53,13 +53,13 @@ cluster_pid=
 
 # Each fuzz target for a bounded time (`make fuzz` runs them long); their
 # seed corpora and testdata/fuzz regression cases already ran above.
-for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:.; do
+for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api; do
 	say "fuzz ${target%%:*} for 6s"
 	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 6s "${target#*:}"
 done
 
 say "red-dot delivery smoke: 1,000 open websockets"
-go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 .
+go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api
 
 say "soak, short: 30s in 6s intervals on two instances (make soak runs 10 minutes)"
 SOAK_DURATION=30s SOAK_INTERVAL=6s SOAK_USERS=100 SOAK_FOLLOWS=10 go run ./soak

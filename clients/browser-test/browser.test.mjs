@@ -10,8 +10,8 @@
 //   live; B then scrolls the whole feed, which holds every entry once.
 //
 // Screenshots of the app's feed and of a profile page go to SCREENSHOT_DIR
-// when it is set (browser_test.go sets docs/). Nothing in them changes
-// from run to run, so that they are rewritten only when the app changes. Run with `node --test` in this folder; browser_test.go
+// when it is set (api/browser_test.go sets docs/). Nothing in them changes
+// from run to run, so that they are rewritten only when the app changes. Run with `node --test` in this folder; api/browser_test.go
 // starts a server and runs it.
 
 import { test, before, after } from 'node:test';

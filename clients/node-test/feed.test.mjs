@@ -2,7 +2,7 @@
 // queries and mutations, GraphQLWsLink (graphql-ws, graphql-transport-ws
 // subprotocol) for subscriptions, against the server at SERVER_URL
 // (e.g. http://127.0.0.1:8080). Run with `node --test` in this folder;
-// node_client_test.go starts a server and runs it.
+// api/node_client_test.go starts a server and runs it.
 //
 // Nothing here speaks the protocol by hand: every operation goes through
 // Apollo, and the websocket through graphql-ws's createClient.
