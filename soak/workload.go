@@ -221,7 +221,7 @@ func (s *subscriber) read() {
 		}
 		switch m.Type {
 		case "next":
-			if err := m.Errors(); err != nil {
+			if err := m.Err(); err != nil {
 				s.fail(err)
 			}
 			s.received.Add(1)

@@ -98,8 +98,8 @@ func (m Message) UnreadCount() (n int, ok bool) {
 	return *p.Data.UnreadCount, true
 }
 
-// Errors reports whether a "next" message carries errors.
-func (m Message) Errors() error {
+// Err is an error naming the errors a "next" message carries, or nil.
+func (m Message) Err() error {
 	var p struct{ Errors []Error }
 	if json.Unmarshal(m.Payload, &p) != nil || len(p.Errors) == 0 {
 		return nil
