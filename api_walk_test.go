@@ -67,3 +67,18 @@ func TestNestedFragmentsRefusedFast(t *testing.T) {
 	}
 	s.anon().mustDo(t, `{ __typename }`, nil, nil)
 }
+
+// TestConfigMaxQueryFields: the setting is read from MAX_QUERY_FIELDS and
+// -max-query-fields, and must be at least 1.
+func TestConfigMaxQueryFields(t *testing.T) {
+	t.Setenv("MAX_QUERY_FIELDS", "300")
+	if c, err := parseConfig(nil); err != nil || c.MaxQueryFields != 300 {
+		t.Fatalf("MAX_QUERY_FIELDS=300: %d, %v", c.MaxQueryFields, err)
+	}
+	if c, err := parseConfig([]string{"-max-query-fields", "1"}); err != nil || c.MaxQueryFields != 1 {
+		t.Fatalf("-max-query-fields 1: %d, %v", c.MaxQueryFields, err)
+	}
+	if _, err := parseConfig([]string{"-max-query-fields", "0"}); err == nil || !strings.Contains(err.Error(), "max-query-fields") {
+		t.Fatalf("-max-query-fields 0: %v, want an error naming it", err)
+	}
+}
