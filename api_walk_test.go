@@ -61,9 +61,13 @@ func TestNestedFragmentsRefusedFast(t *testing.T) {
 		if r.Code() != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, "MaxQueryFields") {
 			t.Fatalf("sixty nested fragments: status %d, %+v", res.StatusCode, r.Errors)
 		}
-		if took > 500*time.Millisecond {
+		// About 20 ms here, most of it validation; before the field limit
+		// the request never ended (the client gave up after 10 s, the walk
+		// went on).
+		if took > time.Second {
 			t.Fatalf("sixty nested fragments refused after %s", took)
 		}
+		t.Logf("sixty nested fragments refused after %s", took)
 	}
 	s.anon().mustDo(t, `{ __typename }`, nil, nil)
 }
