@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"feedservice/feed"
 )
 
 // operationMeasure is what the document limits check of an operation.
@@ -33,7 +34,8 @@ type operationMeasure struct {
 // such an operation before that walker runs.)
 //
 // The walk stops with ctx's error when ctx ends. A fragment that spreads
-// itself, which validation refuses before this runs, is an error too.
+// itself, which validation refuses before this runs, is a BAD_USER_INPUT
+// error.
 func measureOperation(ctx context.Context, fragments ast.FragmentDefinitionList, op *ast.OperationDefinition) (operationMeasure, error) {
 	w := documentWalk{ctx: ctx, fragments: fragments, measured: map[string]selectionMeasure{}, walking: map[string]bool{}}
 	m := w.selectionSet(op.SelectionSet)
@@ -101,7 +103,7 @@ func (w *documentWalk) fragment(name string) selectionMeasure {
 		return m
 	}
 	if w.walking[name] {
-		w.err = fmt.Errorf("fragment %s spreads itself", name)
+		w.err = feed.BadInput("fragment %s spreads itself", name)
 		return selectionMeasure{}
 	}
 	def := w.fragments.ForName(name)
