@@ -48,6 +48,13 @@ const (
 	// DefaultMaxQueryDepth is how deep fields may nest by default; GraphiQL's
 	// introspection query is 15 deep.
 	DefaultMaxQueryDepth = 20
+	// DefaultMaxQueryFields is how many fields an operation may select by
+	// default, counted with every fragment spread expanded: GraphiQL's
+	// introspection query selects 230 and the app's feed page 41. Past it
+	// the expansion, not the document, is large: sixty fragments that each
+	// spread the one before twice are 2^60 fields, and gqlgen's complexity
+	// walk would visit every one.
+	DefaultMaxQueryFields = 1000
 	// DefaultMaxBatchOperations is how many operations one batched request
 	// may carry by default.
 	DefaultMaxBatchOperations = 10
@@ -114,6 +121,7 @@ type config struct {
 	TrustedProxies     []netip.Prefix
 	PersistedQueryTTL  time.Duration
 	MaxQueryTokens     int
+	MaxQueryFields     int
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -162,6 +170,7 @@ func parseConfig(args []string) (config, error) {
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
+	fs.IntVar(&c.MaxQueryFields, "max-query-fields", envInt("MAX_QUERY_FIELDS", DefaultMaxQueryFields), "most fields an operation may select, counted with its fragments expanded (MAX_QUERY_FIELDS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -182,7 +191,7 @@ func parseConfig(args []string) (config, error) {
 	}
 	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
-		"max-query-tokens": c.MaxQueryTokens} {
+		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields} {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -251,7 +260,8 @@ func (c config) describe() []any {
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
-		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens}
+		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
+		"maxQueryFields", c.MaxQueryFields}
 }
 
 // trusts says whether addr is one of the trusted proxies.

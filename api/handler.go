@@ -77,7 +77,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: a.engine.PersistedQueries(a.cfg.PersistedQueryTTL)}})
 	srv.Use(refuseBadToken{})
 	srv.Use(graphqlMetrics{a.metrics})
-	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, introspection: a.cfg.Introspection})
+	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
 	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
 	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
 	srv.Use(refuseLoneSurrogates{})

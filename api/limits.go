@@ -12,7 +12,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
@@ -25,10 +24,13 @@ const (
 )
 
 // documentLimits refuses, before anything runs, an operation nested deeper
-// than maxDepth fields, and one that introspects the schema when
-// introspection is switched off.
+// than maxDepth fields, one that selects more than maxFields fields with its
+// fragments expanded, and one that introspects the schema when
+// introspection is switched off. It runs before gqlgen's complexity limit,
+// whose walk costs as many steps as the operation has fields expanded.
 type documentLimits struct {
 	maxDepth      int
+	maxFields     int
 	introspection bool
 }
 
@@ -40,50 +42,21 @@ var _ interface {
 func (documentLimits) ExtensionName() string                   { return "DocumentLimits" }
 func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (l documentLimits) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	w := selectionWalk{fragments: map[string]int{}}
-	depth := w.depth(opCtx.Operation.SelectionSet)
-	if w.introspects && !l.introspection {
+func (l documentLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	m, err := measureOperation(ctx, opCtx.Doc.Fragments, opCtx.Operation)
+	if err != nil {
+		return gqlerror.WrapIfUnwrapped(err)
+	}
+	if m.introspects && !l.introspection {
 		return gqlerror.WrapIfUnwrapped(feed.BadInput("introspection (__schema, __type) is switched off on this server"))
 	}
-	if depth > l.maxDepth {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", depth, l.maxDepth))
+	if m.depth > l.maxDepth {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth))
+	}
+	if m.fields > l.maxFields {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields))
 	}
 	return nil
-}
-
-// selectionWalk measures how deep fields nest, through inline fragments and
-// fragment spreads. Each named fragment is measured once: a document that
-// spreads one fragment many times costs no more to measure.
-type selectionWalk struct {
-	fragments   map[string]int
-	introspects bool
-}
-
-func (w *selectionWalk) depth(set ast.SelectionSet) int {
-	deepest := 0
-	for _, sel := range set {
-		d := 0
-		switch sel := sel.(type) {
-		case *ast.Field:
-			if sel.Name == "__schema" || sel.Name == "__type" {
-				w.introspects = true
-			}
-			d = 1 + w.depth(sel.SelectionSet)
-		case *ast.InlineFragment:
-			d = w.depth(sel.SelectionSet)
-		case *ast.FragmentSpread:
-			// Validation has refused unknown and cyclic fragments already.
-			known, ok := w.fragments[sel.Name]
-			if !ok && sel.Definition != nil {
-				known = w.depth(sel.Definition.SelectionSet)
-				w.fragments[sel.Name] = known
-			}
-			d = known
-		}
-		deepest = max(deepest, d)
-	}
-	return deepest
 }
 
 // rateLimits spends each mutation field from a budget in Redis: signUp and

@@ -4,6 +4,7 @@ package dataloader
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/vikstrous/dataloadgen"
@@ -30,6 +31,9 @@ type Loaders struct {
 	ViewerFollows *dataloadgen.Loader[int64, bool]
 	// FollowsViewer says whether a user follows the viewer.
 	FollowsViewer *dataloadgen.Loader[int64, bool]
+	// UnreadCount is the viewer's unread count, counted once however many
+	// fields (aliases of feed { unreadCount }) ask for it.
+	UnreadCount *Once[int]
 }
 
 // New makes the loaders of one operation acting for viewerID (0: signed
@@ -49,7 +53,31 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 		FollowsViewer: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
 			return lookup(e.FollowersOf(ctx, viewerID, ids))(ids)
 		}, opt),
+		UnreadCount: &Once[int]{compute: func(ctx context.Context) (int, error) {
+			return e.UnreadCount(ctx, viewerID)
+		}},
 	}
+}
+
+// Once computes a value at its first Get and answers every later Get with
+// it, error included; concurrent Gets wait for the first.
+type Once[T any] struct {
+	compute func(context.Context) (T, error)
+	mu      sync.Mutex
+	done    bool
+	value   T
+	err     error
+}
+
+// Get returns the value, computing it on the first call.
+func (o *Once[T]) Get(ctx context.Context) (T, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.value, o.err = o.compute(ctx)
+		o.done = true
+	}
+	return o.value, o.err
 }
 
 // all hands one batch's error to every key of it.

@@ -29,6 +29,7 @@ type metrics struct {
 	rateLimited        *prometheus.CounterVec
 	rateLimitUnchecked prometheus.Counter
 	passwordHashes     *prometheus.CounterVec
+	unreadCounts       prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -76,10 +77,13 @@ func newMetrics() *metrics {
 		passwordHashes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_password_hashes_total", Help: "bcrypt evaluations (the CPU of sign-up and log-in), by use: hash or compare.",
 		}, []string{"use"}),
+		unreadCounts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
+		}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure,
-		m.rateLimited, m.rateLimitUnchecked, m.passwordHashes)
+		m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
 	return m
 }
 

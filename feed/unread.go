@@ -13,6 +13,7 @@ const MaxUnreadCount = 999
 // UnreadCount is the number of feed entries newer than the viewer's read
 // marker, at most MaxUnreadCount.
 func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
+	e.metrics.unreadCounts.Inc()
 	unread, _, err := e.unreadEntries(ctx, viewerID)
 	return len(unread), err
 }

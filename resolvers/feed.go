@@ -20,12 +20,13 @@ func (r *mutationResolver) MarkFeedRead(ctx context.Context, upTo *string) (*mod
 	return &models.MarkFeedReadPayload{UnreadCount: n}, nil
 }
 
+// UnreadCount is counted once per response: each alias of the feed asks
+// the same loader.
 func (r *feedConnectionResolver) UnreadCount(ctx context.Context, _ *models.FeedConnection) (int, error) {
-	viewer, err := feed.RequireViewer(ctx)
-	if err != nil {
+	if _, err := feed.RequireViewer(ctx); err != nil {
 		return 0, err
 	}
-	return r.Engine.UnreadCount(ctx, viewer)
+	return dataloader.For(ctx).UnreadCount.Get(ctx)
 }
 
 func (r *feedItemResolver) Post(ctx context.Context, obj *models.FeedItem) (*models.Post, error) {

@@ -53,7 +53,7 @@ cluster_pid=
 
 # Each fuzz target for a bounded time (`make fuzz` runs them long); their
 # seed corpora and testdata/fuzz regression cases already ran above.
-for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api; do
+for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api; do
 	say "fuzz ${target%%:*} for 6s"
 	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 6s "${target#*:}"
 done
