@@ -1,4 +1,4 @@
-package main
+package api
 
 // A black-box test of the unread count's price and its memo: aliases of the
 // feed cannot multiply the count's work.

@@ -1,4 +1,4 @@
-package main
+package api
 
 // Black-box tests of the expanded field count (MaxQueryFields), which keeps
 // the cost of walking a document in proportion to its size however often
