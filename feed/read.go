@@ -272,11 +272,18 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		if !full {
 			break // the window is read to its end
 		}
+		next := hi
 		if older {
-			bound = lo
-		} else {
-			bound = hi
+			next = lo
 		}
+		if (older && next >= bound) || (!older && next <= bound) {
+			// The sources answered nothing beyond the bound: another round
+			// would read the same one. Return what this pass has.
+			e.metrics.noProgress.WithLabelValues(noProgressMerge).Inc()
+			e.log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
+			break
+		}
+		bound = next
 	}
 	if len(emitted) > limit {
 		emitted = emitted[:limit]
