@@ -121,6 +121,26 @@ func TestEngineMatchesModel(t *testing.T) {
 			runModel(t, mode, rand.New(rand.NewPCG(seed, seed>>1)), modelSteps(), modelUsers())
 		})
 	}
+	// The runs that once failed, replayed as they were on every run.
+	for _, r := range modelRegressions {
+		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
+			t.Logf("%s (issue %d)", r.what, r.issue)
+			runModel(t, r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), r.steps, r.users)
+		})
+	}
+}
+
+// modelRegressions are seeds of TestEngineMatchesModel that found a bug,
+// each with the steps and users its failure needed.
+var modelRegressions = []struct {
+	mode         Mode
+	seed         uint64
+	steps, users int
+	issue        int
+	what         string
+}{
+	{ModeHybrid, 1795409467451867427, 800, 200, 16,
+		"step 795 pages a feed backward by 3 below a followed celebrity's window; the probe for older entries hung"},
 }
 
 func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
