@@ -241,3 +241,31 @@ func (c *client) mustFail(t *testing.T, code, query string, vars map[string]any)
 }
 
 func (c *client) String() string { return fmt.Sprintf("client(%s)", c.Name) }
+
+// pageGuard bounds a test's paging loop, so that a server that keeps
+// claiming another page fails the test instead of hanging it.
+type pageGuard struct {
+	t       testing.TB
+	what    string
+	cursors []string // followed so far, for the message
+}
+
+// follow is called before asking for the page after cursor, of a list that
+// holds entries entries. Asking for more pages than that (at least one),
+// from no cursor, or from a cursor already followed fails the test, with
+// the cursors followed.
+func (g *pageGuard) follow(cursor *string, entries int) {
+	g.t.Helper()
+	switch {
+	case cursor == nil:
+		g.t.Fatalf("%s: page %d claims another without a cursor; cursors followed: %q", g.what, len(g.cursors)+1, g.cursors)
+	case len(g.cursors)+2 > max(entries, 1):
+		g.t.Fatalf("%s: page %d asked of a list of %d entries; cursors followed: %q, then %q", g.what, len(g.cursors)+2, entries, g.cursors, *cursor)
+	}
+	for _, c := range g.cursors {
+		if c == *cursor {
+			g.t.Fatalf("%s: page %d asked again from cursor %q; cursors followed: %q", g.what, len(g.cursors)+2, c, g.cursors)
+		}
+	}
+	g.cursors = append(g.cursors, *cursor)
+}
