@@ -46,10 +46,11 @@ func backends() []string {
 	return []string{backendReal, backendEmbedded}
 }
 
-// forEachBackend runs fn once against each backend, as subtests.
-func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
+// forEachBackend runs fn once against each backend, as subtests; change
+// adjusts the servers' settings.
+func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer), change ...func(*config)) {
 	for _, backend := range backends() {
-		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend)) })
+		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend, change...)) })
 	}
 }
 
