@@ -114,6 +114,8 @@ type config struct {
 	TrustedProxies     []netip.Prefix
 	PersistedQueryTTL  time.Duration
 	MaxQueryTokens     int
+
+	hardeningConfig // timeouts, connection and cache caps, the metrics listener
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -162,6 +164,7 @@ func parseConfig(args []string) (config, error) {
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
+	c.hardeningConfig.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -186,6 +189,9 @@ func parseConfig(args []string) (config, error) {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
+	}
+	if err := c.hardeningConfig.check(); err != nil {
+		return c, err
 	}
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
@@ -243,7 +249,7 @@ func (c config) describe() []any {
 	if redis == "" {
 		redis = "embedded in-process Redis"
 	}
-	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
+	return append([]any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
 		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
@@ -251,7 +257,7 @@ func (c config) describe() []any {
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
-		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens}
+		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens}, c.hardeningConfig.describe()...)
 }
 
 // trusts says whether addr is one of the trusted proxies.

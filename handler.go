@@ -57,8 +57,10 @@ func (a *app) handler() http.Handler {
 func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
+	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
+		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,
