@@ -42,7 +42,12 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 			a.close()
 		}
 	}()
-	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, "feed.db")})
+	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+		if err := secureDataDir(cfg.DataDir, cfg.MySQLDSN == ""); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile)})
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +74,12 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+		// SQLite's -wal and -shm files, and the secret, now exist.
+		if err := secureDataFiles(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.TokenSecret == "" && cfg.MySQLDSN != "" {
 		log.Warn("TOKEN_SECRET is not set: this instance signs tokens with a secret of its own under -data; " +
