@@ -76,7 +76,8 @@ func (a *app) graphqlHandler() http.Handler {
 	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: a.engine.PersistedQueries(a.cfg.PersistedQueryTTL)}})
+	apq := persistedQueries{a.persistedQueryCache()}
+	srv.Use(apq)
 	srv.Use(refuseBadToken{})
 	srv.Use(graphqlMetrics{a.metrics})
 	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, introspection: a.cfg.Introspection})
@@ -84,6 +85,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
+	srv.Use(apq.keeper()) // last: keeps a document that passed every check
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
