@@ -16,7 +16,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -35,23 +34,25 @@ import (
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.graphqlHandler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.gatherer(a.engine), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := a.engine.Ready(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			// The backend's text (addresses, driver messages) is for the
+			// log, not for whoever asks.
+			a.log.WarnContext(r.Context(), "not ready", "err", err)
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /app/", web.Handler("/app/"))
+	mux.Handle("GET /app/", withPageHeaders(appCSP, web.Handler("/app/")))
 	if a.cfg.GraphiQL {
-		mux.Handle("GET /{$}", playground.Handler())
-		mux.Handle("GET "+playground.Prefix, playground.Handler())
+		mux.Handle("GET /{$}", withPageHeaders(graphiqlCSP, playground.Handler()))
+		mux.Handle("GET "+playground.Prefix, withPageHeaders(graphiqlCSP, playground.Handler()))
 	}
-	return withRequestID(mux)
+	return withSecurityHeaders(withRequestID(mux))
 }
 
 func (a *app) graphqlHandler() http.Handler {

@@ -58,6 +58,11 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
 	}
+	// The server's ReadTimeout and WriteTimeout are for plain requests; a
+	// websocket lives on, bounded by its pings and its write deadlines.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	c, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
