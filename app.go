@@ -10,6 +10,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/feed"
 	"feedservice/store"
@@ -27,7 +28,9 @@ type app struct {
 	metrics *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
-	closers    []func()
+	// parsedDocuments is gqlgen's cache of parsed and validated documents.
+	parsedDocuments *boundedLRU[*ast.QueryDocument]
+	closers         []func()
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.

@@ -35,6 +35,10 @@ const (
 	// documents of a few kilobytes.
 	DefaultPersistedQueryMaxEntries = 10000
 	DefaultPersistedQueryMaxBytes   = 32 << 20
+	// DefaultQueryCacheMaxBytes caps the text of the parsed documents kept
+	// (QueryCacheSize of them at most) by default: the token limit does not
+	// count comments, so a valid document may be a megabyte long.
+	DefaultQueryCacheMaxBytes = 16 << 20
 	// DefaultMetricsAddr is where /metrics is served by default: loopback
 	// only, apart from the public listener.
 	DefaultMetricsAddr = "127.0.0.1:9090"
@@ -49,6 +53,7 @@ type hardeningConfig struct {
 	WebsocketMaxMessageBytes int
 	PersistedQueryMaxEntries int
 	PersistedQueryMaxBytes   int
+	QueryCacheMaxBytes       int
 	MetricsAddr              string
 }
 
@@ -61,6 +66,7 @@ func (h *hardeningConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&h.WebsocketMaxMessageBytes, "ws-max-message-bytes", envInt("WS_MAX_MESSAGE_BYTES", DefaultWebsocketMaxMessageBytes), "longest websocket message, connection_init included (WS_MAX_MESSAGE_BYTES)")
 	fs.IntVar(&h.PersistedQueryMaxEntries, "persisted-query-max-entries", envInt("PERSISTED_QUERY_MAX_ENTRIES", DefaultPersistedQueryMaxEntries), "documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_ENTRIES)")
 	fs.IntVar(&h.PersistedQueryMaxBytes, "persisted-query-max-bytes", envInt("PERSISTED_QUERY_MAX_BYTES", DefaultPersistedQueryMaxBytes), "bytes of documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_BYTES)")
+	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", envInt("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of document text the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
 	fs.StringVar(&h.MetricsAddr, "metrics-addr", env("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
 }
 
@@ -72,7 +78,8 @@ func (h hardeningConfig) check() error {
 		}
 	}
 	for name, n := range map[string]int{"max-connections-per-address": h.MaxConnectionsPerAddress, "ws-max-message-bytes": h.WebsocketMaxMessageBytes,
-		"persisted-query-max-entries": h.PersistedQueryMaxEntries, "persisted-query-max-bytes": h.PersistedQueryMaxBytes} {
+		"persisted-query-max-entries": h.PersistedQueryMaxEntries, "persisted-query-max-bytes": h.PersistedQueryMaxBytes,
+		"query-cache-max-bytes": h.QueryCacheMaxBytes} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -84,5 +91,6 @@ func (h hardeningConfig) check() error {
 func (h hardeningConfig) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
 		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "wsMaxMessageBytes", h.WebsocketMaxMessageBytes,
-		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes, "metricsAddr", h.MetricsAddr}
+		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
+		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "metricsAddr", h.MetricsAddr}
 }

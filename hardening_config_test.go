@@ -15,7 +15,7 @@ func TestHardeningSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := hardeningConfig{DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout, DefaultMaxConnectionsPerAddress,
-		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultMetricsAddr}
+		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultQueryCacheMaxBytes, DefaultMetricsAddr}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
 	}
@@ -30,6 +30,7 @@ func TestHardeningSettings(t *testing.T) {
 		{"-ws-max-message-bytes", "WS_MAX_MESSAGE_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.WebsocketMaxMessageBytes) }},
 		{"-persisted-query-max-entries", "PERSISTED_QUERY_MAX_ENTRIES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxEntries) }},
 		{"-persisted-query-max-bytes", "PERSISTED_QUERY_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxBytes) }},
+		{"-query-cache-max-bytes", "QUERY_CACHE_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.QueryCacheMaxBytes) }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -98,7 +95,7 @@ func (keepPersistedQuery) Validate(graphql.ExecutableSchema) error { return nil 
 
 func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	stats, _ := opCtx.Stats.GetExtension(apqStats).(*extension.ApqStats)
-	if stats != nil && stats.SentQuery && feed.ViewerID(ctx) != 0 {
+	if stats != nil && stats.SentQuery && feed.ViewerID(ctx) != 0 && len(opCtx.RawQuery) <= feed.MaxPersistedQueryBytes {
 		k.cache.Add(ctx, stats.Hash, opCtx.RawQuery)
 	}
 	return nil
@@ -111,73 +108,7 @@ func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *g
 func (a *app) persistedQueryCache() graphql.Cache[string] {
 	limits := feed.PersistedQueryLimits{TTL: a.cfg.PersistedQueryTTL, MaxEntries: a.cfg.PersistedQueryMaxEntries, MaxBytes: a.cfg.PersistedQueryMaxBytes}
 	if a.cfg.RedisAddr == "" {
-		return newQueryLRU(limits)
+		return newBoundedLRU(limits.MaxEntries, limits.MaxBytes, limits.TTL, func(_, doc string) int { return len(doc) })
 	}
 	return a.engine.PersistedQueries(limits)
-}
-
-// queryLRU is a graphql.Cache of documents within PersistedQueryLimits:
-// the least recently sent go first past MaxEntries or MaxBytes, and a
-// document past its TTL is a miss.
-type queryLRU struct {
-	limits feed.PersistedQueryLimits
-	mu     sync.Mutex
-	order  *list.List // of *queryLRUEntry, most recently sent first
-	byHash map[string]*list.Element
-	bytes  int
-}
-
-type queryLRUEntry struct {
-	hash, doc string
-	sent      time.Time
-}
-
-func newQueryLRU(limits feed.PersistedQueryLimits) *queryLRU {
-	return &queryLRU{limits: limits, order: list.New(), byHash: map[string]*list.Element{}}
-}
-
-func (c *queryLRU) Get(_ context.Context, hash string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.byHash[hash]
-	if !ok {
-		return "", false
-	}
-	e := el.Value.(*queryLRUEntry)
-	if time.Since(e.sent) > c.limits.TTL {
-		c.remove(el)
-		return "", false
-	}
-	return e.doc, true
-}
-
-func (c *queryLRU) Add(_ context.Context, hash, doc string) {
-	if len(doc) > feed.MaxPersistedQueryBytes || len(doc) > c.limits.MaxBytes {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byHash[hash]; ok {
-		el.Value.(*queryLRUEntry).sent = time.Now()
-		c.order.MoveToFront(el)
-		return
-	}
-	c.byHash[hash] = c.order.PushFront(&queryLRUEntry{hash: hash, doc: doc, sent: time.Now()})
-	c.bytes += len(doc)
-	for c.order.Len() > c.limits.MaxEntries || c.bytes > c.limits.MaxBytes {
-		c.remove(c.order.Back())
-	}
-}
-
-func (c *queryLRU) remove(el *list.Element) {
-	e := c.order.Remove(el).(*queryLRUEntry)
-	delete(c.byHash, e.hash)
-	c.bytes -= len(e.doc)
-}
-
-// len is how many documents and bytes the cache holds.
-func (c *queryLRU) len() (entries, bytes int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len(), c.bytes
 }
