@@ -59,7 +59,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		WriteBufferSize: 4096,
 	}
 	// The server's ReadTimeout and WriteTimeout are for plain requests; a
-	// websocket lives on, bounded by its pings and its write deadlines.
+	// websocket lives on, bounded by its pings and the deadline each of its
+	// writes sets. net/http clears the read deadline on Hijack, not the
+	// write deadline: clear both here rather than rely on every write.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
