@@ -11,12 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 )
 
 func main() {
@@ -56,7 +56,14 @@ func run(args []string, log *slog.Logger) error {
 			return err
 		}
 	}
-	return serve(ctx, cfg.Addr, a.handler(), log, a.websockets.goAway)
+	if err := serveMetrics(ctx, cfg.MetricsAddr, a.metricsHandler(), log); err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	ln, err := cfg.listen()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg.httpServer(a.handler()), ln, log, a.websockets.goAway)
 }
 
 // serve listens until ctx ends, then shuts down gracefully: it stops
@@ -64,10 +71,10 @@ func run(args []string, log *slog.Logger) error {
 // goAway closes the websockets (which Shutdown does not see). The engine
 // keeps running meanwhile, so what those requests commit is dispatched; the
 // caller stops it after serve returns.
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, goAway func() int) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Logger, goAway func() int) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
 	log.Info("listening", "addr", addr, "graphiql", fmt.Sprintf("http://%s/", addr), "endpoint", "/query")
 	select {
 	case err := <-errc:

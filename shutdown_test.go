@@ -56,7 +56,7 @@ func startServerProcess(t *testing.T, bin string, env ...string) *serverProcess 
 	l.Close()
 	p := &serverProcess{URL: "http://" + addr, log: &bytes.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin)
-	p.cmd.Env = append(os.Environ(), append([]string{"ADDR=" + addr, "DATA_DIR=" + t.TempDir()}, env...)...)
+	p.cmd.Env = append(os.Environ(), append([]string{"ADDR=" + addr, "DATA_DIR=" + t.TempDir(), "METRICS_ADDR="}, env...)...)
 	p.cmd.Stderr = &lockedWriter{w: p.log}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

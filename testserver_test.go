@@ -30,9 +30,10 @@ const (
 // testServer is one server instance over HTTP, on its own database and
 // Redis key prefix.
 type testServer struct {
-	URL     string
-	app     *app
-	queries atomic.Int64 // SQL statements run, for the N+1 guard
+	URL        string
+	MetricsURL string // the metrics listener's (METRICS_ADDR)
+	app        *app
+	queries    atomic.Int64 // SQL statements run, for the N+1 guard
 }
 
 // backends are the backends the API tests run on: both, except in the
@@ -100,9 +101,11 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
 	}
 	hs := httptest.NewServer(a.handler())
-	s.URL = hs.URL
+	ms := httptest.NewServer(a.metricsHandler())
+	s.URL, s.MetricsURL = hs.URL, ms.URL
 	t.Cleanup(func() {
 		hs.Close()
+		ms.Close()
 		a.close()
 	})
 	return s

@@ -35,11 +35,12 @@ type deployment struct {
 
 // instance is one server process.
 type instance struct {
-	name   string
-	url    string
-	cmd    *exec.Cmd
-	logf   *os.File
-	exited chan error
+	name       string
+	url        string
+	metricsURL string // its metrics listener (METRICS_ADDR)
+	cmd        *exec.Cmd
+	logf       *os.File
+	exited     chan error
 }
 
 // instanceStopWait is how long an instance may take to exit on SIGTERM:
@@ -128,9 +129,14 @@ func startInstance(ctx context.Context, dir, bin, name string, env []string) (*i
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{name: name, url: "http://127.0.0.1:" + port, logf: logf, exited: make(chan error, 1)}
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{name: name, url: "http://127.0.0.1:" + port, metricsURL: "http://127.0.0.1:" + metricsPort, logf: logf, exited: make(chan error, 1)}
 	in.cmd = exec.Command(bin)
-	in.cmd.Env = append(os.Environ(), append(env, "ADDR=127.0.0.1:"+port, "DATA_DIR="+filepath.Join(dir, "data-"+name))...)
+	in.cmd.Env = append(os.Environ(), append(env, "ADDR=127.0.0.1:"+port, "METRICS_ADDR=127.0.0.1:"+metricsPort,
+		"DATA_DIR="+filepath.Join(dir, "data-"+name))...)
 	in.cmd.Stdout, in.cmd.Stderr = logf, logf
 	if err := in.cmd.Start(); err != nil {
 		return nil, err
@@ -204,7 +210,7 @@ func (d *deployment) teardown() {
 
 // scrape reads the gauges names from an instance's /metrics.
 func (in *instance) scrape(ctx context.Context, names ...string) (map[string]float64, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.url+"/metrics", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.metricsURL+"/metrics", nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
