@@ -138,11 +138,13 @@ func faultTimelines(t *testing.T, authors []*client) map[string]feedPosted {
 	out := map[string]feedPosted{}
 	for _, a := range authors {
 		after := ""
+		guard := pageGuard{t: t, what: "timeline of " + a.Name}
 		for {
 			var page struct {
 				Node struct {
 					Timeline struct {
-						Edges []struct {
+						TotalCount int
+						Edges      []struct {
 							Node struct {
 								feedPosted
 								Body string
@@ -157,13 +159,14 @@ func faultTimelines(t *testing.T, authors []*client) map[string]feedPosted {
 				vars["after"] = nil
 			}
 			mustRawDo(t, a.s.URL, a.Token, `query($id: ID!, $after: String) { node(id: $id) { ... on User {
-  timeline(first: 100, after: $after) { edges { node { id createdAt body } } pageInfo { hasNextPage endCursor } } } } }`, vars, &page)
+  timeline(first: 100, after: $after) { totalCount edges { node { id createdAt body } } pageInfo { hasNextPage endCursor } } } } }`, vars, &page)
 			for _, e := range page.Node.Timeline.Edges {
 				out[e.Node.Body] = e.Node.feedPosted
 			}
 			if !page.Node.Timeline.PageInfo.HasNextPage {
 				break
 			}
+			guard.follow(page.Node.Timeline.PageInfo.EndCursor, page.Node.Timeline.TotalCount)
 			after = *page.Node.Timeline.PageInfo.EndCursor
 		}
 	}

@@ -395,7 +395,7 @@ func TestLimitsPersistedQueries(t *testing.T) {
 	hash := hex.EncodeToString(sum[:])
 	vars := map[string]any{"u": "ann"}
 	forEachBackend(t, func(t *testing.T, s *testServer) {
-		s.signUp(t, "ann")
+		ann := s.signUp(t, "ann")
 		answered := func(r response, what string) {
 			t.Helper()
 			if len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"ann"`) {
@@ -406,7 +406,14 @@ func TestLimitsPersistedQueries(t *testing.T) {
 		if r.Code() != "PERSISTED_QUERY_NOT_FOUND" {
 			t.Fatalf("an unknown hash: %+v", r.Errors)
 		}
+		// Signed out, a document sent with its hash runs but is not kept.
 		r, _ = limitsDo(t, s, "", nil, doc, vars, limitsPersisted(hash))
+		answered(r, "hash with its document, signed out")
+		r, _ = limitsDo(t, s, "", nil, "", vars, limitsPersisted(hash))
+		if r.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Fatalf("a document a signed-out client sent was kept: %s %+v", r.Data, r.Errors)
+		}
+		r, _ = limitsDo(t, s, ann.Token, nil, doc, vars, limitsPersisted(hash))
 		answered(r, "hash with its document")
 		r, _ = limitsDo(t, s, "", nil, "", vars, limitsPersisted(hash))
 		answered(r, "the hash alone, afterwards")

@@ -40,7 +40,7 @@ import (
 // scrape reads s's /metrics.
 func scrape(t *testing.T, s *testServer) map[string]*dto.MetricFamily {
 	t.Helper()
-	res, err := http.Get(s.URL + "/metrics")
+	res, err := http.Get(s.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/feed"
 	"feedservice/store"
@@ -27,7 +28,9 @@ type app struct {
 	metrics *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
-	closers    []func()
+	// parsedDocuments is gqlgen's cache of parsed and validated documents.
+	parsedDocuments *boundedLRU[*ast.QueryDocument]
+	closers         []func()
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.
@@ -42,7 +45,12 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 			a.close()
 		}
 	}()
-	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, "feed.db")})
+	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+		if err := secureDataDir(cfg.DataDir, cfg.MySQLDSN == ""); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile)})
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +77,12 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+		// SQLite's -wal and -shm files, and the secret, now exist.
+		if err := secureDataFiles(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.TokenSecret == "" && cfg.MySQLDSN != "" {
 		log.Warn("TOKEN_SECRET is not set: this instance signs tokens with a secret of its own under -data; " +

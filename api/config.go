@@ -122,6 +122,8 @@ type config struct {
 	PersistedQueryTTL  time.Duration
 	MaxQueryTokens     int
 	MaxQueryFields     int
+
+	hardeningConfig // timeouts, connection and cache caps, the metrics listener
 }
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
@@ -171,6 +173,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
 	fs.IntVar(&c.MaxQueryFields, "max-query-fields", envInt("MAX_QUERY_FIELDS", DefaultMaxQueryFields), "most fields an operation may select, counted with its fragments expanded (MAX_QUERY_FIELDS)")
+	c.hardeningConfig.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -195,6 +198,9 @@ func parseConfig(args []string) (config, error) {
 		if n < 1 {
 			return c, fmt.Errorf("-%s must be at least 1", name)
 		}
+	}
+	if err := c.hardeningConfig.check(); err != nil {
+		return c, err
 	}
 	if c.FanoutWorkers < 0 {
 		return c, fmt.Errorf("-fanout-workers cannot be negative")
@@ -252,7 +258,7 @@ func (c config) describe() []any {
 	if redis == "" {
 		redis = "embedded in-process Redis"
 	}
-	return []any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
+	return append([]any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
 		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
@@ -261,7 +267,7 @@ func (c config) describe() []any {
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
-		"maxQueryFields", c.MaxQueryFields}
+		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
 }
 
 // trusts says whether addr is one of the trusted proxies.

@@ -183,5 +183,9 @@ func TestLimitsQueryTokens(t *testing.T) {
 			t.Errorf("message %q does not name the limit", r.Errors[0].Message)
 		}
 		errsExpect(t, alice, "BAD_USER_INPUT", "{"+strings.Repeat(" viewer { id }", 10000)+" }", nil)
+	}, func(c *config) {
+		// A document at the token limit has about as many fields: the
+		// field limit, tested in api_walk_test.go, must not refuse it first.
+		c.MaxQueryFields = DefaultMaxQueryTokens
 	})
 }

@@ -14,9 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -35,30 +33,34 @@ import (
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.graphqlHandler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.gatherer(a.engine), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := a.engine.Ready(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			// The backend's text (addresses, driver messages) is for the
+			// log, not for whoever asks.
+			a.log.WarnContext(r.Context(), "not ready", "err", err)
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /app/", web.Handler("/app/"))
+	mux.Handle("GET /app/", withPageHeaders(appCSP, web.Handler("/app/")))
 	if a.cfg.GraphiQL {
-		mux.Handle("GET /{$}", playground.Handler())
-		mux.Handle("GET "+playground.Prefix, playground.Handler())
+		mux.Handle("GET /{$}", withPageHeaders(graphiqlCSP, playground.Handler()))
+		mux.Handle("GET "+playground.Prefix, withPageHeaders(graphiqlCSP, playground.Handler()))
 	}
-	return withRequestID(mux)
+	return withSecurityHeaders(withRequestID(mux))
 }
 
 func (a *app) graphqlHandler() http.Handler {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
+	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets},
+		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
+		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
 		InitTimeout:           a.cfg.WebsocketInit,
@@ -69,12 +71,14 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, func(query string, _ *ast.QueryDocument) int { return len(query) })
+	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: a.engine.PersistedQueries(a.cfg.PersistedQueryTTL)}})
+	apq := persistedQueries{a.persistedQueryCache()}
+	srv.Use(apq)
 	srv.Use(refuseBadToken{})
 	srv.Use(graphqlMetrics{a.metrics})
 	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
@@ -82,6 +86,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
+	srv.Use(apq.keeper()) // last: keeps a document that passed every check
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

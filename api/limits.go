@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
@@ -200,20 +199,3 @@ func (w *retryAfterWriter) Write(b []byte) (int, error) {
 }
 
 func (w *retryAfterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// persistedQueries is gqlgen's automatic persisted queries over the
-// engine's Redis cache, with a code on each of its refusals: a hash that is
-// not known is PERSISTED_QUERY_NOT_FOUND (Apollo's client then sends the
-// document), and a hash that does not match its document, or a malformed
-// or unknown version of the extension, is BAD_USER_INPUT.
-type persistedQueries struct {
-	extension.AutomaticPersistedQuery
-}
-
-func (p persistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
-	err := p.AutomaticPersistedQuery.MutateOperationParameters(ctx, params)
-	if err != nil && err.Extensions["code"] == nil {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("persisted query: %s", err.Message))
-	}
-	return err
-}

@@ -15,7 +15,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	s := newTestServer(t, backendReal)
 	reader := s.signUp(t, "reader")
 	reader.mustDo(t, `{ feed(first: 5) { edges { cursor } } }`, nil, nil)
-	res, err := http.Get(s.URL + "/metrics")
+	res, err := http.Get(s.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // Config is every setting of the service; each has a flag and an environment
@@ -41,10 +41,18 @@ func (s *Service) Seed(ctx context.Context, out io.Writer) error {
 	return seed(ctx, s.app.engine, defaultSeedSize, out)
 }
 
-// Serve listens on the configured address until ctx ends, then shuts down
-// gracefully.
+// Serve listens on the configured address (and /metrics on MetricsAddr)
+// until ctx ends, then shuts down gracefully.
 func (s *Service) Serve(ctx context.Context) error {
-	return serve(ctx, s.app.cfg.Addr, s.app.handler(), s.app.log, s.app.websockets.goAway)
+	a := s.app
+	if err := serveMetrics(ctx, a.cfg.MetricsAddr, a.metricsHandler(), a.log); err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	ln, err := a.cfg.listen()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, a.cfg.httpServer(a.handler()), ln, a.log, a.websockets.goAway)
 }
 
 // Close stops the engine and closes what New opened.
@@ -55,10 +63,10 @@ func (s *Service) Close() { s.app.close() }
 // goAway closes the websockets (which Shutdown does not see). The engine
 // keeps running meanwhile, so what those requests commit is dispatched; the
 // caller stops it after serve returns.
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, goAway func() int) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Logger, goAway func() int) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
 	log.Info("listening", "addr", addr, "graphiql", fmt.Sprintf("http://%s/", addr), "endpoint", "/query")
 	select {
 	case err := <-errc:

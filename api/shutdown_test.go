@@ -43,7 +43,7 @@ func startServerProcess(t *testing.T, bin string, env ...string) *serverproc.Pro
 	t.Helper()
 	log := &bytes.Buffer{}
 	p, err := serverproc.Start(context.Background(), serverproc.Options{
-		Bin: bin, Env: env, DataDir: t.TempDir(), Log: log, Ready: 20 * time.Second,
+		Bin: bin, Env: append([]string{"METRICS_ADDR="}, env...), DataDir: t.TempDir(), Log: log, Ready: 20 * time.Second,
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)

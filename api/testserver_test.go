@@ -31,9 +31,10 @@ const (
 // testServer is one server instance over HTTP, on its own database and
 // Redis key prefix.
 type testServer struct {
-	URL     string
-	app     *app
-	queries atomic.Int64 // SQL statements run, for the N+1 guard
+	URL        string
+	MetricsURL string // the metrics listener's (METRICS_ADDR)
+	app        *app
+	queries    atomic.Int64 // SQL statements run, for the N+1 guard
 }
 
 // backends are the backends the API tests run on: both, except in the
@@ -47,10 +48,11 @@ func backends() []string {
 	return []string{backendReal, backendEmbedded}
 }
 
-// forEachBackend runs fn once against each backend, as subtests.
-func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer)) {
+// forEachBackend runs fn once against each backend, as subtests; change
+// adjusts the servers' settings.
+func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer), change ...func(*config)) {
 	for _, backend := range backends() {
-		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend)) })
+		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend, change...)) })
 	}
 }
 
@@ -100,9 +102,11 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
 	}
 	hs := httptest.NewServer(a.handler())
-	s.URL = hs.URL
+	ms := httptest.NewServer(a.metricsHandler())
+	s.URL, s.MetricsURL = hs.URL, ms.URL
 	t.Cleanup(func() {
 		hs.Close()
+		ms.Close()
 		a.close()
 	})
 	return s
@@ -211,3 +215,31 @@ func (c *client) mustFail(t *testing.T, code, query string, vars map[string]any)
 }
 
 func (c *client) String() string { return fmt.Sprintf("client(%s)", c.Name) }
+
+// pageGuard bounds a test's paging loop, so that a server that keeps
+// claiming another page fails the test instead of hanging it.
+type pageGuard struct {
+	t       testing.TB
+	what    string
+	cursors []string // followed so far, for the message
+}
+
+// follow is called before asking for the page after cursor, of a list that
+// holds entries entries. Asking for more pages than that (at least one),
+// from no cursor, or from a cursor already followed fails the test, with
+// the cursors followed.
+func (g *pageGuard) follow(cursor *string, entries int) {
+	g.t.Helper()
+	switch {
+	case cursor == nil:
+		g.t.Fatalf("%s: page %d claims another without a cursor; cursors followed: %q", g.what, len(g.cursors)+1, g.cursors)
+	case len(g.cursors)+2 > max(entries, 1):
+		g.t.Fatalf("%s: page %d asked of a list of %d entries; cursors followed: %q, then %q", g.what, len(g.cursors)+2, entries, g.cursors, *cursor)
+	}
+	for _, c := range g.cursors {
+		if c == *cursor {
+			g.t.Fatalf("%s: page %d asked again from cursor %q; cursors followed: %q", g.what, len(g.cursors)+2, c, g.cursors)
+		}
+	}
+	g.cursors = append(g.cursors, *cursor)
+}

@@ -18,8 +18,6 @@ import (
 
 // Websocket limits.
 const (
-	// WebsocketReadLimitBytes caps one incoming websocket message.
-	WebsocketReadLimitBytes = 64 << 10
 	// websocketWriteTimeout bounds a write to a client that stopped reading.
 	websocketWriteTimeout = 10 * time.Second
 	// websocketCloseGrace is how long after its request ends a socket that
@@ -45,6 +43,10 @@ type gorillaWebsocket struct {
 	Metrics *websocketMetrics
 	// Open tracks the accepted sockets, for the shutdown.
 	Open *openSockets
+	// ReadLimit caps one incoming message, in bytes (WS_MAX_MESSAGE_BYTES);
+	// the transport's PayloadReadLimit must be the same, or it replaces
+	// this with its own default once the socket is accepted.
+	ReadLimit int64
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -56,11 +58,18 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
 	}
+	// The server's ReadTimeout and WriteTimeout are for plain requests; a
+	// websocket lives on, bounded by its pings and the deadline each of its
+	// writes sets. net/http clears the read deadline on Hijack, not the
+	// write deadline: clear both here rather than rely on every write.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	c, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadLimit(WebsocketReadLimitBytes)
+	c.SetReadLimit(g.ReadLimit)
 	protocol := c.Subprotocol()
 	if protocol == "" {
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none

@@ -48,6 +48,9 @@ func serverArgs(o *options, mode, prefix, addr string, g *graph) []string {
 		"-graphiql=false",
 		"-mutation-rate", "off", // the benchmark measures throughput, not the abuse limits
 		"-auth-rate", "off",
+		// Every benchmark client connects from this one address.
+		"-max-connections-per-address", "100000",
+		"-metrics-addr=", // not scraped; several servers may run at once
 		"-data", os.TempDir() + "/feedbench-data",
 	}
 }

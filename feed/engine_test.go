@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/internal/testenv"
+	"feedservice/models"
 	"feedservice/store"
 )
 
@@ -161,25 +163,79 @@ type feedItem struct {
 	Key       int64
 }
 
-// readFeed reads the reader's whole feed, pageSize entries a page.
+// readFeed reads the reader's whole feed, pageSize entries a page, bounded
+// by the feed MySQL computes.
 func (te *testEngine) readFeed(reader int64, pageSize int) []feedItem {
 	te.t.Helper()
-	var out []feedItem
-	var after *string
-	for {
-		conn, err := te.Feed(context.Background(), reader, PageArgs{First: &pageSize, After: after})
-		if err != nil {
-			te.t.Fatalf("feed of %d: %v", reader, err)
+	return te.pageFeed(reader, pageSize, false, len(te.pulledFeed(reader)), nil)
+}
+
+// feedPageTimeout bounds one page read in the tests, so that a read that
+// loops inside the engine fails the test instead of hanging it.
+const feedPageTimeout = time.Minute
+
+// pageFeed reads the reader's whole feed pageSize entries a page, forward
+// (first/after, following endCursor) or backward (last/before, following
+// startCursor), and returns it newest first; check, if not nil, sees each
+// page. Every test that pages the feed goes through it, and it is bounded:
+// more pages than the feed has entries (entries; at least one page), a
+// cursor that does not move past the one before it, or a page slower than
+// feedPageTimeout fails the test with the cursors followed, never hangs.
+func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entries int, check func(page int, conn *models.FeedConnection)) []feedItem {
+	te.t.Helper()
+	way := "forward"
+	if backward {
+		way = "backward"
+	}
+	var pages [][]feedItem
+	var cursor *string
+	var followed []int64 // the keys of the cursors followed, for messages
+	for page := 0; ; page++ {
+		if page >= max(entries, 1) {
+			te.t.Fatalf("feed of %d paged %s by %d: page %d of a feed of %d entries; cursors followed: %v",
+				reader, way, pageSize, page+1, entries, followed)
 		}
+		args := PageArgs{First: &pageSize, After: cursor}
+		if backward {
+			args = PageArgs{Last: &pageSize, Before: cursor}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), feedPageTimeout)
+		conn, err := te.Feed(ctx, reader, args)
+		cancel()
+		if err != nil {
+			te.t.Fatalf("feed of %d paged %s by %d, page %d: %v; cursors followed: %v", reader, way, pageSize, page+1, err, followed)
+		}
+		if check != nil {
+			check(page, conn)
+		}
+		items := make([]feedItem, 0, len(conn.Edges))
 		for _, edge := range conn.Edges {
 			key, _ := decodeCursor(cursorFeed, edge.Cursor)
-			out = append(out, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
+			items = append(items, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
 		}
-		if !conn.PageInfo.HasNextPage {
-			return out
+		pages = append(pages, items)
+		more, next := conn.PageInfo.HasNextPage, conn.PageInfo.EndCursor
+		if backward {
+			more, next = conn.PageInfo.HasPreviousPage, conn.PageInfo.StartCursor
 		}
-		after = conn.PageInfo.EndCursor
+		if !more {
+			break
+		}
+		key := int64(0)
+		if next != nil {
+			key, _ = decodeCursor(cursorFeed, *next)
+		}
+		if last := len(followed) - 1; key == 0 || (last >= 0 && ((!backward && key >= followed[last]) || (backward && key <= followed[last]))) {
+			te.t.Fatalf("feed of %d paged %s by %d, page %d claims more from cursor %v (key %d), which does not move past the one before; cursors followed: %v",
+				reader, way, pageSize, page+1, next, key, followed)
+		}
+		followed = append(followed, key)
+		cursor = next
 	}
+	if backward {
+		slices.Reverse(pages)
+	}
+	return slices.Concat(pages...)
 }
 
 // pulledFeed is the reader's whole feed computed from MySQL alone: the

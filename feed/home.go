@@ -45,7 +45,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
 			return e.pullEntries(ctx, followees, dir, bound, limit)
 		}
-		if entries, info, err = paginate(ctx, cursorFeed, args, fetch, entryKey); err != nil {
+		if entries, info, err = paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +74,7 @@ func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArg
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
 		return e.fetchMerged(ctx, r, dir, bound, limit)
 	}
-	entries, info, err := paginate(ctx, cursorFeed, args, fetch, entryKey)
+	entries, info, err := paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 

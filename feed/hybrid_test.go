@@ -43,3 +43,48 @@ func TestFeedModesAgreeWithPull(t *testing.T) {
 func feedItemEqual(a, b feedItem) bool {
 	return a.Post == b.Post && a.Key == b.Key && slices.Equal(a.Reposters, b.Reposters)
 }
+
+// Paging older from inside the cached window down to its floor, when the
+// reader's inbox reaches further down than a followed celebrity's outbox:
+// the round that meets the window's floor ends the window, and MySQL serves
+// what lies below. (It used to start the same round again, for ever, at the
+// floor; a backward page's probe for older entries hung there.) Checked in
+// every mode, both ways, with page sizes small enough for the probe to see
+// a full inbox below the floor.
+func TestPagingBelowCelebrityWindow(t *testing.T) {
+	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			te := newTestEngine(t, func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 3; c.InboxCap = 8 })
+			reader, author, celeb := te.user("reader"), te.user("author"), te.user("celeb")
+			te.follow(reader, author)
+			for _, f := range []int64{reader, te.user("fan1"), te.user("fan2")} {
+				te.follow(f, celeb) // three followers: a celebrity
+			}
+			te.readFeed(reader, 5) // the reader is active: an inbox exists
+			for range 10 {
+				te.post(author, "older, fanned out") // the inbox keeps the newest 8
+			}
+			for range 10 {
+				te.post(celeb, "newer, merged at read time") // so does the outbox: its floor lies above every inbox entry
+			}
+			te.settle()
+			want := te.pulledFeed(reader)
+			if len(want) != 20 {
+				t.Fatalf("the pulled feed has %d entries, want 20", len(want))
+			}
+			for _, size := range []int{1, 2, 3, 4} {
+				for _, backward := range []bool{false, true} {
+					if got := te.pageFeed(reader, size, backward, len(want), nil); !slices.EqualFunc(got, want, feedItemEqual) {
+						t.Fatalf("paged by %d (backward %v):\n got %v\nwant %v", size, backward, got, want)
+					}
+				}
+			}
+			for _, at := range []string{noProgressMerge, noProgressCursor} {
+				if n := lcCount(te.metrics.noProgress.WithLabelValues(at)); n != 0 {
+					t.Fatalf("a read stopped without progress (%s) %v times: the guard, not the read, ended it", at, n)
+				}
+			}
+		})
+	}
+}

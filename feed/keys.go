@@ -86,8 +86,20 @@ func (k keys) rateLimit(limit, subject string) string {
 	return k.prefix + "ratelimit:" + limit + ":" + subject
 }
 
-// persistedQuery is the text of a GraphQL document whose SHA-256 is hash
-// (automatic persisted queries): a string of at most
-// MaxPersistedQueryBytes, TTL the configured PersistedQueryTTL, refreshed
-// when the document is sent again in full.
-func (k keys) persistedQuery(hash string) string { return k.prefix + "apq:" + hash }
+// The persisted-query cache (automatic persisted queries): three keys that
+// share the hash tag {apq}, so that the script that adds a document and
+// drops the least recently sent ones past PersistedQueryLimits touches one
+// Redis Cluster slot. Each has the TTL PersistedQueryLimits.TTL, refreshed
+// on every add; a document past its own TTL is dropped on the next add.
+//
+// persistedQueries is a hash: SHA-256 of a document -> its text, each at
+// most MaxPersistedQueryBytes, at most MaxEntries of them and MaxBytes in
+// all.
+func (k keys) persistedQueries() string { return k.prefix + "apq:{apq}:docs" }
+
+// persistedQueriesSent is a sorted set of the same hashes scored by when
+// each was last sent in full, in Unix milliseconds.
+func (k keys) persistedQueriesSent() string { return k.prefix + "apq:{apq}:sent" }
+
+// persistedQueriesBytes is a string: the bytes of the documents kept.
+func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }

@@ -308,56 +308,30 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 	fallbacks := lcReads(te, readPullFallback)
 
 	size := 2
-	var forward []feedItem
-	var after *string
-	for page := 0; ; page++ {
-		conn, err := te.Feed(ctx, reader, PageArgs{First: &size, After: after})
-		if err != nil {
-			t.Fatal(err)
-		}
-		forward = append(forward, lcItems(conn.Edges)...)
-		end := len(forward) >= len(want)
-		if conn.PageInfo.HasNextPage == end {
-			t.Fatalf("forward page %d (%d of %d entries read): hasNextPage %v", page, len(forward), len(want), conn.PageInfo.HasNextPage)
+	read := 0
+	forward := te.pageFeed(reader, size, false, len(want), func(page int, conn *models.FeedConnection) {
+		read += len(conn.Edges)
+		if end := read >= len(want); conn.PageInfo.HasNextPage == end {
+			t.Fatalf("forward page %d (%d of %d entries read): hasNextPage %v", page, read, len(want), conn.PageInfo.HasNextPage)
 		}
 		if conn.PageInfo.HasPreviousPage != (page > 0) {
 			t.Fatalf("forward page %d: hasPreviousPage %v", page, conn.PageInfo.HasPreviousPage)
 		}
-		if !conn.PageInfo.HasNextPage {
-			break
-		}
-		if page > len(want) {
-			t.Fatal("forward paging does not end")
-		}
-		after = conn.PageInfo.EndCursor
-	}
+	})
 	if !slices.EqualFunc(forward, want, feedItemEqual) {
 		t.Fatalf("paging forward by 2:\n got %v\nwant %v", forward, want)
 	}
 
-	var backward []feedItem
-	var before *string
-	for page := 0; ; page++ {
-		conn, err := te.Feed(ctx, reader, PageArgs{Last: &size, Before: before})
-		if err != nil {
-			t.Fatal(err)
-		}
-		backward = append(lcItems(conn.Edges), backward...)
-		top := len(backward) >= len(want)
-		if conn.PageInfo.HasPreviousPage == top {
-			t.Fatalf("backward page %d (%d of %d entries read): hasPreviousPage %v", page, len(backward), len(want), conn.PageInfo.HasPreviousPage)
+	read = 0
+	backward := te.pageFeed(reader, size, true, len(want), func(page int, conn *models.FeedConnection) {
+		read += len(conn.Edges)
+		if top := read >= len(want); conn.PageInfo.HasPreviousPage == top {
+			t.Fatalf("backward page %d (%d of %d entries read): hasPreviousPage %v", page, read, len(want), conn.PageInfo.HasPreviousPage)
 		}
 		if conn.PageInfo.HasNextPage != (page > 0) {
 			t.Fatalf("backward page %d: hasNextPage %v", page, conn.PageInfo.HasNextPage)
 		}
-		if !conn.PageInfo.HasPreviousPage {
-			break
-		}
-		if page > len(want) {
-			t.Fatal("backward paging does not end")
-		}
-		before = conn.PageInfo.StartCursor
-	}
+	})
 	if !slices.EqualFunc(backward, want, feedItemEqual) {
 		t.Fatalf("paging backward by 2 from the end:\n got %v\nwant %v", backward, want)
 	}

@@ -10,6 +10,13 @@ const (
 	readPullFallback = "pull_fallback" // Redis failed: served from MySQL
 )
 
+// Where a page read stopped because it made no progress, the label of
+// feed_page_no_progress_total. Each is a guard that should never count.
+const (
+	noProgressCursor = "cursor" // a page whose far cursor did not move past the request's claimed no further page
+	noProgressMerge  = "merge"  // a merge round that read nothing beyond its bound ended the pass
+)
+
 // metrics are the engine's Prometheus metrics, in a registry of its own so
 // that several engines (tests) can live in one process.
 type metrics struct {
@@ -25,6 +32,7 @@ type metrics struct {
 	streamPending  prometheus.Gauge
 	eventsHandled  *prometheus.CounterVec
 	handlerFailure prometheus.Counter
+	noProgress     *prometheus.CounterVec
 
 	rateLimited        *prometheus.CounterVec
 	rateLimitUnchecked prometheus.Counter
@@ -68,6 +76,9 @@ func newMetrics() *metrics {
 		handlerFailure: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_event_failures_total", Help: "Stream messages whose handling failed (they are retried).",
 		}),
+		noProgress: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_page_no_progress_total", Help: "Page reads cut short because they made no progress, by where: cursor or merge.",
+		}, []string{"at"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_rate_limited_total", Help: "Actions refused with RATE_LIMITED, by limit.",
 		}, []string{"limit"}),
@@ -83,7 +94,7 @@ func newMetrics() *metrics {
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure,
-		m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
+		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
 	return m
 }
 

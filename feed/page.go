@@ -62,7 +62,14 @@ func (a PageArgs) window(kind cursorKind) (window, error) {
 
 // paginate reads one Relay page, newest first, with exact hasNextPage and
 // hasPreviousPage: the far side of a cursor is probed for one entry.
-func paginate[T any](ctx context.Context, kind cursorKind, args PageArgs, fetch fetchFunc[T], key func(T) int64) ([]T, *models.PageInfo, error) {
+//
+// A page claims another one only past the cursor it was asked from: a
+// client follows endCursor (or startCursor) for as long as the page says
+// there is more, so a page whose last entry is not beyond the request's
+// cursor would send it round the same page forever. Such a page, which a
+// fetch that ignored its bound would give, says there is no more instead,
+// and m counts it.
+func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args PageArgs, fetch fetchFunc[T], key func(T) int64) ([]T, *models.PageInfo, error) {
 	w, err := args.window(kind)
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +96,10 @@ func paginate[T any](ctx context.Context, kind cursorKind, args PageArgs, fetch 
 	if more {
 		items = items[:w.size]
 	}
+	if more && farCursor != 0 && len(items) > 0 && !beyond(key(items[len(items)-1]), farCursor, dir) {
+		more = false
+		m.noProgress.WithLabelValues(noProgressCursor).Inc()
+	}
 	behind := false
 	if farCursor != 0 {
 		// The cursor's own entry lies behind the page too: probe from just
@@ -113,4 +124,13 @@ func paginate[T any](ctx context.Context, kind cursorKind, args PageArgs, fetch 
 		info.StartCursor, info.EndCursor = &start, &end
 	}
 	return items, info, nil
+}
+
+// beyond says whether key lies past cursor in direction dir: the way a
+// page read from cursor must move.
+func beyond(key, cursor int64, dir store.Direction) bool {
+	if dir == store.Older {
+		return key < cursor
+	}
+	return key > cursor
 }

@@ -121,7 +121,7 @@ func (e *Engine) Timeline(ctx context.Context, user *models.User, args PageArgs)
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
 		return e.store.TimelinePage(ctx, user.ID, dir, bound, limit)
 	}
-	posts, info, err := paginate(ctx, cursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
+	posts, info, err := paginate(ctx, e.metrics, cursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package feed
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,15 +115,16 @@ func TestPersistedQueries(t *testing.T) {
 	first := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
 	second := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
 	ctx := context.Background()
-	cache := first.PersistedQueries(time.Hour)
+	limits := PersistedQueryLimits{TTL: time.Hour, MaxEntries: 100, MaxBytes: 1 << 20}
+	cache := first.PersistedQueries(limits)
 	if _, ok := cache.Get(ctx, "h1"); ok {
 		t.Fatal("a hash never added was found")
 	}
 	cache.Add(ctx, "h1", "{ viewer { id } }")
-	if doc, ok := second.PersistedQueries(time.Hour).Get(ctx, "h1"); !ok || doc != "{ viewer { id } }" {
+	if doc, ok := second.PersistedQueries(limits).Get(ctx, "h1"); !ok || doc != "{ viewer { id } }" {
 		t.Errorf("on a second instance: %q, %v", doc, ok)
 	}
-	if ttl := rdb.TTL(ctx, first.keys.persistedQuery("h1")).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := rdb.TTL(ctx, first.keys.persistedQueries()).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("TTL %v, want within (0, 1h]", ttl)
 	}
 	// At the size limit it is kept; one byte over, it is not (it still runs).
@@ -133,6 +136,54 @@ func TestPersistedQueries(t *testing.T) {
 	if _, ok := cache.Get(ctx, "bigger"); ok {
 		t.Errorf("a document over MaxPersistedQueryBytes was kept")
 	}
+}
+
+// TestPersistedQueryCaps: past MaxEntries documents, or MaxBytes of them,
+// the least recently sent go first; a document past its TTL is a miss.
+func TestPersistedQueryCaps(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	e := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
+	ctx := context.Background()
+	doc := func(i int) string { return fmt.Sprintf("{ viewer { id } } # %04d", i) } // 24 bytes each
+	kept := func(c *PersistedQueries, i int) bool { _, ok := c.Get(ctx, strconv.Itoa(i)); return ok }
+	t.Run("entries", func(t *testing.T) {
+		rdb.Del(ctx, e.keys.persistedQueries(), e.keys.persistedQueriesSent(), e.keys.persistedQueriesBytes())
+		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 10, MaxBytes: 1 << 20})
+		for i := range 100 {
+			c.Add(ctx, strconv.Itoa(i), doc(i))
+		}
+		if n := rdb.HLen(ctx, e.keys.persistedQueries()).Val(); n != 10 {
+			t.Errorf("%d documents kept, want the cap of 10", n)
+		}
+		if !kept(c, 99) || !kept(c, 90) || kept(c, 89) {
+			t.Errorf("not the 10 most recently sent were kept")
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		rdb.Del(ctx, e.keys.persistedQueries(), e.keys.persistedQueriesSent(), e.keys.persistedQueriesBytes())
+		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 1000, MaxBytes: 5 * len(doc(0))})
+		for i := range 100 {
+			c.Add(ctx, strconv.Itoa(i), doc(i))
+		}
+		if n := rdb.HLen(ctx, e.keys.persistedQueries()).Val(); n != 5 {
+			t.Errorf("%d documents kept, want the 5 that fit in MaxBytes", n)
+		}
+		if b, _ := rdb.Get(ctx, e.keys.persistedQueriesBytes()).Int(); b != 5*len(doc(0)) {
+			t.Errorf("byte count %d, want %d", b, 5*len(doc(0)))
+		}
+		if !kept(c, 99) || !kept(c, 95) || kept(c, 94) {
+			t.Errorf("not the 5 most recently sent were kept")
+		}
+	})
+	t.Run("TTL", func(t *testing.T) {
+		c := e.PersistedQueries(PersistedQueryLimits{TTL: 50 * time.Millisecond, MaxEntries: 10, MaxBytes: 1 << 20})
+		c.Add(ctx, "short", doc(0))
+		time.Sleep(60 * time.Millisecond)
+		if _, ok := c.Get(ctx, "short"); ok {
+			t.Errorf("a document past its TTL was found")
+		}
+	})
 }
 
 func counterValue(c prometheus.Counter) float64 {

@@ -269,14 +269,26 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			}
 		}
 		sortEntries(emitted, older)
-		if !full {
-			break // the window is read to its end
+		if !full || (older && lo == window) {
+			// Every source ran dry, or (paging older) the round reached the
+			// window's floor: the window is read to its end, and what lies
+			// below it is MySQL's. A source that holds more below the floor
+			// (an inbox reaching further down than a celebrity's outbox)
+			// must not send the next round back to the same floor.
+			break
 		}
+		next := hi
 		if older {
-			bound = lo
-		} else {
-			bound = hi
+			next = lo
 		}
+		if (older && next >= bound) || (!older && next <= bound) {
+			// The sources answered nothing beyond the bound: another round
+			// would read the same one. Return what this pass has.
+			e.metrics.noProgress.WithLabelValues(noProgressMerge).Inc()
+			e.log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
+			break
+		}
+		bound = next
 	}
 	if len(emitted) > limit {
 		emitted = emitted[:limit]

@@ -79,7 +79,7 @@ func (e *Engine) Following(ctx context.Context, user *models.User, args PageArgs
 }
 
 func (e *Engine) relations(ctx context.Context, kind cursorKind, total int, args PageArgs, fetch fetchFunc[models.Relation]) (*models.UserConnection, error) {
-	rows, info, err := paginate(ctx, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
+	rows, info, err := paginate(ctx, e.metrics, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
 	if err != nil {
 		return nil, err
 	}

@@ -38,10 +38,11 @@ type deployment struct {
 
 // instance is one server process.
 type instance struct {
-	name string
-	url  string
-	p    *serverproc.Process
-	logf *os.File
+	name       string
+	url        string
+	metricsURL string // its metrics listener (METRICS_ADDR)
+	p          *serverproc.Process
+	logf       *os.File
 }
 
 // instanceStopWait is how long an instance may take to exit on SIGTERM:
@@ -127,14 +128,18 @@ func startInstance(ctx context.Context, dir, bin, name string, env []string) (*i
 	if err != nil {
 		return nil, err
 	}
+	metricsAddr, err := serverproc.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
 	p, err := serverproc.Start(ctx, serverproc.Options{
-		Bin: bin, Env: env, DataDir: filepath.Join(dir, "data-"+name), Log: logf, Ready: 30 * time.Second,
+		Bin: bin, Env: append(env, "METRICS_ADDR="+metricsAddr), DataDir: filepath.Join(dir, "data-"+name), Log: logf, Ready: 30 * time.Second,
 	})
 	if err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("instance %s: %w (log %s)", name, err, logf.Name())
 	}
-	return &instance{name: name, url: p.URL, p: p, logf: logf}, nil
+	return &instance{name: name, url: p.URL, metricsURL: "http://" + metricsAddr, p: p, logf: logf}, nil
 }
 
 // stopInstances sends each instance SIGTERM; each must exit 0 in time.
@@ -179,7 +184,7 @@ func (d *deployment) teardown() {
 
 // scrape reads the gauges names from an instance's /metrics.
 func (in *instance) scrape(ctx context.Context, names ...string) (map[string]float64, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.url+"/metrics", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.metricsURL+"/metrics", nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err

@@ -61,7 +61,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		db, err = gorm.Open(mysql.Open(dsn), gcfg)
 	} else {
-		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o700); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 		dsn := "file:" + cfg.SQLitePath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"

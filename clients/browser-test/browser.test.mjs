@@ -69,7 +69,9 @@ after(async () => {
 /**
  * A browser context (a separate person: own cookies and storage) whose
  * requests to any host but the server are aborted and recorded, and whose
- * page errors are recorded.
+ * page errors and Content-Security-Policy violations are recorded (the
+ * pages' event for each, and Chromium's console error for each, which
+ * also covers the workers).
  */
 async function newContext() {
   const context = await browser.newContext({ viewport: { width: 1100, height: 860 } });
@@ -85,7 +87,23 @@ async function newContext() {
   });
   const errors = [];
   context.on('weberror', (e) => errors.push(String(e.error())));
-  return { context, blocked, errors };
+  const cspViolations = [];
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`));
+  });
+  context.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|CSP violation/i.test(msg.text())) cspViolations.push(msg.text());
+  });
+  return { context, blocked, errors, cspViolations };
+}
+
+/** Checks that a page came with its Content-Security-Policy and the rest. */
+function assertSecurityHeaders(res, what) {
+  const h = res.headers();
+  assert.match(h['content-security-policy'] ?? '', /script-src 'self';.*frame-ancestors 'none'/, `${what}: Content-Security-Policy`);
+  assert.equal(h['x-frame-options'], 'DENY', `${what}: X-Frame-Options`);
+  assert.equal(h['x-content-type-options'], 'nosniff', `${what}: X-Content-Type-Options`);
 }
 
 /** Polls pred until it holds. */
@@ -196,13 +214,14 @@ async function startSubscription(page, name) {
 }
 
 test('the GraphiQL page works offline: a query and a subscription event', async () => {
-  const { context, blocked, errors } = await newContext();
+  const { context, blocked, errors, cspViolations } = await newContext();
   try {
     // Someone to find and follow, and who posts.
     const alice = await apiSignUp('alice', 'Alice');
 
     const page = await context.newPage();
-    await page.goto(new URL('/', SERVER).toString());
+    const res = await page.goto(new URL('/', SERVER).toString());
+    assertSecurityHeaders(res, 'GraphiQL');
     await page.locator('.graphiql-container').waitFor();
     // The example document opens in the editor.
     await page.getByText('mutation SignUp').first().waitFor();
@@ -244,7 +263,9 @@ test('the GraphiQL page works offline: a query and a subscription event', async 
 
     assert.deepEqual(blocked, [], 'the page asked for something from another host');
     assert.deepEqual(errors, [], 'the page threw');
+    assert.deepEqual(cspViolations, [], 'the page broke its Content-Security-Policy');
   } catch (err) {
+    if (cspViolations.length) console.log('CSP violations:', cspViolations);
     await saveFailure([{ context }]);
     throw err;
   } finally {
@@ -294,7 +315,7 @@ test('the app: live red dot and new-posts bar, and a feed that scrolls to its en
     const pageB = await b.context.newPage();
 
     // A wrong password is said in words, then both sign up in the app.
-    await pageB.goto(APP_URL);
+    assertSecurityHeaders(await pageB.goto(APP_URL), 'the app');
     await pageB.getByLabel('Username').fill('nobody_here');
     await pageB.getByLabel('Password').fill('not-the-password');
     await pageB.getByRole('button', { name: 'Log in' }).click();
@@ -392,8 +413,10 @@ test('the app: live red dot and new-posts bar, and a feed that scrolls to its en
     for (const ctx of [a, b]) {
       assert.deepEqual(ctx.blocked, [], 'the app asked for something from another host');
       assert.deepEqual(ctx.errors, [], 'the app threw');
+      assert.deepEqual(ctx.cspViolations, [], 'the app broke its Content-Security-Policy');
     }
   } catch (err) {
+    for (const ctx of [a, b]) if (ctx.cspViolations.length) console.log('CSP violations:', ctx.cspViolations);
     await saveFailure([a, b]);
     throw err;
   } finally {

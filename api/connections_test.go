@@ -1,0 +1,210 @@
+package api
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// realServer serves s's app as serve does, over real TCP: cfg's public
+// listener (with its per-address cap) and HTTP server (with its
+// timeouts). It returns the listener's address.
+func realServer(t *testing.T, s *testServer) string {
+	t.Helper()
+	cfg := s.app.cfg
+	cfg.Addr = "127.0.0.1:0"
+	ln, err := cfg.listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := cfg.httpServer(s.app.handler())
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// rawConn is a TCP connection that speaks HTTP/1.1 by hand.
+func rawConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// closedWithin waits at most d for the server to close c (answering it
+// first or not), and says how long that took.
+func closedWithin(c net.Conn, d time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	c.SetReadDeadline(start.Add(d))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return time.Since(start), false
+	}
+	return time.Since(start), true
+}
+
+// TestConnectionTimeouts: over real TCP, a client that sends headers and
+// stalls its body, one that drips its body a byte at a time, and an idle
+// keep-alive connection are each closed within their timeout, while other
+// clients are served all along; a websocket outlives both timeouts.
+func TestConnectionTimeouts(t *testing.T) {
+	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
+	const slack = time.Second
+	s := newTestServer(t, backendEmbedded, func(c *config) {
+		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = readTimeout, writeTimeout, idleTimeout
+	})
+	addr := realServer(t, s)
+	post := "POST /query HTTP/1.1\r\nHost: feed\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+
+	// Others are served meanwhile: a health check every 50ms, each quick.
+	stop := make(chan struct{})
+	var others sync.WaitGroup
+	others.Go(func() {
+		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			start := time.Now()
+			res, err := client.Get("http://" + addr + "/healthz")
+			if err != nil {
+				t.Errorf("another client's health check: %v", err)
+				return
+			}
+			res.Body.Close()
+			if took := time.Since(start); res.StatusCode != http.StatusOK || took > 500*time.Millisecond {
+				t.Errorf("another client's health check: status %d in %s", res.StatusCode, took)
+			}
+		}
+	})
+	defer func() { close(stop); others.Wait() }()
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		c := rawConn(t, addr)
+		io.WriteString(c, post+`{"query":`) // and nothing more
+		if took, ok := closedWithin(c, readTimeout+slack); !ok {
+			t.Errorf("a stalled body: still open after %s", took)
+		}
+	})
+	wg.Go(func() {
+		c := rawConn(t, addr)
+		io.WriteString(c, post)
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			if took, ok := closedWithin(c, readTimeout+slack); !ok {
+				t.Errorf("a dripping body: still open after %s", took)
+			}
+		}()
+		for {
+			select {
+			case <-closed:
+				return
+			case <-time.After(100 * time.Millisecond):
+				io.WriteString(c, " ") // well within any per-read timeout
+			}
+		}
+	})
+	wg.Go(func() {
+		c := rawConn(t, addr)
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: feed\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Errorf("keep-alive request: %v %v", res, err)
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		if string(body) != "ok\n" {
+			t.Errorf("keep-alive request: body %q", body)
+		}
+		if took, ok := closedWithin(c, idleTimeout+slack); !ok {
+			t.Errorf("an idle keep-alive connection: still open after %s", took)
+		}
+	})
+	wg.Go(func() {
+		// A websocket is exempt from both timeouts: it answers after them.
+		ann := s.signUp(t, "ann")
+		ws := liveConnect(t, &testServer{URL: "http://" + addr, app: s.app}, liveTransportWS, ann.Token)
+		time.Sleep(readTimeout + writeTimeout)
+		id := ws.subscribe("{ __typename }")
+		if res, end, err := ws.event(id, 2*time.Second); err != nil || end != nil || string(res.Data) != `{"__typename":"Query"}` {
+			t.Errorf("a websocket after the timeouts: %s, end %v, err %v", res.Data, end, err)
+		}
+	})
+	wg.Wait()
+}
+
+// TestConnectionsPerAddress: a peer address holds at most
+// MAX_CONNECTIONS_PER_ADDRESS connections; the next is answered 503 and
+// closed, and a place freed is taken again. A trusted proxy's address
+// (TRUSTED_PROXIES) is not capped.
+func TestConnectionsPerAddress(t *testing.T) {
+	const max = 4
+	// served says whether a new connection is served: a refused one is
+	// answered 503 before it sends anything.
+	served := func(t *testing.T, addr string) (net.Conn, bool) {
+		t.Helper()
+		c := rawConn(t, addr)
+		br := bufio.NewReader(c)
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := br.Peek(1); err == nil {
+			res, err := http.ReadResponse(br, nil)
+			if err != nil || res.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("a refused connection: %v %v", res, err)
+			}
+			return c, false
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: feed\r\n\r\n")
+		res, err := http.ReadResponse(br, nil)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("a connection within the cap: %v %v", res, err)
+		}
+		io.ReadAll(io.LimitReader(res.Body, 3))
+		return c, true
+	}
+	t.Run("capped", func(t *testing.T) {
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.MaxConnectionsPerAddress = max })
+		addr := realServer(t, s)
+		var open []net.Conn
+		for i := range max {
+			c, ok := served(t, addr)
+			if !ok {
+				t.Fatalf("connection %d of %d refused", i+1, max)
+			}
+			open = append(open, c)
+		}
+		if _, ok := served(t, addr); ok {
+			t.Fatalf("connection %d of %d served", max+1, max)
+		}
+		open[0].Close()
+		time.Sleep(100 * time.Millisecond) // the server sees the close
+		if _, ok := served(t, addr); !ok {
+			t.Errorf("a freed place was not taken again")
+		}
+	})
+	t.Run("trusted proxy", func(t *testing.T) {
+		s := newTestServer(t, backendEmbedded, func(c *config) {
+			c.MaxConnectionsPerAddress = max
+			c.TrustedProxies, _ = parsePrefixes("127.0.0.1")
+		})
+		addr := realServer(t, s)
+		for i := range max + 2 {
+			if _, ok := served(t, addr); !ok {
+				t.Fatalf("connection %d from a trusted proxy refused", i+1)
+			}
+		}
+	})
+}

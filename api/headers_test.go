@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// TestSecurityHeaders: the embedded pages (GraphiQL at / and /graphiql/,
+// the app at /app/) come with a Content-Security-Policy that refuses
+// framing and scripts from anywhere else, X-Frame-Options DENY, nosniff and
+// a Referrer-Policy; the API's responses with nosniff and the
+// Referrer-Policy. (That the pages still work under their policy is
+// TestBrowserClients'.)
+func TestSecurityHeaders(t *testing.T) {
+	s := newTestServer(t, backendEmbedded)
+	pages := map[string]string{"/": graphiqlCSP, "/graphiql/": graphiqlCSP, "/app/": appCSP, "/app/u/ann": appCSP}
+	for path, csp := range pages {
+		res, _ := errsGet(t, s.URL+path, nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: status %d", path, res.StatusCode)
+		}
+		h := res.Header
+		if got := h.Get("Content-Security-Policy"); got != csp {
+			t.Errorf("GET %s: Content-Security-Policy %q, want %q", path, got, csp)
+		}
+		for _, want := range []string{"script-src 'self';", "frame-ancestors 'none'", "object-src 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("the policy of %s lacks %s", path, want)
+			}
+		}
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
+			t.Errorf("GET %s: headers %v", path, h)
+		}
+	}
+	res, _ := errsGet(t, s.URL+"/query?query="+strings.ReplaceAll("{ __typename }", " ", "%20"), nil)
+	if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Referrer-Policy") == "" {
+		t.Errorf("GET /query: headers %v", res.Header)
+	}
+}
+
+// TestMetricsNotPublic: /metrics is not on the public listener; the
+// metrics listener (METRICS_ADDR) has it.
+func TestMetricsNotPublic(t *testing.T) {
+	s := newTestServer(t, backendEmbedded)
+	if res, _ := errsGet(t, s.URL+"/metrics", nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /metrics on the public listener: status %d", res.StatusCode)
+	}
+	if res, body := errsGet(t, s.MetricsURL+"/metrics", nil); res.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("# TYPE feed_outbox_lag_events ")) {
+		t.Errorf("GET /metrics on the metrics listener: status %d", res.StatusCode)
+	}
+	if ap, err := netip.ParseAddrPort(DefaultMetricsAddr); err != nil || !ap.Addr().IsLoopback() {
+		t.Errorf("METRICS_ADDR defaults to %q, want a loopback address", DefaultMetricsAddr)
+	}
+}
+
+// TestReadyzHidesBackendErrors: a backend that fails makes /readyz 503 with
+// no word of the backend's error, which goes to the log.
+func TestReadyzHidesBackendErrors(t *testing.T) {
+	var log syncBuffer
+	s := newTestServerWithLog(t, backendEmbedded, slog.New(slog.NewTextHandler(&log, nil)))
+	s.app.redis.Close() // every Redis call now fails with "redis: client is closed"
+	res, err := http.Get(s.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || string(body) != "not ready\n" {
+		t.Errorf("GET /readyz with Redis gone: status %d, body %q", res.StatusCode, body)
+	}
+	if !strings.Contains(log.String(), "client is closed") {
+		t.Errorf("the backend's error is not in the log:\n%s", log.String())
+	}
+}
