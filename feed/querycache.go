@@ -76,29 +76,31 @@ func (c *PersistedQueries) Add(ctx context.Context, hash, doc string) {
 	}
 }
 
-// addPersistedQueryScript: KEYS the documents, their last-sent times and
-// their byte count; ARGV hash, document, now and TTL in milliseconds, the
-// caps of entries and bytes.
+// addPersistedQueryScript: KEYS[1] the documents, KEYS[2] their last-sent
+// times and KEYS[3] their byte count, each named as KEYS[n] in every call
+// (TestLuaScriptsTouchOnlyTheirKEYS); ARGV hash, document, now and TTL in
+// milliseconds, the caps of entries and bytes.
 var addPersistedQueryScript = redis.NewScript(`
-local docs, sent, total = KEYS[1], KEYS[2], KEYS[3]
 local now, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local maxEntries, maxBytes = tonumber(ARGV[5]), tonumber(ARGV[6])
 local function drop(h)
-  local n = redis.call('HSTRLEN', docs, h)
-  redis.call('HDEL', docs, h)
-  redis.call('ZREM', sent, h)
-  if n > 0 then redis.call('DECRBY', total, n) end
+  local n = redis.call('HSTRLEN', KEYS[1], h)
+  redis.call('HDEL', KEYS[1], h)
+  redis.call('ZREM', KEYS[2], h)
+  if n > 0 then redis.call('DECRBY', KEYS[3], n) end
 end
-for _, h in ipairs(redis.call('ZRANGEBYSCORE', sent, '-inf', now - ttl)) do drop(h) end
-if redis.call('HSETNX', docs, ARGV[1], ARGV[2]) == 1 then
-  redis.call('INCRBY', total, #ARGV[2])
+for _, h in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl)) do drop(h) end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('INCRBY', KEYS[3], #ARGV[2])
 end
-redis.call('ZADD', sent, now, ARGV[1])
-while redis.call('ZCARD', sent) > maxEntries or tonumber(redis.call('GET', total) or '0') > maxBytes do
-  local oldest = redis.call('ZRANGE', sent, 0, 0)[1]
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+while redis.call('ZCARD', KEYS[2]) > maxEntries or tonumber(redis.call('GET', KEYS[3]) or '0') > maxBytes do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if not oldest then break end
   drop(oldest)
 end
-for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ttl) end
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
 return 0
 `)
