@@ -1149,6 +1149,7 @@ func TestFeedUnreadCount(t *testing.T) {
 
 // TestFeedUnreadCountCapped: the unread count stops at feed.MaxUnreadCount.
 func TestFeedUnreadCountCapped(t *testing.T) {
+	t.Parallel() // it waits far more than it computes
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		viewer, ann := s.signUp(t, "viewer"), s.signUp(t, "ann")
 		feedRelation(t, viewer, "follow", ann)

@@ -35,6 +35,7 @@ const defaultChromium = "/usr/bin/chromium"
 // the locked npm packages with `npm ci` when node_modules is missing.
 // playwright-core never downloads a browser.
 func TestBrowserClients(t *testing.T) {
+	t.Parallel() // it waits far more than it computes
 	chromium := os.Getenv("CHROMIUM_PATH")
 	if chromium == "" {
 		chromium = defaultChromium

@@ -21,6 +21,7 @@ const nodeClientDir = "../clients/node-test"
 // node and npm; it installs the locked packages with `npm ci` when
 // node_modules is missing.
 func TestNodeApolloClient(t *testing.T) {
+	t.Parallel() // it waits far more than it computes
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is not installed (needed by %s): %v", nodeClientDir, err)

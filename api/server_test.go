@@ -42,6 +42,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // The demo loader builds a living graph: alice follows people who post and
 // repost, so her feed and the celebrity's follower count are not empty.
 func TestSeedLoadsALivingFeed(t *testing.T) {
+	t.Parallel() // it waits far more than it computes
 	s := newTestServer(t, backendEmbedded)
 	var progress strings.Builder
 	size := seedSize{Users: 20, FollowsEach: 5, PostsEach: 2, RepostsEach: 1, CelebPosts: 3, Concurrency: 2}

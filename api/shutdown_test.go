@@ -103,6 +103,7 @@ func postedOf(r response) (feedPosted, error) {
 // reference model, nothing lost), and no post it did not acknowledge exists
 // (nothing extra).
 func TestShutdownGraceful(t *testing.T) {
+	t.Parallel() // it waits far more than it computes
 	bin := buildServer(t)
 	dsn := testenv.MySQL(t)
 	_, prefix := testenv.Redis(t)

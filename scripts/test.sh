@@ -43,7 +43,9 @@ TEST_REDIS_ADDR=$cluster go test -count=1 -timeout 6m -run "^($cluster_tests)\$"
 	>"$cluster_log" 2>&1 &
 cluster_pid=$!
 
-go test -race -count=1 -timeout 9m ./... "$@"
+# -parallel 4: the tests marked t.Parallel (server processes, the browser,
+# long bursts) wait far more than they compute, so four share two cores.
+go test -race -count=1 -parallel 4 -timeout 9m ./... "$@"
 say "Redis Cluster pass: the API suite, the reference model and the subscription tests on six nodes"
 cluster_status=0
 wait "$cluster_pid" || cluster_status=$?
