@@ -13,8 +13,8 @@ const (
 // Where a page read stopped because it made no progress, the label of
 // feed_page_no_progress_total. Each is a guard that should never count.
 const (
-	noProgressCursor = "cursor" // a page whose far cursor did not move past the request's claimed no further page
-	noProgressMerge  = "merge"  // a merge round that read nothing beyond its bound ended the pass
+	noProgressCursor = "cursor" // a page's far cursor did not move past the request's: it claims no further page
+	noProgressMerge  = "merge"  // a merge round read nothing beyond its bound: the pass returns what it has
 )
 
 // metrics are the engine's Prometheus metrics, in a registry of its own so
