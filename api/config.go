@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"feedservice/dataloader"
@@ -128,6 +129,8 @@ type config struct {
 
 // parseConfig reads flags (after the optional subcommand) and the environment.
 func parseConfig(args []string) (config, error) {
+	envMu.Lock() // envErrors is one list: one parse at a time (tests start servers in parallel)
+	defer envMu.Unlock()
 	var c config
 	var err error
 	envErrors = nil
@@ -309,6 +312,9 @@ func env(name, def string) string {
 // envErrors collects environment values that do not parse: a typo in a
 // setting stops the server instead of being replaced by the default.
 var envErrors []error
+
+// envMu guards envErrors.
+var envMu sync.Mutex
 
 func envInt(name string, def int) int {
 	v, ok := os.LookupEnv(name)
