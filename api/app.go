@@ -107,6 +107,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		FanoutBatchSize:    cfg.FanoutBatch,
 		FanoutWorkers:      cfg.FanoutWorkers,
 		Dispatch:           cfg.Dispatch,
+		StreamTrimInterval: cfg.StreamTrimInterval,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err

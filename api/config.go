@@ -106,6 +106,7 @@ type config struct {
 	FanoutBatch        int
 	FanoutWorkers      int
 	Dispatch           bool
+	StreamTrimInterval time.Duration
 	WebsocketPing      time.Duration
 	WebsocketInit      time.Duration
 	LoaderWait         time.Duration
@@ -159,6 +160,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often this instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
@@ -207,6 +209,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RedisPoolTimeout <= 0 {
 		return c, fmt.Errorf("-redis-pool-timeout must be more than 0")
+	}
+	if c.StreamTrimInterval <= 0 {
+		return c, fmt.Errorf("-stream-trim-interval must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -263,7 +268,7 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,

@@ -52,6 +52,9 @@ type Config struct {
 	// Dispatch runs the outbox dispatcher on this instance (one instance at a
 	// time dispatches, by lease; any may try).
 	Dispatch bool
+	// StreamTrimInterval is how often this instance drops the fan-out
+	// stream's entries that every consumer group acknowledged.
+	StreamTrimInterval time.Duration
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -110,6 +113,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FanoutBatchSize <= 0 {
 		c.FanoutBatchSize = DefaultFanoutBatchSize
+	}
+	if c.StreamTrimInterval <= 0 {
+		c.StreamTrimInterval = DefaultStreamTrimInterval
 	}
 	return c
 }
