@@ -152,7 +152,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feed.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
 	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
-	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins allowed on websockets besides the server's own; * for any (ALLOWED_ORIGINS)")
+	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
 	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feed.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
@@ -184,6 +184,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.AuthRate, err = feed.ParseRate(*authRate); err != nil {
 		return c, fmt.Errorf("-auth-rate: %w", err)
+	}
+	if _, err := parseOrigins(c.AllowedOrigins); err != nil {
+		return c, fmt.Errorf("-allowed-origins: %w", err)
 	}
 	if c.TrustedProxies, err = parsePrefixes(*trustedProxies); err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
