@@ -99,19 +99,20 @@ type config struct {
 	AllowedOrigins string
 	Seed           bool
 
-	FeedMode           string
-	CelebrityFollowers int
-	InboxCap           int
-	InboxTTL           time.Duration
-	FanoutBatch        int
-	FanoutWorkers      int
-	Dispatch           bool
-	StreamTrimInterval time.Duration
-	WebsocketPing      time.Duration
-	WebsocketInit      time.Duration
-	LoaderWait         time.Duration
-	RedisPoolSize      int
-	RedisPoolTimeout   time.Duration
+	FeedMode              string
+	CelebrityFollowers    int
+	InboxCap              int
+	InboxTTL              time.Duration
+	FanoutBatch           int
+	FanoutWorkers         int
+	Dispatch              bool
+	StreamTrimInterval    time.Duration
+	RateLimitWarnInterval time.Duration
+	WebsocketPing         time.Duration
+	WebsocketInit         time.Duration
+	LoaderWait            time.Duration
+	RedisPoolSize         int
+	RedisPoolTimeout      time.Duration
 
 	Introspection      bool
 	MaxQueryComplexity int
@@ -171,6 +172,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
 	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
 	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
@@ -215,6 +217,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.StreamTrimInterval <= 0 {
 		return c, fmt.Errorf("-stream-trim-interval must be more than 0")
+	}
+	if c.RateLimitWarnInterval <= 0 {
+		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -273,7 +278,7 @@ func (c config) describe() []any {
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
 }

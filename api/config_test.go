@@ -110,3 +110,21 @@ func TestStreamTrimIntervalBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitWarnIntervalBounds: -rate-limit-warn-interval takes a
+// nanosecond and refuses 0 (which would warn on every request) and less.
+func TestRateLimitWarnIntervalBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.RateLimitWarnInterval != feed.DefaultRateLimitWarnInterval {
+		t.Fatalf("default: %v, %s; want %s", err, c.RateLimitWarnInterval, feed.DefaultRateLimitWarnInterval)
+	}
+	t.Setenv("RATE_LIMIT_WARN_INTERVAL", "1ns")
+	if c, err = parseConfig(nil); err != nil || c.RateLimitWarnInterval != 1 {
+		t.Fatalf("RATE_LIMIT_WARN_INTERVAL=1ns: %v (%s)", err, c.RateLimitWarnInterval)
+	}
+	for _, bad := range []string{"0s", "-1ms"} {
+		if _, err := parseConfig([]string{"-rate-limit-warn-interval", bad}); err == nil || !strings.Contains(err.Error(), "-rate-limit-warn-interval") {
+			t.Errorf("-rate-limit-warn-interval %s: %v, want a -rate-limit-warn-interval error", bad, err)
+		}
+	}
+}
