@@ -399,3 +399,45 @@ func TestLimitsBio(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitsProfileControlCharacters: display names and bios follow the
+// rule of post bodies. Of the controls only line feed and tab pass; the
+// characters on either side of the refused ranges pass too: "~" (U+007E)
+// below DEL, and no-break space (U+00A0) above the C1 range. A refused
+// text changes nothing.
+func TestLimitsProfileControlCharacters(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		alice := s.signUp(t, "alice")
+		refused := map[string]string{
+			"NUL": "a\x00b", "U+001F": "a\x1fb", "carriage return": "a\rb", "escape": "\x1b[31mred", "DEL": "a\x7fb",
+			"C1 U+0080": "a\u0080b", "C1 U+0085": "a\u0085b", "C1 U+009F": "a\u009fb",
+		}
+		taken := map[string]string{"line feed": "a\nb", "tab": "a\tb", "U+007E": "a~b", "U+00A0": "a\u00a0b", "U+0020": "a b"}
+		n := 0
+		for name, text := range refused {
+			t.Run("refused "+name, func(t *testing.T) {
+				n++
+				errsExpect(t, s.anon(), "BAD_USER_INPUT", acctSignUpDoc, map[string]any{"u": fmt.Sprintf("ctl%d", n), "p": "long-enough-password", "d": text})
+				before := acctUserNamed(t, s, "alice")
+				errsExpect(t, alice, "BAD_USER_INPUT", acctUpdateProfileDoc, map[string]any{"d": text})
+				errsExpect(t, alice, "BAD_USER_INPUT", acctUpdateProfileDoc, map[string]any{"b": text})
+				if after := acctUserNamed(t, s, "alice"); *after != *before {
+					t.Fatalf("a refused profile changed it: %+v, was %+v", after, before)
+				}
+			})
+		}
+		for name, text := range taken {
+			t.Run("taken "+name, func(t *testing.T) {
+				n++
+				if p := acctSignUp(t, s, fmt.Sprintf("ctl%d", n), "long-enough-password", acctPtr(text)); p.User.DisplayName != text {
+					t.Fatalf("signUp displayName % x, sent % x", p.User.DisplayName, text)
+				}
+				var out struct{ UpdateProfile acctProfile }
+				alice.mustDo(t, acctUpdateProfileDoc, map[string]any{"d": text, "b": text}, &out)
+				if out.UpdateProfile.DisplayName != text || out.UpdateProfile.Bio != text {
+					t.Fatalf("updateProfile stored % x and % x, sent % x", out.UpdateProfile.DisplayName, out.UpdateProfile.Bio, text)
+				}
+			})
+		}
+	})
+}

@@ -562,3 +562,57 @@ fragment TypeRef on __Type {
   ofType { name kind ofType { name kind ofType { name kind ofType { name kind ofType { name kind
     ofType { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } } } } }
 }`
+
+// liveMutate runs a mutation over websocket c and returns its result.
+func liveMutate(t *testing.T, c *liveConn, query string) liveResult {
+	t.Helper()
+	id := c.subscribe(query)
+	res, end, err := c.event(id, 5*time.Second)
+	if err != nil {
+		t.Fatalf("mutation over the websocket: %v", err)
+	}
+	if end != nil {
+		json.Unmarshal(end.Payload, &res.Errors)
+	}
+	return res
+}
+
+// TestLimitsRateMutationsOverWebsocket: gqlgen's websocket transport runs
+// a mutation sent in a subscribe message as it does by POST, and the
+// mutation budget holds there too: the viewer's own (the one POST spends),
+// every mutation field counted, RATE_LIMITED with retryAfter past it,
+// and the socket stays open for the rest.
+func TestLimitsRateMutationsOverWebsocket(t *testing.T) {
+	const n = 3
+	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
+	ws := liveConnect(t, s, liveTransportWS, ann.Token)
+	create := func(body string) string {
+		return `mutation { createPost(input: {body: "` + body + `"}) { post { id } } }`
+	}
+	if res := liveMutate(t, ws, create("one")); len(res.Errors) > 0 || !strings.Contains(string(res.Data), `"createPost":{"post":{"id":`) {
+		t.Fatalf("mutation 1 of %d over the websocket: %s %+v", n, res.Data, res.Errors)
+	}
+	// Two fields in one operation spend two.
+	if res := liveMutate(t, ws, `mutation { a: createPost(input: {body: "two"}) { post { id } } b: createPost(input: {body: "three"}) { post { id } } }`); len(res.Errors) > 0 {
+		t.Fatalf("mutations 2 and 3 of %d over the websocket: %+v", n, res.Errors)
+	}
+	res := liveMutate(t, ws, create("one too many"))
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "RATE_LIMITED" {
+		t.Fatalf("mutation n+1 over the websocket: %s %+v, want RATE_LIMITED", res.Data, res.Errors)
+	}
+	if retry, ok := res.Errors[0].Extensions["retryAfter"].(float64); !ok || retry <= 0 {
+		t.Errorf("extensions.retryAfter %v, want seconds > 0", res.Errors[0].Extensions["retryAfter"])
+	}
+	// The same budget as POST; queries on the socket still run; another
+	// viewer's budget is their own.
+	r, httpRes := limitsDo(t, s, ann.Token, nil, create("by POST"), nil, nil)
+	limitsRateLimited(t, r, httpRes, "POST after the websocket spent the budget")
+	if res := liveMutate(t, ws, `query { viewer { postCount } }`); len(res.Errors) > 0 || string(res.Data) != fmt.Sprintf(`{"viewer":{"postCount":%d}}`, n) {
+		t.Fatalf("query after the refusal: %s %+v, want postCount %d", res.Data, res.Errors, n)
+	}
+	bobWS := liveConnect(t, s, liveTransportWS, bob.Token)
+	if res := liveMutate(t, bobWS, create("bob's")); len(res.Errors) > 0 {
+		t.Fatalf("bob's mutation over his websocket: %+v", res.Errors)
+	}
+}

@@ -95,18 +95,20 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		return nil, err
 	}
 	a.engine, err = feed.New(engineCtx, feed.Config{
-		KeyPrefix:          cfg.KeyPrefix,
-		TokenSecret:        secret,
-		TokenTTL:           cfg.TokenTTL,
-		BcryptCost:         cfg.BcryptCost,
-		NodeID:             cfg.NodeID,
-		Mode:               mode,
-		CelebrityFollowers: cfg.CelebrityFollowers,
-		InboxCap:           cfg.InboxCap,
-		InboxTTL:           cfg.InboxTTL,
-		FanoutBatchSize:    cfg.FanoutBatch,
-		FanoutWorkers:      cfg.FanoutWorkers,
-		Dispatch:           cfg.Dispatch,
+		KeyPrefix:             cfg.KeyPrefix,
+		TokenSecret:           secret,
+		TokenTTL:              cfg.TokenTTL,
+		BcryptCost:            cfg.BcryptCost,
+		NodeID:                cfg.NodeID,
+		Mode:                  mode,
+		CelebrityFollowers:    cfg.CelebrityFollowers,
+		InboxCap:              cfg.InboxCap,
+		InboxTTL:              cfg.InboxTTL,
+		FanoutBatchSize:       cfg.FanoutBatch,
+		FanoutWorkers:         cfg.FanoutWorkers,
+		Dispatch:              cfg.Dispatch,
+		StreamTrimInterval:    cfg.StreamTrimInterval,
+		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ package api
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +28,9 @@ const defaultChromium = "/usr/bin/chromium"
 // with every other host blocked (a query from its example document, and a
 // subscription event over graphql-ws), and the React app at /app/ in two
 // browser contexts (sign-up, follow, the live red dot and "new posts" bar,
-// and a feed scrolled to its end with every entry once). It takes
+// and a feed scrolled to its end with every entry once), and a page of
+// another origin calling /query through CORS (and one of an unlisted origin
+// refused by the browser). It takes
 // screenshots of the app's feed and of a profile page: into docs/ (the
 // README's pictures) with UPDATE_SCREENSHOTS=1, otherwise into a temporary
 // directory, so that a test run leaves the checkout as it was.
@@ -76,12 +80,27 @@ func TestBrowserClients(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := newTestServer(t, backendReal)
+	// Blank pages on two other origins, from which the browser test calls
+	// /query across origins (CORS): the first listed in ALLOWED_ORIGINS,
+	// the second not. Real servers on loopback: a page the browser context
+	// made up has no address, and Chromium then holds its requests to the
+	// server's loopback address to Private Network Access, which CORS alone
+	// does not satisfy.
+	blank := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<!doctype html><title>elsewhere</title>"))
+	})
+	corsPage, deniedPage := httptest.NewServer(blank), httptest.NewServer(blank)
+	t.Cleanup(corsPage.Close)
+	t.Cleanup(deniedPage.Close)
+	s := newTestServer(t, backendReal, func(c *config) { c.AllowedOrigins = corsPage.URL })
 
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-timeout=80000")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"SERVER_URL="+s.URL,
+		"CORS_ORIGIN="+corsPage.URL,
+		"CORS_DENIED_ORIGIN="+deniedPage.URL,
 		"CHROMIUM_PATH="+chromium,
 		"SCREENSHOT_DIR="+docs,
 		"NO_COLOR=1",

@@ -100,18 +100,20 @@ type config struct {
 	AllowedOrigins string
 	Seed           bool
 
-	FeedMode           string
-	CelebrityFollowers int
-	InboxCap           int
-	InboxTTL           time.Duration
-	FanoutBatch        int
-	FanoutWorkers      int
-	Dispatch           bool
-	WebsocketPing      time.Duration
-	WebsocketInit      time.Duration
-	LoaderWait         time.Duration
-	RedisPoolSize      int
-	RedisPoolTimeout   time.Duration
+	FeedMode              string
+	CelebrityFollowers    int
+	InboxCap              int
+	InboxTTL              time.Duration
+	FanoutBatch           int
+	FanoutWorkers         int
+	Dispatch              bool
+	StreamTrimInterval    time.Duration
+	RateLimitWarnInterval time.Duration
+	WebsocketPing         time.Duration
+	WebsocketInit         time.Duration
+	LoaderWait            time.Duration
+	RedisPoolSize         int
+	RedisPoolTimeout      time.Duration
 
 	Introspection      bool
 	MaxQueryComplexity int
@@ -154,7 +156,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feed.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
 	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
-	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins allowed on websockets besides the server's own; * for any (ALLOWED_ORIGINS)")
+	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
 	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feed.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
@@ -162,6 +164,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often this instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
@@ -172,6 +175,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
 	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
 	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
@@ -185,6 +189,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.AuthRate, err = feed.ParseRate(*authRate); err != nil {
 		return c, fmt.Errorf("-auth-rate: %w", err)
+	}
+	if _, err := parseOrigins(c.AllowedOrigins); err != nil {
+		return c, fmt.Errorf("-allowed-origins: %w", err)
 	}
 	if c.TrustedProxies, err = parsePrefixes(*trustedProxies); err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
@@ -210,6 +217,12 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RedisPoolTimeout <= 0 {
 		return c, fmt.Errorf("-redis-pool-timeout must be more than 0")
+	}
+	if c.StreamTrimInterval <= 0 {
+		return c, fmt.Errorf("-stream-trim-interval must be more than 0")
+	}
+	if c.RateLimitWarnInterval <= 0 {
+		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -266,9 +279,9 @@ func (c config) describe() []any {
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(),
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"feedservice/dataloader"
+	"feedservice/feed"
 )
 
 // A setting that does not parse stops the server with the variable's name,
@@ -88,6 +89,42 @@ func TestRedisPoolBounds(t *testing.T) {
 	for _, bad := range [][]string{{"-redis-pool-size", "0"}, {"-redis-pool-size", "-1"}, {"-redis-pool-timeout", "0s"}, {"-redis-pool-timeout", "-1ms"}} {
 		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%s %s: %v, want a %s error", bad[0], bad[1], err, bad[0])
+		}
+	}
+}
+
+// TestStreamTrimIntervalBounds: -stream-trim-interval takes a nanosecond
+// and refuses 0 (which would trim in a busy loop) and less.
+func TestStreamTrimIntervalBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.StreamTrimInterval != feed.DefaultStreamTrimInterval {
+		t.Fatalf("default: %v, %s; want %s", err, c.StreamTrimInterval, feed.DefaultStreamTrimInterval)
+	}
+	t.Setenv("STREAM_TRIM_INTERVAL", "1ns")
+	if c, err = parseConfig(nil); err != nil || c.StreamTrimInterval != 1 {
+		t.Fatalf("STREAM_TRIM_INTERVAL=1ns: %v (%s)", err, c.StreamTrimInterval)
+	}
+	for _, bad := range []string{"0s", "-1ms"} {
+		if _, err := parseConfig([]string{"-stream-trim-interval", bad}); err == nil || !strings.Contains(err.Error(), "-stream-trim-interval") {
+			t.Errorf("-stream-trim-interval %s: %v, want a -stream-trim-interval error", bad, err)
+		}
+	}
+}
+
+// TestRateLimitWarnIntervalBounds: -rate-limit-warn-interval takes a
+// nanosecond and refuses 0 (which would warn on every request) and less.
+func TestRateLimitWarnIntervalBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.RateLimitWarnInterval != feed.DefaultRateLimitWarnInterval {
+		t.Fatalf("default: %v, %s; want %s", err, c.RateLimitWarnInterval, feed.DefaultRateLimitWarnInterval)
+	}
+	t.Setenv("RATE_LIMIT_WARN_INTERVAL", "1ns")
+	if c, err = parseConfig(nil); err != nil || c.RateLimitWarnInterval != 1 {
+		t.Fatalf("RATE_LIMIT_WARN_INTERVAL=1ns: %v (%s)", err, c.RateLimitWarnInterval)
+	}
+	for _, bad := range []string{"0s", "-1ms"} {
+		if _, err := parseConfig([]string{"-rate-limit-warn-interval", bad}); err == nil || !strings.Contains(err.Error(), "-rate-limit-warn-interval") {
+			t.Errorf("-rate-limit-warn-interval %s: %v, want a -rate-limit-warn-interval error", bad, err)
 		}
 	}
 }

@@ -32,7 +32,7 @@ import (
 // web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", a.graphqlHandler())
+	mux.Handle("/query", cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

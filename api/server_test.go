@@ -28,6 +28,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"feed_reads_total", "feed_inbox_rebuilds_total", "feed_outbox_dispatched_total",
 		"feed_fanout_tasks_total", "feed_fanout_entries_total", "feed_outbox_lag_events",
 		"feed_outbox_lag_seconds", "feed_stream_lag_entries", "feed_stream_pending_entries",
+		"feed_stream_length_entries",
 	} {
 		if !strings.Contains(string(body), "# TYPE "+name+" ") {
 			t.Errorf("metric %s missing", name)

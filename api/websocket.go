@@ -102,12 +102,7 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	for _, allowed := range g.AllowedOrigins {
-		if allowed == "*" || strings.EqualFold(allowed, origin) {
-			return true
-		}
-	}
-	return false
+	return cors{origins: g.AllowedOrigins}.allows(origin)
 }
 
 // gorillaConn is one accepted websocket. gorilla allows one concurrent

@@ -81,6 +81,9 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 		if n := utf8.RuneCountInString(*bio); n > MaxBioChars || !utf8.ValidString(*bio) {
 			return nil, BadInput("the bio must be valid text of at most %d characters", MaxBioChars)
 		}
+		if err := refuseControls("the bio", *bio); err != nil {
+			return nil, err
+		}
 	}
 	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio)
 	if errors.Is(err, store.ErrNotFound) {
@@ -126,6 +129,9 @@ func checkDisplayName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n == 0 || n > MaxDisplayNameChars || !utf8.ValidString(name) {
 		return "", BadInput("a display name is 1 to %d characters", MaxDisplayNameChars)
+	}
+	if err := refuseControls("the display name", name); err != nil {
+		return "", err
 	}
 	return name, nil
 }

@@ -25,6 +25,9 @@ var keylessLuaCommands = map[string]bool{"PUBLISH": true}
 // multiKeyLuaCommands take a key in every argument (as the scripts use them).
 var multiKeyLuaCommands = map[string]bool{"DEL": true, "UNLINK": true, "EXISTS": true, "RENAME": true}
 
+// subcommandLuaCommands take a subcommand first and the key after it.
+var subcommandLuaCommands = map[string]bool{"XINFO": true}
+
 var luaKeyArg = regexp.MustCompile(`^KEYS\[\d+\]$`)
 
 // luaKeyViolations lists the redis.call()s in script whose keys are not
@@ -51,6 +54,8 @@ func luaKeyViolations(script string) (calls int, bad []string) {
 			keys = nil
 		case multiKeyLuaCommands[cmd]:
 			keys = args[1:]
+		case subcommandLuaCommands[cmd]:
+			keys = args[2:min(3, len(args))]
 		}
 		for _, k := range keys {
 			if !luaKeyArg.MatchString(k) {

@@ -52,6 +52,13 @@ type Config struct {
 	// Dispatch runs the outbox dispatcher on this instance (one instance at a
 	// time dispatches, by lease; any may try).
 	Dispatch bool
+	// StreamTrimInterval is how often this instance drops the fan-out
+	// stream's entries that every consumer group acknowledged.
+	StreamTrimInterval time.Duration
+	// RateLimitWarnInterval is the least time between two warnings that a
+	// rate limit went unchecked because Redis failed; the ones between are
+	// counted in the next.
+	RateLimitWarnInterval time.Duration
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -86,6 +93,10 @@ const (
 	DefaultInboxTTL           = 7 * 24 * time.Hour
 	DefaultFanoutBatchSize    = 1000
 	DefaultFanoutWorkers      = 4
+	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
+	// about unchecked rate limits every ten seconds, however many requests
+	// come meanwhile.
+	DefaultRateLimitWarnInterval = 10 * time.Second
 )
 
 // withDefaults fills the zero settings with their defaults.
@@ -110,6 +121,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FanoutBatchSize <= 0 {
 		c.FanoutBatchSize = DefaultFanoutBatchSize
+	}
+	if c.StreamTrimInterval <= 0 {
+		c.StreamTrimInterval = DefaultStreamTrimInterval
+	}
+	if c.RateLimitWarnInterval <= 0 {
+		c.RateLimitWarnInterval = DefaultRateLimitWarnInterval
 	}
 	return c
 }

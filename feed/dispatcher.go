@@ -20,7 +20,7 @@ const (
 	dispatchErrorPause  = time.Second
 	dispatcherLeaseTTL  = 10 * time.Second
 	dispatchedRetention = 24 * time.Hour // dispatched events are purged after this
-	streamMaxLen        = 1_000_000      // the stream is trimmed to about this many entries
+	streamMaxLen        = 1_000_000      // a backstop: the stream is capped at about this many entries even when a group stalls (see streamtrim.go)
 )
 
 // poke wakes this instance's dispatcher after a commit, so that events

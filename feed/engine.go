@@ -31,6 +31,9 @@ type Engine struct {
 	running  sync.WaitGroup
 	hub      *hub // live subscriptions; set by Start
 	limiter  *redis_rate.Limiter
+	// uncheckedWarn spaces the warnings of rate limits Redis could not
+	// check, which would otherwise come once per request while it is away.
+	uncheckedWarn warnThrottle
 
 	decoy string // a password hash no password matches, for unknown users
 }
@@ -43,7 +46,8 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	}
 	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
-		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb)}
+		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
+		uncheckedWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")

@@ -52,6 +52,16 @@ func newTestStore(t testing.TB) *store.Store {
 // as a second instance or after a restart.
 func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, change ...func(*Config)) *testEngine {
 	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return startTestEngineWithLog(t, st, rdb, prefix, log, change...)
+}
+
+// startTestEngineWithLog is startTestEngine writing its log to log.
+func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, log *slog.Logger, change ...func(*Config)) *testEngine {
+	t.Helper()
 	cfg := Config{
 		KeyPrefix:          prefix,
 		TokenSecret:        []byte(strings.Repeat("s", 32)),
@@ -69,10 +79,6 @@ func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, p
 		c(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
 	e, err := New(ctx, cfg, st, rdb, log)
 	if err != nil {
 		cancel()

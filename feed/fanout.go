@@ -67,6 +67,7 @@ func (e *Engine) Start(ctx context.Context) {
 		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
 	}
 	e.goRun(ctx, e.watchLag)
+	e.goRun(ctx, e.runStreamTrim)
 }
 
 // Wait blocks until everything Start started has stopped.

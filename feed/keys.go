@@ -51,7 +51,9 @@ func (k keys) outboxLock(id int64) string { return k.prefix + "rebuild:posts:" +
 func (k keys) celebrities() string { return k.prefix + "celebrities" }
 
 // stream is the fan-out stream (Redis Streams) that the dispatcher fills
-// and the workers' consumer group reads. Trimmed to about streamMaxLen.
+// and the workers' consumer group reads. Entries every group acknowledged
+// are trimmed every Config.StreamTrimInterval (streamtrim.go), so it holds
+// about the events in flight; capped at about streamMaxLen as a backstop.
 func (k keys) stream() string { return k.prefix + "fanout" }
 
 // dispatcherLease is held by the one instance dispatching the outbox.

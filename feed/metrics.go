@@ -30,6 +30,7 @@ type metrics struct {
 	outboxLagSecs  prometheus.Gauge
 	streamLag      prometheus.Gauge
 	streamPending  prometheus.Gauge
+	streamLength   prometheus.Gauge
 	eventsHandled  *prometheus.CounterVec
 	handlerFailure prometheus.Counter
 	noProgress     *prometheus.CounterVec
@@ -70,6 +71,9 @@ func newMetrics() *metrics {
 		streamPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "feed_stream_pending_entries", Help: "Stream entries read but not yet acknowledged.",
 		}),
+		streamLength: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_stream_length_entries", Help: "Entries in the fan-out stream after this instance's last trim.",
+		}),
 		eventsHandled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_events_handled_total", Help: "Stream messages handled by kind.",
 		}, []string{"kind"}),
@@ -93,7 +97,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
-		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.eventsHandled, m.handlerFailure,
+		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
 		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
 	return m
 }

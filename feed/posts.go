@@ -40,17 +40,32 @@ func checkPostBody(body string) (string, error) {
 	if !utf8.ValidString(body) {
 		return "", BadInput("the post body is not valid UTF-8 text")
 	}
-	n := 0
-	for _, r := range body {
-		n++
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", BadInput("the post body holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", r, n)
-		}
+	if err := refuseControls("the post body", body); err != nil {
+		return "", err
 	}
-	if n == 0 || n > MaxPostChars {
+	if n := utf8.RuneCountInString(body); n == 0 || n > MaxPostChars {
 		return "", BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
 	}
 	return body, nil
+}
+
+// refuseControls answers BAD_USER_INPUT when text, valid UTF-8 that what
+// names, holds a control character other than line feed and tab. It is the
+// rule of every text a user writes for others to read: post bodies,
+// display names and bios. Line feed and tab pass everywhere, as they do in
+// a post: they are text, not terminal commands, and a page shows a name
+// on one line whatever it holds, collapsing them to spaces; a separate
+// rule for names would be one more for clients to learn. Carriage return,
+// NUL, escape, DEL and the C1 range are refused.
+func refuseControls(what, text string) error {
+	n := 0
+	for _, r := range text {
+		n++
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return BadInput("%s holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", what, r, n)
+		}
+	}
+	return nil
 }
 
 // Repost reposts postID (or, for a repost, its original) as the viewer.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -52,9 +53,11 @@ func (r Rate) String() string {
 // every instance spends from the same one. The whole budget may be spent
 // at once (the burst is the count); it then refills evenly over the period.
 //
-// When Redis does not answer, Allow lets the action through and logs it:
-// a limiter that refused everything while Redis is away would take the
-// whole API down with it, and MySQL still serves every request.
+// When Redis does not answer, Allow lets the action through, counts it in
+// feed_rate_limit_unchecked_total and warns, at most once every
+// RateLimitWarnInterval (with the count of the warnings held back): a
+// limiter that refused everything while Redis is away would take the whole
+// API down with it, and MySQL still serves every request.
 func (e *Engine) Allow(ctx context.Context, limit string, rate Rate, subject string) error {
 	if rate.Off() {
 		return nil
@@ -63,7 +66,9 @@ func (e *Engine) Allow(ctx context.Context, limit string, rate Rate, subject str
 		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period})
 	if err != nil {
 		e.metrics.rateLimitUnchecked.Inc()
-		e.log.Warn("rate limit not checked: redis failed; allowing", "limit", limit, "err", err)
+		if ok, suppressed := e.uncheckedWarn.take(time.Now()); ok {
+			e.log.Warn("rate limit not checked: redis failed; allowing", "limit", limit, "err", err, "suppressed", suppressed)
+		}
 		return nil
 	}
 	if res.Allowed > 0 {
@@ -75,4 +80,26 @@ func (e *Engine) Allow(ctx context.Context, limit string, rate Rate, subject str
 		Message:    fmt.Sprintf("too many requests: at most %d per %s (%s); retry later", rate.Count, rate.Period, limit),
 		RetryAfter: res.RetryAfter,
 	}
+}
+
+// warnThrottle lets a warning through at most once per every; the zero
+// value lets every one through.
+type warnThrottle struct {
+	every      time.Duration
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// take says whether a warning may be written at now, and how many were
+// held back since the last one written.
+func (w *warnThrottle) take(now time.Time) (ok bool, suppressed int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.last.IsZero() && now.Sub(w.last) < w.every {
+		w.suppressed++
+		return false, 0
+	}
+	suppressed, w.last, w.suppressed = w.suppressed, now, 0
+	return true, suppressed
 }

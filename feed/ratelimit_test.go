@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +193,102 @@ func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
 	c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// uncheckedLog counts the log's warnings that a rate limit went unchecked,
+// and keeps the suppressed count of each.
+type uncheckedLog struct {
+	mu         sync.Mutex
+	suppressed []int64
+}
+
+func (l *uncheckedLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *uncheckedLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *uncheckedLog) WithGroup(string) slog.Handler            { return l }
+func (l *uncheckedLog) Handle(_ context.Context, r slog.Record) error {
+	if !strings.HasPrefix(r.Message, "rate limit not checked") {
+		return nil
+	}
+	n := int64(-1)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "suppressed" {
+			n = a.Value.Int64()
+		}
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.suppressed = append(l.suppressed, n)
+	return nil
+}
+
+func (l *uncheckedLog) warnings() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.suppressed)
+}
+
+// With Redis away, many unchecked limits log one warning per
+// RateLimitWarnInterval, the next one saying how many were held back,
+// while feed_rate_limit_unchecked_total counts every one.
+func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
+	t.Parallel()
+	const interval = time.Second
+	server := testenv.StartRedis(t)
+	// No retries, one dial: each failing check takes a refused connection.
+	rdb := redis.NewClient(&redis.Options{Addr: server.Addr(), MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	// After a pool's worth of failed dials the client probes Redis from a
+	// goroutine of its own until a dial succeeds: bring Redis back and wait
+	// for that, so the goroutine ends with the test.
+	t.Cleanup(func() {
+		server.Kill() // in case the test ended before it did
+		server.Start()
+		deadline := time.Now().Add(10 * time.Second)
+		for rdb.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	log := &uncheckedLog{}
+	te := startTestEngineWithLog(t, newTestStore(t), rdb, testenv.Name("t")+":", slog.New(log), func(c *Config) {
+		c.FanoutWorkers, c.Dispatch, c.RateLimitWarnInterval = 0, false, interval
+	})
+	rate := Rate{Count: 1, Period: time.Hour}
+	server.Kill()
+	start := time.Now()
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", 50)
+	if time.Since(start) >= interval {
+		t.Fatalf("50 failing checks took %s, longer than the interval %s the test relies on", time.Since(start), interval)
+	}
+	if got := log.warnings(); !slices.Equal(got, []int64{0}) {
+		t.Fatalf("50 unchecked limits within %s logged %d warnings (suppressed counts %v), want 1", interval, len(got), got)
+	}
+	if got := counterValue(te.metrics.rateLimitUnchecked); got != 50 {
+		t.Errorf("feed_rate_limit_unchecked_total %v, want 50", got)
+	}
+	time.Sleep(interval)
+	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
+	if got := log.warnings(); !slices.Equal(got, []int64{0, 49}) {
+		t.Fatalf("after the interval: suppressed counts %v, want [0 49]", got)
+	}
+	if got := counterValue(te.metrics.rateLimitUnchecked); got != 51 {
+		t.Errorf("feed_rate_limit_unchecked_total %v, want 51", got)
+	}
+}
+
+// The throttle's edge: a warning exactly one interval after the last one
+// passes, one a nanosecond earlier is held back.
+func TestWarnThrottleEdge(t *testing.T) {
+	w := warnThrottle{every: time.Second}
+	t0 := time.Unix(1000, 0)
+	for i, step := range []struct {
+		at         time.Duration
+		ok         bool
+		suppressed int
+	}{{0, true, 0}, {time.Second - 1, false, 0}, {time.Second, true, 1}, {time.Second, false, 0}, {2*time.Second - 1, false, 0}, {2 * time.Second, true, 2}} {
+		if ok, n := w.take(t0.Add(step.at)); ok != step.ok || n != step.suppressed {
+			t.Errorf("step %d at +%s: %v %d, want %v %d", i, step.at, ok, n, step.ok, step.suppressed)
+		}
+	}
 }

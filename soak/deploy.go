@@ -212,7 +212,8 @@ func (in *instance) scrape(ctx context.Context, names ...string) (map[string]flo
 }
 
 // redisMemory is Redis's used_memory, and the part of it the fan-out
-// stream takes (bounded by its own cap, streamMaxLen, so watched apart).
+// stream takes and its length (trimmed to the entries in flight, so watched
+// apart).
 func (d *deployment) redisMemory(ctx context.Context) (used, stream, streamLen int64, err error) {
 	info, err := d.redis.Info(ctx, "memory").Result()
 	if err != nil {

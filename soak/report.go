@@ -17,8 +17,11 @@ import (
 // interval (the first holds the start-up) AND it rose in each of the last
 // growthRises intervals. A series that levels off, or steps up once and
 // stays, passes; one that keeps climbing fails. The fan-out stream is
-// bounded by its own cap (about streamMaxLen entries in feed/dispatcher.go),
-// so its length and memory are reported apart, not held to the rule.
+// trimmed to the entries in flight (feed/streamtrim.go), a number that
+// rises and falls with the load and sits near zero when it is light, where
+// the rule's ratio means nothing; so its length (the feed_stream_length_entries
+// gauge reports the same) and memory are printed on every row apart, not
+// held to the rule.
 const (
 	growthFactor = 1.5
 	growthRises  = 3

@@ -7,7 +7,10 @@
 //   event over graphql-ws;
 // - the React app at /app/: two people sign up in two browser contexts, B
 //   follows A, A posts, and B's red dot, "new posts" bar and feed follow
-//   live; B then scrolls the whole feed, which holds every entry once.
+//   live; B then scrolls the whole feed, which holds every entry once;
+// - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
+//   fetches /query with a bearer token through a preflight; a page on an
+//   unlisted origin is refused by the browser.
 //
 // Screenshots of the app's feed and of a profile page go to SCREENSHOT_DIR
 // when it is set (api/browser_test.go sets docs/). Nothing in them changes
@@ -422,5 +425,61 @@ test('the app: live red dot and new-posts bar, and a feed that scrolls to its en
   } finally {
     await a.context.close();
     await b.context.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// CORS
+
+// CORS_ORIGIN serves a blank page on an origin the server lists in
+// ALLOWED_ORIGINS, CORS_DENIED_ORIGIN one on an origin it does not
+// (api/browser_test.go starts both and sets the list).
+const CORS_ORIGIN = process.env.CORS_ORIGIN || '';
+const CORS_DENIED = process.env.CORS_DENIED_ORIGIN || '';
+
+/** Opens origin's blank page, from which the test fetches /query. */
+async function pageOn(context, origin, consoleLines) {
+  const page = await context.newPage();
+  page.on('console', (msg) => consoleLines.push(msg.text()));
+  await page.goto(`${origin}/`);
+  return page;
+}
+
+/** What a page's cross-origin POST of a query with a bearer token gets. */
+async function fetchViewer(page, token) {
+  return page.evaluate(async ({ url, token }) => {
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        credentials: 'include',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: '{ viewer { username } }' }),
+      });
+      return { status: res.status, body: await res.json(), requestId: res.headers.get('X-Request-ID') };
+    } catch (e) {
+      return { error: String(e) };
+    }
+  }, { url: new URL('/query', SERVER).toString(), token });
+}
+
+test('a page on a listed origin calls /query across origins; another origin is refused', async () => {
+  assert.ok(CORS_ORIGIN && CORS_DENIED, 'CORS_ORIGIN and CORS_DENIED_ORIGIN are not set (pages on an origin the server lists in ALLOWED_ORIGINS and on one it does not)');
+  const consoleLines = [];
+  const user = await apiSignUp('cors_page', 'CORS page');
+  const context = await browser.newContext();
+  context.setDefaultTimeout(TIMEOUT_MS);
+  try {
+    // The preflight (JSON body and Authorization make one) is answered,
+    // with credentials, and the answer and its request id are readable.
+    const allowed = await fetchViewer(await pageOn(context, CORS_ORIGIN, consoleLines), user.token);
+    assert.equal(allowed.error, undefined, `fetch from ${CORS_ORIGIN}: ${allowed.error}; console: ${consoleLines.join(' | ')}`);
+    assert.equal(allowed.status, 200);
+    assert.deepEqual(allowed.body, { data: { viewer: { username: 'cors_page' } } });
+    assert.match(allowed.requestId ?? '', /^[0-9a-f]{16}$/, 'X-Request-ID exposed to the page');
+    // The browser itself refuses what the server does not allow.
+    const denied = await fetchViewer(await pageOn(context, CORS_DENIED, consoleLines), user.token);
+    assert.match(denied.error ?? '', /TypeError: Failed to fetch/, `fetch from ${CORS_DENIED}: ${JSON.stringify(denied)}`);
+  } finally {
+    await context.close();
   }
 });
