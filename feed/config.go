@@ -52,8 +52,9 @@ type Config struct {
 	// Dispatch runs the outbox dispatcher on this instance (one instance at a
 	// time dispatches, by lease; any may try).
 	Dispatch bool
-	// StreamTrimInterval is how often this instance drops the fan-out
-	// stream's entries that every consumer group acknowledged.
+	// StreamTrimInterval is how often the dispatching instance (the lease
+	// holder) drops the fan-out stream's entries that every consumer group
+	// acknowledged.
 	StreamTrimInterval time.Duration
 	// RateLimitWarnInterval is the least time between two warnings that a
 	// rate limit went unchecked because Redis failed; the ones between are

@@ -38,13 +38,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and 1 or 0`)
 
-// runDispatcher dispatches while it holds the lease, until ctx ends.
+// runDispatcher dispatches while it holds the lease, until ctx ends; the
+// lease holder also purges old dispatched events and trims the stream.
 func (e *Engine) runDispatcher(ctx context.Context) {
 	token := newToken()
 	lease := e.keys.dispatcherLease()
 	defer e.redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
 	var leaseUntil time.Time
-	lastPurge := time.Time{}
+	var lastPurge, lastTrim time.Time
 	for ctx.Err() == nil {
 		if time.Until(leaseUntil) < dispatcherLeaseTTL/2 {
 			held, err := renewDispatcherLease.Run(ctx, e.redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
@@ -67,6 +68,10 @@ func (e *Engine) runDispatcher(ctx context.Context) {
 			if err := e.store.PurgeDispatched(ctx, time.Now().Add(-dispatchedRetention)); err != nil {
 				e.log.Warn("purge dispatched outbox events", "err", err)
 			}
+		}
+		if time.Since(lastTrim) >= e.cfg.StreamTrimInterval {
+			lastTrim = time.Now()
+			e.trimStreamOnce(ctx)
 		}
 		if n < dispatchBatch {
 			select {

@@ -67,7 +67,6 @@ func (e *Engine) Start(ctx context.Context) {
 		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
 	}
 	e.goRun(ctx, e.watchLag)
-	e.goRun(ctx, e.runStreamTrim)
 }
 
 // Wait blocks until everything Start started has stopped.
@@ -461,6 +460,9 @@ func (e *Engine) watchLag(ctx context.Context) {
 					e.metrics.streamPending.Set(float64(g.Pending))
 				}
 			}
+		}
+		if n, err := e.redis.XLen(ctx, e.keys.stream()).Result(); err == nil {
+			e.metrics.streamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
 		}
 		e.pause(ctx, 5*time.Second)
 	}

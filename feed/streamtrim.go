@@ -62,23 +62,21 @@ func (e *Engine) trimStream(ctx context.Context) (trimmed, length int64, err err
 	return res[0], res[1], nil
 }
 
-// runStreamTrim trims the stream every StreamTrimInterval until ctx ends,
-// so that its length stays near the events in flight instead of growing to
-// the MAXLEN cap. Every instance trims; the script makes that safe.
-func (e *Engine) runStreamTrim(ctx context.Context) {
-	for ctx.Err() == nil {
-		e.pause(ctx, e.cfg.StreamTrimInterval)
-		_, length, err := e.trimStream(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				e.log.Warn("trim fan-out stream", "err", err)
-			}
-			continue
+// trimStreamOnce trims the stream and notes its length. The dispatcher
+// calls it every StreamTrimInterval while it holds its lease, so one
+// instance trims at a time (the script would make several safe, but each
+// would look at every group for nothing).
+func (e *Engine) trimStreamOnce(ctx context.Context) {
+	_, length, err := e.trimStream(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("trim fan-out stream", "err", err)
 		}
-		e.metrics.streamLength.Set(float64(length))
+		return
 	}
+	e.metrics.streamLength.Set(float64(length))
 }
 
-// DefaultStreamTrimInterval is how often an instance trims the fan-out
-// stream by default.
+// DefaultStreamTrimInterval is how often the dispatching instance trims the
+// fan-out stream by default.
 const DefaultStreamTrimInterval = time.Second
