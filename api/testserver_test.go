@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"feedservice/feed"
@@ -35,6 +36,11 @@ type testServer struct {
 	MetricsURL string // the metrics listener's (METRICS_ADDR)
 	app        *app
 	queries    atomic.Int64 // SQL statements run, for the N+1 guard
+	// The SQL statements and Redis round trips (a pipeline counts once)
+	// run for HTTP requests, not by the background workers: the warm-read
+	// test counts what one request costs.
+	requestQueries    atomic.Int64
+	requestRoundTrips atomic.Int64
 }
 
 // backends are the backends the API tests run on: both, except in the
@@ -93,7 +99,7 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		c(&cfg)
 	}
 	s := &testServer{}
-	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) { countQueries(st.DB(), &s.queries) })
+	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) { countQueries(st.DB(), &s.queries, &s.requestQueries) })
 	if err != nil {
 		t.Fatalf("start server on %s: %v", backend, err)
 	}
@@ -101,7 +107,10 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 	if cfg.RedisAddr != "" {
 		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
 	}
-	hs := httptest.NewServer(a.handler())
+	if a.redis != nil {
+		a.redis.AddHook(roundTripCounter{&s.requestRoundTrips})
+	}
+	hs := httptest.NewServer(markRequests(a.handler()))
 	ms := httptest.NewServer(a.metricsHandler())
 	s.URL, s.MetricsURL = hs.URL, ms.URL
 	t.Cleanup(func() {
@@ -112,9 +121,15 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 	return s
 }
 
-// countQueries counts every SQL statement gorm runs on db.
-func countQueries(db *gorm.DB, n *atomic.Int64) {
-	count := func(*gorm.DB) { n.Add(1) }
+// countQueries counts every SQL statement gorm runs on db in n, and those
+// run for an HTTP request (markRequests) in inRequest.
+func countQueries(db *gorm.DB, n, inRequest *atomic.Int64) {
+	count := func(db *gorm.DB) {
+		n.Add(1)
+		if db.Statement != nil && db.Statement.Context != nil && db.Statement.Context.Value(inRequestKey{}) != nil {
+			inRequest.Add(1)
+		}
+	}
 	cb := db.Callback()
 	cb.Query().After("gorm:query").Register("test:count", count)
 	cb.Row().After("gorm:row").Register("test:count", count)
@@ -122,6 +137,41 @@ func countQueries(db *gorm.DB, n *atomic.Int64) {
 	cb.Create().After("gorm:create").Register("test:count", count)
 	cb.Update().After("gorm:update").Register("test:count", count)
 	cb.Delete().After("gorm:delete").Register("test:count", count)
+}
+
+// inRequestKey marks the context of an HTTP request's work.
+type inRequestKey struct{}
+
+// markRequests marks each request's context, so that the counters can tell
+// its statements and round trips from the background workers'.
+func markRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inRequestKey{}, true)))
+	})
+}
+
+// roundTripCounter counts the Redis round trips of requests: a command or
+// a pipeline is one (on a cluster a pipeline is one per node, in parallel).
+type roundTripCounter struct{ n *atomic.Int64 }
+
+func (c roundTripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c roundTripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(inRequestKey{}) != nil {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c roundTripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(inRequestKey{}) != nil {
+			c.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
 }
 
 type testWriter struct{ t testing.TB }
