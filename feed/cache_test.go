@@ -121,8 +121,12 @@ func ctPostEqual(a, b *models.Post) bool {
 // Warm reads of posts and users run no SQL and hit Redis; the first read
 // fills the copies with one query per kind.
 func TestCacheWarmReadsRunNoSQL(t *testing.T) {
-	te := newTestEngine(t, ctQuiet)
-	sql := ctSQL(t, te.store)
+	// The callbacks are registered before the engine's goroutines start
+	// using the store: gorm compiles them without a lock.
+	st := newTestStore(t)
+	sql := ctSQL(t, st)
+	rdb, prefix := testenv.Redis(t)
+	te := startTestEngine(t, st, rdb, prefix, ctQuiet)
 	a, b := te.user("warm_a"), te.user("warm_b")
 	p1 := te.post(a, "one")
 	p2 := te.post(b, "two")
