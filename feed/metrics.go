@@ -115,6 +115,14 @@ func newMetrics() *metrics {
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
 		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
 		m.cacheLookups, m.cacheFillSeconds)
+	// The Redis tier's series exist from the start, at zero: a dashboard
+	// shows a cache that never missed as such, not as no data.
+	for _, kind := range []string{kindPost, kindUser} {
+		m.cacheFillSeconds.WithLabelValues(tierRedis, kind)
+		for _, result := range []string{"hit", "miss", "error"} {
+			m.cacheLookups.WithLabelValues(tierRedis, kind, result)
+		}
+	}
 	return m
 }
 
