@@ -474,3 +474,37 @@ func TestCacheEncodingSize(t *testing.T) {
 		t.Fatalf("post round trip: %+v, %v", back, err)
 	}
 }
+
+// Another instance, on the same Redis, sees a deletion, an unfollow and a
+// profile change as soon as the mutation answers: both read the copy the
+// mutation wrote. Neither runs a dispatcher, so only that write can bring it.
+func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	one := startTestEngine(t, st, rdb, prefix, ctQuiet)
+	two := startTestEngine(t, st, rdb, prefix, ctQuiet)
+	ctx := context.Background()
+	a, b := one.user("two_a"), one.user("two_b")
+	one.follow(a, b)
+	p := one.post(b, "seen on two")
+	if ctPost(t, two, p).Deleted() || ctUser(t, two, b).FollowerCount != 1 {
+		t.Fatal("instance two: not warm")
+	}
+	if err := one.DeletePost(ctx, b, p); err != nil {
+		t.Fatal(err)
+	}
+	if !ctSamePost(t, two, "delete on one", p).Deleted() {
+		t.Fatal("instance two still shows the deleted post")
+	}
+	one.unfollow(a, b)
+	if ctSameUser(t, two, "unfollow on one", b).FollowerCount != 0 {
+		t.Fatal("instance two still counts the follower")
+	}
+	bio := "changed on one"
+	if _, err := one.UpdateProfile(ctx, b, nil, &bio); err != nil {
+		t.Fatal(err)
+	}
+	if ctSameUser(t, two, "profile on one", b).Bio != bio {
+		t.Fatal("instance two shows the old bio")
+	}
+}
