@@ -228,8 +228,11 @@ func parseConfig(args []string) (config, error) {
 	if c.RateLimitWarnInterval <= 0 {
 		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
 	}
-	if c.PostCacheTTL <= 0 || c.UserCacheTTL <= 0 {
-		return c, fmt.Errorf("-post-cache-ttl and -user-cache-ttl must be more than 0")
+	if c.PostCacheTTL <= 0 {
+		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
+	}
+	if c.UserCacheTTL <= 0 {
+		return c, fmt.Errorf("-user-cache-ttl must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
