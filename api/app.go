@@ -109,6 +109,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
+		PostCacheTTL:          cfg.PostCacheTTL,
+		UserCacheTTL:          cfg.UserCacheTTL,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err

@@ -109,6 +109,8 @@ type config struct {
 	Dispatch              bool
 	StreamTrimInterval    time.Duration
 	RateLimitWarnInterval time.Duration
+	PostCacheTTL          time.Duration
+	UserCacheTTL          time.Duration
 	WebsocketPing         time.Duration
 	WebsocketInit         time.Duration
 	LoaderWait            time.Duration
@@ -176,6 +178,8 @@ func parseConfig(args []string) (config, error) {
 	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
 	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
+	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
+	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
@@ -223,6 +227,12 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
+	}
+	if c.PostCacheTTL <= 0 {
+		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
+	}
+	if c.UserCacheTTL <= 0 {
+		return c, fmt.Errorf("-user-cache-ttl must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -281,7 +291,7 @@ func (c config) describe() []any {
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "userCacheTTL", c.UserCacheTTL,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
 }

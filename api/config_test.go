@@ -3,6 +3,7 @@ package api
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"feedservice/dataloader"
 	"feedservice/feed"
@@ -125,6 +126,28 @@ func TestRateLimitWarnIntervalBounds(t *testing.T) {
 	for _, bad := range []string{"0s", "-1ms"} {
 		if _, err := parseConfig([]string{"-rate-limit-warn-interval", bad}); err == nil || !strings.Contains(err.Error(), "-rate-limit-warn-interval") {
 			t.Errorf("-rate-limit-warn-interval %s: %v, want a -rate-limit-warn-interval error", bad, err)
+		}
+	}
+}
+
+// TestCacheTTLBounds: -post-cache-ttl and -user-cache-ttl default to the
+// engine's defaults, read their environment variables, and refuse 0 (a
+// copy that expires at once) and less.
+func TestCacheTTLBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.PostCacheTTL != feed.DefaultPostCacheTTL || c.UserCacheTTL != feed.DefaultUserCacheTTL {
+		t.Fatalf("defaults: %v, %s, %s; want %s, %s", err, c.PostCacheTTL, c.UserCacheTTL, feed.DefaultPostCacheTTL, feed.DefaultUserCacheTTL)
+	}
+	t.Setenv("POST_CACHE_TTL", "2h")
+	t.Setenv("USER_CACHE_TTL", "3m")
+	if c, err = parseConfig(nil); err != nil || c.PostCacheTTL != 2*time.Hour || c.UserCacheTTL != 3*time.Minute {
+		t.Fatalf("POST_CACHE_TTL=2h USER_CACHE_TTL=3m: %v (%s, %s)", err, c.PostCacheTTL, c.UserCacheTTL)
+	}
+	for _, flag := range []string{"-post-cache-ttl", "-user-cache-ttl"} {
+		for _, bad := range []string{"0s", "-1ms"} {
+			if _, err := parseConfig([]string{flag, bad}); err == nil || !strings.Contains(err.Error(), flag) {
+				t.Errorf("%s %s: %v, want a %s error", flag, bad, err, flag)
+			}
 		}
 	}
 }

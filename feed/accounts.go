@@ -85,11 +85,16 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 			return nil, err
 		}
 	}
-	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio)
+	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio, e.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}
-	return u, err
+	if err != nil {
+		return nil, err
+	}
+	e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
+	e.poke()
+	return u, nil
 }
 
 // UserByUsername finds a user by name, ignoring case; nil when there is none.
@@ -99,23 +104,6 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 		return nil, nil
 	}
 	return u, err
-}
-
-// Users loads users by id in one query, in the order of ids; nil where unknown.
-func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	users, err := e.store.UsersByIDs(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[int64]*models.User, len(users))
-	for _, u := range users {
-		byID[u.ID] = u
-	}
-	out := make([]*models.User, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
 }
 
 func checkUsername(username string) error {

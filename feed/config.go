@@ -60,6 +60,12 @@ type Config struct {
 	// rate limit went unchecked because Redis failed; the ones between are
 	// counted in the next.
 	RateLimitWarnInterval time.Duration
+	// PostCacheTTL is how long the Redis copy of a post lives after it was
+	// written (see cache.go); a read does not extend it.
+	PostCacheTTL time.Duration
+	// UserCacheTTL is how long the Redis copies of a user's info and counts
+	// live after they were written; a read does not extend them.
+	UserCacheTTL time.Duration
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -98,6 +104,13 @@ const (
 	// about unchecked rate limits every ten seconds, however many requests
 	// come meanwhile.
 	DefaultRateLimitWarnInterval = 10 * time.Second
+	// DefaultPostCacheTTL keeps a post's copy for a day: a post is read
+	// mostly in the day after it is written, and its copy changes only
+	// with its repost count and its deletion.
+	DefaultPostCacheTTL = 24 * time.Hour
+	// DefaultUserCacheTTL keeps a user's copies for an hour: users are many
+	// and their counts move, so the memory goes to the ones active now.
+	DefaultUserCacheTTL = time.Hour
 )
 
 // withDefaults fills the zero settings with their defaults.
@@ -128,6 +141,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		c.RateLimitWarnInterval = DefaultRateLimitWarnInterval
+	}
+	if c.PostCacheTTL <= 0 {
+		c.PostCacheTTL = DefaultPostCacheTTL
+	}
+	if c.UserCacheTTL <= 0 {
+		c.UserCacheTTL = DefaultUserCacheTTL
 	}
 	return c
 }

@@ -34,6 +34,8 @@ type Engine struct {
 	// uncheckedWarn spaces the warnings of rate limits Redis could not
 	// check, which would otherwise come once per request while it is away.
 	uncheckedWarn warnThrottle
+	// cacheWarn spaces the warnings of failed cache reads and writes.
+	cacheWarn warnThrottle
 
 	decoy string // a password hash no password matches, for unknown users
 }
@@ -47,7 +49,7 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
 		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
-		uncheckedWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
+		uncheckedWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")

@@ -179,11 +179,21 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		}
 		return e.runTask(ctx, t)
 	}
+	// Each event first refreshes the Redis copies of the rows it changed:
+	// the mutation did so before it answered, unless its process died
+	// between the commit and the refresh (see cache.go).
 	switch kind {
 	case models.EventPostCreated, models.EventPostDeleted:
 		var p models.PostEventPayload
 		if err := json.Unmarshal([]byte(payload), &p); err != nil {
 			return nil
+		}
+		posts := []int64{p.PostID}
+		if p.RepostOfID != nil {
+			posts = append(posts, *p.RepostOfID)
+		}
+		if err := e.refreshCached(ctx, []int64{p.AuthorID}, posts); err != nil {
+			return err
 		}
 		if kind == models.EventPostCreated {
 			return e.onPostCreated(ctx, p)
@@ -194,10 +204,19 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &f); err != nil {
 			return nil
 		}
+		if err := e.refreshCached(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
+			return err
+		}
 		if kind == models.EventFollowed {
 			return e.onFollowed(ctx, f)
 		}
 		return e.onUnfollowed(ctx, f)
+	case models.EventUserChanged:
+		var u models.UserEventPayload
+		if err := json.Unmarshal([]byte(payload), &u); err != nil {
+			return nil
+		}
+		return e.refreshCached(ctx, []int64{u.UserID}, nil)
 	}
 	return nil
 }

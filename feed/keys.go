@@ -45,6 +45,28 @@ func (k keys) outboxTemp(id int64) string { return k.prefix + "posts:" + k.user(
 // outboxLock is held while author id's outbox is rebuilt.
 func (k keys) outboxLock(id int64) string { return k.prefix + "rebuild:posts:" + k.user(id) }
 
+// cachedPost is the Redis copy of post id (decimal id, no hash tag: a
+// batch reads many posts, one GET each, pipelined): a string holding the
+// post in the binary encoding of cache.go, deleted ones as a tombstone
+// (DeletedAt set). Written only by setIfNewerScript; TTL
+// Config.PostCacheTTL, not refreshed on read.
+func (k keys) cachedPost(id int64) string {
+	return k.prefix + "cache:post:" + strconv.FormatInt(id, 10)
+}
+
+// cachedUserInfo is the Redis copy of what of user id changes rarely:
+// username, display name, bio, created_at (never the password hash). A
+// string in the binary encoding of cache.go, written only by
+// setIfNewerScript; TTL Config.UserCacheTTL, not refreshed on read.
+func (k keys) cachedUserInfo(id int64) string { return k.prefix + "cache:user:" + k.user(id) + ":info" }
+
+// cachedUserCounts is the Redis copy of what of user id changes often: the
+// follower, following and post counts and the feed read marker. Encoding,
+// writer and TTL as cachedUserInfo.
+func (k keys) cachedUserCounts(id int64) string {
+	return k.prefix + "cache:user:" + k.user(id) + ":counts"
+}
+
 // celebrities is a set of the ids of authors whose posts are merged at read
 // time, not fanned out (hybrid mode). Small: a handful of authors. No TTL;
 // rebuilt from MySQL when missing.

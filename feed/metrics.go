@@ -39,6 +39,14 @@ type metrics struct {
 	rateLimitUnchecked prometheus.Counter
 	passwordHashes     *prometheus.CounterVec
 	unreadCounts       prometheus.Counter
+
+	// cacheLookups counts the keys looked up in a cache tier, by tier
+	// (redis), kind (post, user) and result (hit, miss, error); a user is
+	// one lookup of its two keys.
+	cacheLookups *prometheus.CounterVec
+	// cacheFillSeconds is how long filling a batch's misses took (the load
+	// from the tier below and the write back), by tier and kind.
+	cacheFillSeconds *prometheus.HistogramVec
 }
 
 func newMetrics() *metrics {
@@ -95,10 +103,26 @@ func newMetrics() *metrics {
 		unreadCounts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
 		}),
+		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_cache_lookups_total", Help: "Posts and users looked up in a cache tier, by tier, kind (post, user) and result (hit, miss, error).",
+		}, []string{"tier", "kind", "result"}),
+		cacheFillSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "feed_cache_fill_seconds", Help: "Time to fill one batch's cache misses from the tier below, by tier and kind.",
+			Buckets: prometheus.ExponentialBuckets(0.0002, 2, 14),
+		}, []string{"tier", "kind"}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
-		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
+		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
+		m.cacheLookups, m.cacheFillSeconds)
+	// The Redis tier's series exist from the start, at zero: a dashboard
+	// shows a cache that never missed as such, not as no data.
+	for _, kind := range []string{kindPost, kindUser} {
+		m.cacheFillSeconds.WithLabelValues(tierRedis, kind)
+		for _, result := range []string{"hit", "miss", "error"} {
+			m.cacheLookups.WithLabelValues(tierRedis, kind, result)
+		}
+	}
 	return m
 }
 

@@ -24,6 +24,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 		}
 		return nil, err
 	}
+	e.refreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID})
 	e.afterCommit(ctx, nil)
 	return p, nil
 }
@@ -79,6 +80,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
 	p, created, err := e.store.Repost(ctx, p)
 	if created {
+		e.refreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID, original})
 		e.afterCommit(ctx, nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
@@ -89,8 +91,15 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 
 // DeletePost deletes the viewer's post. Deleting it again succeeds.
 func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
-	err := e.store.DeletePost(ctx, postID, viewerID, e.now().UTC())
+	p, err := e.store.DeletePost(ctx, postID, viewerID, e.now().UTC())
 	if err == nil {
+		// The tombstone is in Redis before the mutation answers: no read
+		// that follows shows the post.
+		posts := []int64{p.ID}
+		if p.RepostOfID != nil {
+			posts = append(posts, *p.RepostOfID)
+		}
+		e.refreshAfterCommit(ctx, []int64{viewerID}, posts)
 		e.afterCommit(ctx, nil)
 	}
 	switch {
@@ -100,24 +109,6 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 		return newError(CodeForbidden, "only its author may delete a post")
 	}
 	return err
-}
-
-// Posts loads posts by id in one query, in the order of ids; nil where
-// unknown. Deleted posts are included: callers decide how they show.
-func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	posts, err := e.store.PostsByIDs(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[int64]*models.Post, len(posts))
-	for _, p := range posts {
-		byID[p.ID] = p
-	}
-	out := make([]*models.Post, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
 }
 
 func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {

@@ -74,13 +74,13 @@ func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed 
 	if len(reposted) == 0 {
 		return nil, nil
 	}
-	originals, err := e.store.PostsByIDs(ctx, reposted)
+	originals, err := e.Posts(ctx, reposted)
 	if err != nil {
 		return nil, err
 	}
 	var candidates []int64
 	for _, o := range originals {
-		if !o.Deleted() && !followed[o.AuthorID] {
+		if o != nil && !o.Deleted() && !followed[o.AuthorID] {
 			candidates = append(candidates, o.ID)
 		}
 	}

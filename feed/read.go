@@ -348,13 +348,13 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			events = append(events, s.Event)
 		}
 	}
-	posts, err := e.store.PostsByIDs(ctx, uniq(events))
+	posts, err := e.Posts(ctx, uniq(events))
 	if err != nil {
 		return nil, nil, err
 	}
 	live := map[int64]*models.Post{}
 	for _, p := range posts {
-		if !p.Deleted() {
+		if p != nil && !p.Deleted() {
 			live[p.ID] = p
 			r.posts[p.ID] = p
 		}

@@ -21,9 +21,16 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 // unreadEntries lists the feed entries newer than the viewer's read marker
 // (at most MaxUnreadCount), and the marker.
 func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, int64, error) {
-	u, err := e.store.UserByID(ctx, viewerID)
+	// The marker comes from the Redis copy, not the local tier: the copy is
+	// refreshed before markFeedRead answers, so it is the viewer's own
+	// latest write.
+	users, err := e.usersBelowLocal(ctx, []int64{viewerID})
 	if err != nil {
 		return nil, 0, err
+	}
+	u := users[viewerID]
+	if u == nil {
+		return nil, 0, store.ErrNotFound
 	}
 	if e.cfg.Mode != ModePull {
 		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
@@ -57,8 +64,13 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 			key, _ = decodeCursor(cursorFeed, newest.Edges[0].Cursor)
 		}
 	}
-	if err := e.store.MoveFeedReadKey(ctx, viewerID, key); err != nil {
+	moved, err := e.store.MoveFeedReadKey(ctx, viewerID, key, e.now().UTC())
+	if err != nil {
 		return 0, err
+	}
+	if moved {
+		e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
+		e.poke()
 	}
 	e.publish(ctx, e.keys.readerChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)

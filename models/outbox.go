@@ -10,6 +10,9 @@ const (
 	EventFollowed        = "followed"
 	EventUnfollowed      = "unfollowed"
 	EventFollowerRemoved = "follower_removed"
+	// EventUserChanged says a user row changed other than by the events
+	// above (a profile, a read marker): its cached copies are refreshed.
+	EventUserChanged = "user_changed"
 )
 
 // OutboxEvent is a committed change waiting to be dispatched.
@@ -32,4 +35,9 @@ type PostEventPayload struct {
 type FollowEventPayload struct {
 	FollowerID int64 `json:"followerId"`
 	FolloweeID int64 `json:"followeeId"`
+}
+
+// UserEventPayload is the payload of user_changed.
+type UserEventPayload struct {
+	UserID int64 `json:"userId"`
 }

@@ -12,6 +12,10 @@ type Post struct {
 	RepostCount int `gorm:"not null;default:0"`
 	CreatedAt   time.Time
 	DeletedAt   *time.Time // soft delete: set once, never cleared
+	// Version goes up by one with every update of the row (a repost count,
+	// the deletion), in the same statement; the Redis copies keep the
+	// highest they were given.
+	Version int64 `gorm:"not null;default:0"`
 }
 
 // IsNode marks Post as a GraphQL Node.

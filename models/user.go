@@ -17,6 +17,9 @@ type User struct {
 	PostCount      int `gorm:"not null;default:0"`
 	LastActiveAt   time.Time
 	FeedReadKey    int64 `gorm:"not null;default:0"` // the read marker: feed entries with a larger sort key are unread
+	// Version goes up by one with every update of the row, in the same
+	// statement; the Redis copies keep the highest they were given.
+	Version int64 `gorm:"not null;default:0"`
 }
 
 // IsNode marks User as a GraphQL Node.

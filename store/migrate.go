@@ -19,6 +19,7 @@ type migration struct {
 
 var migrations = []migration{
 	{1, "users, followings, followers, posts, outbox_events", migrateV1},
+	{2, "users.version, posts.version", migrateV2},
 }
 
 // schemaMigration records an applied step.
@@ -144,4 +145,16 @@ func (v1OutboxEvent) TableName() string { return "outbox_events" }
 
 func migrateV1(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v1User{}, &v1Following{}, &v1Follower{}, &v1Post{}, &v1OutboxEvent{})
+}
+
+// Version 2: a row version on users and posts, moved by every update of
+// the row in the same statement, so that the Redis copies of a row (see
+// feed/cache.go) keep the newest of two writes that race.
+func migrateV2(db *gorm.DB) error {
+	for _, table := range []string{"users", "posts"} {
+		if err := db.Exec("ALTER TABLE " + table + " ADD COLUMN version BIGINT NOT NULL DEFAULT 0").Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ func (s *Store) Repost(ctx context.Context, p *models.Post) (*models.Post, bool,
 			return err
 		}
 		res := tx.Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", *p.RepostOfID).
-			Update("repost_count", gorm.Expr("repost_count + 1"))
+			Updates(map[string]any{"repost_count": gorm.Expr("repost_count + 1"), "version": nextVersion})
 		if res.Error != nil {
 			return res.Error
 		}
@@ -62,6 +62,10 @@ func (s *Store) Repost(ctx context.Context, p *models.Post) (*models.Post, bool,
 	return result, created, err
 }
 
+// nextVersion moves a row's version in the statement that changes the row
+// (see models.User.Version).
+var nextVersion = gorm.Expr("version + 1")
+
 // errRollback rolls a transaction back without it being a failure.
 var errRollback = errors.New("rollback")
 
@@ -73,7 +77,8 @@ func insertPost(tx *gorm.DB, p *models.Post) error {
 }
 
 func bumpPostCount(tx *gorm.DB, authorID int64, delta int) error {
-	res := tx.Model(&models.User{}).Where("id = ?", authorID).Update("post_count", gorm.Expr("post_count + ?", delta))
+	res := tx.Model(&models.User{}).Where("id = ?", authorID).
+		Updates(map[string]any{"post_count": gorm.Expr("post_count + ?", delta), "version": nextVersion})
 	if res.Error != nil {
 		return res.Error
 	}
@@ -84,11 +89,14 @@ func bumpPostCount(tx *gorm.DB, authorID int64, delta int) error {
 }
 
 // DeletePost soft-deletes a post of authorID, with the counts it moved and a
-// post_deleted event. Deleting a deleted post changes nothing and succeeds;
-// ErrNotFound for an unknown post, ErrForbidden for someone else's.
-func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.Time) error {
-	return s.transaction(ctx, func(tx *gorm.DB) error {
-		var p models.Post
+// post_deleted event, and returns the post as it was (its RepostOfID says
+// which original's count moved). Deleting a deleted post changes nothing
+// and succeeds; ErrNotFound for an unknown post, ErrForbidden for someone
+// else's.
+func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.Time) (*models.Post, error) {
+	var p models.Post
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		p = models.Post{}
 		if err := tx.Where("id = ?", postID).Take(&p).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return ErrNotFound
@@ -98,7 +106,8 @@ func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.
 		if p.AuthorID != authorID {
 			return ErrForbidden
 		}
-		res := tx.Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", postID).Update("deleted_at", at)
+		res := tx.Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", postID).
+			Updates(map[string]any{"deleted_at": at, "version": nextVersion})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
@@ -107,13 +116,17 @@ func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.
 		}
 		if p.RepostOfID != nil {
 			err := tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", *p.RepostOfID).
-				Update("repost_count", gorm.Expr("repost_count - 1")).Error
+				Updates(map[string]any{"repost_count": gorm.Expr("repost_count - 1"), "version": nextVersion}).Error
 			if err != nil {
 				return err
 			}
 		}
 		return appendEvent(tx, models.EventPostDeleted, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, at)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // PostsByIDs loads posts, deleted ones included, in one query.

@@ -71,7 +71,7 @@ func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int) erro
 			column = "following_count"
 		}
 		res := tx.Model(&models.User{}).Where("id = ?", id).
-			Update(column, gorm.Expr(column+" + ?", delta))
+			Updates(map[string]any{column: gorm.Expr(column+" + ?", delta), "version": nextVersion})
 		if res.Error != nil {
 			return res.Error
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -54,8 +55,9 @@ func (s *Store) UsersByIDs(ctx context.Context, ids []int64) ([]*models.User, er
 	return users, err
 }
 
-// UpdateProfile sets the fields that are not nil and returns the user as stored.
-func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *string) (*models.User, error) {
+// UpdateProfile sets the fields that are not nil, with a user_changed event,
+// and returns the user as stored.
+func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *string, at time.Time) (*models.User, error) {
 	changes := map[string]any{}
 	if displayName != nil {
 		changes["display_name"] = *displayName
@@ -64,18 +66,36 @@ func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *s
 		changes["bio"] = *bio
 	}
 	if len(changes) > 0 {
-		res := s.db.WithContext(ctx).Model(&models.User{}).Where("id = ?", id).Updates(changes)
-		if res.Error != nil {
-			return nil, res.Error
+		changes["version"] = nextVersion
+		err := s.transaction(ctx, func(tx *gorm.DB) error {
+			res := tx.Model(&models.User{}).Where("id = ?", id).Updates(changes)
+			if res.Error != nil || res.RowsAffected == 0 {
+				return res.Error
+			}
+			return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return s.UserByID(ctx, id)
 }
 
-// MoveFeedReadKey moves the user's read marker up to key; it never moves back.
-func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64) error {
-	return s.db.WithContext(ctx).Model(&models.User{}).Where("id = ? AND feed_read_key < ?", userID, key).
-		Update("feed_read_key", key).Error
+// MoveFeedReadKey moves the user's read marker up to key, with a
+// user_changed event; it never moves back. It reports whether it moved.
+func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64, at time.Time) (bool, error) {
+	moved := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		moved = false
+		res := tx.Model(&models.User{}).Where("id = ? AND feed_read_key < ?", userID, key).
+			Updates(map[string]any{"feed_read_key": key, "version": nextVersion})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		moved = true
+		return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: userID}, at)
+	})
+	return moved, err
 }
 
 // UserIDsWithFollowers lists the users with at least n followers.

@@ -1,0 +1,466 @@
+package feed
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+)
+
+// The Redis copies of posts and users (keys.cachedPost, cachedUserInfo,
+// cachedUserCounts): the second tier of DESIGN.md's "Cache tiers", between
+// the in-process tier and MySQL. A batch of ids is one pipeline of GETs
+// (not an MGET: on Redis Cluster the keys lie in different slots, and a
+// pipeline costs one round trip per node); the misses are loaded from MySQL
+// in one query and written back in one pipeline.
+//
+// Every copy carries its row's version (models.User.Version), and every
+// write goes through setIfNewerScript, so of two writes that race (a fill
+// that read the row before a mutation, and the mutation's refresh after
+// its commit) the newer stays, whatever their order. A mutation refreshes
+// the rows it changed after its commit, before it answers (refreshCached),
+// and the dispatcher's handler of its outbox event refreshes them again,
+// which repairs what a process that died in between left behind.
+//
+// Redis failing never fails a read: the lookup falls back to MySQL, counts
+// the error and warns at most once per Config.RateLimitWarnInterval.
+
+// Cache tier and kind labels of feed_cache_lookups_total and
+// feed_cache_fill_seconds.
+const (
+	tierRedis = "redis"
+	kindPost  = "post"
+	kindUser  = "user"
+)
+
+// setIfNewerScript writes ARGV[1] (whose leading uvarint is its version) to
+// KEYS[1] with TTL ARGV[3] milliseconds, unless the key holds a version at
+// least ARGV[2]. It answers 1 when it wrote.
+var setIfNewerScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local v, mul = 0, 1
+  for i = 1, #cur do
+    local b = string.byte(cur, i)
+    if b < 128 then
+      v = v + b * mul
+      break
+    end
+    v = v + (b - 128) * mul
+    mul = mul * 128
+  end
+  if v >= tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1`)
+
+// cacheWrite is one value for setIfNewerScript.
+type cacheWrite struct {
+	key     string
+	value   []byte
+	version int64
+	ttl     time.Duration
+}
+
+// Posts loads posts by id, in the order of ids; nil where unknown. Deleted
+// posts are included: callers decide how they show.
+func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	byID, err := e.postsBelowLocal(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*models.Post, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// Users loads users by id, in the order of ids; nil where unknown. They
+// come without their password hash and last-active time, which the copies
+// do not keep.
+func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
+	byID, err := e.usersBelowLocal(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*models.User, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// postsBelowLocal loads posts from their Redis copies, and the misses from
+// MySQL, writing those back. Unknown ids are left out.
+func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.Post, error) {
+	ids = uniq(slices.Clone(ids))
+	out := make(map[int64]*models.Post, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := e.redis.Pipeline()
+	cmds := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.Get(ctx, e.keys.cachedPost(id))
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var missing []int64
+	var failure error
+	hits := 0
+	for i, cmd := range cmds {
+		b, err := cmd.Bytes()
+		if err != nil {
+			if !errors.Is(err, redis.Nil) {
+				failure = err
+			}
+			missing = append(missing, ids[i])
+			continue
+		}
+		p, err := decodePost(ids[i], b)
+		if err != nil {
+			failure = err
+			missing = append(missing, ids[i])
+			continue
+		}
+		out[p.ID] = p
+		hits++
+	}
+	e.countLookups(kindPost, hits, len(missing), failure)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	start := time.Now()
+	posts, err := e.store.PostsByIDs(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	writes := make([]cacheWrite, 0, len(posts))
+	for _, p := range posts {
+		out[p.ID] = p
+		writes = append(writes, e.postWrite(p))
+	}
+	if failure == nil {
+		// After a failed read Redis is likely away: writing back would
+		// only add its timeout to the read.
+		e.writeCached(ctx, writes)
+	}
+	e.metrics.cacheFillSeconds.WithLabelValues(tierRedis, kindPost).Observe(time.Since(start).Seconds())
+	return out, nil
+}
+
+// usersBelowLocal loads users from their Redis copies (info and counts),
+// and the users missing either from MySQL, writing both back. Unknown ids
+// are left out.
+func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.User, error) {
+	ids = uniq(slices.Clone(ids))
+	out := make(map[int64]*models.User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := e.redis.Pipeline()
+	infos := make([]*redis.StringCmd, len(ids))
+	counts := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		infos[i] = pipe.Get(ctx, e.keys.cachedUserInfo(id))
+		counts[i] = pipe.Get(ctx, e.keys.cachedUserCounts(id))
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var missing []int64
+	var failure error
+	hits := 0
+	for i := range ids {
+		u, err := decodeUser(ids[i], infos[i], counts[i])
+		if err != nil {
+			if !errors.Is(err, redis.Nil) {
+				failure = err
+			}
+			missing = append(missing, ids[i])
+			continue
+		}
+		out[u.ID] = u
+		hits++
+	}
+	e.countLookups(kindUser, hits, len(missing), failure)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	start := time.Now()
+	users, err := e.store.UsersByIDs(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	writes := make([]cacheWrite, 0, 2*len(users))
+	for _, u := range users {
+		// A miss returns what a hit returns: the copies keep neither.
+		u.PasswordHash, u.LastActiveAt = "", time.Time{}
+		out[u.ID] = u
+		writes = append(writes, e.userWrites(u)...)
+	}
+	if failure == nil {
+		e.writeCached(ctx, writes)
+	}
+	e.metrics.cacheFillSeconds.WithLabelValues(tierRedis, kindUser).Observe(time.Since(start).Seconds())
+	return out, nil
+}
+
+// countLookups counts a batch's lookups; with a failure, every miss counts
+// as an error (a failed read cannot tell the two apart).
+func (e *Engine) countLookups(kind string, hits, misses int, failure error) {
+	e.metrics.cacheLookups.WithLabelValues(tierRedis, kind, "hit").Add(float64(hits))
+	result := "miss"
+	if failure != nil {
+		result = "error"
+		e.warnCache("redis cache read failed; reading MySQL", failure)
+	}
+	e.metrics.cacheLookups.WithLabelValues(tierRedis, kind, result).Add(float64(misses))
+}
+
+// refreshCached re-reads the given users and posts from MySQL and writes
+// their copies, keeping any newer one. Mutations call it after their
+// commit, before they answer, so that the instance that served one reads
+// its own write at once; the dispatcher's handlers call it again for each
+// event. A failure is returned to the handlers (the event is retried) and
+// only logged by mutations (the event repairs it).
+func (e *Engine) refreshCached(ctx context.Context, users, posts []int64) error {
+	var writes []cacheWrite
+	if len(users) > 0 {
+		loaded, err := e.store.UsersByIDs(ctx, uniq(slices.Clone(users)))
+		if err != nil {
+			return err
+		}
+		for _, u := range loaded {
+			writes = append(writes, e.userWrites(u)...)
+		}
+	}
+	if len(posts) > 0 {
+		loaded, err := e.store.PostsByIDs(ctx, uniq(slices.Clone(posts)))
+		if err != nil {
+			return err
+		}
+		for _, p := range loaded {
+			writes = append(writes, e.postWrite(p))
+		}
+	}
+	return e.writeCached(ctx, writes)
+}
+
+// refreshAfterCommit is refreshCached for a mutation that has committed:
+// a failure is only logged, since the outbox event will refresh again.
+func (e *Engine) refreshAfterCommit(ctx context.Context, users, posts []int64) {
+	if err := e.refreshCached(ctx, users, posts); err != nil {
+		e.warnCache("refresh cached copies after a commit; the outbox event will", err)
+	}
+}
+
+// writeCached writes copies through setIfNewerScript in one pipeline. A
+// failure is logged (throttled) and returned; the copies are only copies.
+func (e *Engine) writeCached(ctx context.Context, writes []cacheWrite) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	args := func(w cacheWrite) []any { return []any{w.value, w.version, w.ttl.Milliseconds()} }
+	pipe := e.redis.Pipeline()
+	cmds := make([]*redis.Cmd, len(writes))
+	for i, w := range writes {
+		cmds[i] = setIfNewerScript.EvalSha(ctx, pipe, []string{w.key}, args(w)...)
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var failure error
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			err = setIfNewerScript.Run(ctx, e.redis, []string{writes[i].key}, args(writes[i])...).Err()
+		}
+		if err != nil {
+			failure = err
+		}
+	}
+	if failure != nil {
+		e.warnCache("redis cache write failed", failure)
+		return fmt.Errorf("write cached copies: %w", failure)
+	}
+	return nil
+}
+
+// warnCache logs a cache failure, at most once per RateLimitWarnInterval
+// with the count of those held back: while Redis is away every read would
+// otherwise log one.
+func (e *Engine) warnCache(msg string, err error) {
+	if ok, suppressed := e.cacheWarn.take(time.Now()); ok {
+		e.log.Warn(msg, "err", err, "suppressed", suppressed)
+	}
+}
+
+func (e *Engine) postWrite(p *models.Post) cacheWrite {
+	return cacheWrite{key: e.keys.cachedPost(p.ID), value: encodePost(p), version: p.Version, ttl: e.cfg.PostCacheTTL}
+}
+
+func (e *Engine) userWrites(u *models.User) []cacheWrite {
+	return []cacheWrite{
+		{key: e.keys.cachedUserInfo(u.ID), value: encodeUserInfo(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
+		{key: e.keys.cachedUserCounts(u.ID), value: encodeUserCounts(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
+	}
+}
+
+// The encoding of the copies: unsigned varints (times in Unix
+// milliseconds, the precision MySQL keeps), strings but the last prefixed
+// by their length, the last running to the end; the row version comes
+// first, where setIfNewerScript reads it. Measured with MEMORY USAGE on
+// Redis 7.0 (TestCacheEncodingSize logs it; keys with a 14-character
+// prefix), for an original post of 140 ASCII characters and a user with a
+// 12-character name, a display name of 16 and a bio of 80:
+//
+//	            JSON (encoding/json)        this encoding
+//	post        408 bytes (value 303)       280 bytes (value 158)
+//	user info   328 bytes (value 197)       232 bytes (value 118)
+//	user counts 200 bytes (value  82)       136 bytes (value  16)
+//
+// So a cached post costs about 280 bytes and a cached user (both keys)
+// about 370, against 408 and 528 in JSON: 30% less, decoded without
+// reflection.
+//
+// post: version, author, created, repost_of+1 (0: none), repost_count,
+// deleted+1 (0: live), body.
+// user info: version, created, len(username), username, len(display
+// name), display name, bio.
+// user counts: version, followers, following, posts, read marker.
+
+var errBadCopy = errors.New("cached copy does not decode")
+
+func encodePost(p *models.Post) []byte {
+	b := make([]byte, 0, 40+len(p.Body))
+	b = binary.AppendUvarint(b, uint64(p.Version))
+	b = binary.AppendUvarint(b, uint64(p.AuthorID))
+	b = binary.AppendUvarint(b, uint64(p.CreatedAt.UnixMilli()))
+	var repostOf, deleted uint64
+	if p.RepostOfID != nil {
+		repostOf = uint64(*p.RepostOfID) + 1
+	}
+	if p.DeletedAt != nil {
+		deleted = uint64(p.DeletedAt.UnixMilli()) + 1
+	}
+	b = binary.AppendUvarint(b, repostOf)
+	b = binary.AppendUvarint(b, uint64(p.RepostCount))
+	b = binary.AppendUvarint(b, deleted)
+	return append(b, p.Body...)
+}
+
+func decodePost(id int64, b []byte) (*models.Post, error) {
+	d := decoder{b: b}
+	p := &models.Post{ID: id}
+	p.Version = int64(d.uvarint())
+	p.AuthorID = int64(d.uvarint())
+	p.CreatedAt = d.time()
+	if r := d.uvarint(); r > 0 {
+		orig := int64(r - 1)
+		p.RepostOfID = &orig
+	}
+	p.RepostCount = int(d.uvarint())
+	if del := d.uvarint(); del > 0 {
+		at := time.UnixMilli(int64(del - 1)).UTC()
+		p.DeletedAt = &at
+	}
+	p.Body = d.rest()
+	return p, d.err
+}
+
+func encodeUserInfo(u *models.User) []byte {
+	b := make([]byte, 0, 24+len(u.Username)+len(u.DisplayName)+len(u.Bio))
+	b = binary.AppendUvarint(b, uint64(u.Version))
+	b = binary.AppendUvarint(b, uint64(u.CreatedAt.UnixMilli()))
+	b = binary.AppendUvarint(b, uint64(len(u.Username)))
+	b = append(b, u.Username...)
+	b = binary.AppendUvarint(b, uint64(len(u.DisplayName)))
+	b = append(b, u.DisplayName...)
+	return append(b, u.Bio...)
+}
+
+func encodeUserCounts(u *models.User) []byte {
+	b := make([]byte, 0, 32)
+	b = binary.AppendUvarint(b, uint64(u.Version))
+	b = binary.AppendUvarint(b, uint64(u.FollowerCount))
+	b = binary.AppendUvarint(b, uint64(u.FollowingCount))
+	b = binary.AppendUvarint(b, uint64(u.PostCount))
+	return binary.AppendUvarint(b, uint64(u.FeedReadKey))
+}
+
+// decodeUser joins a user's two copies; redis.Nil when either is missing.
+// Its Version is the higher of theirs.
+func decodeUser(id int64, info, counts *redis.StringCmd) (*models.User, error) {
+	ib, err := info.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	cb, err := counts.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	u := &models.User{ID: id}
+	d := decoder{b: ib}
+	u.Version = int64(d.uvarint())
+	u.CreatedAt = d.time()
+	u.Username = d.string()
+	u.UsernameKey = strings.ToLower(u.Username)
+	u.DisplayName = d.string()
+	u.Bio = d.rest()
+	c := decoder{b: cb}
+	u.Version = max(u.Version, int64(c.uvarint()))
+	u.FollowerCount = int(c.uvarint())
+	u.FollowingCount = int(c.uvarint())
+	u.PostCount = int(c.uvarint())
+	u.FeedReadKey = int64(c.uvarint())
+	if err := errors.Join(d.err, c.err); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// decoder reads the fields of a copy in order; the first short read sets
+// err and every later field reads as zero.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errBadCopy
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) time() time.Time { return time.UnixMilli(int64(d.uvarint())).UTC() }
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errBadCopy
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) rest() string {
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b)
+	d.b = nil
+	return s
+}
