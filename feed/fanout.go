@@ -194,6 +194,9 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &f); err != nil {
 			return nil
 		}
+		if err := e.syncFollowing(ctx, f); err != nil {
+			return err
+		}
 		if kind == models.EventFollowed {
 			return e.onFollowed(ctx, f)
 		}

@@ -39,6 +39,7 @@ type metrics struct {
 	rateLimitUnchecked prometheus.Counter
 	passwordHashes     *prometheus.CounterVec
 	unreadCounts       prometheus.Counter
+	followingFallback  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -95,10 +96,14 @@ func newMetrics() *metrics {
 		unreadCounts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
 		}),
+		followingFallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
+		}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
-		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
+		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
+		m.followingFallback)
 	return m
 }
 
