@@ -393,13 +393,13 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 			if err := <-followed; err != nil {
 				t.Fatal(err)
 			}
+			if got, want := followingOf(t, te, reader), sortedIDs(author, late); !slices.Equal(got, want) {
+				t.Fatalf("followee set = %v, want %v: the follow was lost", got, want)
+			}
 			select {
 			case <-hook.waiting:
 			default:
-				t.Fatal("the follow's change of the set did not meet the rebuild")
-			}
-			if got, want := followingOf(t, te, reader), sortedIDs(author, late); !slices.Equal(got, want) {
-				t.Fatalf("followee set = %v, want %v", got, want)
+				t.Fatal("the follow's change of the set did not meet the rebuild: the test did not make the race")
 			}
 		})
 	}
