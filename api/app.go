@@ -105,6 +105,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		InboxCap:              cfg.InboxCap,
 		InboxTTL:              cfg.InboxTTL,
 		FanoutBatchSize:       cfg.FanoutBatch,
+		FollowingReadMax:      cfg.FollowingReadMax,
 		FanoutWorkers:         cfg.FanoutWorkers,
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,

@@ -105,6 +105,7 @@ type config struct {
 	InboxCap              int
 	InboxTTL              time.Duration
 	FanoutBatch           int
+	FollowingReadMax      int
 	FanoutWorkers         int
 	Dispatch              bool
 	StreamTrimInterval    time.Duration
@@ -164,6 +165,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feed.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
@@ -206,7 +208,7 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
 		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields} {
 		if n < 1 {
@@ -288,7 +290,7 @@ func (c config) describe() []any {
 		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
-		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
+		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL, "followingReadMax", c.FollowingReadMax,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "userCacheTTL", c.UserCacheTTL,

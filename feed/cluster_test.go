@@ -156,7 +156,7 @@ func TestUserKeysShareASlot(t *testing.T) {
 	slots := map[int]bool{}
 	for id := int64(1); id <= 1000; id++ {
 		own := []string{k.inbox(id), k.inboxSources(id), k.inboxTemp(id), k.inboxSourcesTemp(id), k.rebuildLock(id),
-			k.outbox(id), k.outboxTemp(id), k.outboxLock(id)}
+			k.outbox(id), k.outboxTemp(id), k.outboxLock(id), k.following(id), k.followingTemp(id)}
 		for _, key := range own[1:] {
 			if testenv.Slot(key) != testenv.Slot(own[0]) {
 				t.Fatalf("%s and %s are in different slots", own[0], key)

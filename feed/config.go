@@ -44,6 +44,11 @@ type Config struct {
 	InboxCap int
 	// InboxTTL is how long an unread inbox lives; reading refreshes it.
 	InboxTTL time.Duration
+	// FollowingReadMax is the most followees a read takes whole from the
+	// reader's followee set, in the round trip that finds their inbox; a
+	// reader who follows more is asked about the ids each page needs
+	// (SMISMEMBER), one round trip more.
+	FollowingReadMax int
 	// FanoutBatchSize is the most followers one fan-out task serves.
 	FanoutBatchSize int
 	// FanoutWorkers is how many fan-out workers this instance runs; 0 runs
@@ -99,6 +104,7 @@ const (
 	DefaultInboxCap           = 800
 	DefaultInboxTTL           = 7 * 24 * time.Hour
 	DefaultFanoutBatchSize    = 1000
+	DefaultFollowingReadMax   = 1000
 	DefaultFanoutWorkers      = 4
 	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
 	// about unchecked rate limits every ten seconds, however many requests
@@ -132,6 +138,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InboxTTL <= 0 {
 		c.InboxTTL = DefaultInboxTTL
+	}
+	if c.FollowingReadMax <= 0 {
+		c.FollowingReadMax = DefaultFollowingReadMax
 	}
 	if c.FanoutBatchSize <= 0 {
 		c.FanoutBatchSize = DefaultFanoutBatchSize

@@ -207,6 +207,9 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := e.refreshCached(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
+		if err := e.syncFollowing(ctx, f); err != nil {
+			return err
+		}
 		if kind == models.EventFollowed {
 			return e.onFollowed(ctx, f)
 		}

@@ -173,11 +173,13 @@ return 1`)
 
 // readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
 // to ARGV[3] entries beyond ARGV[2] ("older" or "newer" per ARGV[1]), and
-// refreshes the TTL to ARGV[4] ms; nil when there is no inbox.
+// refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3]) with it;
+// nil when there is no inbox.
 var readInboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local fl = '0'
 if #m > 0 then fl = string.sub(m[1], 2) end
@@ -197,16 +199,19 @@ if #items > 0 then
 end
 return {fl, items, srcs}`)
 
-// swapInboxScript replaces the inbox with a rebuilt one, if the rebuild
-// still holds the lock (token ARGV[1]); KEYS: temp inbox, temp sources,
-// inbox, sources, lock. ARGV[2] is the TTL in ms.
+// swapInboxScript replaces the inbox, and the followee set beside it, with
+// rebuilt ones, if the rebuild still holds the lock (token ARGV[1]); KEYS:
+// temp inbox, temp sources, inbox, sources, lock, temp followee set,
+// followee set. ARGV[2] is the TTL in ms.
 var swapInboxScript = redis.NewScript(`
 if redis.call('GET', KEYS[5]) ~= ARGV[1] then
-  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[6])
   return 0
 end
 redis.call('RENAME', KEYS[1], KEYS[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
+redis.call('RENAME', KEYS[6], KEYS[7])
+redis.call('PEXPIRE', KEYS[7], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('RENAME', KEYS[2], KEYS[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
@@ -238,7 +243,7 @@ func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound 
 	if older {
 		dir = "older"
 	}
-	raw, err := readInboxScript.Run(ctx, e.redis, []string{e.keys.inbox(userID), e.keys.inboxSources(userID)},
+	raw, err := readInboxScript.Run(ctx, e.redis, []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID)},
 		dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return inboxPage{}, errNoInbox
@@ -265,13 +270,13 @@ func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound 
 	return page, nil
 }
 
-// inboxEntries looks up the given posts in the reader's inbox; those not
-// in it are left out.
-func (e *Engine) inboxEntries(ctx context.Context, reader int64, posts []int64) ([]inboxItem, error) {
+// inboxEntries queues, on pipe, the lookup of the given posts in the
+// reader's inbox; the function it returns, once pipe ran, gives those in
+// it (the others are left out).
+func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]inboxItem, error) {
 	if len(posts) == 0 {
-		return nil, nil
+		return func() ([]inboxItem, error) { return nil, nil }
 	}
-	pipe := e.redis.Pipeline()
 	scores := make([]*redis.FloatCmd, len(posts))
 	members := make([]string, len(posts))
 	for i, p := range posts {
@@ -279,22 +284,27 @@ func (e *Engine) inboxEntries(ctx context.Context, reader int64, posts []int64) 
 		scores[i] = pipe.ZScore(ctx, e.keys.inbox(reader), members[i])
 	}
 	srcs := pipe.HMGet(ctx, e.keys.inboxSources(reader), members...)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	var out []inboxItem
-	for i, p := range posts {
-		score, err := scores[i].Result()
-		if err != nil {
-			continue // not in the inbox
+	return func() ([]inboxItem, error) {
+		if err := srcs.Err(); err != nil {
+			return nil, err
 		}
-		item := inboxItem{PostID: p, Score: int64(score)}
-		if s, ok := srcs.Val()[i].(string); ok {
-			item.Sources = parseSources(s)
+		var out []inboxItem
+		for i, p := range posts {
+			score, err := scores[i].Result()
+			if errors.Is(err, redis.Nil) {
+				continue // not in the inbox
+			}
+			if err != nil {
+				return nil, err
+			}
+			item := inboxItem{PostID: p, Score: int64(score)}
+			if s, ok := srcs.Val()[i].(string); ok {
+				item.Sources = parseSources(s)
+			}
+			out = append(out, item)
 		}
-		out = append(out, item)
+		return out, nil
 	}
-	return out, nil
 }
 
 // scoreArg writes a bound for a score range; MaxInt64 (no bound) as +inf.

@@ -29,6 +29,18 @@ func (k keys) inboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id
 // inboxSourcesTemp is where a rebuild writes the sources.
 func (k keys) inboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" + k.user(id) + ":tmp" }
 
+// following is the set of the ids user id follows, beside their inbox,
+// plus the marker member "~" so that an empty set is told from a missing
+// one. It lets a warm read (the followed celebrities, whether an entry's
+// source is still followed, viewerIsFollowing) skip MySQL. Built and
+// swapped in with the inbox, same TTL, refreshed with it on read; changed
+// by follow, unfollow and removeFollower after their commit and again by
+// their stream events. Missing: MySQL answers.
+func (k keys) following(id int64) string { return k.prefix + "following:" + k.user(id) }
+
+// followingTemp is where a rebuild writes the followee set.
+func (k keys) followingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
+
 // rebuildLock is held (a token, TTL rebuildLockTTL) while a rebuild of user
 // id's inbox runs, so that one runs at a time across instances.
 func (k keys) rebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }

@@ -47,6 +47,9 @@ type metrics struct {
 	// cacheFillSeconds is how long filling a batch's misses took (the load
 	// from the tier below and the write back), by tier and kind.
 	cacheFillSeconds *prometheus.HistogramVec
+	// followingFallback counts questions about a reader's followees that
+	// MySQL answered (the followee set missing, or Redis failing).
+	followingFallback prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -110,11 +113,14 @@ func newMetrics() *metrics {
 			Name: "feed_cache_fill_seconds", Help: "Time to fill one batch's cache misses from the tier below, by tier and kind.",
 			Buckets: prometheus.ExponentialBuckets(0.0002, 2, 14),
 		}, []string{"tier", "kind"}),
+		followingFallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
+		}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
 		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
-		m.cacheLookups, m.cacheFillSeconds)
+		m.cacheLookups, m.cacheFillSeconds, m.followingFallback)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{kindPost, kindUser} {

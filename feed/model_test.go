@@ -230,7 +230,17 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 				t.Fatalf("step %d: read: %v", step, err)
 			}
 		case op < 91:
-			rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u)) // the inbox expires
+			// The inbox expires, with the followee set that shares its TTL;
+			// or memory pressure evicts one of them alone. (By step, not
+			// by rng, so that the recorded seeds replay as they were.)
+			switch step % 3 {
+			case 0:
+				rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u), te.keys.following(u))
+			case 1:
+				rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u))
+			default:
+				rdb.Del(ctx, te.keys.following(u))
+			}
 		case op < 93:
 			if err := flush(); err != nil { // Redis loses everything
 				t.Fatal(err)

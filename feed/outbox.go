@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -265,3 +266,84 @@ redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3])
 return 1`)
+
+// outboxRepostsScript returns {floor, member, ...}: the floor of outbox
+// KEYS[1] and its reposts ("repost:original") of the originals ARGV[2..],
+// looked for from score ARGV[1] (the lowest of them: a repost is newer than
+// its original) up; nil when the outbox is missing.
+var outboxRepostsScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
+local out = {'0'}
+if #m > 0 then out[1] = string.sub(m[1], 2) end
+local want = {}
+for i = 2, #ARGV do want[ARGV[i]] = true end
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')) do
+  local o = string.match(member, ':(%d+)$')
+  if o and want[o] then out[#out + 1] = member end
+end
+return out`)
+
+// celebrityReposts queues, on pipe, the search of the celebrities'
+// outboxes for their reposts of originals; the function it returns, once
+// pipe ran, gives those reposts by original (a failure of Redis as
+// errRedis). A repost is newer than its
+// original, so an outbox whose floor is at or below the lowest original
+// holds every one of them (the originals a read asks about are in its
+// window, at or above every merged outbox's floor); an outbox that is
+// missing, or whose floor rose past that meanwhile, is MySQL's to answer.
+func (e *Engine) celebrityReposts(ctx context.Context, pipe redis.Pipeliner, celebs, originals []int64) func() (map[int64][]source, error) {
+	out := map[int64][]source{}
+	if len(celebs) == 0 || len(originals) == 0 {
+		return func() (map[int64][]source, error) { return out, nil }
+	}
+	lowest := slices.Min(originals)
+	args := make([]any, 0, len(originals)+1)
+	args = append(args, lowest)
+	for _, o := range originals {
+		args = append(args, o)
+	}
+	cmds := make([]*redis.Cmd, len(celebs))
+	for i, c := range celebs {
+		cmds[i] = outboxRepostsScript.EvalSha(ctx, pipe, []string{e.keys.outbox(c)}, args...)
+	}
+	return func() (map[int64][]source, error) {
+		var fromMySQL []int64
+		for i, c := range celebs {
+			cmd := cmds[i]
+			if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+				cmd = outboxRepostsScript.Run(ctx, e.redis, []string{e.keys.outbox(c)}, args...) // Redis restarted
+			}
+			vals, err := cmd.StringSlice()
+			if errors.Is(err, redis.Nil) {
+				fromMySQL = append(fromMySQL, c)
+				continue
+			}
+			if err != nil {
+				return nil, errRedis{err}
+			}
+			if floor, _ := strconv.ParseInt(vals[0], 10, 64); floor > lowest {
+				fromMySQL = append(fromMySQL, c)
+				continue
+			}
+			for _, m := range vals[1:] {
+				item, err := parseOutboxMember(m)
+				if err != nil {
+					return nil, errRedis{fmt.Errorf("outbox of %d holds %q", c, m)}
+				}
+				out[item.OriginalID] = append(out[item.OriginalID], source{User: c, Event: item.PostID})
+			}
+		}
+		if len(fromMySQL) == 0 {
+			return out, nil
+		}
+		reposts, err := e.store.Reposts(ctx, fromMySQL, originals)
+		if err != nil {
+			return nil, err
+		}
+		for _, rp := range reposts {
+			out[*rp.RepostOfID] = append(out[*rp.RepostOfID], source{User: rp.AuthorID, Event: rp.ID})
+		}
+		return out, nil
+	}
+}

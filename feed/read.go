@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -19,10 +20,11 @@ import (
 // that window MySQL serves the rest, with the same cursor.
 //
 // Reads trust no stored entry blindly: each candidate's sources are checked
-// against MySQL (is the post live, is its source still followed) in one
-// batched query of each kind per page, so a post deleted or a followee
-// unfollowed a moment ago never shows, even before a worker has reached the
-// inbox. A stale source found this way is repaired in place, and a page that
+// (is the post live, is its source still followed) in one batch of each
+// kind per page, the second against the reader's followee set (see
+// following.go), which an unfollow changes before it returns; so a post
+// deleted or a followee unfollowed a moment ago never shows, even before a
+// worker has reached the inbox. A stale source found this way is repaired in place, and a page that
 // a repair reorders is read again.
 
 // readMaxPasses bounds the re-reads after repairs.
@@ -36,9 +38,12 @@ func (e errRedis) Unwrap() error { return e.err }
 
 // reader holds what one feed request learns once and uses on every fetch.
 type reader struct {
-	id        int64
-	celebs    []int64 // followed celebrities, merged at read time
-	followees []int64 // loaded only when MySQL must serve part of the page
+	id     int64
+	celebs []int64 // followed celebrities, merged at read time
+	// followees are everyone the reader follows, sorted, when loaded: from
+	// their followee set in Redis when it is small enough to read whole,
+	// else from MySQL when that must serve part of the page.
+	followees []int64
 	loaded    bool
 	rebuilt   bool
 	// posts are the live posts the checks read, by id: the page's posts
@@ -47,35 +52,60 @@ type reader struct {
 }
 
 // newReader makes sure the reader has an inbox and finds the celebrities
-// they follow. A warm read learns both of what Redis holds in one round
-// trip (the inbox's existence and the celebrity set, pipelined).
+// they follow. A warm read learns all of it in one round trip: the state
+// of the reader's own keys (the inbox's existence and, unless it is large,
+// the whole followee set) in one script on their slot, pipelined with the
+// celebrity set.
 func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
-	exists := pipe.Exists(ctx, e.keys.inbox(viewer))
+	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer)}
+	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax)
 	var members *redis.StringSliceCmd
 	if e.cfg.Mode == ModeHybrid {
 		members = pipe.SMembers(ctx, e.keys.celebrities())
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, errRedis{err}
+	pipe.Exec(ctx) // each command's own error is looked at below
+	if redis.HasErrorPrefix(state.Err(), "NOSCRIPT") {
+		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax) // Redis restarted
 	}
-	var celebs []int64
-	var err error
-	if exists.Val() == 0 {
-		// Cold: rebuild, then read the celebrity set the rebuild went by.
-		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
-			return nil, errRedis{err}
-		}
-		celebs, err = e.celebrityIDs(ctx)
-	} else if members != nil {
-		celebs, err = e.celebritiesFrom(ctx, members.Val())
+	if members != nil && members.Err() != nil {
+		return nil, errRedis{members.Err()}
 	}
+	inbox, set, err := readerState(state)
 	if err != nil {
 		return nil, errRedis{err}
 	}
+	var celebs []int64
+	if !inbox {
+		// Cold: rebuild (with the followee set), then read the celebrity
+		// set the rebuild went by, and the followee set it swapped in.
+		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
+			return nil, errRedis{err}
+		}
+		if celebs, err = e.celebrityIDs(ctx); err != nil {
+			return nil, errRedis{err}
+		}
+		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax)); err != nil {
+			return nil, errRedis{err}
+		}
+	} else if members != nil {
+		if celebs, err = e.celebritiesFrom(ctx, members.Val()); err != nil {
+			return nil, errRedis{err}
+		}
+	}
+	switch set.state {
+	case followingWhole:
+		r.followees, r.loaded = set.ids, true
+	case followingMissing:
+		if r.followees, err = e.restoreFollowing(ctx, viewer); err != nil {
+			return nil, err
+		}
+		r.loaded = true
+		slices.Sort(r.followees)
+	}
 	if len(celebs) > 0 {
-		followed, err := e.store.FollowedAmong(ctx, viewer, celebs)
+		followed, err := r.follows(ctx, e, celebs)
 		if err != nil {
 			return nil, err
 		}
@@ -88,12 +118,54 @@ func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
 	return r, nil
 }
 
+// followingState is what readerStateScript said of the followee set.
+type followingState struct {
+	state int
+	ids   []int64 // sorted; when read whole
+}
+
+// readerState decodes readerStateScript's answer: whether the inbox exists,
+// and the followee set.
+func readerState(cmd *redis.Cmd) (bool, followingState, error) {
+	vals, err := cmd.Slice()
+	if err != nil {
+		return false, followingState{}, err
+	}
+	if len(vals) != 3 {
+		return false, followingState{}, fmt.Errorf("reader state: %v", vals)
+	}
+	inbox, _ := vals[0].(int64)
+	state, _ := vals[1].(int64)
+	joined, _ := vals[2].(string)
+	set := followingState{state: int(state)}
+	if set.state == followingWhole {
+		set.ids = parseFollowing(joined)
+	}
+	return inbox == 1, set, nil
+}
+
+// follows returns which of ids the reader follows: from the followees read
+// whole, else from the followee set (one round trip), else from MySQL.
+func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64]bool, error) {
+	if r.loaded {
+		found := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			if _, ok := slices.BinarySearch(r.followees, id); ok {
+				found[id] = true
+			}
+		}
+		return found, nil
+	}
+	return e.followedAmong(ctx, r.id, ids)
+}
+
 func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
 	if !r.loaded {
 		ids, err := e.store.FolloweeIDs(ctx, r.id)
 		if err != nil {
 			return nil, err
 		}
+		slices.Sort(ids)
 		r.followees, r.loaded = ids, true
 	}
 	return r.followees, nil
@@ -226,9 +298,37 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				unseen = append(unseen, id)
 			}
 		}
-		known, err := e.inboxEntries(ctx, r.id, unseen)
+		// Celebrities' reposts of the candidates that their outboxes did
+		// not show in this range may be earlier arrivals: those of the
+		// candidates in the window are in the outboxes too, looked up in
+		// the same round trip (the candidates below the window are placed
+		// from MySQL, see exactPositions).
+		var inWindow []int64
+		if len(r.celebs) > 0 {
+			for id := range cands {
+				if id >= window {
+					inWindow = append(inWindow, id)
+				}
+			}
+		}
+		pipe := e.redis.Pipeline()
+		lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
+		reposted := e.celebrityReposts(ctx, pipe, r.celebs, inWindow)
+		if len(unseen) > 0 || len(inWindow) > 0 {
+			pipe.Exec(ctx) // each command's own error is looked at below
+		}
+		known, err := lookup()
 		if err != nil {
 			return nil, 0, false, errRedis{err}
+		}
+		arrivals, err := reposted()
+		if err != nil {
+			return nil, 0, false, err
+		}
+		for id, list := range arrivals {
+			if c := cands[id]; c != nil {
+				c.celeb = append(c.celeb, list...)
+			}
 		}
 		for _, it := range known {
 			c := cands[it.PostID]
@@ -327,18 +427,6 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 	for id := range cands {
 		ids = append(ids, id)
 	}
-	// Celebrities' reposts of these posts that their outboxes did not show
-	// in this range: they may be earlier arrivals.
-	if len(r.celebs) > 0 {
-		reposts, err := e.store.Reposts(ctx, r.celebs, ids)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, rp := range reposts {
-			c := cands[*rp.RepostOfID]
-			c.celeb = append(c.celeb, source{User: rp.AuthorID, Event: rp.ID})
-		}
-	}
 	events := slices.Clone(ids)
 	for _, c := range cands {
 		for _, s := range c.recorded {
@@ -368,7 +456,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			users = append(users, s.User)
 		}
 	}
-	followed, err := e.store.FollowedAmong(ctx, r.id, uniq(users))
+	followed, err := r.follows(ctx, e, uniq(users))
 	if err != nil {
 		return nil, nil, err
 	}

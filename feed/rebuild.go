@@ -72,6 +72,13 @@ func (e *Engine) waitForUnlock(ctx context.Context, lock string) error {
 // their sources, and swaps them in as the inbox.
 func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) error {
 	defer e.redis.Del(context.WithoutCancel(ctx), e.keys.rebuildLock(reader)) // after a failure; the swap deletes it on success
+	// A followee set that outlived its inbox goes before MySQL is read: a
+	// follow committed after that read finds no set and the lock, waits for
+	// the swap and lands on the set swapped in, where it would otherwise
+	// land on the old set and be lost by the swap.
+	if err := e.redis.Del(ctx, e.keys.following(reader)).Err(); err != nil {
+		return err
+	}
 	followees, err := e.store.FolloweeIDs(ctx, reader)
 	if err != nil {
 		return err
@@ -88,9 +95,10 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) e
 	if err != nil {
 		return err
 	}
-	tmp, tmpSrc := e.keys.inboxTemp(reader), e.keys.inboxSourcesTemp(reader)
+	tmp, tmpSrc, tmpFollowing := e.keys.inboxTemp(reader), e.keys.inboxSourcesTemp(reader), e.keys.followingTemp(reader)
 	pipe := e.redis.TxPipeline()
-	pipe.Del(ctx, tmp, tmpSrc)
+	pipe.Del(ctx, tmp, tmpSrc, tmpFollowing)
+	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees)...)
 	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
 	for _, en := range entries {
 		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
@@ -102,7 +110,8 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) e
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	keys := []string{tmp, tmpSrc, e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader)}
+	keys := []string{tmp, tmpSrc, e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader),
+		tmpFollowing, e.keys.following(reader)}
 	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds()).Err(); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.noteFollowing(ctx, viewerID, userID, true)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -30,6 +31,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.noteFollowing(ctx, viewerID, userID, false)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -43,6 +45,7 @@ func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*m
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.noteFollowing(ctx, userID, viewerID, false)
 		e.afterCommit(ctx, nil)
 		e.publish(ctx, e.keys.readerChannel(userID), "unfollow "+itoa(viewerID))
 	}
@@ -93,9 +96,10 @@ func (e *Engine) relations(ctx context.Context, kind cursorKind, total int, args
 	return conn, nil
 }
 
-// FollowedBy returns which of ids the viewer follows.
+// FollowedBy returns which of ids the viewer follows: from their followee
+// set when it exists (an active reader), else from MySQL.
 func (e *Engine) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
-	return e.store.FollowedAmong(ctx, viewerID, ids)
+	return e.followedAmong(ctx, viewerID, ids)
 }
 
 // FollowersOf returns which of ids follow the viewer.

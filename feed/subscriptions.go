@@ -199,7 +199,7 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
-		followed, err := e.store.FollowedAmong(ctx, reader, celebs)
+		followed, err := e.followedAmong(ctx, reader, celebs)
 		var out []int64
 		for _, c := range celebs {
 			if followed[c] {

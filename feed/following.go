@@ -1,0 +1,231 @@
+package feed
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+)
+
+// The reader's followee set (see keys.following) answers, on a warm read,
+// what MySQL answered before: which celebrities the reader follows, whether
+// an entry's source is still followed, and viewerIsFollowing. It is exact
+// while it exists:
+//
+//   - A rebuild of the inbox, holding the rebuild lock, deletes the old set,
+//     reads the followees from MySQL and swaps the new set in with the
+//     inbox. A follow change meanwhile finds no set but the lock, waits for
+//     the swap and lands on the new set (the inbox changes do the same).
+//   - follow, unfollow and removeFollower change the set after their commit,
+//     before they return, so the instance that served them reads its own
+//     write at once.
+//   - Their stream events set it again from MySQL's answer at that time, so
+//     a process that died between the commit and its change leaves the set
+//     wrong only for the dispatcher's lag.
+//
+// A missing set (evicted, or the reader has no inbox) is MySQL's to answer.
+
+// followingMarker is the member that makes an empty set exist.
+const followingMarker = "~"
+
+// The state of a reader's followee set, as readerStateScript tells it.
+const (
+	followingMissing = 0
+	followingWhole   = 1 // read whole: the ids came back
+	followingLarge   = 2 // more members than FollowingReadMax: ask per page
+)
+
+// changeFollowingScript adds ("add") or removes ARGV[2] in the followee
+// set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. Answers
+// like an inbox change: inboxMissing, inboxDone or inboxRebuilding.
+var changeFollowingScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  return 0
+end
+if ARGV[1] == 'add' then
+  redis.call('SADD', KEYS[1], ARGV[2])
+else
+  redis.call('SREM', KEYS[1], ARGV[2])
+end
+return 1`)
+
+// readerStateScript is what a read learns of the reader's own keys in one
+// round trip: {inbox exists (0 or 1), followee set state, its members
+// joined by commas when read whole}. KEYS[1] inbox, KEYS[2] followee set;
+// ARGV[1] is FollowingReadMax. One string, not a reply per member, so that
+// a few hundred ids cost one allocation to read.
+var readerStateScript = redis.NewScript(`
+local inbox = redis.call('EXISTS', KEYS[1])
+local n = redis.call('SCARD', KEYS[2])
+if n == 0 then return {inbox, 0, ''} end
+if n - 1 > tonumber(ARGV[1]) then return {inbox, 2, ''} end
+return {inbox, 1, table.concat(redis.call('SMEMBERS', KEYS[2]), ',')}`)
+
+// followingAmongScript answers SMISMEMBER of ARGV over the followee set
+// KEYS[1], or nil when the set is missing.
+var followingAmongScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+return redis.call('SMISMEMBER', KEYS[1], unpack(ARGV))`)
+
+// installFollowingScript swaps the followee set written to KEYS[1] in as
+// KEYS[2], if the caller still holds the rebuild lock KEYS[3] (token
+// ARGV[1]) and no set came meanwhile; it takes the inbox's (KEYS[4]) TTL,
+// else ARGV[2] ms, and frees the lock.
+var installFollowingScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('DEL', KEYS[3])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('RENAME', KEYS[1], KEYS[2])
+local ttl = redis.call('PTTL', KEYS[4])
+if ttl <= 0 then ttl = ARGV[2] end
+redis.call('PEXPIRE', KEYS[2], ttl)
+return 1`)
+
+// followingMembers are the members of a followee set of ids.
+func followingMembers(ids []int64) []any {
+	out := make([]any, 0, len(ids)+1)
+	out = append(out, followingMarker)
+	for _, id := range ids {
+		out = append(out, strconv.FormatInt(id, 10))
+	}
+	return out
+}
+
+// parseFollowing reads the comma-joined members of a followee set into
+// sorted ids, skipping the marker.
+func parseFollowing(joined string) []int64 {
+	var ids []int64
+	var n int64
+	digits := false
+	for i := 0; i <= len(joined); i++ {
+		if i < len(joined) && joined[i] >= '0' && joined[i] <= '9' {
+			n, digits = n*10+int64(joined[i]-'0'), true
+			continue
+		}
+		if i == len(joined) || joined[i] == ',' {
+			if digits {
+				ids = append(ids, n)
+			}
+			n, digits = 0, false
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// setFollowing records in follower's followee set, if it exists, whether
+// they follow followee, waiting out a running rebuild of their inbox.
+func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+	op := "remove"
+	if follows {
+		op = "add"
+	}
+	keys := []string{e.keys.following(follower), e.keys.rebuildLock(follower)}
+	for {
+		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee).Int()
+		if err != nil || n != inboxRebuilding {
+			return err
+		}
+		if err := e.waitForUnlock(ctx, keys[1]); err != nil {
+			return err
+		}
+	}
+}
+
+// noteFollowing is setFollowing after a follow change commits. A failure
+// is only logged: the change's stream event sets the set again.
+func (e *Engine) noteFollowing(ctx context.Context, follower, followee int64, follows bool) {
+	if err := e.setFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
+	}
+}
+
+// syncFollowing sets follower's followee set to MySQL's answer about
+// followee: the stream's repair of a change whose own write was lost.
+func (e *Engine) syncFollowing(ctx context.Context, ev models.FollowEventPayload) error {
+	follows, err := e.store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
+	if err != nil {
+		return err
+	}
+	return e.setFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
+}
+
+// followedAmong returns which of ids reader follows: from their followee
+// set when it exists, else (missing, or Redis failed) from MySQL.
+func (e *Engine) followedAmong(ctx context.Context, reader int64, ids []int64) (map[int64]bool, error) {
+	if len(ids) == 0 {
+		return map[int64]bool{}, nil
+	}
+	if found, ok := e.followedInSet(ctx, reader, ids); ok {
+		return found, nil
+	}
+	return e.store.FollowedAmong(ctx, reader, ids)
+}
+
+// followedInSet answers followedAmong from the followee set; ok is false
+// when the set is missing or Redis failed.
+func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (map[int64]bool, bool) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	hits, err := followingAmongScript.Run(ctx, e.redis, []string{e.keys.following(reader)}, args...).Int64Slice()
+	if err != nil {
+		// Missing, or Redis failed: either way MySQL answers, and a Redis
+		// outage shows in the metric rather than a warning per question.
+		e.metrics.followingFallback.Inc()
+		return nil, false
+	}
+	found := make(map[int64]bool, len(ids))
+	for i, id := range ids {
+		if i < len(hits) && hits[i] == 1 {
+			found[id] = true
+		}
+	}
+	return found, true
+}
+
+// restoreFollowing loads reader's followees from MySQL when their inbox
+// exists but their followee set does not (it was evicted), and puts the set
+// back under the rebuild lock, so that a follow committed meanwhile waits
+// for it as it would for a rebuild. When someone holds the lock, the ids
+// only serve this read.
+func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
+	e.metrics.followingFallback.Inc()
+	lock := e.keys.rebuildLock(reader)
+	token := newToken()
+	got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
+	if err != nil {
+		return nil, errRedis{err}
+	}
+	ids, err := e.store.FolloweeIDs(ctx, reader)
+	if err != nil || !got {
+		if got {
+			e.redis.Del(context.WithoutCancel(ctx), lock)
+		}
+		return ids, err
+	}
+	tmp := e.keys.followingTemp(reader)
+	pipe := e.redis.TxPipeline()
+	pipe.Del(ctx, tmp)
+	pipe.SAdd(ctx, tmp, followingMembers(ids)...)
+	if _, err := pipe.Exec(ctx); err != nil {
+		e.redis.Del(context.WithoutCancel(ctx), lock)
+		return ids, nil // the read has its answer; the set waits for the next one
+	}
+	keys := []string{tmp, e.keys.following(reader), lock, e.keys.inbox(reader)}
+	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds()).Err(); err != nil {
+		e.redis.Del(context.WithoutCancel(ctx), lock)
+	}
+	return ids, nil
+}

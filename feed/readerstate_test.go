@@ -1,0 +1,493 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"feedservice/internal/testenv"
+)
+
+// counted marks the context of the calls whose SQL statements and Redis
+// round trips a test counts, so that the engine's background work (the
+// hub, the lag watch) is not counted with them.
+type counted struct{}
+
+func countedContext() context.Context {
+	return context.WithValue(context.Background(), counted{}, true)
+}
+
+// readerSQL records the SQL statements, run in a counted context, that ask
+// about the reader's own state: the followings table (FollowedAmong,
+// FolloweeIDs, Follows) and the celebrities' reposts of given originals
+// (Reposts). Other statements (posts and users) are not this test's.
+type readerSQL struct {
+	mu    sync.Mutex
+	stmts []string
+}
+
+func watchReaderSQL(t *testing.T, db *gorm.DB) *readerSQL {
+	t.Helper()
+	w := &readerSQL{}
+	record := func(tx *gorm.DB) {
+		if tx.Statement.Context == nil || tx.Statement.Context.Value(counted{}) == nil {
+			return
+		}
+		sql := tx.Statement.SQL.String()
+		if strings.Contains(sql, "followings") || strings.Contains(sql, "repost_of_id IN") {
+			w.mu.Lock()
+			w.stmts = append(w.stmts, sql)
+			w.mu.Unlock()
+		}
+	}
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Query().After("gorm:query").Register("test:reader-sql", record),
+		cb.Row().After("gorm:row").Register("test:reader-sql", record),
+		cb.Raw().After("gorm:raw").Register("test:reader-sql", record),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func (w *readerSQL) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.stmts
+	w.stmts = nil
+	return out
+}
+
+// roundTrips counts the Redis round trips made in a counted context: a
+// command, or a pipeline (one round trip however many commands it holds).
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(counted{}) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(counted{}) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// readerStateFixture is a reader who follows an ordinary author, a
+// reposter and (hybrid) a celebrity, whose feed, posts and reposts of each
+// other, all lies within the inbox window.
+type readerStateFixture struct {
+	te                         *testEngine
+	sql                        *readerSQL
+	reader, author, other, cel int64
+}
+
+func newReaderStateFixture(t *testing.T, mode Mode) readerStateFixture {
+	t.Helper()
+	st := newTestStore(t)
+	sql := watchReaderSQL(t, st.DB()) // before the engine runs: gorm's callbacks are not safe to change under it
+	rdb, prefix := testenv.Redis(t)
+	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.Mode, c.InboxCap, c.CelebrityFollowers = mode, 50, 3 })
+	f := readerStateFixture{te: te, sql: sql, reader: te.user("reader"), author: te.user("author"), other: te.user("other"), cel: te.user("celebrity")}
+	te.follow(f.reader, f.author)
+	te.follow(f.reader, f.other)
+	te.follow(f.reader, f.cel)
+	te.follow(te.user("fan1"), f.cel)
+	te.follow(te.user("fan2"), f.cel) // three followers: a celebrity in hybrid mode
+	// Before they post: the celebrity's posts are then not fanned out, and
+	// the inbox, built here, learns of its reposts only at read time (a
+	// rebuild would write them down as sources).
+	te.settle()
+	te.readFeed(f.reader, 5)
+	var own []int64
+	for i := range 6 {
+		own = append(own, te.post(f.author, "a"), te.post(f.cel, "c"))
+		if i%2 == 0 {
+			te.post(f.other, "o")
+		}
+	}
+	te.repost(f.cel, own[0])   // an old post of the author, reposted by the celebrity
+	te.repost(f.other, own[1]) // an old post of the celebrity, reposted by an ordinary followee
+	te.repost(f.cel, own[4])
+	te.settle()
+	return f
+}
+
+// A warm page, first or deeper within the window, asks MySQL nothing about
+// the reader: which celebrities they follow, whether each entry's source is
+// still followed, the celebrities' reposts of the candidates. Their followee
+// set, read with the inbox check, and the celebrities' outboxes answer.
+func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
+	for _, mode := range []Mode{ModePush, ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := newReaderStateFixture(t, mode)
+			te, sql := f.te, f.sql
+			trips := &roundTrips{}
+			te.redis.AddHook(trips)
+			want := te.pulledFeed(f.reader)
+			if len(want) < 11 {
+				t.Fatalf("the fixture's feed has %d entries; the test wants three pages of 5", len(want))
+			}
+			te.readFeed(f.reader, 5) // warm: the inbox and the followee set exist
+
+			size := 5
+			var cursor *string
+			// Every page: the deepest holds posts the celebrity reposted
+			// long after, which that page's range of its outbox does not
+			// show.
+			for page := 1; page == 1 || cursor != nil; page++ {
+				trips.n.Store(0)
+				conn, err := te.Feed(countedContext(), f.reader, PageArgs{First: &size, After: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, edge := range conn.Edges {
+					w := want[(page-1)*size+i]
+					if edge.Node.PostID != w.Post || !slices.Equal(edge.Node.ReposterIDs, w.Reposters) {
+						t.Fatalf("page %d entry %d: post %d reposters %v, want %d %v", page, i, edge.Node.PostID, edge.Node.ReposterIDs, w.Post, w.Reposters)
+					}
+				}
+				if stmts := sql.take(); len(stmts) > 0 {
+					t.Errorf("warm page %d ran %d statements about the reader:\n%s", page, len(stmts), strings.Join(stmts, "\n"))
+				}
+				t.Logf("%s warm page %d: %d Redis round trips", mode, page, trips.n.Load())
+				if cursor = conn.PageInfo.EndCursor; !conn.PageInfo.HasNextPage {
+					cursor = nil
+				}
+			}
+			// viewerIsFollowing of an active reader: their set answers.
+			followed, err := te.FollowedBy(countedContext(), f.reader, []int64{f.author, f.cel, f.reader})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !followed[f.author] || !followed[f.cel] || followed[f.reader] {
+				t.Fatalf("FollowedBy = %v", followed)
+			}
+			if stmts := sql.take(); len(stmts) > 0 {
+				t.Errorf("FollowedBy ran %q", stmts)
+			}
+		})
+	}
+}
+
+// followingOf is the reader's followee set as Redis holds it, without the
+// marker; nil when it is missing.
+func followingOf(t *testing.T, te *testEngine, reader int64) []int64 {
+	t.Helper()
+	members, err := te.redis.SMembers(context.Background(), te.keys.following(reader)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	if !slices.Contains(members, followingMarker) {
+		t.Fatalf("followee set %v has no marker", members)
+	}
+	return parseFollowing(strings.Join(members, ","))
+}
+
+func sortedIDs(ids ...int64) []int64 {
+	slices.Sort(ids)
+	return ids
+}
+
+// follow, unfollow and removeFollower change the set before they return,
+// with no worker running; the next page leaves out what the removed
+// follow brought, although it is still in the inbox (removeFollower does
+// not touch the inbox itself: its worker would), and asks MySQL nothing
+// about it.
+func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
+	f := newReaderStateFixture(t, ModePush)
+	te := f.te
+	te.readFeed(f.reader, 50)
+	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, f.other, f.cel); !slices.Equal(got, want) {
+		t.Fatalf("followee set after the rebuild = %v, want %v", got, want)
+	}
+	// Stop the workers and the dispatcher: only the mutations themselves
+	// act from here on.
+	te.stop()
+	te = startTestEngine(t, te.store, te.redis, te.keys.prefix, func(c *Config) {
+		c.Mode, c.InboxCap, c.FanoutWorkers, c.Dispatch = ModePush, 50, 0, false
+	})
+	newcomer := te.user("newcomer")
+	te.follow(f.reader, newcomer)
+	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, f.other, f.cel, newcomer); !slices.Equal(got, want) {
+		t.Fatalf("after follow: %v, want %v", got, want)
+	}
+	te.unfollow(f.reader, f.cel)
+	if _, err := te.RemoveFollower(context.Background(), f.other, f.reader); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(inboxAuthorsFor(t, te, f.reader), func(a int64) bool { return a == f.other }) {
+		t.Fatal("the removed follow's entries already left the inbox: the test would not see the read leave them out")
+	}
+
+	sql := f.sql
+	size := 50
+	conn, err := te.Feed(countedContext(), f.reader, PageArgs{First: &size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := te.pulledFeed(f.reader)
+	if len(conn.Edges) != len(want) {
+		t.Fatalf("page has %d entries, MySQL's feed %d", len(conn.Edges), len(want))
+	}
+	for i, edge := range conn.Edges {
+		if edge.Node.PostID != want[i].Post || !slices.Equal(edge.Node.ReposterIDs, want[i].Reposters) {
+			t.Fatalf("entry %d: post %d reposters %v, want %d %v", i, edge.Node.PostID, edge.Node.ReposterIDs, want[i].Post, want[i].Reposters)
+		}
+	}
+	if stmts := sql.take(); len(stmts) > 0 {
+		t.Errorf("the page ran %q", stmts)
+	}
+	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, newcomer); !slices.Equal(got, want) {
+		t.Fatalf("after unfollow and removeFollower: %v, want %v", got, want)
+	}
+}
+
+// inboxAuthorsFor lists the authors of the posts in the reader's inbox.
+func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	members, err := te.redis.ZRangeByScore(ctx, te.keys.inbox(reader), &redis.ZRangeBy{Min: "0", Max: "+inf"}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, m := range members {
+		ids = append(ids, parseFollowing(m)...)
+	}
+	posts, err := te.store.PostsByIDs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, p := range posts {
+		out = append(out, p.AuthorID)
+	}
+	return out
+}
+
+// The set is swapped in with the inbox, with its TTL, refreshed with it on
+// read; a set that outlived its inbox is replaced by the rebuild.
+func TestFollowingLivesWithTheInbox(t *testing.T) {
+	f := newReaderStateFixture(t, ModeHybrid)
+	te := f.te
+	ctx := context.Background()
+	// The fixture's first read built the inbox, and the set with it.
+	inboxTTL, setTTL := te.redis.PTTL(ctx, te.keys.inbox(f.reader)).Val(), te.redis.PTTL(ctx, te.keys.following(f.reader)).Val()
+	if setTTL <= 0 || inboxTTL-setTTL > time.Second || setTTL-inboxTTL > time.Second {
+		t.Fatalf("followee set TTL %v, inbox TTL %v", setTTL, inboxTTL)
+	}
+	// Refreshed on read.
+	te.redis.PExpire(ctx, te.keys.following(f.reader), time.Minute)
+	te.readFeed(f.reader, 5)
+	if ttl := te.redis.PTTL(ctx, te.keys.following(f.reader)).Val(); ttl < te.cfg.InboxTTL-time.Minute {
+		t.Fatalf("followee set TTL after a read = %v, want about %v", ttl, te.cfg.InboxTTL)
+	}
+	// The inbox is evicted alone, and the set holds a stale member: the
+	// rebuild replaces it with MySQL's followees.
+	stranger := te.user("stranger")
+	te.redis.SAdd(ctx, te.keys.following(f.reader), stranger)
+	te.redis.Del(ctx, te.keys.inbox(f.reader), te.keys.inboxSources(f.reader))
+	rebuilds := lcCount(te.metrics.rebuilds)
+	te.readFeed(f.reader, 5)
+	if lcCount(te.metrics.rebuilds) != rebuilds+1 {
+		t.Fatal("the inbox was not rebuilt")
+	}
+	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, f.other, f.cel); !slices.Equal(got, want) {
+		t.Fatalf("followee set after the rebuild = %v, want %v", got, want)
+	}
+}
+
+// raceFollow is a hook that, when the rebuild of reader's inbox writes its
+// temporary keys (MySQL was read), runs a follow and lets the rebuild go on
+// only once the follow committed and its change of the set found the
+// rebuild running.
+type raceFollow struct {
+	tempKey string
+	armed   atomic.Bool
+	follow  func()
+	waiting chan struct{}
+	once    sync.Once
+}
+
+func (h *raceFollow) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *raceFollow) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if len(args) > 1 && args[0] == "evalsha" && args[1] == changeFollowingScript.Hash() {
+			if n, _ := cmd.(*redis.Cmd).Int(); n == inboxRebuilding {
+				h.once.Do(func() { close(h.waiting) })
+			}
+		}
+		return err
+	}
+}
+
+func (h *raceFollow) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if args := cmd.Args(); h.armed.Load() && len(args) > 1 && args[0] == "sadd" && args[1] == h.tempKey {
+				h.armed.Store(false)
+				go h.follow()
+				select {
+				case <-h.waiting:
+				case <-time.After(5 * time.Second):
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A follow that commits while the inbox is rebuilt (after the rebuild read
+// MySQL, before its swap) lands on the set swapped in: its change waits for
+// the rebuild, whether the reader had no set or an old one that outlived
+// the inbox.
+func TestFollowDuringRebuildIsKept(t *testing.T) {
+	for _, oldSet := range []bool{false, true} {
+		name := "no set"
+		if oldSet {
+			name = "old set"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb, prefix := testenv.Redis(t)
+			te := startTestEngine(t, newTestStore(t), rdb, prefix, func(c *Config) { c.Mode = ModePush })
+			reader, author, late := te.user("reader"), te.user("author"), te.user("late")
+			te.follow(reader, author)
+			te.post(author, "p")
+			te.settle()
+			te.readFeed(reader, 5)
+			dropped := []string{te.keys.inbox(reader), te.keys.inboxSources(reader)}
+			if !oldSet {
+				dropped = append(dropped, te.keys.following(reader))
+			}
+			rdb.Del(ctx, dropped...)
+			if err := changeFollowingScript.Load(ctx, rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			followed := make(chan error, 1)
+			hook := &raceFollow{tempKey: te.keys.followingTemp(reader), waiting: make(chan struct{}), follow: func() {
+				_, err := te.Follow(ctx, reader, late)
+				followed <- err
+			}}
+			hook.armed.Store(true)
+			rdb.AddHook(hook)
+			te.readFeed(reader, 5)
+			if err := <-followed; err != nil {
+				t.Fatal(err)
+			}
+			if got, want := followingOf(t, te, reader), sortedIDs(author, late); !slices.Equal(got, want) {
+				t.Fatalf("followee set = %v, want %v: the follow was lost", got, want)
+			}
+			select {
+			case <-hook.waiting:
+			default:
+				t.Fatal("the follow's change of the set did not meet the rebuild: the test did not make the race")
+			}
+		})
+	}
+}
+
+// A missing set (evicted while the inbox lives) and a flushed Redis: MySQL
+// answers, the reads stay right, and the set comes back.
+func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
+	f := newReaderStateFixture(t, ModeHybrid)
+	te := f.te
+	ctx := context.Background()
+	want := te.pulledFeed(f.reader)
+	check := func(when string) {
+		t.Helper()
+		if got := te.readFeed(f.reader, 4); !slices.EqualFunc(got, want, func(a, b feedItem) bool {
+			return a.Post == b.Post && slices.Equal(a.Reposters, b.Reposters)
+		}) {
+			t.Fatalf("%s: feed %v, want %v", when, got, want)
+		}
+		followed, err := te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel, f.reader})
+		if err != nil || !followed[f.author] || !followed[f.cel] || followed[f.reader] {
+			t.Fatalf("%s: FollowedBy = %v, %v", when, followed, err)
+		}
+	}
+	check("cold")
+
+	// Evicted alone: the read answers from MySQL and puts the set back.
+	te.redis.Del(ctx, te.keys.following(f.reader))
+	fallbacks := lcCount(te.metrics.followingFallback)
+	followed, err := te.FollowedBy(ctx, f.reader, []int64{f.cel})
+	if err != nil || !followed[f.cel] {
+		t.Fatalf("FollowedBy with no set = %v, %v", followed, err)
+	}
+	check("set evicted")
+	if lcCount(te.metrics.followingFallback) < fallbacks+2 {
+		t.Fatal("the missing set was not counted as answered by MySQL")
+	}
+	if got := followingOf(t, te, f.reader); !slices.Equal(got, sortedIDs(f.author, f.other, f.cel)) {
+		t.Fatalf("followee set after the read = %v", got)
+	}
+
+	// Redis loses everything; a follow change meanwhile finds no set.
+	if _, err := testenv.DeletePrefix(ctx, te.redis, te.keys.prefix); err != nil {
+		t.Fatal(err)
+	}
+	te.unfollow(f.reader, f.other)
+	te.settle()
+	want = te.pulledFeed(f.reader)
+	check("after a flush")
+
+	// Redis fails on the set: MySQL answers.
+	te.redis.AddHook(failScript{changeFollowingScript.Hash(), followingAmongScript.Hash()})
+	te.unfollow(f.reader, f.author)
+	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
+	if err != nil || followed[f.author] || !followed[f.cel] {
+		t.Fatalf("FollowedBy with Redis failing = %v, %v", followed, err)
+	}
+}
+
+// failScript fails the scripts with the given hashes, as a Redis that is
+// away would.
+type failScript []string
+
+func (h failScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); len(args) > 1 && (args[0] == "evalsha" || args[0] == "eval") {
+			if s, ok := args[1].(string); ok && slices.Contains(h, s) {
+				err := errors.New("connection refused")
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
