@@ -25,6 +25,9 @@ import (
 //   - Their stream events set it again from MySQL's answer at that time, so
 //     a process that died between the commit and its change leaves the set
 //     wrong only for the dispatcher's lag.
+//   - Every writer checks MySQL after its write and writes again if the
+//     relation changed meanwhile (settleFollowing), so a write that comes
+//     late, after a newer change's, does not stay.
 //
 // A missing set (evicted, or the reader has no inbox) is MySQL's to answer.
 
@@ -142,10 +145,10 @@ func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, fol
 	}
 }
 
-// noteFollowing is setFollowing after a follow change commits. A failure
-// is only logged: the change's stream event sets the set again.
+// noteFollowing is settleFollowing after a follow change commits. A
+// failure is only logged: the change's stream event sets the set again.
 func (e *Engine) noteFollowing(ctx context.Context, follower, followee int64, follows bool) {
-	if err := e.setFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
+	if err := e.settleFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
 		e.log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
 	}
 }
@@ -157,7 +160,32 @@ func (e *Engine) syncFollowing(ctx context.Context, ev models.FollowEventPayload
 	if err != nil {
 		return err
 	}
-	return e.setFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
+	return e.settleFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
+}
+
+// followingSettleRounds bounds the writes of one settleFollowing: more
+// would mean the relation flips between every write and check, and the
+// flipping changes' own writers settle it then.
+const followingSettleRounds = 3
+
+// settleFollowing writes follows into follower's followee set, then asks
+// MySQL again and writes its answer until the two agree. A writer may
+// stall between learning the relation (its commit, or its read of MySQL)
+// and writing it, and write after a newer change's writer: whoever writes
+// last has checked MySQL after its own write, so a late write is undone by
+// its own writer. The check costs each follow change one statement.
+func (e *Engine) settleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+	for range followingSettleRounds {
+		if err := e.setFollowing(ctx, follower, followee, follows); err != nil {
+			return err
+		}
+		now, err := e.store.Follows(ctx, follower, followee)
+		if err != nil || now == follows {
+			return err
+		}
+		follows = now
+	}
+	return nil
 }
 
 // followedAmong returns which of ids reader follows: from their followee

@@ -321,6 +321,32 @@ func TestFollowingLivesWithTheInbox(t *testing.T) {
 	}
 }
 
+// A write of the followee set that comes late, its writer having stalled
+// between learning the relation (a commit, a read of MySQL) and writing it
+// while a newer change went through, does not stay: the writer checks
+// MySQL after its write.
+func TestLateFollowingWriteIsUndone(t *testing.T) {
+	f := newReaderStateFixture(t, ModePush)
+	te := f.te
+	ctx := context.Background()
+	if !slices.Contains(followingOf(t, te, f.reader), f.author) {
+		t.Fatal("the fixture's reader does not follow its author in the set")
+	}
+	// An unfollow's write arriving after a follow that came later.
+	te.noteFollowing(ctx, f.reader, f.author, false)
+	if !slices.Contains(followingOf(t, te, f.reader), f.author) {
+		t.Fatal("a late unfollow write stayed in the followee set; MySQL says the reader follows the author")
+	}
+	// A follow's write arriving after an unfollow that came later.
+	if _, err := te.Unfollow(ctx, f.reader, f.author); err != nil {
+		t.Fatal(err)
+	}
+	te.noteFollowing(ctx, f.reader, f.author, true)
+	if slices.Contains(followingOf(t, te, f.reader), f.author) {
+		t.Fatal("a late follow write stayed in the followee set; MySQL says the reader does not follow the author")
+	}
+}
+
 // raceFollow is a hook that, when the rebuild of reader's inbox writes its
 // temporary keys (MySQL was read), runs a follow and lets the rebuild go on
 // only once the follow committed and its change of the set found the
