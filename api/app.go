@@ -109,6 +109,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
+		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
+		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),
+		LocalCacheTTL:         cfg.LocalCacheTTL,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
@@ -174,4 +177,13 @@ func (a *app) close() {
 		a.closers[i]()
 	}
 	a.closers = nil
+}
+
+// localCacheEntries maps LOCAL_CACHE_MAX_ENTRIES to the engine's setting,
+// where 0 means the default and a negative number turns the tier off.
+func localCacheEntries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -86,6 +86,7 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 		}
 	}
 	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio)
+	e.dropLocal(ctx, []int64{viewerID}, nil)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}
@@ -101,21 +102,24 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 	return u, err
 }
 
-// Users loads users by id in one query, in the order of ids; nil where unknown.
+// Users loads users by id, in the order of ids; nil where unknown. It reads
+// the local tier, then the tiers below for the rest in one batch. The users
+// are shared with other readers: read them only.
 func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	users, err := e.store.UsersByIDs(ctx, ids)
+	byID, err := e.local.users.getMany(ctx, ids, e.usersBelowLocal)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*models.User, len(users))
-	for _, u := range users {
-		byID[u.ID] = u
-	}
-	out := make([]*models.User, len(ids))
+	return inOrder(ids, byID), nil
+}
+
+// inOrder lists byID's values in the order of ids; nil where absent.
+func inOrder[V any](ids []int64, byID map[int64]*V) []*V {
+	out := make([]*V, len(ids))
 	for i, id := range ids {
 		out[i] = byID[id]
 	}
-	return out, nil
+	return out
 }
 
 func checkUsername(username string) error {

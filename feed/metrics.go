@@ -39,6 +39,9 @@ type metrics struct {
 	rateLimitUnchecked prometheus.Counter
 	passwordHashes     *prometheus.CounterVec
 	unreadCounts       prometheus.Counter
+
+	cacheLookups     *prometheus.CounterVec
+	cacheFillSeconds *prometheus.HistogramVec
 }
 
 func newMetrics() *metrics {
@@ -95,10 +98,18 @@ func newMetrics() *metrics {
 		unreadCounts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
 		}),
+		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_cache_lookups_total", Help: "Cache lookups of users and posts by tier (local, redis), kind (user, post) and result (hit, miss).",
+		}, []string{"tier", "kind", "result"}),
+		cacheFillSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "feed_cache_fill_seconds", Help: "Time to fill a tier's misses from the tiers below it, by tier and kind.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8),
+		}, []string{"tier", "kind"}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
-		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts)
+		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
+		m.cacheLookups, m.cacheFillSeconds)
 	return m
 }
 

@@ -24,6 +24,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 		}
 		return nil, err
 	}
+	e.dropLocal(ctx, []int64{viewerID}, nil)
 	e.afterCommit(ctx, nil)
 	return p, nil
 }
@@ -79,6 +80,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
 	p, created, err := e.store.Repost(ctx, p)
 	if created {
+		e.dropLocal(ctx, []int64{viewerID}, []int64{original})
 		e.afterCommit(ctx, nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
@@ -91,6 +93,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 	err := e.store.DeletePost(ctx, postID, viewerID, e.now().UTC())
 	if err == nil {
+		e.dropLocal(ctx, []int64{viewerID}, e.withOriginal(ctx, postID))
 		e.afterCommit(ctx, nil)
 	}
 	switch {
@@ -104,24 +107,41 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 
 // Posts loads posts by id in one query, in the order of ids; nil where
 // unknown. Deleted posts are included: callers decide how they show.
+// It reads the local tier, then the tiers below for the rest in one batch.
+// The posts are shared with other readers: read them only.
 func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	posts, err := e.store.PostsByIDs(ctx, ids)
+	byID, err := e.local.posts.getMany(ctx, ids, e.postsBelowLocal)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*models.Post, len(posts))
-	for _, p := range posts {
-		byID[p.ID] = p
+	return inOrder(ids, byID), nil
+}
+
+// storedPosts is Posts without the local tier, for the writers (fan-out,
+// rebuild, repost) that act on a post's state: another instance's change
+// reaches the local tier by a message that may come after the stream
+// event that acts on it.
+func (e *Engine) storedPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	byID, err := e.postsBelowLocal(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]*models.Post, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
+	return inOrder(ids, byID), nil
+}
+
+// withOriginal is postID and, for a repost, its original: the posts a
+// deletion of postID changes. Should the lookup fail, the original's repost
+// count is left to the local tier's bound.
+func (e *Engine) withOriginal(ctx context.Context, postID int64) []int64 {
+	posts, err := e.storedPosts(ctx, []int64{postID})
+	if err != nil || posts[0] == nil || posts[0].RepostOfID == nil {
+		return []int64{postID}
 	}
-	return out, nil
+	return []int64{postID, *posts[0].RepostOfID}
 }
 
 func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
-	posts, err := e.Posts(ctx, []int64{id})
+	posts, err := e.storedPosts(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	now := e.now().UTC()
 	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
 	if changed {
+		e.dropLocal(ctx, []int64{viewerID, userID}, nil)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -28,6 +29,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
+		e.dropLocal(ctx, []int64{viewerID, userID}, nil)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -40,6 +42,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
+		e.dropLocal(ctx, []int64{viewerID, userID}, nil)
 		e.afterCommit(ctx, nil)
 		e.publish(ctx, e.keys.readerChannel(userID), "unfollow "+itoa(viewerID))
 	}

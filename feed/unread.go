@@ -60,6 +60,7 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 	if err := e.store.MoveFeedReadKey(ctx, viewerID, key); err != nil {
 		return 0, err
 	}
+	e.dropLocal(ctx, []int64{viewerID}, nil)
 	e.publish(ctx, e.keys.readerChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)
 }
