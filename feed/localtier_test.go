@@ -128,6 +128,11 @@ func TestLocalTierDropDuringFill(t *testing.T) {
 	<-started
 	tier.drop([]int64{9})
 	close(release)
+	waitFor(t, "the first fill to end", func() bool {
+		tier.mu.Lock()
+		defer tier.mu.Unlock()
+		return len(tier.flights) == 0
+	})
 	loader := &countingLoader{}
 	got, err := tier.getMany(context.Background(), []int64{9}, loader.load)
 	if err != nil {
@@ -210,5 +215,62 @@ func TestLocalTierOff(t *testing.T) {
 	}
 	if got := te.CachedUsers([]int64{author}); len(got) != 0 {
 		t.Fatalf("the tier is off but holds %d users", len(got))
+	}
+}
+
+// The instance that made a change reads it at once through its local tier,
+// each change checked alone: counts, a repost count, a profile, a delete.
+func TestLocalTierOwnWrites(t *testing.T) {
+	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = time.Hour })
+	ctx := context.Background()
+	author, fan := te.user("author"), te.user("fan")
+	post := te.post(author, "one")
+	read := func() (*models.User, *models.User, *models.Post) {
+		t.Helper()
+		users, err := te.Users(ctx, []int64{author, fan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts, err := te.Posts(ctx, []int64{post})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return users[0], users[1], posts[0]
+	}
+	name := "Fan"
+	steps := []struct {
+		what   string
+		change func()
+		holds  func(a, f *models.User, p *models.Post) bool
+	}{
+		{"a post", func() { te.post(author, "two") }, func(a, _ *models.User, _ *models.Post) bool { return a.PostCount == 2 }},
+		{"a follow", func() { te.follow(fan, author) }, func(a, f *models.User, _ *models.Post) bool {
+			return a.FollowerCount == 1 && f.FollowingCount == 1
+		}},
+		{"a repost", func() { te.repost(fan, post) }, func(_, f *models.User, p *models.Post) bool {
+			return p.RepostCount == 1 && f.PostCount == 1
+		}},
+		{"a profile change", func() {
+			if _, err := te.UpdateProfile(ctx, fan, &name, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, func(_, f *models.User, _ *models.Post) bool { return f.DisplayName == name }},
+		{"an unfollow", func() { te.unfollow(fan, author) }, func(a, f *models.User, _ *models.Post) bool {
+			return a.FollowerCount == 0 && f.FollowingCount == 0
+		}},
+		{"a delete", func() { te.deletePost(author, post) }, func(a, _ *models.User, p *models.Post) bool {
+			return p.Deleted() && a.PostCount == 1
+		}},
+	}
+	for _, s := range steps {
+		// Fill the tier, past the messages of the change before.
+		waitFor(t, "the tier to hold the users and the post", func() bool {
+			read()
+			return len(te.CachedUsers([]int64{author, fan})) == 2 && len(te.CachedPosts([]int64{post})) == 1
+		})
+		s.change()
+		if a, f, p := read(); !s.holds(a, f, p) {
+			t.Fatalf("right after %s: author %+v, fan %+v, post %+v", s.what, a, f, p)
+		}
 	}
 }
