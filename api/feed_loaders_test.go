@@ -93,7 +93,9 @@ func richFeedWorld(tb testing.TB) (*testServer, string) {
 		benchDo(tb, h, tokens["reader"], `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": ids[name]}, nil)
 	}
 	for i := range 20 {
-		var out struct{ CreatePost struct{ Post struct{ ID string } } }
+		var out struct {
+			CreatePost struct{ Post struct{ ID string } }
+		}
 		benchDo(tb, h, tokens["author"], `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`, map[string]any{"b": "post " + strconv.Itoa(i)}, &out)
 		for _, fan := range names[2:] {
 			benchDo(tb, h, tokens[fan], `mutation($id: ID!) { repost(postId: $id) { post { id } } }`, map[string]any{"id": out.CreatePost.Post.ID}, nil)
