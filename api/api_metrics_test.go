@@ -599,7 +599,7 @@ func feedPageHandler(a *app, withMetrics bool) http.Handler {
 }
 
 // benchDo runs a document through h in process; it must succeed.
-func benchDo(b *testing.B, h http.Handler, token, query string, vars map[string]any, out any) {
+func benchDo(b testing.TB, h http.Handler, token, query string, vars map[string]any, out any) {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -112,6 +112,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
 		PostCacheTTL:          cfg.PostCacheTTL,
 		UserCacheTTL:          cfg.UserCacheTTL,
+		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
+		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),
+		LocalCacheTTL:         cfg.LocalCacheTTL,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
@@ -177,4 +180,13 @@ func (a *app) close() {
 		a.closers[i]()
 	}
 	a.closers = nil
+}
+
+// localCacheEntries maps LOCAL_CACHE_MAX_ENTRIES to the engine's setting,
+// where 0 means the default and a negative number turns the tier off.
+func localCacheEntries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

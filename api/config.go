@@ -112,6 +112,9 @@ type config struct {
 	RateLimitWarnInterval time.Duration
 	PostCacheTTL          time.Duration
 	UserCacheTTL          time.Duration
+	LocalCacheMaxEntries  int
+	LocalCacheMaxBytes    int
+	LocalCacheTTL         time.Duration
 	WebsocketPing         time.Duration
 	WebsocketInit         time.Duration
 	LoaderWait            time.Duration
@@ -179,6 +182,9 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
 	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
 	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feed.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
+	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feed.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
+	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feed.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
@@ -235,6 +241,15 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.UserCacheTTL <= 0 {
 		return c, fmt.Errorf("-user-cache-ttl must be more than 0")
+	}
+	if c.LocalCacheMaxEntries < 0 {
+		return c, fmt.Errorf("-local-cache-max-entries cannot be negative")
+	}
+	if c.LocalCacheMaxBytes <= 0 {
+		return c, fmt.Errorf("-local-cache-max-bytes must be more than 0")
+	}
+	if c.LocalCacheTTL <= 0 {
+		return c, fmt.Errorf("-local-cache-ttl must be more than 0")
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
@@ -294,6 +309,7 @@ func (c config) describe() []any {
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "userCacheTTL", c.UserCacheTTL,
+		"localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
 }

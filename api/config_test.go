@@ -151,3 +151,27 @@ func TestCacheTTLBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalCacheBounds: the local tier's settings have their defaults,
+// LOCAL_CACHE_MAX_ENTRIES=0 turns the tier off (the engine's -1), and
+// the settings that cannot be 0 or negative are refused.
+func TestLocalCacheBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.LocalCacheMaxEntries != feed.DefaultLocalCacheMaxEntries || c.LocalCacheMaxBytes != feed.DefaultLocalCacheMaxBytes || c.LocalCacheTTL != feed.DefaultLocalCacheTTL {
+		t.Fatalf("defaults: %v, %d entries, %d bytes, %s", err, c.LocalCacheMaxEntries, c.LocalCacheMaxBytes, c.LocalCacheTTL)
+	}
+	t.Setenv("LOCAL_CACHE_MAX_ENTRIES", "0")
+	if c, err = parseConfig(nil); err != nil || c.LocalCacheMaxEntries != 0 || localCacheEntries(c.LocalCacheMaxEntries) >= 0 {
+		t.Fatalf("LOCAL_CACHE_MAX_ENTRIES=0: %v, %d (engine %d), want the tier off", err, c.LocalCacheMaxEntries, localCacheEntries(c.LocalCacheMaxEntries))
+	}
+	for _, bad := range [][]string{
+		{"-local-cache-max-entries", "-1"},
+		{"-local-cache-max-bytes", "0"},
+		{"-local-cache-ttl", "0s"},
+		{"-local-cache-ttl", "-1ms"},
+	} {
+		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: %v, want a %s error", bad, err, bad[0])
+		}
+	}
+}

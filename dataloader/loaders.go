@@ -4,9 +4,11 @@ package dataloader
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vikstrous/dataloadgen"
 
 	"feedservice/feed"
@@ -15,7 +17,8 @@ import (
 
 // DefaultWait is how long a loader gathers keys before it runs its batch:
 // long enough for the fields gqlgen resolves in parallel to join. Every
-// level of a query that loads something waits this long once.
+// level of a query that loads something it does not find in the engine's
+// local tier (or primed) waits this long once.
 const DefaultWait = time.Millisecond
 
 // MaxWait bounds the wait setting: a longer wait only delays every response.
@@ -24,9 +27,9 @@ const MaxWait = 50 * time.Millisecond
 // Loaders are the batching loaders of one operation.
 type Loaders struct {
 	// Users loads users by id; nil for an unknown id.
-	Users *dataloadgen.Loader[int64, *models.User]
+	Users *Cached[models.User]
 	// Posts loads posts by id, deleted ones included; nil for an unknown id.
-	Posts *dataloadgen.Loader[int64, *models.Post]
+	Posts *Cached[models.Post]
 	// ViewerFollows says whether the viewer follows a user.
 	ViewerFollows *dataloadgen.Loader[int64, bool]
 	// FollowsViewer says whether a user follows the viewer.
@@ -34,6 +37,9 @@ type Loaders struct {
 	// UnreadCount is the viewer's unread count, counted once however many
 	// fields (aliases of feed { unreadCount }) ask for it.
 	UnreadCount *Once[int]
+
+	engine *feed.Engine
+	viewer int64
 }
 
 // New makes the loaders of one operation acting for viewerID (0: signed
@@ -41,12 +47,14 @@ type Loaders struct {
 func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 	opt := dataloadgen.WithWait(wait)
 	return &Loaders{
-		Users: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.User, []error) {
+		engine: e,
+		viewer: viewerID,
+		Users: &Cached[models.User]{cached: e.CachedUsers, Loader: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.User, []error) {
 			return all(e.Users(ctx, ids))
-		}, opt),
-		Posts: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.Post, []error) {
+		}, opt)},
+		Posts: &Cached[models.Post]{cached: e.CachedPosts, Loader: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]*models.Post, []error) {
 			return all(e.Posts(ctx, ids))
-		}, opt),
+		}, opt)},
 		ViewerFollows: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
 			return lookup(e.FollowedBy(ctx, viewerID, ids))(ids)
 		}, opt),
@@ -57,6 +65,87 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 			return e.UnreadCount(ctx, viewerID)
 		}},
 	}
+}
+
+// Cached is a loader that answers first from the engine's local tier, at
+// once and without I/O, and batches (waiting the loader's wait) only the
+// keys that tier lacks. What it answers from the tier it also primes, so
+// every field of one operation sees one value per key.
+type Cached[V any] struct {
+	*dataloadgen.Loader[int64, *V]
+	cached func(ids []int64) map[int64]*V
+}
+
+// Load returns the value of id.
+func (c *Cached[V]) Load(ctx context.Context, id int64) (*V, error) {
+	if v, ok := c.cached([]int64{id})[id]; ok && c.Prime(id, v) {
+		return v, nil
+	}
+	return c.Loader.Load(ctx, id)
+}
+
+// LoadAll returns the values of ids, in their order.
+func (c *Cached[V]) LoadAll(ctx context.Context, ids []int64) ([]*V, error) {
+	for id, v := range c.cached(ids) {
+		c.Prime(id, v)
+	}
+	return c.Loader.LoadAll(ctx, ids)
+}
+
+// PrimeFeed loads, in one call each, the users a feed page shows (authors
+// and reposters) and, if the operation asks, whether the viewer follows
+// them and they the viewer, and primes the loaders with them: the page's
+// fields then find them without waiting to batch. A failure primes
+// nothing; the fields load for themselves.
+func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) {
+	var ids []int64
+	seen := map[int64]bool{}
+	add := func(id int64) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, edge := range conn.Edges {
+		if p := edge.Node.LoadedPost; p != nil {
+			l.Posts.Prime(p.ID, p)
+			add(p.AuthorID)
+		}
+		for _, id := range edge.Node.ReposterIDs {
+			add(id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	prime := func(field string, loader *dataloadgen.Loader[int64, bool], among func(context.Context, int64, []int64) (map[int64]bool, error)) {
+		if l.viewer == 0 || !asks(ctx, field) {
+			return
+		}
+		wg.Go(func() {
+			if set, err := among(ctx, l.viewer, ids); err == nil {
+				for _, id := range ids {
+					loader.Prime(id, set[id])
+				}
+			}
+		})
+	}
+	prime("viewerIsFollowing", l.ViewerFollows, l.engine.FollowedBy)
+	prime("followsViewer", l.FollowsViewer, l.engine.FollowersOf)
+	if users, err := l.engine.Users(ctx, ids); err == nil {
+		for i, id := range ids {
+			l.Users.Prime(id, users[i])
+		}
+	}
+	wg.Wait()
+}
+
+// asks says whether the operation's document names field anywhere: a
+// cheap over-estimate of whether it selects it, which at worst primes a
+// loader that no field reads.
+func asks(ctx context.Context, field string) bool {
+	return graphql.HasOperationContext(ctx) && strings.Contains(graphql.GetOperationContext(ctx).RawQuery, field)
 }
 
 // Once computes a value at its first Get and answers every later Get with

@@ -106,6 +106,26 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 	return u, err
 }
 
+// Users loads users by id, in the order of ids; nil where unknown. It reads
+// the local tier, then the tiers below for the rest in one batch. The users
+// are shared with other readers: read them only.
+func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
+	byID, err := e.local.users.getMany(ctx, ids, e.usersBelowLocal)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, byID), nil
+}
+
+// inOrder lists byID's values in the order of ids; nil where absent.
+func inOrder[V any](ids []int64, byID map[int64]*V) []*V {
+	out := make([]*V, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out
+}
+
 func checkUsername(username string) error {
 	if n := len(username); n < MinUsernameChars || n > MaxUsernameChars || !usernamePattern.MatchString(username) {
 		return BadInput("a username is %d to %d letters, digits or underscores", MinUsernameChars, MaxUsernameChars)

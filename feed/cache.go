@@ -69,35 +69,6 @@ type cacheWrite struct {
 	ttl     time.Duration
 }
 
-// Posts loads posts by id, in the order of ids; nil where unknown. Deleted
-// posts are included: callers decide how they show.
-func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	byID, err := e.postsBelowLocal(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*models.Post, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
-}
-
-// Users loads users by id, in the order of ids; nil where unknown. They
-// come without their password hash and last-active time, which the copies
-// do not keep.
-func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	byID, err := e.usersBelowLocal(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*models.User, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
-}
-
 // postsBelowLocal loads posts from their Redis copies, and the misses from
 // MySQL, writing those back. Unknown ids are left out.
 func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.Post, error) {
@@ -258,6 +229,9 @@ func (e *Engine) refreshAfterCommit(ctx context.Context, users, posts []int64) {
 	if err := e.refreshCached(ctx, users, posts); err != nil {
 		e.warnCache("refresh cached copies after a commit; the outbox event will", err)
 	}
+	// Then the local copies, here and (by message) on every instance: a
+	// local fill that starts from here on reads Redis's new copy.
+	e.dropLocal(ctx, users, posts)
 }
 
 // writeCached writes copies through setIfNewerScript in one pipeline. A

@@ -71,6 +71,17 @@ type Config struct {
 	// UserCacheTTL is how long the Redis copies of a user's info and counts
 	// live after they were written; a read does not extend them.
 	UserCacheTTL time.Duration
+	// LocalCacheMaxEntries bounds each local tier (users, posts) of this
+	// process in entries; 0 means the default, negative turns the local
+	// tiers off (the server maps LOCAL_CACHE_MAX_ENTRIES=0 to it).
+	LocalCacheMaxEntries int
+	// LocalCacheMaxBytes bounds each local tier in bytes, as estimated
+	// from the values' fields.
+	LocalCacheMaxBytes int64
+	// LocalCacheTTL is how long a local copy serves before it is read
+	// again from below: the bound of staleness for an instance that missed
+	// an invalidation message.
+	LocalCacheTTL time.Duration
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -117,6 +128,15 @@ const (
 	// DefaultUserCacheTTL keeps a user's copies for an hour: users are many
 	// and their counts move, so the memory goes to the ones active now.
 	DefaultUserCacheTTL = time.Hour
+	// DefaultLocalCacheMaxEntries holds the users (or the posts) that a
+	// busy instance's pages show within a second many times over; at
+	// about 300 to 700 bytes each it fits DefaultLocalCacheMaxBytes.
+	DefaultLocalCacheMaxEntries = 100_000
+	// DefaultLocalCacheMaxBytes keeps the two tiers within 128 MiB of a
+	// server's memory at most.
+	DefaultLocalCacheMaxBytes = 64 << 20
+	// DefaultLocalCacheTTL is seed 002's revalidation bound.
+	DefaultLocalCacheTTL = time.Second
 )
 
 // withDefaults fills the zero settings with their defaults.
@@ -147,6 +167,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamTrimInterval <= 0 {
 		c.StreamTrimInterval = DefaultStreamTrimInterval
+	}
+	if c.LocalCacheMaxEntries == 0 {
+		c.LocalCacheMaxEntries = DefaultLocalCacheMaxEntries
+	}
+	if c.LocalCacheMaxBytes <= 0 {
+		c.LocalCacheMaxBytes = DefaultLocalCacheMaxBytes
+	}
+	if c.LocalCacheTTL <= 0 {
+		c.LocalCacheTTL = DefaultLocalCacheTTL
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		c.RateLimitWarnInterval = DefaultRateLimitWarnInterval

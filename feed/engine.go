@@ -38,6 +38,8 @@ type Engine struct {
 	cacheWarn warnThrottle
 
 	decoy string // a password hash no password matches, for unknown users
+
+	local localTiers // in-process copies of users and posts
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is
@@ -50,6 +52,7 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
 		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
 		uncheckedWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
+	e.local = newLocalTiers(cfg, e.metrics)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")

@@ -67,6 +67,11 @@ func (e *Engine) Start(ctx context.Context) {
 		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
 	}
 	e.goRun(ctx, e.watchLag)
+	e.goRun(ctx, func(ctx context.Context) {
+		<-ctx.Done()
+		e.local.users.stop()
+		e.local.posts.stop()
+	})
 }
 
 // Wait blocks until everything Start started has stopped.
@@ -227,7 +232,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 // onPostCreated adds a post to its author's outbox and, for an ordinary
 // author, to the inboxes of the author's followers.
 func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
-	posts, err := e.Posts(ctx, []int64{ev.PostID})
+	posts, err := e.storedPosts(ctx, []int64{ev.PostID})
 	if err != nil {
 		return err
 	}
@@ -270,7 +275,7 @@ func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 		return nil
 	}
 	if ev.RepostOfID != nil {
-		originals, err := e.Posts(ctx, []int64{*ev.RepostOfID})
+		originals, err := e.storedPosts(ctx, []int64{*ev.RepostOfID})
 		if err != nil || originals[0] == nil {
 			return err
 		}
@@ -378,7 +383,7 @@ func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 			reposted = append(reposted, *p.RepostOfID)
 		}
 	}
-	loaded, err := e.Posts(ctx, reposted)
+	loaded, err := e.storedPosts(ctx, reposted)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -109,6 +109,11 @@ func (k keys) authorChannel(id int64) string { return k.prefix + "author:" + k.u
 // that every instance re-subscribes its readers to the right authors.
 func (k keys) celebritiesChannel() string { return k.prefix + "celebrities:changed" }
 
+// cacheInvalidateChannel is the pub/sub channel on which an instance names
+// the users and posts it changed ("user 1 2", "post 3"), so that every
+// instance drops its local copies of them. Every hub subscribes to it.
+func (k keys) cacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
+
 // idNode is a string holding the token of the instance that leases node n
 // of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
 func (k keys) idNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }

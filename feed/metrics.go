@@ -107,11 +107,11 @@ func newMetrics() *metrics {
 			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
 		}),
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feed_cache_lookups_total", Help: "Posts and users looked up in a cache tier, by tier, kind (post, user) and result (hit, miss, error).",
+			Name: "feed_cache_lookups_total", Help: "Posts and users looked up in a cache tier, by tier (local: this process; redis), kind (post, user) and result (hit, miss; error: Redis failed and MySQL answered).",
 		}, []string{"tier", "kind", "result"}),
 		cacheFillSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "feed_cache_fill_seconds", Help: "Time to fill one batch's cache misses from the tier below, by tier and kind.",
-			Buckets: prometheus.ExponentialBuckets(0.0002, 2, 14),
+			Name: "feed_cache_fill_seconds", Help: "Time to fill one batch's misses of a tier from the tiers below it, by tier and kind.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"tier", "kind"}),
 		followingFallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
@@ -124,10 +124,12 @@ func newMetrics() *metrics {
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{kindPost, kindUser} {
-		m.cacheFillSeconds.WithLabelValues(tierRedis, kind)
-		for _, result := range []string{"hit", "miss", "error"} {
-			m.cacheLookups.WithLabelValues(tierRedis, kind, result)
+		for _, tier := range []string{tierLocal, tierRedis} {
+			m.cacheFillSeconds.WithLabelValues(tier, kind)
+			m.cacheLookups.WithLabelValues(tier, kind, "hit")
+			m.cacheLookups.WithLabelValues(tier, kind, "miss")
 		}
+		m.cacheLookups.WithLabelValues(tierRedis, kind, "error")
 	}
 	return m
 }

@@ -111,8 +111,32 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 	return err
 }
 
+// Posts loads posts by id in one query, in the order of ids; nil where
+// unknown. Deleted posts are included: callers decide how they show.
+// It reads the local tier, then the tiers below for the rest in one batch.
+// The posts are shared with other readers: read them only.
+func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	byID, err := e.local.posts.getMany(ctx, ids, e.postsBelowLocal)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, byID), nil
+}
+
+// storedPosts is Posts without the local tier, for the writers (fan-out,
+// rebuild, repost) that act on a post's state: another instance's change
+// reaches the local tier by a message that may come after the stream
+// event that acts on it.
+func (e *Engine) storedPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	byID, err := e.postsBelowLocal(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, byID), nil
+}
+
 func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
-	posts, err := e.Posts(ctx, []int64{id})
+	posts, err := e.storedPosts(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,8 @@ type listener struct {
 type feedAdd struct{ post, key int64 }
 
 func newHub(ctx context.Context, e *Engine) *hub {
-	return &hub{e: e, ps: e.redis.Subscribe(ctx, e.keys.celebritiesChannel()), subs: map[string]map[*listener]struct{}{}}
+	ps := e.redis.Subscribe(ctx, e.keys.celebritiesChannel(), e.keys.cacheInvalidateChannel())
+	return &hub{e: e, ps: ps, subs: map[string]map[*listener]struct{}{}}
 }
 
 // run hands messages to listeners until ctx ends.
@@ -86,10 +87,17 @@ func (h *hub) run(ctx context.Context) {
 			}
 			switch m := msg.(type) {
 			case *redis.Subscription:
+				if m.Channel == h.e.keys.cacheInvalidateChannel() {
+					continue
+				}
 				if m.Kind == "subscribe" {
 					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
 				}
 			case *redis.Message:
+				if m.Channel == h.e.keys.cacheInvalidateChannel() {
+					h.e.onInvalidation(m.Payload)
+					continue
+				}
 				h.deliver(m.Channel, m.Payload)
 			}
 		}

@@ -135,7 +135,7 @@ func (e *Engine) entrySources(ctx context.Context, followees []int64, entries []
 	if err != nil || len(reposts) == 0 {
 		return out, err
 	}
-	originals, err := e.Posts(ctx, ids)
+	originals, err := e.storedPosts(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

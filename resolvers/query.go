@@ -67,5 +67,9 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, las
 	if err != nil {
 		return nil, err
 	}
-	return r.Engine.Feed(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	conn, err := r.Engine.Feed(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	if err == nil {
+		dataloader.For(ctx).PrimeFeed(ctx, conn)
+	}
+	return conn, err
 }

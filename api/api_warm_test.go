@@ -1,0 +1,222 @@
+package api
+
+// Warm reads (issue 12): a feed page whose inbox, posts, users and the
+// reader's own state are all cached runs no SQL and a few Redis round
+// trips, counted by hooks on the request's own work; and a change made on
+// one instance reaches another instance's caches within the stated bound.
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"feedservice/feed"
+)
+
+// warmPageQuery is what a client shows on a feed page: every entry with its
+// post, author and reposters, their counts and whether the viewer follows
+// them, and the red dot.
+const warmPageQuery = `query($first: Int, $after: String) {
+  feed(first: $first, after: $after) {
+    edges { cursor node {
+      addedAt
+      post { id body createdAt repostCount repostOf { id }
+        author { id username displayName bio followerCount followingCount postCount viewerIsFollowing } }
+      reposters { id username displayName followerCount postCount viewerIsFollowing }
+    } }
+    pageInfo { hasNextPage endCursor }
+    unreadCount
+  }
+}`
+
+// warmMaxRoundTrips bounds the Redis round trips of a warm page (a pipeline
+// counts once): measured 0 (the lead fills this in) in push and hybrid.
+const warmMaxRoundTrips = 12
+
+type warmUser struct {
+	ID                string
+	DisplayName       string
+	ViewerIsFollowing bool
+}
+
+type warmEdge struct {
+	Cursor string
+	Node   struct {
+		Post struct {
+			ID     string
+			Author warmUser
+		}
+		Reposters []warmUser
+	}
+}
+
+type warmPage struct {
+	Feed struct {
+		Edges    []warmEdge
+		PageInfo struct {
+			HasNextPage bool
+			EndCursor   string
+		}
+		UnreadCount int
+	}
+}
+
+// TestWarmPageRunsNoSQL: in push and hybrid modes, a warm first page and a
+// warm deep page (the third page of 8, within the inbox window) run no SQL
+// statement and at most warmMaxRoundTrips Redis round trips.
+func TestWarmPageRunsNoSQL(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []feed.Mode{feed.ModePush, feed.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := newTestServer(t, backendReal, func(c *config) {
+				c.FeedMode = string(mode)
+				c.CelebrityFollowers = 4
+			})
+			w := feedNewWorld(t, s)
+			viewer := w.signUp("viewer")
+			var authors, fans []*client
+			for i := range 4 {
+				authors = append(authors, w.signUp(fmt.Sprintf("author%d", i)))
+				fans = append(fans, w.signUp(fmt.Sprintf("fan%d", i)))
+			}
+			for _, a := range authors {
+				w.follow(viewer, a)
+			}
+			for _, f := range fans[:2] {
+				w.follow(viewer, f)
+			}
+			// A celebrity in hybrid mode: four followers, the viewer among them.
+			star := w.signUp("star")
+			for _, c := range append([]*client{viewer}, fans[1:]...) {
+				w.follow(c, star)
+			}
+			for i := range 30 {
+				p := w.post(authors[i%4], fmt.Sprintf("post %d", i))
+				if i%3 == 0 {
+					w.repost(fans[i%4], p.ID)
+				}
+				if i%5 == 0 {
+					w.post(star, fmt.Sprintf("star post %d", i))
+				}
+			}
+			w.check(viewer, 8)
+
+			read := func(after string) (warmPage, int64, int64) {
+				t.Helper()
+				vars := map[string]any{"first": 8}
+				if after != "" {
+					vars["after"] = after
+				}
+				var page warmPage
+				sql, rtt := warmCount(t, viewer, warmPageQuery, vars, &page)
+				if len(page.Feed.Edges) != 8 {
+					t.Fatalf("a page of %d entries, want 8", len(page.Feed.Edges))
+				}
+				return page, sql, rtt
+			}
+			// Cold reads fill every tier; then page 1 and page 3 are warm.
+			first, _, _ := read("")
+			second, _, _ := read(first.Feed.PageInfo.EndCursor)
+			third, _, _ := read(second.Feed.PageInfo.EndCursor)
+			deepAfter := second.Feed.PageInfo.EndCursor
+			for _, p := range []warmPage{first, third} {
+				for _, e := range p.Feed.Edges {
+					if !e.Node.Post.Author.ViewerIsFollowing && !slices.ContainsFunc(e.Node.Reposters, func(r warmUser) bool { return r.ViewerIsFollowing }) {
+						t.Fatalf("entry %s: neither its author nor a reposter is followed", e.Node.Post.ID)
+					}
+				}
+			}
+			for _, c := range []struct {
+				name  string
+				after string
+			}{{"first page", ""}, {"third page", deepAfter}} {
+				fewest := int64(1 << 30)
+				for range 3 {
+					_, sql, rtt := read(c.after)
+					if sql != 0 {
+						t.Errorf("%s: a warm %s ran %d SQL statements, want 0", mode, c.name, sql)
+					}
+					fewest = min(fewest, rtt)
+				}
+				t.Logf("%s: a warm %s took %d Redis round trips (fewest of 3)", mode, c.name, fewest)
+				if fewest > warmMaxRoundTrips {
+					t.Errorf("%s: a warm %s took %d Redis round trips, more than %d", mode, c.name, fewest, warmMaxRoundTrips)
+				}
+			}
+		})
+	}
+}
+
+// warmCount runs query as c once the workers have settled and returns the
+// SQL statements and Redis round trips that its request ran.
+func warmCount(t *testing.T, c *client, query string, vars map[string]any, out any) (sql, roundTrips int64) {
+	t.Helper()
+	c.s.settle(t)
+	c.s.requestQueries.Store(0)
+	c.s.requestRoundTrips.Store(0)
+	feedRawDo(t, c, query, vars, out)
+	return c.s.requestQueries.Load(), c.s.requestRoundTrips.Load()
+}
+
+// warmPropagationBound is how soon a change made on one instance shows on
+// another: the local tier's revalidation bound (LOCAL_CACHE_TTL, 1 s by
+// default) with a second of slack for a loaded test machine. The
+// invalidation message normally brings it in milliseconds.
+const warmPropagationBound = 2 * time.Second
+
+// TestChangesReachOtherInstance: a profile change, a delete and an unfollow
+// made on one instance show on another instance, whose caches hold the old
+// values, within warmPropagationBound.
+func TestChangesReachOtherInstance(t *testing.T) {
+	t.Parallel()
+	a := newTestServer(t, backendReal, func(c *config) { c.FeedMode = string(feed.ModePush) })
+	b := limitsSecondInstance(t, a)
+	w := feedNewWorld(t, a)
+	viewer, author, other := w.signUp("viewer"), w.signUp("author"), w.signUp("other")
+	w.follow(viewer, author)
+	w.follow(viewer, other)
+	w.post(other, "stays")
+	gone := w.post(author, "to be deleted")
+	w.post(author, "kept until the unfollow")
+	viewerB := *viewer
+	viewerB.s = b
+	page := func() warmPage {
+		var p warmPage
+		feedRawDo(t, &viewerB, warmPageQuery, map[string]any{"first": 10}, &p)
+		return p
+	}
+	a.settle(t)
+	if n := len(page().Feed.Edges); n != 3 { // fills b's tiers
+		t.Fatalf("the viewer's feed on the second instance has %d entries, want 3", n)
+	}
+	page()
+	within := func(what string, ok func(warmPage) bool) {
+		t.Helper()
+		start := time.Now()
+		for !ok(page()) {
+			if time.Since(start) > warmPropagationBound {
+				t.Fatalf("%s: not seen on the other instance after %v", what, warmPropagationBound)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("%s reached the other instance in %v", what, time.Since(start).Round(time.Millisecond))
+	}
+	author.mustDo(t, `mutation { updateProfile(input: {displayName: "Renamed"}) { id } }`, nil, nil)
+	within("a profile change", func(p warmPage) bool {
+		for _, e := range p.Feed.Edges {
+			if e.Node.Post.Author.ID == author.ID && e.Node.Post.Author.DisplayName != "Renamed" {
+				return false
+			}
+		}
+		return true
+	})
+	feedRawDo(t, author, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": gone.ID}, nil)
+	within("a delete", func(p warmPage) bool {
+		return !slices.ContainsFunc(p.Feed.Edges, func(e warmEdge) bool { return e.Node.Post.ID == gone.ID })
+	})
+	feedRawDo(t, viewer, `mutation($id: ID!) { unfollow(userId: $id) { user { id } } }`, map[string]any{"id": author.ID}, nil)
+	within("an unfollow", func(p warmPage) bool {
+		return len(p.Feed.Edges) == 1 && p.Feed.Edges[0].Node.Post.Author.ID == other.ID
+	})
+}
