@@ -223,15 +223,25 @@ func (e *Engine) refreshCached(ctx context.Context, users, posts []int64) error 
 	return e.writeCached(ctx, writes)
 }
 
-// refreshAfterCommit is refreshCached for a mutation that has committed:
+// refreshCopies refreshes the Redis copies of users and posts from MySQL,
+// then drops the local copies of them here and, by message, on every
+// instance: a local fill from then on reads Redis's new copy. The stream's
+// handlers run it for every event, so that the copies of a change whose
+// own instance died before refreshing them are right within the
+// dispatcher's lag (and an instance that missed the message, within the
+// local tier's bound).
+func (e *Engine) refreshCopies(ctx context.Context, users, posts []int64) error {
+	err := e.refreshCached(ctx, users, posts)
+	e.dropLocal(ctx, users, posts)
+	return err
+}
+
+// refreshAfterCommit is refreshCopies for a mutation that has committed:
 // a failure is only logged, since the outbox event will refresh again.
 func (e *Engine) refreshAfterCommit(ctx context.Context, users, posts []int64) {
-	if err := e.refreshCached(ctx, users, posts); err != nil {
+	if err := e.refreshCopies(ctx, users, posts); err != nil {
 		e.warnCache("refresh cached copies after a commit; the outbox event will", err)
 	}
-	// Then the local copies, here and (by message) on every instance: a
-	// local fill that starts from here on reads Redis's new copy.
-	e.dropLocal(ctx, users, posts)
 }
 
 // writeCached writes copies through setIfNewerScript in one pipeline. A

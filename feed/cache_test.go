@@ -60,8 +60,9 @@ func ctLookups(te *testEngine, kind, result string) float64 {
 }
 
 // ctQuiet is an engine whose copies only its mutations refresh: no
-// dispatcher, no workers.
-func ctQuiet(c *Config) { c.Dispatch, c.FanoutWorkers = false, 0 }
+// dispatcher, no workers. Its local tier is off: these tests are of the
+// Redis copies under it (localtier_test.go has the local tier's).
+func ctQuiet(c *Config) { c.Dispatch, c.FanoutWorkers, c.LocalCacheMaxEntries = false, 0, -1 }
 
 func ctPost(t testing.TB, te *testEngine, id int64) *models.Post {
 	t.Helper()
@@ -345,7 +346,7 @@ func TestCacheRepairedByDispatcher(t *testing.T) {
 // Losing the copies (a flush, an eviction) refills them from MySQL on the
 // next read.
 func TestCacheRefillsAfterFlush(t *testing.T) {
-	te := newTestEngine(t)
+	te := newTestEngine(t, func(c *Config) { c.LocalCacheMaxEntries = -1 }) // the Redis tier's misses are counted
 	a, b := te.user("flush_a"), te.user("flush_b")
 	te.follow(a, b)
 	p := te.post(b, "kept")

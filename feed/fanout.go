@@ -197,7 +197,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if p.RepostOfID != nil {
 			posts = append(posts, *p.RepostOfID)
 		}
-		if err := e.refreshCached(ctx, []int64{p.AuthorID}, posts); err != nil {
+		if err := e.refreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
 			return err
 		}
 		if kind == models.EventPostCreated {
@@ -209,7 +209,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &f); err != nil {
 			return nil
 		}
-		if err := e.refreshCached(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
+		if err := e.refreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
 		if err := e.syncFollowing(ctx, f); err != nil {
@@ -224,7 +224,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &u); err != nil {
 			return nil
 		}
-		return e.refreshCached(ctx, []int64{u.UserID}, nil)
+		return e.refreshCopies(ctx, []int64{u.UserID}, nil)
 	}
 	return nil
 }
