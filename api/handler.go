@@ -89,7 +89,14 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(apq.keeper()) // last: keeps a document that passed every check
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
+	// A query's reads also share what they learn of the viewer's own state
+	// (feed.WithReadMemo); a mutation's fields change it as they go.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if graphql.HasOperationContext(ctx) {
+			if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
+				ctx = feed.WithReadMemo(ctx)
+			}
+		}
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), a.cfg.LoaderWait)))
 	})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))

@@ -51,12 +51,21 @@ type reader struct {
 	posts map[int64]*models.Post
 }
 
-// newReader makes sure the reader has an inbox and finds the celebrities
+// loadReader makes sure the reader has an inbox and finds the celebrities
 // they follow. A warm read learns all of it in one round trip: the state
 // of the reader's own keys (the inbox's existence and, unless it is large,
 // the whole followee set) in one script on their slot, pipelined with the
-// celebrity set.
-func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
+// celebrity set and the reader's own Redis copy (on the same slot), whose
+// read marker the unread count needs; self is nil when that copy is
+// missing.
+func (e *Engine) loadReader(ctx context.Context, viewer int64) (r *reader, self *models.User, err error) {
+	r, err = e.loadReaderState(ctx, viewer, &self)
+	return r, self, err
+}
+
+// loadReaderState is loadReader's work; it sets *self as soon as the
+// pipeline has answered, whatever happens after.
+func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **models.User) (*reader, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
 	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer)}
@@ -65,7 +74,11 @@ func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
 	if e.cfg.Mode == ModeHybrid {
 		members = pipe.SMembers(ctx, e.keys.celebrities())
 	}
+	info, counts := pipe.Get(ctx, e.keys.cachedUserInfo(viewer)), pipe.Get(ctx, e.keys.cachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
+	if u, err := decodeUser(viewer, info, counts); err == nil {
+		*self = u
+	}
 	if redis.HasErrorPrefix(state.Err(), "NOSCRIPT") {
 		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax) // Redis restarted
 	}

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 
+	"feedservice/models"
 	"feedservice/store"
 )
 
@@ -21,16 +22,9 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 // unreadEntries lists the feed entries newer than the viewer's read marker
 // (at most MaxUnreadCount), and the marker.
 func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, int64, error) {
-	// The marker comes from the Redis copy, not the local tier: the copy is
-	// refreshed before markFeedRead answers, so it is the viewer's own
-	// latest write.
-	users, err := e.usersBelowLocal(ctx, []int64{viewerID})
+	u, err := e.readMarker(ctx, viewerID)
 	if err != nil {
 		return nil, 0, err
-	}
-	u := users[viewerID]
-	if u == nil {
-		return nil, 0, store.ErrNotFound
 	}
 	if e.cfg.Mode != ModePull {
 		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
@@ -42,6 +36,29 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 	}
 	unread, err := e.pullEntries(ctx, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
 	return unread, u.FeedReadKey, err
+}
+
+// readMarker is the viewer as their Redis copy holds them, for the read
+// marker: the copy, not the local tier, since the copy is refreshed before
+// markFeedRead answers, so it is the viewer's own latest write. A query
+// that also reads the feed has it from the reader's state, read with it in
+// one round trip.
+func (e *Engine) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
+	if e.cfg.Mode != ModePull && memoFor(ctx, viewerID) != nil {
+		if _, err := e.newReader(ctx, viewerID); err == nil {
+			if u := memoSelf(ctx, viewerID); u != nil {
+				return u, nil
+			}
+		}
+	}
+	users, err := e.usersBelowLocal(ctx, []int64{viewerID})
+	if err != nil {
+		return nil, err
+	}
+	if u := users[viewerID]; u != nil {
+		return u, nil
+	}
+	return nil, store.ErrNotFound
 }
 
 // MarkFeedRead moves the viewer's read marker to the entry of the feed
