@@ -239,12 +239,38 @@ var errNoInbox = errors.New("no inbox")
 
 // readInbox reads up to limit entries beyond bound and refreshes the TTL.
 func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound int64, limit int) (inboxPage, error) {
+	keys, args := e.inboxReadArgs(userID, older, bound, limit)
+	return parseInboxPage(userID, readInboxScript.Run(ctx, e.redis, keys, args...))
+}
+
+// queueInboxRead adds readInbox's script to pipe, for a read that shares a
+// round trip with others; finishInboxRead reads its answer.
+func (e *Engine) queueInboxRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int) *redis.Cmd {
+	keys, args := e.inboxReadArgs(userID, older, bound, limit)
+	return readInboxScript.EvalSha(ctx, pipe, keys, args...)
+}
+
+// finishInboxRead is the page a queued inbox read answered, or, when the
+// script was not loaded yet (Redis restarted), the page read again alone.
+func (e *Engine) finishInboxRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int) (inboxPage, error) {
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		return e.readInbox(ctx, userID, older, bound, limit)
+	}
+	return parseInboxPage(userID, cmd)
+}
+
+func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int) ([]string, []any) {
 	dir := "newer"
 	if older {
 		dir = "older"
 	}
-	raw, err := readInboxScript.Run(ctx, e.redis, []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID)},
-		dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()).Slice()
+	return []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID)},
+		[]any{dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()}
+}
+
+// parseInboxPage reads readInboxScript's answer.
+func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
+	raw, err := cmd.Slice()
 	if errors.Is(err, redis.Nil) {
 		return inboxPage{}, errNoInbox
 	}

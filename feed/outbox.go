@@ -157,20 +157,32 @@ type outboxPage struct {
 // pipelined round trip (a script per outbox: one key, one Cluster slot);
 // a missing outbox is rebuilt and read on its own.
 func (e *Engine) readOutboxes(ctx context.Context, authors []int64, older bool, bound int64, limit int) ([]outboxPage, error) {
-	out := make([]outboxPage, len(authors))
 	if len(authors) == 0 {
-		return out, nil
+		return []outboxPage{}, nil
 	}
+	pipe := e.redis.Pipeline()
+	cmds := e.queueOutboxReads(ctx, pipe, authors, older, bound, limit)
+	pipe.Exec(ctx) // each command's own error is looked at below
+	return e.finishOutboxReads(ctx, cmds, authors, older, bound, limit)
+}
+
+// queueOutboxReads adds readOutboxes' scripts to pipe, for a read that
+// shares a round trip with others; finishOutboxReads reads their answers.
+func (e *Engine) queueOutboxReads(ctx context.Context, pipe redis.Pipeliner, authors []int64, older bool, bound int64, limit int) []*redis.Cmd {
 	dir, b := "newer", strconv.FormatInt(bound, 10)
 	if older {
 		dir, b = "older", scoreArg(bound)
 	}
-	pipe := e.redis.Pipeline()
 	cmds := make([]*redis.Cmd, len(authors))
 	for i, a := range authors {
 		cmds[i] = readOutboxScript.EvalSha(ctx, pipe, []string{e.keys.outbox(a)}, dir, e.cfg.InboxTTL.Milliseconds(), b, limit)
 	}
-	pipe.Exec(ctx) // each command's own error is looked at below
+	return cmds
+}
+
+// finishOutboxReads reads the answers of queueOutboxReads' scripts.
+func (e *Engine) finishOutboxReads(ctx context.Context, cmds []*redis.Cmd, authors []int64, older bool, bound int64, limit int) ([]outboxPage, error) {
+	out := make([]outboxPage, len(authors))
 	for i, a := range authors {
 		vals, err := cmds[i].StringSlice()
 		if err != nil {

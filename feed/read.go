@@ -246,7 +246,13 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 	var emitted []entry
 	for len(emitted) < limit {
 		want := limit - len(emitted) + limit/2 + 4
-		page, err := e.readInbox(ctx, r.id, older, bound, want)
+		// The inbox and the followed celebrities' outboxes, in one round
+		// trip (on a cluster, one per node, side by side).
+		pipe := e.redis.Pipeline()
+		inboxCmd := e.queueInboxRead(ctx, pipe, r.id, older, bound, want)
+		outboxCmds := e.queueOutboxReads(ctx, pipe, r.celebs, older, bound, want)
+		pipe.Exec(ctx) // each command's own error is looked at below
+		page, err := e.finishInboxRead(ctx, inboxCmd, r.id, older, bound, want)
 		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := e.ensureInbox(ctx, r.id); err != nil {
@@ -289,7 +295,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			last = it.Score
 		}
 		note(len(page.Items), last)
-		outboxes, err := e.readOutboxes(ctx, r.celebs, older, bound, want)
+		outboxes, err := e.finishOutboxReads(ctx, outboxCmds, r.celebs, older, bound, want)
 		if err != nil {
 			return nil, 0, false, errRedis{err}
 		}
@@ -324,7 +330,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				}
 			}
 		}
-		pipe := e.redis.Pipeline()
+		pipe = e.redis.Pipeline()
 		lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
 		reposted := e.celebrityReposts(ctx, pipe, r.celebs, inWindow)
 		if len(unseen) > 0 || len(inWindow) > 0 {
