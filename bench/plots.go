@@ -413,6 +413,7 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 	p := newChart()
 	p.Title.Text = "Warm reads (issue 12): measured / bound, by mode\n" + subtitle
 	p.Y.Label.Text = "measured / bound (met at 1 and above)"
+	p.Add(hline{y: 1, text: "bound"}) // first, so that the bars' labels are written over it
 	w := vg.Points(22)
 	barModes := []string{"push", "hybrid"}
 	for k, m := range barModes {
@@ -451,7 +452,6 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 	}
 	p.NominalX(names...)
 	p.Y.Max = max(p.Y.Max, 1)
-	p.Add(hline{y: 1, text: "bound"})
 	p.headroom()
 	return p
 }

@@ -431,6 +431,9 @@ func (r *Result) table(w *os.File) {
 		if rw.floor != nil {
 			var refs []string
 			for _, fr := range rw.floor(r) {
+				if fr.value == 0 {
+					continue // not measured in this run (-only)
+				}
 				var parts []string
 				for _, m := range modes {
 					parts = append(parts, pct(vals[m], fr.value))
@@ -450,13 +453,21 @@ func (r *Result) table(w *os.File) {
 		}
 		when := []string{"before the modes", "after the modes"}[k]
 		fmt.Fprintf(w, "\nfloors %s: Redis page (ZREVRANGE 0 19 + MGET 20, 8 workers) %s\n", when, fmtStat(f.RedisPage))
-		fmt.Fprintf(w, "    pipelined ZADD (%s) %.0f/s\n", f.ZaddCommand, f.ZaddPerSec)
-		fmt.Fprintf(w, "    SQL pull query (deferred join, 8 workers) %s\n", fmtStat(f.SQLPull))
+		if f.ZaddCommand != "" {
+			fmt.Fprintf(w, "    pipelined ZADD (%s) %.0f/s\n", f.ZaddCommand, f.ZaddPerSec)
+		}
+		if f.SQLQuery != "" {
+			fmt.Fprintf(w, "    SQL pull query (deferred join, 8 workers) %s\n", fmtStat(f.SQLPull))
+		}
 		for _, n := range f.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
 	}
-	fmt.Fprintf(w, "ratios to floors use the mean of both: Redis page %.0f/s, ZADD %.0f/s, SQL pull %.0f/s\n", r.floor(redisFloor), r.floor(zaddFloor), r.floor(sqlFloor))
+	if r.Only != "" {
+		fmt.Fprintf(w, "ratios to the floor use the mean of both: Redis page %.0f/s\n", r.floor(redisFloor))
+	} else {
+		fmt.Fprintf(w, "ratios to floors use the mean of both: Redis page %.0f/s, ZADD %.0f/s, SQL pull %.0f/s\n", r.floor(redisFloor), r.floor(zaddFloor), r.floor(sqlFloor))
+	}
 }
 
 // targets evaluates the targets and DESIGN.md's bar from the figures.
