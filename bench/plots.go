@@ -401,14 +401,14 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 		match func(t TargetRow) bool
 	}
 	cats := []cat{
-		{"first page, 8 clients\n/ 30% of Redis floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page") }},
-		{"deep pages 2-10\n/ 80% of first page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "deep pages") }},
-		{"hybrid/pull, 32 clients\n/ 10x", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs pull") }},
+		{"first page, 8 clients\n/ 30% of\nRedis page floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page") }},
+		{"deep pages 2-10\n/ 80% of\nfirst page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "deep pages") }},
+		{"hybrid/pull\n32 clients\n/ 10x", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs pull") }},
 	}
 	if r.GoBench != nil {
 		cats = append(cats,
-			cat{"engine page\n/ 50% of raw page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "engine page (") }},
-			cat{"allocs: half of 1,592\n/ engine's", func(t TargetRow) bool { return t.Target == "engine page allocations" }})
+			cat{"engine page\n/ 50% of\nraw Redis page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "engine page (") }},
+			cat{"allocs/page:\n796 (half of\n1,592) / engine's", func(t TargetRow) bool { return t.Target == "engine page allocations" }})
 	}
 	p := newChart()
 	p.Title.Text = "Warm reads (issue 12): measured / bound, by mode\n" + subtitle

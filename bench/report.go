@@ -659,7 +659,9 @@ func compareFiles(oldPath, newPath string) error {
 	return tw.Flush()
 }
 
-// replotFile redraws the plots of a result file, next to it.
+// replotFile redraws the plots of a result file, next to it, and prints
+// its warm-read targets (evaluated again: a file written before they
+// existed has the figures, not the table).
 func replotFile(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -669,5 +671,8 @@ func replotFile(path string) ([]string, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	r.WarmReadTargets = r.warmReadTargets()
+	fmt.Printf("warm reads (issue 12), from %s:\n", path)
+	printTargetTable(os.Stdout, r.WarmReadTargets)
 	return plots(&r, &options{out: filepath.Dir(path)})
 }

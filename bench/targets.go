@@ -237,18 +237,23 @@ func (r *Result) warmReadTargets() []TargetRow {
 	out = append(out, r.GoBench.targets()...)
 	memRow := func(target string, get func(m *ModeResult) (string, bool)) {
 		var parts []string
-		present := false
+		present, measured := false, false
 		for _, mode := range r.modesPresent() {
-			s, ok := get(r.Modes[mode])
-			present = present || ok
+			m := r.Modes[mode]
+			if m.Cache.ServerRSSKB == 0 { // the cache step did not run (a result file from before it)
+				parts = append(parts, mode+" not measured")
+				continue
+			}
+			s, ok := get(m)
+			present, measured = present || ok, true
 			parts = append(parts, mode+" "+s)
 		}
 		st := "not present"
-		if present {
-			st = "reported"
-		}
-		if len(parts) == 0 {
+		switch {
+		case !measured:
 			st = "not measured"
+		case present:
+			st = "reported"
 		}
 		out = append(out, TargetRow{Target: target, Measured: strings.Join(parts, "; "), Bound: "reported", Status: st})
 	}
@@ -269,9 +274,6 @@ func (r *Result) warmReadTargets() []TargetRow {
 	})
 	memRow("Redis bytes per reader's followee set", func(m *ModeResult) (string, bool) { return sample(m.Cache.Following) })
 	memRow("server RSS after the warm reads", func(m *ModeResult) (string, bool) {
-		if m.Cache.ServerRSSKB == 0 {
-			return "not measured", false
-		}
 		return fmt.Sprintf("%.0f MiB", float64(m.Cache.ServerRSSKB)/1024), true
 	})
 	return out
