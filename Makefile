@@ -66,7 +66,7 @@ bench: services
 bench-quick: services
 	go run ./bench -quick $(BENCH_ARGS)
 
-# Issue 12's warm-read targets alone (about 10 minutes on the default
+# Issue 12's warm-read targets alone (11-16 minutes on the default
 # graph): the engine's page against the raw Redis page (bench-feedpage),
 # then the bench's first pages at 8 and 32 clients, deep pages and the
 # cache tiers' memory in each mode, printed as one table "target |

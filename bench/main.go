@@ -86,7 +86,7 @@ func main() {
 	flag.IntVar(&users, "users", 0, "users in the graph (default 50,000; 2,000 with -quick)")
 	flag.StringVar(&modes, "modes", "pull,push,hybrid", "feed modes to run, in order")
 	flag.StringVar(&o.dsn, "mysql", "root@tcp(127.0.0.1:3306)/", "MySQL DSN without the database name")
-	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop")
+	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop; also the prefix of the Redis keys (<db>:)")
 	flag.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis address")
 	flag.StringVar(&o.out, "out", "", "directory of latest.json and the plots (default bench/results; bench/results/quick with -quick)")
 	flag.StringVar(&o.serverBin, "server-bin", "/tmp/feedbench-server", "where to build the server")
@@ -105,7 +105,7 @@ func main() {
 	flag.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
 	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
 	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
-	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, about 10 minutes; results in bench/results/targets), "+
+	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets")
 	flag.Parse()
@@ -205,7 +205,9 @@ func main() {
 		o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 2, 1, 2, 25
 	}
 	o.modes = strings.Split(modes, ",")
-	o.prefixBase = "feedbench:"
+	// The Redis keys are named after the database, so that a run with its
+	// own -db (and -server-bin) does not delete another run's keys.
+	o.prefixBase = o.db + ":"
 	if _, err := os.Stat("go.mod"); err != nil {
 		fmt.Fprintln(os.Stderr, "run from the module root (where go.mod is): go run ./bench")
 		os.Exit(2)
