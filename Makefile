@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-go services web
+.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage services web
 
 run:
 	go run .
@@ -66,12 +66,43 @@ bench: services
 bench-quick: services
 	go run ./bench -quick $(BENCH_ARGS)
 
+# Issue 12's warm-read targets alone (11-16 minutes on the default
+# graph): the engine's page against the raw Redis page (bench-feedpage),
+# then the bench's first pages at 8 and 32 clients, deep pages and the
+# cache tiers' memory in each mode, printed as one table "target |
+# measured | bound | met/missed"; bench/results/targets/ gets latest.json
+# and the plot. BENCH_ARGS as for bench (e.g. '-reuse', '-runs 1').
+bench-targets: services bench-feedpage
+	go run ./bench -only targets -gobench /tmp/feedpage-bench.txt $(BENCH_ARGS)
+
 # Go benchmarks of the engine in each feed mode, and red-dot delivery to
-# open websockets, side by side (benchstat prints the table).
+# open websockets, side by side (benchstat prints the table), then the
+# engine's push page against the raw Redis page.
 bench-go:
 	go test -run '^$$' -bench . -benchtime 2s -count 3 ./feed | tee /tmp/feed-bench.txt
 	DELIVERY_SOCKETS=$${DELIVERY_SOCKETS:-10000} go test -run '^$$' -bench RedDotDelivery -benchtime 5x -timeout 30m ./api
 	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feed-bench.txt
+	go run ./bench -only gobench -gobench /tmp/feed-bench.txt
+
+# The engine's page (BenchmarkFeedPage, push, 200 followees) beside the raw
+# one-client Redis page (BenchmarkRedisPage: ZREVRANGE of 20 and one GET
+# pipeline of 20 post-sized values): FEEDPAGE_COUNT (6) rounds of one run of
+# each, in turn, so that both see the same load on a shared box; benchstat's
+# table, then the rate ratio and the allocations per page against issue
+# 12's bounds (at least 50% of raw; at most half of 1,592 allocations).
+FEEDPAGE_COUNT ?= 6
+bench-feedpage:
+	go test -c -o /tmp/feedpage.test ./feed
+	: > /tmp/feedpage-bench.txt
+	cd feed && for i in $$(seq $(FEEDPAGE_COUNT)); do \
+		echo "== round $$i of $(FEEDPAGE_COUNT)"; \
+		for b in '^BenchmarkFeedPage$$/^mode=push$$/^followees=200$$' '^BenchmarkRedisPage$$'; do \
+			/tmp/feedpage.test -test.run '^$$' -test.bench "$$b" -test.benchtime 2s > /tmp/feedpage-round.txt || { cat /tmp/feedpage-round.txt; exit 1; }; \
+			grep '^Benchmark' /tmp/feedpage-round.txt | tee -a /tmp/feedpage-bench.txt; \
+		done; \
+	done
+	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feedpage-bench.txt
+	go run ./bench -only gobench -gobench /tmp/feedpage-bench.txt
 
 # MariaDB and Redis for the benchmark, started (or installed) as the test command does.
 services:

@@ -54,6 +54,9 @@ func (e *env) floors(ctx context.Context) Floors {
 	f.RedisPage = r.stat("ZREVRANGE 0 19 + MGET 20, 8 workers", el)
 	logf("  Redis page floor: %s", fmtStat(f.RedisPage))
 	e.rdb.Del(ctx, append(skeys, zkey)...)
+	if e.o.targetsOnly() {
+		return f // the targets compare with the read floor only
+	}
 
 	// Fan-out floor.
 	f.ZaddCommand = "redis-benchmark -t zadd -P 16 -n 200000 -q"

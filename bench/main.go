@@ -65,7 +65,12 @@ type options struct {
 	bufferPool  string
 	noPlots     bool
 	compare     bool
+	only        string // "targets": only the workloads of issue 12's targets
+	goBench     string // a `go test -bench` output with the engine and raw Redis pages
 }
+
+// targetsOnly says whether the run measures only issue 12's targets.
+func (o *options) targetsOnly() bool { return o.only == "targets" }
 
 var t0 = time.Now()
 
@@ -81,7 +86,7 @@ func main() {
 	flag.IntVar(&users, "users", 0, "users in the graph (default 50,000; 2,000 with -quick)")
 	flag.StringVar(&modes, "modes", "pull,push,hybrid", "feed modes to run, in order")
 	flag.StringVar(&o.dsn, "mysql", "root@tcp(127.0.0.1:3306)/", "MySQL DSN without the database name")
-	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop")
+	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop; also the prefix of the Redis keys (<db>:)")
 	flag.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis address")
 	flag.StringVar(&o.out, "out", "", "directory of latest.json and the plots (default bench/results; bench/results/quick with -quick)")
 	flag.StringVar(&o.serverBin, "server-bin", "/tmp/feedbench-server", "where to build the server")
@@ -100,7 +105,26 @@ func main() {
 	flag.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
 	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
 	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
+	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
+		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
+	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets")
 	flag.Parse()
+	switch o.only {
+	case "", "targets":
+	case "gobench":
+		if o.goBench == "" {
+			fmt.Fprintln(os.Stderr, "-only gobench needs -gobench FILE")
+			os.Exit(2)
+		}
+		if err := printGoBench(o.goBench); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "-only: %q is not targets or gobench\n", o.only)
+		os.Exit(2)
+	}
 	if *replot != "" {
 		files, err := replotFile(*replot)
 		if err != nil {
@@ -124,6 +148,9 @@ func main() {
 	o.users = users
 	if o.out == "" {
 		o.out = "bench/results"
+		if o.targetsOnly() {
+			o.out = "bench/results/targets"
+		}
 		if o.quick {
 			o.out = "bench/results/quick"
 		}
@@ -178,7 +205,9 @@ func main() {
 		o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 2, 1, 2, 25
 	}
 	o.modes = strings.Split(modes, ",")
-	o.prefixBase = "feedbench:"
+	// The Redis keys are named after the database, so that a run with its
+	// own -db (and -server-bin) does not delete another run's keys.
+	o.prefixBase = o.db + ":"
 	if _, err := os.Stat("go.mod"); err != nil {
 		fmt.Fprintln(os.Stderr, "run from the module root (where go.mod is): go run ./bench")
 		os.Exit(2)
@@ -230,7 +259,14 @@ func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool
 }
 
 func run(ctx context.Context, o *options) (*Result, error) {
-	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
+	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Only: o.only, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
+	if o.goBench != "" {
+		g, err := readGoBench(o.goBench)
+		if err != nil {
+			return res, fmt.Errorf("-gobench: %w", err)
+		}
+		res.GoBench = g
+	}
 	res.Machine = describeMachine(o)
 	logf("bench: %d users, modes %s, machine: %d cores, %.1f GiB, MariaDB %s, Redis %s, load average %s", o.users, strings.Join(o.modes, ","),
 		res.Machine.NProc, res.Machine.MemGiB, res.Machine.MariaDB, res.Machine.Redis, res.Machine.LoadAvgAtStart)
@@ -326,7 +362,11 @@ func run(ctx context.Context, o *options) (*Result, error) {
 
 	e.pickActive()
 
-	logf("floors: raw Redis page read, pipelined ZADD, plain SQL pull query")
+	if o.targetsOnly() {
+		logf("floor: raw Redis page read (-only targets: the other floors are not measured)")
+	} else {
+		logf("floors: raw Redis page read, pipelined ZADD, plain SQL pull query")
+	}
 	res.Floors = e.floors(ctx)
 
 	for _, mode := range o.modes {

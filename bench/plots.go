@@ -117,10 +117,20 @@ func plots(r *Result, o *options) ([]string, error) {
 	}
 	modes := r.modesPresent()
 	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
+	targetsSubtitle := subtitle
 	if r.Runs > 1 {
 		subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
+		targetsSubtitle += fmt.Sprintf("\nmedians of %d runs", r.Runs)
 	}
 	const width, height = 18 * vg.Centimeter, 11 * vg.Centimeter
+
+	// 0. Issue 12's targets: each measured figure as a share of its bound.
+	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", width, height)); err != nil {
+		return files, err
+	}
+	if r.Only != "" {
+		return files, nil // the other plots need the workloads this run left out
+	}
 
 	// 1. Read throughput by mode and concurrency (grouped bars).
 	p := newChart()
@@ -371,7 +381,77 @@ func (roundTicks) Ticks(min, max float64) []plot.Tick {
 	step := (max - min) / 5
 	for i := 0; i <= 5; i++ {
 		v := min + float64(i)*step
-		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		// Rounded to drop the float error of min + i*step (0.8999999999999999).
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(math.Round(v*1e9)/1e9, 'f', -1, 64)})
 	}
 	return out
+}
+
+// warmReadTargetsChart draws issue 12's targets that have a bound, each as
+// its measured figure divided by the bound (1 is the bound: a bar that
+// reaches the dashed line meets it), one bar per mode, each labelled with
+// its value.
+func warmReadTargetsChart(r *Result, subtitle string) *chart {
+	rows := r.WarmReadTargets
+	if rows == nil {
+		rows = r.warmReadTargets()
+	}
+	type cat struct {
+		name  string
+		match func(t TargetRow) bool
+	}
+	cats := []cat{
+		{"first page, 8 clients\n/ 30% of\nRedis page floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page") }},
+		{"deep pages 2-10\n/ 80% of\nfirst page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "deep pages") }},
+		{"hybrid/pull\n32 clients\n/ 10x", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs pull") }},
+	}
+	if r.GoBench != nil {
+		cats = append(cats,
+			cat{"engine page\n/ 50% of\nraw Redis page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "engine page (") }},
+			cat{"allocs/page:\n796 (half of\n1,592) / engine's", func(t TargetRow) bool { return t.Target == "engine page allocations" }})
+	}
+	p := newChart()
+	p.Title.Text = "Warm reads (issue 12): measured / bound, by mode\n" + subtitle
+	p.Y.Label.Text = "measured / bound (met at 1 and above)"
+	p.Add(hline{y: 1, text: "bound"}) // first, so that the bars' labels are written over it
+	w := vg.Points(22)
+	barModes := []string{"push", "hybrid"}
+	for k, m := range barModes {
+		vals := make(plotter.Values, len(cats))
+		labels := plotter.XYLabels{}
+		for i, c := range cats {
+			for _, t := range rows {
+				if t.Mode == m && c.match(t) {
+					vals[i] = t.Share
+				}
+			}
+			labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: vals[i]})
+			labels.Labels = append(labels.Labels, shareLabel(vals[i]))
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			continue
+		}
+		bars.Color = modeColors[m]
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(2*k-1) * w / 2
+		p.Add(bars)
+		p.legend.Add(m, bars)
+		if l, err := plotter.NewLabels(labels); err == nil {
+			for i := range l.TextStyle {
+				l.TextStyle[i].XAlign = draw.XCenter
+				l.TextStyle[i].YAlign = draw.YBottom
+			}
+			l.Offset = vg.Point{X: bars.Offset, Y: vg.Points(2)}
+			p.Add(l)
+		}
+	}
+	names := make([]string, len(cats))
+	for i, c := range cats {
+		names[i] = c.name
+	}
+	p.NominalX(names...)
+	p.Y.Max = max(p.Y.Max, 1)
+	p.headroom()
+	return p
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,8 +26,9 @@ type Result struct {
 	StartedAt   time.Time              `json:"startedAt"`
 	Seconds     float64                `json:"seconds"`
 	Quick       bool                   `json:"quick"`
-	Runs        int                    `json:"runs"`    // each figure is the median of this many runs
-	Sockets     []int                  `json:"sockets"` // the red-dot workload's socket counts
+	Only        string                 `json:"only,omitempty"` // "targets": only issue 12's workloads ran
+	Runs        int                    `json:"runs"`           // each figure is the median of this many runs
+	Sockets     []int                  `json:"sockets"`        // the red-dot workload's socket counts
 	Machine     Machine                `json:"machine"`
 	Graph       graphParams            `json:"graph"`
 	GraphStats  map[string]any         `json:"graphStats"`
@@ -35,7 +37,11 @@ type Result struct {
 	FloorsEnd   *Floors                `json:"floorsEnd"` // and after them
 	Modes       map[string]*ModeResult `json:"modes"`
 	Targets     []Target               `json:"targets"`
-	Checks      []Check                `json:"checks"`
+	// WarmReadTargets are issue 12's targets (targets.go), with the
+	// engine-page rows when GoBench is set.
+	WarmReadTargets []TargetRow `json:"warmReadTargets"`
+	GoBench         *GoBench    `json:"goBench,omitempty"`
+	Checks          []Check     `json:"checks"`
 }
 
 type Machine struct {
@@ -74,6 +80,7 @@ type ModeResult struct {
 	Mixed             MixedResult     `json:"mixed"`
 	RedDots           []RedDotResult  `json:"redDots"` // one per socket count (-sockets)
 	Memory            MemoryResult    `json:"memory"`
+	Cache             CacheMemory     `json:"cache"` // the cache tiers' Redis keys and the server's RSS after the warm reads
 	ServerLogProblems map[string]int  `json:"serverLogProblems,omitempty"`
 	// Runs are the repeated runs' own figures (-runs); the fields above are
 	// their medians. Warm-up and memory are measured once, before the runs.
@@ -411,6 +418,9 @@ func (r *Result) table(w *os.File) {
 	fmt.Fprint(tw, strings.Join(modes, "/"))
 	fmt.Fprintln(tw, ")\t")
 	for _, rw := range r.rows() {
+		if !slices.ContainsFunc(modes, func(m string) bool { return rw.get(r.Modes[m]) != 0 }) {
+			continue // a workload this run left out (-only)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t", rw.name, rw.unit)
 		vals := map[string]float64{}
 		for _, m := range modes {
@@ -421,6 +431,9 @@ func (r *Result) table(w *os.File) {
 		if rw.floor != nil {
 			var refs []string
 			for _, fr := range rw.floor(r) {
+				if fr.value == 0 {
+					continue // not measured in this run (-only)
+				}
 				var parts []string
 				for _, m := range modes {
 					parts = append(parts, pct(vals[m], fr.value))
@@ -440,13 +453,21 @@ func (r *Result) table(w *os.File) {
 		}
 		when := []string{"before the modes", "after the modes"}[k]
 		fmt.Fprintf(w, "\nfloors %s: Redis page (ZREVRANGE 0 19 + MGET 20, 8 workers) %s\n", when, fmtStat(f.RedisPage))
-		fmt.Fprintf(w, "    pipelined ZADD (%s) %.0f/s\n", f.ZaddCommand, f.ZaddPerSec)
-		fmt.Fprintf(w, "    SQL pull query (deferred join, 8 workers) %s\n", fmtStat(f.SQLPull))
+		if f.ZaddCommand != "" {
+			fmt.Fprintf(w, "    pipelined ZADD (%s) %.0f/s\n", f.ZaddCommand, f.ZaddPerSec)
+		}
+		if f.SQLQuery != "" {
+			fmt.Fprintf(w, "    SQL pull query (deferred join, 8 workers) %s\n", fmtStat(f.SQLPull))
+		}
 		for _, n := range f.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
 	}
-	fmt.Fprintf(w, "ratios to floors use the mean of both: Redis page %.0f/s, ZADD %.0f/s, SQL pull %.0f/s\n", r.floor(redisFloor), r.floor(zaddFloor), r.floor(sqlFloor))
+	if r.Only != "" {
+		fmt.Fprintf(w, "ratios to the floor use the mean of both: Redis page %.0f/s\n", r.floor(redisFloor))
+	} else {
+		fmt.Fprintf(w, "ratios to floors use the mean of both: Redis page %.0f/s, ZADD %.0f/s, SQL pull %.0f/s\n", r.floor(redisFloor), r.floor(zaddFloor), r.floor(sqlFloor))
+	}
 }
 
 // targets evaluates the issue's targets and DESIGN.md's bar from the figures.
@@ -517,24 +538,34 @@ func loadAvg() string {
 }
 
 func report(r *Result, o *options) {
-	r.Targets = r.targets()
+	if r.Only == "" {
+		r.Targets = r.targets()
+	}
 	r.Machine.LoadAvgAtEnd = loadAvg()
 	fmt.Println()
 	fmt.Printf("== feed service benchmark: %d users, %d follows, %d posts; %d cores, %.0f GiB; MariaDB %s, Redis %s\n",
 		r.Graph.Users, r.GraphStats["followEdges"], r.GraphStats["posts"], r.Machine.NProc, r.Machine.MemGiB, r.Machine.MariaDB, r.Machine.Redis)
 	fmt.Printf("   load average at start %s, at end %s (other work on this box skews every figure)\n", r.Machine.LoadAvgAtStart, r.Machine.LoadAvgAtEnd)
+	if r.Only != "" {
+		fmt.Printf("   -only %s: the other workloads and floors were not run\n", r.Only)
+	}
 	if r.Runs > 1 {
 		fmt.Printf("   every figure is the median of %d runs of the workloads; ±p%% is half the range of the runs, relative to the median\n", r.Runs)
 	}
 	r.table(os.Stdout)
-	fmt.Println("\ntargets (figures of a run on a shared 2-core box: noisy):")
-	for _, t := range r.Targets {
-		mark := "n/a "
-		if t.Met != nil {
-			mark = map[bool]string{true: "met ", false: "MISS"}[*t.Met]
+	if r.Only == "" {
+		fmt.Println("\ntargets (figures of a run on a shared 2-core box: noisy):")
+		for _, t := range r.Targets {
+			mark := "n/a "
+			if t.Met != nil {
+				mark = map[bool]string{true: "met ", false: "MISS"}[*t.Met]
+			}
+			fmt.Printf("  [%s] %s: %s\n", mark, t.Name, t.Figure)
 		}
-		fmt.Printf("  [%s] %s: %s\n", mark, t.Name, t.Figure)
 	}
+	r.WarmReadTargets = r.warmReadTargets()
+	fmt.Println("\nwarm reads (issue 12), from this run:")
+	printTargetTable(os.Stdout, r.WarmReadTargets)
 	for _, m := range modeOrder {
 		if mr := r.Modes[m]; mr != nil && len(mr.ServerLogProblems) > 0 {
 			fmt.Printf("\nserver log warnings/errors in %s mode:\n", m)
@@ -628,7 +659,9 @@ func compareFiles(oldPath, newPath string) error {
 	return tw.Flush()
 }
 
-// replotFile redraws the plots of a result file, next to it.
+// replotFile redraws the plots of a result file, next to it, and prints
+// its warm-read targets (evaluated again: a file written before they
+// existed has the figures, not the table).
 func replotFile(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -638,5 +671,8 @@ func replotFile(path string) ([]string, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	r.WarmReadTargets = r.warmReadTargets()
+	fmt.Printf("warm reads (issue 12), from %s:\n", path)
+	printTargetTable(os.Stdout, r.WarmReadTargets)
 	return plots(&r, &options{out: filepath.Dir(path)})
 }

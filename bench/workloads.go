@@ -69,22 +69,25 @@ func (e *env) redDotReaders(n int) []int {
 
 // logInAll signs in, through the API, everyone the workloads act as.
 func (e *env) logInAll(ctx context.Context, c *client) error {
-	who := map[int]bool{e.g.Author: true}
-	for _, n := range e.o.sockets {
-		who[e.redDotPoster(n)] = true
-		for _, i := range e.redDotReaders(n) {
-			who[i] = true
-		}
-	}
+	who := map[int]bool{}
 	for _, i := range e.active {
 		who[i] = true
 	}
-	for _, i := range e.g.Celebs {
-		who[i] = true
-	}
-	for _, list := range e.g.Probes {
-		for _, i := range list {
+	if !e.o.targetsOnly() { // the targets' workloads act as active readers only
+		who[e.g.Author] = true
+		for _, n := range e.o.sockets {
+			who[e.redDotPoster(n)] = true
+			for _, i := range e.redDotReaders(n) {
+				who[i] = true
+			}
+		}
+		for _, i := range e.g.Celebs {
 			who[i] = true
+		}
+		for _, list := range e.g.Probes {
+			for _, i := range list {
+				who[i] = true
+			}
 		}
 	}
 	users := make([]int, 0, len(who))
@@ -149,17 +152,27 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 	if err := w.warm(ctx); err != nil {
 		return mr, fmt.Errorf("warm: %w", err)
 	}
-	steps := []struct {
+	type step struct {
 		name string
 		f    func(context.Context) error
-	}{
-		{"1 first page at 1, 8, 32 clients", w.firstPage},
+	}
+	// The cache tiers' memory and the server's RSS are measured right after
+	// the warm reads, before the writes and the websockets change them.
+	steps := []step{
+		{"1 first page at " + joinInts(w.firstPageClients(), ", ") + " clients", w.firstPage},
 		{"2 deep paging, pages 2-10", w.deepPaging},
+		{"8 cache keys' memory and server RSS after the warm reads", w.cacheMemory},
 		{"3 read latency vs followee count", w.followees},
 		{"4 ordinary author's post: fan-out", w.fanout},
 		{"5 celebrity's post", w.celebrity},
 		{"7 red dots over websockets", w.redDots},
 		{"6 mixed 90/8/2", w.mixed},
+	}
+	if e.o.targetsOnly() {
+		steps = steps[:3]
+		if mode == "pull" { // pull's target figure is its first page at 32 clients
+			steps = slices.Delete(steps, 1, 2)
+		}
 	}
 	base := *mr
 	var runs []*ModeResult
@@ -270,10 +283,34 @@ func (w *modeRun) warm(ctx context.Context) error {
 	return nil
 }
 
+// firstPageClients are the client counts of the first-page workload: 1, 8
+// and 32, or with -only targets those the targets compare (8 in push, 32 in
+// pull, both in hybrid).
+func (w *modeRun) firstPageClients() []int {
+	if !w.o.targetsOnly() {
+		return []int{1, 8, 32}
+	}
+	switch w.mode {
+	case "push":
+		return []int{8}
+	case "pull":
+		return []int{32}
+	}
+	return []int{8, 32}
+}
+
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, sep)
+}
+
 // firstPage: the first page of 20 of a random active reader, at 1, 8 and 32
 // concurrent clients.
 func (w *modeRun) firstPage(ctx context.Context) error {
-	for _, conc := range []int{1, 8, 32} {
+	for _, conc := range w.firstPageClients() {
 		pc := &pageChecker{}
 		r, el := closedLoop(ctx, conc, w.o.dur, func(ctx context.Context, _ int) error {
 			p, err := w.c.feed(ctx, w.tokens[w.randomActive()], pageSize, nil)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCacheKind: the memory step counts the cache tiers' keys by the names
+// the tiers write, and nothing else under the prefix.
+func TestCacheKind(t *testing.T) {
+	const p = "feedbench:push:"
+	for key, want := range map[string]string{
+		p + "cache:post:7129":              "post",
+		p + "cache:user:{u42}:info":        "info",
+		p + "cache:user:{u42}:counts":      "counts",
+		p + "following:{u42}":              "following",
+		p + "feed:{u42}":                   "",
+		p + "feedsrc:{u42}":                "",
+		p + "posts:{u42}":                  "",
+		p + "cache:user:{u42}:other":       "",
+		"feedbench:hybrid:cache:post:7129": "", // another mode's prefix
+	} {
+		if got := cacheKind(p, key); got != want {
+			t.Errorf("cacheKind(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestReadGoBench reads the medians of the two benchmarks from `go test
+// -bench` output, ignoring the other lines and benchmarks.
+func TestReadGoBench(t *testing.T) {
+	out := `goos: linux
+BenchmarkFeedPage/mode=push/followees=200-2   1000   2000000 ns/op   500.0 pages/s   101500 B/op   1600 allocs/op
+--- BENCH: BenchmarkFeedPage/mode=push/followees=200-2
+    bench_test.go:308: mode=push followees=200: setup 282ms
+BenchmarkFeedPage/mode=push/followees=10-2   1000   900000 ns/op   1111 pages/s   90000 B/op   1000 allocs/op
+BenchmarkRedisPage-2   10000   200000 ns/op   5000 pages/s   11465 B/op   205 allocs/op
+BenchmarkFeedPage/mode=push/followees=200-2   1000   4000000 ns/op   250.0 pages/s   101520 B/op   1500 allocs/op
+BenchmarkRedisPage-2   10000   100000 ns/op   10000 pages/s   11465 B/op   205 allocs/op
+BenchmarkFeedPage/mode=push/followees=200-2   1000   3000000 ns/op   333.3 pages/s   101510 B/op   1593 allocs/op
+BenchmarkRedisPage-2   10000   300000 ns/op   3333 pages/s   11465 B/op   205 allocs/op
+PASS
+`
+	path := filepath.Join(t.TempDir(), "bench.txt")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := readGoBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Samples != 3 || g.EngineNsOp != 3e6 || g.RawNsOp != 2e5 || g.EngineAllocs != 1593 || g.RawAllocs != 205 {
+		t.Fatalf("read %+v; want 3 samples, medians 3e6 and 2e5 ns/op, 1593 and 205 allocs", g)
+	}
+	rows := g.targets()
+	if len(rows) != 2 || rows[0].Status != "missed" || rows[1].Status != "missed" {
+		t.Fatalf("rows %+v: the engine at 6.7%% of raw with 1,593 allocations misses both", rows)
+	}
+	if _, err := readGoBench(filepath.Join(t.TempDir(), "missing.txt")); err == nil {
+		t.Fatal("a missing file read without an error")
+	}
+	os.WriteFile(path, []byte(strings.ReplaceAll(out, "BenchmarkRedisPage", "BenchmarkOther")), 0o644)
+	if _, err := readGoBench(path); err == nil {
+		t.Fatal("a file without BenchmarkRedisPage read without an error")
+	}
+}
+
+// TestWarmReadTargets: each target is met exactly at its bound and missed
+// just under it; the memory rows say "not present" when the cache keys do
+// not exist, and report them when they do.
+func TestWarmReadTargets(t *testing.T) {
+	page := func(conc int, rate, mean float64) Stat {
+		return Stat{Label: map[int]string{8: "8", 32: "32"}[conc], Throughput: rate, Mean: mean}
+	}
+	result := func(scale float64, cache CacheMemory) *Result {
+		// Floor 10,000 pages/s: the first page's bound is 3,000 pages/s.
+		// Deep pages: mean latency 10 ms against 8 ms, 80%. Hybrid/pull 10x.
+		modes := map[string]*ModeResult{
+			"pull": {FirstPage: []Stat{page(32, 300, 100)}, Cache: cache},
+			"push": {FirstPage: []Stat{page(8, 3000*scale, 8)}, DeepPage: Stat{Throughput: 2000, Mean: 10 / scale}, Cache: cache},
+			"hybrid": {FirstPage: []Stat{page(8, 3000*scale, 8), page(32, 3000*scale, 10)},
+				DeepPage: Stat{Throughput: 2000, Mean: 10 / scale}, Cache: cache},
+		}
+		return &Result{Modes: modes, Floors: Floors{RedisPage: Stat{Throughput: 10000}}}
+	}
+	status := func(rows []TargetRow) map[string]string {
+		out := map[string]string{}
+		for _, r := range rows {
+			out[r.Target] = r.Status
+		}
+		return out
+	}
+	noCache := CacheMemory{ServerRSSKB: 40 << 10}
+	at := status(result(1, noCache).warmReadTargets())
+	under := status(result(0.99, noCache).warmReadTargets())
+	for _, target := range []string{
+		"warm first page, 8 clients, push", "warm first page, 8 clients, hybrid",
+		"deep pages 2-10, 8 clients, push", "deep pages 2-10, 8 clients, hybrid",
+		"hybrid vs pull, first page, 32 clients",
+	} {
+		if at[target] != "met" || under[target] != "missed" {
+			t.Errorf("%s: %q at the bound and %q just under it; want met and missed", target, at[target], under[target])
+		}
+	}
+	for _, target := range []string{"Redis bytes per cached post", "Redis bytes per cached user (info + counts)", "Redis bytes per reader's followee set"} {
+		if at[target] != "not present" {
+			t.Errorf("%s with no cache keys: %q, want not present", target, at[target])
+		}
+	}
+	if at["server RSS after the warm reads"] != "reported" {
+		t.Errorf("server RSS: %q, want reported", at["server RSS after the warm reads"])
+	}
+	cached := noCache
+	cached.Posts = KeySample{Keys: 5000, Sampled: 1000, BytesPerKey: 300}
+	cached.UserInfo = KeySample{Keys: 800, Sampled: 800, BytesPerKey: 120}
+	cached.UserCounts = KeySample{Keys: 800, Sampled: 800, BytesPerKey: 60}
+	rows := result(1, cached).warmReadTargets()
+	for _, r := range rows {
+		switch r.Target {
+		case "Redis bytes per cached post":
+			if r.Status != "reported" || !strings.Contains(r.Measured, "push 300 B (5,000 keys)") {
+				t.Errorf("%s: %q %q", r.Target, r.Status, r.Measured)
+			}
+		case "Redis bytes per cached user (info + counts)":
+			if r.Status != "reported" || !strings.Contains(r.Measured, "push 180 B") {
+				t.Errorf("%s: %q %q", r.Target, r.Status, r.Measured)
+			}
+		}
+	}
+	// A result from before the cache step (no RSS) did not measure the keys.
+	for _, r := range result(1, CacheMemory{}).warmReadTargets() {
+		if strings.HasPrefix(r.Target, "Redis bytes") && r.Status != "not measured" {
+			t.Errorf("%s without the cache step: %q, want not measured", r.Target, r.Status)
+		}
+	}
+	// A run with no hybrid mode cannot say anything of hybrid's targets.
+	r := result(1, noCache)
+	delete(r.Modes, "hybrid")
+	if st := status(r.warmReadTargets()); st["hybrid vs pull, first page, 32 clients"] != "not measured" {
+		t.Errorf("hybrid vs pull without hybrid: %q, want not measured", st["hybrid vs pull, first page, 32 clients"])
+	}
+}
