@@ -40,6 +40,8 @@ type Engine struct {
 	decoy string // a password hash no password matches, for unknown users
 
 	local localTiers // in-process copies of users and posts
+	// invalidationSyncs are the SyncInvalidations waiting, by token.
+	invalidationSyncs sync.Map
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is

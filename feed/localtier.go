@@ -230,6 +230,17 @@ func (t *localTier[V]) drop(ids []int64) {
 	t.mu.Unlock()
 }
 
+// dropAll forgets every entry, as drop does ids.
+func (t *localTier[V]) dropAll() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.epoch++
+	t.cache.InvalidateAll()
+	t.mu.Unlock()
+}
+
 // stop ends the cache's clean-up goroutine.
 func (t *localTier[V]) stop() {
 	if t != nil {
@@ -321,11 +332,52 @@ func parseInvalidation(payload string) (kind string, ids []int64) {
 
 // onInvalidation applies a message of the invalidate channel.
 func (e *Engine) onInvalidation(payload string) {
+	if token, ok := strings.CutPrefix(payload, invalidationSync); ok {
+		if done, ok := e.invalidationSyncs.LoadAndDelete(token); ok {
+			close(done.(chan struct{}))
+		}
+		return
+	}
 	kind, ids := parseInvalidation(payload)
 	switch kind {
 	case cacheKindUser:
 		e.local.users.drop(ids)
 	case cacheKindPost:
 		e.local.posts.drop(ids)
+	}
+}
+
+// onInvalidationsResubscribed forgets every local copy: the hub's
+// connection dropped and came back, and the messages sent meanwhile are
+// lost, so any copy may be one a message would have dropped.
+func (e *Engine) onInvalidationsResubscribed() {
+	e.local.users.dropAll()
+	e.local.posts.dropAll()
+}
+
+// invalidationSync starts the message SyncInvalidations waits for.
+const invalidationSync = "sync "
+
+// SyncInvalidations returns once this instance has applied every
+// invalidation message published before the call: it publishes a message
+// of its own and waits for it (Redis delivers a channel's messages in the
+// order it ran their PUBLISH). Tests use it to read across instances
+// "after the messages arrived", as Settle is "after the workers".
+func (e *Engine) SyncInvalidations(ctx context.Context) error {
+	if e.hub == nil {
+		return nil // not started: no local copies to drop by message
+	}
+	token := newToken()
+	done := make(chan struct{})
+	e.invalidationSyncs.Store(token, done)
+	defer e.invalidationSyncs.Delete(token)
+	if err := e.redis.Publish(ctx, e.keys.cacheInvalidateChannel(), invalidationSync+token).Err(); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -196,6 +197,29 @@ func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
 	a.deletePost(author, post)
 	waitFor(t, "the delete on b", func() bool { return postOn(b, post).Deleted() })
 	waitFor(t, "the post count on b", func() bool { return user(b, author).PostCount == 0 })
+}
+
+// An instance whose pub/sub connection dropped may have missed messages:
+// when it is subscribed again, it forgets every local copy.
+func TestLocalTierForgetsAllAfterResubscribing(t *testing.T) {
+	server := testenv.StartRedis(t) // its own: the test kills pub/sub clients
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+	t.Cleanup(func() { rdb.Close() })
+	te := startTestEngine(t, newTestStore(t), rdb, "resub:", func(c *Config) { c.LocalCacheTTL = time.Hour })
+	ctx := context.Background()
+	author := te.user("author")
+	waitFor(t, "the local tier to hold the author", func() bool {
+		if _, err := te.Users(ctx, []int64{author}); err != nil {
+			t.Fatal(err)
+		}
+		return len(te.CachedUsers([]int64{author})) == 1
+	})
+	if err := rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the local copy to be forgotten once the hub is back", func() bool {
+		return len(te.CachedUsers([]int64{author})) == 0
+	})
 }
 
 // With the tier off, reads are still right, and nothing is cached.

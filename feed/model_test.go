@@ -100,8 +100,9 @@ func modelSeed(t *testing.T) uint64 {
 // TestEngineMatchesModel runs random sequences of sign-ups, follows,
 // unfollows, removed followers, posts, reposts, deletes and reads, mixed
 // with inbox expiry, a flush of all Redis keys, a worker dying mid-task and
-// engine restarts, in every mode; after the workers settle, every user's
-// whole feed, paged both ways, equals the reference model's.
+// engine restarts, in every mode, on two instances (with their cache tiers
+// on) taking turns; after the workers settle, every user's whole feed,
+// paged both ways on either instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
 	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -165,6 +166,27 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 	}
 	setup := func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
 	te := startTestEngine(t, st, rdb, prefix, setup)
+	// A second instance on the same MySQL and Redis, as behind a load
+	// balancer: the steps alternate between the two (by step, not by rng,
+	// so that the recorded seeds replay as they were), so each reads what
+	// the other wrote, through its own local tier.
+	other := startTestEngine(t, st, rdb, prefix, setup)
+	on := func(step int) *testEngine {
+		if step%2 == 1 {
+			return other
+		}
+		return te
+	}
+	// settle waits for the workers, and for both instances to have applied
+	// the invalidation messages sent until then.
+	settle := func() {
+		te.settle()
+		for _, e := range []*testEngine{te, other} {
+			if err := e.SyncInvalidations(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	model := newRefModel()
 	var users, posts []int64
@@ -191,21 +213,21 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 				v = star
 			}
 			if u != v {
-				te.follow(u, v)
+				on(step).follow(u, v)
 				model.follow(u, v)
 			}
 		case op < 30:
 			v := pick(circle)
-			te.unfollow(u, v)
+			on(step).unfollow(u, v)
 			model.unfollow(u, v)
 		case op < 34:
 			v := pick(circle)
-			if _, err := te.RemoveFollower(ctx, u, v); err != nil {
+			if _, err := on(step).RemoveFollower(ctx, u, v); err != nil {
 				t.Fatal(err)
 			}
 			model.unfollow(v, u)
 		case op < 56:
-			id := te.post(u, "step "+strconv.Itoa(step))
+			id := on(step).post(u, "step "+strconv.Itoa(step))
 			posts = append(posts, id)
 			model.post(u, id)
 		case op < 70 && len(posts) > 0:
@@ -213,20 +235,20 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 			if !model.canRepost(target) {
 				continue
 			}
-			id := te.repost(u, target)
+			id := on(step).repost(u, target)
 			if !slices.Contains(posts, id) {
 				posts = append(posts, id)
 			}
 			model.repost(t, u, target, id)
 		case op < 78 && len(posts) > 0:
 			p := pick(posts)
-			te.deletePost(model.author(p), p)
+			on(step).deletePost(model.author(p), p)
 			model.delete(p)
 		case op < 88:
 			// A read in the middle of everything: it must not fail, and it
 			// makes the reader active (an inbox exists from now on).
 			size := 1 + rng.IntN(6)
-			if _, err := te.Feed(ctx, u, PageArgs{First: &size}); err != nil {
+			if _, err := on(step).Feed(ctx, u, PageArgs{First: &size}); err != nil {
 				t.Fatalf("step %d: read: %v", step, err)
 			}
 		case op < 91:
@@ -251,15 +273,15 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 			te.stop() // the server restarts
 			te = startTestEngine(t, st, rdb, prefix, setup)
 		default:
-			te.settle()
+			settle()
 			sample := make([]int64, modelSample)
 			for i := range sample {
 				sample[i] = pick(users)
 			}
-			checkAgainstModel(t, te, model, sample, rng, step)
+			checkAgainstModel(t, on(step), model, sample, rng, step)
 		}
 	}
-	te.settle()
+	settle()
 	checkAgainstModel(t, te, model, users, rng, steps)
 }
 

@@ -88,6 +88,9 @@ func (h *hub) run(ctx context.Context) {
 			switch m := msg.(type) {
 			case *redis.Subscription:
 				if m.Channel == h.e.keys.cacheInvalidateChannel() {
+					if m.Kind == "subscribe" {
+						h.e.onInvalidationsResubscribed()
+					}
 					continue
 				}
 				if m.Kind == "subscribe" {
