@@ -38,12 +38,6 @@ import (
 	"feedservice/models"
 )
 
-// Kinds of cached values, the label kind of the cache metrics.
-const (
-	cacheKindPost = "post"
-	cacheKindUser = "user"
-)
-
 // tierLocal is the label tier of the local tier's metrics.
 const tierLocal = "local"
 
@@ -265,8 +259,8 @@ type localTiers struct {
 
 func newLocalTiers(cfg Config, m *metrics) localTiers {
 	return localTiers{
-		users: newLocalTier(cacheKindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
-		posts: newLocalTier(cacheKindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
+		users: newLocalTier(kindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
+		posts: newLocalTier(kindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
 	}
 }
 
@@ -294,10 +288,10 @@ func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.loca
 func (e *Engine) dropLocal(ctx context.Context, users, posts []int64) {
 	e.local.users.drop(users)
 	e.local.posts.drop(posts)
-	if msg := invalidation(cacheKindUser, users); msg != "" {
+	if msg := invalidation(kindUser, users); msg != "" {
 		e.publish(ctx, e.keys.cacheInvalidateChannel(), msg)
 	}
-	if msg := invalidation(cacheKindPost, posts); msg != "" {
+	if msg := invalidation(kindPost, posts); msg != "" {
 		e.publish(ctx, e.keys.cacheInvalidateChannel(), msg)
 	}
 }
@@ -340,9 +334,9 @@ func (e *Engine) onInvalidation(payload string) {
 	}
 	kind, ids := parseInvalidation(payload)
 	switch kind {
-	case cacheKindUser:
+	case kindUser:
 		e.local.users.drop(ids)
-	case cacheKindPost:
+	case kindPost:
 		e.local.posts.drop(ids)
 	}
 }

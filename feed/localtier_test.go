@@ -38,7 +38,7 @@ func strBytes(s *string) int { return len(*s) }
 
 func newStringTier(t *testing.T, entries int, bytes int64, ttl time.Duration) *localTier[*string] {
 	t.Helper()
-	tier := newLocalTier(cacheKindPost, entries, bytes, ttl, strBytes, newMetrics())
+	tier := newLocalTier(kindPost, entries, bytes, ttl, strBytes, newMetrics())
 	t.Cleanup(tier.stop)
 	return tier
 }
