@@ -97,25 +97,39 @@ type replayInbox struct {
 func (h *replayInbox) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *replayInbox) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			h.replay(cmd)
+		}
+		return err
+	}
 }
 
 func (h *replayInbox) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		args := cmd.Args()
-		if err != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != readInboxScript.Hash() || args[3] != h.key {
+		if err := next(ctx, cmd); err != nil {
 			return err
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		c := cmd.(*redis.Cmd)
-		if h.first == nil {
-			h.first = c.Val()
-		} else {
-			c.SetVal(h.first)
-		}
+		h.replay(cmd)
 		return nil
+	}
+}
+
+// replay answers cmd, if it is a read of the inbox, with the first such
+// answer (the read may go alone or in a pipeline with the outboxes').
+func (h *replayInbox) replay(cmd redis.Cmder) {
+	args := cmd.Args()
+	if cmd.Err() != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != readInboxScript.Hash() || args[3] != h.key {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := cmd.(*redis.Cmd)
+	if h.first == nil {
+		h.first = c.Val()
+	} else {
+		c.SetVal(h.first)
 	}
 }
 
