@@ -55,10 +55,27 @@ cluster_pid=
 
 # Each fuzz target for a bounded time (`make fuzz` runs them long); their
 # seed corpora and testdata/fuzz regression cases already ran above.
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" as -fuzztime runs out, a worker still busy (go.dev/issue/75804,
+# fixed in Go 1.27): such a run, with no failing input written, is run once
+# more; any other failure fails the command.
+fuzz() {
+	go test -run '^$' -fuzz "^$1\$" -fuzztime 6s "$2" 2>&1 | tee "$fuzz_log"
+	return "${PIPESTATUS[0]}"
+}
+fuzz_log=$(mktemp)
 for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api; do
 	say "fuzz ${target%%:*} for 6s"
-	go test -run '^$' -fuzz "^${target%%:*}\$" -fuzztime 6s "${target#*:}"
+	if ! fuzz "${target%%:*}" "${target#*:}"; then
+		if grep -q 'context deadline exceeded' "$fuzz_log" && ! grep -q 'Failing input written' "$fuzz_log"; then
+			say "fuzz ${target%%:*}: the coordinator's deadline race (go.dev/issue/75804), no failing input; once more"
+			fuzz "${target%%:*}" "${target#*:}"
+		else
+			exit 1
+		fi
+	fi
 done
+rm -f "$fuzz_log"
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api
