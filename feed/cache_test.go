@@ -410,13 +410,7 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 	// Redis comes back, empty: the copies fill again. (Back, too, so that
 	// the client's redial goroutine ends before the leak check.)
 	server.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for rdb.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the engine's client does not reach the restarted Redis")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForRedis(t, rdb)
 	ctSamePost(t, te, "Redis back", q)
 	if te.redis.Exists(context.Background(), te.keys.cachedPost(q)).Val() != 1 {
 		t.Fatal("the post's copy was not refilled after Redis came back")

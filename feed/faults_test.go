@@ -114,14 +114,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	// Redis comes back, empty.
 	dispatched := lcCount(te.metrics.dispatched)
 	server.Start()
-	// The client may hold on to its last dial error for a moment.
-	deadline := time.Now().Add(10 * time.Second)
-	for rdb.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the engine's client does not reach the restarted Redis")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForRedis(t, rdb)
 	te.settle()
 	if n := len(ftPending(t, st)); n != 0 {
 		t.Fatalf("%d events still pending after Redis came back", n)
@@ -483,5 +476,18 @@ func (m ftModel) check(t testing.TB, te *testEngine, stage string, readers ...in
 				t.Fatalf("%s: feed of %d, page size %d, differs from the reference model:\n got %v\nwant %v", stage, r, size, got, want)
 			}
 		}
+	}
+}
+
+// waitForRedis waits until rdb reaches its restarted server again: the
+// client may hold on to its last dial error for a moment.
+func waitForRedis(t *testing.T, rdb redis.UniversalClient) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine's client does not reach the restarted Redis")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

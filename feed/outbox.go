@@ -147,27 +147,16 @@ end
 table.insert(members, 1, floor)
 return members`)
 
-// outboxPage is what readOutboxes read of one outbox.
+// outboxPage is what a read of one outbox found.
 type outboxPage struct {
 	floor int64
 	items []outboxItem
 }
 
-// readOutboxes is readOutbox for several authors, their outboxes read in one
-// pipelined round trip (a script per outbox: one key, one Cluster slot);
-// a missing outbox is rebuilt and read on its own.
-func (e *Engine) readOutboxes(ctx context.Context, authors []int64, older bool, bound int64, limit int) ([]outboxPage, error) {
-	if len(authors) == 0 {
-		return []outboxPage{}, nil
-	}
-	pipe := e.redis.Pipeline()
-	cmds := e.queueOutboxReads(ctx, pipe, authors, older, bound, limit)
-	pipe.Exec(ctx) // each command's own error is looked at below
-	return e.finishOutboxReads(ctx, cmds, authors, older, bound, limit)
-}
-
-// queueOutboxReads adds readOutboxes' scripts to pipe, for a read that
-// shares a round trip with others; finishOutboxReads reads their answers.
+// queueOutboxReads adds to pipe the reads of several authors' outboxes, a
+// script per outbox (one key, one Cluster slot), for a read that shares a
+// round trip with others; finishOutboxReads reads their answers, reading a
+// missing outbox (rebuilt) on its own.
 func (e *Engine) queueOutboxReads(ctx context.Context, pipe redis.Pipeliner, authors []int64, older bool, bound int64, limit int) []*redis.Cmd {
 	dir, b := "newer", strconv.FormatInt(bound, 10)
 	if older {

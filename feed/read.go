@@ -58,14 +58,7 @@ type reader struct {
 // celebrity set and the reader's own Redis copy (on the same slot), whose
 // read marker the unread count needs; self is nil when that copy is
 // missing.
-func (e *Engine) loadReader(ctx context.Context, viewer int64) (r *reader, self *models.User, err error) {
-	r, err = e.loadReaderState(ctx, viewer, &self)
-	return r, self, err
-}
-
-// loadReaderState is loadReader's work; it sets *self as soon as the
-// pipeline has answered, whatever happens after.
-func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **models.User) (*reader, error) {
+func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models.User, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
 	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer)}
@@ -76,35 +69,36 @@ func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **model
 	}
 	info, counts := pipe.Get(ctx, e.keys.cachedUserInfo(viewer)), pipe.Get(ctx, e.keys.cachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
-	if u, err := decodeUser(viewer, info, counts); err == nil {
-		*self = u
+	self, err := decodeUser(viewer, info, counts)
+	if err != nil {
+		self = nil // missing or unreadable: the unread count reads it apart
 	}
 	if redis.HasErrorPrefix(state.Err(), "NOSCRIPT") {
 		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax) // Redis restarted
 	}
 	if members != nil && members.Err() != nil {
-		return nil, errRedis{members.Err()}
+		return nil, nil, errRedis{members.Err()}
 	}
 	inbox, set, err := readerState(state)
 	if err != nil {
-		return nil, errRedis{err}
+		return nil, nil, errRedis{err}
 	}
 	var celebs []int64
 	if !inbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
 		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
-			return nil, errRedis{err}
+			return nil, nil, errRedis{err}
 		}
 		if celebs, err = e.celebrityIDs(ctx); err != nil {
-			return nil, errRedis{err}
+			return nil, nil, errRedis{err}
 		}
 		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax)); err != nil {
-			return nil, errRedis{err}
+			return nil, nil, errRedis{err}
 		}
 	} else if members != nil {
 		if celebs, err = e.celebritiesFrom(ctx, members.Val()); err != nil {
-			return nil, errRedis{err}
+			return nil, nil, errRedis{err}
 		}
 	}
 	switch set.state {
@@ -112,7 +106,7 @@ func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **model
 		r.followees, r.loaded = set.ids, true
 	case followingMissing:
 		if r.followees, err = e.restoreFollowing(ctx, viewer); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.loaded = true
 		slices.Sort(r.followees)
@@ -120,7 +114,7 @@ func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **model
 	if len(celebs) > 0 {
 		followed, err := r.follows(ctx, e, celebs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, c := range celebs {
 			if followed[c] {
@@ -128,7 +122,7 @@ func (e *Engine) loadReaderState(ctx context.Context, viewer int64, self **model
 			}
 		}
 	}
-	return r, nil
+	return r, self, nil
 }
 
 // followingState is what readerStateScript said of the followee set.
