@@ -125,13 +125,15 @@ func (t *localTier[V]) getMany(ctx context.Context, ids []int64, load func(conte
 	}
 	out := make(map[int64]V, len(ids))
 	var missing []int64
+	asked := make(map[int64]bool, len(ids))
 	for _, id := range ids {
-		if _, seen := out[id]; seen {
+		if asked[id] {
 			continue
 		}
+		asked[id] = true
 		if v, ok := t.cache.GetIfPresent(id); ok {
 			out[id] = v
-		} else if !contains(missing, id) {
+		} else {
 			missing = append(missing, id)
 		}
 	}
@@ -240,15 +242,6 @@ func (t *localTier[V]) stop() {
 	if t != nil {
 		t.cache.StopAllGoroutines()
 	}
-}
-
-func contains(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // localTiers are the engine's local tiers.
