@@ -50,7 +50,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 			return nil, err
 		}
 	}
-	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile)})
+	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile),
+		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag})
 	if err != nil {
 		return nil, err
 	}

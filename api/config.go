@@ -14,8 +14,11 @@ import (
 	"sync"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
+
 	"feedservice/dataloader"
 	"feedservice/feed"
+	"feedservice/store"
 )
 
 // Server limits and defaults.
@@ -87,18 +90,23 @@ const (
 // config is every setting of the server; each has a flag and an environment
 // variable, and the environment gives the default of the flag.
 type config struct {
-	Addr           string
-	DataDir        string
-	MySQLDSN       string
-	RedisAddr      string
-	KeyPrefix      string
-	TokenSecret    string
-	TokenTTL       time.Duration
-	BcryptCost     int
-	NodeID         int
-	GraphiQL       bool
-	AllowedOrigins string
-	Seed           bool
+	Addr     string
+	DataDir  string
+	MySQLDSN string
+	// MySQLReplicaDSNs are the read replicas of MySQLDSN (parsed from the
+	// comma list MYSQL_REPLICA_DSNS); ReplicaMaxLag how far behind one may
+	// serve the reads that may lag (see store/replicas.go).
+	MySQLReplicaDSNs []string
+	ReplicaMaxLag    time.Duration
+	RedisAddr        string
+	KeyPrefix        string
+	TokenSecret      string
+	TokenTTL         time.Duration
+	BcryptCost       int
+	NodeID           int
+	GraphiQL         bool
+	AllowedOrigins   string
+	Seed             bool
 
 	FeedMode              string
 	CelebrityFollowers    int
@@ -153,6 +161,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
 	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
 	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
+	replicaDSNs := fs.String("mysql-replica-dsns", env("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
+	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", envDuration("REPLICA_MAX_LAG", store.DefaultReplicaMaxLag), "how far behind the primary the replicas may be and still serve reads; further behind, reads go to the primary (REPLICA_MAX_LAG)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
 	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", envInt("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
 	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", envDuration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
@@ -208,6 +218,9 @@ func parseConfig(args []string) (config, error) {
 	if c.TrustedProxies, err = parsePrefixes(*trustedProxies); err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
 	}
+	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*replicaDSNs, c.MySQLDSN); err != nil {
+		return c, fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
+	}
 	if len(envErrors) > 0 {
 		return c, errors.Join(envErrors...)
 	}
@@ -235,6 +248,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
+	}
+	if c.ReplicaMaxLag <= 0 {
+		return c, fmt.Errorf("-replica-max-lag must be more than 0")
 	}
 	if c.PostCacheTTL <= 0 {
 		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
@@ -295,13 +311,14 @@ func (c config) describe() []any {
 		return "(set)"
 	}
 	mysql, redis := hidden(c.MySQLDSN), c.RedisAddr
+	replicas := fmt.Sprintf("%d", len(c.MySQLReplicaDSNs))
 	if c.MySQLDSN == "" {
 		mysql = "embedded SQLite in " + c.DataDir
 	}
 	if redis == "" {
 		redis = "embedded in-process Redis"
 	}
-	return append([]any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "redis", redis, "redisPoolSize", c.RedisPoolSize,
+	return append([]any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "mysqlReplicas", replicas, "replicaMaxLag", c.ReplicaMaxLag, "redis", redis, "redisPoolSize", c.RedisPoolSize,
 		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
 		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
 		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
@@ -323,6 +340,29 @@ func (c config) trusts(addr netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// parseReplicaDSNs reads the comma list of replica DSNs: each must parse as
+// a MySQL DSN, and replicas need a MySQL primary.
+func parseReplicaDSNs(list, primary string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	if primary == "" {
+		return nil, errors.New("replicas need -mysql-dsn (MYSQL_DSN): the embedded SQLite has none")
+	}
+	var out []string
+	for i, dsn := range strings.Split(list, ",") {
+		dsn = strings.TrimSpace(dsn)
+		if dsn == "" {
+			return nil, fmt.Errorf("entry %d is empty", i+1)
+		}
+		if _, err := mysqldriver.ParseDSN(dsn); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		out = append(out, dsn)
+	}
+	return out, nil
 }
 
 // parsePrefixes reads a comma list of IPs and CIDRs.

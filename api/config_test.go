@@ -1,12 +1,17 @@
 package api
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"feedservice/dataloader"
 	"feedservice/feed"
+	"feedservice/internal/testenv"
+	"feedservice/store"
 )
 
 // A setting that does not parse stops the server with the variable's name,
@@ -173,5 +178,57 @@ func TestLocalCacheBounds(t *testing.T) {
 		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want a %s error", bad, err, bad[0])
 		}
+	}
+}
+
+// TestConfigReplicaDSNs: MYSQL_REPLICA_DSNS takes a comma list of DSNs
+// beside MYSQL_DSN; empty is none; an entry that does not parse, an empty
+// entry, or replicas without MYSQL_DSN stop the server with the setting's
+// name; REPLICA_MAX_LAG must be more than 0.
+func TestConfigReplicaDSNs(t *testing.T) {
+	const primary = "root@tcp(127.0.0.1:3310)/feed"
+	t.Setenv("MYSQL_DSN", primary)
+	c, err := parseConfig(nil)
+	if err != nil || len(c.MySQLReplicaDSNs) != 0 || c.ReplicaMaxLag != store.DefaultReplicaMaxLag {
+		t.Fatalf("default: replicas %q lag %s (%v), want none and %s", c.MySQLReplicaDSNs, c.ReplicaMaxLag, err, store.DefaultReplicaMaxLag)
+	}
+	t.Setenv("MYSQL_REPLICA_DSNS", " root@tcp(127.0.0.1:3311)/feed , root@tcp(127.0.0.1:3312)/feed")
+	c, err = parseConfig(nil)
+	if err != nil || len(c.MySQLReplicaDSNs) != 2 || c.MySQLReplicaDSNs[1] != "root@tcp(127.0.0.1:3312)/feed" {
+		t.Fatalf("two replicas: %q (%v)", c.MySQLReplicaDSNs, err)
+	}
+	for _, tc := range []struct{ primary, list, want string }{
+		{primary, "root@tcp(127.0.0.1:3311)/feed,not a dsn", "entry 2"},
+		{primary, "root@tcp(127.0.0.1:3311)/feed,,root@tcp(127.0.0.1:3312)/feed", "entry 2 is empty"},
+		{"", "root@tcp(127.0.0.1:3311)/feed", "need -mysql-dsn"},
+	} {
+		t.Setenv("MYSQL_DSN", tc.primary)
+		t.Setenv("MYSQL_REPLICA_DSNS", tc.list)
+		_, err := parseConfig(nil)
+		if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS") || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("MYSQL_DSN=%q MYSQL_REPLICA_DSNS=%q: error %v, want one naming MYSQL_REPLICA_DSNS and %q", tc.primary, tc.list, err, tc.want)
+		}
+	}
+	t.Setenv("MYSQL_DSN", primary)
+	t.Setenv("MYSQL_REPLICA_DSNS", "")
+	for _, bad := range []string{"0s", "-1s"} {
+		if _, err := parseConfig([]string{"-replica-max-lag", bad}); err == nil || !strings.Contains(err.Error(), "-replica-max-lag") {
+			t.Fatalf("-replica-max-lag %s: %v, want an error naming it", bad, err)
+		}
+	}
+	if c, err := parseConfig([]string{"-replica-max-lag", "1ns"}); err != nil || c.ReplicaMaxLag != time.Nanosecond {
+		t.Fatalf("-replica-max-lag 1ns: %v (%s)", err, c.ReplicaMaxLag)
+	}
+}
+
+// TestReplicaUnreachableStopsStartup: a replica that does not answer stops
+// the server at start with the entry and its address, instead of serving
+// with reads that fail later.
+func TestReplicaUnreachableStopsStartup(t *testing.T) {
+	dir := t.TempDir()
+	_, err := newApp(context.Background(), config{MySQLDSN: testenv.MySQL(t), MySQLReplicaDSNs: []string{"root@tcp(127.0.0.1:1)/feed?timeout=2s"},
+		ReplicaMaxLag: time.Second, DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS entry 1 (127.0.0.1:1)") {
+		t.Fatalf("unreachable replica: %v, want an error naming MYSQL_REPLICA_DSNS entry 1 and its address", err)
 	}
 }

@@ -92,6 +92,7 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 	cfg.NodeID = -1
 	if backend == backendReal {
 		cfg.MySQLDSN = testenv.MySQL(t)
+		cfg.MySQLReplicaDSNs = testenv.MySQLReplicas(t, cfg.MySQLDSN)
 		_, cfg.KeyPrefix = testenv.Redis(t)
 		cfg.RedisAddr = testenv.RedisAddr()
 	}
@@ -99,7 +100,12 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		c(&cfg)
 	}
 	s := &testServer{}
-	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) { countQueries(st.DB(), &s.queries, &s.requestQueries) })
+	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) {
+		countQueries(st.DB(), &s.queries, &s.requestQueries)
+		if r := st.ReplicaDB(); r != nil {
+			countQueries(r, &s.queries, &s.requestQueries)
+		}
+	})
 	if err != nil {
 		t.Fatalf("start server on %s: %v", backend, err)
 	}

@@ -110,7 +110,7 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 // the local tier, then the tiers below for the rest in one batch. The users
 // are shared with other readers: read them only.
 func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	byID, err := e.local.users.getMany(ctx, ids, e.usersBelowLocal)
+	byID, err := e.local.users.getMany(laggingFills(ctx), ids, e.usersBelowLocal)
 	if err != nil {
 		return nil, err
 	}

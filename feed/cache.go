@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/models"
+	"feedservice/store"
 )
 
 // The Redis copies of posts and users (keys.cachedPost, cachedUserInfo,
@@ -109,7 +110,7 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		return out, nil
 	}
 	start := time.Now()
-	posts, err := e.store.PostsByIDs(ctx, missing)
+	posts, err := e.store.PostsByIDs(e.fillContext(ctx), missing)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		return out, nil
 	}
 	start := time.Now()
-	users, err := e.store.UsersByIDs(ctx, missing)
+	users, err := e.store.UsersByIDs(e.fillContext(ctx), missing)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +202,7 @@ func (e *Engine) countLookups(kind string, hits, misses int, failure error) {
 // event. A failure is returned to the handlers (the event is retried) and
 // only logged by mutations (the event repairs it).
 func (e *Engine) refreshCached(ctx context.Context, users, posts []int64) error {
+	ctx = store.Primary(ctx) // the copy must hold the commit: no replica
 	var writes []cacheWrite
 	if len(users) > 0 {
 		loaded, err := e.store.UsersByIDs(ctx, uniq(slices.Clone(users)))
@@ -237,8 +239,10 @@ func (e *Engine) refreshCopies(ctx context.Context, users, posts []int64) error 
 }
 
 // refreshAfterCommit is refreshCopies for a mutation that has committed:
-// a failure is only logged, since the outbox event will refresh again.
+// a failure is only logged, since the outbox event will refresh again. It
+// first marks the users for read-your-writes (replicas.go).
 func (e *Engine) refreshAfterCommit(ctx context.Context, users, posts []int64) {
+	e.markWrote(ctx, users)
 	if err := e.refreshCopies(ctx, users, posts); err != nil {
 		e.warnCache("refresh cached copies after a commit; the outbox event will", err)
 	}

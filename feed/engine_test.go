@@ -37,7 +37,8 @@ func newTestEngine(t testing.TB, change ...func(*Config)) *testEngine {
 // newTestStore opens a migrated store on a database of the test's own.
 func newTestStore(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: testenv.MySQL(t)})
+	dsn := testenv.MySQL(t)
+	st, err := store.Open(context.Background(), store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,11 +39,12 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 	}
 	var followees []int64
 	if path == readPull || path == readPullFallback {
-		if followees, err = e.store.FolloweeIDs(ctx, viewerID); err != nil {
+		lagging := e.lagging(ctx, viewerID)
+		if followees, err = e.store.FolloweeIDs(lagging, viewerID); err != nil {
 			return nil, err
 		}
 		fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
-			return e.pullEntries(ctx, followees, dir, bound, limit)
+			return e.pullEntries(e.lagging(ctx, viewerID), followees, dir, bound, limit)
 		}
 		if entries, info, err = paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err

@@ -41,6 +41,11 @@ func (k keys) following(id int64) string { return k.prefix + "following:" + k.us
 // followingTemp is where a rebuild writes the followee set.
 func (k keys) followingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
 
+// recentWrite is "1" while user id's lag-tolerant reads must stay on the
+// MySQL primary after a write of theirs (see replicas.go); a string with
+// TTL 2 x ReplicaMaxLag, set only when replicas are configured.
+func (k keys) recentWrite(id int64) string { return k.prefix + "wrote:" + k.user(id) }
+
 // rebuildLock is held (a token, TTL rebuildLockTTL) while a rebuild of user
 // id's inbox runs, so that one runs at a time across instances.
 func (k keys) rebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }

@@ -116,7 +116,7 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 // It reads the local tier, then the tiers below for the rest in one batch.
 // The posts are shared with other readers: read them only.
 func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	byID, err := e.local.posts.getMany(ctx, ids, e.postsBelowLocal)
+	byID, err := e.local.posts.getMany(laggingFills(ctx), ids, e.postsBelowLocal)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
 // Timeline pages the user's own posts and reposts, newest first.
 func (e *Engine) Timeline(ctx context.Context, user *models.User, args PageArgs) (*models.PostConnection, error) {
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
-		return e.store.TimelinePage(ctx, user.ID, dir, bound, limit)
+		return e.store.TimelinePage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	}
 	posts, info, err := paginate(ctx, e.metrics, cursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
 	if err != nil {

@@ -168,7 +168,7 @@ func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64
 
 func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
 	if !r.loaded {
-		ids, err := e.store.FolloweeIDs(ctx, r.id)
+		ids, err := e.store.FolloweeIDs(e.lagging(ctx, r.id), r.id)
 		if err != nil {
 			return nil, err
 		}
@@ -216,6 +216,7 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 	if err != nil {
 		return nil, err
 	}
+	ctx = e.lagging(ctx, r.id)
 	if older {
 		rest, err := e.pullEntries(ctx, followees, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err

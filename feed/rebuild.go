@@ -31,7 +31,7 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 		if err != nil || n == 1 {
 			return false, err
 		}
-		token := newToken()
+		token, locked := newToken(), time.Now()
 		got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
 		if err != nil {
 			return false, err
@@ -43,7 +43,7 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 				e.redis.Del(ctx, lock)
 				return false, err
 			}
-			return true, e.rebuildInbox(ctx, reader, token)
+			return true, e.rebuildInbox(ctx, reader, token, locked)
 		}
 		if err := e.waitForUnlock(ctx, lock); err != nil {
 			return false, err
@@ -69,8 +69,9 @@ func (e *Engine) waitForUnlock(ctx context.Context, lock string) error {
 }
 
 // rebuildInbox pulls the reader's newest InboxCap entries from MySQL, with
-// their sources, and swaps them in as the inbox.
-func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) error {
+// their sources, and swaps them in as the inbox. MySQL may be a replica
+// that holds every commit from before locked, when the lock was taken.
+func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, locked time.Time) error {
 	defer e.redis.Del(context.WithoutCancel(ctx), e.keys.rebuildLock(reader)) // after a failure; the swap deletes it on success
 	// A followee set that outlived its inbox goes before MySQL is read: a
 	// follow committed after that read finds no set and the lock, waits for
@@ -79,11 +80,12 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) e
 	if err := e.redis.Del(ctx, e.keys.following(reader)).Err(); err != nil {
 		return err
 	}
-	followees, err := e.store.FolloweeIDs(ctx, reader)
+	mysql := e.laggingSince(ctx, locked, reader)
+	followees, err := e.store.FolloweeIDs(mysql, reader)
 	if err != nil {
 		return err
 	}
-	entries, err := e.pullEntries(ctx, followees, store.Older, math.MaxInt64, e.cfg.InboxCap)
+	entries, err := e.pullEntries(mysql, followees, store.Older, math.MaxInt64, e.cfg.InboxCap)
 	if err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string) e
 	if len(entries) == e.cfg.InboxCap {
 		floor = entries[len(entries)-1].Key
 	}
-	sources, err := e.entrySources(ctx, followees, entries)
+	sources, err := e.entrySources(mysql, followees, entries)
 	if err != nil {
 		return err
 	}

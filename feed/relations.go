@@ -73,14 +73,14 @@ func (e *Engine) followPayload(ctx context.Context, viewerID, userID int64, err 
 // Followers pages who follows user, most recent follow first.
 func (e *Engine) Followers(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, cursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowersPage(ctx, user.ID, dir, bound, limit)
+		return e.store.FollowersPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 
 // Following pages whom user follows, most recent follow first.
 func (e *Engine) Following(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, cursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowingPage(ctx, user.ID, dir, bound, limit)
+		return e.store.FollowingPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 

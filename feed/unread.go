@@ -30,11 +30,12 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 		return unread, u.FeedReadKey, err
 	}
-	followees, err := e.store.FolloweeIDs(ctx, viewerID)
+	lagging := e.lagging(ctx, viewerID)
+	followees, err := e.store.FolloweeIDs(lagging, viewerID)
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := e.pullEntries(ctx, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
+	unread, err := e.pullEntries(lagging, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 

@@ -29,7 +29,7 @@ func (s *Store) FeedEvents(ctx context.Context, authorIDs []int64, dir Direction
 	if len(authorIDs) == 0 {
 		return events, nil
 	}
-	q := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+	q := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("author_id IN ? AND deleted_at IS NULL", authorIDs)
 	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&events).Error
 	return events, err
@@ -46,7 +46,7 @@ func (s *Store) FirstReposts(ctx context.Context, authorIDs, originalIDs []int64
 		RepostOfID int64
 		FirstID    int64
 	}
-	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
+	err := s.read(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
 		Where("repost_of_id IN ? AND author_id IN ? AND deleted_at IS NULL", originalIDs, authorIDs).
 		Group("repost_of_id").Scan(&rows).Error
 	for _, r := range rows {
@@ -61,7 +61,7 @@ func (s *Store) Reposts(ctx context.Context, authorIDs, originalIDs []int64) ([]
 	if len(authorIDs) == 0 || len(originalIDs) == 0 {
 		return events, nil
 	}
-	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+	err := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("repost_of_id IN ? AND author_id IN ? AND deleted_at IS NULL", originalIDs, authorIDs).
 		Order("id DESC").Scan(&events).Error
 	return events, err
@@ -84,7 +84,7 @@ func (s *Store) FirstRepostsByFollowees(ctx context.Context, userID int64, origi
 		RepostOfID int64
 		FirstID    int64
 	}
-	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
+	err := s.read(ctx).Model(&models.Post{}).Select("repost_of_id, MIN(id) AS first_id").
 		Where("repost_of_id IN ? AND deleted_at IS NULL AND author_id IN (?)", originalIDs, s.followeesOf(userID)).
 		Group("repost_of_id").Scan(&rows).Error
 	for _, r := range rows {
@@ -100,7 +100,7 @@ func (s *Store) RepostsByFollowees(ctx context.Context, userID int64, originalID
 	if len(originalIDs) == 0 {
 		return events, nil
 	}
-	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+	err := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("repost_of_id IN ? AND deleted_at IS NULL AND author_id IN (?)", originalIDs, s.followeesOf(userID)).
 		Order("id DESC").Scan(&events).Error
 	return events, err

@@ -135,14 +135,14 @@ func (s *Store) PostsByIDs(ctx context.Context, ids []int64) ([]*models.Post, er
 	if len(ids) == 0 {
 		return posts, nil
 	}
-	err := s.db.WithContext(ctx).Where("id IN ?", ids).Find(&posts).Error
+	err := s.read(ctx).Where("id IN ?", ids).Find(&posts).Error
 	return posts, err
 }
 
 // TimelinePage lists the live posts and reposts of authorID, keyset-paged by id.
 func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction, bound int64, limit int) ([]*models.Post, error) {
 	var posts []*models.Post
-	q := s.db.WithContext(ctx).Where("author_id = ? AND deleted_at IS NULL", authorID)
+	q := s.read(ctx).Where("author_id = ? AND deleted_at IS NULL", authorID)
 	err := keyset(q, "id", dir, bound).Limit(limit).Find(&posts).Error
 	return posts, err
 }

@@ -94,7 +94,7 @@ func (s *Store) FollowingPage(ctx context.Context, userID int64, dir Direction, 
 
 func (s *Store) relationPage(ctx context.Context, table, otherColumn string, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
 	var rows []models.Relation
-	q := s.db.WithContext(ctx).Table(table).
+	q := s.read(ctx).Table(table).
 		Select(otherColumn+" AS user_id, id, created_at AS followed_at").
 		Where("user_id = ?", userID)
 	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&rows).Error
@@ -112,7 +112,7 @@ func keyset(q *gorm.DB, column string, dir Direction, bound int64) *gorm.DB {
 // FolloweeIDs lists everyone userID follows.
 func (s *Store) FolloweeIDs(ctx context.Context, userID int64) ([]int64, error) {
 	var ids []int64
-	err := s.db.WithContext(ctx).Model(&models.Following{}).Where("user_id = ?", userID).Pluck("followee_id", &ids).Error
+	err := s.read(ctx).Model(&models.Following{}).Where("user_id = ?", userID).Pluck("followee_id", &ids).Error
 	return ids, err
 }
 

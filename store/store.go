@@ -36,8 +36,9 @@ const (
 
 // Store is the gorm-backed storage of users, relations, posts and outbox events.
 type Store struct {
-	db    *gorm.DB
-	mysql bool
+	db       *gorm.DB
+	mysql    bool
+	replicas *replicas // nil without Config.ReplicaDSNs
 }
 
 // Config selects the database: MySQLDSN when set, else an SQLite file.
@@ -45,11 +46,20 @@ type Config struct {
 	MySQLDSN   string
 	SQLitePath string
 	MaxConns   int
+	// ReplicaDSNs are MariaDB replicas of MySQLDSN (GTID replication) that
+	// serve the reads that may lag; none: every read on the primary.
+	ReplicaDSNs []string
+	// ReplicaMaxLag is how far behind a replica may be and still serve
+	// them (DefaultReplicaMaxLag when 0).
+	ReplicaMaxLag time.Duration
 }
 
 // Open connects to the database selected by cfg. It does not migrate.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	gcfg := &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, PrepareStmt: false}
+	gcfg := gormConfig()
+	if len(cfg.ReplicaDSNs) > 0 && cfg.MySQLDSN == "" {
+		return nil, errors.New("MYSQL_REPLICA_DSNS needs MYSQL_DSN: the embedded SQLite has no replicas")
+	}
 	var (
 		db  *gorm.DB
 		err error
@@ -92,7 +102,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if len(cfg.ReplicaDSNs) > 0 {
+		conns := cfg.MaxConns
+		if conns <= 0 {
+			conns = 32
+		}
+		if s.replicas, err = openReplicas(ctx, sqlDB, cfg, conns); err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, PrepareStmt: false}
 }
 
 // mysqlDSN adds the settings the store relies on (parsed times, UTC, utf8mb4).
@@ -118,6 +142,15 @@ func mysqlDSN(dsn string) (string, error) {
 // DB is the underlying gorm handle, for tests that count queries.
 func (s *Store) DB() *gorm.DB { return s.db }
 
+// ReplicaDB is the gorm handle of the reads sent to replicas (nil without
+// replicas), for tests that count queries.
+func (s *Store) ReplicaDB() *gorm.DB {
+	if s.replicas == nil {
+		return nil
+	}
+	return s.replicas.reader
+}
+
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	sqlDB, err := s.db.DB()
@@ -130,13 +163,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection pool.
+// Close closes the connection pools.
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
-	return sqlDB.Close()
+	var rerr error
+	if s.replicas != nil {
+		rerr = s.replicas.close()
+	}
+	return errors.Join(rerr, sqlDB.Close())
 }
 
 // maxTxAttempts bounds the retries of a transaction that lost a deadlock.

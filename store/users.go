@@ -51,7 +51,7 @@ func (s *Store) UsersByIDs(ctx context.Context, ids []int64) ([]*models.User, er
 	if len(ids) == 0 {
 		return users, nil
 	}
-	err := s.db.WithContext(ctx).Where("id IN ?", ids).Find(&users).Error
+	err := s.read(ctx).Where("id IN ?", ids).Find(&users).Error
 	return users, err
 }
 

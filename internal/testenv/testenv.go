@@ -3,8 +3,11 @@
 // TEST_MYSQL_DSN (default root@tcp(127.0.0.1:3306)/) and TEST_REDIS_ADDR
 // (default 127.0.0.1:6379). TEST_REDIS_ADDR with several comma-separated
 // addresses is a Redis Cluster (the test command's cluster run sets it to
-// its six nodes), as REDIS_ADDR is for the service. A server that does not
-// answer fails the test: nothing is skipped.
+// its six nodes), as REDIS_ADDR is for the service. TEST_MYSQL_REPLICA_DSNS
+// lists read replicas of TEST_MYSQL_DSN (scripts/mysql-replica.sh starts a
+// primary and two): a database made on the primary reaches them, and the
+// servers and engines the tests start read from them (replicas.go). A
+// server that does not answer fails the test: nothing is skipped.
 package testenv
 
 import (

@@ -1,0 +1,211 @@
+package api
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"feedservice/internal/testenv"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Read replicas with replication stopped (store/replicas.go,
+// feed/replicas.go). Both tests stop the replica that
+// testenv.StoppableReplica keeps for them, so neither runs in parallel.
+
+// TestReplicaStoppedKeepsOwnWrites: with the replica's replication stopped
+// and the lag guard off (REPLICA_MAX_LAG of an hour), the replica serves
+// stale rows to a viewer who wrote nothing, yet the viewer who follows,
+// posts and then reads their lists, their counts and their feed sees every
+// write of theirs (the read-your-writes mark); after START SLAVE the stale
+// reader sees the new rows too.
+func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
+	var replicaServer string
+	s := newTestServer(t, backendReal, func(c *config) {
+		var dsn string
+		dsn, replicaServer = testenv.StoppableReplica(t, c.MySQLDSN)
+		c.MySQLReplicaDSNs = []string{dsn}
+		c.ReplicaMaxLag = time.Hour
+	})
+	alice, bob, carol := s.signUp(t, "alice"), s.signUp(t, "bob"), s.signUp(t, "carol")
+	s.signUp(t, "dave")
+	s.signUp(t, "erin")
+	bobPost := feedCreatePost(t, bob, "before the stop")
+	waitReplicaFresh(t, s.app.store)
+	replication(t, replicaServer, "STOP SLAVE")
+	t.Cleanup(func() { replication(t, replicaServer, "START SLAVE") })
+
+	relChange(t, alice, "follow", bob)
+	alicePost := feedCreatePost(t, alice, "during the stop")
+	if got := relNames(relPage(t, alice, "following", "alice", relArgs{First: relInt(10)})); !slices.Equal(got, []string{"bob"}) {
+		t.Fatalf("alice's following, read by alice: %v, want [bob]", got)
+	}
+	if got := relNames(relPage(t, alice, "followers", "bob", relArgs{First: relInt(10)})); !slices.Equal(got, []string{"alice"}) {
+		t.Fatalf("bob's followers, read by alice: %v, want [alice]", got)
+	}
+	timeline := relPage(t, alice, "timeline", "alice", relArgs{First: relInt(10)})
+	if len(timeline.Edges) != 1 || timeline.Edges[0].Node.ID != alicePost.ID {
+		t.Fatalf("alice's timeline, read by alice: %+v, want her post %s", timeline.Edges, alicePost.ID)
+	}
+	me := relGetUser(t, alice, "alice")
+	if me.FollowingCount != 1 || me.PostCount != 1 {
+		t.Fatalf("alice's counts: following %d posts %d, want 1 and 1", me.FollowingCount, me.PostCount)
+	}
+	feedExpect(t, alice, bobPost.ID)
+
+	// dave follows erin behind the service's back (no mark): the stopped
+	// replica does not have it, and carol's read of the list, which may
+	// lag, is served by the replica.
+	dave := userID(t, s, "dave")
+	erin := userID(t, s, "erin")
+	now := time.Now().UTC()
+	primary := s.app.store.DB()
+	if err := primary.Create(&models.Following{UserID: dave, FolloweeID: erin, ID: 1, CreatedAt: now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.Create(&models.Follower{UserID: erin, FollowerID: dave, ID: 1, CreatedAt: now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.app.store.ReadRoutes()
+	if got := relNames(relPage(t, carol, "following", "dave", relArgs{First: relInt(10)})); len(got) != 0 {
+		t.Fatalf("dave's following, read by carol from the stopped replica: %v, want none yet", got)
+	}
+	if after, _ := s.app.store.ReadRoutes(); after <= before {
+		t.Fatalf("carol's read did not go to the replica (replica reads %d before, %d after)", before, after)
+	}
+
+	replication(t, replicaServer, "START SLAVE")
+	waitReplicaFresh(t, s.app.store)
+	if got := relNames(relPage(t, carol, "following", "dave", relArgs{First: relInt(10)})); !slices.Equal(got, []string{"erin"}) {
+		t.Fatalf("dave's following, read by carol after START SLAVE: %v, want [erin]", got)
+	}
+}
+
+// TestReplicaLagSendsReadsToPrimary: a read that may lag goes to the
+// replica while it keeps up; once replication has stood still for longer
+// than REPLICA_MAX_LAG, the same read is answered by the primary (a row the
+// replica lacks is seen), and after START SLAVE by the replica again.
+func TestReplicaLagSendsReadsToPrimary(t *testing.T) {
+	ctx := context.Background()
+	dbDSN := testenv.MySQL(t)
+	dsn, replicaServer := testenv.StoppableReplica(t, dbDSN)
+	const maxLag = 200 * time.Millisecond
+	st, err := store.Open(ctx, store.Config{MySQLDSN: dbDSN, ReplicaDSNs: []string{dsn}, ReplicaMaxLag: maxLag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicaFresh(t, st)
+	following := func() []models.Relation {
+		t.Helper()
+		rows, err := st.FollowingPage(store.AllowReplica(ctx), 7, store.Older, 1<<62, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	if rows := following(); len(rows) != 0 {
+		t.Fatalf("following of a fresh database: %v", rows)
+	}
+	if replica, _ := st.ReadRoutes(); replica == 0 {
+		t.Fatal("a fresh replica did not serve the read")
+	}
+
+	replication(t, replicaServer, "STOP SLAVE")
+	t.Cleanup(func() { replication(t, replicaServer, "START SLAVE") })
+	if err := st.DB().Create(&models.Following{UserID: 7, FolloweeID: 8, ID: 1, CreatedAt: time.Now().UTC()}).Error; err != nil {
+		t.Fatal(err)
+	}
+	// Once the guard sees the replica more than maxLag behind, the read
+	// goes to the primary and finds the row, which the replica still lacks.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(following()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the read still misses the primary's row 30s after replication stopped (max lag %s)", maxLag)
+		}
+		time.Sleep(maxLag / 4)
+	}
+	if _, primary := st.ReadRoutes(); primary == 0 {
+		t.Fatal("the row was found, but no read was sent back to the primary")
+	}
+	if n := countOnReplica(t, dsn); n != 0 {
+		t.Fatalf("the stopped replica holds %d followings; the row must have come from the primary", n)
+	}
+
+	replication(t, replicaServer, "START SLAVE")
+	waitReplicaFresh(t, st)
+	before, _ := st.ReadRoutes()
+	if rows := following(); len(rows) != 1 || rows[0].UserID != 8 {
+		t.Fatalf("following after START SLAVE: %v, want user 8", rows)
+	}
+	if after, _ := st.ReadRoutes(); after != before+1 {
+		t.Fatalf("after START SLAVE the read went to the primary (replica reads %d, then %d)", before, after)
+	}
+}
+
+// waitReplicaFresh waits until the replicas hold every commit made so far.
+func waitReplicaFresh(t testing.TB, st *store.Store) {
+	t.Helper()
+	if !st.WaitFresh(context.Background(), time.Now(), 30*time.Second) {
+		t.Fatal("the replica did not catch up with the primary within 30s")
+	}
+}
+
+// replication runs STOP SLAVE or START SLAVE on the replica server.
+func replication(t testing.TB, server, statement string) {
+	t.Helper()
+	db, err := sql.Open("mysql", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(statement); err != nil {
+		t.Fatalf("%s on the replica: %v", statement, err)
+	}
+}
+
+// countOnReplica counts the followings rows on the replica itself.
+func countOnReplica(t testing.TB, dsn string) int {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM followings").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// userID is the numeric id of a user, from the primary.
+func userID(t testing.TB, s *testServer, username string) int64 {
+	t.Helper()
+	u, err := s.app.store.UserByUsername(context.Background(), username)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}
+
+// relNames lists the usernames of a followers or following page.
+func relNames(c relConnection) []string {
+	var out []string
+	for _, e := range c.Edges {
+		out = append(out, e.Node.Username)
+	}
+	return out
+}

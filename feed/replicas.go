@@ -1,0 +1,128 @@
+package feed
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/store"
+)
+
+// Which reads go to MySQL's read replicas (store.Config.ReplicaDSNs), and
+// the read-your-writes rule that keeps a user's own writes in view.
+//
+// Replicas serve only the reads that may lag: relation pages (followers,
+// following), timeline pages, pull pages (pull mode, pages below the
+// cached window, pull-mode unread counts), inbox rebuilds, and the cache
+// fills of the request path (Users, Posts). Everything else reads the
+// primary: every mutation and what it reads, logIn and lookups by name,
+// the refresh of the cached copies after a commit, the fan-out and the
+// other stream handlers, live unread counts.
+//
+// Read your writes: a committed mutation marks the users whose rows it
+// changed (refreshAfterCommit's users, and the viewer) in Redis, where every
+// instance sees it, for readYourWritesTTL = 2 x ReplicaMaxLag. A lag-tolerant
+// read concerning a marked user (the viewer, or the user whose list or
+// timeline is read) goes to the primary. A mark that expired is older than
+// ReplicaMaxLag, and the store sends marked reads to replicas only while
+// they hold every commit older than ReplicaMaxLag (store.AllowReplica), so
+// the writer sees the write whatever the replicas' lag: a stopped replica
+// sends the reads back to the primary.
+//
+// An inbox rebuild keeps what the fan-out counts on: a post fanned out
+// while the reader had no inbox is found by the rebuild, which reads MySQL
+// after taking its lock. So a rebuild reads the replicas only when they
+// hold every commit from before the lock (store.AllowReplicaSince), after
+// waiting up to rebuildFreshWait for them; else the primary.
+//
+// Cache fills write a copy with its row version through setIfNewerScript,
+// so a stale replica row never replaces a newer copy; the copies refreshed
+// after a commit read the primary (store.Primary). A stale fill is written
+// only where no copy exists: a row changed within ReplicaMaxLag whose
+// refreshed copy Redis lost in that time; the next change of the row or
+// the copy's TTL ends it.
+
+// rebuildFreshWait is how long a rebuild waits for the replicas to hold
+// what was committed before its lock: two polls.
+const rebuildFreshWait = 2 * store.ReplicaPollInterval
+
+// readYourWritesTTL is how long a write keeps its users' lag-tolerant reads
+// on the primary.
+func (e *Engine) readYourWritesTTL() time.Duration { return 2 * e.store.ReplicaMaxLag() }
+
+// markWrote records that users (and the viewer) changed just now.
+func (e *Engine) markWrote(ctx context.Context, users []int64) {
+	if !e.store.HasReplicas() {
+		return
+	}
+	ids := concerned(ctx, users)
+	pipe := e.redis.Pipeline()
+	for _, id := range ids {
+		pipe.Set(ctx, e.keys.recentWrite(id), 1, e.readYourWritesTTL())
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		e.warnCache("mark a write for read-your-writes; the replicas' lag bound still holds", err)
+	}
+}
+
+// lagging allows ctx's reads to go to a replica unless the viewer or one of
+// users wrote lately (or Redis cannot tell).
+func (e *Engine) lagging(ctx context.Context, users ...int64) context.Context {
+	if !e.store.HasReplicas() || e.wroteLately(ctx, users) {
+		return ctx
+	}
+	return store.AllowReplica(ctx)
+}
+
+// laggingSince is lagging for a read that must see every commit before t.
+func (e *Engine) laggingSince(ctx context.Context, t time.Time, users ...int64) context.Context {
+	if !e.store.HasReplicas() || e.wroteLately(ctx, users) || !e.store.WaitFresh(ctx, t, rebuildFreshWait) {
+		return ctx
+	}
+	return store.AllowReplicaSince(ctx, t)
+}
+
+func (e *Engine) wroteLately(ctx context.Context, users []int64) bool {
+	ids := concerned(ctx, users)
+	pipe := e.redis.Pipeline()
+	cmds := make([]*redis.IntCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.Exists(ctx, e.keys.recentWrite(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return true
+	}
+	for _, c := range cmds {
+		if c.Val() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// concerned is users and the viewer, without zeros or repeats.
+func concerned(ctx context.Context, users []int64) []int64 {
+	ids := append([]int64{ViewerID(ctx)}, users...)
+	ids = slices.DeleteFunc(ids, func(id int64) bool { return id == 0 })
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// fillKey marks a context whose cache fills may read a replica.
+type fillKey struct{}
+
+// laggingFills lets the cache fills under ctx read a replica (the request
+// path's Users and Posts), subject to lagging's rule when they reach MySQL.
+func laggingFills(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fillKey{}, true)
+}
+
+// fillContext is the context of a cache fill's MySQL read.
+func (e *Engine) fillContext(ctx context.Context) context.Context {
+	if ok, _ := ctx.Value(fillKey{}).(bool); ok {
+		return e.lagging(ctx)
+	}
+	return ctx
+}
