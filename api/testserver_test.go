@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,8 +97,14 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		_, cfg.KeyPrefix = testenv.Redis(t)
 		cfg.RedisAddr = testenv.RedisAddr()
 	}
+	dsn, replicas := cfg.MySQLDSN, cfg.MySQLReplicaDSNs
 	for _, c := range change {
 		c(&cfg)
+	}
+	if cfg.MySQLDSN != dsn && slices.Equal(cfg.MySQLReplicaDSNs, replicas) {
+		// Another database (a second instance's, a private MariaDB): its
+		// replicas, if it is on the test server.
+		cfg.MySQLReplicaDSNs = testenv.MySQLReplicas(t, cfg.MySQLDSN)
 	}
 	s := &testServer{}
 	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) {

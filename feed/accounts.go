@@ -40,6 +40,9 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 		}
 		return nil, err
 	}
+	// The new user's first reads (the viewer, a follow's payload) must find
+	// them: no replica may have the row yet, and no cache holds it.
+	e.markWrote(ctx, []int64{u.ID})
 	return e.authPayload(u)
 }
 

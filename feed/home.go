@@ -43,8 +43,9 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		if followees, err = e.store.FolloweeIDs(lagging, viewerID); err != nil {
 			return nil, err
 		}
-		fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
-			return e.pullEntries(e.lagging(ctx, viewerID), followees, dir, bound, limit)
+		// The page's reads share the one read-your-writes check above.
+		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
+			return e.pullEntries(lagging, followees, dir, bound, limit)
 		}
 		if entries, info, err = paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err

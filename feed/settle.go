@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,13 +24,18 @@ func (e *Engine) afterCommit(ctx context.Context, ownInbox func(context.Context)
 }
 
 // Settle waits until every committed change has gone through: no outbox
-// event waits, and the fan-out group has read and acknowledged every
-// message (tasks included). Tests and benchmarks use it to read feeds "after
-// the workers settle".
+// event waits, the fan-out group has read and acknowledged every message
+// (tasks included), and the read replicas have applied every commit (up to
+// settleReplicaWait, which a stopped replica takes whole). Tests and
+// benchmarks use it to read feeds "after the workers settle".
 func (e *Engine) Settle(ctx context.Context) error {
 	for {
 		settled, err := e.settled(ctx)
-		if err != nil || settled {
+		if err != nil {
+			return err
+		}
+		if settled {
+			_, err := e.store.CatchUp(ctx, settleReplicaWait)
 			return err
 		}
 		select {
@@ -42,6 +48,9 @@ func (e *Engine) Settle(ctx context.Context) error {
 }
 
 const settlePoll = 5e6 // 5ms
+
+// settleReplicaWait bounds how long Settle waits for each replica.
+const settleReplicaWait = 500 * time.Millisecond
 
 func (e *Engine) settled(ctx context.Context) (bool, error) {
 	n, _, err := e.store.OutboxLag(ctx)

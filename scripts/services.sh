@@ -4,7 +4,8 @@
 # no persistence), MariaDB (127.0.0.1:3306, root without a password over
 # TCP); with --browser, Debian's Chromium for the browser tests; with
 # --cluster, a six-node Redis Cluster on 127.0.0.1:7000-7005 (see
-# redis-cluster.sh).
+# redis-cluster.sh); with --replicas, a MariaDB primary with binary logging
+# on 127.0.0.1:3310 and two replicas on 3311-3312 (see mysql-replica.sh).
 set -euo pipefail
 
 say() { printf '== %s\n' "$*"; }
@@ -58,6 +59,7 @@ for arg in "$@"; do
   case $arg in
     --browser) ensure_chromium ;;
     --cluster) bash "$(dirname "$0")/redis-cluster.sh" >/dev/null ;;
+    --replicas) bash "$(dirname "$0")/mysql-replica.sh" >/dev/null ;;
     *) echo "services.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done

@@ -148,6 +148,33 @@ func (s *Store) WaitFresh(ctx context.Context, t time.Time, wait time.Duration) 
 	return true
 }
 
+// CatchUp waits, up to wait per replica, until every replica has applied
+// everything the primary committed before the call, and says whether they
+// all did. Settle uses it, so that tests read what they wrote from any
+// replica; a stopped replica makes it wait the whole bound.
+func (s *Store) CatchUp(ctx context.Context, wait time.Duration) (bool, error) {
+	if s.replicas == nil {
+		return true, nil
+	}
+	primary, err := s.db.DB()
+	if err != nil {
+		return false, err
+	}
+	var pos string
+	if err := primary.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		return false, err
+	}
+	all := true
+	for _, conn := range s.replicas.conns {
+		var got int
+		if err := conn.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, ?)", pos, wait.Seconds()).Scan(&got); err != nil {
+			return false, err
+		}
+		all = all && got == 0
+	}
+	return all, nil
+}
+
 // openReplicas checks that the primary keeps a binary log and that each
 // replica reports its applied position, registers the replicas with
 // dbresolver on a gorm handle of their own (the store's own handle, which

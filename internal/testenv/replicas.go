@@ -34,9 +34,15 @@ func MySQLReplicaServerDSNs() []string {
 // MySQLReplicas returns DSNs that select the database of dbDSN (made by
 // MySQL) on the shared replicas, once it has reached them: every replica
 // but the last, which StoppableReplica keeps for the test that stops
-// replication (with one replica, that one). None without replicas.
+// replication (with one replica, that one). None without replicas, or when
+// dbDSN is not on the TEST_MYSQL_DSN server (a private MariaDB).
 func MySQLReplicas(t testing.TB, dbDSN string) []string {
 	t.Helper()
+	db, err1 := mysql.ParseDSN(dbDSN)
+	server, err2 := mysql.ParseDSN(MySQLServerDSN())
+	if err1 != nil || err2 != nil || db.Addr != server.Addr {
+		return nil
+	}
 	servers := MySQLReplicaServerDSNs()
 	if len(servers) > 1 {
 		servers = servers[:len(servers)-1]
