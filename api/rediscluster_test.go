@@ -10,6 +10,7 @@ import (
 
 // One REDIS_ADDR is a single Redis; several, the seed nodes of a cluster.
 func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		addr    string
 		cluster bool
@@ -53,6 +54,7 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 
 // A key prefix with a brace would be every key's hash tag: refused.
 func TestKeyPrefixWithoutBraces(t *testing.T) {
+	t.Parallel()
 	if _, err := parseConfig([]string{"-key-prefix", "feed:"}); err != nil {
 		t.Fatalf("-key-prefix feed: refused: %v", err)
 	}
