@@ -5,7 +5,8 @@
 // breaks, or when a watched series grows without bound (see growsUnbounded).
 //
 //	go run ./soak                                  10 minutes, a row per minute
-//	SOAK_DURATION=50s SOAK_INTERVAL=10s go run ./soak   the test command's run
+//	SOAK_DURATION=30s SOAK_INTERVAL=6s go run ./soak    the test command's run (with fewer users)
+//	SOAK_OUT=docs/soak go run ./soak               the rows also as soak.csv and soak.png there
 //
 // The instances are the feedservice binary, built from this checkout, on the
 // MariaDB of SOAK_MYSQL_DSN (a fresh database, dropped at the end) and a
@@ -22,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -37,6 +39,7 @@ type settings struct {
 	Subscribers int           // SOAK_SUBSCRIBERS: live unreadCount subscriptions, half on each instance
 	Rate        int           // SOAK_RATE: requests per second over all clients (0: as fast as they go)
 	InboxCap    int           // SOAK_INBOX_CAP: the instances' INBOX_CAP, small so inboxes fill within the run
+	Out         string        // SOAK_OUT: a directory for soak.csv and soak.png (none by default)
 }
 
 func loadSettings() (settings, error) {
@@ -74,6 +77,7 @@ func loadSettings() (settings, error) {
 	num("SOAK_SUBSCRIBERS", &s.Subscribers)
 	num("SOAK_RATE", &s.Rate)
 	num("SOAK_INBOX_CAP", &s.InboxCap)
+	s.Out = os.Getenv("SOAK_OUT")
 	if len(errs) > 0 {
 		return s, errs[0]
 	}
@@ -115,6 +119,15 @@ func run(ctx context.Context) error {
 	rep, err := w.run(ctx, s, d)
 	if err != nil {
 		return err
+	}
+	if s.Out != "" {
+		// Written before the verdict, so that a failing run is kept too.
+		title := fmt.Sprintf("soak: %s, %d users, %d clients at %d req/s, %d subscriptions", s.Duration, s.Users, s.Clients, s.Rate, s.Subscribers)
+		files, err := writeRows(s.Out, title, rep.rows)
+		if err != nil {
+			return fmt.Errorf("SOAK_OUT: %w", err)
+		}
+		fmt.Println("soak: wrote", strings.Join(files, ", "))
 	}
 	if err := d.stopInstances(); err != nil {
 		return err
