@@ -112,3 +112,22 @@ func TestSoakOutSetting(t *testing.T) {
 		t.Errorf("Out = %q, want docs/soak", s.Out)
 	}
 }
+
+// The instances' post cache lives two intervals unless SOAK_POST_CACHE_TTL
+// says otherwise (see settings.PostCacheTTL).
+func TestSoakPostCacheTTLSetting(t *testing.T) {
+	t.Setenv("SOAK_DURATION", "30s")
+	t.Setenv("SOAK_INTERVAL", "6s")
+	t.Setenv("SOAK_POST_CACHE_TTL", "")
+	s, err := loadSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PostCacheTTL != 12*time.Second {
+		t.Errorf("PostCacheTTL = %s with 6s intervals, want 12s", s.PostCacheTTL)
+	}
+	t.Setenv("SOAK_POST_CACHE_TTL", "1h")
+	if s, _ := loadSettings(); s.PostCacheTTL != time.Hour {
+		t.Errorf("PostCacheTTL = %s with SOAK_POST_CACHE_TTL=1h, want 1h", s.PostCacheTTL)
+	}
+}
