@@ -98,24 +98,26 @@ func (e *Engine) Home(ctx context.Context, viewerID int64, args PageArgs) (*mode
 			*c.to = &s
 		}
 	}
-	var cands []insertion
-	if e.cfg.HomeInsertEvery > 0 {
-		var err error
-		if cands, err = e.homeCandidates(ctx, viewerID); err != nil {
-			return nil, nil, err
-		}
-	}
 	if args.Last != nil {
-		return e.homeBackward(ctx, viewerID, size, before, after, cands)
+		return e.homeBackward(ctx, viewerID, size, before, after)
 	}
-	return e.homeForward(ctx, viewerID, size, after, before, cands)
+	return e.homeForward(ctx, viewerID, size, after, before)
 }
 
 // fetchSize is how many feed entries a home page of size reads: one more,
 // to tell whether more follow, within what feed allows.
 func fetchSize(size int) int { return min(size+1, MaxPageSize) }
 
-func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState, cands []insertion) (*models.HomeConnection, *models.FeedConnection, error) {
+// insertions reads what the slots may show, after the feed page: the
+// page's read left the viewer's followee set for the follow check.
+func (e *Engine) insertions(ctx context.Context, viewerID int64) ([]insertion, error) {
+	if e.cfg.HomeInsertEvery == 0 {
+		return nil, nil
+	}
+	return e.homeCandidates(ctx, viewerID)
+}
+
+func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
 	n := e.cfg.HomeInsertEvery
 	st := homeState{}
 	var feedAfter *string
@@ -126,6 +128,10 @@ func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, afte
 	}
 	k := fetchSize(size)
 	page, err := e.Feed(ctx, viewerID, PageArgs{First: &k, After: feedAfter})
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, err := e.insertions(ctx, viewerID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,7 +187,7 @@ func homeAbove(a, b homeState) bool {
 	return !a.slot && b.slot
 }
 
-func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState, cands []insertion) (*models.HomeConnection, *models.FeedConnection, error) {
+func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
 	n := e.cfg.HomeInsertEvery
 	// st is the count at the position walked to, going up.
 	st := homeState{prev: bottomPrev}
@@ -196,7 +202,6 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 			// Above an insertion: its feed entry (keys above key-1 take it in), which had filled the
 			// count; the slot before it showed the insertion before prev.
 			bound, st.c, st.empty = st.key-1, max(n-1, 0), 0
-			st.prev = prevInsertion(cands, st.prev)
 		} else if n > 0 {
 			st.c--
 		}
@@ -207,6 +212,13 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 	page, err := e.Feed(ctx, viewerID, PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
 		return nil, nil, err
+	}
+	cands, err := e.insertions(ctx, viewerID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if before != nil && before.slot {
+		st.prev = prevInsertion(cands, st.prev)
 	}
 	var items []homeItem // nearest the cursor first
 	consumed := 0
@@ -271,7 +283,7 @@ func homeConnection(items []homeItem, info *models.PageInfo) *models.HomeConnect
 		} else {
 			switch kind, id := unpackKind(it.ins.packed); kind {
 			case kindPromoted:
-				edge.Node = &models.PromotedPost{PostID: id}
+				edge.Node = &models.PromotedPost{PostID: id, LoadedPost: it.ins.post}
 			default:
 				edge.Node = &models.SuggestedUser{UserID: id, FollowedByCount: it.ins.followedBy}
 			}

@@ -28,10 +28,10 @@ func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) e
 	return nil
 }
 
-// promotedPostIDs reads the promoted posts from Redis, or from MySQL on a
-// miss (then keeps them for PromotedCacheTTL).
-func (e *Engine) promotedPostIDs(ctx context.Context) ([]int64, error) {
-	members, err := e.redis.ZRange(ctx, e.keys.promoted(), 0, -1).Result()
+// promotedPostIDs is the promoted posts from their Redis copy (members,
+// as read with err), or from MySQL on a miss (then kept for
+// PromotedCacheTTL).
+func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
 	if err == nil && len(members) > 0 {
 		ids := make([]int64, 0, len(members))
 		for _, m := range members {

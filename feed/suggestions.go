@@ -3,14 +3,24 @@ package feed
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/models"
 	"feedservice/store"
 )
+
+// redisErr is err, but for redis.Nil (a missing key reads as empty).
+func redisErr(err error) error {
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
 
 // The kinds of inserted home entries, packed into the item id the way
 // seed 000 packs an entry's kind into its timeline member. Candidates are
@@ -31,18 +41,27 @@ func unpackKind(m int64) (kind int, id int64) {
 // insertion is an entry the home may insert: packed is its kind and id.
 type insertion struct {
 	packed     int64
-	followedBy int // suggestions: the viewer's followees who follow the user
+	followedBy int          // suggestions: the viewer's followees who follow the user
+	post       *models.Post // promoted posts: the post, as loaded to check it is live
 }
 
 // homeCandidates is what a viewer's home may insert now, in packed order:
 // the promoted posts still live and not dismissed, and the suggested
 // users not dismissed and not followed meanwhile.
+// Both Redis copies are read in one round trip.
 func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertion, error) {
-	promoted, err := e.promotedPostIDs(ctx)
+	var promotedCmd *redis.StringSliceCmd
+	var ownCmd *redis.ZSliceCmd
+	_, _ = e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		promotedCmd = p.ZRange(ctx, e.keys.promoted(), 0, -1)
+		ownCmd = p.ZRangeWithScores(ctx, e.keys.homeCandidates(viewerID), 0, -1)
+		return nil
+	})
+	promoted, err := e.promotedPostIDs(ctx, promotedCmd.Val(), redisErr(promotedCmd.Err()))
 	if err != nil {
 		return nil, err
 	}
-	own, err := e.viewerInserts(ctx, viewerID, promoted)
+	own, err := e.viewerInserts(ctx, viewerID, promoted, ownCmd.Val(), redisErr(ownCmd.Err()))
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +84,7 @@ func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertio
 		}
 		for _, p := range posts {
 			if p != nil && !p.Deleted() && !dismissed[p.ID] {
-				out = append(out, insertion{packed: packKind(kindPromoted, p.ID)})
+				out = append(out, insertion{packed: packKind(kindPromoted, p.ID), post: p})
 			}
 		}
 	}
@@ -83,12 +102,12 @@ func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertio
 	return out, nil
 }
 
-// viewerInserts reads the viewer's suggestions and dismissed promoted
-// posts from Redis, or works them out from MySQL on a miss (then keeps
-// them for HomeCandidatesTTL). Redis failing, MySQL answers.
-func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
+// viewerInserts is the viewer's suggestions and dismissed promoted posts
+// from their Redis copy (zs, as read with err), or worked out from MySQL
+// on a miss (then kept for HomeCandidatesTTL). Redis failing, MySQL
+// answers.
+func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
 	key := e.keys.homeCandidates(viewerID)
-	zs, err := e.redis.ZRangeWithScores(ctx, key, 0, -1).Result()
 	if err == nil && len(zs) > 0 {
 		out := make([]insertion, 0, len(zs))
 		for _, z := range zs {

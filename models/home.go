@@ -19,6 +19,8 @@ func (SuggestedUser) IsHomeEntry() {}
 // PromotedPost is a post an operator placed in every home; loaded by id.
 type PromotedPost struct {
 	PostID int64
+	// LoadedPost is the post as the home read loaded it, else nil.
+	LoadedPost *Post
 }
 
 // IsHomeEntry marks PromotedPost as a home entry.

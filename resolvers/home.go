@@ -15,7 +15,7 @@ func (r *queryResolver) Home(ctx context.Context, first *int, after *string, las
 	}
 	conn, page, err := r.Engine.Home(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err == nil {
-		dataloader.For(ctx).PrimeFeed(ctx, page)
+		dataloader.For(ctx).PrimeHome(ctx, conn, page)
 	}
 	return conn, err
 }
@@ -33,6 +33,9 @@ func (r *suggestedUserResolver) User(ctx context.Context, obj *models.SuggestedU
 }
 
 func (r *promotedPostResolver) Post(ctx context.Context, obj *models.PromotedPost) (*models.Post, error) {
+	if obj.LoadedPost != nil {
+		return obj.LoadedPost, nil
+	}
 	return dataloader.For(ctx).Posts.Load(ctx, obj.PostID)
 }
 
