@@ -38,7 +38,9 @@ func BenchmarkHomePage(b *testing.B) {
 		benchDo(b, h, token, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": id}, nil)
 	}
 	post := func(token, body string) int64 {
-		var out struct{ CreatePost struct{ Post struct{ ID string } } }
+		var out struct {
+			CreatePost struct{ Post struct{ ID string } }
+		}
 		benchDo(b, h, token, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`, map[string]any{"b": body}, &out)
 		_, id, _ := models.ParseNodeID(out.CreatePost.Post.ID)
 		return id
