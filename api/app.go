@@ -115,6 +115,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
 		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),
 		LocalCacheTTL:         cfg.LocalCacheTTL,
+		HomeInsertEvery:       cfg.HomeInsertEvery,
+		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
+		OperatorToken:         cfg.OperatorToken,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err

@@ -115,6 +115,9 @@ type config struct {
 	LocalCacheMaxEntries  int
 	LocalCacheMaxBytes    int
 	LocalCacheTTL         time.Duration
+	HomeInsertEvery       int
+	HomeCandidatesTTL     time.Duration
+	OperatorToken         string
 	WebsocketPing         time.Duration
 	WebsocketInit         time.Duration
 	LoaderWait            time.Duration
@@ -188,6 +191,9 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
+	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
+	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
+	fs.StringVar(&c.OperatorToken, "operator-token", env("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
@@ -235,6 +241,12 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
+	}
+	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feed.MaxHomeInsertEvery) {
+		return c, fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feed.MaxHomeInsertEvery)
+	}
+	if c.HomeCandidatesTTL <= 0 {
+		return c, fmt.Errorf("-home-candidates-ttl must be more than 0")
 	}
 	if c.PostCacheTTL <= 0 {
 		return c, fmt.Errorf("-post-cache-ttl must be more than 0")

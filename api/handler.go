@@ -140,6 +140,7 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 		} else if id != 0 {
 			ctx = feed.WithViewer(ctx, id)
 		}
+		ctx = a.engine.WithOperatorHeader(ctx, r.Header.Get("X-Operator-Token"))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -18,6 +18,17 @@ const (
 	MaxBioChars         = 300
 	MaxReposters        = 10  // reposters listed on one feed entry
 	MaxNodesPerRequest  = 100 // ids one nodes() call may ask for
+	// MaxHomeInsertEvery is the largest Config.HomeInsertEvery: past it
+	// the inserted kinds would not show on a page of MaxPageSize.
+	MaxHomeInsertEvery = 100
+	// The bounds of the suggested users of one viewer (suggestions.go):
+	// the work is at most SuggestFollowees * SuggestPerFollowee index
+	// entries, once per HomeCandidatesTTL.
+	SuggestFollowees     = 50  // the viewer's most recent followees looked at
+	SuggestPerFollowee   = 100 // the most recent followees of each of them looked at
+	SuggestMinFollowedBy = 2   // followees that must follow an account before it is suggested
+	MaxSuggestions       = 10  // suggested users kept per viewer
+	MaxPromotedPosts     = 10  // promoted posts shown, the most recently promoted
 )
 
 // Config holds the engine's settings; the server fills it from flags and
@@ -82,6 +93,17 @@ type Config struct {
 	// again from below: the bound of staleness for an instance that missed
 	// an invalidation message.
 	LocalCacheTTL time.Duration
+	// HomeInsertEvery puts an inserted entry (a promoted post, a suggested
+	// user) in every Nth place of the home connection: N-1 feed entries,
+	// then one insert. 0 turns them off; 2 to MaxHomeInsertEvery.
+	HomeInsertEvery int
+	// HomeCandidatesTTL is how long a viewer's suggested users (and the
+	// promoted posts they dismissed) are kept in Redis before they are
+	// worked out again from MySQL.
+	HomeCandidatesTTL time.Duration
+	// OperatorToken is the secret an operator sends in the X-Operator-Token
+	// header to promote posts; empty lets no one.
+	OperatorToken string
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -137,6 +159,14 @@ const (
 	DefaultLocalCacheMaxBytes = 64 << 20
 	// DefaultLocalCacheTTL is seed 002's revalidation bound.
 	DefaultLocalCacheTTL = time.Second
+	// DefaultHomeInsertEvery makes every fifth home entry an insert.
+	DefaultHomeInsertEvery = 5
+	// DefaultHomeCandidatesTTL works a viewer's suggestions out again
+	// every ten minutes at most: a follow graph moves slowly.
+	DefaultHomeCandidatesTTL = 10 * time.Minute
+	// PromotedCacheTTL bounds how long an instance may show the promoted
+	// posts of before a change whose cache drop failed.
+	PromotedCacheTTL = time.Minute
 )
 
 // withDefaults fills the zero settings with their defaults.
@@ -182,6 +212,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PostCacheTTL <= 0 {
 		c.PostCacheTTL = DefaultPostCacheTTL
+	}
+	if c.HomeCandidatesTTL <= 0 {
+		c.HomeCandidatesTTL = DefaultHomeCandidatesTTL
 	}
 	if c.UserCacheTTL <= 0 {
 		c.UserCacheTTL = DefaultUserCacheTTL

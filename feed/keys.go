@@ -144,3 +144,16 @@ func (k keys) persistedQueriesSent() string { return k.prefix + "apq:{apq}:sent"
 
 // persistedQueriesBytes is a string: the bytes of the documents kept.
 func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }
+
+// homeCandidates is user id's inserted home entries: a sorted set whose
+// members pack the kind into the item id (kind<<53 | id, seed 000's
+// packing: integers, so a listpack holds each in a few bytes), scored by
+// the count of the viewer's followees who follow a suggested user (0 for
+// the other kinds), plus the member 0 so that an empty set is told from a
+// missing one. At most MaxSuggestions + MaxPromotedPosts + 1 members; TTL
+// Config.HomeCandidatesTTL. Missing: worked out again from MySQL.
+func (k keys) homeCandidates(id int64) string { return k.prefix + "home:" + k.user(id) }
+
+// promoted is the promoted post ids (the same packing), plus the member 0;
+// at most MaxPromotedPosts; TTL PromotedCacheTTL, dropped by every change.
+func (k keys) promoted() string { return k.prefix + "home:promoted" }

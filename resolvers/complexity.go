@@ -21,6 +21,8 @@ const UnreadCountCost = 20
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	c.Query.Feed = connectionCost
+	c.Query.Home = connectionCost
+	c.HomeConnection.UnreadCount = func(int) int { return UnreadCountCost }
 	c.User.Timeline = connectionCost
 	c.User.Followers = connectionCost
 	c.User.Following = connectionCost

@@ -20,6 +20,7 @@ type migration struct {
 var migrations = []migration{
 	{1, "users, followings, followers, posts, outbox_events", migrateV1},
 	{2, "users.version, posts.version", migrateV2},
+	{4, "promoted_posts, home_dismissals", migrateV4},
 }
 
 // schemaMigration records an applied step.
@@ -157,4 +158,27 @@ func migrateV2(db *gorm.DB) error {
 		}
 	}
 	return nil
+}
+
+// The tables of version 4: the home's inserted entries (see home.go).
+// Versions run in list order and are recorded one by one, so a database
+// may have 4 before 3: no step assumes another it does not name.
+
+type v4PromotedPost struct {
+	PostID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	CreatedAt time.Time
+}
+
+type v4HomeDismissal struct {
+	UserID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	Kind      int   `gorm:"primaryKey;autoIncrement:false"`
+	ItemID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	CreatedAt time.Time
+}
+
+func (v4PromotedPost) TableName() string  { return "promoted_posts" }
+func (v4HomeDismissal) TableName() string { return "home_dismissals" }
+
+func migrateV4(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v4PromotedPost{}, &v4HomeDismissal{})
 }
