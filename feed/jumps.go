@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -30,8 +31,8 @@ import (
 // relationListBatch is the most members one ZADD of a build writes.
 const relationListBatch = 10_000
 
-// relationListLockTTL bounds a build of a list's copy (a million rows take
-// a few seconds); a jump that finds the lock waits at most this long.
+// relationListLockTTL bounds a stall of a build of a list's copy (each
+// batch renews it); a jump that finds the lock waits at most this long.
 const relationListLockTTL = 60 * time.Second
 
 // JumpArgs are a page jump's arguments: the offset from the newest entry,
@@ -130,10 +131,14 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 	for attempt := 0; ; attempt++ {
 		reply, err := readRelationListScript.Run(ctx, e.redis, []string{key}, offset, offset+size-1, e.cfg.JumpCacheTTL.Milliseconds()).Slice()
 		if err == redis.Nil && attempt < 2 {
+			// Missing: build it (or wait for another instance's build).
 			if err := e.buildRelationList(ctx, list, userID); err != nil {
 				return nil, 0, err
 			}
 			continue
+		}
+		if err == redis.Nil {
+			return nil, 0, errRedis{errors.New("the copy of a relation list is still missing after two builds")}
 		}
 		if err != nil {
 			return nil, 0, errRedis{err}
@@ -191,6 +196,12 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 			break
 		}
 		after = rows[len(rows)-1].ID
+		// The lock bounds a stalled build, not a long one: each batch
+		// renews it while it is still ours.
+		if err := renewLockScript.Run(ctx, e.redis, []string{lock}, token, relationListLockTTL.Milliseconds()).Err(); err != nil {
+			release()
+			return errRedis{err}
+		}
 	}
 	keys := []string{tmp, e.keys.relationList(list, userID), lock, e.keys.relationListPending(list, userID)}
 	pending, err := installRelationListScript.Run(ctx, e.redis, keys, token, e.cfg.JumpCacheTTL.Milliseconds()).StringSlice()
@@ -231,6 +242,12 @@ func (e *Engine) waitForListUnlock(ctx context.Context, lock string) error {
 	}
 	return errRebuildTimeout
 }
+
+// renewLockScript extends the lock KEYS[1] to ARGV[2] ms if it still
+// holds the token ARGV[1].
+var renewLockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
 
 // installRelationListScript swaps the built copy KEYS[1] in as KEYS[2] with
 // a TTL of ARGV[2] ms if the caller still holds the lock KEYS[3] (token
