@@ -106,6 +106,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		InboxTTL:              cfg.InboxTTL,
 		FanoutBatchSize:       cfg.FanoutBatch,
 		FollowingReadMax:      cfg.FollowingReadMax,
+		JumpCacheFollowers:    cfg.JumpCacheFollowers,
+		JumpCacheTTL:          cfg.JumpCacheTTL,
 		FanoutWorkers:         cfg.FanoutWorkers,
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,

@@ -106,6 +106,8 @@ type config struct {
 	InboxTTL              time.Duration
 	FanoutBatch           int
 	FollowingReadMax      int
+	JumpCacheFollowers    int
+	JumpCacheTTL          time.Duration
 	FanoutWorkers         int
 	Dispatch              bool
 	StreamTrimInterval    time.Duration
@@ -171,6 +173,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feed.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
+	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feed.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
 	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feed.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
@@ -220,7 +224,7 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
 		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields} {
 		if n < 1 {

@@ -29,6 +29,10 @@ const (
 	SuggestMinFollowedBy = 2   // followees that must follow an account before it is suggested
 	MaxSuggestions       = 10  // suggested users kept per viewer
 	MaxPromotedPosts     = 10  // promoted posts shown, the most recently promoted
+	// MaxListOffset is the largest offset of a followers or following
+	// page jump: past the longest list this service expects (a celebrity's
+	// tens of millions), small enough that an offset cannot overflow a rank.
+	MaxListOffset = 100_000_000
 )
 
 // Config holds the engine's settings; the server fills it from flags and
@@ -60,6 +64,12 @@ type Config struct {
 	// reader who follows more is asked about the ids each page needs
 	// (SMISMEMBER), one round trip more.
 	FollowingReadMax int
+	// JumpCacheFollowers is the length from which a followers or following
+	// list's page jumps are read from its ordered copy in Redis, not from
+	// MySQL's offset index (see jumps.go).
+	JumpCacheFollowers int
+	// JumpCacheTTL is how long such a copy lives after the last jump.
+	JumpCacheTTL time.Duration
 	// FanoutBatchSize is the most followers one fan-out task serves.
 	FanoutBatchSize int
 	// FanoutWorkers is how many fan-out workers this instance runs; 0 runs
@@ -137,6 +147,10 @@ const (
 	DefaultInboxCap           = 800
 	DefaultInboxTTL           = 7 * 24 * time.Hour
 	DefaultFanoutBatchSize    = 1000
+	// DefaultJumpCacheFollowers: under it a jump through MySQL's offset
+	// index is as fast, and the copy would cost memory for nothing.
+	DefaultJumpCacheFollowers = 10000
+	DefaultJumpCacheTTL       = time.Hour
 	DefaultFollowingReadMax   = 1000
 	DefaultFanoutWorkers      = 4
 	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
@@ -191,6 +205,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FollowingReadMax <= 0 {
 		c.FollowingReadMax = DefaultFollowingReadMax
+	}
+	if c.JumpCacheFollowers <= 0 {
+		c.JumpCacheFollowers = DefaultJumpCacheFollowers
+	}
+	if c.JumpCacheTTL <= 0 {
+		c.JumpCacheTTL = DefaultJumpCacheTTL
 	}
 	if c.FanoutBatchSize <= 0 {
 		c.FanoutBatchSize = DefaultFanoutBatchSize

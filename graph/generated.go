@@ -179,8 +179,8 @@ type ComplexityRoot struct {
 		CreatedAt         func(childComplexity int) int
 		DisplayName       func(childComplexity int) int
 		FollowerCount     func(childComplexity int) int
-		Followers         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Following         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Followers         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
+		Following         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
 		FollowingCount    func(childComplexity int) int
 		FollowsViewer     func(childComplexity int) int
 		ID                func(childComplexity int) int
@@ -265,8 +265,8 @@ type UserResolver interface {
 	ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *models.User) (bool, error)
 	Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error)
-	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error)
-	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error)
+	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
+	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *models.UserEdge) (*models.User, error)
@@ -814,7 +814,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["offset"].(*int)), true
 	case "User.following":
 		if e.ComplexityRoot.User.Following == nil {
 			break
@@ -825,7 +825,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["offset"].(*int)), true
 	case "User.followingCount":
 		if e.ComplexityRoot.User.FollowingCount == nil {
 			break
@@ -1071,10 +1071,15 @@ type User implements Node {
   followsViewer: Boolean!
   "The user's own posts and reposts, newest first (the personal timeline)."
   timeline(first: Int, after: String, last: Int, before: String): PostConnection!
-  "Who follows this user, most recent follow first."
-  followers(first: Int, after: String, last: Int, before: String): UserConnection!
-  "Whom this user follows, most recent follow first."
-  following(first: Int, after: String, last: Int, before: String): UserConnection!
+  """
+  Who follows this user, most recent follow first. With offset (a page
+  jump): the first entries after the newest offset ones, at a cost that does
+  not grow with offset; goes with first only. The cursors of the answer
+  step on from there as usual.
+  """
+  followers(first: Int, after: String, last: Int, before: String, offset: Int): UserConnection!
+  "Whom this user follows, most recent follow first. offset as for followers."
+  following(first: Int, after: String, last: Int, before: String, offset: Int): UserConnection!
 }
 
 type Post implements Node {
@@ -1972,6 +1977,14 @@ func (ec *executionContext) field_User_followers_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg4
 	return args, nil
 }
 
@@ -2010,6 +2023,14 @@ func (ec *executionContext) field_User_following_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg4
 	return args, nil
 }
 
@@ -4487,7 +4508,7 @@ func (ec *executionContext) _User_followers(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.UserConnection) graphql.Marshaler {
@@ -4531,7 +4552,7 @@ func (ec *executionContext) _User_following(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.UserConnection) graphql.Marshaler {
