@@ -595,7 +595,9 @@ func feedPageHandler(a *app, withMetrics bool) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
 	if withMetrics {
-		srv.Use(graphqlMetrics{a.metrics})
+		metrics := graphqlMetrics{a.metrics}
+		srv.Use(metrics)
+		srv.Use(fieldHooks{metrics: &metrics})
 	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), dataloader.DefaultWait)))
@@ -633,7 +635,7 @@ func benchDo(b testing.TB, h http.Handler, token, query string, vars map[string]
 //
 //	go test -run '^$' -bench ResolverMetricsField -benchmem .
 func BenchmarkResolverMetricsField(b *testing.B) {
-	ext := graphqlMetrics{newServerMetrics(nil, nil)}
+	ext := fieldHooks{metrics: &graphqlMetrics{newServerMetrics(nil, nil)}}
 	next := func(context.Context) (any, error) { return nil, nil }
 	for _, isResolver := range []bool{true, false} {
 		name := "plain"

@@ -130,7 +130,7 @@ type ComplexityRoot struct {
 		Author      func(childComplexity int) int
 		Body        func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		RepostCount func(childComplexity int) int
 		RepostOf    func(childComplexity int) int
 	}
@@ -183,7 +183,7 @@ type ComplexityRoot struct {
 		Following         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
 		FollowingCount    func(childComplexity int) int
 		FollowsViewer     func(childComplexity int) int
-		ID                func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
 		PostCount         func(childComplexity int) int
 		Timeline          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Username          func(childComplexity int) int
@@ -233,7 +233,6 @@ type MutationResolver interface {
 	DismissHomeEntry(ctx context.Context, id string) (*models.DismissHomeEntryPayload, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *models.Post) (string, error)
 	Author(ctx context.Context, obj *models.Post) (*models.User, error)
 
 	RepostOf(ctx context.Context, obj *models.Post) (*models.Post, error)
@@ -260,8 +259,6 @@ type SuggestedUserResolver interface {
 	User(ctx context.Context, obj *models.SuggestedUser) (*models.User, error)
 }
 type UserResolver interface {
-	ID(ctx context.Context, obj *models.User) (string, error)
-
 	ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *models.User) (bool, error)
 	Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error)
@@ -621,11 +618,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Post.CreatedAt(childComplexity), true
 	case "Post.id":
-		if e.ComplexityRoot.Post.ID == nil {
+		if e.ComplexityRoot.Post.GlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Post.ID(childComplexity), true
+		return e.ComplexityRoot.Post.GlobalID(childComplexity), true
 	case "Post.repostCount":
 		if e.ComplexityRoot.Post.RepostCount == nil {
 			break
@@ -839,11 +836,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.FollowsViewer(childComplexity), true
 	case "User.id":
-		if e.ComplexityRoot.User.ID == nil {
+		if e.ComplexityRoot.User.GlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.User.ID(childComplexity), true
+		return e.ComplexityRoot.User.GlobalID(childComplexity), true
 	case "User.postCount":
 		if e.ComplexityRoot.User.PostCount == nil {
 			break
@@ -3410,7 +3407,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Post_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3421,7 +3418,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *models.Post) (ret graphql.Marshaler) {
@@ -4233,7 +4230,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_User_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -4244,7 +4241,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
@@ -6830,43 +6827,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Post")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "author":
 			field := field
 
@@ -7515,43 +7479,10 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "username":
 			out.Values[i] = ec._User_username(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -32,3 +32,6 @@ func (p *Post) OriginalID() int64 {
 
 // Deleted reports whether the post was deleted.
 func (p *Post) Deleted() bool { return p.DeletedAt != nil }
+
+// GlobalID is the post's global node ID, its GraphQL id.
+func (p *Post) GlobalID() string { return NodeID(KindPost, p.ID) }

@@ -8,10 +8,6 @@ import (
 	"feedservice/models"
 )
 
-func (r *userResolver) ID(ctx context.Context, obj *models.User) (string, error) {
-	return models.NodeID(models.KindUser, obj.ID), nil
-}
-
 func (r *userResolver) ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error) {
 	if feed.ViewerID(ctx) == 0 {
 		return false, nil
