@@ -324,10 +324,14 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				}
 			}
 		}
-		pipe = e.redis.Pipeline()
+		// Most pages of push mode have neither: no pipeline then.
+		pipe = nil
+		if len(unseen) > 0 || len(inWindow) > 0 {
+			pipe = e.redis.Pipeline()
+		}
 		lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
 		reposted := e.celebrityReposts(ctx, pipe, r.celebs, inWindow)
-		if len(unseen) > 0 || len(inWindow) > 0 {
+		if pipe != nil {
 			pipe.Exec(ctx) // each command's own error is looked at below
 		}
 		known, err := lookup()
