@@ -504,3 +504,30 @@ func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
 		t.Fatal("instance two shows the old bio")
 	}
 }
+
+// A post's copy lists its live reposts up to RepostListMax of them, and
+// none past it (such an entry is placed from MySQL); the list follows a
+// repost and the deletion of one at once.
+func TestCacheRepostListAtItsBound(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { ctQuiet(c); c.RepostListMax = 2 })
+	author := te.user("listed")
+	p := te.post(author, "reposted")
+	var fans, reposts []int64
+	for i := range 3 {
+		fans = append(fans, te.user(fmt.Sprintf("fan%d", i)))
+		reposts = append(reposts, te.repost(fans[i], p))
+		got := ctPost(t, te, p)
+		kept := i+1 <= te.cfg.RepostListMax
+		if got.RepostsKept != kept || (kept && (len(got.Reposts) != i+1 || got.Reposts[i].ID != reposts[i])) {
+			t.Fatalf("after %d reposts (bound %d): kept %v, list %+v; want kept %v, the reposts in order", i+1, te.cfg.RepostListMax, got.RepostsKept, got.Reposts, kept)
+		}
+	}
+	if err := te.DeletePost(context.Background(), fans[2], reposts[2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctPost(t, te, p); !got.RepostsKept || len(got.Reposts) != 2 {
+		t.Fatalf("after a repost's deletion, back at the bound: kept %v, list %+v; want the 2 left", got.RepostsKept, got.Reposts)
+	}
+}
