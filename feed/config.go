@@ -89,6 +89,11 @@ type Config struct {
 	// PostCacheTTL is how long the Redis copy of a post lives after it was
 	// written (see cache.go); a read does not extend it.
 	PostCacheTTL time.Duration
+	// RepostListMax is the most live reposts a post's copy lists (see
+	// cache.go): a feed entry that is a repost of a post older than the
+	// inbox window is placed from that list. A post reposted more often
+	// keeps no list, and such an entry is placed from MySQL.
+	RepostListMax int
 	// UserCacheTTL is how long the Redis copies of a user's info and counts
 	// live after they were written; a read does not extend them.
 	UserCacheTTL time.Duration
@@ -161,6 +166,9 @@ const (
 	// mostly in the day after it is written, and its copy changes only
 	// with its repost count and its deletion.
 	DefaultPostCacheTTL = 24 * time.Hour
+	// DefaultRepostListMax lists the reposts of all but the most reposted
+	// posts, at about 10 bytes each in the copy.
+	DefaultRepostListMax = 200
 	// DefaultUserCacheTTL keeps a user's copies for an hour: users are many
 	// and their counts move, so the memory goes to the ones active now.
 	DefaultUserCacheTTL = time.Hour
@@ -235,6 +243,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HomeCandidatesTTL <= 0 {
 		c.HomeCandidatesTTL = DefaultHomeCandidatesTTL
+	}
+	if c.RepostListMax <= 0 {
+		c.RepostListMax = DefaultRepostListMax
 	}
 	if c.UserCacheTTL <= 0 {
 		c.UserCacheTTL = DefaultUserCacheTTL

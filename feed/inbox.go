@@ -298,7 +298,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 
 // inboxEntries queues, on pipe, the lookup of the given posts in the
 // reader's inbox; the function it returns, once pipe ran, gives those in
-// it (the others are left out).
+// it (the others are left out). With no posts, pipe is not used (nil will do).
 func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]inboxItem, error) {
 	if len(posts) == 0 {
 		return func() ([]inboxItem, error) { return nil, nil }

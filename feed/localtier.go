@@ -264,7 +264,7 @@ func userBytes(u *models.User) int {
 	return 250 + len(u.Username) + len(u.UsernameKey) + len(u.DisplayName) + len(u.Bio) + len(u.PasswordHash)
 }
 
-func postBytes(p *models.Post) int { return 200 + len(p.Body) }
+func postBytes(p *models.Post) int { return 200 + len(p.Body) + 16*len(p.Reposts) }
 
 // CachedUsers returns the users of ids that this instance holds in its
 // local tier, without I/O, for callers that would otherwise wait to batch
