@@ -310,19 +310,24 @@ func (h *hub) subscribe(ctx context.Context, channels []string) error {
 	var first error
 	for slot, group := range bySlot(channels) {
 		s := h.shards[slot]
-		if s == nil {
+		fresh := s == nil
+		if fresh {
 			// A connection of its own, to the slot's master as go-redis
 			// knows it now; after a failover go-redis dials the slot's new
 			// master and subscribes again.
 			s = &shardSub{ps: h.cluster.SSubscribe(ctx), channels: map[string]bool{}}
 			h.shards[slot] = s
-			go h.receive(h.ctx, s.ps)
 		}
 		for _, c := range group {
 			s.channels[c] = true
 		}
 		if err := s.ps.SSubscribe(ctx, group...); err != nil && first == nil {
 			first = err
+		}
+		if fresh {
+			// Only now: a receiver that dialled before the connection knew
+			// its channels would dial a random node, which answers MOVED.
+			go h.receive(h.ctx, s.ps)
 		}
 	}
 	return first
@@ -378,7 +383,6 @@ func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
 	h.cluster.ReloadState(h.ctx)
 	next := &shardSub{ps: h.cluster.SSubscribe(h.ctx), channels: s.channels}
 	h.shards[slot] = next
-	go h.receive(h.ctx, next.ps)
 	var all []string
 	for c := range s.channels {
 		all = append(all, c)
@@ -388,6 +392,7 @@ func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
 		// connection, which subscribes them again when it reconnects.
 		h.e.log.WarnContext(h.ctx, "sharded resubscribe", "slot", slot, "err", err)
 	}
+	go h.receive(h.ctx, next.ps)
 }
 
 // sharded reports whether channel is a sharded one: on a Redis Cluster,

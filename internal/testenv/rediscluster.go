@@ -55,6 +55,9 @@ func StartRedisCluster(t testing.TB) *RedisClusterServer {
 		cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", nodeDir,
 			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", busPort,
 			"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout.Milliseconds())),
+			// However long its master was away, a replica may take over:
+			// the test decides when a master dies, not how stale it is.
+			"--cluster-replica-validity-factor", "0",
 			"--save", "", "--appendonly", "no", "--logfile", filepath.Join(nodeDir, "redis.log"))
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start redis-server %d: %v", i, err)
@@ -105,8 +108,8 @@ func (c *RedisClusterServer) Addrs() []string {
 }
 
 // WaitHealthy waits until every live node reports cluster_state:ok with
-// all 16384 slots served: after a master's death, until its replica took
-// over.
+// all 16384 slots served and every live replica is in sync with its
+// master.
 func (c *RedisClusterServer) WaitHealthy(within time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
@@ -136,6 +139,16 @@ func (c *RedisClusterServer) healthy() error {
 		}
 		if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_ok:16384") {
 			return fmt.Errorf("node %s: %s", n.port, strings.Fields(info)[0])
+		}
+		// A replica takes over only once it has its master's data.
+		cl = redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + n.port, MaxRetries: -1})
+		repl, err := cl.Info(ctx, "replication").Result()
+		cl.Close()
+		if err != nil {
+			return err
+		}
+		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
+			return fmt.Errorf("replica %s not in sync with its master", n.port)
 		}
 	}
 	return nil
