@@ -165,7 +165,7 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 	}
 	// Short timeouts: a read that cannot reach Redis falls back to MySQL
 	// within the request instead of hanging.
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+	opt := &redis.UniversalOptions{
 		Addrs:         addrs, // several: a *redis.ClusterClient
 		DialTimeout:   RedisDialTimeout,
 		ReadTimeout:   RedisIOTimeout,
@@ -174,7 +174,15 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 		DialerRetries: 1,
 		PoolSize:      pool.size,
 		PoolTimeout:   pool.timeout,
-	})
+	}
+	var rdb redis.UniversalClient
+	if len(addrs) > 1 {
+		cluster := opt.Cluster()
+		cluster.ClusterStateReloadInterval = RedisClusterStateReload
+		rdb = redis.NewClusterClient(cluster)
+	} else {
+		rdb = redis.NewUniversalClient(opt)
+	}
 	*closers = append(*closers, func() { rdb.Close() })
 	return rdb, nil
 }

@@ -73,6 +73,13 @@ const (
 	// feed read falls back to MySQL quickly when Redis is away.
 	RedisDialTimeout = time.Second
 	RedisIOTimeout   = 500 * time.Millisecond
+	// RedisClusterStateReload is the most time a Redis Cluster client uses
+	// its map of slots to masters before a command reloads it (CLUSTER
+	// SLOTS, in the background). go-redis reloads at once on a MOVED
+	// answer, but a dead master answers nothing: without this the client
+	// would keep dialling it for go-redis's default of 60s after its
+	// replica took over. One reload a second costs one small command.
+	RedisClusterStateReload = time.Second
 	// DefaultRedisPoolSize is how many pooled Redis connections (per node on
 	// a cluster) requests and fan-out work share by default. Each fan-out
 	// worker gets one more on top, which its blocking stream read holds, so

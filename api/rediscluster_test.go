@@ -33,6 +33,9 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 			if o := r.Options(); o.ReadTimeout != RedisIOTimeout || o.DialTimeout != RedisDialTimeout || o.MaxRetries != 1 {
 				t.Errorf("REDIS_ADDR %q: cluster client without the single client's timeouts: %+v", c.addr, o)
 			}
+			if o := r.Options(); o.ClusterStateReloadInterval != RedisClusterStateReload {
+				t.Errorf("REDIS_ADDR %q: cluster state reloaded every %s, want %s", c.addr, o.ClusterStateReloadInterval, RedisClusterStateReload)
+			}
 			if o := r.Options(); o.PoolSize != 7 || o.PoolTimeout != 300*time.Millisecond {
 				t.Errorf("REDIS_ADDR %q: cluster pool %d, %s; want 7, 300ms", c.addr, o.PoolSize, o.PoolTimeout)
 			}
