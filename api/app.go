@@ -113,6 +113,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		StreamTrimInterval:    cfg.StreamTrimInterval,
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
 		PostCacheTTL:          cfg.PostCacheTTL,
+		RepostListMax:         cfg.RepostListMax,
 		UserCacheTTL:          cfg.UserCacheTTL,
 		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
 		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),

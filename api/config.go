@@ -89,6 +89,9 @@ const (
 	// pooled connection by default; past it the call fails, and a read falls
 	// back to MySQL.
 	DefaultRedisPoolTimeout = time.Second
+	// MaxRepostListMax bounds -repost-list-max: a post's copy with this many
+	// reposts listed is some 100 KB, read whole on every page that shows it.
+	MaxRepostListMax = 10_000
 )
 
 // config is every setting of the server; each has a flag and an environment
@@ -120,6 +123,7 @@ type config struct {
 	StreamTrimInterval    time.Duration
 	RateLimitWarnInterval time.Duration
 	PostCacheTTL          time.Duration
+	RepostListMax         int
 	UserCacheTTL          time.Duration
 	LocalCacheMaxEntries  int
 	LocalCacheMaxBytes    int
@@ -201,6 +205,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feed.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
+	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feed.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
 	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
 	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
@@ -258,6 +263,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.HomeCandidatesTTL <= 0 {
 		return c, fmt.Errorf("-home-candidates-ttl must be more than 0")
+	}
+	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
+		return c, fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
 	}
 	if c.PostCacheTTL <= 0 {
 		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
@@ -331,7 +339,7 @@ func (c config) describe() []any {
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL, "followingReadMax", c.FollowingReadMax,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "userCacheTTL", c.UserCacheTTL,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "userCacheTTL", c.UserCacheTTL,
 		"localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
