@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage services web
+.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
 
 run:
 	go run .
@@ -103,6 +103,15 @@ bench-feedpage:
 	done
 	go run golang.org/x/perf/cmd/benchstat@latest /tmp/feedpage-bench.txt
 	go run ./bench -only gobench -gobench /tmp/feedpage-bench.txt
+
+# Page jumps on a followers list (bench/jumps, 3-5 minutes): page 1
+# against page 40,000 of 25 for an account with 1,000,000 followers from
+# its copy in Redis, and through MySQL's offset index alone for the same
+# million and for a list under the threshold; loads its own database
+# (feedbench_jumps), prints the table and writes docs/jumps.png.
+# BENCH_ARGS passes flags, e.g. BENCH_ARGS='-requests 5000'.
+bench-jumps: services
+	go run ./bench/jumps $(BENCH_ARGS)
 
 # MariaDB and Redis for the benchmark, started (or installed) as the test command does.
 services:

@@ -71,6 +71,7 @@ func acctUserNamed(t *testing.T, s *testServer, username string) *acctProfile {
 func acctPtr(s string) *string { return &s }
 
 func TestAccountsSignUp(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		t.Run("display name defaults to the username", func(t *testing.T) {
 			p := acctSignUp(t, s, "Alice_1", "alice-password", nil)
@@ -97,6 +98,7 @@ func TestAccountsSignUp(t *testing.T) {
 }
 
 func TestAccountsLogInIgnoresUsernameCase(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		signedUp := acctSignUp(t, s, "Alice", "alice-password", nil)
 		for _, name := range []string{"Alice", "alice", "ALICE", "aLiCe"} {
@@ -112,6 +114,7 @@ func TestAccountsLogInIgnoresUsernameCase(t *testing.T) {
 }
 
 func TestAccountsUsernamesAreUniqueIgnoringCase(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		acctSignUp(t, s, "alice", "alice-password", nil)
 		for _, name := range []string{"alice", "Alice", "ALICE"} {
@@ -124,6 +127,7 @@ func TestAccountsUsernamesAreUniqueIgnoringCase(t *testing.T) {
 }
 
 func TestAccountsViewer(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		var out struct{ Viewer *acctProfile }
 		s.anon().mustDo(t, acctViewerDoc, nil, &out)
@@ -139,6 +143,7 @@ func TestAccountsViewer(t *testing.T) {
 }
 
 func TestAccountsUserByUsername(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "Alice")
 		for _, name := range []string{"Alice", "alice", "ALICE"} {
@@ -155,6 +160,7 @@ func TestAccountsUserByUsername(t *testing.T) {
 }
 
 func TestAccountsUpdateProfile(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		update := func(t *testing.T, vars map[string]any, want acctProfile) {
@@ -200,6 +206,7 @@ func TestAccountsUpdateProfile(t *testing.T) {
 }
 
 func TestAuthWrongPasswordAndUnknownUserLookTheSame(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		acctSignUp(t, s, "alice", "alice-password", nil)
 		wrongPassword := errsExpect(t, s.anon(), "UNAUTHENTICATED", acctLogInDoc, map[string]any{"u": "alice", "p": "not-her-password"})
@@ -238,6 +245,7 @@ func acctSubjectOf(t *testing.T, token string) string {
 }
 
 func TestAuthBadTokensAreRefusedNotSignedOut(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		const secret = "test-secret-test-secret-test-secret!" // newTestServer's
 		alice := s.signUp(t, "alice")
@@ -291,6 +299,7 @@ func TestAuthBadTokensAreRefusedNotSignedOut(t *testing.T) {
 }
 
 func TestAuthTokenLifetimeIsTokenTTL(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded, func(c *config) { c.TokenTTL = 90 * time.Second })
 	alice := s.signUp(t, "alice")
 	var claims jwt.RegisteredClaims
@@ -303,6 +312,7 @@ func TestAuthTokenLifetimeIsTokenTTL(t *testing.T) {
 }
 
 func TestLimitsUsernameLength(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		for n := feed.MinUsernameChars; n <= feed.MaxUsernameChars; n += feed.MaxUsernameChars - feed.MinUsernameChars {
 			name := strings.Repeat("u", n)
@@ -317,6 +327,7 @@ func TestLimitsUsernameLength(t *testing.T) {
 }
 
 func TestLimitsUsernameCharacters(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		acctSignUp(t, s, "Al_1ce_09", "long-enough-password", nil)
 		for _, name := range []string{"al ice", "al-ice", "ålice", "alice!", "al.ice", " alice", "alice\n", ""} {
@@ -326,6 +337,7 @@ func TestLimitsUsernameCharacters(t *testing.T) {
 }
 
 func TestLimitsPasswordLength(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		// Counted in characters: "é" is two bytes.
 		for i, char := range []string{"p", "é"} {
@@ -343,6 +355,7 @@ func TestLimitsPasswordLength(t *testing.T) {
 }
 
 func TestLimitsEveryCharacterOfThePasswordCounts(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		password := strings.Repeat("abcdefghij", feed.MaxPasswordChars/10)
 		acctSignUp(t, s, "alice", password, nil)
@@ -356,6 +369,7 @@ func TestLimitsEveryCharacterOfThePasswordCounts(t *testing.T) {
 }
 
 func TestLimitsDisplayName(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		// Counted in code points after trimming: "é" is 2 bytes, "🙂" 4.
@@ -381,6 +395,7 @@ func TestLimitsDisplayName(t *testing.T) {
 }
 
 func TestLimitsBio(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		for _, char := range []string{"b", "é", "🙂"} {
@@ -406,6 +421,7 @@ func TestLimitsBio(t *testing.T) {
 // below DEL, and no-break space (U+00A0) above the C1 range. A refused
 // text changes nothing.
 func TestLimitsProfileControlCharacters(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		refused := map[string]string{

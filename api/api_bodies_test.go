@@ -46,6 +46,7 @@ func bodiesSendRaw(t *testing.T, c *client, body []byte) response {
 }
 
 func TestPostBodiesKeptByteForByte(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		bodies := map[string]string{
@@ -70,6 +71,7 @@ func TestPostBodiesKeptByteForByte(t *testing.T) {
 }
 
 func TestPostBodiesRefused(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		before := bodiesPostCount(t, alice)
@@ -134,6 +136,7 @@ func TestPostBodiesRefused(t *testing.T) {
 // A websocket message that is not Unicode text closes the socket and stores
 // nothing; the same mutation with valid text runs.
 func TestPostBodiesOverWebsocket(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		send := func(t *testing.T, variable string) *liveConn {

@@ -155,6 +155,7 @@ func errsAliceAndBob(t *testing.T, s *testServer) (alice, bob *client) {
 }
 
 func TestErrorsConnectionArguments(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, _ := errsAliceAndBob(t, s)
 		cursors := map[string]string{}
@@ -198,6 +199,7 @@ func TestErrorsConnectionArguments(t *testing.T) {
 }
 
 func TestErrorsMalformedIDs(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		malformed := map[string]string{
@@ -225,6 +227,7 @@ func TestErrorsMalformedIDs(t *testing.T) {
 }
 
 func TestErrorsIDOfTheWrongKind(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		postID := errsPost(t, bob, "hello")
@@ -241,6 +244,7 @@ func TestErrorsIDOfTheWrongKind(t *testing.T) {
 }
 
 func TestErrorsNotFound(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		t.Run("follow an unknown user", func(t *testing.T) {
@@ -267,6 +271,7 @@ func TestErrorsNotFound(t *testing.T) {
 }
 
 func TestErrorsDeletingAnotherUsersPostIsForbidden(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		id := errsPost(t, bob, "bob's words")
@@ -280,6 +285,7 @@ func TestErrorsDeletingAnotherUsersPostIsForbidden(t *testing.T) {
 }
 
 func TestErrorsSignedOut(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		bob := s.signUp(t, "bob")
 		postID := errsPost(t, bob, "hello")
@@ -317,6 +323,7 @@ func TestErrorsSignedOut(t *testing.T) {
 }
 
 func TestErrorsBadDocuments(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		docs := map[string]struct {
@@ -363,6 +370,7 @@ func errsDecode(t *testing.T, status int, raw []byte) response {
 }
 
 func TestErrorsMalformedRequestBody(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		res, raw := errsPostRaw(t, s, []byte(`{"query": "{ viewer { id } }"`))
 		r := errsDecode(t, res.StatusCode, raw)
@@ -374,6 +382,7 @@ func TestErrorsMalformedRequestBody(t *testing.T) {
 }
 
 func TestLimitsPostBody(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		// "é" is 2 bytes and "🙂" 4: the limit counts code points, not bytes.
@@ -412,6 +421,7 @@ func TestLimitsPostBody(t *testing.T) {
 }
 
 func TestLimitsPageSize(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, _ := errsAliceAndBob(t, s)
 		for name, doc := range errsConnectionDocs {
@@ -426,6 +436,7 @@ func TestLimitsPageSize(t *testing.T) {
 }
 
 func TestLimitsNodesPerRequest(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		ids := make([]string, feed.MaxNodesPerRequest)
@@ -442,6 +453,7 @@ func TestLimitsNodesPerRequest(t *testing.T) {
 }
 
 func TestNodeResolvesEveryKind(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		postID := errsPost(t, alice, "hello")
@@ -467,6 +479,7 @@ func TestNodeResolvesEveryKind(t *testing.T) {
 }
 
 func TestNodeUnknownIDsAreNull(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		for _, id := range []string{errsUnknownUserID, errsUnknownPostID} {
@@ -480,6 +493,7 @@ func TestNodeUnknownIDsAreNull(t *testing.T) {
 }
 
 func TestNodesKeepOrderWithNullForUnknown(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		p1, p2 := errsPost(t, bob, "one"), errsPost(t, alice, "two")
@@ -507,6 +521,7 @@ func TestNodesKeepOrderWithNullForUnknown(t *testing.T) {
 }
 
 func TestNodeOfADeletedPostIsNull(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		gone, kept := errsPost(t, alice, "soon gone"), errsPost(t, alice, "kept")
@@ -526,6 +541,7 @@ func TestNodeOfADeletedPostIsNull(t *testing.T) {
 }
 
 func TestEndpointsHealthChecks(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		for _, path := range []string{"/healthz", "/readyz"} {
 			res, body := errsGet(t, s.URL+path, nil)
@@ -537,6 +553,7 @@ func TestEndpointsHealthChecks(t *testing.T) {
 }
 
 func TestEndpointsGraphiQL(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	res, body := errsGet(t, s.URL+"/", nil)
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
@@ -548,6 +565,7 @@ func TestEndpointsGraphiQL(t *testing.T) {
 }
 
 func TestEndpointsRequestID(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	for _, path := range []string{"/healthz", "/query?query=%7Bviewer%7Bid%7D%7D"} {
 		first, _ := errsGet(t, s.URL+path, nil)
@@ -618,6 +636,7 @@ func errsUserExists(t *testing.T, s *testServer, username string) bool {
 }
 
 func TestEndpointsRequestBodyLimit(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		t.Run("at the limit", func(t *testing.T) {
 			res, raw := errsPostRaw(t, s, errsSignUpBody(t, "justfits", MaxRequestBodyBytes))

@@ -289,6 +289,7 @@ func faultCheckOutbox(t *testing.T, dsn string) {
 // back the same server serves again without a restart of its own, and every
 // feed matches the model.
 func TestFaultMariaDBRestartDuringBurst(t *testing.T) {
+	t.Parallel()
 	db := testenv.StartMariaDB(t)
 	dsn := db.CreateDatabase("feedfault")
 	s := newTestServer(t, backendReal, func(c *config) { c.MySQLDSN = dsn })
@@ -345,6 +346,7 @@ func TestFaultMariaDBRestartDuringBurst(t *testing.T) {
 // comes back empty; the backlog is fanned out and every feed and unread
 // count matches the model again.
 func TestFaultRedisRestartDuringBurst(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
 	w, authors, readers := faultWorld(t, s)

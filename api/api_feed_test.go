@@ -395,6 +395,7 @@ func feedCheckEntry(t *testing.T, e feedEntry, author *client, addedAt time.Time
 // posts are absent; unfollowing removes a followee's posts; following shows
 // the followee's older posts at their own time.
 func TestFeedBasic(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, ann, bob, cat := w.signUp("viewer"), w.signUp("ann"), w.signUp("bob"), w.signUp("cat")
@@ -460,6 +461,7 @@ func TestFeedBasic(t *testing.T) {
 // TestFeedRepostMerging: an original reposted by several followees is one
 // entry with every reposter, most recent first, placed at its first arrival.
 func TestFeedRepostMerging(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, nora, mark := w.signUp("viewer"), w.signUp("nora"), w.signUp("mark")
@@ -537,6 +539,7 @@ func feedRepostFails(t *testing.T, c *client, id string) {
 // the most recent ones; the viewer's own post reposted by a followee reaches
 // the feed; the viewer's own reposts do not count.
 func TestFeedRepostersCapped(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, nora, pal := w.signUp("viewer"), w.signUp("nora"), w.signUp("pal")
@@ -632,6 +635,7 @@ func feedBuild(t *testing.T, s *testServer, entries int) (*feedWorld, *client) {
 // TestFeedPaging: first/after and last/before both cover the feed exactly,
 // in the same order, with exact hasNextPage and hasPreviousPage.
 func TestFeedPaging(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		const total = 45
 		w, viewer := feedBuild(t, s, total)
@@ -783,6 +787,7 @@ func TestFeedPaging(t *testing.T) {
 // never repeat or shift older pages; a cursor outlives its entry; a client
 // catches up from its newest cursor with last/before.
 func TestFeedPagingStable(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w, viewer := feedBuild(t, s, 24)
 		ann, rex := w.users[w.m.Users()[1]], w.users[w.m.Users()[4]]
@@ -928,6 +933,7 @@ const (
 // TestFeedQueryCountIsConstant: a feed page costs a bounded number of SQL
 // statements, whatever its number of entries, reposters and users.
 func TestFeedQueryCountIsConstant(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, plain := w.signUp("viewer"), w.signUp("plain")
@@ -1055,6 +1061,7 @@ func feedRawDo(t *testing.T, c *client, query string, vars map[string]any, out a
 // marker; markFeedRead moves it forward only; deletions and unfollows lower
 // the count; merged reposts count once.
 func TestFeedUnreadCount(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, ann, bob, rex, nora := w.signUp("viewer"), w.signUp("ann"), w.signUp("bob"), w.signUp("rex"), w.signUp("nora")
@@ -1193,6 +1200,7 @@ func feedForEachMode(t *testing.T, modes []feed.Mode, change func(*config), fn f
 // than an inbox holds shows all of them, when the reader's inbox already held
 // one of them (through a repost) and so took the backfill without trimming.
 func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
+	t.Parallel()
 	const inboxCap = 3
 	feedForEachMode(t, []feed.Mode{feed.ModePush, feed.ModeHybrid}, func(c *config) { c.InboxCap = inboxCap }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
@@ -1215,6 +1223,7 @@ func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
 // already in the feed (placed by an earlier repost) neither moves it nor
 // makes it unread again.
 func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
+	t.Parallel()
 	feedForEachMode(t, []feed.Mode{feed.ModeHybrid}, func(c *config) { c.CelebrityFollowers = 2 }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, fred, celeb, nora, fan := w.signUp("viewer"), w.signUp("fred"), w.signUp("celeb"), w.signUp("nora"), w.signUp("fan")
@@ -1250,6 +1259,7 @@ func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
 // checks every user's whole feed and unread count against the reference
 // model. The seed is logged; FEED_SEED=<seed> replays a run.
 func TestFeedMatchesModel(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	if env := os.Getenv("FEED_SEED"); env != "" {
 		var err error

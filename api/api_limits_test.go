@@ -69,6 +69,7 @@ func limitsSecondInstance(t *testing.T, s *testServer) *testServer {
 }
 
 func TestLimitsQueryComplexity(t *testing.T) {
+	t.Parallel()
 	// viewer 1 + followers (1 + 7 x (edges 1 + node 1 + id 1)) = 23.
 	const atLimit = `{ viewer { followers(first: 7) { edges { node { id } } } } }`
 	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 23 })
@@ -144,6 +145,7 @@ fragment PostFields on Post {
 fragment UserSummary on User { id username displayName }`
 
 func TestLimitsQueryDepth(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryDepth = 5 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
@@ -184,6 +186,7 @@ func TestLimitsQueryDepth(t *testing.T) {
 }
 
 func TestLimitsBatch(t *testing.T) {
+	t.Parallel()
 	const max = 4
 	s := newTestServer(t, backendReal, func(c *config) { c.MaxBatchOperations = max })
 	ann := s.signUp(t, "ann")
@@ -276,6 +279,7 @@ func limitsRateLimited(t *testing.T, r response, res *http.Response, what string
 }
 
 func TestLimitsRateMutationsPerViewer(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
@@ -306,6 +310,7 @@ func TestLimitsRateMutationsPerViewer(t *testing.T) {
 }
 
 func TestLimitsRateAuthPerIP(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
 	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
@@ -390,6 +395,7 @@ func limitsPersisted(hash string) map[string]any {
 }
 
 func TestLimitsPersistedQueries(t *testing.T) {
+	t.Parallel()
 	const doc = `query Who($u: String!) { user(username: $u) { username } }`
 	sum := sha256.Sum256([]byte(doc))
 	hash := hex.EncodeToString(sum[:])
@@ -446,6 +452,7 @@ func TestLimitsPersistedQueries(t *testing.T) {
 }
 
 func TestLimitsIntrospectionAndGraphiQLSwitches(t *testing.T) {
+	t.Parallel()
 	introspect := []string{`{ __schema { queryType { name } } }`, `{ __type(name: "User") { name } }`,
 		`{ viewer { id } ...F } fragment F on Query { __schema { types { name } } }`}
 	t.Run("off", func(t *testing.T) {
@@ -499,6 +506,7 @@ func limitsPasswordHashes(t *testing.T, s *testServer) (hash, compare float64) {
 // take. Rather than time them, count the bcrypt runs (all of their cost):
 // the answer for a taken name does the same work as for a free one.
 func TestLimitsPasswordWorkHidesUsernames(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	s.signUp(t, "ann")
 	work := func(query string, vars map[string]any) (hash, compare float64) {
@@ -583,6 +591,7 @@ func liveMutate(t *testing.T, c *liveConn, query string) liveResult {
 // every mutation field counted, RATE_LIMITED with retryAfter past it,
 // and the socket stays open for the rest.
 func TestLimitsRateMutationsOverWebsocket(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")

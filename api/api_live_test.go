@@ -537,6 +537,7 @@ func liveUserID(t *testing.T, token string) string {
 // A second device subscribed on A sees the same counts, and feedItemAdded
 // on B delivers new entries with a cursor that pages the feed.
 func TestLiveRedDotAcrossInstances(t *testing.T) {
+	t.Parallel()
 	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
@@ -625,6 +626,7 @@ func TestLiveRedDotAcrossInstances(t *testing.T) {
 // instance: following a celebrity (whose posts are not fanned out), an
 // ordinary followee becoming a celebrity, unfollowing.
 func TestLiveFollowChangesWhileSubscribed(t *testing.T) {
+	t.Parallel()
 	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
@@ -674,6 +676,7 @@ func TestLiveFollowChangesWhileSubscribed(t *testing.T) {
 // protocol after a connection_error message), never acknowledging it; a
 // signed-in connection is acknowledged and subscribes.
 func TestLiveCloseCodes(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	user := s.signUp(t, "user")
 	sub := liveUserID(t, user.Token)
@@ -738,6 +741,7 @@ func TestLiveCloseCodes(t *testing.T) {
 // clients get pings; one that answers pongs stays connected, one that stays
 // silent is dropped after about two intervals; graphql-ws clients get "ka".
 func TestLiveKeepAlive(t *testing.T) {
+	t.Parallel()
 	const ping = 200 * time.Millisecond
 	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketPing = ping })
 	user := s.signUp(t, "user")
@@ -807,6 +811,7 @@ func TestLiveKeepAlive(t *testing.T) {
 // on one instance (the next is closed with 4429, closing one frees a slot,
 // other users are not affected).
 func TestLiveCaps(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	user := s.signUp(t, "user")
 	other := s.signUp(t, "other")
@@ -910,6 +915,7 @@ func TestLiveCaps(t *testing.T) {
 // the next post still reaches the subscriber, with the count rebuilt from
 // MySQL.
 func TestLivePubSubReconnect(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
@@ -937,6 +943,7 @@ func TestLivePubSubReconnect(t *testing.T) {
 // feedItemAdded alone (having read the feed before) hears of new entries
 // again after Redis restarted under the subscription, all data lost.
 func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
@@ -972,6 +979,7 @@ func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
 // then lost its socket, gets exactly the entries it missed, oldest first,
 // by paging backward (last/before) from the newest cursor it holds.
 func TestLiveCatchUp(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	reader := s.signUp(t, "reader")
 	ann := s.signUp(t, "ann")
@@ -1033,6 +1041,7 @@ func TestLiveCatchUp(t *testing.T) {
 // back after its inbox expired), still hears of each entry that enters their
 // feed.
 func TestLiveFeedItemAddedWithoutARead(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
@@ -1056,6 +1065,7 @@ func TestLiveFeedItemAddedWithoutARead(t *testing.T) {
 // with 4408 on graphql-transport-ws, with a protocol error on the legacy
 // subprotocol; one that sends it in time is accepted.
 func TestLiveInitTimeout(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketInit = 300 * time.Millisecond })
 	silent := liveDial(t, s, liveTransportWS)
 	silent.expectClose(closeInitTimeout, 2*time.Second)

@@ -163,6 +163,7 @@ func metricsTraffic(t *testing.T, s *testServer) (alice *client) {
 // subscriptions on both websocket protocols, /metrics counts each by its
 // labels; once the sockets close, the open gauges are back to zero.
 func TestMetricsAfterTraffic(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	alice := metricsTraffic(t, s)
 
@@ -251,6 +252,7 @@ func (s *testServer) feedReadPath(m map[string]*dto.MetricFamily) string {
 // (which gqlgen leaves open) is closed and leaves the open gauge; one whose
 // client vanished without a close frame is counted as 1006.
 func TestMetricsWebsocketCloses(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	user := s.signUp(t, "user")
 
@@ -311,6 +313,7 @@ func newLoggedTestServer(t *testing.T, w io.Writer) *testServer {
 // X-Request-ID when it is valid (echoed in the response), a new one when it
 // is too long or holds other characters.
 func TestRequestIDInLogs(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	s := newLoggedTestServer(t, &logs)
 	alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
@@ -462,6 +465,7 @@ func promqlMetricNames(expr string) []string {
 // Every metric the example dashboard charts is one the server exports, so
 // renaming a metric without the dashboard fails here.
 func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../deploy/grafana/feed-service.json")
 	if err != nil {
 		t.Fatal(err)
@@ -508,6 +512,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 
 // The expression reader finds the metrics, and only them.
 func TestPromQLMetricNames(t *testing.T) {
+	t.Parallel()
 	got := promqlMetricNames(`histogram_quantile(0.99, sum by (le, object, field) (rate(graphql_resolver_duration_seconds_bucket{job=~"$job"}[$__rate_interval]))) / on (instance) group_left up * 1e3 and feed_reads_total`)
 	want := []string{"graphql_resolver_duration_seconds_bucket", "up", "feed_reads_total"}
 	if !slices.Equal(got, want) {
@@ -590,7 +595,9 @@ func feedPageHandler(a *app, withMetrics bool) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
 	if withMetrics {
-		srv.Use(graphqlMetrics{a.metrics})
+		metrics := graphqlMetrics{a.metrics}
+		srv.Use(metrics)
+		srv.Use(fieldHooks{metrics: &metrics})
 	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), dataloader.DefaultWait)))
@@ -628,7 +635,7 @@ func benchDo(b testing.TB, h http.Handler, token, query string, vars map[string]
 //
 //	go test -run '^$' -bench ResolverMetricsField -benchmem .
 func BenchmarkResolverMetricsField(b *testing.B) {
-	ext := graphqlMetrics{newServerMetrics(nil, nil)}
+	ext := fieldHooks{metrics: &graphqlMetrics{newServerMetrics(nil, nil)}}
 	next := func(context.Context) (any, error) { return nil, nil }
 	for _, isResolver := range []bool{true, false} {
 		name := "plain"

@@ -20,7 +20,9 @@ import (
 // with "redis: connection pool timeout". The test holds every connection of
 // the server's pool (REDIS_POOL_SIZE 1 plus one per fan-out worker) with
 // blocking reads, as long fan-out reads and scripts do, then opens 50
-// unreadCount subscriptions at once.
+// unreadCount subscriptions at once. It runs alone (not in parallel): its
+// pool of two connections with a 100 ms wait would time out in the
+// setup's own settling on a box busy with the parallel tests.
 func TestLiveSubscriptionsStartWhileRedisPoolIsBusy(t *testing.T) {
 	for _, mode := range []string{"hybrid", "push"} {
 		t.Run(mode, func(t *testing.T) {

@@ -118,6 +118,7 @@ func postNewestFirst(ps ...postNode) []string {
 }
 
 func TestPostsCreateAndRepost(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob, carol := s.signUp(t, "alice"), s.signUp(t, "bob"), s.signUp(t, "carol")
 
@@ -172,6 +173,7 @@ func TestPostsCreateAndRepost(t *testing.T) {
 // Ten reposts of one post by one user at once, some through another repost
 // of it, make exactly one repost.
 func TestPostsConcurrentRepost(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob, dave := s.signUp(t, "alice"), s.signUp(t, "bob"), s.signUp(t, "dave")
 		p := postCreate(t, alice, "original")
@@ -218,6 +220,7 @@ func TestPostsConcurrentRepost(t *testing.T) {
 }
 
 func TestPostsDelete(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob, carol := s.signUp(t, "alice"), s.signUp(t, "bob"), s.signUp(t, "carol")
 		p1, p2, p3 := postCreate(t, alice, "one"), postCreate(t, alice, "two"), postCreate(t, alice, "three")
@@ -287,6 +290,7 @@ func TestPostsDelete(t *testing.T) {
 // The timeline is a Relay connection of the user's posts and reposts, newest
 // first, exact both ways whatever the page size; totalCount is postCount.
 func TestTimelinePaging(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		s.signUp(t, "quiet")
@@ -376,6 +380,7 @@ func TestTimelinePaging(t *testing.T) {
 // A cursor whose post was deleted stays valid: paging resumes from its
 // place, both ways, without repeats or skips.
 func TestTimelineCursorOfDeletedPost(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		var ps []postNode
@@ -420,6 +425,7 @@ func TestTimelineCursorOfDeletedPost(t *testing.T) {
 // nor push entries off the pages; paging backward from the first page's
 // start finds exactly them.
 func TestTimelineNewPostsWhilePaging(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		theirs := postCreate(t, bob, "bob's")
@@ -468,6 +474,7 @@ func TestTimelineNewPostsWhilePaging(t *testing.T) {
 // Global ids are opaque strings that node() and nodes() resolve to the same
 // user or post.
 func TestIDsRoundTrip(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		if alice.ID == "" || bob.ID == "" || alice.ID == bob.ID {
@@ -556,6 +563,7 @@ func TestIDsRoundTrip(t *testing.T) {
 // Many posts made at once by several users get distinct ids, each resolves
 // through node(), and each user's posts sort by creation on their timeline.
 func TestIDsUniqueUnderLoad(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		const users, writers, each = 4, 4, 10
 		cs := relSignUpMany(t, s, "writer", users)

@@ -352,6 +352,7 @@ func relSignUpMany(t *testing.T, s *testServer, prefix string, n int) []*client 
 }
 
 func TestRelationsFollowUnfollowRemoveFollower(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob, carol := s.signUp(t, "alice"), s.signUp(t, "bob"), s.signUp(t, "carol")
 
@@ -444,6 +445,7 @@ func TestRelationsFollowUnfollowRemoveFollower(t *testing.T) {
 // the same moment, and that user follows everyone back at the same time.
 // Nothing fails, and every count ends equal to its list.
 func TestRelationsConcurrentCountsExact(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		const n = 20
 		target := s.signUp(t, "target")
@@ -539,6 +541,7 @@ func TestRelationsConcurrentCountsExact(t *testing.T) {
 
 // Ten requests of one user following the same user at once count once.
 func TestRelationsConcurrentSameFollow(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		start := make(chan struct{})
@@ -591,6 +594,7 @@ func TestRelationsConcurrentSameFollow(t *testing.T) {
 // followers and following are Relay connections, most recent follow first,
 // exact at both ends whichever way and by whatever page size they are read.
 func TestRelationsConnectionsPaging(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		star := s.signUp(t, "star")
 		fans := relSignUpMany(t, s, "fan", 7)
@@ -668,6 +672,7 @@ func TestRelationsConnectionsPaging(t *testing.T) {
 // A cursor stays valid after the follow it points at ends: paging resumes
 // from its place, with no repeat and no skip, both ways.
 func TestRelationsCursorSurvivesUnfollow(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		star := s.signUp(t, "star")
 		fans := relSignUpMany(t, s, "fan", 10)

@@ -15,6 +15,7 @@ import (
 // cost a page of one entry plus the count's price, and however many a
 // response holds, the count is computed once.
 func TestUnreadCountAliases(t *testing.T) {
+	t.Parallel()
 	const one = `feed(first: 0) { unreadCount }`
 	s := newTestServer(t, backendReal)
 	reader, author := s.signUp(t, "reader"), s.signUp(t, "author")

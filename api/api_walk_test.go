@@ -13,6 +13,7 @@ import (
 )
 
 func TestLimitsQueryFields(t *testing.T) {
+	t.Parallel()
 	// viewer 1 + 2 spreads x (id, username) = 5.
 	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryFields = 5 })
 	ann := s.signUp(t, "ann")

@@ -154,6 +154,58 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 	}
 }
 
+// TestWarmOldRepostRunsNoSQL: in push and hybrid modes, a warm page whose
+// entries include reposts of posts older than the inbox window runs no SQL:
+// one such post reposted only by a followee lately (its entry lies in the
+// window, at the repost), and one a followee reposted long ago too (its
+// first arrival lies below the window, where the inbox keeps nothing; the
+// page must not show it at the late repost). The feed read afterwards
+// agrees with the reference model.
+func TestWarmOldRepostRunsNoSQL(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []feed.Mode{feed.ModePush, feed.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			const inboxCap = 10
+			s := newTestServer(t, backendReal, func(c *config) {
+				c.FeedMode = string(mode)
+				c.InboxCap = inboxCap
+			})
+			w := feedNewWorld(t, s)
+			viewer, author, early, late, outsider := w.signUp("viewer"), w.signUp("author"), w.signUp("early"), w.signUp("late"), w.signUp("outsider")
+			for _, c := range []*client{author, early, late} {
+				w.follow(viewer, c)
+			}
+			once := w.post(outsider, "reposted late only")
+			twice := w.post(outsider, "reposted early and late")
+			w.repost(early, twice.ID)
+			for i := range inboxCap + 5 {
+				w.post(author, fmt.Sprintf("post %d", i))
+			}
+			w.repost(late, twice.ID)
+			w.repost(late, once.ID)
+			w.check(viewer, 8) // cold: fills every tier
+			// Read up to the top: the unread count then looks at the window
+			// only (below it, unread entries are MySQL's to count).
+			viewer.mustDo(t, `mutation { markFeedRead { unreadCount } }`, nil, nil)
+
+			for range 3 {
+				var page warmPage
+				sql, _ := warmCount(t, viewer, warmPageQuery, map[string]any{"first": 8}, &page)
+				if sql != 0 {
+					t.Errorf("%s: a warm page with reposts of old posts ran %d SQL statements, want 0", mode, sql)
+				}
+				if len(page.Feed.Edges) == 0 || page.Feed.Edges[0].Node.Post.ID != once.ID {
+					t.Fatalf("%s: the page does not open with the late repost of %s: %+v", mode, once.ID, page.Feed.Edges)
+				}
+				if slices.ContainsFunc(page.Feed.Edges, func(e warmEdge) bool { return e.Node.Post.ID == twice.ID }) {
+					t.Fatalf("%s: the page shows %s at its late repost; its first arrival lies below the window", mode, twice.ID)
+				}
+			}
+			w.check(viewer, 8)
+		})
+	}
+}
+
 // warmCount runs query as c once the workers have settled and returns the
 // SQL statements and Redis round trips that its request ran.
 func warmCount(t *testing.T, c *client, query string, vars map[string]any, out any) (sql, roundTrips int64) {

@@ -107,15 +107,21 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		InboxTTL:              cfg.InboxTTL,
 		FanoutBatchSize:       cfg.FanoutBatch,
 		FollowingReadMax:      cfg.FollowingReadMax,
+		JumpCacheFollowers:    cfg.JumpCacheFollowers,
+		JumpCacheTTL:          cfg.JumpCacheTTL,
 		FanoutWorkers:         cfg.FanoutWorkers,
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
 		PostCacheTTL:          cfg.PostCacheTTL,
+		RepostListMax:         cfg.RepostListMax,
 		UserCacheTTL:          cfg.UserCacheTTL,
 		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
 		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),
 		LocalCacheTTL:         cfg.LocalCacheTTL,
+		HomeInsertEvery:       cfg.HomeInsertEvery,
+		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
+		OperatorToken:         cfg.OperatorToken,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err
@@ -161,7 +167,7 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 	}
 	// Short timeouts: a read that cannot reach Redis falls back to MySQL
 	// within the request instead of hanging.
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+	opt := &redis.UniversalOptions{
 		Addrs:         addrs, // several: a *redis.ClusterClient
 		DialTimeout:   RedisDialTimeout,
 		ReadTimeout:   RedisIOTimeout,
@@ -170,7 +176,15 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 		DialerRetries: 1,
 		PoolSize:      pool.size,
 		PoolTimeout:   pool.timeout,
-	})
+	}
+	var rdb redis.UniversalClient
+	if len(addrs) > 1 {
+		cluster := opt.Cluster()
+		cluster.ClusterStateReloadInterval = RedisClusterStateReload
+		rdb = redis.NewClusterClient(cluster)
+	} else {
+		rdb = redis.NewUniversalClient(opt)
+	}
 	*closers = append(*closers, func() { rdb.Close() })
 	return rdb, nil
 }

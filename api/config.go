@@ -76,6 +76,13 @@ const (
 	// feed read falls back to MySQL quickly when Redis is away.
 	RedisDialTimeout = time.Second
 	RedisIOTimeout   = 500 * time.Millisecond
+	// RedisClusterStateReload is the most time a Redis Cluster client uses
+	// its map of slots to masters before a command reloads it (CLUSTER
+	// SLOTS, in the background). go-redis reloads at once on a MOVED
+	// answer, but a dead master answers nothing: without this the client
+	// would keep dialling it for go-redis's default of 60s after its
+	// replica took over. One reload a second costs one small command.
+	RedisClusterStateReload = time.Second
 	// DefaultRedisPoolSize is how many pooled Redis connections (per node on
 	// a cluster) requests and fan-out work share by default. Each fan-out
 	// worker gets one more on top, which its blocking stream read holds, so
@@ -85,6 +92,9 @@ const (
 	// pooled connection by default; past it the call fails, and a read falls
 	// back to MySQL.
 	DefaultRedisPoolTimeout = time.Second
+	// MaxRepostListMax bounds -repost-list-max: a post's copy with this many
+	// reposts listed is some 100 KB, read whole on every page that shows it.
+	MaxRepostListMax = 10_000
 )
 
 // config is every setting of the server; each has a flag and an environment
@@ -114,15 +124,21 @@ type config struct {
 	InboxTTL              time.Duration
 	FanoutBatch           int
 	FollowingReadMax      int
+	JumpCacheFollowers    int
+	JumpCacheTTL          time.Duration
 	FanoutWorkers         int
 	Dispatch              bool
 	StreamTrimInterval    time.Duration
 	RateLimitWarnInterval time.Duration
 	PostCacheTTL          time.Duration
+	RepostListMax         int
 	UserCacheTTL          time.Duration
 	LocalCacheMaxEntries  int
 	LocalCacheMaxBytes    int
 	LocalCacheTTL         time.Duration
+	HomeInsertEvery       int
+	HomeCandidatesTTL     time.Duration
+	OperatorToken         string
 	WebsocketPing         time.Duration
 	WebsocketInit         time.Duration
 	LoaderWait            time.Duration
@@ -178,6 +194,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feed.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
+	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feed.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
 	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feed.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
@@ -197,7 +215,11 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feed.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
+	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feed.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
+	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
+	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
+	fs.StringVar(&c.OperatorToken, "operator-token", env("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
 	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
@@ -227,7 +249,7 @@ func parseConfig(args []string) (config, error) {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
 		return c, err
 	}
-	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
 		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields} {
 		if n < 1 {
@@ -251,6 +273,15 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.ReplicaMaxLag <= 0 {
 		return c, fmt.Errorf("-replica-max-lag must be more than 0")
+	}
+	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feed.MaxHomeInsertEvery) {
+		return c, fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feed.MaxHomeInsertEvery)
+	}
+	if c.HomeCandidatesTTL <= 0 {
+		return c, fmt.Errorf("-home-candidates-ttl must be more than 0")
+	}
+	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
+		return c, fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
 	}
 	if c.PostCacheTTL <= 0 {
 		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
@@ -325,7 +356,7 @@ func (c config) describe() []any {
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL, "followingReadMax", c.FollowingReadMax,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "userCacheTTL", c.UserCacheTTL,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "userCacheTTL", c.UserCacheTTL,
 		"localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)

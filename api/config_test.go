@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +231,28 @@ func TestReplicaUnreachableStopsStartup(t *testing.T) {
 		ReplicaMaxLag: time.Second, DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS entry 1 (127.0.0.1:1)") {
 		t.Fatalf("unreachable replica: %v, want an error naming MYSQL_REPLICA_DSNS entry 1 and its address", err)
+	}
+}
+
+// TestRepostListMaxBounds: -repost-list-max defaults to the engine's
+// default, reads REPOST_LIST_MAX, and takes 1 to MaxRepostListMax.
+func TestRepostListMaxBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.RepostListMax != feed.DefaultRepostListMax {
+		t.Fatalf("default: %v, %d; want %d", err, c.RepostListMax, feed.DefaultRepostListMax)
+	}
+	t.Setenv("REPOST_LIST_MAX", "7")
+	if c, err = parseConfig(nil); err != nil || c.RepostListMax != 7 {
+		t.Fatalf("REPOST_LIST_MAX=7: %v, %d", err, c.RepostListMax)
+	}
+	for _, ok := range []int{1, MaxRepostListMax} {
+		if c, err := parseConfig([]string{"-repost-list-max", strconv.Itoa(ok)}); err != nil || c.RepostListMax != ok {
+			t.Errorf("-repost-list-max %d: %v, %d", ok, err, c.RepostListMax)
+		}
+	}
+	for _, bad := range []int{0, -1, MaxRepostListMax + 1} {
+		if _, err := parseConfig([]string{"-repost-list-max", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-repost-list-max") {
+			t.Errorf("-repost-list-max %d: %v, want a -repost-list-max error", bad, err)
+		}
 	}
 }

@@ -57,6 +57,7 @@ func closedWithin(c net.Conn, d time.Duration) (time.Duration, bool) {
 // keep-alive connection are each closed within their timeout, while other
 // clients are served all along; a websocket outlives both timeouts.
 func TestConnectionTimeouts(t *testing.T) {
+	t.Parallel()
 	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
 	const slack = time.Second
 	s := newTestServer(t, backendEmbedded, func(c *config) {
@@ -151,6 +152,7 @@ func TestConnectionTimeouts(t *testing.T) {
 // closed, and a place freed is taken again. A trusted proxy's address
 // (TRUSTED_PROXIES) is not capped.
 func TestConnectionsPerAddress(t *testing.T) {
+	t.Parallel()
 	const max = 4
 	// served says whether a new connection is served: a refused one is
 	// answered 503 before it sends anything.

@@ -72,6 +72,7 @@ const corsQuery = `{"query":"{ viewer { id } }"}`
 // TestCORSNothingAllowedByDefault: without ALLOWED_ORIGINS a preflight and
 // a cross-origin request get no CORS allowance, so a browser refuses them.
 func TestCORSNothingAllowedByDefault(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backends()[0])
 	corsWantRefused(t, "preflight", corsPreflight(t, s, corsApp, "POST", "content-type, authorization"))
 	res, body := corsDo(t, s, http.MethodPost, corsApp, map[string]string{"Content-Type": "application/json"}, corsQuery)
@@ -88,6 +89,7 @@ func TestCORSNothingAllowedByDefault(t *testing.T) {
 // answered with the allowance; the same list lets the origin open a
 // websocket and keeps the other out.
 func TestCORSAllowedOrigin(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backends()[0], func(c *config) { c.AllowedOrigins = "http://localhost:3000, " + corsApp })
 	token := s.signUp(t, "cors_user").Token
 
@@ -156,6 +158,7 @@ func TestCORSAllowedOrigin(t *testing.T) {
 // TestCORSWildcard: ALLOWED_ORIGINS=* allows any origin as "*", and never
 // with credentials, which browsers refuse with a wildcard.
 func TestCORSWildcard(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backends()[0], func(c *config) { c.AllowedOrigins = "*" })
 	res := corsPreflight(t, s, corsOther, "POST", "content-type, authorization")
 	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Access-Control-Allow-Credentials") != "" {

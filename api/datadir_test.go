@@ -15,6 +15,7 @@ import (
 // 0600 from the first start, whatever the umask; a data directory an older
 // version left readable is narrowed on start.
 func TestDataDirModes(t *testing.T) {
+	t.Parallel()
 	// The most permissive umask: the modes must not come from it. Not
 	// parallel: the umask is the process's.
 	old := syscall.Umask(0)

@@ -32,6 +32,7 @@ func nestedFragments(n int) string {
 }
 
 func TestMeasureOperation(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		doc           string
 		depth, fields int
@@ -62,6 +63,7 @@ func TestMeasureOperation(t *testing.T) {
 }
 
 func TestMeasureOperationRefusesCycles(t *testing.T) {
+	t.Parallel()
 	// Validation refuses these before the limits see them; the walk must
 	// end on them anyway.
 	for _, q := range []string{
@@ -79,6 +81,7 @@ func TestMeasureOperationRefusesCycles(t *testing.T) {
 }
 
 func TestMeasureOperationStopsWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	doc, err := parser.ParseQuery(&ast.Source{Input: `{ viewer { ` + strings.Repeat("id ", 3*ctxCheckEvery) + `} }`})
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +232,7 @@ func FuzzDocumentWalkers(f *testing.F) {
 // the nested fragments of the seeds, and passes the same documents when it
 // does.
 func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
+	t.Parallel()
 	es := graph.NewExecutableSchema(graph.Config{Complexity: resolvers.Complexity()})
 	for _, n := range []int{14, 60} {
 		doc := nestedFragments(n)

@@ -37,6 +37,7 @@ func BenchmarkFeedPageRich(b *testing.B) {
 // wait for a loader to batch: with loaders that would wait ten seconds
 // for keys, it answers at once.
 func TestWarmFeedPageDoesNotWaitForLoaders(t *testing.T) {
+	t.Parallel()
 	s, token := richFeedWorld(t)
 	const wait = 10 * time.Second
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: s.app.engine}}))

@@ -137,6 +137,7 @@ func FuzzGraphQLRequest(f *testing.F) {
 // HTTP to a server on each backend, signed in and out, and checks the same
 // properties; then that the server still answers.
 func TestGraphQLRequestDecoder(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		for _, token := range []string{"", alice.Token} {
@@ -161,6 +162,7 @@ func TestGraphQLRequestDecoder(t *testing.T) {
 // A subscription sent by POST is refused at once; before, feedItemAdded's
 // request hung until a post arrived (found by the decoder's cases).
 func TestSubscriptionByPostRefused(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		for _, doc := range []string{`subscription { unreadCount }`, `subscription { feedItemAdded { cursor } }`} {
@@ -173,6 +175,7 @@ func TestSubscriptionByPostRefused(t *testing.T) {
 // validation, whose cost is the square of the fields (FuzzGraphQLRequest's
 // stalls: 10,000 repeated fields took a minute of CPU uncapped).
 func TestLimitsQueryTokens(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		// "{", n names and "}": n+2 tokens.

@@ -80,10 +80,11 @@ func (a *app) graphqlHandler() http.Handler {
 	apq := persistedQueries{a.persistedQueryCache()}
 	srv.Use(apq)
 	srv.Use(refuseBadToken{})
-	srv.Use(graphqlMetrics{a.metrics})
+	metrics := graphqlMetrics{a.metrics}
+	srv.Use(metrics)
 	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
 	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
-	srv.Use(rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate})
+	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
 	srv.Use(apq.keeper()) // last: keeps a document that passed every check
@@ -140,6 +141,7 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 		} else if id != 0 {
 			ctx = feed.WithViewer(ctx, id)
 		}
+		ctx = a.engine.WithOperatorHeader(ctx, r.Header.Get("X-Operator-Token"))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -55,6 +55,7 @@ type hardeningConfig struct {
 	PersistedQueryMaxBytes   int
 	QueryCacheMaxBytes       int
 	MetricsAddr              string
+	MetricsPprof             bool
 }
 
 // flags registers the settings on fs, their defaults from the environment.
@@ -68,6 +69,7 @@ func (h *hardeningConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&h.PersistedQueryMaxBytes, "persisted-query-max-bytes", envInt("PERSISTED_QUERY_MAX_BYTES", DefaultPersistedQueryMaxBytes), "bytes of documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_BYTES)")
 	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", envInt("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of document text the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
 	fs.StringVar(&h.MetricsAddr, "metrics-addr", env("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
+	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", envBool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
 }
 
 // check refuses settings that would switch a limit off by accident.
@@ -92,5 +94,5 @@ func (h hardeningConfig) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
 		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "wsMaxMessageBytes", h.WebsocketMaxMessageBytes,
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
-		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "metricsAddr", h.MetricsAddr}
+		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }

@@ -15,7 +15,7 @@ func TestHardeningSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := hardeningConfig{DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout, DefaultMaxConnectionsPerAddress,
-		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultQueryCacheMaxBytes, DefaultMetricsAddr}
+		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultQueryCacheMaxBytes, DefaultMetricsAddr, false}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
 	}

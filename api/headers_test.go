@@ -17,6 +17,7 @@ import (
 // Referrer-Policy. (That the pages still work under their policy is
 // TestBrowserClients'.)
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	pages := map[string]string{"/": graphiqlCSP, "/graphiql/": graphiqlCSP, "/app/": appCSP, "/app/u/ann": appCSP}
 	for path, csp := range pages {
@@ -46,6 +47,7 @@ func TestSecurityHeaders(t *testing.T) {
 // TestMetricsNotPublic: /metrics is not on the public listener; the
 // metrics listener (METRICS_ADDR) has it.
 func TestMetricsNotPublic(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	if res, _ := errsGet(t, s.URL+"/metrics", nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on the public listener: status %d", res.StatusCode)
@@ -61,6 +63,7 @@ func TestMetricsNotPublic(t *testing.T) {
 // TestReadyzHidesBackendErrors: a backend that fails makes /readyz 503 with
 // no word of the backend's error, which goes to the log.
 func TestReadyzHidesBackendErrors(t *testing.T) {
+	t.Parallel()
 	var log syncBuffer
 	s := newTestServerWithLog(t, backendEmbedded, slog.New(slog.NewTextHandler(&log, nil)))
 	s.app.redis.Close() // every Redis call now fails with "redis: client is closed"

@@ -62,22 +62,15 @@ func (l documentLimits) MutateOperationContext(ctx context.Context, opCtx *graph
 // logIn from the client IP's auth budget, every other mutation from the
 // viewer's mutation budget (the client IP's when signed out). A refused
 // field answers RATE_LIMITED with extensions.retryAfter; the rest of the
-// operation runs as usual.
+// operation runs as usual. It runs inside fieldHooks.
 type rateLimits struct {
 	engine    *feed.Engine
 	mutations feed.Rate
 	auth      feed.Rate
 }
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.FieldInterceptor
-} = rateLimits{}
-
-func (rateLimits) ExtensionName() string                   { return "RateLimits" }
-func (rateLimits) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (l rateLimits) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+// limitField spends the budget of a mutation field, then runs it.
+func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Object != "Mutation" {
 		return next(ctx)

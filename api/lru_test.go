@@ -12,6 +12,7 @@ import (
 // least recently used go first, an entry over the byte cap alone is not
 // kept, and one past the ttl is a miss.
 func TestBoundedLRU(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	size := func(_, v string) int { return len(v) }
 	c := newBoundedLRU(3, 10, 0, size)
@@ -50,6 +51,7 @@ func TestBoundedLRU(t *testing.T) {
 // documents within QUERY_CACHE_MAX_BYTES (gqlgen's lru kept a thousand of
 // them, whatever their length).
 func TestParsedDocumentsBytes(t *testing.T) {
+	t.Parallel()
 	const maxBytes = 64 << 10
 	s := newTestServer(t, backendEmbedded, func(c *config) { c.QueryCacheMaxBytes = maxBytes })
 	comment := "# " + strings.Repeat("x", 16<<10) + "\n"

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -13,10 +14,20 @@ import (
 // metricsHandler serves GET /metrics (Prometheus text). It is not on the
 // public listener: the metrics tell the users' activity, the pools' sizes
 // and the error rates to whoever asks, so they are served on METRICS_ADDR,
-// loopback by default, for the scraper next to the server.
+// loopback by default, for the scraper next to the server. With
+// METRICS_PPROF it also serves Go's profiles at /debug/pprof/ (off by
+// default: a profile costs CPU while it runs, and the goroutine dump shows
+// requests in flight).
 func (a *app) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.gatherer(a.engine), promhttp.HandlerOpts{}))
+	if a.cfg.MetricsPprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // and the named profiles: heap, goroutine, mutex, block, ...
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

@@ -80,17 +80,16 @@ func (m *serverMetrics) gatherer(engine *feed.Engine) prometheus.Gatherer {
 	return prometheus.Gatherers{m.registry, engine.Registry()}
 }
 
-// graphqlMetrics is the gqlgen extension that measures operations, resolver
-// functions and the errors sent. Plain fields (struct fields and cheap
-// getters) are not timed: they are most of a page's fields and would cost
-// more to measure than to run.
+// graphqlMetrics is the gqlgen extension that measures operations and the
+// errors sent; its timeField, run by fieldHooks, times resolver functions.
+// Plain fields (struct fields and cheap getters) are not timed: they are
+// most of a page's fields and would cost more to measure than to run.
 type graphqlMetrics struct{ m *serverMetrics }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
-	graphql.FieldInterceptor
 } = graphqlMetrics{}
 
 func (graphqlMetrics) ExtensionName() string                   { return "Metrics" }
@@ -154,7 +153,8 @@ func (g graphqlMetrics) countErrors(res *graphql.Response) {
 	}
 }
 
-func (g graphqlMetrics) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+// timeField runs a field, timing it if it is a resolver's.
+func (g graphqlMetrics) timeField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !fc.IsResolver {
 		return next(ctx)
@@ -166,6 +166,38 @@ func (g graphqlMetrics) InterceptField(ctx context.Context, next graphql.Resolve
 		g.m.resolverErrors.WithLabelValues(fc.Object, fc.Field.Name, resolverErrorCode(err)).Inc()
 	}
 	return res, err
+}
+
+// fieldHooks is the one gqlgen field interceptor of the server: it runs
+// the metrics' timeField around the rate limits' limitField. gqlgen wraps
+// every field of a response, plain ones too, in a closure per field
+// interceptor registered, and a feed page has some 500 fields; here a
+// plain field passes straight through. (metrics and limits may be nil.)
+type fieldHooks struct {
+	metrics *graphqlMetrics
+	limits  *rateLimits
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.FieldInterceptor
+} = fieldHooks{}
+
+func (fieldHooks) ExtensionName() string                   { return "FieldHooks" }
+func (fieldHooks) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (h fieldHooks) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc == nil || (!fc.IsResolver && fc.Object != "Mutation") {
+		return next(ctx)
+	}
+	limited := next
+	if h.limits != nil {
+		limited = func(ctx context.Context) (any, error) { return h.limits.limitField(ctx, next) }
+	}
+	if h.metrics == nil {
+		return limited(ctx)
+	}
+	return h.metrics.timeField(ctx, limited)
 }
 
 // resolverObserver is the duration series of one schema field, kept once

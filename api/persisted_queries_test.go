@@ -19,6 +19,7 @@ func apqHash(doc string) string {
 // comment, an invalid document or one over the depth limit is never served
 // by its hash (the old extension kept each before parsing it).
 func TestPersistedQueriesKeepOnlyCheckedDocuments(t *testing.T) {
+	t.Parallel()
 	// 1 + 3 x 7 = 22 fields deep, over the default 20; each level costs
 	// little (first: 1), so the complexity limit does not refuse it first.
 	deep := "{ viewer {" + strings.Repeat(" following(first: 1) { edges { node {", 7) + " id" + strings.Repeat(" } } }", 7) + " } }"
@@ -50,6 +51,7 @@ func TestPersistedQueriesKeepOnlyCheckedDocuments(t *testing.T) {
 // recently sent within PERSISTED_QUERY_MAX_ENTRIES, and within
 // PERSISTED_QUERY_MAX_BYTES, on Redis and on the embedded default's LRU.
 func TestPersistedQueriesCaps(t *testing.T) {
+	t.Parallel()
 	const sent, keep = 60, 5
 	doc := func(i int) string { return fmt.Sprintf("query Q%04d { __typename }", i) }
 	for _, tc := range []struct {

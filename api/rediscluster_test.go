@@ -10,6 +10,7 @@ import (
 
 // One REDIS_ADDR is a single Redis; several, the seed nodes of a cluster.
 func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		addr    string
 		cluster bool
@@ -32,6 +33,9 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 			if o := r.Options(); o.ReadTimeout != RedisIOTimeout || o.DialTimeout != RedisDialTimeout || o.MaxRetries != 1 {
 				t.Errorf("REDIS_ADDR %q: cluster client without the single client's timeouts: %+v", c.addr, o)
 			}
+			if o := r.Options(); o.ClusterStateReloadInterval != RedisClusterStateReload {
+				t.Errorf("REDIS_ADDR %q: cluster state reloaded every %s, want %s", c.addr, o.ClusterStateReloadInterval, RedisClusterStateReload)
+			}
 			if o := r.Options(); o.PoolSize != 7 || o.PoolTimeout != 300*time.Millisecond {
 				t.Errorf("REDIS_ADDR %q: cluster pool %d, %s; want 7, 300ms", c.addr, o.PoolSize, o.PoolTimeout)
 			}
@@ -53,6 +57,7 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 
 // A key prefix with a brace would be every key's hash tag: refused.
 func TestKeyPrefixWithoutBraces(t *testing.T) {
+	t.Parallel()
 	if _, err := parseConfig([]string{"-key-prefix", "feed:"}); err != nil {
 		t.Fatalf("-key-prefix feed: refused: %v", err)
 	}

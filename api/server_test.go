@@ -12,6 +12,7 @@ import (
 // /metrics serves the engine's metrics in Prometheus' text format, and a
 // feed read moves the read-path counter.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	reader := s.signUp(t, "reader")
 	reader.mustDo(t, `{ feed(first: 5) { edges { cursor } } }`, nil, nil)
@@ -75,6 +76,7 @@ func TestSeedLoadsALivingFeed(t *testing.T) {
 
 // A mutation sent by GET is refused with a coded error; a query by GET runs.
 func TestGetRunsQueriesOnly(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	get := func(query string) (int, string) {
 		res, err := http.Get(s.URL + "/query?query=" + url.QueryEscape(query))

@@ -3,6 +3,7 @@ package api
 import "testing"
 
 func TestSignUpAndReadViewer(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
 		var out struct{ Viewer struct{ Username string } }

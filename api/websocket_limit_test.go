@@ -36,6 +36,7 @@ func (c *liveConn) sendRaw(msg []byte) {
 // connection_init and for a message after it. gqlgen's own 1 MiB default
 // used to replace the adapter's limit once the socket was accepted.
 func TestWebsocketMessageLimit(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
 	token := s.signUp(t, "ann").Token
 	limit := s.app.cfg.WebsocketMaxMessageBytes

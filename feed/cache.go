@@ -110,7 +110,7 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		return out, nil
 	}
 	start := time.Now()
-	posts, err := e.store.PostsByIDs(e.fillContext(ctx), missing)
+	posts, err := e.loadPosts(e.fillContext(ctx), missing)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,47 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 	}
 	e.metrics.cacheFillSeconds.WithLabelValues(tierRedis, kindPost).Observe(time.Since(start).Seconds())
 	return out, nil
+}
+
+// loadPosts loads posts from MySQL with the lists of live reposts their
+// copies keep: one statement more, for the originals that have reposts
+// and not more than RepostListMax of them. The post's row is read first:
+// its version moves with every repost and deletion of a repost of it, in
+// the same transaction, so the list read after it is at least as new as
+// the version it is written with (setIfNewerScript keeps the newest); a
+// list newer than the row is not kept.
+func (e *Engine) loadPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	posts, err := e.store.PostsByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var listed []int64 // sorted, as ids are
+	for _, p := range posts {
+		switch {
+		case p.RepostOfID != nil:
+		case p.RepostCount == 0:
+			p.RepostsKept = true
+		case p.RepostCount <= e.cfg.RepostListMax:
+			listed = append(listed, p.ID)
+		}
+	}
+	if len(listed) == 0 {
+		return posts, nil
+	}
+	slices.Sort(listed)
+	reposts, err := e.store.LiveReposts(ctx, listed)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range posts {
+		// A list that changed since the row was read is not kept: the
+		// change's refresh comes next. So a kept list is as long as the
+		// copy's repost count, which decodePost checks.
+		if _, ok := slices.BinarySearch(listed, p.ID); ok && len(reposts[p.ID]) == p.RepostCount {
+			p.Reposts, p.RepostsKept = reposts[p.ID], true
+		}
+	}
+	return posts, nil
 }
 
 // usersBelowLocal loads users from their Redis copies (info and counts),
@@ -214,7 +255,7 @@ func (e *Engine) refreshCached(ctx context.Context, users, posts []int64) error 
 		}
 	}
 	if len(posts) > 0 {
-		loaded, err := e.store.PostsByIDs(ctx, uniq(slices.Clone(posts)))
+		loaded, err := e.loadPosts(ctx, uniq(slices.Clone(posts)))
 		if err != nil {
 			return err
 		}
@@ -316,7 +357,8 @@ func (e *Engine) userWrites(u *models.User) []cacheWrite {
 // reflection.
 //
 // post: version, author, created, repost_of+1 (0: none), repost_count,
-// deleted+1 (0: live), body.
+// deleted+1 (0: live), the live reposts of an original (see
+// appendReposts; a few bytes each, none for most posts), body.
 // user info: version, created, len(username), username, len(display
 // name), display name, bio.
 // user counts: version, followers, following, posts, read marker.
@@ -338,7 +380,47 @@ func encodePost(p *models.Post) []byte {
 	b = binary.AppendUvarint(b, repostOf)
 	b = binary.AppendUvarint(b, uint64(p.RepostCount))
 	b = binary.AppendUvarint(b, deleted)
+	b = appendReposts(b, p)
 	return append(b, p.Body...)
+}
+
+// appendReposts writes the list of reposts: 0 when it is not kept, else
+// its length + 1 and, for each repost (oldest first), its author and its
+// id less the previous one's.
+func appendReposts(b []byte, p *models.Post) []byte {
+	if !p.RepostsKept {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.Reposts))+1)
+	var prev int64
+	for _, r := range p.Reposts {
+		b = binary.AppendUvarint(b, uint64(r.AuthorID))
+		b = binary.AppendUvarint(b, uint64(r.ID-prev))
+		prev = r.ID
+	}
+	return b
+}
+
+func (d *decoder) reposts(p *models.Post) {
+	n := d.uvarint()
+	if n == 0 || d.err != nil {
+		return
+	}
+	if n-1 > uint64(len(d.b)) { // each takes two bytes at least
+		d.err = errBadCopy
+		return
+	}
+	p.RepostsKept = true
+	if n == 1 {
+		return
+	}
+	p.Reposts = make([]models.Repost, n-1)
+	var prev int64
+	for i := range p.Reposts {
+		p.Reposts[i].AuthorID = int64(d.uvarint())
+		prev += int64(d.uvarint())
+		p.Reposts[i].ID = prev
+	}
 }
 
 func decodePost(id int64, b []byte) (*models.Post, error) {
@@ -355,6 +437,10 @@ func decodePost(id int64, b []byte) (*models.Post, error) {
 	if del := d.uvarint(); del > 0 {
 		at := time.UnixMilli(int64(del - 1)).UTC()
 		p.DeletedAt = &at
+	}
+	d.reposts(p)
+	if p.RepostsKept && len(p.Reposts) != p.RepostCount && d.err == nil {
+		d.err = errBadCopy // not this encoding (an older build's copy): refilled
 	}
 	p.Body = d.rest()
 	return p, d.err

@@ -120,7 +120,8 @@ func ctPostEqual(a, b *models.Post) bool {
 }
 
 // Warm reads of posts and users run no SQL and hit Redis; the first read
-// fills the copies with one query per kind.
+// fills the copies with one query per kind, and one for the lists of
+// reposts of the posts that have some.
 func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 	// The callbacks are registered before the engine's goroutines start
 	// using the store: gorm compiles them without a lock.
@@ -142,8 +143,8 @@ func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 	if _, err := te.Users(ctx, []int64{a, b}); err != nil {
 		t.Fatal(err)
 	}
-	if n := sql.n.Load(); n != 2 {
-		t.Fatalf("the cold reads ran %d SQL statements, want 2 (one per kind)", n)
+	if n := sql.n.Load(); n != 3 {
+		t.Fatalf("the cold reads ran %d SQL statements, want 3 (one per kind, and the reposts of the reposted post)", n)
 	}
 	hits := ctLookups(te, kindPost, "hit") + ctLookups(te, kindUser, "hit")
 	sql.n.Store(0)
@@ -501,5 +502,32 @@ func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
 	}
 	if ctSameUser(t, two, "profile on one", b).Bio != bio {
 		t.Fatal("instance two shows the old bio")
+	}
+}
+
+// A post's copy lists its live reposts up to RepostListMax of them, and
+// none past it (such an entry is placed from MySQL); the list follows a
+// repost and the deletion of one at once.
+func TestCacheRepostListAtItsBound(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { ctQuiet(c); c.RepostListMax = 2 })
+	author := te.user("listed")
+	p := te.post(author, "reposted")
+	var fans, reposts []int64
+	for i := range 3 {
+		fans = append(fans, te.user(fmt.Sprintf("fan%d", i)))
+		reposts = append(reposts, te.repost(fans[i], p))
+		got := ctPost(t, te, p)
+		kept := i+1 <= te.cfg.RepostListMax
+		if got.RepostsKept != kept || (kept && (len(got.Reposts) != i+1 || got.Reposts[i].ID != reposts[i])) {
+			t.Fatalf("after %d reposts (bound %d): kept %v, list %+v; want kept %v, the reposts in order", i+1, te.cfg.RepostListMax, got.RepostsKept, got.Reposts, kept)
+		}
+	}
+	if err := te.DeletePost(context.Background(), fans[2], reposts[2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctPost(t, te, p); !got.RepostsKept || len(got.Reposts) != 2 {
+		t.Fatalf("after a repost's deletion, back at the bound: kept %v, list %+v; want the 2 left", got.RepostsKept, got.Reposts)
 	}
 }

@@ -18,6 +18,21 @@ const (
 	MaxBioChars         = 300
 	MaxReposters        = 10  // reposters listed on one feed entry
 	MaxNodesPerRequest  = 100 // ids one nodes() call may ask for
+	// MaxHomeInsertEvery is the largest Config.HomeInsertEvery: past it
+	// the inserted kinds would not show on a page of MaxPageSize.
+	MaxHomeInsertEvery = 100
+	// The bounds of the suggested users of one viewer (suggestions.go):
+	// the work is at most SuggestFollowees * SuggestPerFollowee index
+	// entries, once per HomeCandidatesTTL.
+	SuggestFollowees     = 50  // the viewer's most recent followees looked at
+	SuggestPerFollowee   = 100 // the most recent followees of each of them looked at
+	SuggestMinFollowedBy = 2   // followees that must follow an account before it is suggested
+	MaxSuggestions       = 10  // suggested users kept per viewer
+	MaxPromotedPosts     = 10  // promoted posts shown, the most recently promoted
+	// MaxListOffset is the largest offset of a followers or following
+	// page jump: past the longest list this service expects (a celebrity's
+	// tens of millions), small enough that an offset cannot overflow a rank.
+	MaxListOffset = 100_000_000
 )
 
 // Config holds the engine's settings; the server fills it from flags and
@@ -49,6 +64,12 @@ type Config struct {
 	// reader who follows more is asked about the ids each page needs
 	// (SMISMEMBER), one round trip more.
 	FollowingReadMax int
+	// JumpCacheFollowers is the length from which a followers or following
+	// list's page jumps are read from its ordered copy in Redis, not from
+	// MySQL's offset index (see jumps.go).
+	JumpCacheFollowers int
+	// JumpCacheTTL is how long such a copy lives after the last jump.
+	JumpCacheTTL time.Duration
 	// FanoutBatchSize is the most followers one fan-out task serves.
 	FanoutBatchSize int
 	// FanoutWorkers is how many fan-out workers this instance runs; 0 runs
@@ -68,6 +89,11 @@ type Config struct {
 	// PostCacheTTL is how long the Redis copy of a post lives after it was
 	// written (see cache.go); a read does not extend it.
 	PostCacheTTL time.Duration
+	// RepostListMax is the most live reposts a post's copy lists (see
+	// cache.go): a feed entry that is a repost of a post older than the
+	// inbox window is placed from that list. A post reposted more often
+	// keeps no list, and such an entry is placed from MySQL.
+	RepostListMax int
 	// UserCacheTTL is how long the Redis copies of a user's info and counts
 	// live after they were written; a read does not extend them.
 	UserCacheTTL time.Duration
@@ -82,6 +108,17 @@ type Config struct {
 	// again from below: the bound of staleness for an instance that missed
 	// an invalidation message.
 	LocalCacheTTL time.Duration
+	// HomeInsertEvery puts an inserted entry (a promoted post, a suggested
+	// user) in every Nth place of the home connection: N-1 feed entries,
+	// then one insert. 0 turns them off; 2 to MaxHomeInsertEvery.
+	HomeInsertEvery int
+	// HomeCandidatesTTL is how long a viewer's suggested users (and the
+	// promoted posts they dismissed) are kept in Redis before they are
+	// worked out again from MySQL.
+	HomeCandidatesTTL time.Duration
+	// OperatorToken is the secret an operator sends in the X-Operator-Token
+	// header to promote posts; empty lets no one.
+	OperatorToken string
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -115,6 +152,10 @@ const (
 	DefaultInboxCap           = 800
 	DefaultInboxTTL           = 7 * 24 * time.Hour
 	DefaultFanoutBatchSize    = 1000
+	// DefaultJumpCacheFollowers: under it a jump through MySQL's offset
+	// index is as fast, and the copy would cost memory for nothing.
+	DefaultJumpCacheFollowers = 10000
+	DefaultJumpCacheTTL       = time.Hour
 	DefaultFollowingReadMax   = 1000
 	DefaultFanoutWorkers      = 4
 	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
@@ -125,6 +166,9 @@ const (
 	// mostly in the day after it is written, and its copy changes only
 	// with its repost count and its deletion.
 	DefaultPostCacheTTL = 24 * time.Hour
+	// DefaultRepostListMax lists the reposts of all but the most reposted
+	// posts, at about 10 bytes each in the copy.
+	DefaultRepostListMax = 200
 	// DefaultUserCacheTTL keeps a user's copies for an hour: users are many
 	// and their counts move, so the memory goes to the ones active now.
 	DefaultUserCacheTTL = time.Hour
@@ -137,6 +181,14 @@ const (
 	DefaultLocalCacheMaxBytes = 64 << 20
 	// DefaultLocalCacheTTL is seed 002's revalidation bound.
 	DefaultLocalCacheTTL = time.Second
+	// DefaultHomeInsertEvery makes every fifth home entry an insert.
+	DefaultHomeInsertEvery = 5
+	// DefaultHomeCandidatesTTL works a viewer's suggestions out again
+	// every ten minutes at most: a follow graph moves slowly.
+	DefaultHomeCandidatesTTL = 10 * time.Minute
+	// PromotedCacheTTL bounds how long an instance may show the promoted
+	// posts of before a change whose cache drop failed.
+	PromotedCacheTTL = time.Minute
 )
 
 // withDefaults fills the zero settings with their defaults.
@@ -162,6 +214,12 @@ func (c Config) withDefaults() Config {
 	if c.FollowingReadMax <= 0 {
 		c.FollowingReadMax = DefaultFollowingReadMax
 	}
+	if c.JumpCacheFollowers <= 0 {
+		c.JumpCacheFollowers = DefaultJumpCacheFollowers
+	}
+	if c.JumpCacheTTL <= 0 {
+		c.JumpCacheTTL = DefaultJumpCacheTTL
+	}
 	if c.FanoutBatchSize <= 0 {
 		c.FanoutBatchSize = DefaultFanoutBatchSize
 	}
@@ -182,6 +240,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PostCacheTTL <= 0 {
 		c.PostCacheTTL = DefaultPostCacheTTL
+	}
+	if c.HomeCandidatesTTL <= 0 {
+		c.HomeCandidatesTTL = DefaultHomeCandidatesTTL
+	}
+	if c.RepostListMax <= 0 {
+		c.RepostListMax = DefaultRepostListMax
 	}
 	if c.UserCacheTTL <= 0 {
 		c.UserCacheTTL = DefaultUserCacheTTL

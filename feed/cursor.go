@@ -23,8 +23,23 @@ var cursorKinds = []cursorKind{cursorFeed, cursorTimeline, cursorFollowers, curs
 // A cursor is base64url("kind:key"), where key is the entry's sort key (a
 // post id, or a follow's id). It holds no reference to a stored row, so it
 // stays valid after its entry is deleted: paging resumes from the key.
+//
+// It builds the cursor in buffers on the stack: a page encodes one per
+// edge, and the string is its only allocation.
 func encodeCursor(kind cursorKind, key int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(string(kind) + ":" + strconv.FormatInt(key, 10)))
+	var raw [32]byte
+	b := append(raw[:0], kind...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, key, 10)
+	var enc [48]byte
+	out := enc[:0]
+	if n := base64.RawURLEncoding.EncodedLen(len(b)); n <= len(enc) {
+		out = enc[:n]
+	} else {
+		out = make([]byte, n)
+	}
+	base64.RawURLEncoding.Encode(out, b)
+	return string(out)
 }
 
 // decodeCursor accepts only the spelling encodeCursor gives: base64 skips

@@ -215,6 +215,9 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := e.syncFollowing(ctx, f); err != nil {
 			return err
 		}
+		if err := e.syncRelationLists(ctx, f); err != nil {
+			return err
+		}
 		if kind == models.EventFollowed {
 			return e.onFollowed(ctx, f)
 		}

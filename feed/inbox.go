@@ -120,7 +120,7 @@ end
 // addSourceScript records that ARGV[3] brought entry ARGV[2] (author
 // ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries.
 // Recording a source twice changes nothing. ARGV[1] is the reader's channel.
-var addSourceScript = redis.NewScript(luaInboxLib + `
+var addSourceScript = newPublishingScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local list, known = sources(o, author)
@@ -135,7 +135,7 @@ return 1`)
 // removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
 // (author ARGV[5]): the one with event ARGV[4], or all of them for "*".
 // The entry moves to its next arrival, or leaves when none is left.
-var removeSourceScript = redis.NewScript(luaInboxLib + `
+var removeSourceScript = newPublishingScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
@@ -147,7 +147,7 @@ store(o, author, kept, floor())
 return 1`)
 
 // dropEntryScript takes entry ARGV[2] out (its post was deleted).
-var dropEntryScript = redis.NewScript(luaInboxLib + `
+var dropEntryScript = newPublishingScript(luaInboxLib + `
 local g = gate() if g then return g end
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[2])
@@ -159,7 +159,7 @@ return 1`)
 // leave, and MySQL serves that part of the feed. A backfill that cannot add
 // all of a followee's posts raises the floor to the oldest one it adds, so
 // that none of the followee's older posts is missed.
-var raiseFloorScript = redis.NewScript(luaInboxLib + `
+var raiseFloorScript = newPublishingScript(luaInboxLib + `
 local g = gate() if g then return g end
 if tonumber(ARGV[2]) <= floor() then return 1 end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '(' .. ARGV[2])
@@ -298,7 +298,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 
 // inboxEntries queues, on pipe, the lookup of the given posts in the
 // reader's inbox; the function it returns, once pipe ran, gives those in
-// it (the others are left out).
+// it (the others are left out). With no posts, pipe is not used (nil will do).
 func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]inboxItem, error) {
 	if len(posts) == 0 {
 		return func() ([]inboxItem, error) { return nil, nil }
@@ -427,7 +427,7 @@ func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (in
 		pipe := e.redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			cmds[i] = c.script.EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
+			cmds[i] = e.publishing(c.script).EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return applied, err
@@ -436,7 +436,7 @@ func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (in
 		for i, cmd := range cmds {
 			n, err := cmd.Int()
 			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				n, err = changes[i].script.Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
+				n, err = e.publishing(changes[i].script).Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
 			}
 			switch {
 			case err != nil:

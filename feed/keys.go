@@ -1,6 +1,10 @@
 package feed
 
-import "strconv"
+import (
+	"strconv"
+
+	"feedservice/store"
+)
 
 // keys names every Redis key of the engine. Every key starts with
 // Config.KeyPrefix; the keys of one user carry the hash tag {u<id>} so that
@@ -149,3 +153,45 @@ func (k keys) persistedQueriesSent() string { return k.prefix + "apq:{apq}:sent"
 
 // persistedQueriesBytes is a string: the bytes of the documents kept.
 func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }
+
+// homeCandidates is user id's inserted home entries: a sorted set whose
+// members pack the kind into the item id (kind<<53 | id, seed 000's
+// packing: integers, so a listpack holds each in a few bytes), scored by
+// the count of the viewer's followees who follow a suggested user (0 for
+// the other kinds), plus the member 0 so that an empty set is told from a
+// missing one. At most MaxSuggestions + MaxPromotedPosts + 1 members; TTL
+// Config.HomeCandidatesTTL. Missing: worked out again from MySQL.
+func (k keys) homeCandidates(id int64) string { return k.prefix + "home:" + k.user(id) }
+
+// promoted is the promoted post ids (the same packing), plus the member 0;
+// at most MaxPromotedPosts; TTL PromotedCacheTTL, dropped by every change.
+func (k keys) promoted() string { return k.prefix + "home:promoted" }
+
+// relationList is the ordered copy of user id's followers or following
+// list (store.RelationList 1 or 2) that page jumps read (jumps.go): a
+// sorted set of the other users' ids scored by the follow id, so that rank
+// 0 of ZREVRANGE is the newest follow. Kept only for lists of at least
+// Config.JumpCacheFollowers entries (about 60 bytes a member past the
+// listpack size: some 60 MB for a million followers); TTL
+// Config.JumpCacheTTL, refreshed by each jump.
+func (k keys) relationList(list store.RelationList, id int64) string {
+	return k.prefix + "rel:" + strconv.Itoa(int(list)) + ":" + k.user(id)
+}
+
+// relationListTemp is where a build writes the copy before it swaps it in.
+func (k keys) relationListTemp(list store.RelationList, id int64) string {
+	return k.relationList(list, id) + ":tmp"
+}
+
+// relationListLock is held (a token, TTL relationListLockTTL) while the
+// copy is built, so that one build runs at a time across instances.
+func (k keys) relationListLock(list store.RelationList, id int64) string {
+	return k.relationList(list, id) + ":lock"
+}
+
+// relationListPending is a list of the other users' ids whose relation
+// changed while the copy was built, for the builder to settle; TTL
+// relationListLockTTL.
+func (k keys) relationListPending(list store.RelationList, id int64) string {
+	return k.relationList(list, id) + ":pending"
+}

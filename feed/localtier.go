@@ -5,7 +5,7 @@ package feed
 // the Redis copies and MySQL.
 //
 // It is built on otter (github.com/maypok86/otter/v2), chosen by
-// BenchmarkLocalTierLibrary (localtier_bench_test.go): two goroutines on the
+// BenchmarkLocalTierLibrary (bench/localtier): two goroutines on the
 // 2-core box reading a zipf(1.01) key set of 1,000,000 keys with values of
 // 300 bytes, each cache bounded to 100,000 entries' worth, filling what they
 // miss:
@@ -264,7 +264,7 @@ func userBytes(u *models.User) int {
 	return 250 + len(u.Username) + len(u.UsernameKey) + len(u.DisplayName) + len(u.Bio) + len(u.PasswordHash)
 }
 
-func postBytes(p *models.Post) int { return 200 + len(p.Body) }
+func postBytes(p *models.Post) int { return 200 + len(p.Body) + 16*len(p.Reposts) }
 
 // CachedUsers returns the users of ids that this instance holds in its
 // local tier, without I/O, for callers that would otherwise wait to batch

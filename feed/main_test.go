@@ -10,11 +10,9 @@ import (
 
 // TestMain fails the package's tests when a goroutine outlives them: every
 // engine a test starts must stop everything it started. The one exception
-// are the expirable LRU of BenchmarkLocalTierLibrary, and the prepared
-// statement stores dbresolver makes for each pool of a store with read
-// replicas (gorm's internal LRU: "done channel is never closed"), whose
-// goroutines nothing can stop.
+// are the prepared statement stores dbresolver makes for each pool of a
+// store with read replicas (gorm's internal LRU: "done channel is never
+// closed"), whose goroutines nothing can stop.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"),
-		goleak.IgnoreAnyFunction(testenv.GormStatementStoreGoroutine))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(testenv.GormStatementStoreGoroutine))
 }

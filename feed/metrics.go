@@ -50,6 +50,13 @@ type metrics struct {
 	// followingFallback counts questions about a reader's followees that
 	// MySQL answered (the followee set missing, or Redis failing).
 	followingFallback prometheus.Counter
+	// relationListBuilds counts builds of a relation list's copy for page
+	// jumps (jumps.go).
+	relationListBuilds prometheus.Counter
+	// repostListMisses counts feed entries, reposts of posts older than
+	// the inbox window, that MySQL placed: the post's copy keeps no list
+	// of its reposts (more than RepostListMax).
+	repostListMisses prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -116,11 +123,17 @@ func newMetrics() *metrics {
 		followingFallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
 		}),
+		relationListBuilds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_relation_list_builds_total", Help: "Builds of a followers or following list's copy in Redis for page jumps.",
+		}),
+		repostListMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_repost_list_misses_total", Help: "Feed entries, reposts of posts older than the inbox window, placed from MySQL because the post's cached copy keeps no list of its reposts (more than RepostListMax).",
+		}),
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
 		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
-		m.cacheLookups, m.cacheFillSeconds, m.followingFallback)
+		m.cacheLookups, m.cacheFillSeconds, m.followingFallback, m.relationListBuilds, m.repostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{kindPost, kindUser} {

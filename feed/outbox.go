@@ -288,16 +288,17 @@ return out`)
 // celebrityReposts queues, on pipe, the search of the celebrities'
 // outboxes for their reposts of originals; the function it returns, once
 // pipe ran, gives those reposts by original (a failure of Redis as
-// errRedis). A repost is newer than its
+// errRedis); with no celebrities or no originals, pipe is not used (nil
+// will do) and the answer is empty. A repost is newer than its
 // original, so an outbox whose floor is at or below the lowest original
 // holds every one of them (the originals a read asks about are in its
 // window, at or above every merged outbox's floor); an outbox that is
 // missing, or whose floor rose past that meanwhile, is MySQL's to answer.
 func (e *Engine) celebrityReposts(ctx context.Context, pipe redis.Pipeliner, celebs, originals []int64) func() (map[int64][]source, error) {
-	out := map[int64][]source{}
 	if len(celebs) == 0 || len(originals) == 0 {
-		return func() (map[int64][]source, error) { return out, nil }
+		return func() (map[int64][]source, error) { return nil, nil }
 	}
+	out := map[int64][]source{}
 	lowest := slices.Min(originals)
 	args := make([]any, 0, len(originals)+1)
 	args = append(args, lowest)

@@ -11,23 +11,55 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The hub is this instance's one Redis pub/sub connection. It subscribes to
-// the channels of the readers with a live subscription here (their own
-// channel, and the channels of the authors they follow whose posts are not
-// fanned out), reference-counted: the last listener of a channel gone, the
-// channel is unsubscribed. It only hands messages on, never waiting on a
-// client: a listener's wake-up is a flag and its queue of new entries is
-// bounded (a full queue drops, and the client catches up by paging), so one
-// slow client neither blocks the others nor makes Redis drop this
-// connection for a full output buffer. go-redis reconnects a dropped
-// connection and subscribes again; each confirmation wakes the channel's
-// listeners, which then send their current counts.
+// The hub is this instance's Redis pub/sub. It subscribes to the channels
+// of the readers with a live subscription here (their own channel, and the
+// channels of the authors they follow whose posts are not fanned out),
+// reference-counted: the last listener of a channel gone, the channel is
+// unsubscribed. It only hands messages on, never waiting on a client: a
+// listener's wake-up is a flag and its queue of new entries is bounded (a
+// full queue drops, and the client catches up by paging), so one slow
+// client neither blocks the others nor makes Redis drop a connection for a
+// full output buffer. go-redis reconnects a dropped connection and
+// subscribes again; each confirmation wakes the channel's listeners, which
+// then send their current counts.
+//
+// On a single Redis every channel is on one classic (SUBSCRIBE) connection.
+// On a Redis Cluster the readers' and authors' channels are sharded
+// (SSUBSCRIBE/SPUBLISH): a message goes only to the shard (master and
+// replica) of its channel's slot, which holds the user's keys too (the
+// channel carries the user's hash tag), instead of over the cluster bus to
+// every node. The broadcast channels (celebrities, cache invalidations)
+// stay classic: every instance needs every message of theirs, so sharding
+// them would not spread their load but put it all on one shard, and the
+// classic connection may be to any node, so a master's failure does not
+// stop them longer than a reconnect.
 type hub struct {
-	e  *Engine
-	ps *redis.PubSub
+	e   *Engine
+	ctx context.Context // the hub's life: its receivers end with it
+	// broadcast is the classic connection: the broadcast channels, and on a
+	// single Redis the readers' and authors' channels too.
+	broadcast *redis.PubSub
+	// cluster is the Redis Cluster client, nil on a single Redis.
+	cluster *redis.ClusterClient
 
 	mu   sync.Mutex
 	subs map[string]map[*listener]struct{}
+
+	// subMu orders the subscribe and unsubscribe calls, each of which
+	// first checks that h.subs still wants it, so that of a channel's
+	// unsubscribe and its next subscribe, whichever runs last is right.
+	subMu sync.Mutex
+	// shards are the sharded subscriptions, one connection per hash slot
+	// with channels in use (guarded by subMu). Not one per node: go-redis
+	// resubscribes all of a connection's channels in one SSUBSCRIBE after
+	// a reconnect, and Redis refuses one that spans slots (CROSSSLOT).
+	shards map[int]*shardSub
+}
+
+// shardSub is the connection of the sharded channels of one slot.
+type shardSub struct {
+	ps       *redis.PubSub
+	channels map[string]bool
 }
 
 // listenerQueue bounds the entries waiting for one feedItemAdded client.
@@ -70,13 +102,29 @@ type feedAdd struct{ post, key int64 }
 
 func newHub(ctx context.Context, e *Engine) *hub {
 	ps := e.redis.Subscribe(ctx, e.keys.celebritiesChannel(), e.keys.cacheInvalidateChannel())
-	return &hub{e: e, ps: ps, subs: map[string]map[*listener]struct{}{}}
+	cluster, _ := e.redis.(*redis.ClusterClient)
+	return &hub{e: e, ctx: ctx, broadcast: ps, cluster: cluster, subs: map[string]map[*listener]struct{}{},
+		shards: map[int]*shardSub{}}
 }
 
 // run hands messages to listeners until ctx ends.
 func (h *hub) run(ctx context.Context) {
-	defer h.ps.Close()
-	ch := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(4096))
+	defer func() {
+		h.subMu.Lock()
+		defer h.subMu.Unlock()
+		for slot, s := range h.shards {
+			s.ps.Close()
+			delete(h.shards, slot)
+		}
+	}()
+	h.receive(ctx, h.broadcast)
+}
+
+// receive hands the messages of one connection to listeners until ctx ends
+// or the connection is closed.
+func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
+	defer ps.Close()
+	ch := ps.ChannelWithSubscriptions(redis.WithChannelSize(4096))
 	for {
 		select {
 		case <-ctx.Done():
@@ -93,8 +141,11 @@ func (h *hub) run(ctx context.Context) {
 					}
 					continue
 				}
-				if m.Kind == "subscribe" {
+				switch m.Kind {
+				case "subscribe", "ssubscribe":
 					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
+				case "sunsubscribe":
+					h.resubscribeShard(ps, m.Channel)
 				}
 			case *redis.Message:
 				if m.Channel == h.e.keys.cacheInvalidateChannel() {
@@ -199,13 +250,8 @@ func (h *hub) update(ctx context.Context, l *listener) error {
 		}
 	}
 	h.mu.Unlock()
-	if len(unsubscribe) > 0 {
-		h.ps.Unsubscribe(ctx, unsubscribe...)
-	}
-	if len(subscribe) > 0 {
-		return h.ps.Subscribe(ctx, subscribe...)
-	}
-	return nil
+	h.unsubscribe(ctx, unsubscribe)
+	return h.subscribe(ctx, subscribe)
 }
 
 // drop removes l from every channel, unsubscribing the ones left empty.
@@ -220,9 +266,7 @@ func (h *hub) drop(l *listener) {
 		unsubscribe = append(unsubscribe, h.leave(c, l)...)
 	}
 	h.mu.Unlock()
-	if len(unsubscribe) > 0 {
-		h.ps.Unsubscribe(context.Background(), unsubscribe...)
-	}
+	h.unsubscribe(context.Background(), unsubscribe)
 }
 
 // leave takes l off channel c; it returns c when no listener is left on it.
@@ -234,6 +278,166 @@ func (h *hub) leave(c string, l *listener) []string {
 	}
 	delete(h.subs, c)
 	return []string{c}
+}
+
+// wanted keeps the channels that some listener still needs (or, with
+// want false, that none needs) now.
+func (h *hub) wanted(channels []string, want bool) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, c := range channels {
+		if (h.subs[c] != nil) == want {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// subscribe subscribes to the channels that are still wanted: on the
+// broadcast connection on a single Redis, on their slots' connections on a
+// cluster.
+func (h *hub) subscribe(ctx context.Context, channels []string) error {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	channels = h.wanted(channels, true)
+	if len(channels) == 0 {
+		return nil
+	}
+	if h.cluster == nil {
+		return h.broadcast.Subscribe(ctx, channels...)
+	}
+	var first error
+	for slot, group := range bySlot(channels) {
+		s := h.shards[slot]
+		fresh := s == nil
+		if fresh {
+			// A connection of its own, to the slot's master as go-redis
+			// knows it now; after a failover go-redis dials the slot's new
+			// master and subscribes again.
+			s = &shardSub{ps: h.cluster.SSubscribe(ctx), channels: map[string]bool{}}
+			h.shards[slot] = s
+		}
+		for _, c := range group {
+			s.channels[c] = true
+		}
+		if err := s.ps.SSubscribe(ctx, group...); err != nil && first == nil {
+			first = err
+		}
+		if fresh {
+			// Only now: a receiver that dialled before the connection knew
+			// its channels would dial a random node, which answers MOVED.
+			go h.receive(h.ctx, s.ps)
+		}
+	}
+	return first
+}
+
+// unsubscribe unsubscribes from the channels no listener wants any more;
+// a slot's connection closes with its last channel.
+func (h *hub) unsubscribe(ctx context.Context, channels []string) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	channels = h.wanted(channels, false)
+	if len(channels) == 0 {
+		return
+	}
+	if h.cluster == nil {
+		h.broadcast.Unsubscribe(ctx, channels...)
+		return
+	}
+	for slot, group := range bySlot(channels) {
+		s := h.shards[slot]
+		if s == nil {
+			continue
+		}
+		for _, c := range group {
+			delete(s.channels, c)
+		}
+		if len(s.channels) == 0 {
+			s.ps.Close()
+			delete(h.shards, slot)
+			continue
+		}
+		s.ps.SUnsubscribe(ctx, group...)
+	}
+}
+
+// resubscribeShard answers a sunsubscribe that the hub did not ask for:
+// the node stopped serving the channel's slot (a failover made it a
+// replica, or the slot moved) and dropped its subscribers there. The
+// slot's connection is replaced by one to the slot's owner now, which
+// subscribes to all of its channels again.
+func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	slot := slotOf(channel)
+	s := h.shards[slot]
+	if s == nil || s.ps != ps || !s.channels[channel] {
+		return // the hub's own unsubscribe, or an old connection's
+	}
+	if len(h.wanted([]string{channel}, true)) == 0 {
+		return // wanted no more: its unsubscribe is on its way
+	}
+	s.ps.Close()
+	h.cluster.ReloadState(h.ctx)
+	next := &shardSub{ps: h.cluster.SSubscribe(h.ctx), channels: s.channels}
+	h.shards[slot] = next
+	var all []string
+	for c := range s.channels {
+		all = append(all, c)
+	}
+	if err := next.ps.SSubscribe(h.ctx, all...); err != nil && h.ctx.Err() == nil {
+		// go-redis keeps trying: the channels are registered with the
+		// connection, which subscribes them again when it reconnects.
+		h.e.log.WarnContext(h.ctx, "sharded resubscribe", "slot", slot, "err", err)
+	}
+	go h.receive(h.ctx, next.ps)
+}
+
+// sharded reports whether channel is a sharded one: on a Redis Cluster,
+// every channel but the broadcast ones.
+func (e *Engine) sharded(channel string) bool {
+	return e.onCluster() && channel != e.keys.celebritiesChannel() && channel != e.keys.cacheInvalidateChannel()
+}
+
+// onCluster reports whether Redis is a Redis Cluster.
+func (e *Engine) onCluster() bool {
+	_, ok := e.redis.(*redis.ClusterClient)
+	return ok
+}
+
+// shardedTwins maps each script that publishes on a reader's channel to
+// its twin that does so with SPUBLISH, for a Redis Cluster. A script runs
+// on the node of its keys' slot, which is the slot of the reader's channel
+// too (both carry the reader's hash tag), as SPUBLISH in a script needs.
+var shardedTwins = map[*redis.Script]*redis.Script{}
+
+// newPublishingScript makes a script whose redis.call('PUBLISH', ...)
+// publish on a reader's channel, and registers its sharded twin.
+func newPublishingScript(src string) *redis.Script {
+	s := redis.NewScript(src)
+	shardedTwins[s] = redis.NewScript(strings.ReplaceAll(src, "redis.call('PUBLISH'", "redis.call('SPUBLISH'"))
+	return s
+}
+
+// publishing is script as this engine runs it: its sharded twin on a
+// Redis Cluster.
+func (e *Engine) publishing(script *redis.Script) *redis.Script {
+	if twin := shardedTwins[script]; twin != nil && e.onCluster() {
+		return twin
+	}
+	return script
+}
+
+// bySlot groups channels by their hash slot.
+func bySlot(channels []string) map[int][]string {
+	out := map[int][]string{}
+	for _, c := range channels {
+		slot := slotOf(c)
+		out[slot] = append(out[slot], c)
+	}
+	return out
 }
 
 // channels is how many channels the hub is subscribed to, for tests.

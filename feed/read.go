@@ -325,10 +325,14 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				}
 			}
 		}
-		pipe = e.redis.Pipeline()
+		// Most pages of push mode have neither: no pipeline then.
+		pipe = nil
+		if len(unseen) > 0 || len(inWindow) > 0 {
+			pipe = e.redis.Pipeline()
+		}
 		lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
 		reposted := e.celebrityReposts(ctx, pipe, r.celebs, inWindow)
-		if len(unseen) > 0 || len(inWindow) > 0 {
+		if pipe != nil {
 			pipe.Exec(ctx) // each command's own error is looked at below
 		}
 		known, err := lookup()
@@ -462,9 +466,14 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		}
 	}
 	var users []int64
-	for _, c := range cands {
-		if o := live[c.post]; o != nil {
+	for id, c := range cands {
+		if o := live[id]; o != nil {
 			users = append(users, o.AuthorID)
+			if id < window {
+				for _, rp := range o.Reposts {
+					users = append(users, rp.AuthorID)
+				}
+			}
 		}
 		for _, s := range c.recorded {
 			users = append(users, s.User)
@@ -475,7 +484,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		return nil, nil, err
 	}
 	var repairs []inboxChange
-	var early []*models.Post // posts older than the window: MySQL places them
+	var early []earlyPost // posts older than the window
 	for id, c := range cands {
 		o := live[id]
 		if o == nil {
@@ -505,7 +514,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		}
 		switch {
 		case id < window:
-			early = append(early, o)
+			early = append(early, earlyPost{o, valid})
 		case len(valid) > 0:
 			positions[id] = entryFromSources(id, valid)
 		}
@@ -537,20 +546,49 @@ func entryFromSources(post int64, sources []source) entry {
 	return en
 }
 
-// exactPositions places posts older than the window from MySQL: the post
-// itself when its author is followed (then it lies below the window, where
-// MySQL serves it), else its first live repost by a followee.
-func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []*models.Post, followed map[int64]bool) ([]entry, error) {
+// earlyPost is a candidate older than the window, with the live sources
+// from followees that the inbox and the outboxes gave it.
+type earlyPost struct {
+	post  *models.Post
+	valid []source
+}
+
+// exactPositions places posts older than the window, whose earliest
+// arrival may lie below it, where the inbox keeps none: the post itself
+// when its author is followed (then it lies below the window, where MySQL
+// serves it), else its first live repost by a followee. That repost, and
+// the reposters, come from the list of live reposts that the post's copy
+// keeps (see cache.go), checked against the followee set, with the
+// sources the read found besides (a repost newer than a copy that has not
+// been revalidated yet); the posts that keep no list (reposted more than
+// RepostListMax times) are placed from MySQL.
+func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPost, followed map[int64]bool) ([]entry, error) {
 	var out []entry
-	var reposted []int64
-	for _, p := range posts {
-		if followed[p.AuthorID] {
+	var unlisted []int64
+	for _, ep := range posts {
+		p := ep.post
+		switch {
+		case followed[p.AuthorID]:
 			out = append(out, entry{Key: p.ID, PostID: p.ID})
-		} else {
-			reposted = append(reposted, p.ID)
+		case p.RepostsKept:
+			sources := ep.valid
+			for _, rp := range p.Reposts {
+				if followed[rp.AuthorID] {
+					sources = append(sources, source{User: rp.AuthorID, Event: rp.ID})
+				}
+			}
+			if len(sources) > 0 {
+				out = append(out, entryFromSources(p.ID, sources))
+			}
+		default:
+			unlisted = append(unlisted, p.ID)
 		}
 	}
-	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, reposted)
+	if len(unlisted) == 0 {
+		return out, nil
+	}
+	e.metrics.repostListMisses.Add(float64(len(unlisted)))
+	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
 		out = append(out, entry{Key: pos, PostID: id})
 	}

@@ -18,6 +18,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, viewerID, userID, true)
+		e.noteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -32,6 +33,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, viewerID, userID, false)
+		e.noteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
@@ -46,6 +48,7 @@ func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*m
 	if changed {
 		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, userID, viewerID, false)
+		e.noteRelationLists(ctx, userID, viewerID)
 		e.afterCommit(ctx, nil)
 		e.publish(ctx, e.keys.readerChannel(userID), "unfollow "+itoa(viewerID))
 	}

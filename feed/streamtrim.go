@@ -16,7 +16,9 @@ import (
 // entries at or above the id). It runs as one script: no group can read,
 // acknowledge or be created between the look and the trim. A stream
 // without a group is left alone (the MAXLEN cap bounds it). Ids are
-// "ms-seq"; ms is compared as a number (below 2^53) and seq too.
+// "ms-seq"; ms is compared as a number (below 2^53) and seq too. The
+// embedded default's in-process Redis reports a group's last-delivered-id
+// 0-0 as "0", read as ms 0, seq 0.
 var trimStreamScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {0, 0}
@@ -27,6 +29,9 @@ if #groups == 0 then
 end
 local function parse(id)
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  if ms == nil then
+    ms, seq = string.match(id, '^(%d+)$'), '0' -- the embedded Redis says "0" for 0-0
+  end
   return ms, tonumber(ms), tonumber(seq)
 end
 local floorText, floorMs, floorSeq

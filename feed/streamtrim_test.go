@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 )
@@ -156,4 +157,28 @@ func stGauge(te *testEngine) float64 {
 		panic(err)
 	}
 	return m.GetGauge().GetValue()
+}
+
+// TestStreamTrimOnTheEmbeddedRedis: the embedded default's in-process
+// Redis (miniredis) reports a group created at "0" with the
+// last-delivered-id "0", without the sequence part real Redis adds; the
+// trim reads it as 0-0 and trims the embedded stream too, where it used to
+// fail on every tick with a Lua error and let the stream grow to its cap.
+func TestStreamTrimOnTheEmbeddedRedis(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	te := startTestEngine(t, newTestStore(t), rdb, "embedded:", func(c *Config) {
+		c.FanoutWorkers = 0
+		c.Dispatch = false
+		c.StreamTrimInterval = time.Hour
+	})
+	ids := stAdd(t, te, 5)
+	te.ensureGroup(context.Background())
+	stTrim(t, te, "nothing read", 5, ids[0])
+	stAck(t, te, fanoutGroup, stRead(t, te, fanoutGroup, 3)...)
+	stTrim(t, te, "three acknowledged", 2, ids[3])
+	stAck(t, te, fanoutGroup, stRead(t, te, fanoutGroup, 2)...)
+	stTrim(t, te, "all acknowledged", 0, "")
 }

@@ -212,9 +212,16 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 }
 
 // publish tells a channel's listeners, on every instance, of a change. A
-// lost message costs a late red dot, never data: it is only logged.
+// lost message costs a late red dot, never data: it is only logged. On a
+// Redis Cluster a reader's or author's channel is sharded (see hub).
 func (e *Engine) publish(ctx context.Context, channel, message string) {
-	if err := e.redis.Publish(ctx, channel, message).Err(); err != nil && ctx.Err() == nil {
+	var err error
+	if e.sharded(channel) {
+		err = e.redis.SPublish(ctx, channel, message).Err()
+	} else {
+		err = e.redis.Publish(ctx, channel, message).Err()
+	}
+	if err != nil && ctx.Err() == nil {
 		e.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
 	}
 }

@@ -32,10 +32,14 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	FeedConnection() FeedConnectionResolver
 	FeedItem() FeedItemResolver
+	HomeConnection() HomeConnectionResolver
 	Mutation() MutationResolver
 	Post() PostResolver
+	PromotePostPayload() PromotePostPayloadResolver
+	PromotedPost() PromotedPostResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	SuggestedUser() SuggestedUserResolver
 	User() UserResolver
 	UserEdge() UserEdgeResolver
 }
@@ -55,6 +59,10 @@ type ComplexityRoot struct {
 
 	DeletePostPayload struct {
 		DeletedPostID func(childComplexity int) int
+	}
+
+	DismissHomeEntryPayload struct {
+		DismissedID func(childComplexity int) int
 	}
 
 	FeedConnection struct {
@@ -79,21 +87,36 @@ type ComplexityRoot struct {
 		Viewer func(childComplexity int) int
 	}
 
+	HomeConnection struct {
+		Edges       func(childComplexity int) int
+		PageInfo    func(childComplexity int) int
+		UnreadCount func(childComplexity int) int
+	}
+
+	HomeEdge struct {
+		Cursor     func(childComplexity int) int
+		FeedCursor func(childComplexity int) int
+		Node       func(childComplexity int) int
+	}
+
 	MarkFeedReadPayload struct {
 		UnreadCount func(childComplexity int) int
 	}
 
 	Mutation struct {
-		CreatePost     func(childComplexity int, input model.CreatePostInput) int
-		DeletePost     func(childComplexity int, id string) int
-		Follow         func(childComplexity int, userID string) int
-		LogIn          func(childComplexity int, input model.LogInInput) int
-		MarkFeedRead   func(childComplexity int, upTo *string) int
-		RemoveFollower func(childComplexity int, userID string) int
-		Repost         func(childComplexity int, postID string) int
-		SignUp         func(childComplexity int, input model.SignUpInput) int
-		Unfollow       func(childComplexity int, userID string) int
-		UpdateProfile  func(childComplexity int, input model.UpdateProfileInput) int
+		CreatePost       func(childComplexity int, input model.CreatePostInput) int
+		DeletePost       func(childComplexity int, id string) int
+		DismissHomeEntry func(childComplexity int, id string) int
+		Follow           func(childComplexity int, userID string) int
+		LogIn            func(childComplexity int, input model.LogInInput) int
+		MarkFeedRead     func(childComplexity int, upTo *string) int
+		PromotePost      func(childComplexity int, postID string) int
+		RemoveFollower   func(childComplexity int, userID string) int
+		Repost           func(childComplexity int, postID string) int
+		SignUp           func(childComplexity int, input model.SignUpInput) int
+		Unfollow         func(childComplexity int, userID string) int
+		UnpromotePost    func(childComplexity int, postID string) int
+		UpdateProfile    func(childComplexity int, input model.UpdateProfileInput) int
 	}
 
 	PageInfo struct {
@@ -107,7 +130,7 @@ type ComplexityRoot struct {
 		Author      func(childComplexity int) int
 		Body        func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		RepostCount func(childComplexity int) int
 		RepostOf    func(childComplexity int) int
 	}
@@ -123,8 +146,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PromotePostPayload struct {
+		Post     func(childComplexity int) int
+		Promoted func(childComplexity int) int
+	}
+
+	PromotedPost struct {
+		Post func(childComplexity int) int
+	}
+
 	Query struct {
 		Feed   func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Home   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node   func(childComplexity int, id string) int
 		Nodes  func(childComplexity int, ids []string) int
 		User   func(childComplexity int, username string) int
@@ -136,16 +169,21 @@ type ComplexityRoot struct {
 		UnreadCount   func(childComplexity int) int
 	}
 
+	SuggestedUser struct {
+		FollowedByCount func(childComplexity int) int
+		User            func(childComplexity int) int
+	}
+
 	User struct {
 		Bio               func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		DisplayName       func(childComplexity int) int
 		FollowerCount     func(childComplexity int) int
-		Followers         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Following         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Followers         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
+		Following         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
 		FollowingCount    func(childComplexity int) int
 		FollowsViewer     func(childComplexity int) int
-		ID                func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
 		PostCount         func(childComplexity int) int
 		Timeline          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Username          func(childComplexity int) int
@@ -176,6 +214,9 @@ type FeedItemResolver interface {
 	Post(ctx context.Context, obj *models.FeedItem) (*models.Post, error)
 	Reposters(ctx context.Context, obj *models.FeedItem) ([]*models.User, error)
 }
+type HomeConnectionResolver interface {
+	UnreadCount(ctx context.Context, obj *models.HomeConnection) (int, error)
+}
 type MutationResolver interface {
 	SignUp(ctx context.Context, input model.SignUpInput) (*models.AuthPayload, error)
 	LogIn(ctx context.Context, input model.LogInInput) (*models.AuthPayload, error)
@@ -187,12 +228,20 @@ type MutationResolver interface {
 	RemoveFollower(ctx context.Context, userID string) (*models.FollowPayload, error)
 	MarkFeedRead(ctx context.Context, upTo *string) (*models.MarkFeedReadPayload, error)
 	UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*models.User, error)
+	PromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error)
+	UnpromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error)
+	DismissHomeEntry(ctx context.Context, id string) (*models.DismissHomeEntryPayload, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *models.Post) (string, error)
 	Author(ctx context.Context, obj *models.Post) (*models.User, error)
 
 	RepostOf(ctx context.Context, obj *models.Post) (*models.Post, error)
+}
+type PromotePostPayloadResolver interface {
+	Post(ctx context.Context, obj *models.PromotePostPayload) (*models.Post, error)
+}
+type PromotedPostResolver interface {
+	Post(ctx context.Context, obj *models.PromotedPost) (*models.Post, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (models.Node, error)
@@ -200,19 +249,21 @@ type QueryResolver interface {
 	Viewer(ctx context.Context) (*models.User, error)
 	User(ctx context.Context, username string) (*models.User, error)
 	Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*models.FeedConnection, error)
+	Home(ctx context.Context, first *int, after *string, last *int, before *string) (*models.HomeConnection, error)
 }
 type SubscriptionResolver interface {
 	UnreadCount(ctx context.Context) (<-chan int, error)
 	FeedItemAdded(ctx context.Context) (<-chan *models.FeedEdge, error)
 }
+type SuggestedUserResolver interface {
+	User(ctx context.Context, obj *models.SuggestedUser) (*models.User, error)
+}
 type UserResolver interface {
-	ID(ctx context.Context, obj *models.User) (string, error)
-
 	ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *models.User) (bool, error)
 	Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error)
-	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error)
-	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error)
+	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
+	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *models.UserEdge) (*models.User, error)
@@ -262,6 +313,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeletePostPayload.DeletedPostID(childComplexity), true
+
+	case "DismissHomeEntryPayload.dismissedId":
+		if e.ComplexityRoot.DismissHomeEntryPayload.DismissedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DismissHomeEntryPayload.DismissedID(childComplexity), true
 
 	case "FeedConnection.edges":
 		if e.ComplexityRoot.FeedConnection.Edges == nil {
@@ -327,6 +385,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FollowPayload.Viewer(childComplexity), true
 
+	case "HomeConnection.edges":
+		if e.ComplexityRoot.HomeConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeConnection.Edges(childComplexity), true
+	case "HomeConnection.pageInfo":
+		if e.ComplexityRoot.HomeConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeConnection.PageInfo(childComplexity), true
+	case "HomeConnection.unreadCount":
+		if e.ComplexityRoot.HomeConnection.UnreadCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeConnection.UnreadCount(childComplexity), true
+
+	case "HomeEdge.cursor":
+		if e.ComplexityRoot.HomeEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeEdge.Cursor(childComplexity), true
+	case "HomeEdge.feedCursor":
+		if e.ComplexityRoot.HomeEdge.FeedCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeEdge.FeedCursor(childComplexity), true
+	case "HomeEdge.node":
+		if e.ComplexityRoot.HomeEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeEdge.Node(childComplexity), true
+
 	case "MarkFeedReadPayload.unreadCount":
 		if e.ComplexityRoot.MarkFeedReadPayload.UnreadCount == nil {
 			break
@@ -356,6 +452,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["id"].(string)), true
+	case "Mutation.dismissHomeEntry":
+		if e.ComplexityRoot.Mutation.DismissHomeEntry == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_dismissHomeEntry_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DismissHomeEntry(childComplexity, args["id"].(string)), true
 	case "Mutation.follow":
 		if e.ComplexityRoot.Mutation.Follow == nil {
 			break
@@ -389,6 +496,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkFeedRead(childComplexity, args["upTo"].(*string)), true
+	case "Mutation.promotePost":
+		if e.ComplexityRoot.Mutation.PromotePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_promotePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PromotePost(childComplexity, args["postId"].(string)), true
 	case "Mutation.removeFollower":
 		if e.ComplexityRoot.Mutation.RemoveFollower == nil {
 			break
@@ -433,6 +551,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Unfollow(childComplexity, args["userId"].(string)), true
+	case "Mutation.unpromotePost":
+		if e.ComplexityRoot.Mutation.UnpromotePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unpromotePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnpromotePost(childComplexity, args["postId"].(string)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -489,11 +618,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Post.CreatedAt(childComplexity), true
 	case "Post.id":
-		if e.ComplexityRoot.Post.ID == nil {
+		if e.ComplexityRoot.Post.GlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Post.ID(childComplexity), true
+		return e.ComplexityRoot.Post.GlobalID(childComplexity), true
 	case "Post.repostCount":
 		if e.ComplexityRoot.Post.RepostCount == nil {
 			break
@@ -539,6 +668,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEdge.Node(childComplexity), true
 
+	case "PromotePostPayload.post":
+		if e.ComplexityRoot.PromotePostPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromotePostPayload.Post(childComplexity), true
+	case "PromotePostPayload.promoted":
+		if e.ComplexityRoot.PromotePostPayload.Promoted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromotePostPayload.Promoted(childComplexity), true
+
+	case "PromotedPost.post":
+		if e.ComplexityRoot.PromotedPost.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromotedPost.Post(childComplexity), true
+
 	case "Query.feed":
 		if e.ComplexityRoot.Query.Feed == nil {
 			break
@@ -550,6 +699,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.home":
+		if e.ComplexityRoot.Query.Home == nil {
+			break
+		}
+
+		args, err := ec.field_Query_home_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Home(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -604,6 +764,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.UnreadCount(childComplexity), true
 
+	case "SuggestedUser.followedByCount":
+		if e.ComplexityRoot.SuggestedUser.FollowedByCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestedUser.FollowedByCount(childComplexity), true
+	case "SuggestedUser.user":
+		if e.ComplexityRoot.SuggestedUser.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestedUser.User(childComplexity), true
+
 	case "User.bio":
 		if e.ComplexityRoot.User.Bio == nil {
 			break
@@ -638,7 +811,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["offset"].(*int)), true
 	case "User.following":
 		if e.ComplexityRoot.User.Following == nil {
 			break
@@ -649,7 +822,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["offset"].(*int)), true
 	case "User.followingCount":
 		if e.ComplexityRoot.User.FollowingCount == nil {
 			break
@@ -663,11 +836,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.FollowsViewer(childComplexity), true
 	case "User.id":
-		if e.ComplexityRoot.User.ID == nil {
+		if e.ComplexityRoot.User.GlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.User.ID(childComplexity), true
+		return e.ComplexityRoot.User.GlobalID(childComplexity), true
 	case "User.postCount":
 		if e.ComplexityRoot.User.PostCount == nil {
 			break
@@ -895,10 +1068,15 @@ type User implements Node {
   followsViewer: Boolean!
   "The user's own posts and reposts, newest first (the personal timeline)."
   timeline(first: Int, after: String, last: Int, before: String): PostConnection!
-  "Who follows this user, most recent follow first."
-  followers(first: Int, after: String, last: Int, before: String): UserConnection!
-  "Whom this user follows, most recent follow first."
-  following(first: Int, after: String, last: Int, before: String): UserConnection!
+  """
+  Who follows this user, most recent follow first. With offset (a page
+  jump): the first entries after the newest offset ones, at a cost that does
+  not grow with offset; goes with first only. The cursors of the answer
+  step on from there as usual.
+  """
+  followers(first: Int, after: String, last: Int, before: String, offset: Int): UserConnection!
+  "Whom this user follows, most recent follow first. offset as for followers."
+  following(first: Int, after: String, last: Int, before: String, offset: Int): UserConnection!
 }
 
 type Post implements Node {
@@ -954,6 +1132,45 @@ type FeedConnection {
   pageInfo: PageInfo!
   "Entries newer than the viewer's read marker (the red dot)."
   unreadCount: Int!
+}
+
+"An account the viewer does not follow that several of the viewer's followees follow."
+type SuggestedUser {
+  user: User!
+  "How many of the viewer's followees (among the most recent ones looked at) follow this user."
+  followedByCount: Int!
+}
+
+"A post an operator placed in every home."
+type PromotedPost {
+  post: Post!
+}
+
+"One entry of the home connection."
+union HomeEntry = FeedItem | SuggestedUser | PromotedPost
+
+type HomeEdge {
+  cursor: String!
+  node: HomeEntry!
+  "For a FeedItem, its cursor in feed (what markFeedRead takes); null for the other kinds."
+  feedCursor: String
+}
+
+type HomeConnection {
+  edges: [HomeEdge!]!
+  pageInfo: PageInfo!
+  "The red dot, as FeedConnection.unreadCount: feed entries only, never the inserted kinds."
+  unreadCount: Int!
+}
+
+type PromotePostPayload {
+  post: Post!
+  "Whether the post is promoted now."
+  promoted: Boolean!
+}
+
+type DismissHomeEntryPayload {
+  dismissedId: ID!
 }
 
 type AuthPayload {
@@ -1014,6 +1231,14 @@ type Query {
   for nothing.
   """
   feed(first: Int, after: String, last: Int, before: String): FeedConnection!
+  """
+  The viewer's home: the entries of feed, in feed's order, with an entry of another kind
+  (a promoted post, then suggested users) in every Nth place (HOME_INSERT_EVERY; 0 turns them
+  off). UNAUTHENTICATED when signed out. Cursors are home cursors, not feed cursors; the
+  places of the inserted entries are counted from where the paging started and carried in the
+  cursors, so paging forward and back shows each entry once.
+  """
+  home(first: Int, after: String, last: Int, before: String): HomeConnection!
 }
 
 type Mutation {
@@ -1032,6 +1257,12 @@ type Mutation {
   "Moves the read marker to upTo (a feed cursor), or to the newest entry when upTo is null."
   markFeedRead(upTo: String): MarkFeedReadPayload!
   updateProfile(input: UpdateProfileInput!): User!
+  "Puts a post in every home as a promoted entry. Operators only (the X-Operator-Token header): FORBIDDEN otherwise."
+  promotePost(postId: ID!): PromotePostPayload!
+  "Takes a post out of the promoted entries. Operators only: FORBIDDEN otherwise. Idempotent."
+  unpromotePost(postId: ID!): PromotePostPayload!
+  "Hides a home entry from the viewer for good: a suggested user (its User id) or a promoted post (its Post id). Idempotent."
+  dismissHomeEntry(id: ID!): DismissHomeEntryPayload!
 }
 
 type Subscription {
@@ -1072,6 +1303,14 @@ func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, f
 		return ec.fieldContext_DeletePostPayload_deletedPostId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeletePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DismissHomeEntryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dismissedId":
+		return ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DismissHomeEntryPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_FeedConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1116,6 +1355,30 @@ func (ec *executionContext) childFields_FollowPayload(ctx context.Context, field
 		return ec.fieldContext_FollowPayload_viewer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FollowPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_HomeConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_HomeConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_HomeConnection_pageInfo(ctx, field)
+	case "unreadCount":
+		return ec.fieldContext_HomeConnection_unreadCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HomeConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_HomeEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_HomeEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_HomeEdge_node(ctx, field)
+	case "feedCursor":
+		return ec.fieldContext_HomeEdge_feedCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HomeEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_MarkFeedReadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1178,6 +1441,16 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PromotePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_PromotePostPayload_post(ctx, field)
+	case "promoted":
+		return ec.fieldContext_PromotePostPayload_promoted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PromotePostPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1380,6 +1653,20 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_dismissHomeEntry_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_follow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1419,6 +1706,20 @@ func (ec *executionContext) field_Mutation_markFeedRead_args(ctx context.Context
 		return nil, err
 	}
 	args["upTo"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_promotePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
 	return args, nil
 }
 
@@ -1478,6 +1779,20 @@ func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_unpromotePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1507,6 +1822,44 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 }
 
 func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_home_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -1621,6 +1974,14 @@ func (ec *executionContext) field_User_followers_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg4
 	return args, nil
 }
 
@@ -1659,6 +2020,14 @@ func (ec *executionContext) field_User_following_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg4
 	return args, nil
 }
 
@@ -1868,6 +2237,29 @@ func (ec *executionContext) _DeletePostPayload_deletedPostId(ctx context.Context
 }
 func (ec *executionContext) fieldContext_DeletePostPayload_deletedPostId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeletePostPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DismissHomeEntryPayload_dismissedId(ctx context.Context, field graphql.CollectedField, obj *models.DismissHomeEntryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DismissedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DismissHomeEntryPayload_dismissedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DismissHomeEntryPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _FeedConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.FeedConnection) (ret graphql.Marshaler) {
@@ -2161,6 +2553,162 @@ func (ec *executionContext) fieldContext_FollowPayload_viewer(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _HomeConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.HomeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.HomeEdge) graphql.Marshaler {
+			return ec.marshalNHomeEdge2ᚕᚖfeedserviceᚋmodelsᚐHomeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HomeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HomeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HomeConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *models.HomeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HomeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HomeConnection_unreadCount(ctx context.Context, field graphql.CollectedField, obj *models.HomeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeConnection_unreadCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HomeConnection().UnreadCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeConnection_unreadCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HomeConnection", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HomeEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.HomeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HomeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HomeEdge_node(ctx context.Context, field graphql.CollectedField, obj *models.HomeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.HomeEntry) graphql.Marshaler {
+			return ec.marshalNHomeEntry2feedserviceᚋmodelsᚐHomeEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HomeEdge", field, false, false, errors.New("field of type HomeEntry does not have child fields"))
+}
+
+func (ec *executionContext) _HomeEdge_feedCursor(ctx context.Context, field graphql.CollectedField, obj *models.HomeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeEdge_feedCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FeedCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HomeEdge_feedCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HomeEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MarkFeedReadPayload_unreadCount(ctx context.Context, field graphql.CollectedField, obj *models.MarkFeedReadPayload) (ret graphql.Marshaler) {
@@ -2626,6 +3174,138 @@ func (ec *executionContext) fieldContext_Mutation_updateProfile(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_promotePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_promotePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PromotePost(ctx, fc.Args["postId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PromotePostPayload) graphql.Marshaler {
+			return ec.marshalNPromotePostPayload2ᚖfeedserviceᚋmodelsᚐPromotePostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_promotePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PromotePostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_promotePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unpromotePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unpromotePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnpromotePost(ctx, fc.Args["postId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PromotePostPayload) graphql.Marshaler {
+			return ec.marshalNPromotePostPayload2ᚖfeedserviceᚋmodelsᚐPromotePostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unpromotePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PromotePostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unpromotePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_dismissHomeEntry(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_dismissHomeEntry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DismissHomeEntry(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.DismissHomeEntryPayload) graphql.Marshaler {
+			return ec.marshalNDismissHomeEntryPayload2ᚖfeedserviceᚋmodelsᚐDismissHomeEntryPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_dismissHomeEntry(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DismissHomeEntryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_dismissHomeEntry_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2727,7 +3407,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Post_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -2738,7 +3418,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *models.Post) (ret graphql.Marshaler) {
@@ -3016,6 +3696,93 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _PromotePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *models.PromotePostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromotePostPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PromotePostPayload().Post(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖfeedserviceᚋmodelsᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromotePostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PromotePostPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PromotePostPayload_promoted(ctx context.Context, field graphql.CollectedField, obj *models.PromotePostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromotePostPayload_promoted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Promoted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromotePostPayload_promoted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PromotePostPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PromotedPost_post(ctx context.Context, field graphql.CollectedField, obj *models.PromotedPost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromotedPost_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PromotedPost().Post(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖfeedserviceᚋmodelsᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromotedPost_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PromotedPost",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3224,6 +3991,50 @@ func (ec *executionContext) fieldContext_Query_feed(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_home(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_home(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Home(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.HomeConnection) graphql.Marshaler {
+			return ec.marshalNHomeConnection2ᚖfeedserviceᚋmodelsᚐHomeConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_home(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HomeConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_home_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3355,6 +4166,61 @@ func (ec *executionContext) fieldContext_Subscription_feedItemAdded(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _SuggestedUser_user(ctx context.Context, field graphql.CollectedField, obj *models.SuggestedUser) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestedUser_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestedUser().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestedUser_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestedUser",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestedUser_followedByCount(ctx context.Context, field graphql.CollectedField, obj *models.SuggestedUser) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FollowedByCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestedUser_followedByCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestedUser", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3364,7 +4230,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_User_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3375,7 +4241,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
@@ -3639,7 +4505,7 @@ func (ec *executionContext) _User_followers(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.UserConnection) graphql.Marshaler {
@@ -3683,7 +4549,7 @@ func (ec *executionContext) _User_following(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.UserConnection) graphql.Marshaler {
@@ -5093,6 +5959,40 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _HomeEntry(ctx context.Context, sel ast.SelectionSet, obj models.HomeEntry) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case models.SuggestedUser:
+		return ec._SuggestedUser(ctx, sel, &obj)
+	case *models.SuggestedUser:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SuggestedUser(ctx, sel, obj)
+	case models.PromotedPost:
+		return ec._PromotedPost(ctx, sel, &obj)
+	case *models.PromotedPost:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PromotedPost(ctx, sel, obj)
+	case models.FeedItem:
+		return ec._FeedItem(ctx, sel, &obj)
+	case *models.FeedItem:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._FeedItem(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of HomeEntry must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj models.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -5243,6 +6143,44 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var dismissHomeEntryPayloadImplementors = []string{"DismissHomeEntryPayload"}
+
+func (ec *executionContext) _DismissHomeEntryPayload(ctx context.Context, sel ast.SelectionSet, obj *models.DismissHomeEntryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dismissHomeEntryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DismissHomeEntryPayload")
+		case "dismissedId":
+			out.Values[i] = ec._DismissHomeEntryPayload_dismissedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var feedConnectionImplementors = []string{"FeedConnection"}
 
 func (ec *executionContext) _FeedConnection(ctx context.Context, sel ast.SelectionSet, obj *models.FeedConnection) graphql.Marshaler {
@@ -5367,7 +6305,7 @@ func (ec *executionContext) _FeedEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var feedItemImplementors = []string{"FeedItem"}
+var feedItemImplementors = []string{"FeedItem", "HomeEntry"}
 
 func (ec *executionContext) _FeedItem(ctx context.Context, sel ast.SelectionSet, obj *models.FeedItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, feedItemImplementors)
@@ -5524,6 +6462,135 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var homeConnectionImplementors = []string{"HomeConnection"}
+
+func (ec *executionContext) _HomeConnection(ctx context.Context, sel ast.SelectionSet, obj *models.HomeConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, homeConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HomeConnection")
+		case "edges":
+			out.Values[i] = ec._HomeConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._HomeConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "unreadCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HomeConnection_unreadCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var homeEdgeImplementors = []string{"HomeEdge"}
+
+func (ec *executionContext) _HomeEdge(ctx context.Context, sel ast.SelectionSet, obj *models.HomeEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, homeEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HomeEdge")
+		case "cursor":
+			out.Values[i] = ec._HomeEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._HomeEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "feedCursor":
+			out.Values[i] = ec._HomeEdge_feedCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var markFeedReadPayloadImplementors = []string{"MarkFeedReadPayload"}
 
 func (ec *executionContext) _MarkFeedReadPayload(ctx context.Context, sel ast.SelectionSet, obj *models.MarkFeedReadPayload) graphql.Marshaler {
@@ -5652,6 +6719,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "promotePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_promotePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpromotePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unpromotePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dismissHomeEntry":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_dismissHomeEntry(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5739,43 +6827,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Post")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "author":
 			field := field
 
@@ -5979,6 +7034,153 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var promotePostPayloadImplementors = []string{"PromotePostPayload"}
+
+func (ec *executionContext) _PromotePostPayload(ctx context.Context, sel ast.SelectionSet, obj *models.PromotePostPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, promotePostPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PromotePostPayload")
+		case "post":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PromotePostPayload_post(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "promoted":
+			out.Values[i] = ec._PromotePostPayload_promoted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var promotedPostImplementors = []string{"PromotedPost", "HomeEntry"}
+
+func (ec *executionContext) _PromotedPost(ctx context.Context, sel ast.SelectionSet, obj *models.PromotedPost) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, promotedPostImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PromotedPost")
+		case "post":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PromotedPost_post(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6109,6 +7311,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "home":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_home(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -6166,10 +7390,10 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var userImplementors = []string{"User", "Node"}
+var suggestedUserImplementors = []string{"SuggestedUser", "HomeEntry"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *models.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+func (ec *executionContext) _SuggestedUser(ctx context.Context, sel ast.SelectionSet, obj *models.SuggestedUser) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestedUserImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6177,8 +7401,8 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("User")
-		case "id":
+			out.Values[i] = graphql.MarshalString("SuggestedUser")
+		case "user":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -6187,7 +7411,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._User_id(ctx, field, obj)
+				res = ec._SuggestedUser_user(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -6216,6 +7440,49 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "followedByCount":
+			out.Values[i] = ec._SuggestedUser_followedByCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userImplementors = []string{"User", "Node"}
+
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *models.User) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("User")
+		case "id":
+			out.Values[i] = ec._User_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "username":
 			out.Values[i] = ec._User_username(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7034,6 +8301,16 @@ func (ec *executionContext) marshalNDeletePostPayload2ᚖfeedserviceᚋmodelsᚐ
 	return ec._DeletePostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDismissHomeEntryPayload2ᚖfeedserviceᚋmodelsᚐDismissHomeEntryPayload(ctx context.Context, sel ast.SelectionSet, v *models.DismissHomeEntryPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DismissHomeEntryPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNFeedConnection2ᚖfeedserviceᚋmodelsᚐFeedConnection(ctx context.Context, sel ast.SelectionSet, v *models.FeedConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -7088,6 +8365,52 @@ func (ec *executionContext) marshalNFollowPayload2ᚖfeedserviceᚋmodelsᚐFoll
 		return graphql.Null
 	}
 	return ec._FollowPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHomeConnection2ᚖfeedserviceᚋmodelsᚐHomeConnection(ctx context.Context, sel ast.SelectionSet, v *models.HomeConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HomeConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHomeEdge2ᚕᚖfeedserviceᚋmodelsᚐHomeEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.HomeEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHomeEdge2ᚖfeedserviceᚋmodelsᚐHomeEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHomeEdge2ᚖfeedserviceᚋmodelsᚐHomeEdge(ctx context.Context, sel ast.SelectionSet, v *models.HomeEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HomeEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHomeEntry2feedserviceᚋmodelsᚐHomeEntry(ctx context.Context, sel ast.SelectionSet, v models.HomeEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HomeEntry(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -7230,6 +8553,16 @@ func (ec *executionContext) marshalNPostEdge2ᚖfeedserviceᚋmodelsᚐPostEdge(
 		return graphql.Null
 	}
 	return ec._PostEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPromotePostPayload2ᚖfeedserviceᚋmodelsᚐPromotePostPayload(ctx context.Context, sel ast.SelectionSet, v *models.PromotePostPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PromotePostPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSignUpInput2feedserviceᚋgraphᚋmodelᚐSignUpInput(ctx context.Context, v any) (model.SignUpInput, error) {

@@ -16,6 +16,17 @@ type Post struct {
 	// the deletion), in the same statement; the Redis copies keep the
 	// highest they were given.
 	Version int64 `gorm:"not null;default:0"`
+	// Reposts are the live reposts of an original, oldest first, as the
+	// cache copies keep them (feed/cache.go); RepostsKept says the list is
+	// whole. Not a column: a post loaded from MySQL alone has neither.
+	Reposts     []Repost `gorm:"-"`
+	RepostsKept bool     `gorm:"-"`
+}
+
+// Repost is one live repost in Post.Reposts: its id and its author.
+type Repost struct {
+	ID       int64
+	AuthorID int64
 }
 
 // IsNode marks Post as a GraphQL Node.
@@ -32,3 +43,6 @@ func (p *Post) OriginalID() int64 {
 
 // Deleted reports whether the post was deleted.
 func (p *Post) Deleted() bool { return p.DeletedAt != nil }
+
+// GlobalID is the post's global node ID, its GraphQL id.
+func (p *Post) GlobalID() string { return NodeID(KindPost, p.ID) }

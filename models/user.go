@@ -24,3 +24,6 @@ type User struct {
 
 // IsNode marks User as a GraphQL Node.
 func (User) IsNode() {}
+
+// GlobalID is the user's global node ID, its GraphQL id.
+func (u *User) GlobalID() string { return NodeID(KindUser, u.ID) }

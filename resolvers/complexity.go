@@ -21,9 +21,11 @@ const UnreadCountCost = 20
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	c.Query.Feed = connectionCost
+	c.Query.Home = connectionCost
+	c.HomeConnection.UnreadCount = func(int) int { return UnreadCountCost }
 	c.User.Timeline = connectionCost
-	c.User.Followers = connectionCost
-	c.User.Following = connectionCost
+	c.User.Followers = relationCost
+	c.User.Following = relationCost
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
 	c.FeedItem.Reposters = func(child int) int { return 1 + feed.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }
@@ -44,4 +46,10 @@ func connectionCost(child int, first *int, _ *string, last *int, _ *string) int 
 		size = *last
 	}
 	return 1 + min(max(size, 1), feed.MaxPageSize)*child
+}
+
+// relationCost prices a followers or following page, a page jump (offset)
+// included, as connectionCost: a jump reads one page, whatever its offset.
+func relationCost(child int, first *int, after *string, last *int, before *string, _ *int) int {
+	return connectionCost(child, first, after, last, before)
 }

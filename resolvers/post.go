@@ -8,10 +8,6 @@ import (
 	"feedservice/models"
 )
 
-func (r *postResolver) ID(ctx context.Context, obj *models.Post) (string, error) {
-	return models.NodeID(models.KindPost, obj.ID), nil
-}
-
 func (r *postResolver) Author(ctx context.Context, obj *models.Post) (*models.User, error) {
 	u, err := dataloader.For(ctx).Users.Load(ctx, obj.AuthorID)
 	if u == nil && err == nil {

@@ -24,13 +24,26 @@ func (r *Resolver) FeedConnection() graph.FeedConnectionResolver {
 	return &feedConnectionResolver{r}
 }
 
+func (r *Resolver) HomeConnection() graph.HomeConnectionResolver {
+	return &homeConnectionResolver{r}
+}
+func (r *Resolver) SuggestedUser() graph.SuggestedUserResolver { return &suggestedUserResolver{r} }
+func (r *Resolver) PromotedPost() graph.PromotedPostResolver   { return &promotedPostResolver{r} }
+func (r *Resolver) PromotePostPayload() graph.PromotePostPayloadResolver {
+	return &promotePostPayloadResolver{r}
+}
+
 type (
-	queryResolver          struct{ *Resolver }
-	mutationResolver       struct{ *Resolver }
-	subscriptionResolver   struct{ *Resolver }
-	userResolver           struct{ *Resolver }
-	postResolver           struct{ *Resolver }
-	userEdgeResolver       struct{ *Resolver }
-	feedItemResolver       struct{ *Resolver }
-	feedConnectionResolver struct{ *Resolver }
+	homeConnectionResolver     struct{ *Resolver }
+	suggestedUserResolver      struct{ *Resolver }
+	promotedPostResolver       struct{ *Resolver }
+	promotePostPayloadResolver struct{ *Resolver }
+	queryResolver              struct{ *Resolver }
+	mutationResolver           struct{ *Resolver }
+	subscriptionResolver       struct{ *Resolver }
+	userResolver               struct{ *Resolver }
+	postResolver               struct{ *Resolver }
+	userEdgeResolver           struct{ *Resolver }
+	feedItemResolver           struct{ *Resolver }
+	feedConnectionResolver     struct{ *Resolver }
 )

@@ -8,10 +8,6 @@ import (
 	"feedservice/models"
 )
 
-func (r *userResolver) ID(ctx context.Context, obj *models.User) (string, error) {
-	return models.NodeID(models.KindUser, obj.ID), nil
-}
-
 func (r *userResolver) ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error) {
 	if feed.ViewerID(ctx) == 0 {
 		return false, nil
@@ -30,12 +26,32 @@ func (r *userResolver) Timeline(ctx context.Context, obj *models.User, first *in
 	return r.Engine.Timeline(ctx, obj, feed.PageArgs{First: first, After: after, Last: last, Before: before})
 }
 
-func (r *userResolver) Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error) {
-	return r.Engine.Followers(ctx, obj, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+func (r *userResolver) Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {
+	args := feed.PageArgs{First: first, After: after, Last: last, Before: before}
+	jump, err := args.JumpArgs(offset)
+	if err != nil || jump != nil {
+		return jumpOrError(ctx, obj, jump, err, r.Engine.FollowersAt)
+	}
+	return r.Engine.Followers(ctx, obj, args)
 }
 
-func (r *userResolver) Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.UserConnection, error) {
-	return r.Engine.Following(ctx, obj, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+func (r *userResolver) Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {
+	args := feed.PageArgs{First: first, After: after, Last: last, Before: before}
+	jump, err := args.JumpArgs(offset)
+	if err != nil || jump != nil {
+		return jumpOrError(ctx, obj, jump, err, r.Engine.FollowingAt)
+	}
+	return r.Engine.Following(ctx, obj, args)
+}
+
+type jumpFunc func(ctx context.Context, user *models.User, args feed.JumpArgs) (*models.UserConnection, error)
+
+// jumpOrError answers a relation list's page jump, or the error of its arguments.
+func jumpOrError(ctx context.Context, user *models.User, args *feed.JumpArgs, err error, jump jumpFunc) (*models.UserConnection, error) {
+	if err != nil {
+		return nil, err
+	}
+	return jump(ctx, user, *args)
 }
 
 func (r *userEdgeResolver) Node(ctx context.Context, obj *models.UserEdge) (*models.User, error) {

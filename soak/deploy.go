@@ -106,7 +106,7 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 
 	env := []string{"MYSQL_DSN=" + cfg.FormatDSN(), "REDIS_ADDR=" + redisAddr, "KEY_PREFIX=" + randomName("soak") + ":",
 		"TOKEN_SECRET=" + randomName("soak-secret-") + strings.Repeat("x", 32), "BCRYPT_COST=4",
-		"INBOX_CAP=" + strconv.Itoa(s.InboxCap), "GRAPHIQL=false",
+		"INBOX_CAP=" + strconv.Itoa(s.InboxCap), "POST_CACHE_TTL=" + s.PostCacheTTL.String(), "GRAPHIQL=false",
 		// Every soak user signs up from this one address: the per-IP budget
 		// of signUp and logIn is for the public, not for a load generator.
 		// The per-viewer mutation budget stays on (the mix keeps far below it).

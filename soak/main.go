@@ -5,7 +5,8 @@
 // breaks, or when a watched series grows without bound (see growsUnbounded).
 //
 //	go run ./soak                                  10 minutes, a row per minute
-//	SOAK_DURATION=50s SOAK_INTERVAL=10s go run ./soak   the test command's run
+//	SOAK_DURATION=30s SOAK_INTERVAL=6s go run ./soak    the test command's run (with fewer users)
+//	SOAK_OUT=docs/soak go run ./soak               the rows also as soak.csv and soak.png there
 //
 // The instances are the feedservice binary, built from this checkout, on the
 // MariaDB of SOAK_MYSQL_DSN (a fresh database, dropped at the end) and a
@@ -22,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -37,6 +39,14 @@ type settings struct {
 	Subscribers int           // SOAK_SUBSCRIBERS: live unreadCount subscriptions, half on each instance
 	Rate        int           // SOAK_RATE: requests per second over all clients (0: as fast as they go)
 	InboxCap    int           // SOAK_INBOX_CAP: the instances' INBOX_CAP, small so inboxes fill within the run
+	Out         string        // SOAK_OUT: a directory for soak.csv and soak.png (none by default)
+	// SOAK_POST_CACHE_TTL: the instances' POST_CACHE_TTL. Every post's Redis
+	// copy lives that long, so Redis memory climbs with the posts made for
+	// one TTL and then levels off; the default of a day would make it climb
+	// for the whole run and fail the growth rule on a cache doing its job.
+	// Two intervals (the default) level it off by the rule's baseline, the
+	// end of the second interval, so that what still grows is a leak.
+	PostCacheTTL time.Duration
 }
 
 func loadSettings() (settings, error) {
@@ -74,6 +84,9 @@ func loadSettings() (settings, error) {
 	num("SOAK_SUBSCRIBERS", &s.Subscribers)
 	num("SOAK_RATE", &s.Rate)
 	num("SOAK_INBOX_CAP", &s.InboxCap)
+	s.Out = os.Getenv("SOAK_OUT")
+	s.PostCacheTTL = 2 * s.Interval
+	dur("SOAK_POST_CACHE_TTL", &s.PostCacheTTL)
 	if len(errs) > 0 {
 		return s, errs[0]
 	}
@@ -101,8 +114,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("soak: %s in intervals of %s; %d users, %d clients at %d req/s, %d subscriptions, inbox cap %d\n",
-		s.Duration, s.Interval, s.Users, s.Clients, s.Rate, s.Subscribers, s.InboxCap)
+	fmt.Printf("soak: %s in intervals of %s; %d users, %d clients at %d req/s, %d subscriptions, inbox cap %d, post cache TTL %s\n",
+		s.Duration, s.Interval, s.Users, s.Clients, s.Rate, s.Subscribers, s.InboxCap, s.PostCacheTTL)
 	d, err := deploy(ctx, s)
 	if err != nil {
 		return err
@@ -115,6 +128,15 @@ func run(ctx context.Context) error {
 	rep, err := w.run(ctx, s, d)
 	if err != nil {
 		return err
+	}
+	if s.Out != "" {
+		// Written before the verdict, so that a failing run is kept too.
+		title := fmt.Sprintf("soak: %s, %d users, %d clients at %d req/s, %d subscriptions", s.Duration, s.Users, s.Clients, s.Rate, s.Subscribers)
+		files, err := writeRows(s.Out, title, rep.rows)
+		if err != nil {
+			return fmt.Errorf("SOAK_OUT: %w", err)
+		}
+		fmt.Println("soak: wrote", strings.Join(files, ", "))
 	}
 	if err := d.stopInstances(); err != nil {
 		return err

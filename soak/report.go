@@ -85,7 +85,22 @@ type report struct {
 	requests, errors int
 	errorSamples     []string
 	series           map[string][]float64 // watched series by name
+	rows             []row                // the printed rows, for SOAK_OUT
 	subscriptionErr  error
+}
+
+// row is one interval's printed figures.
+type row struct {
+	Interval         int
+	Elapsed          time.Duration // from the start of the workload to the end of the interval
+	Requests, Errors int
+	P99ms            map[string]float64 // by operation; absent when none ran in the interval
+	Goroutines       map[string]float64 // by instance
+	RSSMB            map[string]float64 // by instance
+	RedisMB          float64            // used_memory
+	StreamMB         float64            // the fan-out stream's part of it
+	StreamEntries    int64
+	SubMessages      int64 // received by the live subscriptions since the start
 }
 
 // run drives the workload for s.Duration and prints a row per interval.
@@ -144,6 +159,7 @@ func (w *world) run(ctx context.Context, s settings, d *deployment) (*report, er
 	}
 
 	printHeader(d)
+	began := time.Now()
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
 	finish := func() {
@@ -161,7 +177,7 @@ func (w *world) run(ctx context.Context, s settings, d *deployment) (*report, er
 		iv := w.current
 		w.current = newInterval()
 		w.mu.Unlock()
-		if err := rep.row(ctx, n, iv, d, subs); err != nil {
+		if err := rep.measure(ctx, n, time.Since(began), iv, d, subs); err != nil {
 			finish()
 			return nil, err
 		}
@@ -181,22 +197,24 @@ func printHeader(d *deployment) {
 	fmt.Printf("%-4s %7s %6s  %-60s %s\n", "int", "reqs", "errors", "p99 per operation (ms)", "goroutines A/B, RSS MB A/B, Redis MB (stream MB, entries), sub msgs")
 }
 
-// row measures the end of interval n and prints it.
-func (r *report) row(ctx context.Context, n int, iv *interval, d *deployment, subs []*subscriber) error {
+// measure takes the figures at the end of interval n, elapsed after the
+// start, and prints its row.
+func (r *report) measure(ctx context.Context, n int, elapsed time.Duration, iv *interval, d *deployment, subs []*subscriber) error {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
-	reqs, errs := 0, 0
+	rw := row{Interval: n, Elapsed: elapsed, P99ms: map[string]float64{}, Goroutines: map[string]float64{}, RSSMB: map[string]float64{}}
 	var lat []string
 	for _, o := range operations {
 		ds := iv.latencies[o.name]
-		reqs += len(ds)
-		errs += iv.errors[o.name]
+		rw.Requests += len(ds)
+		rw.Errors += iv.errors[o.name]
 		if len(ds) > 0 {
-			lat = append(lat, fmt.Sprintf("%s %.0f", o.name, float64(p99(ds).Microseconds())/1000))
+			rw.P99ms[o.name] = float64(p99(ds).Microseconds()) / 1000
+			lat = append(lat, fmt.Sprintf("%s %.0f", o.name, rw.P99ms[o.name]))
 		}
 	}
-	r.requests += reqs
-	r.errors += errs
+	r.requests += rw.Requests
+	r.errors += rw.Errors
 	r.errorSamples = append(r.errorSamples, iv.samples...)
 	var figures []string
 	for _, in := range d.instances {
@@ -206,19 +224,22 @@ func (r *report) row(ctx context.Context, n int, iv *interval, d *deployment, su
 		}
 		r.series["goroutines "+in.name] = append(r.series["goroutines "+in.name], m["go_goroutines"])
 		r.series["RSS "+in.name] = append(r.series["RSS "+in.name], m["process_resident_memory_bytes"])
-		figures = append(figures, fmt.Sprintf("%s: %.0f g %.1f MB", in.name, m["go_goroutines"], m["process_resident_memory_bytes"]/1e6))
+		rw.Goroutines[in.name] = m["go_goroutines"]
+		rw.RSSMB[in.name] = m["process_resident_memory_bytes"] / 1e6
+		figures = append(figures, fmt.Sprintf("%s: %.0f g %.1f MB", in.name, m["go_goroutines"], rw.RSSMB[in.name]))
 	}
 	used, stream, streamLen, err := d.redisMemory(ctx)
 	if err != nil {
 		return fmt.Errorf("redis memory: %w", err)
 	}
 	r.series["Redis memory outside the stream"] = append(r.series["Redis memory outside the stream"], float64(used-stream))
-	received := int64(0)
+	rw.RedisMB, rw.StreamMB, rw.StreamEntries = float64(used)/1e6, float64(stream)/1e6, streamLen
 	for _, s := range subs {
-		received += s.received.Load()
+		rw.SubMessages += s.received.Load()
 	}
-	fmt.Printf("%-4d %7d %6d  %-60s %s; Redis %.1f MB (stream %.1f MB, %d); %d\n", n, reqs, errs, strings.Join(lat, " "),
-		strings.Join(figures, ", "), float64(used)/1e6, float64(stream)/1e6, streamLen, received)
+	r.rows = append(r.rows, rw)
+	fmt.Printf("%-4d %7d %6d  %-60s %s; Redis %.1f MB (stream %.1f MB, %d); %d\n", n, rw.Requests, rw.Errors, strings.Join(lat, " "),
+		strings.Join(figures, ", "), rw.RedisMB, rw.StreamMB, rw.StreamEntries, rw.SubMessages)
 	return nil
 }
 

@@ -20,6 +20,8 @@ type migration struct {
 var migrations = []migration{
 	{1, "users, followings, followers, posts, outbox_events", migrateV1},
 	{2, "users.version, posts.version", migrateV2},
+	{3, "relation_marks (the offset index of follower and following lists)", migrateV3},
+	{4, "promoted_posts, home_dismissals", migrateV4},
 }
 
 // schemaMigration records an applied step.
@@ -157,4 +159,43 @@ func migrateV2(db *gorm.DB) error {
 		}
 	}
 	return nil
+}
+
+// Version 3: the offset index of the relation lists (see jumps.go). The
+// primary key finds a list's marks; ix_relation_marks_below finds the mark
+// nearest below an ascending position.
+type v3RelationMark struct {
+	List   int8  `gorm:"primaryKey;autoIncrement:false;index:ix_relation_marks_below,priority:1"`
+	UserID int64 `gorm:"primaryKey;autoIncrement:false;index:ix_relation_marks_below,priority:2"`
+	ID     int64 `gorm:"primaryKey;autoIncrement:false;index:ix_relation_marks_below,priority:4"`
+	Below  int64 `gorm:"not null;index:ix_relation_marks_below,priority:3"`
+}
+
+func (v3RelationMark) TableName() string { return "relation_marks" }
+
+func migrateV3(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v3RelationMark{})
+}
+
+// The tables of version 4: the home's inserted entries (see home.go).
+// Versions run in list order and are recorded one by one, so a database
+// may have 4 before 3: no step assumes another it does not name.
+
+type v4PromotedPost struct {
+	PostID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	CreatedAt time.Time
+}
+
+type v4HomeDismissal struct {
+	UserID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	Kind      int   `gorm:"primaryKey;autoIncrement:false"`
+	ItemID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	CreatedAt time.Time
+}
+
+func (v4PromotedPost) TableName() string  { return "promoted_posts" }
+func (v4HomeDismissal) TableName() string { return "home_dismissals" }
+
+func migrateV4(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v4PromotedPost{}, &v4HomeDismissal{})
 }

@@ -139,6 +139,24 @@ func (s *Store) PostsByIDs(ctx context.Context, ids []int64) ([]*models.Post, er
 	return posts, err
 }
 
+// LiveReposts lists the live reposts of the originals, oldest first, by
+// original.
+func (s *Store) LiveReposts(ctx context.Context, originals []int64) (map[int64][]models.Repost, error) {
+	out := map[int64][]models.Repost{}
+	if len(originals) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID, AuthorID, RepostOfID int64
+	}
+	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
+		Where("repost_of_id IN ? AND deleted_at IS NULL", originals).Order("id").Scan(&rows).Error
+	for _, r := range rows {
+		out[r.RepostOfID] = append(out[r.RepostOfID], models.Repost{ID: r.ID, AuthorID: r.AuthorID})
+	}
+	return out, err
+}
+
 // TimelinePage lists the live posts and reposts of authorID, keyset-paged by id.
 func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction, bound int64, limit int) ([]*models.Post, error) {
 	var posts []*models.Post

@@ -29,6 +29,9 @@ func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, a
 		if err := bumpFollowCounts(tx, followerID, followeeID, +1); err != nil {
 			return err
 		}
+		if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1); err != nil {
+			return err
+		}
 		changed = true
 		return appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 	})
@@ -42,6 +45,10 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
+		var seq []int64
+		if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
+			return err
+		}
 		res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
@@ -50,6 +57,9 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 			return err
 		}
 		if err := bumpFollowCounts(tx, followerID, followeeID, -1); err != nil {
+			return err
+		}
+		if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1); err != nil {
 			return err
 		}
 		changed = true

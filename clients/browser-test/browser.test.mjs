@@ -429,6 +429,59 @@ test('the app: live red dot and new-posts bar, and a feed that scrolls to its en
 });
 
 // ---------------------------------------------------------------------------
+// Page numbers on a long followers list
+
+test('the app: a followers list longer than a page has page numbers that jump', async () => {
+  const c = await newContext();
+  try {
+    // 45 followers of one account, followed in turn: pages of 20 are
+    // fan44..fan25, fan24..fan5, fan4..fan0.
+    const star = await apiSignUp('turing', 'Alan Turing');
+    const fans = [];
+    for (let i = 0; i < 45; i++) {
+      const fan = await apiSignUp(`fan${i}`, `Fan ${i}`);
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: star.id }, fan.token);
+      fans.push(fan);
+    }
+    const page = await c.context.newPage();
+    await signUpInApp(page, 'reader', 'Page Reader');
+    await page.goto(new URL('/app/u/turing/followers', SERVER).toString());
+    const list = page.getByRole('region', { name: 'Followers' });
+    await list.getByTestId('page-of').filter({ hasText: 'Page 1 of 3' }).waitFor();
+    await list.getByText('Fan 44', { exact: true }).waitFor();
+
+    // A jump to the last page: the oldest five, the request an offset.
+    const jump = page.waitForResponse((r) =>
+      new URL(r.url()).pathname === '/query' && r.request().postDataJSON()?.operationName === 'FollowersPage' &&
+      r.request().postDataJSON()?.variables?.offset === 40);
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Page 3' }).click();
+    await jump;
+    await list.getByTestId('page-of').filter({ hasText: 'Page 3 of 3' }).waitFor();
+    await list.getByText('Fan 0', { exact: true }).waitFor();
+    const names = await list.locator('li').allInnerTexts();
+    assert.equal(names.length, 5, `the last page shows ${names.length} followers`);
+    assert.ok(new URL(page.url()).searchParams.get('page') === '3', `the address does not keep the page: ${page.url()}`);
+
+    // Go to page 2 by its number, typed.
+    await page.getByLabel('Go to page').fill('2');
+    await page.getByRole('button', { name: 'Go', exact: true }).click();
+    await list.getByTestId('page-of').filter({ hasText: 'Page 2 of 3' }).waitFor();
+    await list.getByText('Fan 24', { exact: true }).waitFor();
+    await list.getByText('Fan 5', { exact: true }).waitFor();
+    await screenshot(page, 'followers-pages.png');
+
+    assert.deepEqual(c.blocked, [], 'the app asked for something from another host');
+    assert.deepEqual(c.errors, [], 'the app threw');
+    assert.deepEqual(c.cspViolations, [], 'the app broke its Content-Security-Policy');
+  } catch (err) {
+    await saveFailure([c]);
+    throw err;
+  } finally {
+    await c.context.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
 // CORS
 
 // CORS_ORIGIN serves a blank page on an origin the server lists in

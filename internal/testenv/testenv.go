@@ -138,8 +138,9 @@ func DeletePrefix(ctx context.Context, rdb redis.UniversalClient, prefix string)
 	return deleted, err
 }
 
-// NumSub is how many connections subscribe to channel: on a cluster, the
-// sum over its nodes, as each counts only its own subscribers.
+// NumSub is how many connections subscribe to channel, classic (SUBSCRIBE)
+// or sharded (SSUBSCRIBE): on a cluster, the sum over its nodes, as each
+// counts only its own subscribers.
 func NumSub(ctx context.Context, rdb redis.UniversalClient, channel string) (int64, error) {
 	cc, ok := rdb.(*redis.ClusterClient)
 	if !ok {
@@ -149,7 +150,11 @@ func NumSub(ctx context.Context, rdb redis.UniversalClient, channel string) (int
 	var total atomic.Int64
 	err := cc.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
 		n, err := node.PubSubNumSub(ctx, channel).Result()
-		total.Add(n[channel])
+		if err != nil {
+			return err
+		}
+		sharded, err := node.PubSubShardNumSub(ctx, channel).Result()
+		total.Add(n[channel] + sharded[channel])
 		return err
 	})
 	return total.Load(), err

@@ -31,8 +31,10 @@ export function newCache(): InMemoryCache {
       User: {
         fields: {
           timeline: relayStylePagination(),
-          followers: relayStylePagination(),
-          following: relayStylePagination(),
+          // A page jump (offset) is a list of its own, never merged
+          // into the scrolled one.
+          followers: relayStylePagination(['offset']),
+          following: relayStylePagination(['offset']),
         },
       },
     },

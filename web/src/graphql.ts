@@ -262,6 +262,47 @@ export const FOLLOWING: RelationList = gql`
   ${USER_SUMMARY}
 `;
 
+// A page of a relation list by number: offset skips the newest entries
+// (a page jump); totalCount numbers the pages.
+type RelationJump = TypedDocumentNode<
+  {
+    user: {
+      id: string;
+      followers?: Connection<UserEdge> & { totalCount: number };
+      following?: Connection<UserEdge> & { totalCount: number };
+    } | null;
+  },
+  { username: string; first: number; offset: number }
+>;
+
+export const FOLLOWERS_PAGE: RelationJump = gql`
+  query FollowersPage($username: String!, $first: Int, $offset: Int) {
+    user(username: $username) {
+      id
+      followers(first: $first, offset: $offset) {
+        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        totalCount
+      }
+    }
+  }
+  ${USER_SUMMARY}
+`;
+
+export const FOLLOWING_PAGE: RelationJump = gql`
+  query FollowingPage($username: String!, $first: Int, $offset: Int) {
+    user(username: $username) {
+      id
+      following(first: $first, offset: $offset) {
+        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        totalCount
+      }
+    }
+  }
+  ${USER_SUMMARY}
+`;
+
 const FOLLOW_PAYLOAD = gql`
   fragment FollowPayloadFields on FollowPayload {
     user { ...ProfileFields }

@@ -1,14 +1,15 @@
 import { useCallback, useState } from 'react';
-import { NavLink, Route, Routes, useParams } from 'react-router';
+import { NavLink, Route, Routes, useParams, useSearchParams } from 'react-router';
 import { useQuery } from '@apollo/client/react';
 
 import { ErrorNote } from '../components/ErrorNote';
 import { FollowButton } from '../components/FollowButton';
 import { LoadMore } from '../components/LoadMore';
+import { PageNumbers } from '../components/PageNumbers';
 import { PostCard } from '../components/PostCard';
 import { Time } from '../components/Time';
 import { UserLink } from '../components/UserLink';
-import { FOLLOWERS, FOLLOWING, PROFILE, TIMELINE } from '../graphql';
+import { FOLLOWERS, FOLLOWERS_PAGE, FOLLOWING, FOLLOWING_PAGE, PROFILE, TIMELINE, type UserEdge } from '../graphql';
 import { useViewer } from '../viewer';
 
 const PAGE_SIZE = 20;
@@ -59,8 +60,8 @@ export function Profile() {
       </section>
       <Routes>
         <Route index element={<Timeline username={user.username} />} />
-        <Route path="followers" element={<Relations username={user.username} list="followers" />} />
-        <Route path="following" element={<Relations username={user.username} list="following" />} />
+        <Route path="followers" element={<Relations username={user.username} list="followers" total={user.followerCount} />} />
+        <Route path="following" element={<Relations username={user.username} list="following" total={user.followingCount} />} />
       </Routes>
     </main>
   );
@@ -86,9 +87,20 @@ function Timeline({ username }: { username: string }) {
   );
 }
 
-/** Who follows the user, or whom the user follows, most recent first. */
-function Relations({ username, list }: { username: string; list: 'followers' | 'following' }) {
-  const viewer = useViewer();
+/**
+ * Who follows the user, or whom the user follows, most recent first: a
+ * list that scrolls, or, past NUMBERED_FROM pages, numbered pages that
+ * jump (the page is in the address, ?page=N).
+ */
+function Relations({ username, list, total }: { username: string; list: 'followers' | 'following'; total: number }) {
+  if (total > NUMBERED_FROM * PAGE_SIZE) return <NumberedRelations username={username} list={list} />;
+  return <ScrolledRelations username={username} list={list} />;
+}
+
+/** Lists longer than this many pages get page numbers. */
+const NUMBERED_FROM = 1;
+
+function ScrolledRelations({ username, list }: { username: string; list: 'followers' | 'following' }) {
   const { data, error, fetchMore, refetch } = useQuery(list === 'followers' ? FOLLOWERS : FOLLOWING, {
     variables: { username, first: PAGE_SIZE },
     fetchPolicy: 'cache-and-network',
@@ -103,20 +115,51 @@ function Relations({ username, list }: { username: string; list: 'followers' | '
   }
   return (
     <section aria-label={list === 'followers' ? 'Followers' : 'Following'} className="card user-list">
-      <ul>
-        {conn.edges.map(({ cursor, followedAt, node }) => (
-          <li key={cursor}>
-            <div>
-              <UserLink user={node} full />
-              {node.followsViewer && <span className="badge">Follows you</span>}
-              <div className="muted small">followed <Time iso={followedAt} /></div>
-            </div>
-            {viewer && viewer.id !== node.id && <FollowButton user={node} />}
-          </li>
-        ))}
-      </ul>
+      <RelationItems edges={conn.edges} />
       <LoadMore {...more} end="That's everyone." />
     </section>
+  );
+}
+
+/** One numbered page of a long list, read by a page jump (offset). */
+function NumberedRelations({ username, list }: { username: string; list: 'followers' | 'following' }) {
+  const [params, setParams] = useSearchParams();
+  const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1);
+  const { data, previousData, error, refetch } = useQuery(list === 'followers' ? FOLLOWERS_PAGE : FOLLOWING_PAGE, {
+    variables: { username, first: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE },
+    fetchPolicy: 'cache-and-network',
+  });
+  // The page before stays in view while the next one loads.
+  const conn = (data ?? previousData)?.user?.[list];
+
+  if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
+  if (!conn) return <p className="muted">Loading…</p>;
+  const pages = Math.max(1, Math.ceil(conn.totalCount / PAGE_SIZE));
+  const go = (n: number) => setParams(n === 1 ? {} : { page: String(n) });
+  return (
+    <section aria-label={list === 'followers' ? 'Followers' : 'Following'} className="card user-list">
+      <p className="muted small" data-testid="page-of">Page {page} of {pages}</p>
+      {conn.edges.length === 0 ? <p className="muted">Nobody on this page: the list is shorter now.</p> : <RelationItems edges={conn.edges} />}
+      <PageNumbers page={page} pages={pages} onGo={go} />
+    </section>
+  );
+}
+
+function RelationItems({ edges }: { edges: UserEdge[] }) {
+  const viewer = useViewer();
+  return (
+    <ul>
+      {edges.map(({ cursor, followedAt, node }) => (
+        <li key={cursor}>
+          <div>
+            <UserLink user={node} full />
+            {node.followsViewer && <span className="badge">Follows you</span>}
+            <div className="muted small">followed <Time iso={followedAt} /></div>
+          </div>
+          {viewer && viewer.id !== node.id && <FollowButton user={node} />}
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -1,4 +1,4 @@
-package feed
+package localtier
 
 import (
 	"math/rand"
@@ -17,7 +17,7 @@ import (
 // libBenchEntries entries of a key space libBenchKeys wide; the hit ratio
 // is reported beside ns/op. Run with
 //
-//	go test -run '^$' -bench BenchmarkLocalTierLibrary -benchmem ./feed
+//	go test -run '^$' -bench BenchmarkLocalTierLibrary -benchmem ./bench/localtier
 const (
 	libBenchKeys    = 1_000_000
 	libBenchEntries = 100_000

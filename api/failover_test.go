@@ -1,0 +1,235 @@
+package api
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"feedservice/internal/gqlclient"
+	"feedservice/internal/testenv"
+	"feedservice/models"
+)
+
+// failoverUnavailableBound is the longest a client may see UNAVAILABLE
+// when a Redis Cluster master dies: the cluster's detection and promotion
+// (about twice cluster-node-timeout, 1s here), the client's next map of
+// the slots (RedisClusterStateReload), and room for a loaded test machine.
+const failoverUnavailableBound = 15 * time.Second
+
+// A Redis Cluster master dies (SIGKILL) during a burst of posts, feed
+// reads and live unread counts on two instances; its replica is promoted
+// by the cluster's own failure detection. The service recovers by itself:
+// requests fail with UNAVAILABLE, if at all, only for a bounded time, the
+// live counts resume and reach the right values on both instances, and
+// afterwards every reader's feed holds exactly the posts MySQL holds
+// (nothing lost, nothing extra).
+func TestRedisClusterFailover(t *testing.T) {
+	t.Parallel()
+	cluster := testenv.StartRedisCluster(t)
+	onCluster := func(c *config) {
+		c.RedisAddr = strings.Join(cluster.Addrs(), ",")
+		c.KeyPrefix = testenv.Name("t") + ":"
+	}
+	a := newTestServer(t, backendReal, onCluster)
+	b := newTestServer(t, backendReal, liveShare(a))
+
+	const authors, readers = 3, 4
+	var as, rs []*client
+	for i := range authors {
+		as = append(as, a.signUp(t, "author"+string(rune('a'+i))))
+	}
+	for i := range readers {
+		r := a.signUp(t, "reader"+string(rune('a'+i)))
+		for _, au := range as {
+			liveFollow(t, r, au)
+		}
+		rs = append(rs, r)
+	}
+	a.settle(t)
+
+	// Half the readers listen on A, half on B.
+	type live struct {
+		c  *liveConn
+		id string
+	}
+	var lives []live
+	for i, r := range rs {
+		s := []*testServer{a, b}[i%2]
+		c := liveConnect(t, s, liveTransportWS, r.Token)
+		id := c.subscribe(liveUnreadSub)
+		if n := c.firstCount(id, 5*time.Second, "before the failover"); n != 0 {
+			t.Fatalf("reader %d: first count %d, want 0", i, n)
+		}
+		lives = append(lives, live{c, id})
+	}
+
+	// The master that holds the first reader's inbox and channel.
+	slot := testenv.Slot(a.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, rs[0].Token) + "}")
+	victim := cluster.MasterOf(slot)
+
+	// The burst: authors post, readers read, on both instances, each
+	// request's outcome noted with its time.
+	type outcome struct {
+		at   time.Time
+		code string // "" for success
+	}
+	var mu sync.Mutex
+	var outcomes []outcome
+	var created []string
+	note := func(r gqlclient.Response, err error) bool {
+		code := r.Code()
+		if err != nil {
+			code = "transport: " + err.Error()
+		}
+		mu.Lock()
+		outcomes = append(outcomes, outcome{time.Now(), code})
+		mu.Unlock()
+		return code == ""
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i, au := range as {
+		wg.Go(func() {
+			gc := gqlclient.Client{URL: []*testServer{a, b}[i%2].URL}
+			for n := 0; ctx.Err() == nil; n++ {
+				var out struct {
+					CreatePost struct{ Post struct{ ID string } }
+				}
+				r, err := gc.Post(context.Background(), au.Token, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`,
+					map[string]any{"b": "burst"})
+				if note(r, err) && json.Unmarshal(r.Data, &out) == nil {
+					mu.Lock()
+					created = append(created, out.CreatePost.Post.ID)
+					mu.Unlock()
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+	for i, r := range rs {
+		wg.Go(func() {
+			gc := gqlclient.Client{URL: []*testServer{b, a}[i%2].URL}
+			for ctx.Err() == nil {
+				note(gc.Post(context.Background(), r.Token, `{ feed(first: 20) { edges { node { post { id } } } } }`, nil))
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(2 * time.Second)
+	killed := time.Now()
+	cluster.Kill(victim)
+	successor := cluster.WaitFailover(victim, slot, 30*time.Second)
+	promoted := time.Since(killed)
+	time.Sleep(3 * time.Second) // the burst goes on after the promotion
+	stop()
+	wg.Wait()
+
+	var firstBad, lastBad time.Time
+	ok, bad := 0, 0
+	for _, o := range outcomes {
+		switch {
+		case o.code == "":
+			ok++
+		case o.code == "UNAVAILABLE":
+			bad++
+			if firstBad.IsZero() || o.at.Before(firstBad) {
+				firstBad = o.at
+			}
+			if o.at.After(lastBad) {
+				lastBad = o.at
+			}
+		default:
+			t.Errorf("a request during the failover failed with %q, want success or UNAVAILABLE", o.code)
+		}
+	}
+	window := time.Duration(0)
+	if bad > 0 {
+		window = lastBad.Sub(killed)
+	}
+	t.Logf("master %s killed; replica %s promoted after %s; %d requests ok, %d UNAVAILABLE, the last %s after the kill",
+		victim, successor, promoted.Round(time.Millisecond), ok, bad, window.Round(time.Millisecond))
+	if window > failoverUnavailableBound {
+		t.Errorf("clients saw UNAVAILABLE until %s after the kill, want at most %s", window, failoverUnavailableBound)
+	}
+	if ok == 0 || len(created) == 0 {
+		t.Fatalf("no request succeeded (%d posts created)", len(created))
+	}
+
+	// The reference: the posts MySQL holds. Every post a client was told
+	// about is there, and every reader's feed and live count agree with it.
+	settling := time.Now()
+	a.settle(t)
+	b.settle(t)
+	t.Logf("settled in %s", time.Since(settling).Round(time.Millisecond))
+	want := mysqlPostIDs(t, a.app.cfg.MySQLDSN)
+	for _, id := range created {
+		if !slices.Contains(want, id) {
+			t.Fatalf("post %s was created but MySQL does not hold it", id)
+		}
+	}
+	for i, r := range rs {
+		got := failoverFeed(t, liveOn(r, []*testServer{a, b}[i%2]))
+		if !slices.Equal(got, want) {
+			t.Errorf("reader %d: feed has %d posts, MySQL %d; missing %v, extra %v", i, len(got), len(want), minus(want, got), minus(got, want))
+		}
+		lives[i].c.expectCount(lives[i].id, min(len(want), 999), 10*time.Second, fmt.Sprintf("reader %d after the failover", i))
+	}
+}
+
+// mysqlPostIDs lists the posts in the database, newest first, as global ids.
+func mysqlPostIDs(t *testing.T, dsn string) []string {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT id FROM posts WHERE deleted_at IS NULL ORDER BY id DESC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, models.NodeID("Post", id))
+	}
+	return out
+}
+
+// failoverFeed reads c's whole feed, newest first.
+func failoverFeed(t *testing.T, c *client) []string {
+	t.Helper()
+	var out []string
+	vars := map[string]any{"first": 100}
+	for {
+		edges, info := liveFeed(t, c, vars)
+		for _, e := range edges {
+			out = append(out, e.Node.Post.ID)
+		}
+		if !info.HasNextPage {
+			return out
+		}
+		vars["after"] = *info.EndCursor
+	}
+}
+
+// minus lists what of xs is not in ys.
+func minus(xs, ys []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(ys, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,362 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Page jumps: the page at an offset of a followers or following list
+// (seed 004's "elevator" paging), at a cost that does not grow with the
+// offset. A list of at least Config.JumpCacheFollowers entries is read
+// from its ordered copy in Redis (keys.relationList), whose rank ranges
+// cost O(log n + page); a shorter one from MySQL's offset index
+// (store.RelationsAt). The copy is built on the first jump, under a lock,
+// kept by every follow and unfollow (after the commit, and again by the
+// stream event), expires when no one jumps for Config.JumpCacheTTL, and is
+// dropped when its list falls under the threshold.
+//
+// A jump reads the list as it is at that moment: a follow or unfollow
+// between two jumps moves every later position by one, as in a list that
+// is numbered afresh on each look (a page may then repeat the last entry
+// of the page before, or skip one). The cursors of the answer step on from
+// there by follow id, unmoved by such changes.
+
+// relationListBatch is the most members one ZADD of a build writes.
+const relationListBatch = 10_000
+
+// relationListLockTTL bounds a stall of a build of a list's copy (each
+// batch renews it); a jump that finds the lock waits at most this long.
+const relationListLockTTL = 60 * time.Second
+
+// JumpArgs are a page jump's arguments: the offset from the newest entry,
+// and first, the page size (DefaultPageSize when nil).
+type JumpArgs struct {
+	Offset int
+	First  *int
+}
+
+// size validates a jump's arguments against the API's limits.
+func (a JumpArgs) size() (int, error) {
+	if a.Offset < 0 {
+		return 0, BadInput("offset cannot be negative")
+	}
+	if a.Offset > MaxListOffset {
+		return 0, BadInput("offset is at most %d", MaxListOffset)
+	}
+	if a.First == nil {
+		return DefaultPageSize, nil
+	}
+	if *a.First < 0 {
+		return 0, BadInput("first cannot be negative")
+	}
+	if *a.First > MaxPageSize {
+		return 0, BadInput("first and last are at most %d", MaxPageSize)
+	}
+	return *a.First, nil
+}
+
+// JumpArgs reads a relation connection's offset argument: nil when the
+// request pages by cursor only, an error when it mixes the two.
+func (a PageArgs) JumpArgs(offset *int) (*JumpArgs, error) {
+	if offset == nil {
+		return nil, nil
+	}
+	if a.After != nil || a.Before != nil || a.Last != nil {
+		return nil, BadInput("offset goes with first only, not with after, before or last")
+	}
+	return &JumpArgs{Offset: *offset, First: a.First}, nil
+}
+
+// FollowersAt is the page of user's followers at args.Offset.
+func (e *Engine) FollowersAt(ctx context.Context, user *models.User, args JumpArgs) (*models.UserConnection, error) {
+	return e.jump(ctx, store.FollowersList, cursorFollowers, user.ID, user.FollowerCount, args)
+}
+
+// FollowingAt is the page of whom user follows at args.Offset.
+func (e *Engine) FollowingAt(ctx context.Context, user *models.User, args JumpArgs) (*models.UserConnection, error) {
+	return e.jump(ctx, store.FollowingList, cursorFollowing, user.ID, user.FollowingCount, args)
+}
+
+func (e *Engine) jump(ctx context.Context, list store.RelationList, kind cursorKind, userID int64, total int, args JumpArgs) (*models.UserConnection, error) {
+	size, err := args.size()
+	if err != nil {
+		return nil, err
+	}
+	var rows []models.Relation
+	var length int
+	if total >= e.cfg.JumpCacheFollowers {
+		rows, length, err = e.cachedRelationsAt(ctx, list, userID, args.Offset, size)
+	} else {
+		e.dropRelationList(ctx, list, userID)
+		rows, length, err = e.store.RelationsAt(ctx, list, userID, args.Offset, size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := &models.PageInfo{HasPreviousPage: args.Offset > 0, HasNextPage: args.Offset+len(rows) < length}
+	conn := &models.UserConnection{PageInfo: info, TotalCount: total, Edges: make([]*models.UserEdge, len(rows))}
+	for i, r := range rows {
+		conn.Edges[i] = &models.UserEdge{Cursor: encodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
+	}
+	if len(rows) > 0 {
+		info.StartCursor, info.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[len(rows)-1].Cursor
+	}
+	return conn, nil
+}
+
+// readRelationListScript answers {length, member, score, member, score,
+// ...} of the ranks ARGV[1] to ARGV[2] of the list's copy KEYS[1], newest
+// first, and refreshes its TTL to ARGV[3] ms; nil when the copy is missing.
+var readRelationListScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local out = {redis.call('ZCARD', KEYS[1])}
+if tonumber(ARGV[2]) < tonumber(ARGV[1]) then return out end
+local page = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES')
+for i = 1, #page do out[#out + 1] = page[i] end
+return out`)
+
+// cachedRelationsAt reads a jump from the list's copy in Redis, building
+// the copy first when it is missing. The follow times come from MySQL by
+// primary key, one statement per page.
+func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList, userID int64, offset, size int) ([]models.Relation, int, error) {
+	key := e.keys.relationList(list, userID)
+	for attempt := 0; ; attempt++ {
+		reply, err := readRelationListScript.Run(ctx, e.redis, []string{key}, offset, offset+size-1, e.cfg.JumpCacheTTL.Milliseconds()).Slice()
+		if err == redis.Nil && attempt < 2 {
+			// Missing: build it (or wait for another instance's build).
+			if err := e.buildRelationList(ctx, list, userID); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		if err == redis.Nil {
+			return nil, 0, errRedis{errors.New("the copy of a relation list is still missing after two builds")}
+		}
+		if err != nil {
+			return nil, 0, errRedis{err}
+		}
+		length, _ := reply[0].(int64)
+		var ids []int64
+		for i := 1; i+1 < len(reply); i += 2 {
+			other, _ := strconv.ParseInt(reply[i].(string), 10, 64)
+			ids = append(ids, other)
+		}
+		rows, err := e.store.RelationsOf(ctx, list, userID, ids)
+		return rows, int(length), err
+	}
+}
+
+// buildRelationList writes the list's copy from MySQL, oldest first in
+// batches, under the list's lock; follow changes meanwhile are queued by
+// changeRelationListScript and settled once the copy is in place. When
+// another instance builds, it waits for that build instead.
+func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList, userID int64) error {
+	lock := e.keys.relationListLock(list, userID)
+	token := newToken()
+	got, err := e.redis.SetNX(ctx, lock, token, relationListLockTTL).Result()
+	if err != nil {
+		return errRedis{err}
+	}
+	if !got {
+		return e.waitForListUnlock(ctx, lock)
+	}
+	e.metrics.relationListBuilds.Inc()
+	release := func() { e.redis.Del(context.WithoutCancel(ctx), lock) }
+	tmp := e.keys.relationListTemp(list, userID)
+	if err := e.redis.Del(ctx, tmp).Err(); err != nil {
+		release()
+		return errRedis{err}
+	}
+	var after int64
+	for {
+		rows, err := e.store.RelationsAfter(ctx, list, userID, after, relationListBatch)
+		if err != nil {
+			release()
+			return err
+		}
+		if len(rows) > 0 {
+			members := make([]redis.Z, len(rows))
+			for i, r := range rows {
+				members[i] = redis.Z{Score: float64(r.ID), Member: r.UserID}
+			}
+			if err := e.redis.ZAdd(ctx, tmp, members...).Err(); err != nil {
+				release()
+				return errRedis{err}
+			}
+		}
+		if len(rows) < relationListBatch {
+			break
+		}
+		after = rows[len(rows)-1].ID
+		// The lock bounds a stalled build, not a long one: each batch
+		// renews it while it is still ours.
+		if err := renewLockScript.Run(ctx, e.redis, []string{lock}, token, relationListLockTTL.Milliseconds()).Err(); err != nil {
+			release()
+			return errRedis{err}
+		}
+	}
+	keys := []string{tmp, e.keys.relationList(list, userID), lock, e.keys.relationListPending(list, userID)}
+	pending, err := installRelationListScript.Run(ctx, e.redis, keys, token, e.cfg.JumpCacheTTL.Milliseconds()).StringSlice()
+	if err != nil {
+		release()
+		return errRedis{err}
+	}
+	// The copy no longer needs MySQL's offset index, which would cost each
+	// follow of a big list a statement for nothing.
+	if err := e.store.DropMarks(ctx, list, userID); err != nil {
+		e.log.WarnContext(ctx, "drop offset index of a cached list", "user", userID, "err", err)
+	}
+	for _, p := range pending {
+		other, _ := strconv.ParseInt(p, 10, 64)
+		if err := e.settleRelationList(ctx, list, userID, other); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitForListUnlock polls until a build's lock is gone.
+func (e *Engine) waitForListUnlock(ctx context.Context, lock string) error {
+	deadline := time.Now().Add(relationListLockTTL)
+	for time.Now().Before(deadline) {
+		n, err := e.redis.Exists(ctx, lock).Result()
+		if err != nil {
+			return errRedis{err}
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return errRebuildTimeout
+}
+
+// renewLockScript extends the lock KEYS[1] to ARGV[2] ms if it still
+// holds the token ARGV[1].
+var renewLockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
+
+// installRelationListScript swaps the built copy KEYS[1] in as KEYS[2] with
+// a TTL of ARGV[2] ms if the caller still holds the lock KEYS[3] (token
+// ARGV[1]), frees the lock and answers the members queued meanwhile in
+// KEYS[4], which it empties.
+var installRelationListScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return {}
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+else
+  redis.call('DEL', KEYS[2])
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+local pending = redis.call('LRANGE', KEYS[4], 0, -1)
+redis.call('DEL', KEYS[3], KEYS[4])
+return pending`)
+
+// An empty list has no key, so its copy is missing for good: a list of at
+// least JumpCacheFollowers entries is never empty, and a jump of a list
+// that emptied meanwhile builds it again, reading nothing.
+
+// relationListStateScript answers 1 when the copy KEYS[1] exists, 2 when
+// it is being built (its lock KEYS[2] is held), else 0.
+var relationListStateScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+return 0`)
+
+// changeRelationListScript puts member ARGV[1] at score ARGV[2] into the
+// copy KEYS[1], or takes it out when ARGV[2] is 0, if the copy exists; a
+// copy left under ARGV[3] members is dropped (MySQL serves the list
+// again). While a build runs (lock KEYS[2]), the member is queued in
+// KEYS[3] for the builder to settle. Answers like the state script.
+var changeRelationListScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[2] == '0' then
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then redis.call('DEL', KEYS[1]) end
+  else
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  end
+  return 1
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  return 2
+end
+return 0`)
+
+// relationListSettleRounds bounds the writes of one settleRelationList, as
+// followingSettleRounds does for the followee set.
+const relationListSettleRounds = 3
+
+// settleRelationList writes MySQL's place of other in userID's list (or
+// its absence) into the list's copy, then asks MySQL again and writes
+// again until the two agree, so that a writer that stalled and wrote late
+// is undone by its own check (see settleFollowing). It asks MySQL only
+// when a copy exists or is being built.
+func (e *Engine) settleRelationList(ctx context.Context, list store.RelationList, userID, other int64) error {
+	keys := []string{e.keys.relationList(list, userID), e.keys.relationListLock(list, userID), e.keys.relationListPending(list, userID)}
+	state, err := relationListStateScript.Run(ctx, e.redis, keys[:2]).Int()
+	if err != nil || state == 0 {
+		return err
+	}
+	seq, err := e.store.RelationID(ctx, list, userID, other)
+	if err != nil {
+		return err
+	}
+	for range relationListSettleRounds {
+		err := changeRelationListScript.Run(ctx, e.redis, keys, other, seq, e.cfg.JumpCacheFollowers, relationListLockTTL.Milliseconds()).Err()
+		if err != nil {
+			return err
+		}
+		now, err := e.store.RelationID(ctx, list, userID, other)
+		if err != nil || now == seq {
+			return err
+		}
+		seq = now
+	}
+	return nil
+}
+
+// syncRelationLists settles both lists a follow change touched: the
+// followee's followers and the follower's following.
+func (e *Engine) syncRelationLists(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := e.settleRelationList(ctx, store.FollowersList, ev.FolloweeID, ev.FollowerID); err != nil {
+		return err
+	}
+	return e.settleRelationList(ctx, store.FollowingList, ev.FollowerID, ev.FolloweeID)
+}
+
+// noteRelationLists is syncRelationLists after a follow change commits, so
+// that the instance that served it reads its own write at once. A failure
+// is only logged: the change's stream event settles the lists again.
+func (e *Engine) noteRelationLists(ctx context.Context, followerID, followeeID int64) {
+	err := e.syncRelationLists(ctx, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID})
+	if err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", followerID, "err", err)
+	}
+}
+
+// dropRelationList deletes the copy of a list that fell under the
+// threshold. A failure is only logged: the copy then expires.
+func (e *Engine) dropRelationList(ctx context.Context, list store.RelationList, userID int64) {
+	if err := e.redis.Del(ctx, e.keys.relationList(list, userID)).Err(); err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "drop a relation list's copy", "user", userID, "err", err)
+	}
+}

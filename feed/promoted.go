@@ -1,0 +1,85 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/store"
+)
+
+// SetPromoted puts a live post among the promoted home entries, or takes
+// it out (then it need not be live). The cached list is dropped after the
+// commit, so every instance reads the new one at its next home page.
+func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
+	if promoted {
+		if _, err := e.livePost(ctx, postID); err != nil {
+			return err
+		}
+	}
+	if err := e.store.SetPromoted(ctx, postID, promoted); err != nil {
+		return fmt.Errorf("set promoted %d: %w", postID, err)
+	}
+	if err := e.redis.Del(ctx, e.keys.promoted()).Err(); err != nil {
+		e.warnCache("drop the promoted posts' copy; it expires by itself", err)
+	}
+	return nil
+}
+
+// promotedPostIDs is the promoted posts from their Redis copy (members,
+// as read with err), or from MySQL on a miss (then kept for
+// PromotedCacheTTL).
+func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
+	if err == nil && len(members) > 0 {
+		ids := make([]int64, 0, len(members))
+		for _, m := range members {
+			if n, _ := strconv.ParseInt(m, 10, 64); n != 0 {
+				ids = append(ids, n)
+			}
+		}
+		return ids, nil
+	}
+	if err != nil {
+		e.warnCache("read the promoted posts' copy; reading MySQL", err)
+	}
+	ids, err := e.store.PromotedPostIDs(ctx, MaxPromotedPosts)
+	if err != nil {
+		return nil, fmt.Errorf("promoted posts: %w", err)
+	}
+	zs := []redis.Z{{Member: 0}}
+	for _, id := range ids {
+		zs = append(zs, redis.Z{Member: id})
+	}
+	_, werr := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, e.keys.promoted())
+		p.ZAdd(ctx, e.keys.promoted(), zs...)
+		p.Expire(ctx, e.keys.promoted(), PromotedCacheTTL)
+		return nil
+	})
+	if werr != nil {
+		e.warnCache("keep the promoted posts' copy", werr)
+	}
+	return ids, nil
+}
+
+// DismissHomeEntry hides a suggested user (isUser) or a promoted post from
+// the viewer for good: recorded in MySQL, and the viewer's cached inserts
+// are dropped so that the next page works them out again without it. If
+// Redis cannot drop them the dismissal is refused (it is idempotent: the
+// client retries), since the copy would show the entry again.
+func (e *Engine) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
+	kind := store.DismissPromoted
+	if isUser {
+		kind = store.DismissSuggested
+	}
+	if err := e.store.Dismiss(ctx, viewerID, kind, id); err != nil {
+		return fmt.Errorf("dismiss %d: %w", id, err)
+	}
+	if err := e.redis.Del(ctx, e.keys.homeCandidates(viewerID)).Err(); err != nil {
+		e.log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
+		return ErrUnavailable
+	}
+	return nil
+}

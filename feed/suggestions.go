@@ -1,0 +1,197 @@
+package feed
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// redisErr is err, but for redis.Nil (a missing key reads as empty).
+func redisErr(err error) error {
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
+
+// The kinds of inserted home entries, packed into the item id the way
+// seed 000 packs an entry's kind into its timeline member. Candidates are
+// ordered by the packed value: promoted posts first, then suggestions.
+const (
+	kindPromoted          = 1
+	kindSuggested         = 2
+	kindDismissedPromoted = 3 // in the viewer's set: a promoted post they dismissed
+	kindShift             = 53
+)
+
+func packKind(kind int, id int64) int64 { return int64(kind)<<kindShift | id }
+
+func unpackKind(m int64) (kind int, id int64) {
+	return int(m >> kindShift), m & (1<<kindShift - 1)
+}
+
+// insertion is an entry the home may insert: packed is its kind and id.
+type insertion struct {
+	packed     int64
+	followedBy int          // suggestions: the viewer's followees who follow the user
+	post       *models.Post // promoted posts: the post, as loaded to check it is live
+}
+
+// homeCandidates is what a viewer's home may insert now, in packed order:
+// the promoted posts still live and not dismissed, and the suggested
+// users not dismissed and not followed meanwhile.
+// Both Redis copies are read in one round trip.
+func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertion, error) {
+	var promotedCmd *redis.StringSliceCmd
+	var ownCmd *redis.ZSliceCmd
+	_, _ = e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		promotedCmd = p.ZRange(ctx, e.keys.promoted(), 0, -1)
+		ownCmd = p.ZRangeWithScores(ctx, e.keys.homeCandidates(viewerID), 0, -1)
+		return nil
+	})
+	promoted, err := e.promotedPostIDs(ctx, promotedCmd.Val(), redisErr(promotedCmd.Err()))
+	if err != nil {
+		return nil, err
+	}
+	own, err := e.viewerInserts(ctx, viewerID, promoted, ownCmd.Val(), redisErr(ownCmd.Err()))
+	if err != nil {
+		return nil, err
+	}
+	dismissed := map[int64]bool{}
+	var out []insertion
+	var users []int64
+	for _, c := range own {
+		switch kind, id := unpackKind(c.packed); kind {
+		case kindDismissedPromoted:
+			dismissed[id] = true
+		case kindSuggested:
+			out = append(out, c)
+			users = append(users, id)
+		}
+	}
+	if len(promoted) > 0 {
+		posts, err := e.Posts(ctx, promoted)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range posts {
+			if p != nil && !p.Deleted() && !dismissed[p.ID] {
+				out = append(out, insertion{packed: packKind(kindPromoted, p.ID), post: p})
+			}
+		}
+	}
+	if len(users) > 0 {
+		followed, err := e.FollowedBy(ctx, viewerID, users)
+		if err != nil {
+			return nil, err
+		}
+		out = slices.DeleteFunc(out, func(c insertion) bool {
+			kind, id := unpackKind(c.packed)
+			return kind == kindSuggested && followed[id]
+		})
+	}
+	slices.SortFunc(out, func(a, b insertion) int { return cmp.Compare(a.packed, b.packed) })
+	return out, nil
+}
+
+// viewerInserts is the viewer's suggestions and dismissed promoted posts
+// from their Redis copy (zs, as read with err), or worked out from MySQL
+// on a miss (then kept for HomeCandidatesTTL). Redis failing, MySQL
+// answers.
+func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
+	key := e.keys.homeCandidates(viewerID)
+	if err == nil && len(zs) > 0 {
+		out := make([]insertion, 0, len(zs))
+		for _, z := range zs {
+			m, _ := strconv.ParseInt(fmt.Sprint(z.Member), 10, 64)
+			if m != 0 {
+				out = append(out, insertion{packed: m, followedBy: int(z.Score)})
+			}
+		}
+		return out, nil
+	}
+	if err != nil {
+		e.warnCache("read the cached home inserts; reading MySQL", err)
+	}
+	out, err := e.workOutInserts(ctx, viewerID, promoted)
+	if err != nil {
+		return nil, err
+	}
+	members := []redis.Z{{Member: 0}}
+	for _, c := range out {
+		members = append(members, redis.Z{Member: c.packed, Score: float64(c.followedBy)})
+	}
+	_, werr := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, key)
+		p.ZAdd(ctx, key, members...)
+		p.Expire(ctx, key, e.cfg.HomeCandidatesTTL)
+		return nil
+	})
+	if werr != nil {
+		e.warnCache("keep the home inserts", werr)
+	}
+	return out, nil
+}
+
+// workOutInserts finds the accounts that at least SuggestMinFollowedBy of
+// the viewer's SuggestFollowees most recent followees follow (among their
+// SuggestPerFollowee most recent follows), that the viewer neither follows
+// nor dismissed, the most followed first (at most MaxSuggestions); and which
+// of the promoted posts the viewer dismissed. Bounded work, whatever the
+// sizes of the lists.
+func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
+	followees, err := e.store.RecentFolloweeIDs(ctx, viewerID, SuggestFollowees)
+	if err != nil {
+		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
+	}
+	theirs, err := e.store.RecentFolloweesOf(ctx, followees, SuggestPerFollowee)
+	if err != nil {
+		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
+	}
+	counts := map[int64]int{}
+	for _, id := range theirs {
+		if id != viewerID {
+			counts[id]++
+		}
+	}
+	var ids []int64
+	for id, n := range counts {
+		if n >= SuggestMinFollowedBy {
+			ids = append(ids, id)
+		}
+	}
+	followed, err := e.store.FollowedAmong(ctx, viewerID, ids)
+	if err != nil {
+		return nil, err
+	}
+	dismissed, err := e.store.DismissedAmong(ctx, viewerID, store.DismissSuggested, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []insertion
+	for _, id := range ids {
+		if !followed[id] && !dismissed[id] {
+			out = append(out, insertion{packed: packKind(kindSuggested, id), followedBy: counts[id]})
+		}
+	}
+	slices.SortFunc(out, func(a, b insertion) int {
+		return cmp.Or(cmp.Compare(b.followedBy, a.followedBy), cmp.Compare(a.packed, b.packed))
+	})
+	out = out[:min(len(out), MaxSuggestions)]
+	gone, err := e.store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
+	if err != nil {
+		return nil, err
+	}
+	for id := range gone {
+		out = append(out, insertion{packed: packKind(kindDismissedPromoted, id)})
+	}
+	return out, nil
+}

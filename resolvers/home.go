@@ -1,0 +1,81 @@
+package resolvers
+
+import (
+	"context"
+
+	"feedservice/dataloader"
+	"feedservice/feed"
+	"feedservice/models"
+)
+
+func (r *queryResolver) Home(ctx context.Context, first *int, after *string, last *int, before *string) (*models.HomeConnection, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, page, err := r.Engine.Home(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	if err == nil {
+		dataloader.For(ctx).PrimeHome(ctx, conn, page)
+	}
+	return conn, err
+}
+
+// UnreadCount is the feed's red dot: the inserted kinds never count.
+func (r *homeConnectionResolver) UnreadCount(ctx context.Context, _ *models.HomeConnection) (int, error) {
+	if _, err := feed.RequireViewer(ctx); err != nil {
+		return 0, err
+	}
+	return dataloader.For(ctx).UnreadCount.Get(ctx)
+}
+
+func (r *suggestedUserResolver) User(ctx context.Context, obj *models.SuggestedUser) (*models.User, error) {
+	return dataloader.For(ctx).Users.Load(ctx, obj.UserID)
+}
+
+func (r *promotedPostResolver) Post(ctx context.Context, obj *models.PromotedPost) (*models.Post, error) {
+	if obj.LoadedPost != nil {
+		return obj.LoadedPost, nil
+	}
+	return dataloader.For(ctx).Posts.Load(ctx, obj.PostID)
+}
+
+func (r *promotePostPayloadResolver) Post(ctx context.Context, obj *models.PromotePostPayload) (*models.Post, error) {
+	return dataloader.For(ctx).Posts.Load(ctx, obj.PostID)
+}
+
+func (r *mutationResolver) PromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error) {
+	return r.setPromoted(ctx, postID, true)
+}
+
+func (r *mutationResolver) UnpromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error) {
+	return r.setPromoted(ctx, postID, false)
+}
+
+func (r *mutationResolver) setPromoted(ctx context.Context, postID string, promoted bool) (*models.PromotePostPayload, error) {
+	if err := feed.RequireOperator(ctx); err != nil {
+		return nil, err
+	}
+	id, err := parseID(models.KindPost, postID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Engine.SetPromoted(ctx, id, promoted); err != nil {
+		return nil, err
+	}
+	return &models.PromotePostPayload{PostID: id, Promoted: promoted}, nil
+}
+
+func (r *mutationResolver) DismissHomeEntry(ctx context.Context, id string) (*models.DismissHomeEntryPayload, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kind, n, err := models.ParseNodeID(id)
+	if err != nil {
+		return nil, feed.BadInput("%q is not a valid id", id)
+	}
+	if err := r.Engine.DismissHomeEntry(ctx, viewer, kind == models.KindUser, n); err != nil {
+		return nil, err
+	}
+	return &models.DismissHomeEntryPayload{DismissedID: id}, nil
+}
