@@ -19,6 +19,15 @@ import (
 // Chromium against the server's GraphiQL page and React app.
 const browserTestDir = "../clients/browser-test"
 
+// The browser test's server puts an insertion (a promoted post or a
+// suggested user) in every second place of a home, and promotes one post
+// with its operator token before the tests start.
+const (
+	browserHomeInsertEvery = 2
+	browserOperatorToken   = "operator-secret-for-browser-tests"
+	browserPromotedBody    = "Promoted: the feed service's API is documented in its README."
+)
+
 // defaultChromium is where Debian's chromium package puts the browser.
 // CHROMIUM_PATH overrides it.
 const defaultChromium = "/usr/bin/chromium"
@@ -28,7 +37,9 @@ const defaultChromium = "/usr/bin/chromium"
 // with every other host blocked (a query from its example document, and a
 // subscription event over graphql-ws), and the React app at /app/ in two
 // browser contexts (sign-up, follow, the live red dot and "new posts" bar,
-// and a feed scrolled to its end with every entry once), and a page of
+// and a feed scrolled to its end with every entry once; a home's suggested
+// user followed with its button, a promoted post with its label, and one
+// entry dismissed), and a page of
 // another origin calling /query through CORS (and one of an unlisted origin
 // refused by the browser). It takes
 // screenshots of the app's feed and of a profile page: into docs/ (the
@@ -93,7 +104,18 @@ func TestBrowserClients(t *testing.T) {
 	corsPage, deniedPage := httptest.NewServer(blank), httptest.NewServer(blank)
 	t.Cleanup(corsPage.Close)
 	t.Cleanup(deniedPage.Close)
-	s := newTestServer(t, backendReal, func(c *config) { c.AllowedOrigins = corsPage.URL })
+	// Home entries of other kinds: an insertion in every second place, and
+	// an operator token, with which a post is promoted into every home
+	// (through the mutation and its header, as an operator would).
+	s := newTestServer(t, backendReal, func(c *config) {
+		c.AllowedOrigins = corsPage.URL
+		c.HomeInsertEvery = browserHomeInsertEvery
+		c.OperatorToken = browserOperatorToken
+	})
+	sponsor := s.signUp(t, "sponsor")
+	promoted := feedCreatePost(t, sponsor, browserPromotedBody).ID
+	operator := &client{s: s, Name: "operator", Header: http.Header{"X-Operator-Token": {browserOperatorToken}}}
+	operator.mustDo(t, `mutation($id: ID!) { promotePost(postId: $id) { promoted } }`, map[string]any{"id": promoted}, nil)
 
 	// The file's tests run in one process under one --test-timeout: four
 	// of them took 81 s on a loaded 2-core box, so the bound is 150 s,
@@ -105,6 +127,8 @@ func TestBrowserClients(t *testing.T) {
 		"CORS_ORIGIN="+corsPage.URL,
 		"CORS_DENIED_ORIGIN="+deniedPage.URL,
 		"CHROMIUM_PATH="+chromium,
+		"PROMOTED_POST_ID="+promoted,
+		"PROMOTED_POST_BODY="+browserPromotedBody,
 		"SCREENSHOT_DIR="+docs,
 		"NO_COLOR=1",
 	)

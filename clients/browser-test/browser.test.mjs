@@ -8,6 +8,9 @@
 // - the React app at /app/: two people sign up in two browser contexts, B
 //   follows A, A posts, and B's red dot, "new posts" bar and feed follow
 //   live; B then scrolls the whole feed, which holds every entry once;
+// - the app's home shows entries of other kinds: a suggested user whose
+//   Follow button follows, a promoted post with its "Promoted" label, and
+//   a suggestion dismissed for good;
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -469,6 +472,118 @@ test('the app: a followers list longer than a page has page numbers that jump', 
     await list.getByText('Fan 24', { exact: true }).waitFor();
     await list.getByText('Fan 5', { exact: true }).waitFor();
     await screenshot(page, 'followers-pages.png');
+
+    assert.deepEqual(c.blocked, [], 'the app asked for something from another host');
+    assert.deepEqual(c.errors, [], 'the app threw');
+    assert.deepEqual(c.cspViolations, [], 'the app broke its Content-Security-Policy');
+  } catch (err) {
+    await saveFailure([c]);
+    throw err;
+  } finally {
+    await c.context.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Home entries of other kinds
+
+// api/browser_test.go promotes one post before the tests start, and its
+// server puts an insertion in every second place of a home.
+const PROMOTED_POST_ID = process.env.PROMOTED_POST_ID || '';
+const PROMOTED_POST_BODY = process.env.PROMOTED_POST_BODY || '';
+
+/** The kinds of a viewer's home entries, top to bottom, from the API. */
+async function apiHomeKinds(token) {
+  const data = await api(`query {
+    home(first: 20) {
+      edges { node { __typename ... on SuggestedUser { user { id } } ... on PromotedPost { post { id } } } }
+    }
+  }`, {}, token);
+  return data.home.edges.map(({ node }) =>
+    node.__typename === 'SuggestedUser' ? `S:${node.user.id}`
+      : node.__typename === 'PromotedPost' ? `P:${node.post.id}` : 'F');
+}
+
+/** Polls the async pred until it holds. */
+async function waitForAsync(pred, what, detail = () => null, timeoutMs = TIMEOUT_MS) {
+  const until = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await detail())}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('the app: a home with a suggested user to follow, a promoted post, and a dismissal', async () => {
+  assert.ok(PROMOTED_POST_ID && PROMOTED_POST_BODY, 'PROMOTED_POST_ID and PROMOTED_POST_BODY are not set (api/browser_test.go promotes a post)');
+  const c = await newContext();
+  try {
+    // The viewer follows two accounts that both follow two others: those
+    // two are suggested (SuggestMinFollowedBy is 2). One of the followees
+    // has six posts, so that the home has slots for three insertions.
+    const viewer = await apiSignUp('homer', 'Home Viewer');
+    const x = await apiSignUp('knuth', 'Donald Knuth');
+    const y = await apiSignUp('dijkstra', 'Edsger Dijkstra');
+    const z = await apiSignUp('hamilton', 'Margaret Hamilton');
+    const w = await apiSignUp('liskov', 'Barbara Liskov');
+    for (const [who, whom] of [[viewer, x], [viewer, y], [x, z], [y, z], [x, w], [y, w]]) {
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: whom.id }, who.token);
+    }
+    for (let i = 0; i < 6; i++) await apiPost(x.token, `${bodies[i]} (knuth #${i + 1})`);
+    // Fan-out is asynchronous: wait until the viewer's home holds the six
+    // posts and the three insertions, one in every second place.
+    const want = ['F', 'I', 'F', 'I', 'F', 'I', 'F', 'F', 'F'];
+    const shape = (kinds) => kinds.map((k) => (k === 'F' ? 'F' : 'I'));
+    await waitForAsync(async () => JSON.stringify(shape(await apiHomeKinds(viewer.token))) === JSON.stringify(want),
+      'the viewer\'s home through the API', () => apiHomeKinds(viewer.token));
+    const inserted = (await apiHomeKinds(viewer.token)).filter((k) => k !== 'F').sort();
+    assert.deepEqual(inserted, [`P:${PROMOTED_POST_ID}`, `S:${z.id}`, `S:${w.id}`].sort());
+
+    // The app, signed in as the viewer (the token where the app keeps it).
+    const page = await c.context.newPage();
+    await page.goto(APP_URL);
+    await page.evaluate((t) => localStorage.setItem('feedservice.token', t), viewer.token);
+    await page.goto(APP_URL);
+    const home = page.getByRole('region', { name: 'Home feed' });
+    await home.locator('[data-testid="feed-entry"]').nth(5).waitFor();
+    const kinds = await home.locator(':scope > [data-testid]').evaluateAll((els) =>
+      els.map((el) => (el.dataset.testid === 'feed-entry' ? 'F' : 'I')));
+    assert.deepEqual(kinds, want, 'the app does not show the home\'s entries in their places');
+
+    // Each kind as it is drawn: the promoted post with its label, each
+    // suggestion with a Follow button.
+    const promoted = home.locator(`[data-testid="home-promoted"][data-post-id="${PROMOTED_POST_ID}"]`);
+    await promoted.getByTestId('promoted-label').filter({ hasText: /^Promoted$/ }).waitFor();
+    await promoted.getByText(PROMOTED_POST_BODY).waitFor();
+    const suggestion = (u) => home.locator(`[data-testid="home-suggestion"][data-user-id="${u.id}"]`);
+    for (const u of [z, w]) {
+      await suggestion(u).getByRole('button', { name: 'Follow', exact: true }).waitFor();
+      await suggestion(u).getByText('followed by 2 people you follow').waitFor();
+    }
+    // Opening the home marked the newest feed entry read (by its feed
+    // cursor): the red dot is zero.
+    await waitForAsync(async () => (await api('query { feed(first: 1) { unreadCount } }', {}, viewer.token)).feed.unreadCount === 0,
+      'markFeedRead from the home page');
+    await page.mouse.move(0, 0);
+    await screenshot(page, 'home-kinds.png');
+
+    // Following a suggestion: the viewer follows z, and the suggestion
+    // goes (the home is fetched afresh) or shows that it is followed.
+    await suggestion(z).getByRole('button', { name: 'Follow', exact: true }).click();
+    await waitForAsync(async () => (await suggestion(z).count()) === 0 ||
+      (await suggestion(z).getByRole('button', { name: 'Unfollow' }).count()) === 1, 'the followed suggestion to go or change');
+    const followsZ = await api('query($u: String!) { user(username: $u) { viewerIsFollowing } }', { u: 'hamilton' }, viewer.token);
+    assert.equal(followsZ.user.viewerIsFollowing, true, 'the Follow button of a suggestion did not follow');
+    assert.ok(!(await apiHomeKinds(viewer.token)).includes(`S:${z.id}`), 'a followed account is still suggested');
+
+    // Dismissing the other suggestion: it leaves at once, and stays away
+    // after a reload; the promoted post stays.
+    await suggestion(w).getByRole('button', { name: 'Dismiss the suggestion liskov' }).click();
+    await suggestion(w).waitFor({ state: 'detached' });
+    await page.reload();
+    await home.locator('[data-testid="feed-entry"]').nth(5).waitFor();
+    await promoted.getByTestId('promoted-label').waitFor();
+    assert.equal(await suggestion(w).count(), 0, 'a dismissed suggestion came back after a reload');
+    assert.ok(!(await apiHomeKinds(viewer.token)).includes(`S:${w.id}`), 'the server still suggests a dismissed account');
 
     assert.deepEqual(c.blocked, [], 'the app asked for something from another host');
     assert.deepEqual(c.errors, [], 'the app threw');

@@ -19,6 +19,11 @@ const CLOSE_FORBIDDEN = 4403; // a bad or expired token
 
 export function newCache(): InMemoryCache {
   return new InMemoryCache({
+    // The members of the home connection's union, so that the cache can
+    // match the fragments on each kind.
+    possibleTypes: {
+      HomeEntry: ['FeedItem', 'SuggestedUser', 'PromotedPost'],
+    },
     typePolicies: {
       Query: {
         fields: {
@@ -26,6 +31,8 @@ export function newCache(): InMemoryCache {
           // older entries, pages fetched with last/before prepend newer
           // ones.
           feed: relayStylePagination(),
+          // The same for the home connection, whose cursors are its own.
+          home: relayStylePagination(),
         },
       },
       User: {

@@ -117,17 +117,76 @@ export const VIEWER: TypedDocumentNode<{ viewer: UserSummary | null }, Record<st
 // ---------------------------------------------------------------------------
 // Home feed
 
-export const FEED: TypedDocumentNode<
-  { feed: Connection<FeedEdge> },
+// The home connection: the feed's entries with a promoted post or a
+// suggested user in every Nth place (the server's HOME_INSERT_EVERY).
+// Its cursors are home cursors; feedCursor is a feed item's feed cursor,
+// which markFeedRead takes.
+
+export interface FeedItem {
+  __typename: 'FeedItem';
+  addedAt: string;
+  post: Post;
+  reposters: UserSummary[];
+}
+
+export interface SuggestedUser {
+  __typename: 'SuggestedUser';
+  followedByCount: number;
+  user: UserSummary & { viewerIsFollowing: boolean };
+}
+
+export interface PromotedPost {
+  __typename: 'PromotedPost';
+  post: Post;
+}
+
+export type HomeEntry = FeedItem | SuggestedUser | PromotedPost;
+
+export interface HomeEdge {
+  cursor: string;
+  feedCursor: string | null;
+  node: HomeEntry;
+}
+
+export const HOME: TypedDocumentNode<
+  { home: Connection<HomeEdge> & { unreadCount: number } },
   { first?: number | null; after?: string | null; last?: number | null; before?: string | null }
 > = gql`
-  query Feed($first: Int, $after: String, $last: Int, $before: String) {
-    feed(first: $first, after: $after, last: $last, before: $before) {
-      edges { ...FeedEdgeFields }
+  query Home($first: Int, $after: String, $last: Int, $before: String) {
+    home(first: $first, after: $after, last: $last, before: $before) {
+      edges {
+        cursor
+        feedCursor
+        node {
+          __typename
+          ... on FeedItem {
+            addedAt
+            post { ...PostFields }
+            reposters { ...UserSummary }
+          }
+          ... on SuggestedUser {
+            followedByCount
+            user { ...UserSummary viewerIsFollowing }
+          }
+          ... on PromotedPost {
+            post { ...PostFields }
+          }
+        }
+      }
       pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      unreadCount
     }
   }
-  ${FEED_EDGE}
+  ${POST_FIELDS}
+`;
+
+export const DISMISS_HOME_ENTRY: TypedDocumentNode<
+  { dismissHomeEntry: { dismissedId: string } },
+  { id: string }
+> = gql`
+  mutation DismissHomeEntry($id: ID!) {
+    dismissHomeEntry(id: $id) { dismissedId }
+  }
 `;
 
 export const MARK_FEED_READ: TypedDocumentNode<

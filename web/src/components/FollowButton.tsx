@@ -8,7 +8,7 @@ import { ErrorNote } from './ErrorNote';
 /**
  * Follow or unfollow user. The payload carries both users with their new
  * counts, which the cache writes over the old ones; the lists and the home
- * feed that the change affects are dropped, to be fetched afresh.
+ * feed (and its suggestions) that the change affects are dropped, to be fetched afresh.
  */
 export function FollowButton({ user }: { user: Pick<Profile, 'id' | 'username' | 'viewerIsFollowing'> }) {
   const viewer = useViewer();
@@ -16,6 +16,7 @@ export function FollowButton({ user }: { user: Pick<Profile, 'id' | 'username' |
     variables: { userId: user.id },
     update(cache: ApolloCache) {
       cache.evict({ fieldName: 'feed' });
+      cache.evict({ fieldName: 'home' });
       cache.evict({ id: cache.identify({ __typename: 'User', id: user.id }), fieldName: 'followers' });
       if (viewer) cache.evict({ id: cache.identify({ __typename: 'User', id: viewer.id }), fieldName: 'following' });
       cache.gc();

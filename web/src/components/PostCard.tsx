@@ -13,13 +13,15 @@ interface Props {
   context?: ReactNode;
   /** When the post reached this list, if that is not when it was written. */
   at?: string;
+  /** False for a promoted post: its label stands where the time would. */
+  showTime?: boolean;
 }
 
 /**
  * One post. A plain repost (an empty body) is shown as the post it
  * reposts, with "reposted by" above it.
  */
-export function PostCard({ post, context, at }: Props) {
+export function PostCard({ post, context, at, showTime = true }: Props) {
   const viewer = useViewer();
   const shown = post.repostOf && post.body === '' ? post.repostOf : post;
   const repostedBy = shown !== post ? post.author : null;
@@ -43,7 +45,8 @@ export function PostCard({ post, context, at }: Props) {
         </p>
       )}
       <header>
-        <UserLink user={shown.author} full /> · <Time iso={at ?? shown.createdAt} />
+        <UserLink user={shown.author} full />
+        {showTime && <> · <Time iso={at ?? shown.createdAt} /></>}
       </header>
       {shown.body ? <p className="post-body">{shown.body}</p> : <p className="muted">(this post was deleted)</p>}
       <footer className="post-actions">

@@ -6,20 +6,29 @@ import { ErrorNote } from '../components/ErrorNote';
 import { LoadMore } from '../components/LoadMore';
 import { PostCard } from '../components/PostCard';
 import { UserLink } from '../components/UserLink';
-import { FEED, MARK_FEED_READ, type FeedEdge } from '../graphql';
+import { FollowButton } from '../components/FollowButton';
+import {
+  DISMISS_HOME_ENTRY, HOME, MARK_FEED_READ,
+  type FeedItem, type HomeEdge, type PromotedPost, type SuggestedUser,
+} from '../graphql';
 import { useLiveFeed } from '../live';
 
 const PAGE_SIZE = 10;
-const MAX_PAGE_SIZE = 100; // the API's MaxPageSize
+// The "N new posts" bar pages in newer entries this many at a time: a home
+// page of the API's MaxPageSize (100) costs more than the server's query
+// complexity limit (10,000) allows, as each entry may be of three kinds.
+const NEWER_PAGE_SIZE = 50;
 
 /**
- * The home feed, newest first. Scrolling down pages in older entries
- * (first/after); the "N new posts" bar pages in the entries that arrived
- * since (last/before). relayStylePagination (apollo.ts) merges both into
- * one list in the cache. The newest entry shown is marked read.
+ * The home feed, newest first: the server's home connection, the feed's
+ * entries with a promoted post or a suggested user in every Nth place.
+ * Scrolling down pages in older entries (first/after); the "N new posts"
+ * bar pages in the entries that arrived since (last/before).
+ * relayStylePagination (apollo.ts) merges both into one list in the cache.
+ * The newest feed entry shown is marked read (by its feed cursor).
  */
 export function Home() {
-  const { data, error, loading, fetchMore, refetch } = useQuery(FEED, {
+  const { data, error, loading, fetchMore, refetch } = useQuery(HOME, {
     variables: { first: PAGE_SIZE },
   });
   const [markFeedRead, marking] = useMutation(MARK_FEED_READ);
@@ -28,22 +37,25 @@ export function Home() {
   const [olderError, setOlderError] = useState<unknown>(null);
   const [newerError, setNewerError] = useState<unknown>(null);
 
-  const edges = data?.feed.edges ?? [];
-  const pageInfo = data?.feed.pageInfo;
+  const edges = data?.home.edges ?? [];
+  const pageInfo = data?.home.pageInfo;
   const newest = edges[0]?.cursor ?? null;
+  const items = edges.flatMap((e) => (e.node.__typename === 'FeedItem' ? [e.node] : []));
+  const newestRead = edges.find((e) => e.node.__typename === 'FeedItem')?.feedCursor ?? null;
 
   // What is at the top of the feed has been seen: move the read marker
-  // there (the red dot goes down with it, pushed by the server).
+  // to the newest feed entry (the red dot goes down with it, pushed by the
+  // server). Promoted posts and suggestions never count in the dot.
   useEffect(() => {
-    if (newest) markFeedRead({ variables: { upTo: newest } }).catch(() => {});
-  }, [newest, markFeedRead]);
+    if (newestRead) markFeedRead({ variables: { upTo: newestRead } }).catch(() => {});
+  }, [newestRead, markFeedRead]);
 
   // The bar counts the entries that arrived above the top of the feed shown.
   // An entry can also arrive further down: following someone brings their
   // recent posts in at the times they were written. Those are reached by
   // scrolling, and the bar leaves them out.
-  const shown = new Set(edges.map((e) => e.node.post.id));
-  const top = edges[0] ? Date.parse(edges[0].node.addedAt) : -Infinity;
+  const shown = new Set(items.map((item) => item.post.id));
+  const top = items[0] ? Date.parse(items[0].addedAt) : -Infinity;
   const fresh = data
     ? live.arrived.filter((e) => !shown.has(e.node.post.id) && Date.parse(e.node.addedAt) >= top)
     : [];
@@ -62,7 +74,7 @@ export function Home() {
   }, [pageInfo, paging, fetchMore]);
 
   const newerThan = (before: string) =>
-    fetchMore({ variables: { first: null, after: null, last: MAX_PAGE_SIZE, before } });
+    fetchMore({ variables: { first: null, after: null, last: NEWER_PAGE_SIZE, before } });
 
   async function showNew() {
     setPaging('newer');
@@ -77,7 +89,7 @@ export function Home() {
         let before: string | null = newest;
         while (before) {
           const page = await newerThan(before);
-          const info = page.data?.feed.pageInfo;
+          const info = page.data?.home.pageInfo;
           before = info?.hasPreviousPage ? info.startCursor : null;
         }
       }
@@ -116,7 +128,7 @@ export function Home() {
       )}
       <section aria-label="Home feed" className="feed">
         {edges.map((edge) => (
-          <FeedEntry key={edge.cursor} edge={edge} />
+          <HomeEntry key={edge.cursor} edge={edge} />
         ))}
       </section>
       {data && edges.length > 0 && (
@@ -132,9 +144,23 @@ export function Home() {
   );
 }
 
+/** One entry of the home connection, drawn by its kind. */
+function HomeEntry({ edge }: { edge: HomeEdge }) {
+  switch (edge.node.__typename) {
+    case 'FeedItem':
+      return <FeedEntry item={edge.node} />;
+    case 'SuggestedUser':
+      return <Suggestion entry={edge.node} />;
+    case 'PromotedPost':
+      return <Promoted entry={edge.node} />;
+    default:
+      return null; // a kind this app does not know yet
+  }
+}
+
 /** A feed entry: an original post, once, with who of the people you follow reposted it. */
-function FeedEntry({ edge }: { edge: FeedEdge }) {
-  const { post, reposters, addedAt } = edge.node;
+function FeedEntry({ item }: { item: FeedItem }) {
+  const { post, reposters, addedAt } = item;
   const context = reposters.length > 0 ? (
     <>
       ↻ reposted by{' '}
@@ -150,5 +176,75 @@ function FeedEntry({ edge }: { edge: FeedEdge }) {
     <div data-testid="feed-entry" data-post-id={post.id}>
       <PostCard post={post} context={context} at={reposters.length > 0 ? addedAt : undefined} />
     </div>
+  );
+}
+
+/** A suggested account, with a Follow button and a Dismiss control. */
+function Suggestion({ entry }: { entry: SuggestedUser }) {
+  const { user, followedByCount } = entry;
+  return (
+    <div className="card suggestion" data-testid="home-suggestion" data-user-id={user.id}>
+      <p className="post-context muted">
+        Suggested for you: followed by {followedByCount} {followedByCount === 1 ? 'person' : 'people'} you follow
+      </p>
+      <div className="suggestion-row">
+        <UserLink user={user} full />
+        <FollowButton user={user} />
+        <DismissButton id={user.id} what={`the suggestion ${user.username}`} />
+      </div>
+    </div>
+  );
+}
+
+/** A post an operator promoted, labelled as such, with a Dismiss control. */
+function Promoted({ entry }: { entry: PromotedPost }) {
+  const label = <span className="promoted-label" data-testid="promoted-label">Promoted</span>;
+  return (
+    <div className="promoted" data-testid="home-promoted" data-post-id={entry.post.id}>
+      <PostCard post={entry.post} context={label} showTime={false} />
+      <DismissButton id={entry.post.id} what="this promoted post" />
+    </div>
+  );
+}
+
+/**
+ * Hides a suggestion or a promoted post for good (dismissHomeEntry takes
+ * the User or Post id). The entry leaves the cached home list at once.
+ */
+function DismissButton({ id, what }: { id: string; what: string }) {
+  const [dismiss, dismissing] = useMutation(DISMISS_HOME_ENTRY, {
+    variables: { id },
+    update(cache, { data }) {
+      const gone = data?.dismissHomeEntry.dismissedId;
+      if (!gone) return;
+      cache.modify({
+        fields: {
+          home(existing, { readField }) {
+            const list = existing as { edges?: { node: object }[] };
+            if (!list.edges) return existing;
+            const entryId = (node: object) => {
+              const kind = readField<string>('__typename', node as never);
+              const ref = readField<object>(kind === 'SuggestedUser' ? 'user' : 'post', node as never);
+              return kind === 'FeedItem' || !ref ? null : readField<string>('id', ref as never);
+            };
+            return { ...list, edges: list.edges.filter((e) => entryId(e.node) !== gone) };
+          },
+        },
+      });
+    },
+  });
+  return (
+    <span className="dismiss">
+      <button
+        type="button"
+        className="link"
+        aria-label={`Dismiss ${what}`}
+        disabled={dismissing.loading}
+        onClick={() => dismiss().catch(() => {})}
+      >
+        Dismiss
+      </button>
+      <ErrorNote error={dismissing.error} />
+    </span>
   );
 }
