@@ -69,10 +69,10 @@ const (
 
 // readerStateScript is what a read learns of the reader's own keys in one
 // round trip: {inbox exists (0 or 1), followee set state, its members
-// joined by commas when read whole, the set's version or ”}. KEYS[1]
+// joined by commas when read whole, the set's version or ""}. KEYS[1]
 // inbox, KEYS[2] followee set, KEYS[3] its version; ARGV[1] is
 // FollowingReadMax, ARGV[2] the version of this instance's copy of the set
-// (” for none): when it is the set's, the members are not sent. One
+// ("" for none): when it is the set's, the members are not sent. One
 // string, not a reply per member, so that a few hundred ids cost one
 // allocation to read.
 var readerStateScript = redis.NewScript(`
