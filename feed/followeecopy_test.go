@@ -135,3 +135,27 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	read(two, "the other instance after the rebuild", true, a, b)
 	read(one, "after the rebuild, again", false, a, b)
 }
+
+// With the local tiers off (LocalCacheMaxEntries negative) an instance
+// keeps no copy: every read has the set's members sent, and goes by them.
+func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.Mode, c.LocalCacheMaxEntries = ModePush, -1 })
+	reader, alice := te.user("reader"), te.user("alice")
+	te.follow(reader, alice)
+	te.settle()
+	for i := range 3 {
+		sent := lcCount(te.metrics.followingSent)
+		r, _, err := te.loadReader(context.Background(), reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.followees, []int64{alice}) {
+			t.Errorf("read %d went by followees %v, want [%d]", i, r.followees, alice)
+		}
+		if lcCount(te.metrics.followingSent) != sent+1 || lcCount(te.metrics.followingUnchanged) != 0 {
+			t.Errorf("read %d: the set was not sent whole", i)
+		}
+	}
+}
