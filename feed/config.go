@@ -97,7 +97,7 @@ type Config struct {
 	// UserCacheTTL is how long the Redis copies of a user's info and counts
 	// live after they were written; a read does not extend them.
 	UserCacheTTL time.Duration
-	// LocalCacheMaxEntries bounds each local tier (users, posts) of this
+	// LocalCacheMaxEntries bounds each local tier (users, posts, followee-set copies) of this
 	// process in entries; 0 means the default, negative turns the local
 	// tiers off (the server maps LOCAL_CACHE_MAX_ENTRIES=0 to it).
 	LocalCacheMaxEntries int

@@ -34,39 +34,56 @@ import (
 // followingMarker is the member that makes an empty set exist.
 const followingMarker = "~"
 
-// The state of a reader's followee set, as readerStateScript tells it.
-const (
-	followingMissing = 0
-	followingWhole   = 1 // read whole: the ids came back
-	followingLarge   = 2 // more members than FollowingReadMax: ask per page
-)
-
 // changeFollowingScript adds ("add") or removes ARGV[2] in the followee
-// set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. Answers
-// like an inbox change: inboxMissing, inboxDone or inboxRebuilding.
+// set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. When the
+// set changes, its version KEYS[3] becomes ARGV[3], with the set's TTL.
+// Answers like an inbox change: inboxMissing, inboxDone or inboxRebuilding.
 var changeFollowingScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
+local n
 if ARGV[1] == 'add' then
-  redis.call('SADD', KEYS[1], ARGV[2])
+  n = redis.call('SADD', KEYS[1], ARGV[2])
 else
-  redis.call('SREM', KEYS[1], ARGV[2])
+  n = redis.call('SREM', KEYS[1], ARGV[2])
+end
+if n == 1 then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('SET', KEYS[3], ARGV[3], 'PX', ttl)
+  else
+    redis.call('SET', KEYS[3], ARGV[3])
+  end
 end
 return 1`)
 
+// The state of a reader's followee set, as readerStateScript tells it.
+const (
+	followingMissing   = 0
+	followingWhole     = 1 // read whole: the ids came back
+	followingLarge     = 2 // more members than FollowingReadMax: ask per page
+	followingUnchanged = 3 // the caller's copy is at the set's version: no ids sent
+)
+
 // readerStateScript is what a read learns of the reader's own keys in one
 // round trip: {inbox exists (0 or 1), followee set state, its members
-// joined by commas when read whole}. KEYS[1] inbox, KEYS[2] followee set;
-// ARGV[1] is FollowingReadMax. One string, not a reply per member, so that
-// a few hundred ids cost one allocation to read.
+// joined by commas when read whole, the set's version or ""}. KEYS[1]
+// inbox, KEYS[2] followee set, KEYS[3] its version; ARGV[1] is
+// FollowingReadMax, ARGV[2] the version of this instance's copy of the set
+// ("" for none): when it is the set's, the members are not sent. One
+// string, not a reply per member, so that a few hundred ids cost one
+// allocation to read.
 var readerStateScript = redis.NewScript(`
 local inbox = redis.call('EXISTS', KEYS[1])
 local n = redis.call('SCARD', KEYS[2])
-if n == 0 then return {inbox, 0, ''} end
-if n - 1 > tonumber(ARGV[1]) then return {inbox, 2, ''} end
-return {inbox, 1, table.concat(redis.call('SMEMBERS', KEYS[2]), ',')}`)
+if n == 0 then return {inbox, 0, '', ''} end
+if n - 1 > tonumber(ARGV[1]) then return {inbox, 2, '', ''} end
+local v = redis.call('GET', KEYS[3])
+if not v then v = '' end
+if v ~= '' and v == ARGV[2] then return {inbox, 3, '', v} end
+return {inbox, 1, table.concat(redis.call('SMEMBERS', KEYS[2]), ','), v}`)
 
 // followingAmongScript answers SMISMEMBER of ARGV over the followee set
 // KEYS[1], or nil when the set is missing.
@@ -77,7 +94,8 @@ return redis.call('SMISMEMBER', KEYS[1], unpack(ARGV))`)
 // installFollowingScript swaps the followee set written to KEYS[1] in as
 // KEYS[2], if the caller still holds the rebuild lock KEYS[3] (token
 // ARGV[1]) and no set came meanwhile; it takes the inbox's (KEYS[4]) TTL,
-// else ARGV[2] ms, and frees the lock.
+// else ARGV[2] ms, and frees the lock. The set's version KEYS[5] becomes
+// ARGV[3], with the same TTL.
 var installFollowingScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -92,6 +110,7 @@ redis.call('RENAME', KEYS[1], KEYS[2])
 local ttl = redis.call('PTTL', KEYS[4])
 if ttl <= 0 then ttl = ARGV[2] end
 redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('SET', KEYS[5], ARGV[3], 'PX', ttl)
 return 1`)
 
 // followingMembers are the members of a followee set of ids.
@@ -133,9 +152,10 @@ func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, fol
 	if follows {
 		op = "add"
 	}
-	keys := []string{e.keys.following(follower), e.keys.rebuildLock(follower)}
+	keys := []string{e.keys.following(follower), e.keys.rebuildLock(follower), e.keys.followingVersion(follower)}
+	version := newToken()
 	for {
-		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee).Int()
+		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee, version).Int()
 		if err != nil || n != inboxRebuilding {
 			return err
 		}
@@ -251,8 +271,8 @@ func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, e
 		e.redis.Del(context.WithoutCancel(ctx), lock)
 		return ids, nil // the read has its answer; the set waits for the next one
 	}
-	keys := []string{tmp, e.keys.following(reader), lock, e.keys.inbox(reader)}
-	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds()).Err(); err != nil {
+	keys := []string{tmp, e.keys.following(reader), lock, e.keys.inbox(reader), e.keys.followingVersion(reader)}
+	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
 		e.redis.Del(context.WithoutCancel(ctx), lock)
 	}
 	return ids, nil

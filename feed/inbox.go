@@ -173,13 +173,14 @@ return 1`)
 
 // readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
 // to ARGV[3] entries beyond ARGV[2] ("older" or "newer" per ARGV[1]), and
-// refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3]) with it;
-// nil when there is no inbox.
+// refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3]) and its
+// version's (KEYS[4]) with it; nil when there is no inbox.
 var readInboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local fl = '0'
 if #m > 0 then fl = string.sub(m[1], 2) end
@@ -202,7 +203,8 @@ return {fl, items, srcs}`)
 // swapInboxScript replaces the inbox, and the followee set beside it, with
 // rebuilt ones, if the rebuild still holds the lock (token ARGV[1]); KEYS:
 // temp inbox, temp sources, inbox, sources, lock, temp followee set,
-// followee set. ARGV[2] is the TTL in ms.
+// followee set, its version. ARGV[2] is the TTL in ms, ARGV[3] the set's
+// new version.
 var swapInboxScript = redis.NewScript(`
 if redis.call('GET', KEYS[5]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[6])
@@ -212,6 +214,7 @@ redis.call('RENAME', KEYS[1], KEYS[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 redis.call('RENAME', KEYS[6], KEYS[7])
 redis.call('PEXPIRE', KEYS[7], ARGV[2])
+redis.call('SET', KEYS[8], ARGV[3], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('RENAME', KEYS[2], KEYS[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
@@ -264,7 +267,7 @@ func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int)
 	if older {
 		dir = "older"
 	}
-	return []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID)},
+	return []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID), e.keys.followingVersion(userID)},
 		[]any{dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()}
 }
 

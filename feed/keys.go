@@ -42,6 +42,12 @@ func (k keys) inboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" +
 // their stream events. Missing: MySQL answers.
 func (k keys) following(id int64) string { return k.prefix + "following:" + k.user(id) }
 
+// followingVersion is a token that every write of user id's followee set
+// replaces (a random one from the writer, in the same script), with the
+// set's TTL. A reader that keeps a copy of the set uses it only while the
+// token it read the copy with is the one there: see followeeCopies.
+func (k keys) followingVersion(id int64) string { return k.prefix + "following:" + k.user(id) + ":v" }
+
 // followingTemp is where a rebuild writes the followee set.
 func (k keys) followingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
 

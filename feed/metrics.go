@@ -50,6 +50,12 @@ type metrics struct {
 	// followingFallback counts questions about a reader's followees that
 	// MySQL answered (the followee set missing, or Redis failing).
 	followingFallback prometheus.Counter
+	// followingReads counts warm reads of a reader's followee set by
+	// result: "sent" (its members crossed the wire) or "unchanged" (this
+	// instance's copy was at the set's version); followingSent and
+	// followingUnchanged are its two series.
+	followingReads                    *prometheus.CounterVec
+	followingSent, followingUnchanged prometheus.Counter
 	// relationListBuilds counts builds of a relation list's copy for page
 	// jumps (jumps.go).
 	relationListBuilds prometheus.Counter
@@ -123,6 +129,9 @@ func newMetrics() *metrics {
 		followingFallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
 		}),
+		followingReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_following_reads_total", Help: "Reads of a reader's followee set that found it whole in Redis, by result: sent (its members came back) or unchanged (this instance's copy was at its version, so only the version came back).",
+		}, []string{"result"}),
 		relationListBuilds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_relation_list_builds_total", Help: "Builds of a followers or following list's copy in Redis for page jumps.",
 		}),
@@ -133,7 +142,7 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
 		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
-		m.cacheLookups, m.cacheFillSeconds, m.followingFallback, m.relationListBuilds, m.repostListMisses)
+		m.cacheLookups, m.cacheFillSeconds, m.followingFallback, m.followingReads, m.relationListBuilds, m.repostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{kindPost, kindUser} {
@@ -144,6 +153,7 @@ func newMetrics() *metrics {
 		}
 		m.cacheLookups.WithLabelValues(tierRedis, kind, "error")
 	}
+	m.followingSent, m.followingUnchanged = m.followingReads.WithLabelValues("sent"), m.followingReads.WithLabelValues("unchanged")
 	return m
 }
 

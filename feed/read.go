@@ -54,15 +54,19 @@ type reader struct {
 // loadReader makes sure the reader has an inbox and finds the celebrities
 // they follow. A warm read learns all of it in one round trip: the state
 // of the reader's own keys (the inbox's existence and, unless it is large,
-// the whole followee set) in one script on their slot, pipelined with the
+// the whole followee set, or only its version when this instance's copy of
+// the set is at it) in one script on their slot, pipelined with the
 // celebrity set and the reader's own Redis copy (on the same slot), whose
 // read marker the unread count needs; self is nil when that copy is
 // missing.
 func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models.User, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
-	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer)}
-	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax)
+	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer), e.keys.followingVersion(viewer)}
+	// The copy is taken once: only the version sent with it may be
+	// confirmed, whatever another read stores meanwhile.
+	held := e.local.followeeCopy(viewer)
+	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax, held.version)
 	var members *redis.StringSliceCmd
 	if e.cfg.Mode == ModeHybrid {
 		members = pipe.SMembers(ctx, e.keys.celebrities())
@@ -74,7 +78,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 		self = nil // missing or unreadable: the unread count reads it apart
 	}
 	if redis.HasErrorPrefix(state.Err(), "NOSCRIPT") {
-		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax) // Redis restarted
+		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version) // Redis restarted
 	}
 	if members != nil && members.Err() != nil {
 		return nil, nil, errRedis{members.Err()}
@@ -93,7 +97,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 		if celebs, err = e.celebrityIDs(ctx); err != nil {
 			return nil, nil, errRedis{err}
 		}
-		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax)); err != nil {
+		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version)); err != nil {
 			return nil, nil, errRedis{err}
 		}
 	} else if members != nil {
@@ -102,8 +106,13 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 		}
 	}
 	switch set.state {
+	case followingUnchanged:
+		e.metrics.followingUnchanged.Inc()
+		r.followees, r.loaded = held.ids, true
 	case followingWhole:
+		e.metrics.followingSent.Inc()
 		r.followees, r.loaded = set.ids, true
+		e.local.keepFolloweeCopy(viewer, followeeCopy{version: set.version, ids: set.ids})
 	case followingMissing:
 		if r.followees, err = e.restoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
@@ -127,8 +136,9 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 
 // followingState is what readerStateScript said of the followee set.
 type followingState struct {
-	state int
-	ids   []int64 // sorted; when read whole
+	state   int
+	ids     []int64 // sorted; when read whole
+	version string  // the set's version, when read whole or unchanged; "" for none
 }
 
 // readerState decodes readerStateScript's answer: whether the inbox exists,
@@ -138,13 +148,14 @@ func readerState(cmd *redis.Cmd) (bool, followingState, error) {
 	if err != nil {
 		return false, followingState{}, err
 	}
-	if len(vals) != 3 {
+	if len(vals) != 4 {
 		return false, followingState{}, fmt.Errorf("reader state: %v", vals)
 	}
 	inbox, _ := vals[0].(int64)
 	state, _ := vals[1].(int64)
 	joined, _ := vals[2].(string)
-	set := followingState{state: int(state)}
+	version, _ := vals[3].(string)
+	set := followingState{state: int(state), version: version}
 	if set.state == followingWhole {
 		set.ids = parseFollowing(joined)
 	}

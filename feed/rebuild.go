@@ -77,7 +77,7 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 	// follow committed after that read finds no set and the lock, waits for
 	// the swap and lands on the set swapped in, where it would otherwise
 	// land on the old set and be lost by the swap.
-	if err := e.redis.Del(ctx, e.keys.following(reader)).Err(); err != nil {
+	if err := e.redis.Del(ctx, e.keys.following(reader), e.keys.followingVersion(reader)).Err(); err != nil {
 		return err
 	}
 	mysql := e.laggingSince(ctx, locked, reader)
@@ -113,8 +113,8 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 		return err
 	}
 	keys := []string{tmp, tmpSrc, e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader),
-		tmpFollowing, e.keys.following(reader)}
-	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds()).Err(); err != nil {
+		tmpFollowing, e.keys.following(reader), e.keys.followingVersion(reader)}
+	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
 		return err
 	}
 	e.metrics.rebuilds.Inc()
