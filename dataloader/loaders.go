@@ -74,10 +74,35 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 type Cached[V any] struct {
 	*dataloadgen.Loader[int64, *V]
 	cached func(ids []int64) map[int64]*V
+
+	mu     sync.Mutex
+	primed map[int64]*V // what Prime stored: Load answers it with one map read
 }
 
-// Load returns the value of id.
+// Prime stores v as the value of id unless the loader has one already,
+// and says whether it stored it.
+func (c *Cached[V]) Prime(id int64, v *V) bool {
+	if !c.Loader.Prime(id, v) {
+		return false
+	}
+	c.mu.Lock()
+	if c.primed == nil {
+		c.primed = make(map[int64]*V)
+	}
+	c.primed[id] = v
+	c.mu.Unlock()
+	return true
+}
+
+// Load returns the value of id: a primed one at once, without the slice,
+// map and tier lookup of a key the operation has not seen yet.
 func (c *Cached[V]) Load(ctx context.Context, id int64) (*V, error) {
+	c.mu.Lock()
+	v, ok := c.primed[id]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
 	if v, ok := c.cached([]int64{id})[id]; ok && c.Prime(id, v) {
 		return v, nil
 	}
