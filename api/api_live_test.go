@@ -1077,3 +1077,44 @@ func TestLiveInitTimeout(t *testing.T) {
 	id := prompt.subscribe("subscription { unreadCount }")
 	prompt.expectCount(id, 0, 2*time.Second, "count after the init timeout passed")
 }
+
+// feedItemAdded loads an entry's post and its reposters for each event (the
+// API sets them on the item, as the feed's resolver does for a page): a
+// followee's repost of a stranger's post arrives with that post, its
+// author and the followee as its reposter.
+func TestLiveFeedItemAddedListsReposters(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, backendReal)
+	reader := s.signUp(t, "reader")
+	followee := s.signUp(t, "followee")
+	stranger := s.signUp(t, "stranger")
+	liveFollow(t, reader, followee)
+	p := livePost(t, stranger, "reposted")
+
+	c := liveConnect(t, s, liveTransportWS, reader.Token)
+	id := c.subscribe(`subscription { feedItemAdded { cursor node { post { id author { id } } reposters { id } } } }`)
+	liveWaitListening(t, s, reader, 3*time.Second)
+	followee.mustDo(t, `mutation($id: ID!) { repost(postId: $id) { post { id } } }`, map[string]any{"id": p}, nil)
+	res, end, err := c.event(id, 3*time.Second)
+	if err != nil || end != nil || len(res.Errors) > 0 {
+		t.Fatalf("feedItemAdded: %v, %v, %+v", err, end, res.Errors)
+	}
+	var data struct {
+		FeedItemAdded struct {
+			Node struct {
+				Post struct {
+					ID     string
+					Author struct{ ID string }
+				}
+				Reposters []struct{ ID string }
+			}
+		}
+	}
+	if err := json.Unmarshal(res.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	n := data.FeedItemAdded.Node
+	if n.Post.ID != p || n.Post.Author.ID != stranger.ID || len(n.Reposters) != 1 || n.Reposters[0].ID != followee.ID {
+		t.Fatalf("feedItemAdded sent %s, want post %s by %s reposted by %s", res.Data, p, stranger.ID, followee.ID)
+	}
+}

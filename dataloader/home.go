@@ -7,10 +7,13 @@ import (
 	"feedservice/models"
 )
 
-// PrimeHome primes the loaders, as PrimeFeed does, with what a home page
-// shows: the feed page it was read from, the promoted posts (and their
-// authors) and the suggested users, in the same calls.
-func (l *Loaders) PrimeHome(ctx context.Context, conn *models.HomeConnection, page *models.FeedConnection) {
+// PrimeHome loads and primes, as PrimeFeed does, what a home page shows:
+// the feed page it was read from, the promoted posts (and their authors)
+// and the suggested users, in the same calls.
+func (l *Loaders) PrimeHome(ctx context.Context, conn *models.HomeConnection, page *models.FeedConnection) error {
+	if err := FillPosts(ctx, l.engine, page.Edges); err != nil {
+		return err
+	}
 	all := &models.FeedConnection{Edges: slices.Clone(page.Edges)}
 	users := &models.FeedItem{}
 	for _, edge := range conn.Edges {
@@ -24,5 +27,5 @@ func (l *Loaders) PrimeHome(ctx context.Context, conn *models.HomeConnection, pa
 		}
 	}
 	all.Edges = append(all.Edges, &models.FeedEdge{Node: users})
-	l.PrimeFeed(ctx, all)
+	return l.prime(ctx, all.Edges)
 }

@@ -74,10 +74,35 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 type Cached[V any] struct {
 	*dataloadgen.Loader[int64, *V]
 	cached func(ids []int64) map[int64]*V
+
+	mu     sync.Mutex
+	primed map[int64]*V // what Prime stored: Load answers it with one map read
 }
 
-// Load returns the value of id.
+// Prime stores v as the value of id unless the loader has one already,
+// and says whether it stored it.
+func (c *Cached[V]) Prime(id int64, v *V) bool {
+	if !c.Loader.Prime(id, v) {
+		return false
+	}
+	c.mu.Lock()
+	if c.primed == nil {
+		c.primed = make(map[int64]*V)
+	}
+	c.primed[id] = v
+	c.mu.Unlock()
+	return true
+}
+
+// Load returns the value of id: a primed one at once, without the slice,
+// map and tier lookup of a key the operation has not seen yet.
 func (c *Cached[V]) Load(ctx context.Context, id int64) (*V, error) {
+	c.mu.Lock()
+	v, ok := c.primed[id]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
 	if v, ok := c.cached([]int64{id})[id]; ok && c.Prime(id, v) {
 		return v, nil
 	}
@@ -92,12 +117,67 @@ func (c *Cached[V]) LoadAll(ctx context.Context, ids []int64) ([]*V, error) {
 	return c.Loader.LoadAll(ctx, ids)
 }
 
-// PrimeFeed loads, in one call each, the users a feed page shows (authors
-// and reposters) and, if the operation asks, whether the viewer follows
-// them and they the viewer, and primes the loaders with them: the page's
-// fields then find them without waiting to batch. A failure primes
-// nothing; the fields load for themselves.
-func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) {
+// PrimeFeed loads, in one call each, the posts of a feed page the engine
+// did not load and the users the page shows (authors and reposters), sets
+// each item's post and reposters (plain GraphQL fields, which gqlgen
+// resolves without a goroutine) and primes the loaders with them; if the
+// operation asks, it also primes whether the viewer follows those users
+// and they the viewer. A failure to load the posts or the users is the
+// page's error.
+func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) error {
+	if err := FillPosts(ctx, l.engine, conn.Edges); err != nil {
+		return err
+	}
+	return l.prime(ctx, conn.Edges)
+}
+
+// FillPosts sets the post of every feed item that lacks one, loaded from
+// the engine in one call; an unknown post stays nil.
+func FillPosts(ctx context.Context, e *feed.Engine, edges []*models.FeedEdge) error {
+	var ids []int64
+	for _, edge := range edges {
+		if edge.Node.LoadedPost == nil {
+			ids = append(ids, edge.Node.PostID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	posts, err := e.Posts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	i := 0
+	for _, edge := range edges {
+		if edge.Node.LoadedPost == nil {
+			edge.Node.LoadedPost = posts[i]
+			i++
+		}
+	}
+	return nil
+}
+
+// FillReposters sets the reposters of every feed item from users, the
+// users of ids in their order; unknown users (nil) are left out.
+func FillReposters(edges []*models.FeedEdge, ids []int64, users []*models.User) {
+	byID := make(map[int64]*models.User, len(ids))
+	for i, id := range ids {
+		byID[id] = users[i]
+	}
+	for _, edge := range edges {
+		item := edge.Node
+		item.Reposters = make([]*models.User, 0, len(item.ReposterIDs))
+		for _, id := range item.ReposterIDs {
+			if u := byID[id]; u != nil {
+				item.Reposters = append(item.Reposters, u)
+			}
+		}
+	}
+}
+
+// prime loads the users of edges, sets the items' reposters and primes
+// the loaders.
+func (l *Loaders) prime(ctx context.Context, edges []*models.FeedEdge) error {
 	var ids []int64
 	seen := map[int64]bool{}
 	add := func(id int64) {
@@ -106,7 +186,7 @@ func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) {
 			ids = append(ids, id)
 		}
 	}
-	for _, edge := range conn.Edges {
+	for _, edge := range edges {
 		if p := edge.Node.LoadedPost; p != nil {
 			l.Posts.Prime(p.ID, p)
 			add(p.AuthorID)
@@ -116,7 +196,8 @@ func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) {
 		}
 	}
 	if len(ids) == 0 {
-		return
+		FillReposters(edges, nil, nil)
+		return nil
 	}
 	var wg sync.WaitGroup
 	prime := func(field string, loader *dataloadgen.Loader[int64, bool], among func(context.Context, int64, []int64) (map[int64]bool, error)) {
@@ -133,12 +214,16 @@ func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) {
 	}
 	prime("viewerIsFollowing", l.ViewerFollows, l.engine.FollowedBy)
 	prime("followsViewer", l.FollowsViewer, l.engine.FollowersOf)
-	if users, err := l.engine.Users(ctx, ids); err == nil {
-		for i, id := range ids {
-			l.Users.Prime(id, users[i])
-		}
-	}
+	users, err := l.engine.Users(ctx, ids)
 	wg.Wait()
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		l.Users.Prime(id, users[i])
+	}
+	FillReposters(edges, ids, users)
+	return nil
 }
 
 // asks says whether the operation's document names field anywhere: a

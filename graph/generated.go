@@ -31,7 +31,6 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	FeedConnection() FeedConnectionResolver
-	FeedItem() FeedItemResolver
 	HomeConnection() HomeConnectionResolver
 	Mutation() MutationResolver
 	Post() PostResolver
@@ -77,9 +76,9 @@ type ComplexityRoot struct {
 	}
 
 	FeedItem struct {
-		AddedAt   func(childComplexity int) int
-		Post      func(childComplexity int) int
-		Reposters func(childComplexity int) int
+		AddedAt    func(childComplexity int) int
+		LoadedPost func(childComplexity int) int
+		Reposters  func(childComplexity int) int
 	}
 
 	FollowPayload struct {
@@ -209,10 +208,6 @@ type ComplexityRoot struct {
 
 type FeedConnectionResolver interface {
 	UnreadCount(ctx context.Context, obj *models.FeedConnection) (int, error)
-}
-type FeedItemResolver interface {
-	Post(ctx context.Context, obj *models.FeedItem) (*models.Post, error)
-	Reposters(ctx context.Context, obj *models.FeedItem) ([]*models.User, error)
 }
 type HomeConnectionResolver interface {
 	UnreadCount(ctx context.Context, obj *models.HomeConnection) (int, error)
@@ -360,11 +355,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FeedItem.AddedAt(childComplexity), true
 	case "FeedItem.post":
-		if e.ComplexityRoot.FeedItem.Post == nil {
+		if e.ComplexityRoot.FeedItem.LoadedPost == nil {
 			break
 		}
 
-		return e.ComplexityRoot.FeedItem.Post(childComplexity), true
+		return e.ComplexityRoot.FeedItem.LoadedPost(childComplexity), true
 	case "FeedItem.reposters":
 		if e.ComplexityRoot.FeedItem.Reposters == nil {
 			break
@@ -2413,7 +2408,7 @@ func (ec *executionContext) _FeedItem_post(ctx context.Context, field graphql.Co
 			return ec.fieldContext_FeedItem_post(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FeedItem().Post(ctx, obj)
+			return obj.LoadedPost, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.Post) graphql.Marshaler {
@@ -2427,8 +2422,8 @@ func (ec *executionContext) fieldContext_FeedItem_post(_ context.Context, field 
 	fc = &graphql.FieldContext{
 		Object:     "FeedItem",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
 		},
@@ -2445,7 +2440,7 @@ func (ec *executionContext) _FeedItem_reposters(ctx context.Context, field graph
 			return ec.fieldContext_FeedItem_reposters(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FeedItem().Reposters(ctx, obj)
+			return obj.Reposters, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*models.User) graphql.Marshaler {
@@ -2459,8 +2454,8 @@ func (ec *executionContext) fieldContext_FeedItem_reposters(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "FeedItem",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
@@ -6318,85 +6313,19 @@ func (ec *executionContext) _FeedItem(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FeedItem")
 		case "post":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FeedItem_post(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FeedItem_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "reposters":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FeedItem_reposters(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FeedItem_reposters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "addedAt":
 			out.Values[i] = ec._FeedItem_addedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -59,6 +59,11 @@ type FeedItem struct {
 	ReposterIDs []int64 // most recent first
 	AddedAt     time.Time
 	// LoadedPost is the post when the feed read already loaded it (to check
-	// that it is live), so that the API need not load it again; else nil.
+	// that it is live), so that the API need not load it again; else nil
+	// until the API loads it (dataloader.PrimeFeed). The GraphQL field post.
 	LoadedPost *Post
+	// Reposters are the users of ReposterIDs that exist, in their order,
+	// once the API loaded them (dataloader.PrimeFeed). The GraphQL field
+	// reposters: a plain field, which gqlgen resolves without a goroutine.
+	Reposters []*User
 }

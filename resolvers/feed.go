@@ -28,24 +28,3 @@ func (r *feedConnectionResolver) UnreadCount(ctx context.Context, _ *models.Feed
 	}
 	return dataloader.For(ctx).UnreadCount.Get(ctx)
 }
-
-func (r *feedItemResolver) Post(ctx context.Context, obj *models.FeedItem) (*models.Post, error) {
-	if obj.LoadedPost != nil {
-		return obj.LoadedPost, nil
-	}
-	return dataloader.For(ctx).Posts.Load(ctx, obj.PostID)
-}
-
-func (r *feedItemResolver) Reposters(ctx context.Context, obj *models.FeedItem) ([]*models.User, error) {
-	users, err := dataloader.For(ctx).Users.LoadAll(ctx, obj.ReposterIDs)
-	if err != nil {
-		return nil, err
-	}
-	out := users[:0]
-	for _, u := range users {
-		if u != nil {
-			out = append(out, u)
-		}
-	}
-	return out, nil
-}

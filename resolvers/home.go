@@ -15,9 +15,12 @@ func (r *queryResolver) Home(ctx context.Context, first *int, after *string, las
 	}
 	conn, page, err := r.Engine.Home(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err == nil {
-		dataloader.For(ctx).PrimeHome(ctx, conn, page)
+		err = dataloader.For(ctx).PrimeHome(ctx, conn, page)
 	}
-	return conn, err
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // UnreadCount is the feed's red dot: the inserted kinds never count.

@@ -69,7 +69,10 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, las
 	}
 	conn, err := r.Engine.Feed(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err == nil {
-		dataloader.For(ctx).PrimeFeed(ctx, conn)
+		err = dataloader.For(ctx).PrimeFeed(ctx, conn)
 	}
-	return conn, err
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }

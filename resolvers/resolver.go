@@ -19,7 +19,6 @@ func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscript
 func (r *Resolver) User() graph.UserResolver                 { return &userResolver{r} }
 func (r *Resolver) Post() graph.PostResolver                 { return &postResolver{r} }
 func (r *Resolver) UserEdge() graph.UserEdgeResolver         { return &userEdgeResolver{r} }
-func (r *Resolver) FeedItem() graph.FeedItemResolver         { return &feedItemResolver{r} }
 func (r *Resolver) FeedConnection() graph.FeedConnectionResolver {
 	return &feedConnectionResolver{r}
 }
@@ -44,6 +43,5 @@ type (
 	userResolver               struct{ *Resolver }
 	postResolver               struct{ *Resolver }
 	userEdgeResolver           struct{ *Resolver }
-	feedItemResolver           struct{ *Resolver }
 	feedConnectionResolver     struct{ *Resolver }
 )

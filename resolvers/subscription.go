@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/models"
 )
@@ -27,7 +28,39 @@ func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *model
 	if err := reserveSubscription(ctx); err != nil {
 		return nil, err
 	}
-	return r.Engine.FeedItemsAdded(ctx, viewer)
+	edges, err := r.Engine.FeedItemsAdded(ctx, viewer)
+	if err != nil {
+		return nil, err
+	}
+	return r.filledEdges(ctx, edges), nil
+}
+
+// filledEdges forwards the edges of feedItemAdded with their items' post
+// and reposters loaded (plain GraphQL fields, see dataloader.PrimeFeed).
+// An edge whose load fails goes on as it is: its post is null, which
+// answers that event with an error.
+func (r *subscriptionResolver) filledEdges(ctx context.Context, in <-chan *models.FeedEdge) <-chan *models.FeedEdge {
+	out := make(chan *models.FeedEdge)
+	go func() {
+		defer close(out)
+		for edge := range in {
+			edges := []*models.FeedEdge{edge}
+			if err := dataloader.FillPosts(ctx, r.Engine, edges); err == nil {
+				ids := edge.Node.ReposterIDs
+				if len(ids) == 0 {
+					dataloader.FillReposters(edges, nil, nil)
+				} else if users, err := r.Engine.Users(ctx, ids); err == nil {
+					dataloader.FillReposters(edges, ids, users)
+				}
+			}
+			select {
+			case out <- edge:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // connectionLimits counts the live subscriptions of one websocket.
