@@ -108,14 +108,34 @@ func (e *Engine) Home(ctx context.Context, viewerID int64, args PageArgs) (*mode
 // to tell whether more follow, within what feed allows.
 func fetchSize(size int) int { return min(size+1, MaxPageSize) }
 
-// insertions reads what the slots may show, after the feed page: the
-// page's read left the viewer's followee set for the follow check.
-func (e *Engine) insertions(ctx context.Context, viewerID int64) ([]insertion, error) {
+// startInsertions starts the Redis read of what the slots may show, to
+// run while the feed page is read; its answer is used after the page,
+// whose read left the viewer's followee set for the follow check. So a
+// home page costs the feed page's time plus the work on the answer, not a
+// round trip more.
+func (e *Engine) startInsertions(ctx context.Context, viewerID int64) *pendingInsertions {
+	p := &pendingInsertions{read: make(chan *candidateRead, 1)}
 	if e.cfg.HomeInsertEvery == 0 {
-		return nil, nil
+		p.read <- nil
+		return p
 	}
-	return e.homeCandidates(ctx, viewerID)
+	go func() { p.read <- e.readHomeCandidates(ctx, viewerID) }()
+	return p
 }
+
+// pendingInsertions is a started read of a home page's insertions.
+type pendingInsertions struct{ read chan *candidateRead }
+
+// finish waits for the read and turns it into insertions.
+func (p *pendingInsertions) finish(ctx context.Context) ([]insertion, error) {
+	if r := <-p.read; r != nil {
+		return r.finish(ctx)
+	}
+	return nil, nil
+}
+
+// drop waits for the read, so that its goroutine ends with the request.
+func (p *pendingInsertions) drop() { <-p.read }
 
 func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
 	n := e.cfg.HomeInsertEvery
@@ -127,11 +147,13 @@ func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, afte
 		feedAfter = &c
 	}
 	k := fetchSize(size)
+	insertions := e.startInsertions(ctx, viewerID)
 	page, err := e.Feed(ctx, viewerID, PageArgs{First: &k, After: feedAfter})
 	if err != nil {
+		insertions.drop()
 		return nil, nil, err
 	}
-	cands, err := e.insertions(ctx, viewerID)
+	cands, err := insertions.finish(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,11 +231,13 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 		feedBefore = &c
 	}
 	k := fetchSize(size)
+	insertions := e.startInsertions(ctx, viewerID)
 	page, err := e.Feed(ctx, viewerID, PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
+		insertions.drop()
 		return nil, nil, err
 	}
-	cands, err := e.insertions(ctx, viewerID)
+	cands, err := insertions.finish(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,13 +50,33 @@ type insertion struct {
 // users not dismissed and not followed meanwhile.
 // Both Redis copies are read in one round trip.
 func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertion, error) {
-	var promotedCmd *redis.StringSliceCmd
-	var ownCmd *redis.ZSliceCmd
+	return e.readHomeCandidates(ctx, viewerID).finish(ctx)
+}
+
+// candidateRead is the one Redis round trip of a home page's insertions:
+// the promoted posts and the viewer's own set, read together.
+type candidateRead struct {
+	e           *Engine
+	viewerID    int64
+	promotedCmd *redis.StringSliceCmd
+	ownCmd      *redis.ZSliceCmd
+}
+
+// readHomeCandidates makes the round trip; finish turns its answer into
+// insertions (reading MySQL on a miss, and the followee set for the
+// follow check).
+func (e *Engine) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
+	r := &candidateRead{e: e, viewerID: viewerID}
 	_, _ = e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		promotedCmd = p.ZRange(ctx, e.keys.promoted(), 0, -1)
-		ownCmd = p.ZRangeWithScores(ctx, e.keys.homeCandidates(viewerID), 0, -1)
+		r.promotedCmd = p.ZRange(ctx, e.keys.promoted(), 0, -1)
+		r.ownCmd = p.ZRangeWithScores(ctx, e.keys.homeCandidates(viewerID), 0, -1)
 		return nil
 	})
+	return r
+}
+
+func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
+	e, viewerID, promotedCmd, ownCmd := r.e, r.viewerID, r.promotedCmd, r.ownCmd
 	promoted, err := e.promotedPostIDs(ctx, promotedCmd.Val(), redisErr(promotedCmd.Err()))
 	if err != nil {
 		return nil, err
