@@ -169,6 +169,11 @@ func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:byte
 // Config.HomeCandidatesTTL. Missing: worked out again from MySQL.
 func (k keys) homeCandidates(id int64) string { return k.prefix + "home:" + k.user(id) }
 
+// homeEpoch is a counter of user id's dismissals, in the slot of their
+// home inserts: a set worked out from MySQL is kept only if no dismissal
+// came in between (keepInsertsScript). TTL 2 x Config.HomeCandidatesTTL.
+func (k keys) homeEpoch(id int64) string { return k.homeCandidates(id) + ":epoch" }
+
 // promoted is the promoted post ids (the same packing), plus the member 0;
 // at most MaxPromotedPosts; TTL PromotedCacheTTL, dropped by every change.
 func (k keys) promoted() string { return k.prefix + "home:promoted" }

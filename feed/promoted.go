@@ -77,7 +77,15 @@ func (e *Engine) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bo
 	if err := e.store.Dismiss(ctx, viewerID, kind, id); err != nil {
 		return fmt.Errorf("dismiss %d: %w", id, err)
 	}
-	if err := e.redis.Del(ctx, e.keys.homeCandidates(viewerID)).Err(); err != nil {
+	// The count moves first: a set being worked out from MySQL now, which
+	// may not hold this dismissal, is then not kept (keepInsertsScript).
+	_, err := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, e.keys.homeEpoch(viewerID))
+		p.Expire(ctx, e.keys.homeEpoch(viewerID), 2*e.cfg.HomeCandidatesTTL)
+		p.Del(ctx, e.keys.homeCandidates(viewerID))
+		return nil
+	})
+	if err != nil {
 		e.log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
 		return ErrUnavailable
 	}

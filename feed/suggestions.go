@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -141,25 +142,44 @@ func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []i
 	if err != nil {
 		e.warnCache("read the cached home inserts; reading MySQL", err)
 	}
+	// The dismissal count before MySQL is read: a dismissal committed
+	// after this read would not be in the answer, and moves the count.
+	epoch, eerr := e.redis.Get(ctx, e.keys.homeEpoch(viewerID)).Result()
+	keep := eerr == nil || errors.Is(eerr, redis.Nil)
 	out, err := e.workOutInserts(ctx, viewerID, promoted)
 	if err != nil {
 		return nil, err
 	}
-	members := []redis.Z{{Member: 0}}
-	for _, c := range out {
-		members = append(members, redis.Z{Member: c.packed, Score: float64(c.followedBy)})
+	if !keep {
+		return out, nil // Redis failing: answer from MySQL, keep nothing
 	}
-	_, werr := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, key)
-		p.ZAdd(ctx, key, members...)
-		p.Expire(ctx, key, e.cfg.HomeCandidatesTTL)
-		return nil
-	})
-	if werr != nil {
+	args := []any{epoch, int64(e.cfg.HomeCandidatesTTL / time.Millisecond), 0, 0}
+	for _, c := range out {
+		args = append(args, float64(c.followedBy), c.packed)
+	}
+	if werr := keepInsertsScript.Run(ctx, e.redis, []string{key, e.keys.homeEpoch(viewerID)}, args...).Err(); werr != nil {
 		e.warnCache("keep the home inserts", werr)
 	}
 	return out, nil
 }
+
+// keepInsertsScript replaces a viewer's home inserts (KEYS[1]) with the
+// members worked out from MySQL (ARGV[3..]: score, member pairs; member 0
+// marks a set that is empty otherwise), with the TTL ARGV[2] in ms, only if
+// the viewer's dismissal count (KEYS[2]) still is ARGV[1] ("" for none):
+// a dismissal that committed while MySQL was read would otherwise have its
+// entry kept for a whole TTL.
+var keepInsertsScript = redis.NewScript(`
+local epoch = redis.call('GET', KEYS[2]) or ''
+if epoch ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+for i = 3, #ARGV, 2 do
+  redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
 
 // workOutInserts finds the accounts that at least SuggestMinFollowedBy of
 // the viewer's SuggestFollowees most recent followees follow (among their
