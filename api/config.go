@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +96,22 @@ const (
 	// MaxRepostListMax bounds -repost-list-max: a post's copy with this many
 	// reposts listed is some 100 KB, read whole on every page that shows it.
 	MaxRepostListMax = 10_000
+	// DefaultGOGC is the garbage collector's target (-gogc, GOGC) the server
+	// runs with when none is set: the heap may grow to five times what is
+	// live before a collection, where Go's own default is twice. A warm page
+	// allocates about 480 KB (mostly gqlgen's per-field work) over a live
+	// heap of a few tens of MB, so at Go's default the collector ran some
+	// twenty times a second under load and took about a third of the CPU;
+	// at 400 the in-process page benchmark serves 1.5x the pages (see
+	// docs/performance.md). GOMEMLIMIT, which Go also reads, still caps the
+	// heap where memory is tight.
+	DefaultGOGC = 400
+	// MinGOGC and MaxGOGC bound -gogc: below 50 the collector runs almost
+	// all the time; above 10,000 a burst of garbage can grow the heap a
+	// hundredfold before it runs. GOGC=off is refused: it lets the heap
+	// grow without bound.
+	MinGOGC = 50
+	MaxGOGC = 10_000
 )
 
 // config is every setting of the server; each has a flag and an environment
@@ -132,6 +149,7 @@ type config struct {
 	RateLimitWarnInterval time.Duration
 	PostCacheTTL          time.Duration
 	RepostListMax         int
+	GOGC                  int
 	UserCacheTTL          time.Duration
 	LocalCacheMaxEntries  int
 	LocalCacheMaxBytes    int
@@ -216,6 +234,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
 	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feed.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
+	fs.IntVar(&c.GOGC, "gogc", envInt("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
 	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
 	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
@@ -282,6 +301,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
 		return c, fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
+	}
+	if c.GOGC < MinGOGC || c.GOGC > MaxGOGC {
+		return c, fmt.Errorf("-gogc (GOGC) must be %d to %d", MinGOGC, MaxGOGC)
 	}
 	if c.PostCacheTTL <= 0 {
 		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
@@ -356,7 +378,7 @@ func (c config) describe() []any {
 		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL, "followingReadMax", c.FollowingReadMax,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
 		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "userCacheTTL", c.UserCacheTTL,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC, "userCacheTTL", c.UserCacheTTL,
 		"localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
 		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
@@ -427,6 +449,14 @@ var envErrors []error
 
 // envMu guards envErrors.
 var envMu sync.Mutex
+
+// tuneRuntime applies the configuration's runtime settings (the garbage
+// collector's target) to this process, and returns what undoes it. Serve
+// calls it; the page benchmarks do too, to measure the server as it runs.
+func (c config) tuneRuntime() (restore func()) {
+	old := debug.SetGCPercent(c.GOGC)
+	return func() { debug.SetGCPercent(old) }
+}
 
 func envInt(name string, def int) int {
 	v, ok := os.LookupEnv(name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,5 +255,43 @@ func TestRepostListMaxBounds(t *testing.T) {
 		if _, err := parseConfig([]string{"-repost-list-max", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-repost-list-max") {
 			t.Errorf("-repost-list-max %d: %v, want a -repost-list-max error", bad, err)
 		}
+	}
+}
+
+// TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
+// variable, takes MinGOGC to MaxGOGC and refuses "off"; tuneRuntime sets
+// the collector's target and gives back the old one.
+func TestGOGCBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.GOGC != DefaultGOGC {
+		t.Fatalf("default: %v, %d; want %d", err, c.GOGC, DefaultGOGC)
+	}
+	for _, ok := range []int{MinGOGC, MaxGOGC} {
+		if c, err := parseConfig([]string{"-gogc", strconv.Itoa(ok)}); err != nil || c.GOGC != ok {
+			t.Errorf("-gogc %d: %v, %d", ok, err, c.GOGC)
+		}
+	}
+	for _, bad := range []int{MinGOGC - 1, MaxGOGC + 1, -1} {
+		if _, err := parseConfig([]string{"-gogc", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-gogc") {
+			t.Errorf("-gogc %d: %v, want a -gogc error", bad, err)
+		}
+	}
+	t.Setenv("GOGC", "250")
+	if c, err = parseConfig(nil); err != nil || c.GOGC != 250 {
+		t.Fatalf("GOGC=250: %v, %d", err, c.GOGC)
+	}
+	c.GOGC = 321
+	restore := c.tuneRuntime()
+	if now := debug.SetGCPercent(321); now != 321 {
+		t.Errorf("after tuneRuntime with 321 the collector's target was %d", now)
+	}
+	restore()
+	if now := debug.SetGCPercent(-1); now == 321 {
+		t.Errorf("restore left the target at 321")
+	}
+	restore() // back to what it was before the test
+	t.Setenv("GOGC", "off")
+	if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "GOGC") {
+		t.Errorf("GOGC=off: %v, want an error naming GOGC", err)
 	}
 }

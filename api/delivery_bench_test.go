@@ -55,6 +55,7 @@ func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 		c.FeedMode = string(feed.ModeHybrid)
 		c.CelebrityFollowers = celebrityFollowers
 	})
+	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
 	ctx := context.Background()
 	author, readers := deliveryGraph(b, s, sockets)
 	tokens := make([]string, len(readers))

@@ -22,6 +22,7 @@ import (
 //	go test -run '^$' -bench HomePage -count 6 ./api | tee out; benchstat -col /read out
 func BenchmarkHomePage(b *testing.B) {
 	s := newTestServer(b, backendReal, func(c *config) { c.HomeInsertEvery = 5 })
+	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
 	h := s.app.handler()
 	ctx := context.Background()
 	signUp := func(name string) (string, string) {

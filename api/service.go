@@ -45,6 +45,7 @@ func (s *Service) Seed(ctx context.Context, out io.Writer) error {
 // until ctx ends, then shuts down gracefully.
 func (s *Service) Serve(ctx context.Context) error {
 	a := s.app
+	defer a.cfg.tuneRuntime()()
 	if err := serveMetrics(ctx, a.cfg.MetricsAddr, a.metricsHandler(), a.log); err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
