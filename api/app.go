@@ -13,6 +13,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/feed"
+	"feedservice/graph"
+	"feedservice/resolvers"
 	"feedservice/store"
 )
 
@@ -28,6 +30,9 @@ type app struct {
 	metrics *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
+	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
+	// them for ones that answer from memory, to measure the layer above.
+	resolvers graph.ResolverRoot
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
 	parsedDocuments *boundedLRU[*ast.QueryDocument]
 	closers         []func()
@@ -126,6 +131,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 	if err != nil {
 		return nil, err
 	}
+	a.resolvers = &resolvers.Resolver{Engine: a.engine}
 	a.engine.Start(engineCtx)
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
 	ok = true

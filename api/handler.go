@@ -55,7 +55,7 @@ func (a *app) handler() http.Handler {
 }
 
 func (a *app) graphqlHandler() http.Handler {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}, Complexity: resolvers.Complexity()})
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.resolvers, Complexity: resolvers.Complexity()})
 	srv := handler.New(schema)
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{

@@ -2,16 +2,27 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"feedservice/graph"
+	"feedservice/models"
+	"feedservice/resolvers"
 )
 
 // benchFirstPageQuery is the document the load test (bench/client.go,
@@ -137,4 +148,93 @@ func warmBenchWorld(b *testing.B) (*testServer, []string) {
 	}
 	s.settle(b)
 	return s, readers
+}
+
+// BenchmarkGraphQLCeiling serves the load test's first page (doc=bench)
+// from 8 clients with resolvers that answer from memory: the page's
+// connection and its posts' authors, recorded from the real resolvers on
+// the first request, are handed back on every request after it. No Redis,
+// no engine, no loader. handler=server is the server's whole handler, as
+// in BenchmarkWarmFirstPage (its middleware, gqlgen's parse cache,
+// validation, complexity and execution, the JSON); handler=bare is gqlgen's
+// handler with the POST transport and a parse cache alone. Run beside
+// BenchmarkWarmFirstPage, its pages/s bound what any work below the
+// resolvers could give this document on this box.
+//
+//	go test -run '^$' -bench 'WarmFirstPage/doc=bench|GraphQLCeiling' -benchmem ./api
+func BenchmarkGraphQLCeiling(b *testing.B) {
+	s, tokens := warmBenchWorld(b)
+	replay := &replayResolvers{ResolverRoot: s.app.resolvers}
+	s.app.resolvers = replay
+	body, err := json.Marshal(map[string]any{"query": benchFirstPageQuery, "operationName": nil, "variables": map[string]any{"first": 20}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	server := s.app.handler()
+	warmBenchPage(b, server, tokens[0], body) // records
+	bare := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: replay, Complexity: resolvers.Complexity()}))
+	bare.AddTransport(transport.POST{})
+	bare.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	for _, stack := range []struct {
+		name string
+		h    http.Handler
+	}{{"server", server}, {"bare", bare}} {
+		b.Run("handler="+stack.name, func(b *testing.B) {
+			var next atomic.Int64
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			start, cpuStart := time.Now(), processCPU(b)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					warmBenchPage(b, stack.h, tokens[int(next.Add(1))%len(tokens)], body)
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pages/s")
+			b.ReportMetric(float64((processCPU(b)-cpuStart).Microseconds())/float64(b.N), "cpu-µs/page")
+		})
+	}
+}
+
+// replayResolvers answer Query.feed and Post.author from what the real
+// resolvers answered the first time (one feed page for every viewer, each
+// post's author), and every other field as the real ones do.
+type replayResolvers struct {
+	graph.ResolverRoot
+	page    atomic.Pointer[models.FeedConnection]
+	authors sync.Map // post id -> *models.User
+}
+
+func (r *replayResolvers) Query() graph.QueryResolver { return replayQuery{r.ResolverRoot.Query(), r} }
+func (r *replayResolvers) Post() graph.PostResolver   { return replayPost{r.ResolverRoot.Post(), r} }
+
+type replayQuery struct {
+	graph.QueryResolver
+	r *replayResolvers
+}
+
+func (q replayQuery) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*models.FeedConnection, error) {
+	if page := q.r.page.Load(); page != nil {
+		return page, nil
+	}
+	page, err := q.QueryResolver.Feed(ctx, first, after, last, before)
+	if err == nil {
+		q.r.page.Store(page)
+	}
+	return page, err
+}
+
+type replayPost struct {
+	graph.PostResolver
+	r *replayResolvers
+}
+
+func (p replayPost) Author(ctx context.Context, obj *models.Post) (*models.User, error) {
+	if u, ok := p.r.authors.Load(obj.ID); ok {
+		return u.(*models.User), nil
+	}
+	u, err := p.PostResolver.Author(ctx, obj)
+	if err == nil {
+		p.r.authors.Store(obj.ID, u)
+	}
+	return u, err
 }
