@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
 
@@ -186,9 +187,9 @@ func holdKeys(t *testing.T, rdb redis.UniversalClient, prefix string, nodes map[
 	}
 	for i := 0; len(keys) < len(nodes); i++ {
 		key := prefix + "hold" + strconv.Itoa(i)
-		slot := testenv.Slot(key)
+		ks := slot.Of(key)
 		for _, r := range slots {
-			if slot >= r.Start && slot <= r.End && len(r.Nodes) > 0 && keys[r.Nodes[0].Addr] == "" {
+			if ks >= r.Start && ks <= r.End && len(r.Nodes) > 0 && keys[r.Nodes[0].Addr] == "" {
 				keys[r.Nodes[0].Addr] = key
 			}
 		}

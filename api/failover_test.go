@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"feedservice/internal/gqlclient"
+	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )
@@ -70,8 +71,8 @@ func TestRedisClusterFailover(t *testing.T) {
 	}
 
 	// The master that holds the first reader's inbox and channel.
-	slot := testenv.Slot(a.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, rs[0].Token) + "}")
-	victim := cluster.MasterOf(slot)
+	inboxSlot := slot.Of(a.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, rs[0].Token) + "}")
+	victim := cluster.MasterOf(inboxSlot)
 
 	// The burst: authors post, readers read, on both instances, each
 	// request's outcome noted with its time.
@@ -124,7 +125,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	killed := time.Now()
 	cluster.Kill(victim)
-	successor := cluster.WaitFailover(victim, slot, 30*time.Second)
+	successor := cluster.WaitFailover(victim, inboxSlot, 30*time.Second)
 	promoted := time.Since(killed)
 	time.Sleep(3 * time.Second) // the burst goes on after the promotion
 	stop()

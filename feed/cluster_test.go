@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"feedservice/internal/testenv"
+	"feedservice/internal/slot"
 )
 
 // Redis Cluster runs a Lua script on the node of its KEYS' slot, and the
@@ -158,11 +158,11 @@ func TestUserKeysShareASlot(t *testing.T) {
 		own := []string{k.inbox(id), k.inboxSources(id), k.inboxTemp(id), k.inboxSourcesTemp(id), k.rebuildLock(id),
 			k.outbox(id), k.outboxTemp(id), k.outboxLock(id), k.following(id), k.followingTemp(id)}
 		for _, key := range own[1:] {
-			if testenv.Slot(key) != testenv.Slot(own[0]) {
+			if slot.Of(key) != slot.Of(own[0]) {
 				t.Fatalf("%s and %s are in different slots", own[0], key)
 			}
 		}
-		slots[testenv.Slot(own[0])] = true
+		slots[slot.Of(own[0])] = true
 	}
 	if len(slots) < 900 {
 		t.Fatalf("1000 users share %d slots: the hash tag does not spread them", len(slots))

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/slot"
 )
 
 // The hub is this instance's Redis pub/sub. It subscribes to the channels
@@ -371,8 +373,8 @@ func (h *hub) unsubscribe(ctx context.Context, channels []string) {
 func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
-	slot := slotOf(channel)
-	s := h.shards[slot]
+	sl := slot.Of(channel)
+	s := h.shards[sl]
 	if s == nil || s.ps != ps || !s.channels[channel] {
 		return // the hub's own unsubscribe, or an old connection's
 	}
@@ -382,7 +384,7 @@ func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
 	s.ps.Close()
 	h.cluster.ReloadState(h.ctx)
 	next := &shardSub{ps: h.cluster.SSubscribe(h.ctx), channels: s.channels}
-	h.shards[slot] = next
+	h.shards[sl] = next
 	var all []string
 	for c := range s.channels {
 		all = append(all, c)
@@ -390,7 +392,7 @@ func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
 	if err := next.ps.SSubscribe(h.ctx, all...); err != nil && h.ctx.Err() == nil {
 		// go-redis keeps trying: the channels are registered with the
 		// connection, which subscribes them again when it reconnects.
-		h.e.log.WarnContext(h.ctx, "sharded resubscribe", "slot", slot, "err", err)
+		h.e.log.WarnContext(h.ctx, "sharded resubscribe", "slot", sl, "err", err)
 	}
 	go h.receive(h.ctx, next.ps)
 }
@@ -434,8 +436,8 @@ func (e *Engine) publishing(script *redis.Script) *redis.Script {
 func bySlot(channels []string) map[int][]string {
 	out := map[int][]string{}
 	for _, c := range channels {
-		slot := slotOf(c)
-		out[slot] = append(out[slot], c)
+		sl := slot.Of(c)
+		out[sl] = append(out[sl], c)
 	}
 	return out
 }

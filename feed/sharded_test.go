@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
 
@@ -36,8 +37,8 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	}
 
 	channel := te.keys.readerChannel(reader)
-	owner := cluster.MasterOf(slotOf(channel))
-	if slotOf(channel) != slotOf(te.keys.inbox(reader)) {
+	owner := cluster.MasterOf(slot.Of(channel))
+	if slot.Of(channel) != slot.Of(te.keys.inbox(reader)) {
 		t.Fatalf("%s and %s are in different slots", channel, te.keys.inbox(reader))
 	}
 	waitFor(t, "the sharded subscription on the slot's master", func() bool {
@@ -111,16 +112,4 @@ func shardNumSub(t *testing.T, addr, channel string) int64 {
 		t.Fatal(err)
 	}
 	return n[channel]
-}
-
-// The hub's slot function is Redis Cluster's.
-func TestSlotOfIsClusterSlot(t *testing.T) {
-	k := keys{prefix: "t1:"}
-	for id := int64(1); id < 2000; id++ {
-		for _, name := range []string{k.readerChannel(id), k.authorChannel(id), k.stream()} {
-			if slotOf(name) != testenv.Slot(name) {
-				t.Fatalf("slotOf(%q) = %d, want %d", name, slotOf(name), testenv.Slot(name))
-			}
-		}
-	}
 }

@@ -140,6 +140,29 @@ async function screenshot(page, name) {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, name) });
 }
 
+/**
+ * Runs body with a new context (see newContext), then checks that what
+ * it showed (what: 'page' or 'app') asked for nothing from another host,
+ * threw nothing and kept to its Content-Security-Policy. On a failure it
+ * logs the CSP violations and saves what the pages show; in the end it
+ * closes the context.
+ */
+async function inNewContext(what, body) {
+  const c = await newContext();
+  try {
+    await body(c);
+    assert.deepEqual(c.blocked, [], `the ${what} asked for something from another host`);
+    assert.deepEqual(c.errors, [], `the ${what} threw`);
+    assert.deepEqual(c.cspViolations, [], `the ${what} broke its Content-Security-Policy`);
+  } catch (err) {
+    if (c.cspViolations.length) console.log('CSP violations:', c.cspViolations);
+    await saveFailure([c]);
+    throw err;
+  } finally {
+    await c.context.close();
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The API, for what the tests arrange outside the browser
 
@@ -220,8 +243,7 @@ async function startSubscription(page, name) {
 }
 
 test('the GraphiQL page works offline: a query and a subscription event', async () => {
-  const { context, blocked, errors, cspViolations } = await newContext();
-  try {
+  await inNewContext('page', async ({ context }) => {
     // Someone to find and follow, and who posts.
     const alice = await apiSignUp('alice', 'Alice');
 
@@ -266,17 +288,7 @@ test('the GraphiQL page works offline: a query and a subscription event', async 
     const next = frames.map((f) => f.received && JSON.parse(f.received)).find((m) => m?.type === 'next');
     assert.equal(next?.payload.data.feedItemAdded.node.post.body, body, JSON.stringify(frames));
     assert.equal(next.payload.data.feedItemAdded.node.post.author.username, 'alice');
-
-    assert.deepEqual(blocked, [], 'the page asked for something from another host');
-    assert.deepEqual(errors, [], 'the page threw');
-    assert.deepEqual(cspViolations, [], 'the page broke its Content-Security-Policy');
-  } catch (err) {
-    if (cspViolations.length) console.log('CSP violations:', cspViolations);
-    await saveFailure([{ context }]);
-    throw err;
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 // ---------------------------------------------------------------------------
@@ -435,8 +447,7 @@ test('the app: live red dot and new-posts bar, and a feed that scrolls to its en
 // Page numbers on a long followers list
 
 test('the app: a followers list longer than a page has page numbers that jump', async () => {
-  const c = await newContext();
-  try {
+  await inNewContext('app', async (c) => {
     // 45 followers of one account, followed in turn: pages of 20 are
     // fan44..fan25, fan24..fan5, fan4..fan0.
     const star = await apiSignUp('turing', 'Alan Turing');
@@ -472,16 +483,7 @@ test('the app: a followers list longer than a page has page numbers that jump', 
     await list.getByText('Fan 24', { exact: true }).waitFor();
     await list.getByText('Fan 5', { exact: true }).waitFor();
     await screenshot(page, 'followers-pages.png');
-
-    assert.deepEqual(c.blocked, [], 'the app asked for something from another host');
-    assert.deepEqual(c.errors, [], 'the app threw');
-    assert.deepEqual(c.cspViolations, [], 'the app broke its Content-Security-Policy');
-  } catch (err) {
-    await saveFailure([c]);
-    throw err;
-  } finally {
-    await c.context.close();
-  }
+  });
 });
 
 // ---------------------------------------------------------------------------
@@ -515,8 +517,7 @@ async function waitForAsync(pred, what, detail = () => null, timeoutMs = TIMEOUT
 
 test('the app: a home with a suggested user to follow, a promoted post, and a dismissal', async () => {
   assert.ok(PROMOTED_POST_ID && PROMOTED_POST_BODY, 'PROMOTED_POST_ID and PROMOTED_POST_BODY are not set (api/browser_test.go promotes a post)');
-  const c = await newContext();
-  try {
+  await inNewContext('app', async (c) => {
     // The viewer follows two accounts that both follow two others: those
     // two are suggested (SuggestMinFollowedBy is 2). One of the followees
     // has six posts, so that the home has slots for three insertions.
@@ -584,16 +585,7 @@ test('the app: a home with a suggested user to follow, a promoted post, and a di
     await promoted.getByTestId('promoted-label').waitFor();
     assert.equal(await suggestion(w).count(), 0, 'a dismissed suggestion came back after a reload');
     assert.ok(!(await apiHomeKinds(viewer.token)).includes(`S:${w.id}`), 'the server still suggests a dismissed account');
-
-    assert.deepEqual(c.blocked, [], 'the app asked for something from another host');
-    assert.deepEqual(c.errors, [], 'the app threw');
-    assert.deepEqual(c.cspViolations, [], 'the app broke its Content-Security-Policy');
-  } catch (err) {
-    await saveFailure([c]);
-    throw err;
-  } finally {
-    await c.context.close();
-  }
+  });
 });
 
 // ---------------------------------------------------------------------------

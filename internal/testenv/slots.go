@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/slot"
 )
 
 // Redis Cluster refuses a command whose keys live in different hash slots
@@ -19,32 +21,6 @@ import (
 // slot check below makes the single-Redis run of the suite prove what the
 // cluster run shows too: every command, and every transaction as a whole,
 // touches one slot.
-
-// clusterSlots is the number of hash slots of Redis Cluster.
-const clusterSlots = 16384
-
-// Slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of the key, or
-// of its hash tag (the text between the first "{" and the next "}", when
-// not empty), modulo 16384.
-func Slot(key string) int {
-	if start := strings.IndexByte(key, '{'); start >= 0 {
-		if end := strings.IndexByte(key[start+1:], '}'); end > 0 {
-			key = key[start+1 : start+1+end]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % clusterSlots
-}
 
 // CrossSlotError is what the slot check makes of a command or transaction
 // whose keys are in more than one slot, as Redis Cluster would refuse it.
@@ -168,7 +144,7 @@ func (h *slotHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // check reports and returns a *CrossSlotError when keys span several slots.
 func (h *slotHook) check(name string, keys []string) error {
 	for _, k := range keys[min(1, len(keys)):] {
-		if Slot(k) != Slot(keys[0]) {
+		if slot.Of(k) != slot.Of(keys[0]) {
 			err := &CrossSlotError{Command: name, Keys: keys}
 			h.report("%v", err)
 			return err

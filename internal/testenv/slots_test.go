@@ -9,33 +9,18 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/slot"
 )
 
-func TestSlotOfKnownKeys(t *testing.T) {
-	// The values of CLUSTER KEYSLOT.
-	for key, want := range map[string]int{
-		"foo":                  12182,
-		"bar":                  5061,
-		"{user1000}.following": 3443,
-		"{user1000}.followers": 3443,
-		"user1000":             3443,
-		"foo{}{bar}":           8363, // an empty tag: the whole key
-		"foo{{bar}}zap":        4015, // the tag is "{bar"
-	} {
-		if got := Slot(key); got != want {
-			t.Errorf("Slot(%q) = %d, want %d", key, got, want)
-		}
-	}
-}
-
-// On a cluster, Slot agrees with the servers on keys shaped like the
+// On a cluster, slot.Of agrees with the servers on keys shaped like the
 // service's.
 func TestSlotAgreesWithCluster(t *testing.T) {
 	rdb, prefix := Redis(t)
 	cc, ok := rdb.(*redis.ClusterClient)
 	if !ok {
-		// Single Redis has no CLUSTER KEYSLOT; TestSlotOfKnownKeys holds
-		// the reference values.
+		// Single Redis has no CLUSTER KEYSLOT; slot.TestOfKnownKeys
+		// holds the reference values.
 		return
 	}
 	ctx := context.Background()
@@ -48,8 +33,8 @@ func TestSlotAgreesWithCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Slot(key); int64(got) != want {
-			t.Fatalf("Slot(%q) = %d, the cluster says %d", key, got, want)
+		if got := slot.Of(key); int64(got) != want {
+			t.Fatalf("slot.Of(%q) = %d, the cluster says %d", key, got, want)
 		}
 	}
 }
@@ -87,7 +72,7 @@ func TestCheckSlotsCatchesCrossSlotCommands(t *testing.T) {
 
 	// a and b are in different slots; a and a2 share the tag {a}.
 	a, a2, b := prefix+"x:{a}", prefix+"y:{a}", prefix+"x:{b}"
-	if Slot(a) == Slot(b) || Slot(a) != Slot(a2) {
+	if slot.Of(a) == slot.Of(b) || slot.Of(a) != slot.Of(a2) {
 		t.Fatal("the test keys are not laid out as meant")
 	}
 	if err := raw.Set(ctx, b, "kept", 0).Err(); err != nil {
