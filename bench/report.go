@@ -72,6 +72,7 @@ type ModeResult struct {
 	Seconds           float64         `json:"seconds"`
 	ServerCPUSeconds  float64         `json:"serverCpuSeconds"`
 	Warm              Stat            `json:"warm"`
+	WarmDeep          Stat            `json:"warmDeep"`
 	FirstPage         []Stat          `json:"firstPage"`
 	DeepPage          Stat            `json:"deepPage"`
 	Followees         []FolloweePoint `json:"followees"`
