@@ -85,7 +85,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 		t.Helper()
 		sentBefore, sameBefore := lcCount(te.metrics.followingSent), lcCount(te.metrics.followingUnchanged)
 		replies.take()
-		r, _, err := te.loadReader(context.Background(), reader)
+		r, _, err := te.loadReader(context.Background(), reader, nil)
 		if err != nil {
 			t.Fatalf("%s: load reader: %v", step, err)
 		}
@@ -147,7 +147,7 @@ func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
 	te.settle()
 	for i := range 3 {
 		sent := lcCount(te.metrics.followingSent)
-		r, _, err := te.loadReader(context.Background(), reader)
+		r, _, err := te.loadReader(context.Background(), reader, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

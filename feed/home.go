@@ -66,7 +66,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 }
 
 func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArgs, path *string) ([]entry, *models.PageInfo, map[int64]*models.Post, error) {
-	r, err := e.newReader(ctx, viewerID)
+	r, err := e.newReader(ctx, viewerID, earlyRead(args, cursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
 	}

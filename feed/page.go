@@ -74,18 +74,15 @@ func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args Page
 	if err != nil {
 		return nil, nil, err
 	}
-	// Forward pages run older from after (or the top) and stop at before;
-	// backward pages run newer from before (or the bottom) and stop at after.
-	dir, bound, stop, farCursor, farDir := store.Older, int64(math.MaxInt64), w.before, w.after, store.Newer
+	// Forward pages stop at before; backward pages stop at after.
+	dir, bound, limit := w.firstFetch()
+	stop, farCursor, farDir := w.before, w.after, store.Newer
 	beyondStop := func(k int64) bool { return stop != 0 && k <= stop }
 	if w.backward {
-		dir, bound, stop, farCursor, farDir = store.Newer, 0, w.after, w.before, store.Older
+		stop, farCursor, farDir = w.after, w.before, store.Older
 		beyondStop = func(k int64) bool { return stop != 0 && k >= stop }
 	}
-	if farCursor != 0 {
-		bound = farCursor
-	}
-	items, err := fetch(ctx, dir, bound, w.size+1)
+	items, err := fetch(ctx, dir, bound, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,6 +121,20 @@ func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args Page
 		info.StartCursor, info.EndCursor = &start, &end
 	}
 	return items, info, nil
+}
+
+// firstFetch is the read paginate starts with: forward pages read older
+// from after (or the top), backward pages newer from before (or the
+// bottom), one entry more than the page, to learn whether more follow.
+func (w window) firstFetch() (dir store.Direction, bound int64, limit int) {
+	dir, bound, from := store.Older, int64(math.MaxInt64), w.after
+	if w.backward {
+		dir, bound, from = store.Newer, 0, w.before
+	}
+	if from != 0 {
+		bound = from
+	}
+	return dir, bound, w.size + 1
 }
 
 // beyond says whether key lies past cursor in direction dir: the way a

@@ -49,7 +49,49 @@ type reader struct {
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
 	posts map[int64]*models.Post
+	// early is the page's first inbox read, made in loadReader's round
+	// trip; mergePass takes it once (takeEarly).
+	early *inboxRead
 }
+
+// inboxRead is the inbox read a page will start with, queued early: in the
+// round trip that loads the reader's state (loadReader), so that a warm
+// page in push mode reads its inbox without a round trip of its own, and a
+// hybrid one with only its celebrities' outboxes left to read. It is kept
+// only when that state found the inbox.
+type inboxRead struct {
+	older bool
+	bound int64
+	want  int
+	cmd   *redis.Cmd
+}
+
+// earlyRead is the inbox read that a page of args starts with (see
+// paginate and mergePass), or nil when args are bad (paginate says why).
+func earlyRead(args PageArgs, kind cursorKind) *inboxRead {
+	w, err := args.window(kind)
+	if err != nil {
+		return nil
+	}
+	dir, bound, limit := w.firstFetch()
+	return &inboxRead{older: dir == store.Older, bound: bound, want: readWant(limit, 0)}
+}
+
+// takeEarly is the early read's command when it is the read asked for,
+// once; nil otherwise.
+func (r *reader) takeEarly(older bool, bound int64, want int) *redis.Cmd {
+	early := r.early
+	if early == nil || early.older != older || early.bound != bound || early.want != want {
+		return nil
+	}
+	r.early = nil
+	return early.cmd
+}
+
+// readWant is how many entries a merge pass asks each source for, having
+// emitted some of limit: a margin over what is missing, since entries may
+// be dropped (deleted, unfollowed) or merged (one post from two sources).
+func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 
 // loadReader makes sure the reader has an inbox and finds the celebrities
 // they follow. A warm read learns all of it in one round trip: the state
@@ -59,7 +101,7 @@ type reader struct {
 // celebrity set and the reader's own Redis copy (on the same slot), whose
 // read marker the unread count needs; self is nil when that copy is
 // missing.
-func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models.User, error) {
+func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, *models.User, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
 	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer), e.keys.followingVersion(viewer)}
@@ -67,6 +109,9 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 	// confirmed, whatever another read stores meanwhile.
 	held := e.local.followeeCopy(viewer)
 	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax, held.version)
+	if early != nil {
+		early.cmd = e.queueInboxRead(ctx, pipe, viewer, early.older, early.bound, early.want)
+	}
 	var members *redis.StringSliceCmd
 	if e.cfg.Mode == ModeHybrid {
 		members = pipe.SMembers(ctx, e.keys.celebrities())
@@ -88,6 +133,9 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64) (*reader, *models
 		return nil, nil, errRedis{err}
 	}
 	var celebs []int64
+	if inbox && early != nil {
+		r.early = early
+	}
 	if !inbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
@@ -251,11 +299,15 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 	start := bound
 	var emitted []entry
 	for len(emitted) < limit {
-		want := limit - len(emitted) + limit/2 + 4
+		want := readWant(limit, len(emitted))
 		// The inbox and the followed celebrities' outboxes, in one round
-		// trip (on a cluster, one per node, side by side).
+		// trip (on a cluster, one per node, side by side); the inbox
+		// already read when loadReader read it early.
 		pipe := e.redis.Pipeline()
-		inboxCmd := e.queueInboxRead(ctx, pipe, r.id, older, bound, want)
+		inboxCmd := r.takeEarly(older, bound, want)
+		if inboxCmd == nil {
+			inboxCmd = e.queueInboxRead(ctx, pipe, r.id, older, bound, want)
+		}
 		outboxCmds := e.queueOutboxReads(ctx, pipe, r.celebs, older, bound, want)
 		pipe.Exec(ctx) // each command's own error is looked at below
 		page, err := e.finishInboxRead(ctx, inboxCmd, r.id, older, bound, want)

@@ -56,14 +56,14 @@ func memoFor(ctx context.Context, viewer int64) *memoReader {
 
 // newReader is the reader's state for a read: from ctx's memo when it
 // has one (read once per response), else read now.
-func (e *Engine) newReader(ctx context.Context, viewer int64) (*reader, error) {
+func (e *Engine) newReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, error) {
 	m := memoFor(ctx, viewer)
 	if m == nil {
-		r, _, err := e.loadReader(ctx, viewer)
+		r, _, err := e.loadReader(ctx, viewer, early)
 		return r, err
 	}
 	m.once.Do(func() {
-		m.r, m.self, m.err = e.loadReader(ctx, viewer)
+		m.r, m.self, m.err = e.loadReader(ctx, viewer, early)
 		m.done.Store(true)
 	})
 	if m.err != nil {

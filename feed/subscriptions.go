@@ -233,7 +233,7 @@ func addMessage(post, key int64) string {
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
 func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]entry, error) {
-	r, err := e.newReader(ctx, viewerID)
+	r, err := e.newReader(ctx, viewerID, nil)
 	if err == nil {
 		var unread []entry
 		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, MaxUnreadCount); err == nil {

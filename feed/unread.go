@@ -46,7 +46,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 // one round trip.
 func (e *Engine) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
 	if e.cfg.Mode != ModePull && memoFor(ctx, viewerID) != nil {
-		if _, err := e.newReader(ctx, viewerID); err == nil {
+		if _, err := e.newReader(ctx, viewerID, nil); err == nil {
 			if u := memoSelf(ctx, viewerID); u != nil {
 				return u, nil
 			}
