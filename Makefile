@@ -37,7 +37,8 @@ soak-model:
 			-run 'TestEngineMatchesModel/^(pull|push|hybrid)$$' -v ./feed; \
 	done
 
-# Every fuzz target for FUZZTIME each (the test command runs each 6s).
+# Every fuzz target for FUZZTIME each (the test command runs only their
+# seed corpora and committed inputs, as ordinary tests).
 # Go fuzzes one target per package invocation. A failing input is written
 # to <package>/testdata/fuzz/<Target>/: fix the bug and commit the file,
 # and it runs as a regression case in every `go test`.

@@ -2,8 +2,9 @@
 # The part of the test command (scripts/test.sh) that runs beside the main
 # `go test -race` pass: the API suite, the reference model and the
 # subscription tests on a six-node Redis Cluster (TEST_CLUSTER, the
-# addresses scripts/redis-cluster.sh printed); then each fuzz target for a
-# bounded time; then the red-dot delivery, soak and benchmark smokes. The
+# addresses scripts/redis-cluster.sh printed); then the red-dot delivery,
+# soak and benchmark smokes. The fuzz targets' seed corpora and committed
+# failing inputs run in the main pass; `make fuzz` fuzzes. The
 # cluster pass runs on a MariaDB primary with two read replicas
 # (scripts/mysql-replica.sh). It stops at the first failure.
 set -euo pipefail
@@ -27,30 +28,6 @@ api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api/api_*_test.go | sed 's/^func 
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
 env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout 7m -run "^($cluster_tests)\$" ./api ./feed ./internal/testenv
-
-# Each fuzz target for a bounded time (`make fuzz` runs them long); their
-# seed corpora and testdata/fuzz regression cases already ran in the main
-# pass. Go 1.26's fuzz coordinator can fail a target with a bare "context
-# deadline exceeded" as -fuzztime runs out, a worker still busy
-# (go.dev/issue/75804, fixed in Go 1.27): such a run, with no failing input
-# written, is run once more; any other failure fails the command.
-fuzz_log=$(mktemp)
-trap 'rm -f "$fuzz_log"' EXIT
-fuzz() {
-	go test -run '^$' -fuzz "^$1\$" -fuzztime 6s "$2" 2>&1 | tee "$fuzz_log"
-	return "${PIPESTATUS[0]}"
-}
-for target in FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api; do
-	say "fuzz ${target%%:*} for 6s"
-	if ! fuzz "${target%%:*}" "${target#*:}"; then
-		if grep -q 'context deadline exceeded' "$fuzz_log" && ! grep -q 'Failing input written' "$fuzz_log"; then
-			say "fuzz ${target%%:*}: the coordinator's deadline race (go.dev/issue/75804), no failing input; once more"
-			fuzz "${target%%:*}" "${target#*:}"
-		else
-			exit 1
-		fi
-	fi
-done
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api

@@ -4,7 +4,7 @@
 # apt-get when absent; then go vet, the gofmt check, the API contract check,
 # every test with the race detector against those real servers and, beside
 # that pass (scripts/test-side.sh), the API suite again on a six-node Redis
-# Cluster, then bounded fuzzing, and the delivery, soak and benchmark smokes.
+# Cluster, then the delivery, soak and benchmark smokes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +24,11 @@ say "contract check"
 schema="$PWD/schema.graphqls"
 (cd ../shared/tools/contractcheck && go run . ../../contract.graphqls "$schema")
 
-say "go test -race; beside it the Redis Cluster pass, then fuzzing and the smokes"
+say "go test -race; beside it the Redis Cluster pass, then the smokes"
 # The main pass (every package under the race detector) is the long one:
 # its api package waits on servers, sockets and timers far more than it
-# computes. Beside it, one after the other: the Redis Cluster pass, bounded
-# fuzzing, the red-dot delivery smoke, the short soak and the benchmark
-# smoke. Their output is kept in a log and printed when the main pass ends.
+# computes. Beside it, one after the other: the Redis Cluster pass, the
+# red-dot delivery smoke, the short soak and the benchmark smoke. Their output is kept in a log and printed when the main pass ends.
 side_log=$(mktemp)
 side_pid=
 trap '[ -z "$side_pid" ] || kill -- -"$side_pid" 2>/dev/null; rm -f "$side_log"' EXIT

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,9 +27,22 @@ type RedisClusterServer struct {
 }
 
 type clusterNode struct {
-	port string
-	cmd  *exec.Cmd
+	port   string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has ended
 }
+
+// kill ends the node's process (SIGKILL) and waits for it.
+func (n *clusterNode) kill() {
+	n.cmd.Process.Kill()
+	<-n.exited
+	n.cmd = nil
+}
+
+// nodeStartAttempts is how many fresh ports a node is tried on: a port
+// found free may be taken (by a client's ephemeral port, on a busy box)
+// before redis-server binds it, and the server then exits at once.
+const nodeStartAttempts = 3
 
 // ClusterNodeTimeout is the private cluster's cluster-node-timeout: how
 // long a master must be unreachable before the others mark it failed and
@@ -46,7 +60,24 @@ func StartRedisCluster(t testing.TB) *RedisClusterServer {
 	dir := t.TempDir()
 	c := &RedisClusterServer{t: t}
 	t.Cleanup(c.killAll)
-	for i := range clusterSize {
+	for range clusterSize {
+		c.nodes = append(c.nodes, startClusterNode(t, dir))
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c.WaitHealthy(30 * time.Second)
+	return c
+}
+
+// startClusterNode starts one cluster-enabled redis-server on free ports
+// under dir and waits until it answers; a server that exits first (its
+// port taken meanwhile) is started again on other ports.
+func startClusterNode(t testing.TB, dir string) *clusterNode {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
 		port, busPort := freePort(t), freePort(t)
 		nodeDir := filepath.Join(dir, port)
 		if err := os.MkdirAll(nodeDir, 0o700); err != nil {
@@ -60,20 +91,21 @@ func StartRedisCluster(t testing.TB) *RedisClusterServer {
 			"--cluster-replica-validity-factor", "0",
 			"--save", "", "--appendonly", "no", "--logfile", filepath.Join(nodeDir, "redis.log"))
 		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server %d: %v", i, err)
+			t.Fatalf("start redis-server: %v", err)
 		}
-		c.nodes = append(c.nodes, &clusterNode{port: port, cmd: cmd})
+		n := &clusterNode{port: port, cmd: cmd, exited: make(chan struct{})}
+		go func() { cmd.Wait(); close(n.exited) }()
+		err := waitForPing("127.0.0.1:"+port, n.exited)
+		if err == nil {
+			return n
+		}
+		n.kill()
+		log, _ := os.ReadFile(filepath.Join(nodeDir, "redis.log"))
+		if attempt == nodeStartAttempts {
+			t.Fatalf("redis-server on %s: %v (attempt %d of %d); its log:\n%s", port, err, attempt, nodeStartAttempts, log)
+		}
+		t.Logf("redis-server on %s: %v; trying other ports. Its log:\n%s", port, err, log)
 	}
-	for _, n := range c.nodes {
-		waitForPing(t, "127.0.0.1:"+n.port)
-	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	c.WaitHealthy(30 * time.Second)
-	return c
 }
 
 // freePort is a TCP port no one listens on now.
@@ -86,16 +118,24 @@ func freePort(t testing.TB) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-func waitForPing(t testing.TB, addr string) {
+// waitForPing waits until the server at addr answers PING, for at most
+// 10 seconds, or until exited is closed (the server ended).
+func waitForPing(addr string, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for c.Ping(context.Background()).Err() != nil {
+		select {
+		case <-exited:
+			return errors.New("the server exited before it answered")
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server %s does not answer", addr)
+			return errors.New("no answer within 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return nil
 }
 
 // Addrs are the addresses of the six nodes, as a cluster client takes them.
@@ -200,9 +240,7 @@ func (c *RedisClusterServer) Kill(addr string) {
 	c.t.Helper()
 	for _, n := range c.nodes {
 		if "127.0.0.1:"+n.port == addr && n.cmd != nil {
-			n.cmd.Process.Kill()
-			n.cmd.Wait()
-			n.cmd = nil
+			n.kill()
 			return
 		}
 	}
@@ -212,9 +250,7 @@ func (c *RedisClusterServer) Kill(addr string) {
 func (c *RedisClusterServer) killAll() {
 	for _, n := range c.nodes {
 		if n.cmd != nil {
-			n.cmd.Process.Kill()
-			n.cmd.Wait()
-			n.cmd = nil
+			n.kill()
 		}
 	}
 }
