@@ -66,20 +66,25 @@ func BenchmarkWarmFirstPage(b *testing.B) {
 		for _, tok := range tokens { // warm every reader's caches
 			warmBenchPage(b, h, tok, body)
 		}
-		b.Run("doc="+doc.name, func(b *testing.B) {
-			var next atomic.Int64
-			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
-			b.ResetTimer()
-			start, cpuStart := time.Now(), processCPU(b)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					warmBenchPage(b, h, tokens[int(next.Add(1))%len(tokens)], body)
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pages/s")
-			b.ReportMetric(float64((processCPU(b)-cpuStart).Microseconds())/float64(b.N), "cpu-µs/page")
-		})
+		b.Run("doc="+doc.name, func(b *testing.B) { benchPages(b, h, tokens, body) })
 	}
+}
+
+// benchPages posts b.N page requests (body) to h from 8 concurrent clients
+// (b.SetParallelism over GOMAXPROCS), each for the next of tokens' readers,
+// and reports pages/s and the process's CPU time per page.
+func benchPages(b *testing.B, h http.Handler, tokens []string, body []byte) {
+	var next atomic.Int64
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start, cpuStart := time.Now(), processCPU(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			warmBenchPage(b, h, tokens[int(next.Add(1))%len(tokens)], body)
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pages/s")
+	b.ReportMetric(float64((processCPU(b)-cpuStart).Microseconds())/float64(b.N), "cpu-µs/page")
 }
 
 // processCPU is the CPU time the process has used.
@@ -179,19 +184,7 @@ func BenchmarkGraphQLCeiling(b *testing.B) {
 		name string
 		h    http.Handler
 	}{{"server", server}, {"bare", bare}} {
-		b.Run("handler="+stack.name, func(b *testing.B) {
-			var next atomic.Int64
-			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
-			b.ResetTimer()
-			start, cpuStart := time.Now(), processCPU(b)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					warmBenchPage(b, stack.h, tokens[int(next.Add(1))%len(tokens)], body)
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pages/s")
-			b.ReportMetric(float64((processCPU(b)-cpuStart).Microseconds())/float64(b.N), "cpu-µs/page")
-		})
+		b.Run("handler="+stack.name, func(b *testing.B) { benchPages(b, stack.h, tokens, body) })
 	}
 }
 
