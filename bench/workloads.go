@@ -300,27 +300,35 @@ func (w *modeRun) warmDeep(ctx context.Context) {
 	pc := &pageChecker{}
 	r := &recorder{}
 	start := time.Now()
-	parallel(len(w.active), 8, func(k int) {
-		tok := w.tokens[w.active[k]]
-		p, err := w.c.feed(ctx, tok, pageSize, nil)
-		if err != nil {
-			r.add(0, err)
-			return
-		}
-		for page := 2; err == nil && page <= 10 && p.Feed.PageInfo.HasNextPage && ctx.Err() == nil; page++ {
-			keys, _ := p.keys()
-			t := time.Now()
-			p, err = w.c.feed(ctx, tok, pageSize, p.Feed.PageInfo.EndCursor)
-			if err == nil {
-				err = pc.note(p.check(keys[len(keys)-1]))
-			}
-			r.add(time.Since(t), err)
-		}
-	})
+	parallel(len(w.active), 8, func(k int) { w.walkDeep(ctx, w.tokens[w.active[k]], pc, r) })
 	w.mr.WarmDeep = r.stat("pages 2-10 of each active reader", time.Since(start))
 	w.checkPages("warm: pages 2-10 non-empty, continue the previous page in order", pc)
 	w.check(w.mode, "warm: pages 2-10, no errors", w.mr.WarmDeep.Errors == 0, "%d errors: %v", w.mr.WarmDeep.Errors, r.errMsg)
 	logf("  pages 2-10 of %d readers in %.1fs: %s", len(w.active), w.mr.WarmDeep.Seconds, fmtStat(w.mr.WarmDeep))
+}
+
+// walkDeep reads tok's first page, then pages 2-10 with after while more
+// follow, noting each of those pages' latency or error in rec and its order
+// in pc. The first page only gives the cursor: its error is noted in rec,
+// its latency is not. A walk ends at its first error.
+func (w *modeRun) walkDeep(ctx context.Context, tok string, pc *pageChecker, rec *recorder) {
+	p, err := w.c.feed(ctx, tok, pageSize, nil)
+	if err != nil {
+		rec.add(0, err)
+		return
+	}
+	for page := 2; page <= 10 && p.Feed.PageInfo.HasNextPage && ctx.Err() == nil; page++ {
+		keys, _ := p.keys()
+		t := time.Now()
+		p, err = w.c.feed(ctx, tok, pageSize, p.Feed.PageInfo.EndCursor)
+		if err == nil {
+			err = pc.note(p.check(keys[len(keys)-1]))
+		}
+		rec.add(time.Since(t), err)
+		if err != nil {
+			return
+		}
+	}
 }
 
 // firstPageClients are the client counts of the first-page workload: 1, 8
@@ -369,31 +377,14 @@ func (w *modeRun) firstPage(ctx context.Context) error {
 	return nil
 }
 
-// deepPaging: 8 clients each walk a random reader's feed to page 10; pages
-// 2-10 are measured. warmDeep has read each of those pages once.
+// deepPaging: 8 clients each walk a random reader's feed to page 10
+// (walkDeep); pages 2-10 are measured, and an error on the first page
+// counts too. warmDeep has read each of those pages once.
 func (w *modeRun) deepPaging(ctx context.Context) error {
 	pages := &recorder{}
 	pc := &pageChecker{}
 	_, el := closedLoop(ctx, 8, w.o.dur, func(ctx context.Context, _ int) error {
-		tok := w.tokens[w.randomActive()]
-		p, err := w.c.feed(ctx, tok, pageSize, nil)
-		if err != nil {
-			return err
-		}
-		keys, _ := p.keys()
-		for page := 2; page <= 10 && p.Feed.PageInfo.HasNextPage && ctx.Err() == nil; page++ {
-			last := keys[len(keys)-1]
-			t := time.Now()
-			p, err = w.c.feed(ctx, tok, pageSize, p.Feed.PageInfo.EndCursor)
-			if err == nil {
-				err = pc.note(p.check(last))
-			}
-			pages.add(time.Since(t), err)
-			if err != nil {
-				return nil
-			}
-			keys, _ = p.keys()
-		}
+		w.walkDeep(ctx, w.tokens[w.randomActive()], pc, pages)
 		return nil
 	})
 	w.mr.DeepPage = pages.stat("pages 2-10", el)
