@@ -162,7 +162,7 @@ func holdRedisPool(t *testing.T, s *testServer, rdb redis.UniversalClient, n int
 	}
 	t.Cleanup(release)
 	for addr, node := range nodes {
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(testenv.Scale(20 * time.Second))
 		for !errors.Is(node.Ping(ctx).Err(), redis.ErrPoolTimeout) {
 			if time.Now().After(deadline) {
 				t.Fatalf("setup: the reads did not take all %d connections of the pool of %q", n, addr)

@@ -245,7 +245,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	t.Cleanup(func() {
 		server.Kill() // in case the test ended before it did
 		server.Start()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 		for rdb.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
