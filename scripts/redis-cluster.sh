@@ -6,6 +6,15 @@
 # comma list as REDIS_ADDR and TEST_REDIS_ADDR take it, on its last line.
 set -euo pipefail
 
+# One at a time on the machine: the test command of another checkout may
+# run this script at the same moment. flock -o: the servers started here do
+# not inherit the lock.
+lockfile=${TMPDIR:-/tmp}/feedservice-test-runs/locks/redis-cluster-script.lock
+if [ -z "${FEEDSERVICE_REDIS_CLUSTER_LOCKED:-}" ] && command -v flock >/dev/null; then
+  mkdir -p "$(dirname "$lockfile")"
+  FEEDSERVICE_REDIS_CLUSTER_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
+fi
+
 ports=(7000 7001 7002 7003 7004 7005)
 host=127.0.0.1
 
@@ -30,6 +39,24 @@ healthy() {
 addrs() { local IFS=,; local a=("${ports[@]/#/$host:}"); echo "${a[*]}"; }
 
 if healthy; then addrs; exit 0; fi
+
+# formed: every node answers and knows all six. Such a cluster is settling
+# (a replica attaching, a node a busy machine let miss a heartbeat, so that
+# another flagged it for a moment) and may be in use by another checkout's
+# tests: it gets a minute to become healthy before it is started over.
+formed() {
+  for p in "${ports[@]}"; do
+    cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_known_nodes:6' || return 1
+  done
+}
+if formed; then
+  say "the cluster on ports ${ports[*]} is formed but not healthy yet; waiting for it"
+  for _ in $(seq 1 120); do
+    if healthy; then addrs; exit 0; fi
+    sleep 0.5
+  done
+  say "it did not become healthy within a minute: starting it over"
+fi
 
 if ! command -v redis-server >/dev/null; then
   say "installing redis"
