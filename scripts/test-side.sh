@@ -36,7 +36,7 @@ api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api/api_*_test.go | sed 's/^func 
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
-cluster_timeout=$("$TESTCTL" scale -min 2 7m)
+cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
 env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./internal/testenv
 
 say "red-dot delivery smoke: 1,000 open websockets"

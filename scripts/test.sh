@@ -44,7 +44,7 @@ summary() {
 	for f in "$tmp/main.log" "$tmp/side.log"; do [ -s "$f" ] && logs+=("$f"); done
 	[ ${#logs[@]} -gt 0 ] || return 0
 	local fails
-	fails=$(grep -hE -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' -e '^(FAIL|ok)[[:space:]].*\[build failed\]' "${logs[@]}" || true)
+	fails=$(grep -hE -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' "${logs[@]}" | awk '!seen[$0]++' || true)
 	[ -n "$fails" ] || return 0
 	echo
 	say "what failed (from the logs above):"
@@ -100,9 +100,10 @@ else
 fi
 
 # The main pass's timeout is a bound for a hung test, not for a slow one:
-# 9 minutes times the time scale measured now, at least twice that, since
-# another run on the machine may start after this one measured a quiet box.
-main_timeout=$("$TESTCTL" scale -min 2 9m)
+# 9 minutes times the time scale measured now, at least twice that (another
+# run on the machine may start after this one measured a quiet box) and at
+# most four times (a hung test is found within 36 minutes).
+main_timeout=$("$TESTCTL" scale -min 2 -max 4 9m)
 say "go test -race (timeout $main_timeout); beside it the Redis Cluster pass, then the smokes"
 # The main pass (every package under the race detector) is the long one:
 # its api package waits on servers, sockets and timers far more than it

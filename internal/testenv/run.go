@@ -39,7 +39,7 @@ func thisRun() *testrun.Run {
 		defer cancel()
 		swept, err := testrun.Sweep(ctx)
 		if swept.Runs > 0 {
-			fmt.Fprintf(os.Stderr, "testenv: swept what %s left behind\n", swept)
+			fmt.Fprintf(os.Stderr, "testenv: swept after %s\n", swept)
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "testenv: the sweep of ended test runs left some behind (tried again at the next start): %v\n", err)

@@ -25,7 +25,7 @@ type Swept struct {
 }
 
 func (s Swept) String() string {
-	return fmt.Sprintf("%d ended runs: %d servers killed, %d data directories, %d databases, %d Redis keys removed",
+	return fmt.Sprintf("%d ended test runs: %d servers killed; %d data directories, %d databases and %d Redis keys removed",
 		s.Runs, s.Servers, s.Dirs, s.Databases, s.Keys)
 }
 

@@ -1,7 +1,9 @@
 // Command testctl is the test scripts' side of internal/testenv/testrun:
 //
 //	testctl sweep                 clean up after every ended test run
-//	testctl scale [-min F] D      print the duration D stretched by the time scale
+//	testctl scale [-min F] [-max F] D
+//	                              print the duration D stretched by the time
+//	                              scale, kept within [min, max] times D
 //	testctl name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX
 //	                              print a fresh database name or key prefix
 //	                              swept once process PID has ended
@@ -47,7 +49,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | lockpath NAME")
+	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] [-max F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | lockpath NAME")
 	os.Exit(2)
 }
 
@@ -59,7 +61,7 @@ func sweep() error {
 	defer cancel()
 	swept, err := testrun.Sweep(ctx)
 	if swept.Runs > 0 {
-		fmt.Printf("swept what %s left behind\n", swept)
+		fmt.Printf("testctl: swept after %s\n", swept)
 	}
 	return err
 }
@@ -67,6 +69,7 @@ func sweep() error {
 func scale(args []string) error {
 	fs := flag.NewFlagSet("scale", flag.ExitOnError)
 	floor := fs.Float64("min", 1, "the least factor applied")
+	ceil := fs.Float64("max", testrun.MaxMeasuredScale, "the greatest factor applied")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		usage()
@@ -79,7 +82,7 @@ func scale(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(time.Duration(float64(d) * max(f, *floor)).Round(time.Second))
+	fmt.Println(time.Duration(float64(d) * min(max(f, *floor), *ceil)).Round(time.Second))
 	return nil
 }
 
