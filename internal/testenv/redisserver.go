@@ -23,7 +23,7 @@ type RedisServer struct {
 func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
 	r := &RedisServer{t: t, port: FreePort(t)}
-	WatchRedisLog(t)
+	WatchLibraryLog(t)
 	t.Cleanup(r.Kill)
 	r.Start()
 	return r

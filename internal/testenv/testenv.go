@@ -59,7 +59,7 @@ func MySQL(t testing.TB) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Scale(10*time.Second))
 	defer cancel()
-	WatchRedisLog(t)
+	WatchLibraryLog(t)
 	usesServers(t, MySQLServerDSN(), "")
 	name := Name("feedtest_")
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
@@ -86,7 +86,7 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("Redis at %s does not answer (the test command starts it): %v", RedisAddr(), err)
 	}
-	WatchRedisLog(t)
+	WatchLibraryLog(t)
 	usesServers(t, "", RedisAddr())
 	prefix := Name("t") + ":"
 	t.Cleanup(func() {
