@@ -29,8 +29,14 @@ func (s Swept) String() string {
 		s.Runs, s.Servers, s.Dirs, s.Databases, s.Keys)
 }
 
-// sweepServerTimeout bounds each server contacted by Sweep.
-const sweepServerTimeout = 10 * time.Second
+// sweepServerTimeout bounds the work on each server contacted by Sweep,
+// sweepDialTimeout the connection to it: a server that does not answer
+// (the replicas' primary before the side chain started it) costs a sweep
+// that much once, and the records naming it wait for a later sweep.
+const (
+	sweepServerTimeout = 30 * time.Second
+	sweepDialTimeout   = 2 * time.Second
+)
 
 // Sweep cleans up after every run whose owner has ended (Record.Alive) and
 // removes its record. The records of live runs, this process's own
@@ -44,6 +50,7 @@ func Sweep(ctx context.Context) (Swept, error) {
 		return total, err
 	}
 	var errs []error
+	down := map[string]error{} // servers that did not answer in this sweep
 	for _, rec := range recs {
 		if rec.Alive() {
 			continue
@@ -53,7 +60,7 @@ func Sweep(ctx context.Context) (Swept, error) {
 		if err != nil {
 			continue
 		}
-		s, err := sweepRun(ctx, rec)
+		s, err := sweepRun(ctx, rec, down)
 		if err == nil {
 			err = os.Remove(filepath.Join(Dir(), rec.ID+".run"))
 			if errors.Is(err, os.ErrNotExist) {
@@ -76,7 +83,7 @@ func Sweep(ctx context.Context) (Swept, error) {
 }
 
 // sweepRun cleans up after the ended run rec.
-func sweepRun(ctx context.Context, rec Record) (Swept, error) {
+func sweepRun(ctx context.Context, rec Record, down map[string]error) (Swept, error) {
 	var s Swept
 	var errs []error
 	for _, srv := range rec.Servers {
@@ -106,17 +113,33 @@ func sweepRun(ctx context.Context, rec Record) (Swept, error) {
 	prefixes := ownPrefixes(rec)
 	if len(prefixes) > 0 {
 		for _, dsn := range rec.MySQL {
+			if err := down["mysql "+dsn]; err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			n, err := dropDatabases(ctx, dsn, prefixes)
 			s.Databases += n
 			if err != nil {
 				errs = append(errs, err)
+				var unreachable *unreachableError
+				if errors.As(err, &unreachable) {
+					down["mysql "+dsn] = err
+				}
 			}
 		}
 		for _, addrs := range rec.Redis {
+			if err := down["redis "+addrs]; err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			n, err := deleteKeys(ctx, addrs, prefixes)
 			s.Keys += n
 			if err != nil {
 				errs = append(errs, err)
+				var unreachable *unreachableError
+				if errors.As(err, &unreachable) {
+					down["redis "+addrs] = err
+				}
 			}
 		}
 	}
@@ -161,7 +184,7 @@ func dropDatabases(ctx context.Context, dsn string, prefixes []string) (int, err
 		return 0, err
 	}
 	cfg.DBName = ""
-	cfg.Timeout = sweepServerTimeout
+	cfg.Timeout = sweepDialTimeout
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return 0, err
@@ -171,7 +194,7 @@ func dropDatabases(ctx context.Context, dsn string, prefixes []string) (int, err
 	defer cancel()
 	rows, err := db.QueryContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA")
 	if err != nil {
-		return 0, fmt.Errorf("MySQL at %s: %w", cfg.Addr, err)
+		return 0, &unreachableError{fmt.Errorf("MySQL at %s: %w", cfg.Addr, err)}
 	}
 	var names []string
 	for rows.Next() {
@@ -202,11 +225,14 @@ func dropDatabases(ctx context.Context, dsn string, prefixes []string) (int, err
 // server or cluster at addrs (a comma list), on every master.
 func deleteKeys(ctx context.Context, addrs string, prefixes []string) (int, error) {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs: strings.Split(addrs, ","), DialTimeout: sweepServerTimeout, MaxRetries: 1,
+		Addrs: strings.Split(addrs, ","), DialTimeout: sweepDialTimeout, MaxRetries: 1,
 	})
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, sweepServerTimeout)
 	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return 0, &unreachableError{fmt.Errorf("Redis at %s: %w", addrs, err)}
+	}
 	deleted := 0
 	scan := func(ctx context.Context, c *redis.Client) error {
 		for _, p := range prefixes {
@@ -266,3 +292,11 @@ func removeStaleTemp() {
 		}
 	}
 }
+
+// unreachableError: the server did not answer at all.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string {
+	return e.err.Error() + " (not answering: tried again at the next sweep)"
+}
+func (e *unreachableError) Unwrap() error { return e.err }

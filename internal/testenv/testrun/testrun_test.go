@@ -345,3 +345,41 @@ func TestDieWithParent(t *testing.T) {
 		t.Fatalf("the child %d outlived its killed parent", pid)
 	}
 }
+
+// TestSweepKeepsWhatItCannotClean: an ended run whose servers do not
+// answer keeps its record for a later sweep (the sweep says so), and does
+// not hold up the sweep of the others.
+func TestSweepKeepsWhatItCannotClean(t *testing.T) {
+	o := owner(t)
+	run, err := testrun.Register(o.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing listens on reserved ports.
+	port := testenv.FreePort(t)
+	run.UsesMySQL("root@tcp(127.0.0.1:" + port + ")/")
+	run.UsesRedis("127.0.0.1:" + port)
+	run.Name("feedtest_")
+	t.Cleanup(func() { os.Remove(filepath.Join(testrun.Dir(), run.ID()+".run")) })
+	cfg, _ := mysql.ParseDSN(testenv.MySQLServerDSN())
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	other := makeRun(t, admin)
+	end(t, o)
+	end(t, other.owner)
+	start := time.Now()
+	_, err = testrun.Sweep(context.Background())
+	if err == nil {
+		t.Errorf("the sweep reported no error for servers that do not answer")
+	}
+	t.Logf("sweep in %s: %v", time.Since(start).Round(time.Millisecond), err)
+	if !recordExists(run.ID()) {
+		t.Errorf("the record of a run whose servers did not answer was removed")
+	}
+	if dbExists(t, admin, other.db) || recordExists(other.run.ID()) {
+		t.Errorf("the other ended run was not swept")
+	}
+}
