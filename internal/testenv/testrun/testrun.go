@@ -100,6 +100,10 @@ func SelfID() string {
 	return ""
 }
 
+// maxCommand bounds the command line a record keeps (for people reading
+// it: a test binary's -test.run list can be kilobytes long).
+const maxCommand = 300
+
 // Register writes the record of a new run owned by process pid (this
 // process, or the script that asked cmd/testctl for a name).
 func Register(pid int) (*Run, error) {
@@ -113,6 +117,9 @@ func Register(pid int) (*Run, error) {
 	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if len(cmd) == 0 && pid == os.Getpid() {
 		cmd = []byte(strings.Join(os.Args, " "))
+	}
+	if len(cmd) > maxCommand {
+		cmd = append(cmd[:maxCommand:maxCommand], "..."...)
 	}
 	id := make([]byte, 4)
 	rand.Read(id)
