@@ -15,7 +15,7 @@ set -euo pipefail
 # One at a time on the machine: the test command of another checkout may
 # run this script at the same moment. flock -o: the servers started here do
 # not inherit the lock.
-lockfile=${TMPDIR:-/tmp}/feedservice-test-runs/locks/mysql-replica-script.lock
+lockfile=/tmp/feedservice-test-runs/locks/mysql-replica-script.lock
 if [ -z "${FEEDSERVICE_MYSQL_REPLICA_LOCKED:-}" ] && command -v flock >/dev/null; then
   mkdir -p "$(dirname "$lockfile")"
   FEEDSERVICE_MYSQL_REPLICA_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
@@ -80,7 +80,7 @@ sqlp "$primary" -e "CREATE USER IF NOT EXISTS 'repl'@'%' IDENTIFIED BY 'repl'; G
 # of any checkout holds it, its replication is the test's business. What
 # this script does to it, it does holding that lock.
 stoppable=${replicas[-1]}
-stoppable_lock=${TMPDIR:-/tmp}/feedservice-test-runs/locks/stoppable-replica-$host:$stoppable.lock
+stoppable_lock=/tmp/feedservice-test-runs/locks/stoppable-replica-$host:$stoppable.lock
 mkdir -p "$(dirname "$stoppable_lock")"
 
 # replicate port: start the replica's replication if it is not running,

@@ -48,7 +48,9 @@ SOAK_DURATION=30s SOAK_INTERVAL=6s SOAK_USERS=100 SOAK_FOLLOWS=10 go run ./soak
 say "benchmark smoke: go run ./bench -quick (its checks asserted, its figures not)"
 # A database and key prefix of this run's own (another checkout's test
 # command may run its smoke at the same time), swept if this script is
-# killed; the server binary beside testctl, in the run's scratch directory.
+# killed; the server binary, its logs and data directory (under TMPDIR) in
+# the run's scratch directory, beside testctl.
 bench_db=$("$TESTCTL" name -owner $$ -mysql 'root@tcp(127.0.0.1:3306)/' -redis 127.0.0.1:6379 feedtest_)
-go run ./bench -quick -db "$bench_db" -server-bin "$(dirname "$TESTCTL")/feedbench-server"
+scratch=$(dirname "$TESTCTL")
+TMPDIR=$scratch go run ./bench -quick -db "$bench_db" -server-bin "$scratch/feedbench-server"
 say "side chain done"

@@ -95,7 +95,7 @@ func sweepRun(ctx context.Context, rec Record, down map[string]error) (Swept, er
 				waitGone(srv.PID, srv.Start, 5*time.Second)
 			}
 		}
-		if removable(srv.Dir) {
+		if removable(srv.Dir, rec.TempDir) {
 			if _, err := os.Stat(srv.Dir); err == nil {
 				if err := os.RemoveAll(srv.Dir); err != nil {
 					errs = append(errs, err)
@@ -103,7 +103,7 @@ func sweepRun(ctx context.Context, rec Record, down map[string]error) (Swept, er
 					s.Dirs++
 					// A test's temporary directory holds little else: gone
 					// too when empty (Remove refuses one that is not).
-					if parent := filepath.Dir(srv.Dir); removable(parent) {
+					if parent := filepath.Dir(srv.Dir); removable(parent, rec.TempDir) {
 						os.Remove(parent)
 					}
 				}
@@ -158,13 +158,22 @@ func ownPrefixes(rec Record) []string {
 	return out
 }
 
-// removable: a directory strictly under the temporary directory.
-func removable(dir string) bool {
+// removable: a directory strictly under this process's temporary
+// directory or under the run's (recorded when it registered).
+func removable(dir, runTemp string) bool {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return false
 	}
-	rel, err := filepath.Rel(os.TempDir(), filepath.Clean(dir))
-	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+	for _, tmp := range []string{os.TempDir(), runTemp} {
+		if tmp == "" || !filepath.IsAbs(tmp) {
+			continue
+		}
+		rel, err := filepath.Rel(tmp, filepath.Clean(dir))
+		if err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
 }
 
 // waitGone waits up to within for the process to end (a killed process

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,9 +36,15 @@ import (
 )
 
 // Dir is the directory of the run records, the port reservations and the
-// locks: feedservice-test-runs under the temporary directory ($TMPDIR, or
-// /tmp), shared by every checkout on the machine.
-func Dir() string { return filepath.Join(os.TempDir(), "feedservice-test-runs") }
+// locks, shared by every checkout and process on the machine, whatever
+// their TMPDIR: /tmp/feedservice-test-runs (on Windows, under the
+// temporary directory).
+func Dir() string {
+	if runtime.GOOS == "windows" {
+		return filepath.Join(os.TempDir(), "feedservice-test-runs")
+	}
+	return "/tmp/feedservice-test-runs"
+}
 
 // Server is a process a run started and must not outlive it: a private
 // mariadbd or redis-server, a server binary, a browser.
@@ -60,6 +67,9 @@ type Record struct {
 	Boot    string    `json:"boot"`
 	Command string    `json:"command"`
 	Created time.Time `json:"created"`
+	// TempDir is the owner's temporary directory: a server's directory
+	// under it (or under the sweeper's) may be removed.
+	TempDir string `json:"tempDir,omitempty"`
 	// Prefixes: every database and Redis key of the run starts with one
 	// of these (each holds the run's id: see Run.Name).
 	Prefixes []string `json:"prefixes,omitempty"`
@@ -130,6 +140,7 @@ func Register(pid int) (*Run, error) {
 		Boot:    bootID(),
 		Command: strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))),
 		Created: time.Now().UTC().Truncate(time.Second),
+		TempDir: os.TempDir(),
 	}}
 	r.path = filepath.Join(Dir(), r.rec.ID+".run")
 	if err := r.save(); err != nil {
