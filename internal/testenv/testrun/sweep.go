@@ -111,37 +111,31 @@ func sweepRun(ctx context.Context, rec Record, down map[string]error) (Swept, er
 		}
 	}
 	prefixes := ownPrefixes(rec)
-	if len(prefixes) > 0 {
-		for _, dsn := range rec.MySQL {
-			if err := down["mysql "+dsn]; err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			n, err := dropDatabases(ctx, dsn, prefixes)
-			s.Databases += n
-			if err != nil {
-				errs = append(errs, err)
-				var unreachable *unreachableError
-				if errors.As(err, &unreachable) {
-					down["mysql "+dsn] = err
-				}
+	if len(prefixes) == 0 {
+		return s, errors.Join(errs...)
+	}
+	// clean runs remove on one server, unless the server did not answer
+	// earlier in this sweep; one that does not answer now is noted.
+	clean := func(server string, remove func() (int, error)) int {
+		if err := down[server]; err != nil {
+			errs = append(errs, err)
+			return 0
+		}
+		n, err := remove()
+		if err != nil {
+			errs = append(errs, err)
+			var unreachable *unreachableError
+			if errors.As(err, &unreachable) {
+				down[server] = err
 			}
 		}
-		for _, addrs := range rec.Redis {
-			if err := down["redis "+addrs]; err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			n, err := deleteKeys(ctx, addrs, prefixes)
-			s.Keys += n
-			if err != nil {
-				errs = append(errs, err)
-				var unreachable *unreachableError
-				if errors.As(err, &unreachable) {
-					down["redis "+addrs] = err
-				}
-			}
-		}
+		return n
+	}
+	for _, dsn := range rec.MySQL {
+		s.Databases += clean("mysql "+dsn, func() (int, error) { return dropDatabases(ctx, dsn, prefixes) })
+	}
+	for _, addrs := range rec.Redis {
+		s.Keys += clean("redis "+addrs, func() (int, error) { return deleteKeys(ctx, addrs, prefixes) })
 	}
 	return s, errors.Join(errs...)
 }

@@ -160,38 +160,29 @@ func (r *Run) Name(prefix string) (string, error) {
 	buf := make([]byte, 6)
 	rand.Read(buf)
 	base := prefix + r.rec.ID + "_"
-	err := r.update(func(rec *Record) bool {
-		if slices.Contains(rec.Prefixes, base) {
-			return false
-		}
-		rec.Prefixes = append(rec.Prefixes, base)
-		return true
-	})
+	err := r.update(func(rec *Record) bool { return addOnce(&rec.Prefixes, base) })
 	return base + hex.EncodeToString(buf), err
 }
 
 // UsesMySQL records that the run's databases may be on the MySQL server
 // dsn (a DSN without a database).
 func (r *Run) UsesMySQL(dsn string) error {
-	return r.update(func(rec *Record) bool {
-		if slices.Contains(rec.MySQL, dsn) {
-			return false
-		}
-		rec.MySQL = append(rec.MySQL, dsn)
-		return true
-	})
+	return r.update(func(rec *Record) bool { return addOnce(&rec.MySQL, dsn) })
 }
 
 // UsesRedis records that the run's keys may be on the Redis server (or
 // cluster) at addrs, a comma list.
 func (r *Run) UsesRedis(addrs string) error {
-	return r.update(func(rec *Record) bool {
-		if slices.Contains(rec.Redis, addrs) {
-			return false
-		}
-		rec.Redis = append(rec.Redis, addrs)
-		return true
-	})
+	return r.update(func(rec *Record) bool { return addOnce(&rec.Redis, addrs) })
+}
+
+// addOnce adds v to list unless it is there, and says whether it added it.
+func addOnce(list *[]string, v string) bool {
+	if slices.Contains(*list, v) {
+		return false
+	}
+	*list = append(*list, v)
+	return true
 }
 
 // AddServer records a process the run started (pid 0: only a directory),
