@@ -49,8 +49,11 @@ func (m liveMsg) String() string {
 }
 
 // liveConn is one websocket. A goroutine reads every message into a queue
-// that the test takes from with bounded waits; with autoPong set it answers
-// the server's graphql-transport-ws pings (still queuing them).
+// that the test takes from with bounded waits; with autoPong set (as
+// liveDial sets it, since real clients answer: a silent one is dropped
+// after two ping intervals, 40 s by default, which a test on a busy
+// machine can outlast) it answers the server's graphql-transport-ws pings
+// (still queuing them).
 type liveConn struct {
 	t        testing.TB
 	proto    string
@@ -88,6 +91,7 @@ func liveDial(t testing.TB, s *testServer, proto string) *liveConn {
 		t.Fatalf("asked for subprotocol %q, server chose %q", proto, got)
 	}
 	c := &liveConn{t: t, proto: proto, ws: ws, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	c.autoPong.Store(true)
 	go c.read()
 	t.Cleanup(c.drop)
 	return c
@@ -747,7 +751,10 @@ func TestLiveKeepAlive(t *testing.T) {
 	user := s.signUp(t, "user")
 
 	t.Run("silent client is dropped", func(t *testing.T) {
-		c := liveConnect(t, s, liveTransportWS, user.Token)
+		c := liveDial(t, s, liveTransportWS)
+		c.autoPong.Store(false)
+		c.init("Bearer " + user.Token)
+		c.expectAck(5 * time.Second)
 		start := time.Now()
 		if _, err := c.take(time.Second, liveOfType("ping")); err != nil {
 			t.Fatalf("no ping within 1s of connecting (interval %s): %v (queued %v)", ping, err, c.queued())
