@@ -32,7 +32,7 @@ func TestLiveSubscriptionsStartWhileRedisPoolIsBusy(t *testing.T) {
 				c.CelebrityFollowers = 7
 				c.RedisPoolSize = 1
 				c.FanoutWorkers = 1
-				c.RedisPoolTimeout = 100 * time.Millisecond
+				c.RedisPoolTimeout = testenv.Scale(100 * time.Millisecond)
 			})
 			// star has 7 followers (a celebrity in hybrid mode), plain 6.
 			star, plain := s.signUp(t, "star"), s.signUp(t, "plain")

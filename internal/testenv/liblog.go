@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"log"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,8 +15,10 @@ import (
 	"feedservice/internal/testenv/testrun"
 )
 
-// go-redis and the MySQL driver write their own log (a failed dial, a pool
-// that cannot reach a node, a connection cut) to stderr, outside any test.
+// go-redis, the MySQL driver and the standard log (net/http's server
+// errors, gqlgen's and gorilla's websocket refusals) write to stderr,
+// outside any test: a failed dial, a pool that cannot reach a node, a
+// connection cut, an origin refused.
 // The fault tests kill and restart Redis and MariaDB on purpose, and a
 // loaded machine makes dials time out; go test prints a failing package's
 // whole output, so that log once buried the first failing test under a
@@ -24,6 +28,7 @@ import (
 func init() {
 	redis.SetLogger(libLog)
 	mysql.SetLogger(mysqlLog{})
+	log.SetOutput(stdLog{})
 }
 
 // libLogKeep is how many of the latest lines are kept.
@@ -66,6 +71,14 @@ type mysqlLog struct{}
 
 func (mysqlLog) Print(v ...any) { libLog.add("mysql: " + fmt.Sprint(v...)) }
 
+// stdLog is the standard log's output (a line per write).
+type stdLog struct{}
+
+func (stdLog) Write(p []byte) (int, error) {
+	libLog.add("log: " + strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 // since returns the lines written from start on.
 func (b *libLogBuffer) since(start time.Time) []libLogLine {
 	b.mu.Lock()
@@ -79,8 +92,8 @@ func (b *libLogBuffer) since(start time.Time) []libLogLine {
 	return out
 }
 
-// WatchLibraryLog makes t, if it fails, log what go-redis and the MySQL
-// driver logged while it ran (from any test of the process: parallel
+// WatchLibraryLog makes t, if it fails, log what go-redis, the MySQL
+// driver and the standard log wrote while it ran (from any test of the process: parallel
 // tests share the libraries' log), and the time scale its deadlines were
 // stretched by. Once per test; every test that takes a server from this
 // package is watched.
@@ -113,7 +126,7 @@ func WatchLibraryLog(t testing.TB) {
 			return
 		}
 		shown := lines[max(0, len(lines)-libLogShow):]
-		t.Logf("go-redis and the MySQL driver logged %d lines while this test ran (any test of the package; the last %d):", len(lines), len(shown))
+		t.Logf("go-redis, the MySQL driver and the standard log wrote %d lines while this test ran (any test of the package; the last %d):", len(lines), len(shown))
 		for _, l := range shown {
 			t.Logf("  %s %s", l.at.Format("15:04:05.000"), l.text)
 		}
