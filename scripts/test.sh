@@ -83,6 +83,9 @@ done
 go build -o "$tmp/testctl" ./internal/testenv/cmd/testctl
 export TESTCTL="$tmp/testctl"
 "$TESTCTL" sweep || true
+# If this script is killed outright (no trap runs), a later sweep removes
+# its scratch directory.
+"$TESTCTL" dir -owner $$ "$tmp"
 
 say "go vet"
 go vet ./...

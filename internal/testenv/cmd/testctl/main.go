@@ -7,6 +7,8 @@
 //	testctl name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX
 //	                              print a fresh database name or key prefix
 //	                              swept once process PID has ended
+//	testctl dir -owner PID DIR    have DIR (under the temporary directory)
+//	                              removed by the sweep once process PID ended
 //	testctl lockpath NAME         print the file of the machine-wide lock NAME
 //
 // scripts/test.sh builds it once per run; see docs/testing.md.
@@ -34,6 +36,8 @@ func main() {
 		err = scale(args)
 	case "name":
 		err = name(args)
+	case "dir":
+		err = dir(args)
 	case "lockpath":
 		if len(args) != 1 {
 			usage()
@@ -49,7 +53,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] [-max F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | lockpath NAME")
+	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] [-max F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | dir -owner PID DIR | lockpath NAME")
 	os.Exit(2)
 }
 
@@ -115,4 +119,19 @@ func name(args []string) error {
 	}
 	fmt.Println(n)
 	return nil
+}
+
+func dir(args []string) error {
+	fs := flag.NewFlagSet("dir", flag.ExitOnError)
+	owner := fs.Int("owner", 0, "the process whose end lets the sweep remove the directory")
+	fs.Parse(args)
+	if fs.NArg() != 1 || *owner <= 0 {
+		usage()
+	}
+	run, err := testrun.Register(*owner)
+	if err != nil {
+		return err
+	}
+	_, err = run.AddServer("scratch directory", 0, false, fs.Arg(0))
+	return err
 }
