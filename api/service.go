@@ -17,8 +17,15 @@ import (
 // variable (see config.go).
 type Config = config
 
-// ParseConfig reads the flags in args and the environment.
-func ParseConfig(args []string) (Config, error) { return parseConfig(args) }
+// ParseCommandLine reads the flags in args and the environment, and returns
+// the words of args that are not flags (the command), in order: flags may
+// stand before and after them. -h or --help is flag.ErrHelp, with nothing
+// printed (see WriteFlags).
+func ParseCommandLine(args []string) (Config, []string, error) { return parseCommandLine(args) }
+
+// WriteFlags writes every flag with its environment variable and default,
+// as -h shows them.
+func WriteFlags(w io.Writer) { writeFlags(w) }
 
 // Service is one instance of the feed service: its database (migrated),
 // Redis, the feed engine, and the HTTP and websocket face over them.
