@@ -28,9 +28,8 @@ import (
 
 // handler routes the server's endpoints: GraphQL at /query, GraphiQL at /
 // (its files under /graphiql/), the React app at /app/, the site icon at
-// /favicon.ico, and the health
-// checks. GraphiQL and the app are embedded in the binary (playground/,
-// web/).
+// /favicon.ico, and the health checks. GraphiQL, the app and the icon are
+// embedded in the binary (playground/, web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler()))
