@@ -119,8 +119,10 @@ services:
 	bash scripts/services.sh
 
 # Rebuild the React app (web/dist) and the GraphiQL page (playground/dist)
-# from the locked npm packages. The built files are committed and embedded
-# in the binary, so that `go run .` serves both with no Node installed.
+# from the locked npm packages; the app's build first generates its GraphQL
+# types (web/src/gql, graphql-codegen from schema.graphqls and the app's
+# documents). The built and generated files are committed and embedded in
+# the binary, so that `go run .` serves both with no Node installed.
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 	cd playground && npm ci --no-audit --no-fund && npm run build
