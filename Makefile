@@ -1,12 +1,18 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
+.PHONY: run test test-clean generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
 
 run:
 	go run .
 
 test:
 	bash scripts/test.sh
+
+# Stop what `make test` leaves running for its next run, the Redis Cluster
+# on 7000-7005 and the MariaDB servers on 3310-3312, and remove their data
+# (under /tmp). Redis on 6379 and MariaDB on 3306 are left running.
+test-clean:
+	bash scripts/test-clean.sh
 
 generate:
 	go generate ./...
