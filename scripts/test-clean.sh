@@ -14,22 +14,26 @@ say() { printf '== %s\n' "$*"; }
 # answers: something listens on the port.
 answers() { (exec 3<>"/dev/tcp/$test_host/$1") 2>/dev/null; }
 
-stopped=()
+# Each server is asked for its process id, then to shut down; the script
+# waits for the processes to end, not only for their ports to close, since
+# a server still writes its files between the two.
+pids=()
 for p in "${cluster_ports[@]}"; do
   answers "$p" || continue
   say "stopping the Redis Cluster node on $test_host:$p"
+  pids+=("$(redis-cli -h "$test_host" -p "$p" info server | tr -d '\r' | awk -F: '$1 == "process_id" {print $2}')")
   redis-cli -h "$test_host" -p "$p" shutdown nosave >/dev/null 2>&1 || true
-  stopped+=("$p")
 done
 for p in "$replica_primary" "${replica_ports[@]}"; do
   answers "$p" || continue
   say "stopping the MariaDB server on $test_host:$p"
+  pid_file=$(mariadb -uroot -h"$test_host" -P"$p" --batch --skip-column-names -e 'SELECT @@pid_file')
+  pids+=("$(cat "$pid_file")")
   mariadb-admin -uroot -h"$test_host" -P"$p" shutdown >/dev/null 2>&1 || true
-  stopped+=("$p")
 done
-for p in "${stopped[@]}"; do
-  for _ in $(seq 1 240); do answers "$p" || continue 2; sleep 0.25; done
-  echo "the server on $test_host:$p did not stop within a minute" >&2
+for pid in "${pids[@]}"; do
+  for _ in $(seq 1 240); do kill -0 "$pid" 2>/dev/null || continue 2; sleep 0.25; done
+  echo "process $pid did not stop within a minute" >&2
   exit 1
 done
 for dir in "$cluster_dir" "$replica_dir"; do
@@ -38,4 +42,4 @@ for dir in "$cluster_dir" "$replica_dir"; do
     rm -rf "$dir"
   fi
 done
-say "test servers stopped (${#stopped[@]}); Redis on 6379 and MariaDB on 3306 are left running"
+say "test servers stopped (${#pids[@]}); Redis on 6379 and MariaDB on 3306 are left running"
