@@ -12,10 +12,12 @@
 # replication, the others to every other test).
 set -euo pipefail
 
-base=/tmp/feed-replica
-host=127.0.0.1
-primary=3310
-replicas=(3311 3312)
+# shellcheck source=test-servers.sh
+. "$(dirname "$0")/test-servers.sh"
+base=$replica_dir
+host=$test_host
+primary=$replica_primary
+replicas=("${replica_ports[@]}")
 
 say() { printf '== %s\n' "$*" >&2; }
 

@@ -6,8 +6,10 @@
 # comma list as REDIS_ADDR and TEST_REDIS_ADDR take it, on its last line.
 set -euo pipefail
 
-ports=(7000 7001 7002 7003 7004 7005)
-host=127.0.0.1
+# shellcheck source=test-servers.sh
+. "$(dirname "$0")/test-servers.sh"
+ports=("${cluster_ports[@]}")
+host=$test_host
 
 say() { printf '== %s\n' "$*" >&2; }
 
@@ -44,7 +46,7 @@ for p in "${ports[@]}"; do
     cli -p "$p" shutdown nosave >/dev/null 2>&1 || true
     for _ in $(seq 1 50); do cli -p "$p" ping >/dev/null 2>&1 || break; sleep 0.1; done
   fi
-  dir=/tmp/feedservice-redis-cluster/$p
+  dir=$cluster_dir/$p
   rm -rf "$dir" && mkdir -p "$dir"
   say "starting redis cluster node $p"
   # zset-max-listpack-entries as on the single server (see services.sh).
