@@ -1,12 +1,18 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
+.PHONY: run test test-clean generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
 
 run:
 	go run .
 
 test:
 	bash scripts/test.sh
+
+# Stop what `make test` leaves running for its next run, the Redis Cluster
+# on 7000-7005 and the MariaDB servers on 3310-3312, and remove their data
+# (under /tmp). Redis on 6379 and MariaDB on 3306 are left running.
+test-clean:
+	bash scripts/test-clean.sh
 
 generate:
 	go generate ./...
@@ -119,8 +125,10 @@ services:
 	bash scripts/services.sh
 
 # Rebuild the React app (web/dist) and the GraphiQL page (playground/dist)
-# from the locked npm packages. The built files are committed and embedded
-# in the binary, so that `go run .` serves both with no Node installed.
+# from the locked npm packages; the app's build first generates its GraphQL
+# types (web/src/gql, graphql-codegen from schema.graphqls and the app's
+# documents). The built and generated files are committed and embedded in
+# the binary, so that `go run .` serves both with no Node installed.
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 	cd playground && npm ci --no-audit --no-fund && npm run build

@@ -4,10 +4,17 @@
 //	go run . -seed      load the demo graph first
 //	go run . migrate    apply schema migrations and exit
 //	go run . seed       load the demo graph and exit
+//	go run . -h         the commands and every flag
+//
+// Flags may stand before or after the command.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,22 +23,49 @@ import (
 	"feedservice/api"
 )
 
+// commands are the words the command line takes besides flags, with what
+// each does; serve is the default.
+var commands = []struct{ name, does string }{
+	{"serve", "serve the API on -addr (the default)"},
+	{"migrate", "apply the database migrations and exit"},
+	{"seed", "load the demo graph (sign in as alice / " + api.SeedPassword + ") and exit"},
+}
+
+// usageError is a command line that names no command or flag the server
+// knows: it is told on stderr, with exit status 2, before anything starts.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := run(os.Args[1:], log); err != nil {
+	err := run(os.Args[1:], os.Stdout, log)
+	var usage usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &usage):
+		fmt.Fprintf(os.Stderr, "feedservice: %v\nRun with -h for the commands and flags.\n", err)
+		os.Exit(2)
+	default:
 		log.Error("exit", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, log *slog.Logger) error {
-	command := "serve"
-	if len(args) > 0 && (args[0] == "migrate" || args[0] == "seed" || args[0] == "serve") {
-		command, args = args[0], args[1:]
+// run runs the command of args; -h and --help write the usage to stdout.
+func run(args []string, stdout io.Writer, log *slog.Logger) error {
+	cfg, words, err := api.ParseCommandLine(args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeUsage(stdout)
+		return nil
 	}
-	cfg, err := api.ParseConfig(args)
 	if err != nil {
-		return err
+		return usageError{err}
+	}
+	command, err := pickCommand(words)
+	if err != nil {
+		return usageError{err}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -41,16 +75,43 @@ func run(args []string, log *slog.Logger) error {
 		return err
 	}
 	defer svc.Close()
-	switch command {
-	case "migrate":
+	if command == "migrate" {
 		return nil
-	case "seed":
-		return svc.Seed(ctx, os.Stdout)
 	}
-	if cfg.Seed {
-		if err := svc.Seed(ctx, os.Stdout); err != nil {
+	if command == "seed" || cfg.Seed {
+		if err := svc.Seed(ctx, stdout); err != nil {
 			return err
 		}
 	}
+	if command == "seed" {
+		return nil
+	}
 	return svc.Serve(ctx)
+}
+
+// pickCommand is the command that words name: serve when none, an error for
+// a word that is not a command or for a second one.
+func pickCommand(words []string) (string, error) {
+	if len(words) == 0 {
+		return "serve", nil
+	}
+	if len(words) > 1 {
+		return "", fmt.Errorf("one command at a time: got %q and %q", words[0], words[1])
+	}
+	for _, c := range commands {
+		if c.name == words[0] {
+			return c.name, nil
+		}
+	}
+	return "", fmt.Errorf("unknown command %q: the commands are serve, migrate and seed", words[0])
+}
+
+// writeUsage writes the commands and every flag.
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: feedservice [flags] [command] [flags]\n\nThe follow-feed GraphQL API. With no configuration it runs on an embedded SQLite file\nand an in-process Redis.\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.does)
+	}
+	fmt.Fprint(w, "\nFlags (each also read from the environment variable in parentheses):\n")
+	api.WriteFlags(w)
 }

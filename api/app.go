@@ -36,12 +36,26 @@ type app struct {
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
 	parsedDocuments *boundedLRU[*ast.QueryDocument]
 	closers         []func()
+	// engineCtx is what the engine runs under once startEngine started it.
+	engineCtx     context.Context
+	engineStarted bool
 }
 
 // newApp opens the database (migrating it) and Redis, and starts the engine.
 // What it starts lives until ctx ends or close is called. onStore, when
 // given, sees the store before anything runs on it (tests count queries).
 func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
+	a, err := openApp(ctx, cfg, log, onStore...)
+	if err != nil {
+		return nil, err
+	}
+	a.startEngine()
+	return a, nil
+}
+
+// openApp is newApp without starting the engine: no dispatcher, fan-out
+// worker or subscription hub runs yet, so nothing is derived in Redis.
+func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
 	log = withRequestIDLogs(log)
 	a := &app{cfg: cfg, log: log}
 	ok := false
@@ -95,6 +109,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 			"instances behind one load balancer must share TOKEN_SECRET or they refuse each other's tokens")
 	}
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	a.engineCtx = engineCtx
 	a.closers = append(a.closers, stopEngine)
 	mode, err := feed.ParseMode(cfg.FeedMode)
 	if err != nil {
@@ -132,10 +147,16 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		return nil, err
 	}
 	a.resolvers = &resolvers.Resolver{Engine: a.engine}
-	a.engine.Start(engineCtx)
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
 	ok = true
 	return a, nil
+}
+
+// startEngine starts the engine's dispatcher, fan-out workers and
+// subscription hub, which run until close.
+func (a *app) startEngine() {
+	a.engine.Start(a.engineCtx)
+	a.engineStarted = true
 }
 
 // redisPool is the connection pool of the Redis client (per node on a

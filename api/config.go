@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -177,14 +178,82 @@ type config struct {
 	hardeningConfig // timeouts, connection and cache caps, the metrics listener
 }
 
-// parseConfig reads flags (after the optional subcommand) and the environment.
+// parseConfig reads flags and the environment; a word of args that is not
+// a flag is an error.
 func parseConfig(args []string) (config, error) {
+	c, words, err := parseCommandLine(args)
+	if err == nil && len(words) > 0 {
+		err = fmt.Errorf("unexpected argument %q", words[0])
+	}
+	return c, err
+}
+
+// parseCommandLine reads the flags of args, with the environment under
+// them, and returns the words of args that are not flags (a command), in
+// order: flags may stand before and after them. -h or --help is
+// flag.ErrHelp, with nothing printed (writeFlags lists the flags).
+func parseCommandLine(args []string) (config, []string, error) {
 	envMu.Lock() // envErrors is one list: one parse at a time (tests start servers in parallel)
 	defer envMu.Unlock()
-	var c config
-	var err error
 	envErrors = nil
+	var c config
+	fs, text := newFlagSet(&c)
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return c, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if err := c.readText(text); err != nil {
+		return c, nil, err
+	}
+	if len(envErrors) > 0 {
+		return c, nil, errors.Join(envErrors...)
+	}
+	return c, words, c.check()
+}
+
+// writeFlags writes every flag with its environment variable and default
+// (the environment's value, when set), as -h shows them.
+func writeFlags(w io.Writer) {
+	envMu.Lock()
+	defer envMu.Unlock()
+	fs, _ := newFlagSet(new(config))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// textSettings are the settings whose flags are read as text and parsed
+// after the flags (readText): lists and rates.
+type textSettings struct {
+	replicaDSNs, mutationRate, authRate, trustedProxies *string
+}
+
+// newFlagSet registers every setting's flag on a new flag set, writing into
+// c, each with its environment variable's value (or the default) as its
+// default. Parse errors are returned, not printed.
+func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
 	fs := flag.NewFlagSet("feedservice", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var text textSettings
+	text.replicaDSNs = c.backendFlags(fs)
+	text.trustedProxies = c.clientFlags(fs)
+	c.engineFlags(fs)
+	text.mutationRate, text.authRate = c.requestFlags(fs)
+	c.hardeningConfig.flags(fs)
+	return fs, text
+}
+
+// backendFlags registers where the server listens and keeps its data: the
+// address, the data directory, MySQL and its replicas, Redis. It returns
+// the replica list, read as text.
+func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
 	addr := env("ADDR", "")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -195,19 +264,35 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
 	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
 	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
-	replicaDSNs := fs.String("mysql-replica-dsns", env("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
+	replicaDSNs = fs.String("mysql-replica-dsns", env("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
 	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", envDuration("REPLICA_MAX_LAG", store.DefaultReplicaMaxLag), "how far behind the primary the replicas may be and still serve reads; further behind, reads go to the primary (REPLICA_MAX_LAG)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
 	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", envInt("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
 	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", envDuration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
+	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
+	return replicaDSNs
+}
+
+// clientFlags registers who may use the server and how: tokens and
+// passwords, browser origins, proxies, the operator's token, GraphiQL and
+// the demo graph. It returns the trusted proxies, read as text.
+func (c *config) clientFlags(fs *flag.FlagSet) (trustedProxies *string) {
 	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feed.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
 	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feed.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
-	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
+	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
+	trustedProxies = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
+	fs.StringVar(&c.OperatorToken, "operator-token", env("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
+	return trustedProxies
+}
+
+// engineFlags registers the feed engine's settings: the feed mode, the
+// inboxes and the fan-out, the cache tiers, page jumps and home entries.
+func (c *config) engineFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feed.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
@@ -218,16 +303,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
-	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
-	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
-	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
-	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
-	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
-	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", envInt("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
-	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
-	mutationRate := fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
-	authRate := fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feed.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
 	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feed.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
 	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feed.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
@@ -238,97 +315,92 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
 	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
 	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
-	fs.StringVar(&c.OperatorToken, "operator-token", env("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
-	trustedProxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
+}
+
+// requestFlags registers what one request or websocket may ask: the
+// document limits, batches, persisted queries, rates and the websocket's
+// timers. It returns the two rates, read as text.
+func (c *config) requestFlags(fs *flag.FlagSet) (mutationRate, authRate *string) {
+	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
+	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
+	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
+	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", envInt("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
+	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
+	mutationRate = fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
+	authRate = fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
 	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
 	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
 	fs.IntVar(&c.MaxQueryFields, "max-query-fields", envInt("MAX_QUERY_FIELDS", DefaultMaxQueryFields), "most fields an operation may select, counted with its fragments expanded (MAX_QUERY_FIELDS)")
-	c.hardeningConfig.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	return mutationRate, authRate
+}
+
+// readText parses the settings that the flags read as text.
+func (c *config) readText(text textSettings) error {
+	var err error
+	if c.MutationRate, err = feed.ParseRate(*text.mutationRate); err != nil {
+		return fmt.Errorf("-mutation-rate: %w", err)
 	}
-	if c.MutationRate, err = feed.ParseRate(*mutationRate); err != nil {
-		return c, fmt.Errorf("-mutation-rate: %w", err)
-	}
-	if c.AuthRate, err = feed.ParseRate(*authRate); err != nil {
-		return c, fmt.Errorf("-auth-rate: %w", err)
+	if c.AuthRate, err = feed.ParseRate(*text.authRate); err != nil {
+		return fmt.Errorf("-auth-rate: %w", err)
 	}
 	if _, err := parseOrigins(c.AllowedOrigins); err != nil {
-		return c, fmt.Errorf("-allowed-origins: %w", err)
+		return fmt.Errorf("-allowed-origins: %w", err)
 	}
-	if c.TrustedProxies, err = parsePrefixes(*trustedProxies); err != nil {
-		return c, fmt.Errorf("-trusted-proxies: %w", err)
+	if c.TrustedProxies, err = parsePrefixes(*text.trustedProxies); err != nil {
+		return fmt.Errorf("-trusted-proxies: %w", err)
 	}
-	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*replicaDSNs, c.MySQLDSN); err != nil {
-		return c, fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
+	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*text.replicaDSNs, c.MySQLDSN); err != nil {
+		return fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
 	}
-	if len(envErrors) > 0 {
-		return c, errors.Join(envErrors...)
-	}
+	return nil
+}
+
+// check refuses settings out of their range: a limit at 0 would switch it
+// off, a duration at 0 would spin.
+func (c config) check() error {
 	if _, err := feed.ParseMode(c.FeedMode); err != nil {
-		return c, err
+		return err
 	}
 	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
-		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields} {
+		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields, "local-cache-max-bytes": c.LocalCacheMaxBytes} {
 		if n < 1 {
-			return c, fmt.Errorf("-%s must be at least 1", name)
+			return fmt.Errorf("-%s must be at least 1", name)
+		}
+	}
+	for name, n := range map[string]int{"fanout-workers": c.FanoutWorkers, "local-cache-max-entries": c.LocalCacheMaxEntries} {
+		if n < 0 {
+			return fmt.Errorf("-%s cannot be negative", name)
+		}
+	}
+	for name, d := range map[string]time.Duration{"redis-pool-timeout": c.RedisPoolTimeout, "stream-trim-interval": c.StreamTrimInterval,
+		"rate-limit-warn-interval": c.RateLimitWarnInterval, "replica-max-lag": c.ReplicaMaxLag, "home-candidates-ttl": c.HomeCandidatesTTL,
+		"post-cache-ttl": c.PostCacheTTL, "user-cache-ttl": c.UserCacheTTL, "local-cache-ttl": c.LocalCacheTTL} {
+		if d <= 0 {
+			return fmt.Errorf("-%s must be more than 0", name)
 		}
 	}
 	if err := c.hardeningConfig.check(); err != nil {
-		return c, err
-	}
-	if c.FanoutWorkers < 0 {
-		return c, fmt.Errorf("-fanout-workers cannot be negative")
-	}
-	if c.RedisPoolTimeout <= 0 {
-		return c, fmt.Errorf("-redis-pool-timeout must be more than 0")
-	}
-	if c.StreamTrimInterval <= 0 {
-		return c, fmt.Errorf("-stream-trim-interval must be more than 0")
-	}
-	if c.RateLimitWarnInterval <= 0 {
-		return c, fmt.Errorf("-rate-limit-warn-interval must be more than 0")
-	}
-	if c.ReplicaMaxLag <= 0 {
-		return c, fmt.Errorf("-replica-max-lag must be more than 0")
+		return err
 	}
 	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feed.MaxHomeInsertEvery) {
-		return c, fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feed.MaxHomeInsertEvery)
-	}
-	if c.HomeCandidatesTTL <= 0 {
-		return c, fmt.Errorf("-home-candidates-ttl must be more than 0")
+		return fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feed.MaxHomeInsertEvery)
 	}
 	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
-		return c, fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
+		return fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
 	}
 	if c.GOGC < MinGOGC || c.GOGC > MaxGOGC {
-		return c, fmt.Errorf("-gogc (GOGC) must be %d to %d", MinGOGC, MaxGOGC)
-	}
-	if c.PostCacheTTL <= 0 {
-		return c, fmt.Errorf("-post-cache-ttl must be more than 0")
-	}
-	if c.UserCacheTTL <= 0 {
-		return c, fmt.Errorf("-user-cache-ttl must be more than 0")
-	}
-	if c.LocalCacheMaxEntries < 0 {
-		return c, fmt.Errorf("-local-cache-max-entries cannot be negative")
-	}
-	if c.LocalCacheMaxBytes <= 0 {
-		return c, fmt.Errorf("-local-cache-max-bytes must be more than 0")
-	}
-	if c.LocalCacheTTL <= 0 {
-		return c, fmt.Errorf("-local-cache-ttl must be more than 0")
+		return fmt.Errorf("-gogc (GOGC) must be %d to %d", MinGOGC, MaxGOGC)
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
 	// of them in one Redis Cluster slot (see feed/keys.go).
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
-		return c, fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
+		return fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
 	}
 	if c.LoaderWait <= 0 || c.LoaderWait > dataloader.MaxWait {
-		return c, fmt.Errorf("-loader-wait must be more than 0 and at most %s", dataloader.MaxWait)
+		return fmt.Errorf("-loader-wait must be more than 0 and at most %s", dataloader.MaxWait)
 	}
-	return c, nil
+	return nil
 }
 
 // tokenSecret is the configured secret, or the one kept under the data
@@ -355,33 +427,66 @@ func (c config) tokenSecret() ([]byte, error) {
 	return []byte(secret), nil
 }
 
-// describe lists the settings for the start-up log, secrets hidden.
+// describe lists every setting for the start-up log, each under its
+// field's name: secrets only as set or unset, durations in the syntax the
+// flags take (168h, 10m, 50ms), not in nanoseconds.
+// TestSettingsLineNamesEverySetting fails when a field of config is missing.
 func (c config) describe() []any {
-	hidden := func(s string) string {
+	isSet := func(s string) string {
 		if s == "" {
-			return ""
+			return "unset"
 		}
-		return "(set)"
+		return "set"
 	}
-	mysql, redis := hidden(c.MySQLDSN), c.RedisAddr
-	replicas := fmt.Sprintf("%d", len(c.MySQLReplicaDSNs))
+	mysql, redis := isSet(c.MySQLDSN), c.RedisAddr
 	if c.MySQLDSN == "" {
 		mysql = "embedded SQLite in " + c.DataDir
 	}
 	if redis == "" {
 		redis = "embedded in-process Redis"
 	}
-	return append([]any{"addr", c.Addr, "data", c.DataDir, "mysql", mysql, "mysqlReplicas", replicas, "replicaMaxLag", c.ReplicaMaxLag, "redis", redis, "redisPoolSize", c.RedisPoolSize,
-		"redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix,
-		"tokenSecret", hidden(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "nodeId", c.NodeID,
-		"graphiql", c.GraphiQL, "allowedOrigins", c.AllowedOrigins, "feedMode", c.FeedMode,
-		"celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL, "followingReadMax", c.FollowingReadMax,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "dispatch", c.Dispatch, "streamTrimInterval", c.StreamTrimInterval, "wsPing", c.WebsocketPing, "wsInitTimeout", c.WebsocketInit,
-		"introspection", c.Introspection, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
-		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", c.MutationRate.String(), "authRate", c.AuthRate.String(), "rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC, "userCacheTTL", c.UserCacheTTL,
-		"localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
-		"trustedProxies", fmt.Sprint(c.TrustedProxies), "persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens,
-		"maxQueryFields", c.MaxQueryFields}, c.hardeningConfig.describe()...)
+	settings := append([]any{
+		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "replicaMaxLag", c.ReplicaMaxLag,
+		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
+		"tokenSecret", isSet(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
+		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
+		"feedMode", c.FeedMode, "celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
+		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax,
+		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "dispatch", c.Dispatch,
+		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
+		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC,
+		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL,
+		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
+		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),
+		"persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens, "maxQueryFields", c.MaxQueryFields,
+	}, c.hardeningConfig.describe()...)
+	for i, v := range settings {
+		if d, ok := v.(time.Duration); ok {
+			settings[i] = formatDuration(d)
+		}
+	}
+	return settings
+}
+
+// formatRate writes r as the rate flags take it: 120/1m, or off.
+func formatRate(r feed.Rate) string {
+	if r.Off() {
+		return "off"
+	}
+	return fmt.Sprintf("%d/%s", r.Count, formatDuration(r.Period))
+}
+
+// formatDuration writes d as time.Duration.String does, without its zero
+// units: 168h, 1h30m, 10m, 20s, 50ms. That is what the duration flags take.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // trusts says whether addr is one of the trusted proxies.

@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,5 +296,84 @@ func TestGOGCBounds(t *testing.T) {
 	t.Setenv("GOGC", "off")
 	if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "GOGC") {
 		t.Errorf("GOGC=off: %v, want an error naming GOGC", err)
+	}
+}
+
+// TestSettingsLineNamesEverySetting: the start-up "settings" line has a key
+// for every field of config (found by reflection, so a new setting cannot be
+// left out of describe), under the field's name in any case; durations are
+// written as the flags take them, never in nanoseconds; and no secret is in
+// it, only whether it is set.
+func TestSettingsLineNamesEverySetting(t *testing.T) {
+	c, err := parseConfig([]string{"-token-secret", "a-token-secret-of-32-bytes-or-more!", "-operator-token", "an-operator-secret",
+		"-mysql-dsn", "feed:db-password@tcp(127.0.0.1:3306)/feed", "-mysql-replica-dsns", "feed:replica-password@tcp(127.0.0.1:3311)/feed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := c.describe()
+	values := map[string]any{}
+	for i := 0; i+1 < len(settings); i += 2 {
+		key, ok := settings[i].(string)
+		if !ok {
+			t.Fatalf("settings[%d] is %v, not a key", i, settings[i])
+		}
+		if _, dup := values[strings.ToLower(key)]; dup {
+			t.Errorf("key %s appears twice", key)
+		}
+		values[strings.ToLower(key)] = settings[i+1]
+	}
+	var fields func(v reflect.Value)
+	fields = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Anonymous {
+				fields(v.Field(i))
+				continue
+			}
+			logged, ok := values[strings.ToLower(f.Name)]
+			if !ok {
+				t.Errorf("setting %s is missing from the settings line (config.describe)", f.Name)
+				continue
+			}
+			if d, isDuration := v.Field(i).Interface().(time.Duration); isDuration {
+				s, isText := logged.(string)
+				if back, err := time.ParseDuration(s); !isText || err != nil || back != d {
+					t.Errorf("setting %s = %v is logged as %#v, not as a duration the flags take", f.Name, d, logged)
+				}
+			}
+		}
+	}
+	fields(reflect.ValueOf(c))
+	for key, rate := range map[string]feed.Rate{"mutationrate": c.MutationRate, "authrate": c.AuthRate} {
+		s, _ := values[key].(string)
+		if back, err := feed.ParseRate(s); err != nil || back != rate {
+			t.Errorf("%s = %v is logged as %#v, not as a rate the flags take", key, rate, values[key])
+		}
+	}
+	line := fmt.Sprint(settings...)
+	for _, secret := range []string{"a-token-secret", "an-operator-secret", "db-password", "replica-password"} {
+		if strings.Contains(line, secret) {
+			t.Errorf("the settings line shows a secret (%s): %s", secret, line)
+		}
+	}
+	if values["operatortoken"] != "set" || values["tokensecret"] != "set" {
+		t.Errorf("operatorToken %v, tokenSecret %v, want set and set", values["operatortoken"], values["tokensecret"])
+	}
+	c.OperatorToken = ""
+	if got := c.describe(); !slices.Contains(got, any("unset")) {
+		t.Errorf("an empty operator token is not shown as unset: %v", got)
+	}
+}
+
+// TestFormatDuration: the settings line's durations, without zero units.
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		7 * 24 * time.Hour: "168h", time.Hour: "1h", 90 * time.Minute: "1h30m", 10 * time.Minute: "10m",
+		20 * time.Second: "20s", 10 * time.Second: "10s", 50 * time.Millisecond: "50ms", 1500 * time.Millisecond: "1.5s",
+		time.Hour + 5*time.Second: "1h0m5s", 0: "0s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

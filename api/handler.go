@@ -27,9 +27,9 @@ import (
 )
 
 // handler routes the server's endpoints: GraphQL at /query, GraphiQL at /
-// (its files under /graphiql/), the React app at /app/, and the health
-// checks. GraphiQL and the app are embedded in the binary (playground/,
-// web/).
+// (its files under /graphiql/), the React app at /app/, the site icon at
+// /favicon.ico, and the health checks. GraphiQL, the app and the icon are
+// embedded in the binary (playground/, web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler()))
@@ -47,6 +47,7 @@ func (a *app) handler() http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /app/", withPageHeaders(appCSP, web.Handler("/app/")))
+	mux.Handle("GET /favicon.ico", web.Favicon())
 	if a.cfg.GraphiQL {
 		mux.Handle("GET /{$}", withPageHeaders(graphiqlCSP, playground.Handler()))
 		mux.Handle("GET "+playground.Prefix, withPageHeaders(graphiqlCSP, playground.Handler()))

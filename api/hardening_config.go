@@ -92,7 +92,7 @@ func (h hardeningConfig) check() error {
 // describe lists the settings for the start-up log.
 func (h hardeningConfig) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
-		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "wsMaxMessageBytes", h.WebsocketMaxMessageBytes,
+		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "websocketMaxMessageBytes", h.WebsocketMaxMessageBytes,
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
 		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }

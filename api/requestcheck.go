@@ -29,7 +29,8 @@ import (
 //     and a post would be stored other than it was sent;
 //   - a POST body over the limit of the MaxBytesReader around it (413);
 //   - a GET query string that is not URL-encoded, or whose variables or
-//     extensions are not a JSON object.
+//     extensions are not a JSON object;
+//   - a method, Content-Type or JSON body no transport takes (requestformat.go).
 //
 // Websocket upgrades pass: their messages are read later. A POST request's
 // context is marked for refuseSubscriptionsByPost.
@@ -47,6 +48,12 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		for _, refused := range []func(*http.Request) (int, string){refusedMethod, refusedContentType} {
+			if status, msg := refused(r); msg != "" {
+				writeRequestError(w, status, msg)
+				return
+			}
+		}
 		if r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -63,6 +70,10 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 		}
 		if !isJSONText(body) {
 			writeRequestError(w, http.StatusBadRequest, malformedTextMessage)
+			return
+		}
+		if msg := refusedJSON(body); msg != "" && r.Method == http.MethodPost {
+			writeRequestError(w, http.StatusBadRequest, msg)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

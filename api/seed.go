@@ -6,11 +6,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"feedservice/feed"
+	"feedservice/models"
+	"feedservice/store"
 )
 
 // seedSize shapes the demo graph.
@@ -20,111 +19,157 @@ type seedSize struct {
 	PostsEach   int
 	RepostsEach int
 	CelebPosts  int
-	Concurrency int
 }
 
-var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, RepostsEach: 2, CelebPosts: 10, Concurrency: 4}
+var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, RepostsEach: 2, CelebPosts: 10}
 
 // SeedPassword is the password of every demo account.
 const SeedPassword = "demo-password"
 
-// seed loads a demo graph through the engine, printing its progress: alice
-// (whom to sign in as), a celebrity everyone follows, and ordinary users who
-// follow, post and repost. Accounts that exist already are reused.
-func seed(ctx context.Context, e *feed.Engine, size seedSize, out io.Writer) error {
-	names := []string{"alice", "celebrity"}
-	for i := range size.Users {
-		names = append(names, fmt.Sprintf("demo_%03d", i))
-	}
-	ids := make([]int64, len(names))
-	fmt.Fprintf(out, "seed: %d users ...\n", len(names))
-	if err := forEach(ctx, len(names), size.Concurrency, out, "users", func(i int) error {
-		auth, err := e.SignUp(ctx, names[i], SeedPassword, nil)
-		if feed.CodeOf(err) == feed.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
-			auth, err = e.LogIn(ctx, names[i], SeedPassword)
-		}
-		if err != nil {
-			return fmt.Errorf("user %s: %w", names[i], err)
-		}
-		ids[i] = auth.User.ID
-		return nil
-	}); err != nil {
+// seedIDNode is the id node number (see feed/ids.go) of the rows the seed
+// writes in bulk: no server leases it while fewer than feed.MaxNodes
+// instances run, so the seed's ids cannot meet a server's. (The benchmark's
+// bulk load takes it too, in a database of its own.)
+const seedIDNode = feed.MaxNodes - 1
+
+// seed loads a demo graph, printing its progress: alice (whom to sign in
+// as), a celebrity everyone follows, and ordinary users who follow, post
+// and repost. Accounts and follows that exist already are reused; each
+// seed adds its posts and reposts.
+//
+// Alice signs up through the engine, which hashes the shared password once
+// (bcrypt, the configured cost); every other account takes her hash. The
+// rest is written in bulk, a few statements per kind (store/bulk.go), with
+// the counts and the outbox events that the same changes made one by one
+// would write. With store.EventsPending the engine's dispatcher and fan-out
+// workers derive the Redis state (inboxes, outboxes, cached copies,
+// followee sets) from those events as from any other change, on any Redis,
+// while other instances run; store.EventsApplied is for a Redis that holds
+// nothing yet (see Service.Seed).
+func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.BulkEvents, size seedSize, out io.Writer) error {
+	ids, err := feed.NewIDGenerator(seedIDNode)
+	if err != nil {
 		return err
 	}
-	alice, celebrity := ids[0], ids[1]
+	users, err := seedUsers(ctx, e, st, ids, size, out)
+	if err != nil {
+		return err
+	}
+	alice, celebrity := users[0], users[1]
 	rng := rand.New(rand.NewPCG(1, 2))
-	follows := make([][]int64, len(ids))
-	for i := range ids {
+	var follows []store.NewFollow
+	for i := range users {
 		if i == 1 {
-			continue
+			continue // the celebrity follows nobody
 		}
-		follows[i] = append(follows[i], celebrity)
+		followees := []int64{celebrity}
 		for range size.FollowsEach {
-			if j := 2 + rng.IntN(len(ids)-2); j != i {
-				follows[i] = append(follows[i], ids[j])
+			if j := 2 + rng.IntN(len(users)-2); j != i {
+				followees = append(followees, users[j])
 			}
 		}
-	}
-	if err := forEach(ctx, len(ids), size.Concurrency, out, "follows", func(i int) error {
-		for _, f := range follows[i] {
-			if _, err := e.Follow(ctx, ids[i], f); err != nil {
-				return err
-			}
+		for _, f := range followees {
+			id := ids.Next()
+			follows = append(follows, store.NewFollow{FollowerID: users[i], FolloweeID: f, ID: id, At: feed.IDTime(id)})
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
-	var postIDs []int64
-	authors := append([]int64{celebrity}, ids[2:]...)
+	made, err := st.CreateFollows(ctx, follows, events)
+	if err != nil {
+		return fmt.Errorf("follows: %w", err)
+	}
+	fmt.Fprintf(out, "seed: %d follows (%d new)\n", len(follows), made)
+
+	var posts []*models.Post
+	authors := append([]int64{celebrity}, users[2:]...)
 	for round := range max(size.PostsEach, size.CelebPosts) {
 		for _, author := range authors {
 			if (author == celebrity && round >= size.CelebPosts) || (author != celebrity && round >= size.PostsEach) {
 				continue
 			}
-			p, err := e.CreatePost(ctx, author, demoBody(rng))
-			if err != nil {
-				return err
-			}
-			postIDs = append(postIDs, p.ID)
+			id := ids.Next()
+			posts = append(posts, &models.Post{ID: id, AuthorID: author, Body: demoBody(rng), CreatedAt: feed.IDTime(id)})
 		}
-		fmt.Fprintf(out, "seed: posts round %d done (%d posts)\n", round+1, len(postIDs))
 	}
-	for i, author := range ids[2:] {
+	if err := st.CreatePosts(ctx, posts, events); err != nil {
+		return fmt.Errorf("posts: %w", err)
+	}
+	fmt.Fprintf(out, "seed: %d posts\n", len(posts))
+
+	// Reposting a post twice is one repost, as the repost mutation makes it.
+	type repost struct{ author, original int64 }
+	reposted := map[repost]bool{}
+	var reposts []*models.Post
+	for _, author := range users[2:] {
 		for range size.RepostsEach {
-			if _, err := e.Repost(ctx, author, postIDs[rng.IntN(len(postIDs))]); err != nil {
-				return err
+			original := posts[rng.IntN(len(posts))].ID
+			if reposted[repost{author, original}] {
+				continue
 			}
-		}
-		if (i+1)%100 == 0 {
-			fmt.Fprintf(out, "seed: reposts %d/%d users\n", i+1, len(ids)-2)
+			reposted[repost{author, original}] = true
+			id := ids.Next()
+			reposts = append(reposts, &models.Post{ID: id, AuthorID: author, RepostOfID: &original, CreatedAt: feed.IDTime(id)})
 		}
 	}
+	if err := st.CreatePosts(ctx, reposts, events); err != nil {
+		return fmt.Errorf("reposts: %w", err)
+	}
+	fmt.Fprintf(out, "seed: %d reposts\n", len(reposts))
 	fmt.Fprintf(out, "seed: done; sign in as alice / %s (user id %d)\n", SeedPassword, alice)
 	return nil
 }
 
-// forEach runs fn for 0..n-1 on workers, printing progress every tenth.
-func forEach(ctx context.Context, n, workers int, out io.Writer, what string, fn func(i int) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	step := max(n/10, 1)
-	var mu sync.Mutex // workers report progress one at a time
-	done := 0
-	for i := range n {
-		g.Go(func() error {
-			if err := fn(i); err != nil {
-				return err
-			}
-			mu.Lock()
-			if done++; done%step == 0 {
-				fmt.Fprintf(out, "seed: %s %d/%d\n", what, done, n)
-			}
-			mu.Unlock()
-			return ctx.Err()
-		})
+// seedUsers returns the ids of alice, the celebrity and the ordinary demo
+// users, in that order, making the accounts that do not exist. An account
+// that exists must have the demo password.
+func seedUsers(ctx context.Context, e *feed.Engine, st *store.Store, ids *feed.IDGenerator, size seedSize, out io.Writer) ([]int64, error) {
+	names := []string{"alice", "celebrity"}
+	for i := range size.Users {
+		names = append(names, fmt.Sprintf("demo_%03d", i))
 	}
-	return g.Wait()
+	made := 1
+	auth, err := e.SignUp(ctx, names[0], SeedPassword, nil)
+	if feed.CodeOf(err) == feed.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
+		made = 0
+		auth, err = e.LogIn(ctx, names[0], SeedPassword)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", names[0], err)
+	}
+	hash := auth.User.PasswordHash
+	existing, err := st.UsersByUsernames(ctx, names[1:])
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]int64{names[0]: auth.User.ID}
+	for _, u := range existing {
+		// Accounts the seed made share alice's hash; others (made by an
+		// older seed, or by someone) are checked one by one.
+		if u.PasswordHash != hash {
+			if _, err := e.LogIn(ctx, u.Username, SeedPassword); err != nil {
+				return nil, fmt.Errorf("user %s exists without the demo password: %w", u.Username, err)
+			}
+		}
+		byName[strings.ToLower(u.Username)] = u.ID
+	}
+	var fresh []*models.User
+	for _, name := range names {
+		if _, ok := byName[name]; ok {
+			continue
+		}
+		id := ids.Next()
+		at := feed.IDTime(id)
+		fresh = append(fresh, &models.User{ID: id, Username: name, DisplayName: name, PasswordHash: hash, CreatedAt: at, LastActiveAt: at})
+		byName[name] = id
+	}
+	if err := st.CreateUsers(ctx, fresh); err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	fmt.Fprintf(out, "seed: %d users (%d new)\n", len(names), made+len(fresh))
+	userIDs := make([]int64, len(names))
+	for i, name := range names {
+		userIDs[i] = byName[name]
+	}
+	return userIDs, nil
 }
 
 var demoWords = strings.Fields("coffee morning build ship deploy graph feed redis mysql latency cache follow river mountain bike lunch read book music weekend launch bug fix release team")

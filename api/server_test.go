@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -38,39 +37,6 @@ func TestMetricsEndpoint(t *testing.T) {
 	if !strings.Contains(string(body), `feed_reads_total{path="rebuild"} 1`) &&
 		!strings.Contains(string(body), `feed_reads_total{path="pull"} 1`) {
 		t.Errorf("the feed read was not counted:\n%s", body)
-	}
-}
-
-// The demo loader builds a living graph: alice follows people who post and
-// repost, so her feed and the celebrity's follower count are not empty.
-func TestSeedLoadsALivingFeed(t *testing.T) {
-	t.Parallel() // it waits far more than it computes
-	s := newTestServer(t, backendEmbedded)
-	var progress strings.Builder
-	size := seedSize{Users: 20, FollowsEach: 5, PostsEach: 2, RepostsEach: 1, CelebPosts: 3, Concurrency: 2}
-	if err := seed(context.Background(), s.app.engine, size, &progress); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(progress.String(), "seed: done; sign in as alice") {
-		t.Fatalf("no progress or closing line:\n%s", progress.String())
-	}
-	var login struct {
-		LogIn struct{ Token string }
-	}
-	s.anon().mustDo(t, `mutation { logIn(input: {username: "alice", password: "`+SeedPassword+`"}) { token } }`, nil, &login)
-	alice := &client{s: s, Token: login.LogIn.Token, Name: "alice"}
-	var out struct {
-		Feed   struct{ Edges []struct{ Cursor string } }
-		Viewer struct{ FollowingCount int }
-		User   struct{ FollowerCount int }
-	}
-	alice.mustDo(t, `{ feed(first: 10) { edges { cursor } } viewer { followingCount } user(username: "celebrity") { followerCount } }`, nil, &out)
-	if len(out.Feed.Edges) == 0 || out.Viewer.FollowingCount == 0 || out.User.FollowerCount != size.Users+1 {
-		t.Fatalf("seeded graph looks dead: %+v", out)
-	}
-	// Seeding again reuses the accounts instead of failing.
-	if err := seed(context.Background(), s.app.engine, size, io.Discard); err != nil {
-		t.Fatalf("second seed: %v", err)
 	}
 }
 

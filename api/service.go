@@ -9,14 +9,23 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"feedservice/store"
 )
 
 // Config is every setting of the service; each has a flag and an environment
 // variable (see config.go).
 type Config = config
 
-// ParseConfig reads the flags in args and the environment.
-func ParseConfig(args []string) (Config, error) { return parseConfig(args) }
+// ParseCommandLine reads the flags in args and the environment, and returns
+// the words of args that are not flags (the command), in order: flags may
+// stand before and after them. -h or --help is flag.ErrHelp, with nothing
+// printed (see WriteFlags).
+func ParseCommandLine(args []string) (Config, []string, error) { return parseCommandLine(args) }
+
+// WriteFlags writes every flag with its environment variable and default,
+// as -h shows them.
+func WriteFlags(w io.Writer) { writeFlags(w) }
 
 // Service is one instance of the feed service: its database (migrated),
 // Redis, the feed engine, and the HTTP and websocket face over them.
@@ -25,26 +34,46 @@ type Service struct {
 }
 
 // New opens and migrates the database, connects Redis (or starts the
-// embedded one) and starts the engine. What it starts runs until ctx ends or
-// Close is called.
+// embedded one) and makes the engine, which Serve starts. What it opens
+// lives until ctx ends or Close is called.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 	log.Info("settings", cfg.describe()...)
-	a, err := newApp(ctx, cfg, log)
+	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
 	return &Service{app: a}, nil
 }
 
-// Seed loads the demo graph, printing its progress to out.
+// Seed loads the demo graph, printing its progress to out. It runs before
+// Serve, while the engine has not started. On the embedded Redis, which this
+// process started empty, nothing is derived yet: the seed's outbox events
+// are recorded as applied, and each inbox, outbox and cached copy is built
+// from the database on its first read, instead of a minute of fan-out work
+// for nobody. On a Redis of its own (REDIS_ADDR), which may hold what the
+// seed changes, the events wait for the dispatcher, as any change's.
 func (s *Service) Seed(ctx context.Context, out io.Writer) error {
-	return seed(ctx, s.app.engine, defaultSeedSize, out)
+	if s.app.engineStarted {
+		return errors.New("seed runs before Serve")
+	}
+	return seed(ctx, s.app.engine, s.app.store, s.seedEvents(), defaultSeedSize, out)
 }
 
-// Serve listens on the configured address (and /metrics on MetricsAddr)
-// until ctx ends, then shuts down gracefully.
+// seedEvents is what becomes of the seed's outbox events (see Seed).
+func (s *Service) seedEvents() store.BulkEvents {
+	if s.app.cfg.RedisAddr == "" && !s.app.engineStarted {
+		return store.EventsApplied
+	}
+	return store.EventsPending
+}
+
+// Serve starts the engine and listens on the configured address (and
+// /metrics on MetricsAddr) until ctx ends, then shuts down gracefully.
 func (s *Service) Serve(ctx context.Context) error {
 	a := s.app
+	if !a.engineStarted {
+		a.startEngine()
+	}
 	defer a.cfg.tuneRuntime()()
 	if err := serveMetrics(ctx, a.cfg.MetricsAddr, a.metricsHandler(), a.log); err != nil {
 		return fmt.Errorf("metrics listener: %w", err)

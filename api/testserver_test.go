@@ -77,6 +77,39 @@ func newTestServer(t testing.TB, backend string, change ...func(*config)) *testS
 // newTestServerWithLog is newTestServer writing its log to log.
 func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change ...func(*config)) *testServer {
 	t.Helper()
+	cfg := testConfig(t, backend, change...)
+	s := &testServer{}
+	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) {
+		countQueries(st.DB(), &s.queries, &s.requestQueries)
+		if r := st.ReplicaDB(); r != nil {
+			countQueries(r, &s.queries, &s.requestQueries)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start server on %s: %v", backend, err)
+	}
+	s.app = a
+	if cfg.RedisAddr != "" {
+		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
+	}
+	if a.redis != nil {
+		a.redis.AddHook(roundTripCounter{&s.requestRoundTrips})
+	}
+	hs := httptest.NewServer(markRequests(a.handler()))
+	ms := httptest.NewServer(a.metricsHandler())
+	s.URL, s.MetricsURL = hs.URL, ms.URL
+	t.Cleanup(func() {
+		hs.Close()
+		ms.Close()
+		a.close()
+	})
+	return s
+}
+
+// testConfig is the settings of a test server on backend, on a database and
+// Redis key prefix of its own; change adjusts them.
+func testConfig(t testing.TB, backend string, change ...func(*config)) config {
+	t.Helper()
 	// The defaults of every setting, and FEED_MODE and the other engine
 	// settings from the environment, so that the suite can run in any mode.
 	cfg, err := parseConfig(nil)
@@ -106,32 +139,7 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 		// replicas, if it is on the test server.
 		cfg.MySQLReplicaDSNs = testenv.MySQLReplicas(t, cfg.MySQLDSN)
 	}
-	s := &testServer{}
-	a, err := newApp(context.Background(), cfg, log, func(st *store.Store) {
-		countQueries(st.DB(), &s.queries, &s.requestQueries)
-		if r := st.ReplicaDB(); r != nil {
-			countQueries(r, &s.queries, &s.requestQueries)
-		}
-	})
-	if err != nil {
-		t.Fatalf("start server on %s: %v", backend, err)
-	}
-	s.app = a
-	if cfg.RedisAddr != "" {
-		testenv.CheckSlots(t, a.redis) // a command over several hash slots fails the test
-	}
-	if a.redis != nil {
-		a.redis.AddHook(roundTripCounter{&s.requestRoundTrips})
-	}
-	hs := httptest.NewServer(markRequests(a.handler()))
-	ms := httptest.NewServer(a.metricsHandler())
-	s.URL, s.MetricsURL = hs.URL, ms.URL
-	t.Cleanup(func() {
-		hs.Close()
-		ms.Close()
-		a.close()
-	})
-	return s
+	return cfg
 }
 
 // countQueries counts every SQL statement gorm runs on db in n, and those

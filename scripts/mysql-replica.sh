@@ -12,19 +12,21 @@
 # replication, the others to every other test).
 set -euo pipefail
 
-# One at a time on the machine: the test command of another checkout may
-# run this script at the same moment. flock -o: the servers started here do
-# not inherit the lock.
-lockfile=/tmp/feedservice-test-runs/locks/mysql-replica-script.lock
+# shellcheck source=test-servers.sh
+. "$(dirname "$0")/test-servers.sh"
+base=$replica_dir
+host=$test_host
+primary=$replica_primary
+replicas=("${replica_ports[@]}")
+
+# One at a time on the machine for these ports: the test command of another
+# checkout may run this script at the same moment. flock -o: the servers
+# started here do not inherit the lock.
+lockfile=/tmp/feedservice-test-runs/locks/mysql-replica-script-$replica_primary.lock
 if [ -z "${FEEDSERVICE_MYSQL_REPLICA_LOCKED:-}" ] && command -v flock >/dev/null; then
   mkdir -p "$(dirname "$lockfile")"
   FEEDSERVICE_MYSQL_REPLICA_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
 fi
-
-base=/tmp/feed-replica
-host=127.0.0.1
-primary=3310
-replicas=(3311 3312)
 
 say() { printf '== %s\n' "$*" >&2; }
 

@@ -6,17 +6,19 @@
 # comma list as REDIS_ADDR and TEST_REDIS_ADDR take it, on its last line.
 set -euo pipefail
 
-# One at a time on the machine: the test command of another checkout may
-# run this script at the same moment. flock -o: the servers started here do
-# not inherit the lock.
-lockfile=/tmp/feedservice-test-runs/locks/redis-cluster-script.lock
+# shellcheck source=test-servers.sh
+. "$(dirname "$0")/test-servers.sh"
+ports=("${cluster_ports[@]}")
+host=$test_host
+
+# One at a time on the machine for these ports: the test command of another
+# checkout may run this script at the same moment. flock -o: the servers
+# started here do not inherit the lock.
+lockfile=/tmp/feedservice-test-runs/locks/redis-cluster-script-${cluster_ports[0]}.lock
 if [ -z "${FEEDSERVICE_REDIS_CLUSTER_LOCKED:-}" ] && command -v flock >/dev/null; then
   mkdir -p "$(dirname "$lockfile")"
   FEEDSERVICE_REDIS_CLUSTER_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
 fi
-
-ports=(7000 7001 7002 7003 7004 7005)
-host=127.0.0.1
 
 say() { printf '== %s\n' "$*" >&2; }
 
@@ -71,7 +73,7 @@ for p in "${ports[@]}"; do
     cli -p "$p" shutdown nosave >/dev/null 2>&1 || true
     for _ in $(seq 1 50); do cli -p "$p" ping >/dev/null 2>&1 || break; sleep 0.1; done
   fi
-  dir=/tmp/feedservice-redis-cluster/$p
+  dir=$cluster_dir/$p
   rm -rf "$dir" && mkdir -p "$dir"
   say "starting redis cluster node $p"
   # zset-max-listpack-entries as on the single server (see services.sh).

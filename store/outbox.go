@@ -14,11 +14,20 @@ import (
 // appendEvent writes an outbox event inside the caller's transaction, so the
 // event exists exactly when the change it describes is committed.
 func appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
+	ev, err := newEvent(kind, payload, at)
+	if err != nil {
+		return err
+	}
+	return tx.Create(&ev).Error
+}
+
+// newEvent is the outbox event of kind with payload, at.
+func newEvent(kind string, payload any, at time.Time) (models.OutboxEvent, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return fmt.Errorf("outbox payload: %w", err)
+		return models.OutboxEvent{}, fmt.Errorf("outbox payload: %w", err)
 	}
-	return tx.Create(&models.OutboxEvent{Kind: kind, Payload: string(b), CreatedAt: at}).Error
+	return models.OutboxEvent{Kind: kind, Payload: string(b), CreatedAt: at}, nil
 }
 
 // PendingEvents lists committed events not yet dispatched, oldest first.

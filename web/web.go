@@ -11,8 +11,23 @@ import (
 	"strings"
 )
 
+//go:generate go run favicon_gen.go
+
 //go:embed all:dist
 var dist embed.FS
+
+//go:embed favicon.ico
+var favicon []byte
+
+// Favicon serves the site's icon (favicon.ico, drawn by favicon_gen.go),
+// which browsers ask for at /favicon.ico on every page, GraphiQL's too.
+func Favicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/x-icon")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		w.Write(favicon)
+	})
+}
 
 // Handler serves the app mounted at prefix (such as "/app/"): the built
 // files as they are, and index.html for every other path under prefix,

@@ -9,6 +9,8 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 
+import schemaTypes from './gql/possibleTypes';
+
 /** The GraphQL endpoint, on the origin that served the app. */
 export const GRAPHQL_URL = new URL('/query', window.location.href).toString();
 const WS_URL = GRAPHQL_URL.replace(/^http/, 'ws');
@@ -19,11 +21,10 @@ const CLOSE_FORBIDDEN = 4403; // a bad or expired token
 
 export function newCache(): InMemoryCache {
   return new InMemoryCache({
-    // The members of the home connection's union, so that the cache can
-    // match the fragments on each kind.
-    possibleTypes: {
-      HomeEntry: ['FeedItem', 'SuggestedUser', 'PromotedPost'],
-    },
+    // The members of the schema's unions and interfaces (the home
+    // connection's HomeEntry among them, generated from the schema), so
+    // that the cache can match the fragments on each kind.
+    possibleTypes: schemaTypes.possibleTypes,
     typePolicies: {
       Query: {
         fields: {

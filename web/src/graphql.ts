@@ -1,55 +1,38 @@
-// Every GraphQL document the app sends, with the TypeScript shape of its
-// data and variables. The names follow the service's API contract
-// (../shared/contract.graphqls).
-import { gql, type TypedDocumentNode } from '@apollo/client';
+// Every GraphQL document the app sends. Their TypeScript types are not
+// written here: graphql-codegen makes them from the server's schema and
+// these documents into src/gql/ (`npm run codegen`, see codegen.ts), and
+// graphql() returns each document typed with its data and variables. The
+// types below only name parts of the generated ones for the components.
+import { graphql } from './gql';
+import type { FollowersQuery, HomeQuery } from './gql/graphql';
 
-export interface PageInfo {
-  hasNextPage: boolean;
-  hasPreviousPage: boolean;
-  startCursor: string | null;
-  endCursor: string | null;
-}
+export type {
+  FeedEdgeFieldsFragment as FeedEdge,
+  PostFieldsFragment as Post,
+  ProfileFieldsFragment as Profile,
+  UserSummaryFragment as UserSummary,
+} from './gql/graphql';
 
-export interface UserSummary {
-  __typename?: 'User';
-  id: string;
-  username: string;
-  displayName: string;
-}
+/** One entry of the home connection, and its three kinds. */
+export type HomeEdge = HomeQuery['home']['edges'][number];
+export type FeedItem = Extract<HomeEdge['node'], { __typename: 'FeedItem' }>;
+export type SuggestedUser = Extract<HomeEdge['node'], { __typename: 'SuggestedUser' }>;
+export type PromotedPost = Extract<HomeEdge['node'], { __typename: 'PromotedPost' }>;
 
-export interface Post {
-  __typename?: 'Post';
-  id: string;
-  body: string;
-  createdAt: string;
-  repostCount: number;
-  author: UserSummary;
-  repostOf: Omit<Post, 'repostOf'> | null;
-}
+/** One entry of a followers or following list. */
+export type UserEdge = NonNullable<NonNullable<FollowersQuery['user']>['followers']>['edges'][number];
 
-export interface FeedEdge {
-  cursor: string;
-  node: {
-    addedAt: string;
-    post: Post;
-    reposters: UserSummary[];
-  };
-}
+// Fragments: a document that spreads one gets it from the generated code.
 
-export interface Connection<E> {
-  edges: E[];
-  pageInfo: PageInfo;
-}
-
-const USER_SUMMARY = gql`
+export const USER_SUMMARY = graphql(`
   fragment UserSummary on User {
     id
     username
     displayName
   }
-`;
+`);
 
-const POST_FIELDS = gql`
+export const POST_FIELDS = graphql(`
   fragment PostFields on Post {
     id
     body
@@ -64,10 +47,9 @@ const POST_FIELDS = gql`
       author { ...UserSummary }
     }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-const FEED_EDGE = gql`
+export const FEED_EDGE = graphql(`
   fragment FeedEdgeFields on FeedEdge {
     cursor
     node {
@@ -76,43 +58,47 @@ const FEED_EDGE = gql`
       reposters { ...UserSummary }
     }
   }
-  ${POST_FIELDS}
-`;
+`);
+
+export const PROFILE_FIELDS = graphql(`
+  fragment ProfileFields on User {
+    ...UserSummary
+    bio
+    followerCount
+    followingCount
+    postCount
+    viewerIsFollowing
+    followsViewer
+  }
+`);
+
+export const FOLLOW_PAYLOAD = graphql(`
+  fragment FollowPayloadFields on FollowPayload {
+    user { ...ProfileFields }
+    viewer { ...ProfileFields }
+  }
+`);
 
 // ---------------------------------------------------------------------------
 // Accounts
 
-export interface AuthPayload {
-  token: string;
-  user: UserSummary;
-}
-
-export const SIGN_UP: TypedDocumentNode<
-  { signUp: AuthPayload },
-  { input: { username: string; password: string; displayName?: string } }
-> = gql`
+export const SIGN_UP = graphql(`
   mutation SignUp($input: SignUpInput!) {
     signUp(input: $input) { token user { ...UserSummary } }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-export const LOG_IN: TypedDocumentNode<
-  { logIn: AuthPayload },
-  { input: { username: string; password: string } }
-> = gql`
+export const LOG_IN = graphql(`
   mutation LogIn($input: LogInInput!) {
     logIn(input: $input) { token user { ...UserSummary } }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-export const VIEWER: TypedDocumentNode<{ viewer: UserSummary | null }, Record<string, never>> = gql`
+export const VIEWER = graphql(`
   query Viewer {
     viewer { ...UserSummary }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
 // ---------------------------------------------------------------------------
 // Home feed
@@ -121,37 +107,7 @@ export const VIEWER: TypedDocumentNode<{ viewer: UserSummary | null }, Record<st
 // suggested user in every Nth place (the server's HOME_INSERT_EVERY).
 // Its cursors are home cursors; feedCursor is a feed item's feed cursor,
 // which markFeedRead takes.
-
-export interface FeedItem {
-  __typename: 'FeedItem';
-  addedAt: string;
-  post: Post;
-  reposters: UserSummary[];
-}
-
-export interface SuggestedUser {
-  __typename: 'SuggestedUser';
-  followedByCount: number;
-  user: UserSummary & { viewerIsFollowing: boolean };
-}
-
-export interface PromotedPost {
-  __typename: 'PromotedPost';
-  post: Post;
-}
-
-export type HomeEntry = FeedItem | SuggestedUser | PromotedPost;
-
-export interface HomeEdge {
-  cursor: string;
-  feedCursor: string | null;
-  node: HomeEntry;
-}
-
-export const HOME: TypedDocumentNode<
-  { home: Connection<HomeEdge> & { unreadCount: number } },
-  { first?: number | null; after?: string | null; last?: number | null; before?: string | null }
-> = gql`
+export const HOME = graphql(`
   query Home($first: Int, $after: String, $last: Int, $before: String) {
     home(first: $first, after: $after, last: $last, before: $before) {
       edges {
@@ -177,99 +133,63 @@ export const HOME: TypedDocumentNode<
       unreadCount
     }
   }
-  ${POST_FIELDS}
-`;
+`);
 
-export const DISMISS_HOME_ENTRY: TypedDocumentNode<
-  { dismissHomeEntry: { dismissedId: string } },
-  { id: string }
-> = gql`
+export const DISMISS_HOME_ENTRY = graphql(`
   mutation DismissHomeEntry($id: ID!) {
     dismissHomeEntry(id: $id) { dismissedId }
   }
-`;
+`);
 
-export const MARK_FEED_READ: TypedDocumentNode<
-  { markFeedRead: { unreadCount: number } },
-  { upTo: string | null }
-> = gql`
+export const MARK_FEED_READ = graphql(`
   mutation MarkFeedRead($upTo: String) {
     markFeedRead(upTo: $upTo) { unreadCount }
   }
-`;
+`);
 
-export const UNREAD_COUNT: TypedDocumentNode<{ unreadCount: number }, Record<string, never>> = gql`
+export const UNREAD_COUNT = graphql(`
   subscription UnreadCount {
     unreadCount
   }
-`;
+`);
 
-export const FEED_ITEM_ADDED: TypedDocumentNode<{ feedItemAdded: FeedEdge }, Record<string, never>> = gql`
+export const FEED_ITEM_ADDED = graphql(`
   subscription FeedItemAdded {
     feedItemAdded { ...FeedEdgeFields }
   }
-  ${FEED_EDGE}
-`;
+`);
 
 // ---------------------------------------------------------------------------
 // Posts
 
-export const CREATE_POST: TypedDocumentNode<{ createPost: { post: Post } }, { body: string }> = gql`
+export const CREATE_POST = graphql(`
   mutation CreatePost($body: String!) {
     createPost(input: { body: $body }) { post { ...PostFields } }
   }
-  ${POST_FIELDS}
-`;
+`);
 
-export const REPOST: TypedDocumentNode<{ repost: { post: Post } }, { postId: string }> = gql`
+export const REPOST = graphql(`
   mutation Repost($postId: ID!) {
     repost(postId: $postId) { post { ...PostFields } }
   }
-  ${POST_FIELDS}
-`;
+`);
 
-export const DELETE_POST: TypedDocumentNode<{ deletePost: { deletedPostId: string } }, { id: string }> = gql`
+export const DELETE_POST = graphql(`
   mutation DeletePost($id: ID!) {
     deletePost(id: $id) { deletedPostId }
   }
-`;
+`);
 
 // ---------------------------------------------------------------------------
 // Profiles
 
-export interface Profile extends UserSummary {
-  bio: string;
-  followerCount: number;
-  followingCount: number;
-  postCount: number;
-  viewerIsFollowing: boolean;
-  followsViewer: boolean;
-}
-
-const PROFILE_FIELDS = gql`
-  fragment ProfileFields on User {
-    ...UserSummary
-    bio
-    followerCount
-    followingCount
-    postCount
-    viewerIsFollowing
-    followsViewer
-  }
-  ${USER_SUMMARY}
-`;
-
-export const PROFILE: TypedDocumentNode<{ user: Profile | null }, { username: string }> = gql`
+export const PROFILE = graphql(`
   query Profile($username: String!) {
     user(username: $username) { ...ProfileFields }
   }
-  ${PROFILE_FIELDS}
-`;
+`);
 
-export const TIMELINE: TypedDocumentNode<
-  { user: { id: string; timeline: Connection<{ cursor: string; node: Post }> } | null },
-  { username: string; first: number; after?: string | null }
-> = gql`
+export const TIMELINE = graphql(`
   query Timeline($username: String!, $first: Int, $after: String) {
     user(username: $username) {
       id
@@ -279,23 +199,11 @@ export const TIMELINE: TypedDocumentNode<
       }
     }
   }
-  ${POST_FIELDS}
-`;
-
-export interface UserEdge {
-  cursor: string;
-  followedAt: string;
-  node: UserSummary & { viewerIsFollowing: boolean; followsViewer: boolean };
-}
+`);
 
 // Followers and Following share one shape: the list is under the field
 // that the query asks for.
-type RelationList = TypedDocumentNode<
-  { user: { id: string; followers?: Connection<UserEdge>; following?: Connection<UserEdge> } | null },
-  { username: string; first: number; after?: string | null }
->;
-
-export const FOLLOWERS: RelationList = gql`
+export const FOLLOWERS = graphql(`
   query Followers($username: String!, $first: Int, $after: String) {
     user(username: $username) {
       id
@@ -305,10 +213,9 @@ export const FOLLOWERS: RelationList = gql`
       }
     }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-export const FOLLOWING: RelationList = gql`
+export const FOLLOWING = graphql(`
   query Following($username: String!, $first: Int, $after: String) {
     user(username: $username) {
       id
@@ -318,23 +225,11 @@ export const FOLLOWING: RelationList = gql`
       }
     }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
 // A page of a relation list by number: offset skips the newest entries
 // (a page jump); totalCount numbers the pages.
-type RelationJump = TypedDocumentNode<
-  {
-    user: {
-      id: string;
-      followers?: Connection<UserEdge> & { totalCount: number };
-      following?: Connection<UserEdge> & { totalCount: number };
-    } | null;
-  },
-  { username: string; first: number; offset: number }
->;
-
-export const FOLLOWERS_PAGE: RelationJump = gql`
+export const FOLLOWERS_PAGE = graphql(`
   query FollowersPage($username: String!, $first: Int, $offset: Int) {
     user(username: $username) {
       id
@@ -345,10 +240,9 @@ export const FOLLOWERS_PAGE: RelationJump = gql`
       }
     }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-export const FOLLOWING_PAGE: RelationJump = gql`
+export const FOLLOWING_PAGE = graphql(`
   query FollowingPage($username: String!, $first: Int, $offset: Int) {
     user(username: $username) {
       id
@@ -359,29 +253,16 @@ export const FOLLOWING_PAGE: RelationJump = gql`
       }
     }
   }
-  ${USER_SUMMARY}
-`;
+`);
 
-const FOLLOW_PAYLOAD = gql`
-  fragment FollowPayloadFields on FollowPayload {
-    user { ...ProfileFields }
-    viewer { ...ProfileFields }
-  }
-  ${PROFILE_FIELDS}
-`;
-
-type FollowPayload = { user: Profile; viewer: Profile };
-
-export const FOLLOW: TypedDocumentNode<{ follow: FollowPayload }, { userId: string }> = gql`
+export const FOLLOW = graphql(`
   mutation Follow($userId: ID!) {
     follow(userId: $userId) { ...FollowPayloadFields }
   }
-  ${FOLLOW_PAYLOAD}
-`;
+`);
 
-export const UNFOLLOW: TypedDocumentNode<{ unfollow: FollowPayload }, { userId: string }> = gql`
+export const UNFOLLOW = graphql(`
   mutation Unfollow($userId: ID!) {
     unfollow(userId: $userId) { ...FollowPayloadFields }
   }
-  ${FOLLOW_PAYLOAD}
-`;
+`);

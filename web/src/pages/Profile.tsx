@@ -105,7 +105,7 @@ function ScrolledRelations({ username, list }: { username: string; list: 'follow
     variables: { username, first: PAGE_SIZE },
     fetchPolicy: 'cache-and-network',
   });
-  const conn = data?.user?.[list];
+  const conn = listOf(data?.user);
   const more = usePager(conn?.pageInfo, (after) => fetchMore({ variables: { after } }));
 
   if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
@@ -130,7 +130,7 @@ function NumberedRelations({ username, list }: { username: string; list: 'follow
     fetchPolicy: 'cache-and-network',
   });
   // The page before stays in view while the next one loads.
-  const conn = (data ?? previousData)?.user?.[list];
+  const conn = listOf((data ?? previousData)?.user);
 
   if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
   if (!conn) return <p className="muted">Loading…</p>;
@@ -161,6 +161,12 @@ function RelationItems({ edges }: { edges: UserEdge[] }) {
       ))}
     </ul>
   );
+}
+
+/** The list that a followers or following query answered. */
+function listOf<T>(user: { followers: T } | { following: T } | null | undefined): T | undefined {
+  if (!user) return undefined;
+  return 'followers' in user ? user.followers : user.following;
 }
 
 /** State and handler of a LoadMore over a connection paged with fetchMore(after). */

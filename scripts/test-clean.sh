@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `make test-clean`: stops the test-only servers that the test command
+# leaves running for its next run (see test-servers.sh: the Redis Cluster on
+# 7000-7005, the MariaDB primary and replicas on 3310-3312) and removes
+# their data directories. Redis on 6379 and MariaDB on 3306, which may be
+# the machine's own, are left alone. Safe to run again: what is not running
+# is skipped.
+set -euo pipefail
+# shellcheck source=test-servers.sh
+. "$(dirname "$0")/test-servers.sh"
+
+say() { printf '== %s\n' "$*"; }
+
+# answers: something listens on the port.
+answers() { (exec 3<>"/dev/tcp/$test_host/$1") 2>/dev/null; }
+
+# Each server is asked for its process id, then to shut down; the script
+# waits for the processes to end, not only for their ports to close, since
+# a server still writes its files between the two.
+pids=()
+for p in "${cluster_ports[@]}"; do
+  answers "$p" || continue
+  say "stopping the Redis Cluster node on $test_host:$p"
+  pids+=("$(redis-cli -h "$test_host" -p "$p" info server | tr -d '\r' | awk -F: '$1 == "process_id" {print $2}')")
+  redis-cli -h "$test_host" -p "$p" shutdown nosave >/dev/null 2>&1 || true
+done
+for p in "$replica_primary" "${replica_ports[@]}"; do
+  answers "$p" || continue
+  say "stopping the MariaDB server on $test_host:$p"
+  pid_file=$(mariadb -uroot -h"$test_host" -P"$p" --batch --skip-column-names -e 'SELECT @@pid_file')
+  pids+=("$(cat "$pid_file")")
+  mariadb-admin -uroot -h"$test_host" -P"$p" shutdown >/dev/null 2>&1 || true
+done
+for pid in "${pids[@]}"; do
+  for _ in $(seq 1 240); do kill -0 "$pid" 2>/dev/null || continue 2; sleep 0.25; done
+  echo "process $pid did not stop within a minute" >&2
+  exit 1
+done
+for dir in "$cluster_dir" "$replica_dir"; do
+  if [ -e "$dir" ]; then
+    say "removing $dir ($(du -sh "$dir" 2>/dev/null | cut -f1))"
+    rm -rf "$dir"
+  fi
+done
+say "test servers stopped (${#pids[@]}); Redis on 6379 and MariaDB on 3306 are left running"

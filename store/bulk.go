@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"feedservice/models"
+)
+
+// The bulk writes below load many rows in a few statements (the demo graph
+// of `go run . -seed`). Each leaves the database as the same changes made
+// one by one would: the rows, every count they move and one outbox event
+// per change, from which the engine derives its Redis state as from any
+// other change (unless told that there is nothing to derive: EventsApplied).
+
+// BulkEvents says what becomes of the outbox events of a bulk write.
+type BulkEvents int
+
+const (
+	// EventsPending leaves the events to the dispatcher, as every other
+	// change's: right on any Redis, while any instance runs.
+	EventsPending BulkEvents = iota
+	// EventsApplied records the events as dispatched when they are
+	// written. Only for a Redis that holds nothing derived from the
+	// database (the embedded one, before its engine started), where every
+	// key the events would touch is built from MySQL on its first read:
+	// their fan-out would be work for nothing.
+	EventsApplied
+)
+
+// outboxEvent is the event of kind with payload at, dispatched as events says.
+func (events BulkEvents) outboxEvent(kind string, payload any, at time.Time) (models.OutboxEvent, error) {
+	ev, err := newEvent(kind, payload, at)
+	if events == EventsApplied {
+		ev.DispatchedAt = &at
+	}
+	return ev, err
+}
+
+// bulkRows is how many rows one INSERT carries: far below the bind
+// variables a statement may have on SQLite (32,766) and MySQL (65,535).
+const bulkRows = 500
+
+// UsersByUsernames finds the users with the given names, ignoring case;
+// names nobody holds are left out, and the order is the database's.
+func (s *Store) UsersByUsernames(ctx context.Context, usernames []string) ([]*models.User, error) {
+	keys := make([]string, len(usernames))
+	for i, name := range usernames {
+		keys[i] = strings.ToLower(name)
+	}
+	var users []*models.User
+	for start := 0; start < len(keys); start += bulkRows {
+		var page []*models.User
+		err := s.db.WithContext(ctx).Where("username_key IN ?", keys[start:min(start+bulkRows, len(keys))]).Find(&page).Error
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, page...)
+	}
+	return users, nil
+}
+
+// CreateUsers inserts new users in one transaction; ErrUsernameTaken when
+// a name, ignoring case, is in use (and then none is inserted).
+func (s *Store) CreateUsers(ctx context.Context, users []*models.User) error {
+	if len(users) == 0 {
+		return nil
+	}
+	for _, u := range users {
+		u.UsernameKey = strings.ToLower(u.Username)
+	}
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		return tx.CreateInBatches(users, bulkRows).Error
+	})
+	if isDuplicate(err) {
+		return ErrUsernameTaken
+	}
+	return err
+}
+
+// NewFollow is one relation for CreateFollows: FollowerID follows
+// FolloweeID from At; ID orders the lists (a time-ordered id, as Follow's
+// seq).
+type NewFollow struct {
+	FollowerID, FolloweeID, ID int64
+	At                         time.Time
+}
+
+// CreateFollows makes each relation of follows that does not exist yet, in
+// one transaction: both rows, both users' counts and a "followed" event
+// per relation, as Follow does one at a time. It returns how many it made.
+// The offset index of each list that grew is dropped (a follow one at a
+// time moves it instead); the next page jump through MySQL rebuilds it.
+func (s *Store) CreateFollows(ctx context.Context, follows []NewFollow, events BulkEvents) (int, error) {
+	made := 0
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		made = 0
+		fresh, err := newFollows(tx, follows)
+		if err != nil || len(fresh) == 0 {
+			return err
+		}
+		made = len(fresh)
+		followings := make([]models.Following, len(fresh))
+		followers := make([]models.Follower, len(fresh))
+		outbox := make([]models.OutboxEvent, len(fresh))
+		following, followed := map[int64]int{}, map[int64]int{}
+		for i, f := range fresh {
+			followings[i] = models.Following{UserID: f.FollowerID, FolloweeID: f.FolloweeID, ID: f.ID, CreatedAt: f.At}
+			followers[i] = models.Follower{UserID: f.FolloweeID, FollowerID: f.FollowerID, ID: f.ID, CreatedAt: f.At}
+			if outbox[i], err = events.outboxEvent(models.EventFollowed, models.FollowEventPayload{FollowerID: f.FollowerID, FolloweeID: f.FolloweeID}, f.At); err != nil {
+				return err
+			}
+			following[f.FollowerID]++
+			followed[f.FolloweeID]++
+		}
+		for _, rows := range []any{followings, followers, outbox} {
+			if err := tx.CreateInBatches(rows, bulkRows).Error; err != nil {
+				return err
+			}
+		}
+		if err := addToCounts(tx, "following_count", following); err != nil {
+			return err
+		}
+		if err := addToCounts(tx, "follower_count", followed); err != nil {
+			return err
+		}
+		for list, users := range map[RelationList]map[int64]int{FollowingList: following, FollowersList: followed} {
+			if err := tx.Where("list = ? AND user_id IN ?", list, keysOf(users)).Delete(&relationMark{}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return made, err
+}
+
+// newFollows is follows without the relations that exist already or come
+// twice.
+func newFollows(tx *gorm.DB, follows []NewFollow) ([]NewFollow, error) {
+	type pair struct{ follower, followee int64 }
+	seen := map[pair]bool{}
+	followerIDs := map[int64]int{}
+	for _, f := range follows {
+		followerIDs[f.FollowerID]++
+	}
+	ids := keysOf(followerIDs)
+	for start := 0; start < len(ids); start += bulkRows {
+		var rows []models.Following
+		err := tx.Select("user_id", "followee_id").Where("user_id IN ?", ids[start:min(start+bulkRows, len(ids))]).Find(&rows).Error
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			seen[pair{r.UserID, r.FolloweeID}] = true
+		}
+	}
+	var fresh []NewFollow
+	for _, f := range follows {
+		if p := (pair{f.FollowerID, f.FolloweeID}); !seen[p] {
+			seen[p] = true
+			fresh = append(fresh, f)
+		}
+	}
+	return fresh, nil
+}
+
+// CreatePosts inserts posts and reposts in one transaction, in the order
+// given, with a "post_created" event each and the counts they move: each
+// author's post count and each reposted original's repost count, as
+// CreatePost and Repost do one at a time. A repost's RepostOfID must name
+// a live original (one given earlier in posts, or stored), which its
+// author has not reposted yet: Repost's idempotence is the caller's to
+// keep here. ErrNotFound, and nothing written, when an original is
+// missing or deleted.
+func (s *Store) CreatePosts(ctx context.Context, posts []*models.Post, events BulkEvents) error {
+	if len(posts) == 0 {
+		return nil
+	}
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		outbox := make([]models.OutboxEvent, len(posts))
+		byAuthor, reposts := map[int64]int{}, map[int64]int{}
+		for i, p := range posts {
+			var err error
+			if outbox[i], err = events.outboxEvent(models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt); err != nil {
+				return err
+			}
+			byAuthor[p.AuthorID]++
+			if p.RepostOfID != nil {
+				reposts[*p.RepostOfID]++
+			}
+		}
+		if err := tx.CreateInBatches(posts, bulkRows).Error; err != nil {
+			return err
+		}
+		if err := tx.CreateInBatches(outbox, bulkRows).Error; err != nil {
+			return err
+		}
+		if err := addToCounts(tx, "post_count", byAuthor); err != nil {
+			return err
+		}
+		for _, original := range keysOf(reposts) {
+			res := tx.Model(&models.Post{}).Where("id = ? AND repost_of_id IS NULL AND deleted_at IS NULL", original).
+				Updates(map[string]any{"repost_count": gorm.Expr("repost_count + ?", reposts[original]), "version": nextVersion})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected != 1 {
+				return fmt.Errorf("repost of post %d: %w", original, ErrNotFound)
+			}
+		}
+		return nil
+	})
+}
+
+// addToCounts adds delta[id] to column of each user id, moving its version;
+// in id order, as bumpFollowCounts locks rows, so that two writers cannot
+// deadlock.
+func addToCounts(tx *gorm.DB, column string, delta map[int64]int) error {
+	for _, id := range keysOf(delta) {
+		res := tx.Model(&models.User{}).Where("id = ?", id).
+			Updates(map[string]any{column: gorm.Expr(column+" + ?", delta[id]), "version": nextVersion})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return fmt.Errorf("user %d: %w", id, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// keysOf is the ids of m, smallest first.
+func keysOf(m map[int64]int) []int64 { return slices.Sorted(maps.Keys(m)) }
