@@ -81,7 +81,7 @@ func (b *faultBurst) since(t time.Time) []faultAttempt {
 // waitFor waits until cond holds for the attempts made after t.
 func (b *faultBurst) waitFor(t *testing.T, after time.Time, what string, cond func([]faultAttempt) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(30 * time.Second))
 	for !cond(b.since(after)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("burst: %s did not happen within 30s (%d attempts since)", what, len(b.since(after)))
@@ -401,7 +401,7 @@ func TestFaultRedisRestartDuringBurst(t *testing.T) {
 
 	r.Start()
 	// The server's client may hold on to its last dial error for a moment.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 	for s.app.redis.Ping(context.Background()).Err() != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the server does not reach the restarted Redis")

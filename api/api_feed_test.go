@@ -15,6 +15,7 @@ import (
 
 	"feedservice/feed"
 	"feedservice/internal/feedmodel"
+	"feedservice/internal/testenv"
 )
 
 // Black-box tests of the home feed (Query.feed, FeedItem, unreadCount,
@@ -157,7 +158,7 @@ func feedAddedAtMatches(addedAt, createdAt time.Time) bool {
 		return true
 	}
 	d := createdAt.Sub(addedAt)
-	return d >= -time.Millisecond && d < 50*time.Millisecond
+	return d >= -time.Millisecond && d < testenv.Scale(50*time.Millisecond)
 }
 
 // feedCreatePost creates a post as c.

@@ -49,8 +49,11 @@ func (m liveMsg) String() string {
 }
 
 // liveConn is one websocket. A goroutine reads every message into a queue
-// that the test takes from with bounded waits; with autoPong set it answers
-// the server's graphql-transport-ws pings (still queuing them).
+// that the test takes from with bounded waits; with autoPong set (as
+// liveDial sets it, since real clients answer: a silent one is dropped
+// after two ping intervals, 40 s by default, which a test on a busy
+// machine can outlast) it answers the server's graphql-transport-ws pings
+// (still queuing them).
 type liveConn struct {
 	t        testing.TB
 	proto    string
@@ -74,7 +77,7 @@ func liveWSURL(s *testServer) string {
 // liveDial opens a websocket to s with subprotocol proto; nothing is sent.
 func liveDial(t testing.TB, s *testServer, proto string) *liveConn {
 	t.Helper()
-	d := websocket.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: 5 * time.Second}
+	d := websocket.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: testenv.Scale(5 * time.Second)}
 	ws, res, err := d.Dial(liveWSURL(s), nil)
 	if err != nil {
 		status := 0
@@ -88,6 +91,7 @@ func liveDial(t testing.TB, s *testServer, proto string) *liveConn {
 		t.Fatalf("asked for subprotocol %q, server chose %q", proto, got)
 	}
 	c := &liveConn{t: t, proto: proto, ws: ws, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	c.autoPong.Store(true)
 	go c.read()
 	t.Cleanup(c.drop)
 	return c
@@ -124,7 +128,7 @@ func (c *liveConn) read() {
 func (c *liveConn) send(m liveMsg) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.ws.SetWriteDeadline(time.Now().Add(testenv.Scale(5 * time.Second)))
 	return c.ws.WriteJSON(m)
 }
 
@@ -152,7 +156,7 @@ var errLiveTimeout = errors.New("timed out")
 // take removes and returns the first queued message that match accepts,
 // waiting at most within for it. It fails when the socket closes first.
 func (c *liveConn) take(within time.Duration, match func(liveMsg) bool) (liveMsg, error) {
-	timer := time.NewTimer(within)
+	timer := time.NewTimer(testenv.Scale(within))
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
@@ -212,7 +216,7 @@ func liveConnect(t testing.TB, s *testServer, proto, token string) *liveConn {
 func (c *liveConn) closeStatus(within time.Duration) (code int, text string, ok bool) {
 	select {
 	case <-c.done:
-	case <-time.After(within):
+	case <-time.After(testenv.Scale(within)):
 		return 0, "", false
 	}
 	c.mu.Lock()
@@ -315,7 +319,7 @@ const (
 // may coalesce or pass through them); an error or a completion is not.
 func (c *liveConn) expectCount(id string, want int, within time.Duration, what string) {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(testenv.Scale(within))
 	var seen []int
 	for {
 		res, end, err := c.event(id, time.Until(deadline))
@@ -369,7 +373,7 @@ type liveEdge struct {
 // subscription) to send the entry of post postID, skipping other entries;
 // it returns the posts it saw on the way.
 func (c *liveConn) nextAdded(id, postID string, within time.Duration) (liveEdge, []string, error) {
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(testenv.Scale(within))
 	var seen []string
 	for {
 		res, end, err := c.event(id, time.Until(deadline))
@@ -410,7 +414,7 @@ func (c *liveConn) expectAdded(id, postID string, within time.Duration, what str
 func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.Duration) {
 	t.Helper()
 	channel := s.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, reader.Token) + "}"
-	for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Scale(within)); ; time.Sleep(10 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		n, err := testenv.NumSub(ctx, s.app.redis, channel)
 		cancel()
@@ -747,7 +751,10 @@ func TestLiveKeepAlive(t *testing.T) {
 	user := s.signUp(t, "user")
 
 	t.Run("silent client is dropped", func(t *testing.T) {
-		c := liveConnect(t, s, liveTransportWS, user.Token)
+		c := liveDial(t, s, liveTransportWS)
+		c.autoPong.Store(false)
+		c.init("Bearer " + user.Token)
+		c.expectAck(5 * time.Second)
 		start := time.Now()
 		if _, err := c.take(time.Second, liveOfType("ping")); err != nil {
 			t.Fatalf("no ping within 1s of connecting (interval %s): %v (queued %v)", ping, err, c.queued())
@@ -850,7 +857,7 @@ func TestLiveCaps(t *testing.T) {
 	// Completing one frees its slot (the server may take a moment to see it).
 	c.complete(ids[0])
 	var freed string
-	for deadline := time.Now().Add(3 * time.Second); ; {
+	for deadline := time.Now().Add(testenv.Scale(3 * time.Second)); ; {
 		id := c.subscribe(liveUnreadSub)
 		res, end, err := c.event(id, 3*time.Second)
 		if err == nil && end == nil && len(res.Errors) == 0 {
@@ -888,7 +895,7 @@ func TestLiveCaps(t *testing.T) {
 
 	// Closing one frees a slot.
 	conns[len(conns)-1].hangUp()
-	for deadline := time.Now().Add(3 * time.Second); ; {
+	for deadline := time.Now().Add(testenv.Scale(3 * time.Second)); ; {
 		n := liveDial(t, s, liveTransportWS)
 		n.init("Bearer " + user.Token)
 		m, err := n.take(3*time.Second, liveOfType("connection_ack"))

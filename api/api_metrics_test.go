@@ -30,6 +30,7 @@ import (
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
+	"feedservice/internal/testenv"
 	"feedservice/resolvers"
 )
 
@@ -125,7 +126,7 @@ func seriesOf(f *dto.MetricFamily) []string {
 // eventually scrapes s until check accepts the metrics, at most within.
 func eventually(t *testing.T, s *testServer, within time.Duration, what string, check func(map[string]*dto.MetricFamily) bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(testenv.Scale(within))
 	for {
 		if check(scrape(t, s)) {
 			return
@@ -374,7 +375,7 @@ func TestRequestIDInLogs(t *testing.T) {
 
 	// A websocket operation logs with the id of the socket's request: its
 	// feed cannot be built without the posts table.
-	d := websocket.Dialer{Subprotocols: []string{liveTransportWS}, HandshakeTimeout: 5 * time.Second}
+	d := websocket.Dialer{Subprotocols: []string{liveTransportWS}, HandshakeTimeout: testenv.Scale(5 * time.Second)}
 	ws, _, err := d.Dial(liveWSURL(s), http.Header{"X-Request-Id": {"socket-1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +389,7 @@ func TestRequestIDInLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 	for !loggedWithID(logs.String(), "socket-1") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the websocket operation's failure was not logged with request_id socket-1; log:\n%s", logs.String())

@@ -32,7 +32,7 @@ func TestLiveSubscriptionsStartWhileRedisPoolIsBusy(t *testing.T) {
 				c.CelebrityFollowers = 7
 				c.RedisPoolSize = 1
 				c.FanoutWorkers = 1
-				c.RedisPoolTimeout = 100 * time.Millisecond
+				c.RedisPoolTimeout = testenv.Scale(100 * time.Millisecond)
 			})
 			// star has 7 followers (a celebrity in hybrid mode), plain 6.
 			star, plain := s.signUp(t, "star"), s.signUp(t, "plain")
@@ -162,7 +162,7 @@ func holdRedisPool(t *testing.T, s *testServer, rdb redis.UniversalClient, n int
 	}
 	t.Cleanup(release)
 	for addr, node := range nodes {
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(testenv.Scale(20 * time.Second))
 		for !errors.Is(node.Ping(ctx).Err(), redis.ErrPoolTimeout) {
 			if time.Now().After(deadline) {
 				t.Fatalf("setup: the reads did not take all %d connections of the pool of %q", n, addr)

@@ -125,7 +125,7 @@ func TestReplicaLagSendsReadsToPrimary(t *testing.T) {
 	}
 	// Once the guard sees the replica more than maxLag behind, the read
 	// goes to the primary and finds the row, which the replica still lacks.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(30 * time.Second))
 	for len(following()) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the read still misses the primary's row 30s after replication stopped (max lag %s)", maxLag)
@@ -153,7 +153,7 @@ func TestReplicaLagSendsReadsToPrimary(t *testing.T) {
 // waitReplicaFresh waits until the replicas hold every commit made so far.
 func waitReplicaFresh(t testing.TB, st *store.Store) {
 	t.Helper()
-	if !st.WaitFresh(context.Background(), time.Now(), 30*time.Second) {
+	if !st.WaitFresh(context.Background(), time.Now(), testenv.Scale(30*time.Second)) {
 		t.Fatal("the replica did not catch up with the primary within 30s")
 	}
 }

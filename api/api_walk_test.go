@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"feedservice/internal/testenv"
 )
 
 func TestLimitsQueryFields(t *testing.T) {
@@ -48,7 +50,7 @@ func TestNestedFragmentsRefusedFast(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, backendReal)
 	body, _ := json.Marshal(map[string]any{"query": nestedFragments(60)})
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: testenv.Scale(10 * time.Second)}
 	for range 3 {
 		start := time.Now()
 		res, err := client.Post(s.URL+"/query", "application/json", strings.NewReader(string(body)))
@@ -65,7 +67,7 @@ func TestNestedFragmentsRefusedFast(t *testing.T) {
 		// About 20 ms here, most of it validation; before the field limit
 		// the request never ended (the client gave up after 10 s, the walk
 		// went on).
-		if took > time.Second {
+		if took > testenv.Scale(time.Second) {
 			t.Fatalf("sixty nested fragments refused after %s", took)
 		}
 		t.Logf("sixty nested fragments refused after %s", took)

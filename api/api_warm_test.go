@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"feedservice/feed"
+	"feedservice/internal/testenv"
 )
 
 // warmPageQuery is what a client shows on a feed page: every entry with its
@@ -261,7 +262,7 @@ func TestChangesReachOtherInstance(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		for !ok(page()) {
-			if time.Since(start) > warmPropagationBound {
+			if time.Since(start) > testenv.Scale(warmPropagationBound) {
 				t.Fatalf("%s: not seen on the other instance after %v", what, warmPropagationBound)
 			}
 			time.Sleep(5 * time.Millisecond)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"feedservice/internal/testenv"
 )
 
 // browserTestDir holds the browser tests: playwright-core driving Debian's
@@ -74,7 +76,7 @@ func TestBrowserClients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(3*time.Minute))
 	defer cancel()
 
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); errors.Is(err, os.ErrNotExist) {
@@ -120,7 +122,7 @@ func TestBrowserClients(t *testing.T) {
 	// The file's tests run in one process under one --test-timeout: four
 	// of them took 81 s on a loaded 2-core box, so the bound is 150 s,
 	// within the 3 minutes of ctx.
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-timeout=150000")
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", testenv.NodeTestTimeout(150*time.Second))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"SERVER_URL="+s.URL,
@@ -130,11 +132,12 @@ func TestBrowserClients(t *testing.T) {
 		"PROMOTED_POST_ID="+promoted,
 		"PROMOTED_POST_BODY="+browserPromotedBody,
 		"SCREENSHOT_DIR="+docs,
+		testenv.TimeScaleEnv(),
 		"NO_COLOR=1",
 	)
 	// Node and the browsers it starts share a process group, all ended if
 	// the test runs out of time.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testenv.EndWithTest(cmd, true)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()

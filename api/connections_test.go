@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"feedservice/internal/testenv"
 )
 
 // realServer serves s's app as serve does, over real TCP: cfg's public
@@ -59,7 +61,7 @@ func closedWithin(c net.Conn, d time.Duration) (time.Duration, bool) {
 func TestConnectionTimeouts(t *testing.T) {
 	t.Parallel()
 	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
-	const slack = time.Second
+	slack := testenv.Scale(time.Second)
 	s := newTestServer(t, backendEmbedded, func(c *config) {
 		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = readTimeout, writeTimeout, idleTimeout
 	})
@@ -70,7 +72,7 @@ func TestConnectionTimeouts(t *testing.T) {
 	stop := make(chan struct{})
 	var others sync.WaitGroup
 	others.Go(func() {
-		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		client := &http.Client{Timeout: testenv.Scale(2 * time.Second), Transport: &http.Transport{DisableKeepAlives: true}}
 		for {
 			select {
 			case <-stop:
@@ -84,7 +86,7 @@ func TestConnectionTimeouts(t *testing.T) {
 				return
 			}
 			res.Body.Close()
-			if took := time.Since(start); res.StatusCode != http.StatusOK || took > 500*time.Millisecond {
+			if took := time.Since(start); res.StatusCode != http.StatusOK || took > testenv.Scale(500*time.Millisecond) {
 				t.Errorf("another client's health check: status %d in %s", res.StatusCode, took)
 			}
 		}
@@ -160,7 +162,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 		t.Helper()
 		c := rawConn(t, addr)
 		br := bufio.NewReader(c)
-		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		c.SetReadDeadline(time.Now().Add(testenv.Scale(300 * time.Millisecond)))
 		if _, err := br.Peek(1); err == nil {
 			res, err := http.ReadResponse(br, nil)
 			if err != nil || res.StatusCode != http.StatusServiceUnavailable {
@@ -168,7 +170,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 			}
 			return c, false
 		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(testenv.Scale(5 * time.Second)))
 		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: feed\r\n\r\n")
 		res, err := http.ReadResponse(br, nil)
 		if err != nil || res.StatusCode != http.StatusOK {

@@ -28,6 +28,7 @@ import (
 
 	"feedservice/feed"
 	"feedservice/internal/gqlclient"
+	"feedservice/internal/testenv"
 	"feedservice/models"
 )
 
@@ -153,6 +154,7 @@ func deliveryClients(b *testing.B, url string, tokens []string) <-chan deliveryC
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "DELIVERY_CHILD=1", "DELIVERY_URL="+url, "DELIVERY_TOKENS="+file)
 	cmd.Stderr = os.Stderr
+	testenv.EndWithTest(cmd, false)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -155,7 +155,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	}
 	t.Logf("master %s killed; replica %s promoted after %s; %d requests ok, %d UNAVAILABLE, the last %s after the kill",
 		victim, successor, promoted.Round(time.Millisecond), ok, bad, window.Round(time.Millisecond))
-	if window > failoverUnavailableBound {
+	if window > testenv.Scale(failoverUnavailableBound) {
 		t.Errorf("clients saw UNAVAILABLE until %s after the kill, want at most %s", window, failoverUnavailableBound)
 	}
 	if ok == 0 || len(created) == 0 {

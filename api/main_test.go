@@ -45,7 +45,7 @@ const leakPatience = 3 * time.Second
 
 // findLeaks is goleak.Find, asked again until leakPatience has passed.
 func findLeaks(opts ...goleak.Option) error {
-	deadline := time.Now().Add(leakPatience)
+	deadline := time.Now().Add(testenv.Scale(leakPatience))
 	for {
 		err := goleak.Find(opts...)
 		if err == nil || time.Now().After(deadline) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"feedservice/internal/testenv"
 )
 
 // nodeClientDir holds the Node test that drives the server with a real
@@ -30,7 +32,7 @@ func TestNodeApolloClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(2*time.Minute))
 	defer cancel()
 
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); errors.Is(err, os.ErrNotExist) {
@@ -51,9 +53,9 @@ func TestNodeApolloClient(t *testing.T) {
 
 	// Run in the folder, where node --test finds *.test.mjs (and skips
 	// node_modules) on every Node version.
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-timeout=60000")
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", testenv.NodeTestTimeout(time.Minute))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SERVER_URL="+s.URL, "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "SERVER_URL="+s.URL, "NO_COLOR=1", testenv.TimeScaleEnv())
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

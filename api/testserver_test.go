@@ -205,7 +205,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // settle waits until the server has fanned out every committed change.
 func (s *testServer) settle(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(20*time.Second))
 	defer cancel()
 	if err := s.app.engine.Settle(ctx); err != nil {
 		t.Fatalf("workers did not settle: %v", err)

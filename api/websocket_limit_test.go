@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"feedservice/internal/testenv"
 )
 
 // wsPadded is a message of exactly size bytes: format with its one %s
@@ -25,7 +27,7 @@ func (c *liveConn) sendRaw(msg []byte) {
 	c.t.Helper()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.ws.SetWriteDeadline(time.Now().Add(testenv.Scale(5 * time.Second)))
 	if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 		c.t.Fatalf("send %d bytes: %v", len(msg), err)
 	}

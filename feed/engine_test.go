@@ -107,7 +107,7 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 // settle waits for every committed change to be fanned out.
 func (te *testEngine) settle() {
 	te.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(20*time.Second))
 	defer cancel()
 	if err := te.Settle(ctx); err != nil {
 		te.t.Fatalf("settle: %v", err)
@@ -206,7 +206,7 @@ func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entrie
 		if backward {
 			args = PageArgs{Last: &pageSize, Before: cursor}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), feedPageTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(feedPageTimeout))
 		conn, err := te.Feed(ctx, reader, args)
 		cancel()
 		if err != nil {

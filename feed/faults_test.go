@@ -198,7 +198,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 			te.readFeed(r, 5)       // active
 		}
 		p := m.post(te, author, "handled by a worker that dies")
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 		for len(ftPending(t, env.st)) > 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("the dispatcher did not move the events to the stream")
@@ -234,7 +234,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 
 		// A live instance with workers takes the messages over.
 		te2 := env.start(t, func(c *Config) { c.Mode = ModePush })
-		deadline = time.Now().Add(15 * time.Second)
+		deadline = time.Now().Add(testenv.Scale(15 * time.Second))
 		for {
 			pend := ftStreamPending(t, te2)
 			done := pend.Count == 0
@@ -483,7 +483,7 @@ func (m ftModel) check(t testing.TB, te *testEngine, stage string, readers ...in
 // client may hold on to its last dial error for a moment.
 func waitForRedis(t *testing.T, rdb redis.UniversalClient) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 	for rdb.Ping(context.Background()).Err() != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the engine's client does not reach the restarted Redis")

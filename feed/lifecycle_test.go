@@ -375,7 +375,7 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 	for _, key := range []string{inbox, sources} {
 		te.redis.PExpire(ctx, key, time.Millisecond)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(5 * time.Second))
 	for lcExists(t, te, inbox) || lcExists(t, te, sources) {
 		if time.Now().After(deadline) {
 			t.Fatal("the inbox did not expire")

@@ -164,7 +164,7 @@ func TestMergeStopsWithoutProgress(t *testing.T) {
 
 	// first: 1 reads 7 inbox entries a round: the newest, live, and 6
 	// deleted ones; the next round, answered the same, has not moved.
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, testenv.Scale(30*time.Second))
 	defer cancel()
 	one := 1
 	conn, err := te.Feed(ctx, reader, PageArgs{First: &one})

@@ -21,7 +21,7 @@ func numSub(t *testing.T, te *testEngine, channel string) int64 {
 // waitFor polls cond until it holds, or fails after a few seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(5 * time.Second))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -84,7 +84,7 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 	for i := range posts {
 		te.post(author, "post")
 		// The fast client sees each count while the slow one reads nothing.
-		deadline := time.After(3 * time.Second)
+		deadline := time.After(testenv.Scale(3 * time.Second))
 		for got := -1; got != i+1; {
 			select {
 			case got = <-fastCounts:

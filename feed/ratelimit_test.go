@@ -233,7 +233,7 @@ func (l *uncheckedLog) warnings() []int64 {
 // while feed_rate_limit_unchecked_total counts every one.
 func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	t.Parallel()
-	const interval = time.Second
+	interval := testenv.Scale(time.Second) // 50 refused dials must fit in it
 	server := testenv.StartRedis(t)
 	// No retries, one dial: each failing check takes a refused connection.
 	rdb := redis.NewClient(&redis.Options{Addr: server.Addr(), MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
@@ -245,7 +245,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	t.Cleanup(func() {
 		server.Kill() // in case the test ended before it did
 		server.Start()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 		for rdb.Ping(context.Background()).Err() != nil && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}

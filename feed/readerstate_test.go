@@ -382,7 +382,7 @@ func (h *raceFollow) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 				go h.follow()
 				select {
 				case <-h.waiting:
-				case <-time.After(5 * time.Second):
+				case <-time.After(testenv.Scale(5 * time.Second)):
 				}
 				break
 			}

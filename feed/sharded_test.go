@@ -82,7 +82,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("count after a post %d, want 1", n)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testenv.Scale(5 * time.Second)):
 		t.Fatal("no count after a post")
 	}
 	if n, err := rdb.Publish(ctx, channel, "change").Result(); err != nil || n != 0 {

@@ -8,6 +8,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv"
 )
 
 // stAdd appends n entries to the fan-out stream and returns their ids.
@@ -135,7 +137,7 @@ func TestStreamStaysNearEventsInFlight(t *testing.T) {
 	if handled < 30*3 {
 		t.Fatalf("%v fan-out tasks handled, want at least 90: the burst did not go through the stream", handled)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 	for {
 		n, err := te.redis.XLen(ctx, te.keys.stream()).Result()
 		if err != nil {

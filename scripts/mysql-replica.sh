@@ -19,6 +19,15 @@ host=$test_host
 primary=$replica_primary
 replicas=("${replica_ports[@]}")
 
+# One at a time on the machine for these ports: the test command of another
+# checkout may run this script at the same moment. flock -o: the servers
+# started here do not inherit the lock.
+lockfile=/tmp/feedservice-test-runs/locks/mysql-replica-script-$replica_primary.lock
+if [ -z "${FEEDSERVICE_MYSQL_REPLICA_LOCKED:-}" ] && command -v flock >/dev/null; then
+  mkdir -p "$(dirname "$lockfile")"
+  FEEDSERVICE_MYSQL_REPLICA_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
+fi
+
 say() { printf '== %s\n' "$*" >&2; }
 
 sqlp() { local port=$1; shift; mariadb -uroot -h"$host" -P"$port" --batch --skip-column-names "$@"; }
@@ -68,12 +77,18 @@ start() { # port server-id extra-options...
 start "$primary" 1 --log-bin=mariadb-bin --binlog-format=ROW --log-basename=primary
 sqlp "$primary" -e "CREATE USER IF NOT EXISTS 'repl'@'%' IDENTIFIED BY 'repl'; GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%';"
 
-id=2
-for port in "${replicas[@]}"; do
-  # A replica keeps no binary log of its own; read-only stops a stray
-  # write by a non-root user (root, which the tests use, may still write).
-  start "$port" "$id" --skip-log-bin --read-only=1 --relay-log=relay-bin
-  id=$((id + 1))
+# The last replica is the one tests stop (internal/testenv's
+# StoppableReplica), holding its machine-wide lock meanwhile: while a test
+# of any checkout holds it, its replication is the test's business. What
+# this script does to it, it does holding that lock.
+stoppable=${replicas[-1]}
+stoppable_lock=/tmp/feedservice-test-runs/locks/stoppable-replica-$host:$stoppable.lock
+mkdir -p "$(dirname "$stoppable_lock")"
+
+# replicate port: start the replica's replication if it is not running,
+# and wait until it has applied the primary's position target.
+replicate() {
+  local port=$1
   if [ "$(status "$port" Slave_IO_Running)$(status "$port" Slave_SQL_Running)" != YesYes ]; then
     if [ "$(status "$port" Master_Port)" != "$primary" ]; then
       say "replica $port follows $primary"
@@ -81,17 +96,38 @@ for port in "${replicas[@]}"; do
     fi
     sqlp "$port" -e "START SLAVE;"
   fi
-done
-
-# Wait until every replica runs and has applied the primary's position.
-target=$(sqlp "$primary" -e "SELECT @@gtid_binlog_pos")
-for port in "${replicas[@]}"; do
+  local got
   got=$(sqlp "$port" -e "SELECT MASTER_GTID_WAIT('$target', 30)")
   if [ "$got" != "0" ]; then
     echo "replica on port $port did not reach the primary's position $target:" >&2
     mariadb -uroot -h"$host" -P"$port" -e 'SHOW SLAVE STATUS\G' >&2
     exit 1
   fi
+}
+
+id=2
+for port in "${replicas[@]}"; do
+  # A replica keeps no binary log of its own; read-only stops a stray
+  # write by a non-root user (root, which the tests use, may still write).
+  start "$port" "$id" --skip-log-bin --read-only=1 --relay-log=relay-bin
+  id=$((id + 1))
+done
+
+# Wait until every replica runs and has applied the primary's position.
+target=$(sqlp "$primary" -e "SELECT @@gtid_binlog_pos")
+for port in "${replicas[@]}"; do
+  if [ "$port" != "$stoppable" ] || ! command -v flock >/dev/null; then
+    replicate "$port"
+    continue
+  fi
+  (
+    exec 8>"$stoppable_lock"
+    if ! flock -n 8; then
+      say "replica $port is held by a test that stops its replication: left as it is"
+      exit 0
+    fi
+    replicate "$port"
+  )
 done
 
 dsn() { printf 'root@tcp(%s:%s)/' "$host" "$1"; }

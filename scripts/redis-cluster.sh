@@ -11,6 +11,15 @@ set -euo pipefail
 ports=("${cluster_ports[@]}")
 host=$test_host
 
+# One at a time on the machine for these ports: the test command of another
+# checkout may run this script at the same moment. flock -o: the servers
+# started here do not inherit the lock.
+lockfile=/tmp/feedservice-test-runs/locks/redis-cluster-script-${cluster_ports[0]}.lock
+if [ -z "${FEEDSERVICE_REDIS_CLUSTER_LOCKED:-}" ] && command -v flock >/dev/null; then
+  mkdir -p "$(dirname "$lockfile")"
+  FEEDSERVICE_REDIS_CLUSTER_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
+fi
+
 say() { printf '== %s\n' "$*" >&2; }
 
 cli() { redis-cli -h "$host" "$@"; }
@@ -32,6 +41,24 @@ healthy() {
 addrs() { local IFS=,; local a=("${ports[@]/#/$host:}"); echo "${a[*]}"; }
 
 if healthy; then addrs; exit 0; fi
+
+# formed: every node answers and knows all six. Such a cluster is settling
+# (a replica attaching, a node a busy machine let miss a heartbeat, so that
+# another flagged it for a moment) and may be in use by another checkout's
+# tests: it gets a minute to become healthy before it is started over.
+formed() {
+  for p in "${ports[@]}"; do
+    cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_known_nodes:6' || return 1
+  done
+}
+if formed; then
+  say "the cluster on ports ${ports[*]} is formed but not healthy yet; waiting for it"
+  for _ in $(seq 1 120); do
+    if healthy; then addrs; exit 0; fi
+    sleep 0.5
+  done
+  say "it did not become healthy within a minute: starting it over"
+fi
 
 if ! command -v redis-server >/dev/null; then
   say "installing redis"

@@ -8,6 +8,15 @@
 # on 127.0.0.1:3310 and two replicas on 3311-3312 (see mysql-replica.sh).
 set -euo pipefail
 
+# One at a time on the machine: the test command of another checkout may
+# run this script at the same moment. flock -o: the servers started here do
+# not inherit the lock.
+lockfile=/tmp/feedservice-test-runs/locks/services-script.lock
+if [ -z "${FEEDSERVICE_SERVICES_LOCKED:-}" ] && command -v flock >/dev/null; then
+  mkdir -p "$(dirname "$lockfile")"
+  FEEDSERVICE_SERVICES_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
+fi
+
 say() { printf '== %s\n' "$*"; }
 
 apt_install() {

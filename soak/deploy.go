@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/internal/serverproc"
+	"feedservice/internal/testenv/testrun"
 )
 
 // deployment is what the soak runs on: a database, a private Redis and two
@@ -62,6 +63,14 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 		return nil, err
 	}
 	d.cleanups = append(d.cleanups, func() { os.RemoveAll(d.dir) })
+	// The run's record (internal/testenv/testrun): if this process is
+	// killed before its teardown, the next test run's sweep removes the
+	// directory, the database and the private Redis.
+	run, err := testrun.Self()
+	if err != nil {
+		return nil, err
+	}
+	run.AddServer("soak directory", 0, false, d.dir)
 	bin := filepath.Join(d.dir, "feedservice")
 	var out bytes.Buffer
 	if err := serverproc.Build(ctx, bin, &out); err != nil {
@@ -76,7 +85,10 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 	if d.adminDB, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
 		return nil, err
 	}
-	d.database = randomName("soak_")
+	run.UsesMySQL(cfg.FormatDSN())
+	if d.database, err = run.Name("soak_"); err != nil {
+		return nil, err
+	}
 	if _, err := d.adminDB.ExecContext(ctx, "CREATE DATABASE "+d.database+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		return nil, fmt.Errorf("MariaDB at %s: %w", cfg.Addr, err)
 	}
@@ -94,9 +106,11 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 	_, redisPort, _ := net.SplitHostPort(redisAddr)
 	d.redisCmd = exec.Command("redis-server", "--port", redisPort, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--zset-max-listpack-entries", "1024")
+	testrun.DieWithParent(d.redisCmd, false)
 	if err := d.redisCmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
+	run.AddServer("soak redis-server", d.redisCmd.Process.Pid, false, "")
 	d.cleanups = append(d.cleanups, func() { d.redisCmd.Process.Kill(); d.redisCmd.Wait() })
 	d.redis = redis.NewClient(&redis.Options{Addr: redisAddr})
 	d.cleanups = append(d.cleanups, func() { d.redis.Close() })

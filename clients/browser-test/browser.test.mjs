@@ -37,7 +37,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR || '';
 
 // How long one awaited thing in the page may take.
-const TIMEOUT_MS = 15_000;
+const TIMEOUT_MS = 15_000 * (Number(process.env.TEST_TIME_SCALE) || 1); // the Go test passes its time scale
 
 // ---------------------------------------------------------------------------
 // The browser

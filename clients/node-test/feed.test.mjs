@@ -25,7 +25,7 @@ const HTTP_URL = new URL('/query', SERVER_URL).toString();
 const WS_URL = HTTP_URL.replace(/^http/, 'ws');
 
 // How long any awaited server event may take to arrive.
-const EVENT_TIMEOUT_MS = 10_000;
+const EVENT_TIMEOUT_MS = 10_000 * (Number(process.env.TEST_TIME_SCALE) || 1); // the Go test passes its time scale
 
 // ---------------------------------------------------------------------------
 // Documents

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"feedservice/internal/testenv/testrun"
 )
 
 // Package is the import path of the service's main package, which go build
@@ -31,14 +33,16 @@ func Build(ctx context.Context, bin string, out io.Writer) error {
 	return nil
 }
 
-// FreeAddr is an address on 127.0.0.1 with a port nobody listens on.
+// FreeAddr is an address on 127.0.0.1 with a port nobody listens on,
+// reserved for this process until it ends (testrun.ReservePort): another
+// test run on the machine does not get it, and no outgoing connection
+// takes it before the server binds it.
 func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, _, err := testrun.ReservePort()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", port), nil
 }
 
 // Options say how to run the server.
@@ -54,7 +58,8 @@ type Options struct {
 	// exec.Cmd writes to one writer given as both); read it once the server
 	// has exited.
 	Log io.Writer
-	// Ready is how long the server may take to answer /readyz with 200.
+	// Ready is how long the server may take to answer /readyz with 200,
+	// stretched by the machine's time scale (testrun.TimeScale).
 	Ready time.Duration
 	// OwnGroup runs the server in a process group of its own, so that a
 	// signal to the caller's group does not reach it.
@@ -72,6 +77,10 @@ type Process struct {
 
 // Start runs the server and waits until it is ready. A server that exits or
 // is not ready in time is an error (and is killed).
+// The server ends with the process that started it, whatever ends that one
+// (testrun.DieWithParent), and is in that process's test run record
+// (testrun) until it exits, so that a sweep ends it if it outlived its
+// starter all the same.
 func Start(ctx context.Context, o Options) (*Process, error) {
 	if o.Addr == "" {
 		addr, err := FreeAddr()
@@ -93,14 +102,24 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if o.OwnGroup {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
+	testrun.DieWithParent(p.cmd, o.OwnGroup)
+	ready, err := testrun.Scale(o.Ready)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
+	forget := func() {}
+	if run, err := testrun.Self(); err == nil {
+		forget, _ = run.AddServer("feedservice", p.cmd.Process.Pid, o.OwnGroup, "")
+	}
 	go func() {
 		p.err = p.cmd.Wait()
+		forget()
 		close(p.exited)
 	}()
-	if err := p.waitReady(ctx, o.Ready); err != nil {
+	if err := p.waitReady(ctx, ready); err != nil {
 		p.Kill()
 		return nil, err
 	}

@@ -4,16 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"feedservice/internal/testenv/testrun"
 )
 
 // MariaDBServer is a private mariadbd on a free port, with its data in a
@@ -21,30 +21,34 @@ import (
 // away and coming back with its data) without touching the shared server
 // other tests use. Its root has no password.
 type MariaDBServer struct {
-	t    testing.TB
-	dir  string
-	port string
-	cmd  *exec.Cmd
-	log  *os.File
+	t      testing.TB
+	dir    string
+	port   string
+	cmd    *exec.Cmd
+	log    *os.File
+	forget func() // drops the process from the run's record
 }
+
+// How long a private mariadbd may take to answer once started, and to
+// exit on SIGTERM (both stretched by Scale).
+const (
+	mariadbReadyWait = 30 * time.Second
+	mariadbStopWait  = 60 * time.Second
+)
 
 // StartMariaDB installs a fresh data directory and runs a private mariadbd
 // on it until the test ends.
 func StartMariaDB(t testing.TB) *MariaDBServer {
 	t.Helper()
 	dir := t.TempDir()
+	// Its data (some 100 MB) goes if this process dies without removing it.
+	t.Cleanup(ownServer(t, "mariadbd data", 0, false, dir))
 	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--user="+currentUser())
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	m := &MariaDBServer{t: t, dir: dir, port: port}
+	m := &MariaDBServer{t: t, dir: dir, port: FreePort(t)}
 	t.Cleanup(m.Kill)
 	m.Start()
 	return m
@@ -89,14 +93,16 @@ func (m *MariaDBServer) Start() {
 		"--pid-file="+filepath.Join(m.dir, "mariadbd.pid"), "--port="+m.port, "--bind-address=127.0.0.1",
 		"--skip-log-bin", "--innodb-buffer-pool-size=32M", "--max-connections=200")
 	cmd.Stdout, cmd.Stderr = log, log
+	testrun.DieWithParent(cmd, false)
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		m.t.Fatalf("start mariadbd: %v", err)
 	}
 	m.cmd, m.log = cmd, log
+	m.forget = ownServer(m.t, "mariadbd", cmd.Process.Pid, false, "")
 	db, _ := sql.Open("mysql", m.DSN()+"?timeout=1s")
 	defer db.Close()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(Scale(mariadbReadyWait))
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := db.PingContext(ctx)
@@ -122,15 +128,17 @@ func (m *MariaDBServer) Stop() {
 	m.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- m.cmd.Wait() }()
+	within := Scale(mariadbStopWait)
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(within):
 		m.cmd.Process.Kill()
 		<-done
-		m.t.Errorf("private mariadbd did not stop within 60s; killed")
+		m.t.Errorf("private mariadbd did not stop within %s; killed", within)
 	}
 	m.log.Close()
 	m.cmd = nil
+	m.forget()
 }
 
 // Restart stops the server and starts it again on the same data.
@@ -150,6 +158,7 @@ func (m *MariaDBServer) Kill() {
 	m.cmd.Wait()
 	m.log.Close()
 	m.cmd = nil
+	m.forget()
 }
 
 func (m *MariaDBServer) String() string { return fmt.Sprintf("mariadbd on port %s", m.port) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv/testrun"
 )
 
 // RedisClusterServer is a private Redis Cluster of six redis-server
@@ -30,6 +31,7 @@ type clusterNode struct {
 	port   string
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the process has ended
+	forget func()        // drops the process from the run's record
 }
 
 // kill ends the node's process (SIGKILL) and waits for it.
@@ -37,11 +39,13 @@ func (n *clusterNode) kill() {
 	n.cmd.Process.Kill()
 	<-n.exited
 	n.cmd = nil
+	n.forget()
 }
 
-// nodeStartAttempts is how many fresh ports a node is tried on: a port
-// found free may be taken (by a client's ephemeral port, on a busy box)
-// before redis-server binds it, and the server then exits at once.
+// nodeStartAttempts is how many fresh ports a node is tried on: the ports
+// are reserved (FreePort) below the ephemeral range, but a process outside
+// the tests may still bind one before redis-server does, which then exits
+// at once.
 const nodeStartAttempts = 3
 
 // ClusterNodeTimeout is the private cluster's cluster-node-timeout: how
@@ -68,9 +72,13 @@ func StartRedisCluster(t testing.TB) *RedisClusterServer {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	c.WaitHealthy(30 * time.Second)
+	c.WaitHealthy(clusterFormWait)
 	return c
 }
+
+// clusterFormWait is how long a new private cluster may take to become
+// healthy (stretched by Scale, as WaitHealthy does).
+const clusterFormWait = 30 * time.Second
 
 // startClusterNode starts one cluster-enabled redis-server on free ports
 // under dir and waits until it answers; a server that exits first (its
@@ -78,7 +86,7 @@ func StartRedisCluster(t testing.TB) *RedisClusterServer {
 func startClusterNode(t testing.TB, dir string) *clusterNode {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		port, busPort := freePort(t), freePort(t)
+		port, busPort := FreePort(t), FreePort(t)
 		nodeDir := filepath.Join(dir, port)
 		if err := os.MkdirAll(nodeDir, 0o700); err != nil {
 			t.Fatal(err)
@@ -90,10 +98,12 @@ func startClusterNode(t testing.TB, dir string) *clusterNode {
 			// the test decides when a master dies, not how stale it is.
 			"--cluster-replica-validity-factor", "0",
 			"--save", "", "--appendonly", "no", "--logfile", filepath.Join(nodeDir, "redis.log"))
+		testrun.DieWithParent(cmd, false)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start redis-server: %v", err)
 		}
 		n := &clusterNode{port: port, cmd: cmd, exited: make(chan struct{})}
+		n.forget = ownServer(t, "redis-server (cluster node)", cmd.Process.Pid, false, nodeDir)
 		go func() { cmd.Wait(); close(n.exited) }()
 		err := waitForPing("127.0.0.1:"+port, n.exited)
 		if err == nil {
@@ -108,22 +118,17 @@ func startClusterNode(t testing.TB, dir string) *clusterNode {
 	}
 }
 
-// freePort is a TCP port no one listens on now.
-func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
+// redisReadyWait is how long a private redis-server may take to answer
+// (stretched by Scale).
+const redisReadyWait = 10 * time.Second
 
 // waitForPing waits until the server at addr answers PING, for at most
-// 10 seconds, or until exited is closed (the server ended).
+// redisReadyWait (scaled), or until exited is closed (the server ended).
 func waitForPing(addr string, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	within := Scale(redisReadyWait)
+	deadline := time.Now().Add(within)
 	for c.Ping(context.Background()).Err() != nil {
 		select {
 		case <-exited:
@@ -131,7 +136,7 @@ func waitForPing(addr string, exited <-chan struct{}) error {
 		default:
 		}
 		if time.Now().After(deadline) {
-			return errors.New("no answer within 10s")
+			return fmt.Errorf("no answer within %s", within)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -149,9 +154,10 @@ func (c *RedisClusterServer) Addrs() []string {
 
 // WaitHealthy waits until every live node reports cluster_state:ok with
 // all 16384 slots served and every live replica is in sync with its
-// master.
+// master, for at most within stretched by Scale.
 func (c *RedisClusterServer) WaitHealthy(within time.Duration) {
 	c.t.Helper()
+	within = Scale(within)
 	deadline := time.Now().Add(within)
 	for {
 		err := c.healthy()
@@ -196,9 +202,11 @@ func (c *RedisClusterServer) healthy() error {
 
 // WaitFailover waits until a live node serves slot, whose master was
 // dead (killed), and the cluster is healthy again: the dead master's
-// replica took over. It returns the slot's new master.
+// replica took over. It returns the slot's new master. It waits at most
+// within stretched by Scale.
 func (c *RedisClusterServer) WaitFailover(dead string, slot int, within time.Duration) string {
 	c.t.Helper()
+	within = Scale(within)
 	deadline := time.Now().Add(within)
 	for {
 		if m := c.MasterOf(slot); m != dead && c.healthy() == nil {

@@ -1,35 +1,29 @@
 package testenv
 
 import (
-	"context"
-	"net"
 	"os/exec"
-	"strconv"
 	"testing"
-	"time"
 
-	"github.com/redis/go-redis/v9"
+	"feedservice/internal/testenv/testrun"
 )
 
 // RedisServer is a private redis-server, without persistence, that a test
 // can kill and start again on the same port (Redis going away and coming
 // back empty) without touching the shared server other tests use.
 type RedisServer struct {
-	t    testing.TB
-	port string
-	cmd  *exec.Cmd
+	t      testing.TB
+	port   string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has ended
+	forget func()        // drops the process from the run's record
 }
 
-// StartRedis runs a private redis-server on a free port until the test ends.
+// StartRedis runs a private redis-server on a port reserved for the test
+// (FreePort) until the test ends.
 func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	r := &RedisServer{t: t, port: port}
+	r := &RedisServer{t: t, port: FreePort(t)}
+	WatchLibraryLog(t)
 	t.Cleanup(r.Kill)
 	r.Start()
 	return r
@@ -42,18 +36,16 @@ func (r *RedisServer) Addr() string { return "127.0.0.1:" + r.port }
 func (r *RedisServer) Start() {
 	r.t.Helper()
 	cmd := exec.Command("redis-server", "--port", r.port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	testrun.DieWithParent(cmd, false)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start redis-server: %v", err)
 	}
-	r.cmd = cmd
-	c := redis.NewClient(&redis.Options{Addr: r.Addr(), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("redis-server on port %s does not answer", r.port)
-		}
-		time.Sleep(10 * time.Millisecond)
+	r.cmd, r.exited = cmd, make(chan struct{})
+	r.forget = ownServer(r.t, "redis-server", cmd.Process.Pid, false, "")
+	go func() { cmd.Wait(); close(r.exited) }()
+	if err := waitForPing(r.Addr(), r.exited); err != nil {
+		r.Kill()
+		r.t.Fatalf("redis-server on port %s: %v", r.port, err)
 	}
 }
 
@@ -63,6 +55,7 @@ func (r *RedisServer) Kill() {
 		return
 	}
 	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	<-r.exited
 	r.cmd = nil
+	r.forget()
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"feedservice/internal/testenv/testrun"
 )
 
 // GormStatementStoreGoroutine is the goroutine of the prepared-statement
@@ -59,6 +61,13 @@ func MySQLReplicas(t testing.TB, dbDSN string) []string {
 // replica without a database, for a test that stops and starts its
 // replication: no other test reads it. It fails the test unless at least
 // two replicas are given (scripts/mysql-replica.sh starts them).
+//
+// The replicas are shared by every test run on the machine, so the test
+// holds the replica's machine-wide lock (StoppableReplicaLock) until it
+// ends: the same test of a run in another checkout waits for it, and
+// scripts/mysql-replica.sh leaves that replica's replication alone
+// meanwhile. Once it has the lock it starts the replication, in case a
+// run killed during such a test left it stopped.
 func StoppableReplica(t testing.TB, dbDSN string) (dsn, server string) {
 	t.Helper()
 	servers := MySQLReplicaServerDSNs()
@@ -66,8 +75,39 @@ func StoppableReplica(t testing.TB, dbDSN string) (dsn, server string) {
 		t.Fatalf("this test stops replication on a replica of its own: it needs TEST_MYSQL_REPLICA_DSNS with two replicas and TEST_MYSQL_DSN their primary (eval $(bash scripts/mysql-replica.sh) prints them), got %q", os.Getenv("TEST_MYSQL_REPLICA_DSNS"))
 	}
 	server = servers[len(servers)-1]
+	cfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		t.Fatalf("TEST_MYSQL_REPLICA_DSNS: %v", err)
+	}
+	wait := Scale(stoppableReplicaWait)
+	unlock, err := testrun.Lock(StoppableReplicaLock(cfg.Addr), wait)
+	if err != nil {
+		t.Fatalf("the replica at %s is held by a test of another run for over %s: %v", cfg.Addr, wait, err)
+	}
+	t.Cleanup(unlock)
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("START SLAVE"); err != nil {
+		t.Fatalf("START SLAVE on the replica at %s: %v", cfg.Addr, err)
+	}
 	return replicaOf(t, server, dbDSN), server
 }
+
+// stoppableReplicaWait is how long StoppableReplica waits for a test of
+// another run to let go of the replica (stretched by Scale).
+const stoppableReplicaWait = 5 * time.Minute
+
+// StoppableReplicaLock is the name of the machine-wide lock (testrun.Lock)
+// of the replica at addr (host:port) that tests stop: its file is
+// testrun.LockPath of it, which scripts/mysql-replica.sh takes with flock.
+func StoppableReplicaLock(addr string) string { return "stoppable-replica-" + addr }
+
+// replicaWait is how long a new database may take to reach a replica
+// (stretched by Scale).
+const replicaWait = 30 * time.Second
 
 // replicaOf waits until dbDSN's database exists on the replica server and
 // returns a DSN that selects it there.
@@ -86,9 +126,10 @@ func replicaOf(t testing.TB, server, dbDSN string) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	deadline := time.Now().Add(30 * time.Second)
+	within := Scale(replicaWait)
+	deadline := time.Now().Add(within)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), Scale(5*time.Second))
 		var name string
 		err := db.QueryRowContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", want.DBName).Scan(&name)
 		cancel()
@@ -96,7 +137,7 @@ func replicaOf(t testing.TB, server, dbDSN string) string {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("database %s did not reach the replica at %s (is it replicating from TEST_MYSQL_DSN?): %v", want.DBName, cfg.Addr, err)
+			t.Fatalf("database %s did not reach the replica at %s within %s (is it replicating from TEST_MYSQL_DSN?): %v", want.DBName, cfg.Addr, within, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

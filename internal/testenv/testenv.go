@@ -12,9 +12,7 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"os"
 	"strings"
 	"sync"
@@ -47,13 +45,6 @@ func RedisCluster() bool { return len(redisAddrs()) > 1 }
 
 func redisAddrs() []string { return strings.Split(RedisAddr(), ",") }
 
-// Name returns a short random name for a database or key prefix.
-func Name(prefix string) string {
-	buf := make([]byte, 6)
-	rand.Read(buf)
-	return prefix + hex.EncodeToString(buf)
-}
-
 // MySQL creates a database for this test, dropped when it ends, and returns
 // a DSN that selects it.
 func MySQL(t testing.TB) string {
@@ -66,8 +57,10 @@ func MySQL(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), Scale(10*time.Second))
 	defer cancel()
+	WatchLibraryLog(t)
+	usesServers(t, MySQLServerDSN(), "")
 	name := Name("feedtest_")
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		db.Close()
@@ -88,11 +81,13 @@ func MySQL(t testing.TB) string {
 func Redis(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: redisAddrs()})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), Scale(5*time.Second))
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("Redis at %s does not answer (the test command starts it): %v", RedisAddr(), err)
 	}
+	WatchLibraryLog(t)
+	usesServers(t, "", RedisAddr())
 	prefix := Name("t") + ":"
 	t.Cleanup(func() {
 		DeletePrefix(context.Background(), rdb, prefix)
