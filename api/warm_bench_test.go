@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/graph"
+	"feedservice/internal/fastexec"
 	"feedservice/models"
 	"feedservice/resolvers"
 )
@@ -177,13 +179,30 @@ func BenchmarkGraphQLCeiling(b *testing.B) {
 	}
 	server := s.app.handler()
 	warmBenchPage(b, server, tokens[0], body) // records
-	bare := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: replay, Complexity: resolvers.Complexity()}))
-	bare.AddTransport(transport.POST{})
-	bare.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	cfg := graph.Config{Resolvers: replay, Complexity: resolvers.Complexity()}
+	bareHandler := func(es graphql.ExecutableSchema) http.Handler {
+		bare := handler.New(es)
+		bare.AddTransport(transport.POST{})
+		bare.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+		return bare
+	}
+	bareStock := bareHandler(graph.NewExecutableSchema(cfg))
+	bareFast := bareHandler(graph.NewFastExecutableSchema(cfg, fastexec.Options{ObservedFields: func(fastexec.FieldInfo) bool { return false }}))
+	pageOf := func(h http.Handler) []byte {
+		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tokens[0])
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Body.Bytes()
+	}
+	if a, b2 := pageOf(bareStock), pageOf(bareFast); !bytes.Equal(a, b2) {
+		b.Fatalf("stock and fast differ:\n%s\n%s", a, b2)
+	}
 	for _, stack := range []struct {
 		name string
 		h    http.Handler
-	}{{"server", server}, {"bare", bare}} {
+	}{{"server", server}, {"bare/exec=stock", bareStock}, {"bare/exec=fast", bareFast}} {
 		b.Run("handler="+stack.name, func(b *testing.B) { benchPages(b, stack.h, tokens, body) })
 	}
 }
