@@ -8,10 +8,11 @@ import (
 	goparser "go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func corpus(t *testing.T, schema *gqlast.Schema) ([]document, map[string]int) {
 				pieces[rel(root, path)+"#"+strconv.Itoa(i)] = text
 			}
 		})
-		for _, source := range sortedKeys(pieces) {
+		for _, source := range slices.Sorted(maps.Keys(pieces)) {
 			add(source, withFragments(pieces[source], pieces), nil, "")
 		}
 	}
@@ -293,7 +294,7 @@ func clientDocuments(t *testing.T, path string) []string {
 // and does not define, taken from the other pieces of the same client.
 func withFragments(doc string, pieces map[string]string) string {
 	defs := map[string]string{}
-	for _, source := range sortedKeys(pieces) {
+	for _, source := range slices.Sorted(maps.Keys(pieces)) {
 		parsed, err := parser.ParseQuery(&gqlast.Source{Input: pieces[source]})
 		if err != nil {
 			continue
@@ -337,13 +338,4 @@ func fragmentEnd(s string, start int) int {
 		}
 	}
 	return len(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

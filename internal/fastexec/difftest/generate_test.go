@@ -3,7 +3,9 @@ package difftest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -260,7 +262,7 @@ func literal(v any) string {
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
 		var parts []string
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			parts = append(parts, k+": "+literal(v[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"

@@ -239,7 +239,49 @@ func ptrInt(p *int) string {
 // The resolvers. Each embeds the interface it implements, so that a field
 // the schema gains compiles before it has an answer here (the call panics,
 // on both executors alike); give it one.
-type resolvers struct{ w *world }
+type (
+	resolvers      struct{ w *world }
+	feedConnection struct {
+		graph.FeedConnectionResolver
+		w *world
+	}
+	homeConnection struct {
+		graph.HomeConnectionResolver
+		w *world
+	}
+	post struct {
+		graph.PostResolver
+		w *world
+	}
+	promotePostPayload struct {
+		graph.PromotePostPayloadResolver
+		w *world
+	}
+	promotedPost struct {
+		graph.PromotedPostResolver
+		w *world
+	}
+	suggestedUser struct {
+		graph.SuggestedUserResolver
+		w *world
+	}
+	userEdge struct {
+		graph.UserEdgeResolver
+		w *world
+	}
+	user struct {
+		graph.UserResolver
+		w *world
+	}
+	query struct {
+		graph.QueryResolver
+		w *world
+	}
+	mutation struct {
+		graph.MutationResolver
+		w *world
+	}
+)
 
 var _ graph.ResolverRoot = resolvers{}
 
@@ -257,27 +299,12 @@ func (r resolvers) SuggestedUser() graph.SuggestedUserResolver { return suggeste
 func (r resolvers) User() graph.UserResolver                   { return user{w: r.w} }
 func (r resolvers) UserEdge() graph.UserEdgeResolver           { return userEdge{w: r.w} }
 
-type feedConnection struct {
-	graph.FeedConnectionResolver
-	w *world
-}
-
 func (r feedConnection) UnreadCount(_ context.Context, obj *models.FeedConnection) (int, error) {
 	return resolve(r.w, "FeedConnection.unreadCount", len(obj.Edges)*7%5, len(obj.Edges))
 }
 
-type homeConnection struct {
-	graph.HomeConnectionResolver
-	w *world
-}
-
 func (r homeConnection) UnreadCount(_ context.Context, obj *models.HomeConnection) (int, error) {
 	return resolve(r.w, "HomeConnection.unreadCount", len(obj.Edges)*3%4, len(obj.Edges))
-}
-
-type post struct {
-	graph.PostResolver
-	w *world
 }
 
 func (r post) Author(_ context.Context, obj *models.Post) (*models.User, error) {
@@ -296,18 +323,8 @@ func (r post) RepostOf(_ context.Context, obj *models.Post) (*models.Post, error
 	return resolve(r.w, "Post.repostOf", r.w.post(*obj.RepostOfID), obj.ID)
 }
 
-type promotePostPayload struct {
-	graph.PromotePostPayloadResolver
-	w *world
-}
-
 func (r promotePostPayload) Post(_ context.Context, obj *models.PromotePostPayload) (*models.Post, error) {
 	return resolve(r.w, "PromotePostPayload.post", r.w.post(obj.PostID), obj.PostID)
-}
-
-type promotedPost struct {
-	graph.PromotedPostResolver
-	w *world
 }
 
 func (r promotedPost) Post(_ context.Context, obj *models.PromotedPost) (*models.Post, error) {
@@ -317,27 +334,12 @@ func (r promotedPost) Post(_ context.Context, obj *models.PromotedPost) (*models
 	return resolve(r.w, "PromotedPost.post", r.w.post(obj.PostID), obj.PostID)
 }
 
-type suggestedUser struct {
-	graph.SuggestedUserResolver
-	w *world
-}
-
 func (r suggestedUser) User(_ context.Context, obj *models.SuggestedUser) (*models.User, error) {
 	return resolve(r.w, "SuggestedUser.user", r.w.user(obj.UserID), obj.UserID)
 }
 
-type userEdge struct {
-	graph.UserEdgeResolver
-	w *world
-}
-
 func (r userEdge) Node(_ context.Context, obj *models.UserEdge) (*models.User, error) {
 	return resolve(r.w, "UserEdge.node", r.w.user(obj.UserID), obj.UserID)
-}
-
-type user struct {
-	graph.UserResolver
-	w *world
 }
 
 func (r user) ViewerIsFollowing(_ context.Context, obj *models.User) (bool, error) {
@@ -394,11 +396,6 @@ func (r user) Followers(_ context.Context, obj *models.User, first *int, after *
 
 func (r user) Following(_ context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {
 	return r.relation("User.following", obj, first, after, last, before, offset)
-}
-
-type query struct {
-	graph.QueryResolver
-	w *world
 }
 
 // node answers a global ID, and strings that are none with an error.
@@ -475,11 +472,6 @@ func (r query) Home(_ context.Context, first *int, after *string, last *int, bef
 		return nil, err
 	}
 	return resolve(r.w, "Query.home", &models.HomeConnection{Edges: r.w.home[from:to], PageInfo: pageInfo(from, to, len(r.w.home))}, call...)
-}
-
-type mutation struct {
-	graph.MutationResolver
-	w *world
 }
 
 func (r mutation) newUser(name string, display *string) *models.User {

@@ -14,9 +14,11 @@ import (
 	_ "embed"
 	"fmt"
 	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -211,7 +213,7 @@ func buildModel(data *codegen.Data) (*model, error) {
 			m.Concurrent = append(m.Concurrent, typeFields{o.Name, obj.ConcurrentNames})
 		}
 	}
-	for _, name := range sortedKeys(data.Interfaces) {
+	for _, name := range slices.Sorted(maps.Keys(data.Interfaces)) {
 		i := data.Interfaces[name]
 		if strings.HasPrefix(i.Name, "__") {
 			continue
@@ -232,7 +234,7 @@ func buildModel(data *codegen.Data) (*model, error) {
 	}
 
 	refs := map[string]*typeRef{}
-	for _, key := range sortedKeys(data.ReferencedTypes) {
+	for _, key := range slices.Sorted(maps.Keys(data.ReferencedTypes)) {
 		ref := data.ReferencedTypes[key]
 		if ref.MarshalFunc() == "" || strings.HasPrefix(ref.Definition.Name, "__") {
 			continue
@@ -241,7 +243,7 @@ func buildModel(data *codegen.Data) (*model, error) {
 			return nil, err
 		}
 	}
-	for _, name := range sortedKeys(refs) {
+	for _, name := range slices.Sorted(maps.Keys(refs)) {
 		m.Types = append(m.Types, refs[name])
 	}
 	return m, nil
@@ -347,15 +349,6 @@ func inlineMarshaler(ref *config.TypeReference) string {
 func isInterface(t types.Type) bool {
 	_, ok := types.Unalias(t).Underlying().(*types.Interface)
 	return ok
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func compact(sorted []string) []string {
