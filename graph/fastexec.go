@@ -2080,13 +2080,13 @@ func (fx *fastExec) fastCall_Query_home(ctx context.Context, fc *graphql.FieldCo
 }
 
 func (fx *fastExec) fastObj_AuthPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.AuthPayload) fastexec.Status {
-	fields := fx.collect[0].Collect(fx.oc, sel, authPayloadImplementors)
+	fields, dups := fx.collect[0].Collect(fx.oc, sel, authPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -2291,13 +2291,13 @@ func (fx *fastExec) fastCall_AuthPayload_user(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_CreatePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.CreatePostPayload) fastexec.Status {
-	fields := fx.collect[1].Collect(fx.oc, sel, createPostPayloadImplementors)
+	fields, dups := fx.collect[1].Collect(fx.oc, sel, createPostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -2423,13 +2423,13 @@ func (fx *fastExec) fastCall_CreatePostPayload_post(ctx context.Context, fc *gra
 }
 
 func (fx *fastExec) fastObj_DeletePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DeletePostPayload) fastexec.Status {
-	fields := fx.collect[2].Collect(fx.oc, sel, deletePostPayloadImplementors)
+	fields, dups := fx.collect[2].Collect(fx.oc, sel, deletePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -2539,13 +2539,13 @@ func (fx *fastExec) fastCall_DeletePostPayload_deletedPostId(ctx context.Context
 }
 
 func (fx *fastExec) fastObj_DismissHomeEntryPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DismissHomeEntryPayload) fastexec.Status {
-	fields := fx.collect[3].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
+	fields, dups := fx.collect[3].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -2655,7 +2655,7 @@ func (fx *fastExec) fastCall_DismissHomeEntryPayload_dismissedId(ctx context.Con
 }
 
 func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedConnection) fastexec.Status {
-	fields := fx.collect[4].Collect(fx.oc, sel, feedConnectionImplementors)
+	fields, dups := fx.collect[4].Collect(fx.oc, sel, feedConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -2665,7 +2665,7 @@ func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n in
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -3001,13 +3001,13 @@ func (fx *fastExec) fastCall_FeedConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_FeedEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedEdge) fastexec.Status {
-	fields := fx.collect[5].Collect(fx.oc, sel, feedEdgeImplementors)
+	fields, dups := fx.collect[5].Collect(fx.oc, sel, feedEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -3212,13 +3212,13 @@ func (fx *fastExec) fastCall_FeedEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_FeedItem(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedItem) fastexec.Status {
-	fields := fx.collect[6].Collect(fx.oc, sel, feedItemImplementors)
+	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedItemImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -3518,13 +3518,13 @@ func (fx *fastExec) fastCall_FeedItem_addedAt(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_FollowPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FollowPayload) fastexec.Status {
-	fields := fx.collect[7].Collect(fx.oc, sel, followPayloadImplementors)
+	fields, dups := fx.collect[7].Collect(fx.oc, sel, followPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -3745,7 +3745,7 @@ func (fx *fastExec) fastCall_FollowPayload_viewer(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeConnection) fastexec.Status {
-	fields := fx.collect[8].Collect(fx.oc, sel, homeConnectionImplementors)
+	fields, dups := fx.collect[8].Collect(fx.oc, sel, homeConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3755,7 +3755,7 @@ func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n in
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -4091,13 +4091,13 @@ func (fx *fastExec) fastCall_HomeConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_HomeEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeEdge) fastexec.Status {
-	fields := fx.collect[9].Collect(fx.oc, sel, homeEdgeImplementors)
+	fields, dups := fx.collect[9].Collect(fx.oc, sel, homeEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -4389,13 +4389,13 @@ func (fx *fastExec) fastCall_HomeEdge_feedCursor(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastObj_MarkFeedReadPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MarkFeedReadPayload) fastexec.Status {
-	fields := fx.collect[10].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
+	fields, dups := fx.collect[10].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -4505,13 +4505,13 @@ func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCount(ctx context.Context
 }
 
 func (fx *fastExec) fastObj_PageInfo(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PageInfo) fastexec.Status {
-	fields := fx.collect[11].Collect(fx.oc, sel, pageInfoImplementors)
+	fields, dups := fx.collect[11].Collect(fx.oc, sel, pageInfoImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -4858,7 +4858,7 @@ func (fx *fastExec) fastCall_PageInfo_endCursor(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastObj_Post(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.Post) fastexec.Status {
-	fields := fx.collect[12].Collect(fx.oc, sel, postImplementors)
+	fields, dups := fx.collect[12].Collect(fx.oc, sel, postImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4868,7 +4868,7 @@ func (fx *fastExec) fastObj_Post(w *fastexec.Writer, p *fastPath, n int32, sel a
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -5418,13 +5418,13 @@ func (fx *fastExec) fastCall_Post_repostCount(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_PostConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostConnection) fastexec.Status {
-	fields := fx.collect[13].Collect(fx.oc, sel, postConnectionImplementors)
+	fields, dups := fx.collect[13].Collect(fx.oc, sel, postConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -5724,13 +5724,13 @@ func (fx *fastExec) fastCall_PostConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_PostEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostEdge) fastexec.Status {
-	fields := fx.collect[14].Collect(fx.oc, sel, postEdgeImplementors)
+	fields, dups := fx.collect[14].Collect(fx.oc, sel, postEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -5935,7 +5935,7 @@ func (fx *fastExec) fastCall_PostEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_PromotePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotePostPayload) fastexec.Status {
-	fields := fx.collect[15].Collect(fx.oc, sel, promotePostPayloadImplementors)
+	fields, dups := fx.collect[15].Collect(fx.oc, sel, promotePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5945,7 +5945,7 @@ func (fx *fastExec) fastObj_PromotePostPayload(w *fastexec.Writer, p *fastPath, 
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -6170,7 +6170,7 @@ func (fx *fastExec) fastCall_PromotePostPayload_promoted(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastObj_PromotedPost(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotedPost) fastexec.Status {
-	fields := fx.collect[16].Collect(fx.oc, sel, promotedPostImplementors)
+	fields, dups := fx.collect[16].Collect(fx.oc, sel, promotedPostImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6180,7 +6180,7 @@ func (fx *fastExec) fastObj_PromotedPost(w *fastexec.Writer, p *fastPath, n int3
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -6326,7 +6326,7 @@ func (fx *fastExec) fastCall_PromotedPost_post(ctx context.Context, fc *graphql.
 }
 
 func (fx *fastExec) fastObj_SuggestedUser(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.SuggestedUser) fastexec.Status {
-	fields := fx.collect[17].Collect(fx.oc, sel, suggestedUserImplementors)
+	fields, dups := fx.collect[17].Collect(fx.oc, sel, suggestedUserImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6336,7 +6336,7 @@ func (fx *fastExec) fastObj_SuggestedUser(w *fastexec.Writer, p *fastPath, n int
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -6561,7 +6561,7 @@ func (fx *fastExec) fastCall_SuggestedUser_followedByCount(ctx context.Context, 
 }
 
 func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.User) fastexec.Status {
-	fields := fx.collect[18].Collect(fx.oc, sel, userImplementors)
+	fields, dups := fx.collect[18].Collect(fx.oc, sel, userImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6571,7 +6571,7 @@ func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel a
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -7656,13 +7656,13 @@ func (fx *fastExec) fastCall_User_following(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastObj_UserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserConnection) fastexec.Status {
-	fields := fx.collect[19].Collect(fx.oc, sel, userConnectionImplementors)
+	fields, dups := fx.collect[19].Collect(fx.oc, sel, userConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {
@@ -7962,7 +7962,7 @@ func (fx *fastExec) fastCall_UserConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserEdge) fastexec.Status {
-	fields := fx.collect[20].Collect(fx.oc, sel, userEdgeImplementors)
+	fields, dups := fx.collect[20].Collect(fx.oc, sel, userEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7972,7 +7972,7 @@ func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, s
 	slots := slotBuf[:0]
 	for i := range fields {
 		field := &fields[i]
-		dup := fastexec.Duplicate(fields, i)
+		dup := dups != nil && dups[i]
 		pos := len(w.B)
 		w.Key(pos == start+1, field.Alias)
 		switch field.Name {

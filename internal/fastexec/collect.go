@@ -24,19 +24,30 @@ const fieldCacheEntries = 4
 type collected struct {
 	sel    ast.SelectionSet
 	fields []graphql.CollectedField
+	dups   []bool // by field: an earlier one has its alias (nil: none has)
 }
 
 // Collect is graphql.CollectFields(oc, sel, satisfies) for the cache's
-// object type (satisfies is always that type's).
-func (c *FieldCache) Collect(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
+// object type (satisfies is always that type's), and which of the fields
+// have the alias of an earlier one: gqlgen resolves those too, but writes
+// the first only.
+func (c *FieldCache) Collect(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) (fields []graphql.CollectedField, dups []bool) {
 	for i := range c.entries {
 		if e := c.entries[i].Load(); e != nil && sameSelection(e.sel, sel) {
-			return e.fields
+			return e.fields, e.dups
 		}
 	}
-	fields := graphql.CollectFields(oc, sel, satisfies)
-	c.entries[c.next.Add(1)%fieldCacheEntries].Store(&collected{sel: sel, fields: fields})
-	return fields
+	e := &collected{sel: sel, fields: graphql.CollectFields(oc, sel, satisfies)}
+	for i := range e.fields {
+		if Duplicate(e.fields, i) {
+			if e.dups == nil {
+				e.dups = make([]bool, len(e.fields))
+			}
+			e.dups[i] = true
+		}
+	}
+	c.entries[c.next.Add(1)%fieldCacheEntries].Store(e)
+	return e.fields, e.dups
 }
 
 // sameSelection says whether a and b are the same selection set (the

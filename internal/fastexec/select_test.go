@@ -17,7 +17,8 @@ import (
 var testSchema = gqlparser.MustLoadSchema(&ast.Source{Input: `
 type Query { users: [User!]! search: [Result!]! }
 interface Named { name: String! }
-type User implements Named { name: String! friends: [User!]! posts: [Post!]! }
+interface Aged { name: String! }
+type User implements Named & Aged { name: String! friends: [User!]! posts: [Post!]! }
 type Post { title: String! author: User! }
 union Result = User | Post
 `})
@@ -87,15 +88,33 @@ func TestFieldCache(t *testing.T) {
 	var c FieldCache
 	for range 3 {
 		for _, sel := range []ast.SelectionSet{users, search} {
-			got, want := c.Collect(oc, sel, []string{"User", "Named", "Result"}), graphql.CollectFields(oc, sel, []string{"User", "Named", "Result"})
+			got, dups := c.Collect(oc, sel, []string{"User", "Named", "Result"})
+			want := graphql.CollectFields(oc, sel, []string{"User", "Named", "Result"})
 			if !slices.EqualFunc(got, want, func(a, b graphql.CollectedField) bool { return a.Field == b.Field && a.Alias == b.Alias }) {
 				t.Fatalf("Collect = %v, CollectFields %v", got, want)
 			}
+			if dups != nil {
+				t.Fatalf("Collect says %v have an earlier field's alias", dups)
+			}
 		}
 	}
-	first := c.Collect(oc, users, []string{"User", "Named", "Result"})
-	if again := c.Collect(oc, users, []string{"User", "Named", "Result"}); &again[0] != &first[0] {
+	first, _ := c.Collect(oc, users, []string{"User", "Named", "Result"})
+	if again, _ := c.Collect(oc, users, []string{"User", "Named", "Result"}); &again[0] != &first[0] {
 		t.Fatal("the second Collect of a selection set collected again")
+	}
+}
+
+// Fragments on two interfaces of one type select the same field twice
+// under one alias: CollectFields keeps both (gqlgen resolves both and
+// writes the first), and Collect says the second is a repeat.
+func TestFieldCacheTellsRepeatedAliases(t *testing.T) {
+	doc := gqlparser.MustLoadQuery(testSchema, `{ search { ... on Named { x: name } ... on Aged { x: name } ... on User { y: name } } }`)
+	oc := &graphql.OperationContext{Doc: doc, Variables: map[string]any{}}
+	sel := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet
+	var c FieldCache
+	fields, dups := c.Collect(oc, sel, []string{"User", "Named", "Aged", "Result"})
+	if len(fields) != 3 || !slices.Equal(dups, []bool{false, true, false}) {
+		t.Fatalf("Collect = %d fields, repeats %v; want 3, [false true false]", len(fields), dups)
 	}
 }
 
