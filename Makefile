@@ -55,7 +55,7 @@ fuzz:
 
 # The differential test of the fast GraphQL executor against gqlgen's
 # (internal/fastexec/difftest), with DIFFTEST_DOCS (20000) random documents
-# where the test command runs 1,500; DIFFTEST_SEED=n draws other ones.
+# where the test command runs 3,000; DIFFTEST_SEED=n draws other ones.
 DIFFTEST_DOCS ?= 20000
 difftest:
 	DIFFTEST_DOCS=$(DIFFTEST_DOCS) go test -count=1 -timeout 60m -run '^TestFastExecutorMatchesGqlgen$$' -v ./internal/fastexec/difftest

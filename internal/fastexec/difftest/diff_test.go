@@ -29,7 +29,7 @@ import (
 
 // randomDocumentsDefault is how many random documents the test runs;
 // DIFFTEST_DOCS sets another number (DIFFTEST_SEED another seed).
-const randomDocumentsDefault = 1500
+const randomDocumentsDefault = 3000
 
 // TestFastExecutorMatchesGqlgen runs every document of the project (its
 // tests', its fuzz corpus's, the web app's and GraphiQL's) and random
