@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test test-clean generate seed migrate soak soak-model fuzz bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
+.PHONY: run test test-clean generate seed migrate soak soak-model fuzz difftest bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
 
 run:
 	go run .
@@ -14,6 +14,8 @@ test:
 test-clean:
 	bash scripts/test-clean.sh
 
+# graph/generated.go (gqlgen's) and graph/fastexec.go (the fast executor,
+# internal/fastexec/plugin) from schema.graphqls and gqlgen.yml.
 generate:
 	go generate ./...
 
@@ -49,13 +51,20 @@ soak-model:
 # to <package>/testdata/fuzz/<Target>/: fix the bug and commit the file,
 # and it runs as a regression case in every `go test`.
 FUZZTIME ?= 5m
-FUZZ_TARGETS = FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api
+FUZZ_TARGETS = FuzzCursor:./feed FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api FuzzWriterString:./internal/fastexec
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*} for $(FUZZTIME)"; \
 		go test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) -timeout 0 $${t#*:}; \
 	done
+
+# The differential test of the fast GraphQL executor against gqlgen's
+# (internal/fastexec/difftest), with DIFFTEST_DOCS (20000) random documents
+# where the test command runs 3,000; DIFFTEST_SEED=n draws other ones.
+DIFFTEST_DOCS ?= 20000
+difftest:
+	DIFFTEST_DOCS=$(DIFFTEST_DOCS) go test -count=1 -timeout 60m -run '^TestFastExecutorMatchesGqlgen$$' -v ./internal/fastexec/difftest
 
 # The end-to-end benchmark (bench/): a real server process in each feed mode
 # (pull, push, hybrid) on MariaDB and Redis, a synthetic graph of 50,000

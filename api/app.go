@@ -33,6 +33,10 @@ type app struct {
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
 	// them for ones that answer from memory, to measure the layer above.
 	resolvers graph.ResolverRoot
+	// gqlgenExecutor runs every operation on gqlgen's own executor instead
+	// of the fast one (graph.NewFastExecutableSchema); the page benchmarks
+	// set it to compare the two in one run.
+	gqlgenExecutor bool
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
 	parsedDocuments *boundedLRU[*ast.QueryDocument]
 	closers         []func()

@@ -21,6 +21,7 @@ import (
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
+	"feedservice/internal/fastexec"
 	"feedservice/playground"
 	"feedservice/resolvers"
 	"feedservice/web"
@@ -56,8 +57,7 @@ func (a *app) handler() http.Handler {
 }
 
 func (a *app) graphqlHandler() http.Handler {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.resolvers, Complexity: resolvers.Complexity()})
-	srv := handler.New(schema)
+	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
 		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
@@ -104,6 +104,17 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
 	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes))))
+}
+
+// executableSchema is the GraphQL schema's executor: the fast one, which
+// runs fieldHooks on the fields it observes only (and gqlgen's for what it
+// does not run: subscriptions, @defer), or gqlgen's for every operation.
+func (a *app) executableSchema() graphql.ExecutableSchema {
+	cfg := graph.Config{Resolvers: a.resolvers, Complexity: resolvers.Complexity()}
+	if a.gqlgenExecutor {
+		return graph.NewExecutableSchema(cfg)
+	}
+	return graph.NewFastExecutableSchema(cfg, fastexec.Options{ObservedFields: fieldHooksObserve})
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
+	"feedservice/internal/fastexec"
 )
 
 // MaxRequestIDBytes caps a client's X-Request-ID; a longer one, or one with
@@ -187,7 +188,8 @@ func (fieldHooks) ExtensionName() string                   { return "FieldHooks"
 func (fieldHooks) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (h fieldHooks) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
-	if fc := graphql.GetFieldContext(ctx); fc == nil || (!fc.IsResolver && fc.Object != "Mutation") {
+	if fc := graphql.GetFieldContext(ctx); fc == nil || fc.Field.Field == nil ||
+		!fieldHooksObserve(fastexec.FieldInfo{Object: fc.Object, Field: fc.Field.Name, IsMethod: fc.IsMethod, IsResolver: fc.IsResolver}) {
 		return next(ctx)
 	}
 	limited := next
@@ -199,6 +201,11 @@ func (h fieldHooks) InterceptField(ctx context.Context, next graphql.Resolver) (
 	}
 	return h.metrics.timeField(ctx, limited)
 }
+
+// fieldHooksObserve says which fields fieldHooks acts on: the resolvers'
+// (timed) and the mutations' (timed and rate limited). The fast executor
+// runs the field interceptors on these fields only.
+func fieldHooksObserve(f fastexec.FieldInfo) bool { return f.IsResolver || f.Object == "Mutation" }
 
 // resolverObserver is the duration series of one schema field, kept once
 // found: a page resolves the same few fields many times, and the lookup by

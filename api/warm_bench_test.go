@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/graph"
+	"feedservice/internal/fastexec"
 	"feedservice/models"
 	"feedservice/resolvers"
 )
@@ -46,27 +48,69 @@ const benchFirstPageQuery = `query Feed($first: Int, $after: String) {
 const warmBenchReaders = 8
 
 // BenchmarkWarmFirstPage serves warm first pages of 20 through the whole
-// HTTP handler of a server (every middleware, gqlgen, the resolvers and
-// loaders, the engine on real MariaDB and Redis) in process, from 8
+// HTTP handler of a server (every middleware, the executor, the resolvers
+// and loaders, the engine on real MariaDB and Redis) in process, from 8
 // concurrent clients (b.SetParallelism over GOMAXPROCS), each request
 // for one of warmBenchReaders readers: doc=bench is the load test's
 // first-page document, doc=rich adds counts, viewerIsFollowing and
-// unreadCount (warmPageQuery). It reports pages/s; a warm page runs no SQL
+// unreadCount (warmPageQuery). Each runs on both executors, exec=stock
+// (gqlgen's) and exec=fast (graph.NewFastExecutableSchema), which must
+// answer the same bytes. It reports pages/s; a warm page runs no SQL
 // (TestWarmPageRunsNoSQL), so this is the cost above the Redis round trips.
 //
 //	go test -run '^$' -bench WarmFirstPage -benchmem ./api
 func BenchmarkWarmFirstPage(b *testing.B) {
 	s, tokens := warmBenchWorld(b)
-	h := s.app.handler()
+	executors := serverExecutors(s)
 	for _, doc := range []struct{ name, query string }{{"bench", benchFirstPageQuery}, {"rich", warmPageQuery}} {
 		body, err := json.Marshal(map[string]any{"query": doc.query, "operationName": nil, "variables": map[string]any{"first": 20}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, tok := range tokens { // warm every reader's caches
-			warmBenchPage(b, h, tok, body)
+			warmBenchPage(b, executors[0].h, tok, body)
 		}
-		b.Run("doc="+doc.name, func(b *testing.B) { benchPages(b, h, tokens, body) })
+		sameAnswers(b, executors, tokens[0], body)
+		b.Run("doc="+doc.name, func(b *testing.B) { benchExecutors(b, executors, tokens, body) })
+	}
+}
+
+// An executor is a handler of one executor, named for the sub-benchmark.
+type executor struct {
+	name string
+	h    http.Handler
+}
+
+// serverExecutors are the server's whole handler on gqlgen's executor and
+// on the fast one.
+func serverExecutors(s *testServer) []executor {
+	s.app.gqlgenExecutor = true
+	stock := s.app.handler()
+	s.app.gqlgenExecutor = false
+	return []executor{{"stock", stock}, {"fast", s.app.handler()}}
+}
+
+// sameAnswers fails b unless every executor answers body with the same bytes.
+func sameAnswers(b *testing.B, executors []executor, token string, body []byte) {
+	var first []byte
+	for _, e := range executors {
+		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		if first == nil {
+			first = rec.Body.Bytes()
+		} else if !bytes.Equal(rec.Body.Bytes(), first) {
+			b.Fatalf("exec=%s answers otherwise than exec=%s:\n%s\n%s", e.name, executors[0].name, rec.Body.Bytes(), first)
+		}
+	}
+}
+
+// benchExecutors runs benchPages on each executor, as exec=name.
+func benchExecutors(b *testing.B, executors []executor, tokens []string, body []byte) {
+	for _, e := range executors {
+		b.Run("exec="+e.name, func(b *testing.B) { benchPages(b, e.h, tokens, body) })
 	}
 }
 
@@ -162,9 +206,10 @@ func warmBenchWorld(b *testing.B) (*testServer, []string) {
 // no engine, no loader. handler=server is the server's whole handler, as
 // in BenchmarkWarmFirstPage (its middleware, gqlgen's parse cache,
 // validation, complexity and execution, the JSON); handler=bare is gqlgen's
-// handler with the POST transport and a parse cache alone. Run beside
-// BenchmarkWarmFirstPage, its pages/s bound what any work below the
-// resolvers could give this document on this box.
+// handler with the POST transport and a parse cache alone. Each runs on
+// both executors, exec=stock (gqlgen's) and exec=fast, which must answer
+// the same bytes. Run beside BenchmarkWarmFirstPage, its pages/s bound
+// what any work below the resolvers could give this document on this box.
 //
 //	go test -run '^$' -bench 'WarmFirstPage/doc=bench|GraphQLCeiling' -benchmem ./api
 func BenchmarkGraphQLCeiling(b *testing.B) {
@@ -175,16 +220,25 @@ func BenchmarkGraphQLCeiling(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	server := s.app.handler()
-	warmBenchPage(b, server, tokens[0], body) // records
-	bare := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: replay, Complexity: resolvers.Complexity()}))
-	bare.AddTransport(transport.POST{})
-	bare.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	server := serverExecutors(s)
+	warmBenchPage(b, server[0].h, tokens[0], body) // records
+	cfg := graph.Config{Resolvers: replay, Complexity: resolvers.Complexity()}
+	bare := func(es graphql.ExecutableSchema) http.Handler {
+		h := handler.New(es)
+		h.AddTransport(transport.POST{})
+		h.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+		return h
+	}
+	observeNothing := func(fastexec.FieldInfo) bool { return false } // the bare handler has no field interceptor
 	for _, stack := range []struct {
-		name string
-		h    http.Handler
-	}{{"server", server}, {"bare", bare}} {
-		b.Run("handler="+stack.name, func(b *testing.B) { benchPages(b, stack.h, tokens, body) })
+		name      string
+		executors []executor
+	}{
+		{"server", server},
+		{"bare", []executor{{"stock", bare(graph.NewExecutableSchema(cfg))}, {"fast", bare(graph.NewFastExecutableSchema(cfg, fastexec.Options{ObservedFields: observeNothing}))}}},
+	} {
+		sameAnswers(b, stack.executors, tokens[0], body)
+		b.Run("handler="+stack.name, func(b *testing.B) { benchExecutors(b, stack.executors, tokens, body) })
 	}
 }
 

@@ -1,3 +1,3 @@
 package resolvers
 
-//go:generate go tool gqlgen generate
+//go:generate go run feedservice/internal/fastexec/cmd/gqlgen
