@@ -70,20 +70,22 @@ func limitsSecondInstance(t *testing.T, s *testServer) *testServer {
 
 func TestLimitsQueryComplexity(t *testing.T) {
 	t.Parallel()
-	// viewer 1 + followers (1 + 7 x (edges 1 + node 1 + id 1)) = 23.
+	// viewer 1 + followers (1 + read 100 + 7 x (entry 20 + edges 1 + node 1 + id 1)) = 263.
 	const atLimit = `{ viewer { followers(first: 7) { edges { node { id } } } } }`
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 23 })
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 263 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
 		ann.mustDo(t, atLimit, nil, nil)
 		ann.mustDo(t, `{ viewer { following(last: 7) { edges { node { id } } } } }`, nil, nil)
+		ann.mustDo(t, `{ viewer { timeline(first: 7) { edges { node { id } } } } }`, nil, nil)
 	})
 	t.Run("one over", func(t *testing.T) {
 		for _, q := range []string{
 			`{ viewer { id followers(first: 7) { edges { node { id } } } } }`,
 			`{ viewer { followers(first: 7) { edges { cursor node { id } } } } }`,
-			`{ viewer { followers(first: 8) { edges { node { id } } } } }`, // 26
+			`{ viewer { followers(first: 8) { edges { node { id } } } } }`, // 286
 			`{ viewer { followers(last: 8) { edges { node { id } } } } }`,
+			`{ viewer { timeline(first: 8) { edges { node { id } } } } }`,
 			// No count: the default page of 20 is priced.
 			`{ viewer { followers { edges { node { id } } } } }`,
 		} {
@@ -104,11 +106,18 @@ func TestLimitsQueryComplexity(t *testing.T) {
 	t.Run("the default", func(t *testing.T) {
 		s := newTestServer(t, backendReal)
 		bob := s.signUp(t, "bob")
-		// The app's feed page at the largest page size passes.
+		// The app's feed page at the largest page size passes, and so do
+		// its followers and timeline pages at the largest size.
 		bob.mustDo(t, limitsAppFeedQuery, map[string]any{"first": feed.MaxPageSize}, nil)
-		// Followers of followers at 100 x 100 is refused before it runs.
-		bob.mustFail(t, "BAD_USER_INPUT", `{ viewer { followers(first: 100) { edges { node {
-			followers(first: 100) { edges { node { id username } } } } } } } }`, nil)
+		bob.mustDo(t, limitsAppFollowersQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize, "offset": 0}, nil)
+		bob.mustDo(t, limitsAppTimelineQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize}, nil)
+		// Followers of followers is refused before it runs: at 100 x 100,
+		// and at 100 x 30 (about 81,000: it costs about what 80,000 of the feed
+		// page's units do, not the 9,300 its fields alone would say).
+		for _, nested := range []int{100, 30} {
+			bob.mustFail(t, "BAD_USER_INPUT", `query($n: Int) { viewer { followers(first: 100) { edges { node {
+				followers(first: $n) { edges { node { id username } } } } } } } }`, map[string]any{"n": nested})
+		}
 		// A list of ids is priced per id.
 		ids := make([]string, 100)
 		for i := range ids {
@@ -117,6 +126,31 @@ func TestLimitsQueryComplexity(t *testing.T) {
 		bob.mustFail(t, "BAD_USER_INPUT", `query($ids: [ID!]!) { nodes(ids: $ids) { ... on User {
 			followers(first: 100) { edges { node { id } } } } } }`, map[string]any{"ids": ids})
 	})
+}
+
+// A page of a user's list nested in the entries of another is priced as a
+// read per entry: followers of followers at 100 x 30, which reads 100 pages
+// of 30, costs 81,501 (its fields alone are 9,301), and runs at a limit of
+// exactly that and not one below.
+func TestLimitsNestedPagesPricedPerRead(t *testing.T) {
+	t.Parallel()
+	const nested = `{ user(username: "ann") { followers(first: 100) { edges { node { username
+		followers(first: 30) { edges { node { username } } } } } } } }`
+	// followers of followers: 1 + 100 + 100 x (20 + edges 1 + node 1 + username 1
+	//   + (1 + 100 + 30 x (20 + edges 1 + node 1 + username 1))), and user 1.
+	const price = 1 + (1 + 100 + 100*(20+3+(1+100+30*(20+3))))
+	if got := priceOf(t, nested, nil); got != price || price != 81_502 {
+		t.Fatalf("priced %d, want %d", got, price)
+	}
+	for _, limit := range []int{price, price - 1} {
+		s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = limit })
+		ann := s.signUp(t, "ann")
+		if limit == price {
+			ann.mustDo(t, nested, nil, nil)
+		} else {
+			ann.mustFail(t, "BAD_USER_INPUT", nested, nil)
+		}
+	}
 }
 
 // limitsAppFeedQuery is the web app's feed page (web/src/graphql.ts), with
@@ -143,6 +177,23 @@ fragment PostFields on Post {
   repostOf { id body createdAt repostCount author { ...UserSummary __typename } __typename }
 }
 fragment UserSummary on User { id username displayName }`
+
+// limitsAppFollowersQuery and limitsAppTimelineQuery are the web app's
+// followers page (by number) and timeline page.
+const (
+	limitsAppFollowersQuery = `query FollowersPage($username: String!, $first: Int, $offset: Int) {
+  user(username: $username) { id
+    followers(first: $first, offset: $offset) {
+      edges { cursor followedAt node { id username displayName viewerIsFollowing followsViewer __typename } __typename }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
+      totalCount __typename } __typename } }`
+	limitsAppTimelineQuery = `query Timeline($username: String!, $first: Int, $after: String) {
+  user(username: $username) { id
+    timeline(first: $first, after: $after) {
+      edges { cursor node { id body createdAt repostCount author { id username displayName __typename }
+        repostOf { id body createdAt repostCount author { id username displayName __typename } __typename } __typename } __typename }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename } __typename } __typename } }`
+)
 
 func TestLimitsQueryDepth(t *testing.T) {
 	t.Parallel()
