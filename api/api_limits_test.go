@@ -329,6 +329,50 @@ func limitsRateLimited(t *testing.T, r response, res *http.Response, what string
 	}
 }
 
+// The operations of a batch share one complexity limit: at a limit of three
+// operations' price, a batch of three runs whole, and in a batch of four
+// the fourth is refused (before, each was held to the limit alone, so a
+// batch of ten ran ten times it). A cheaper operation after a refused one
+// runs if it fits in what is left.
+func TestLimitsBatchSharesComplexity(t *testing.T) {
+	t.Parallel()
+	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
+	const cheap = `{ viewer { username } }`                                   // 2
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 3*263 + 2 })
+	ann := s.signUp(t, "ann")
+	batch := func(queries ...string) []response {
+		t.Helper()
+		ops := make([]map[string]any, len(queries))
+		for i, q := range queries {
+			ops[i] = map[string]any{"query": q}
+		}
+		body, _ := json.Marshal(ops)
+		res, raw := limitsPost(t, s, ann.Token, nil, body)
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || res.StatusCode != http.StatusOK || len(results) != len(queries) {
+			t.Fatalf("status %d, body %s: %v", res.StatusCode, raw, err)
+		}
+		return results
+	}
+	for i, r := range batch(op, op, op) {
+		if len(r.Errors) > 0 {
+			t.Errorf("three at the limit: operation %d refused: %+v", i, r.Errors)
+		}
+	}
+	results := batch(op, op, op, op, cheap)
+	for i, r := range results[:3] {
+		if len(r.Errors) > 0 {
+			t.Errorf("four over the limit: operation %d refused: %+v", i, r.Errors)
+		}
+	}
+	if r := results[3]; r.Code() != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, "batch") || (string(r.Data) != "" && string(r.Data) != "null") {
+		t.Errorf("four over the limit: the fourth answered %s %+v, want BAD_USER_INPUT naming the batch", r.Data, r.Errors)
+	}
+	if r := results[4]; len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"ann"`) {
+		t.Errorf("a cheap operation that fits what is left: %s %+v", r.Data, r.Errors)
+	}
+}
+
 func TestLimitsRateMutationsPerViewer(t *testing.T) {
 	t.Parallel()
 	const n = 3

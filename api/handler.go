@@ -83,7 +83,7 @@ func (a *app) graphqlHandler() http.Handler {
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
 	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
-	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
+	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})

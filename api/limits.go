@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
@@ -57,6 +59,68 @@ func (l documentLimits) MutateOperationContext(ctx context.Context, opCtx *graph
 	}
 	return nil
 }
+
+// complexityLimit refuses an operation that costs more than max
+// (MaxQueryComplexity), as priced by resolvers.Complexity, before it runs.
+// The operations of one batch share the limit: each may cost what the ones
+// before it left. It notes the operation's price in its stats
+// (operationPrice) for the complexity budget.
+type complexityLimit struct {
+	max int
+	es  graphql.ExecutableSchema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = &complexityLimit{}
+
+// errComplexityLimit is gqlgen's code for a refusal by complexity, which the
+// error presenter sends as BAD_USER_INPUT.
+const errComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
+
+// complexityStats names the operation's price in its stats.
+const complexityStats = "ComplexityLimit"
+
+func (*complexityLimit) ExtensionName() string { return complexityStats }
+func (l *complexityLimit) Validate(es graphql.ExecutableSchema) error {
+	l.es = es
+	return nil
+}
+
+func (l *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	price := complexity.Calculate(ctx, l.es, opCtx.Operation, opCtx.Variables)
+	opCtx.Stats.SetExtension(complexityStats, price)
+	var err *gqlerror.Error
+	switch b, _ := ctx.Value(batchKey{}).(*batchSpend); {
+	case price > l.max:
+		err = gqlerror.Errorf("the operation costs %d, over the complexity limit of %d (MaxQueryComplexity)", price, l.max)
+	case b != nil && price > l.max-b.price:
+		err = gqlerror.Errorf("the operation costs %d; the operations before it in its batch cost %d of the complexity limit of %d (MaxQueryComplexity), which the whole batch shares", price, b.price, l.max)
+	case b != nil:
+		b.price += price
+	}
+	if err != nil {
+		errcode.Set(err, errComplexityLimit)
+	}
+	return err
+}
+
+// operationPrice is the price complexityLimit noted for the operation of
+// ctx, or 0.
+func operationPrice(ctx context.Context) int {
+	if !graphql.HasOperationContext(ctx) {
+		return 0
+	}
+	price, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(complexityStats).(int)
+	return price
+}
+
+// batchSpend is what a batch's operations have cost so far; batchPOST puts
+// it in the context of each.
+type batchSpend struct{ price int }
+
+type batchKey struct{}
 
 // rateLimits spends each mutation field from a budget in Redis: signUp and
 // logIn from the client IP's auth budget, every other mutation from the
