@@ -141,9 +141,10 @@ func (s *countingSchema) Complexity(ctx context.Context, typeName, field string,
 	return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 }
 
-// walkerWork walks doc as the server does (parse under the token limit,
-// validate; per operation documentLimits' walk, then, when gate is set and
-// the operation is within DefaultMaxQueryFields, gqlgen's complexity walk)
+// walkerWork walks doc as the server does (parse under the token limit;
+// per operation documentLimits' walk, which runs before validation; then,
+// when the document is valid, gate is set and the operation is within
+// DefaultMaxQueryFields, gqlgen's complexity walk)
 // and returns an error when a walker's work grows faster than the
 // document: documentWalk visiting more than walkVisitsPerToken per token, or
 // the complexity walk more than complexityVisitsPerField per token plus per

@@ -71,7 +71,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, func(query string, _ *ast.QueryDocument) int { return len(query) })
+	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
@@ -82,7 +82,8 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(refuseBadToken{})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
-	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
+	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
+		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
 	srv.Use(refuseLoneSurrogates{})

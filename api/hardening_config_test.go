@@ -14,8 +14,10 @@ func TestHardeningSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hardeningConfig{DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout, DefaultMaxConnectionsPerAddress,
-		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultQueryCacheMaxBytes, DefaultMetricsAddr, false}
+	want := hardeningConfig{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
+		MaxConnectionsPerAddress: DefaultMaxConnectionsPerAddress, WebsocketMaxMessageBytes: DefaultWebsocketMaxMessageBytes,
+		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
+		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections, MetricsAddr: DefaultMetricsAddr}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
 	}
@@ -31,6 +33,7 @@ func TestHardeningSettings(t *testing.T) {
 		{"-persisted-query-max-entries", "PERSISTED_QUERY_MAX_ENTRIES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxEntries) }},
 		{"-persisted-query-max-bytes", "PERSISTED_QUERY_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxBytes) }},
 		{"-query-cache-max-bytes", "QUERY_CACHE_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.QueryCacheMaxBytes) }},
+		{"-max-query-selections", "MAX_QUERY_SELECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxQuerySelections) }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)

@@ -13,7 +13,9 @@ import (
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"feedservice/feed"
 )
@@ -24,38 +26,66 @@ const (
 	limitAuth      = "auth"      // signUp and logIn, per IP
 )
 
-// documentLimits refuses, before anything runs, an operation nested deeper
-// than maxDepth fields, one that selects more than maxFields fields with its
-// fragments expanded, and one that introspects the schema when
-// introspection is switched off. It runs before gqlgen's complexity limit,
-// whose walk costs as many steps as the operation has fields expanded.
+// documentLimits refuses, before gqlgen validates it, a document with more
+// than maxSelections selections written (validation's work grows with their
+// square: 1,996 fields took 0.2 CPU-s), and one with an operation nested
+// deeper than maxDepth fields, one that selects more than maxFields fields
+// with its fragments expanded, or one that introspects the schema when
+// introspection is switched off. It parses the document itself (under the
+// same token limit) to measure it; gqlgen parses it again, a cost linear in
+// its length, then validates it and keeps it in the cache of parsed
+// documents, so a document refused here is never kept, and one found in
+// that cache passed already. Its fields walk runs before gqlgen's
+// complexity walk, whose cost is the fields expanded.
 type documentLimits struct {
+	maxTokens     int
+	maxSelections int
 	maxDepth      int
 	maxFields     int
 	introspection bool
+	// kept are the documents that passed (the parsed-document cache).
+	kept interface{ contains(key string) bool }
 }
 
 var _ interface {
 	graphql.HandlerExtension
-	graphql.OperationContextMutator
+	graphql.OperationParameterMutator
 } = documentLimits{}
 
 func (documentLimits) ExtensionName() string                   { return "DocumentLimits" }
 func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (l documentLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	m, err := measureOperation(ctx, opCtx.Doc.Fragments, opCtx.Operation)
+func (l documentLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if l.kept != nil && l.kept.contains(p.Query) {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, l.maxTokens)
 	if err != nil {
-		return gqlerror.WrapIfUnwrapped(err)
+		return nil // gqlgen's parse answers it, with its code
 	}
-	if m.introspects && !l.introspection {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("introspection (__schema, __type) is switched off on this server"))
+	if n := measureDocument(doc).selections; n > l.maxSelections {
+		return gqlerror.WrapIfUnwrapped(feed.BadInput("the document has %d selections (fields, fragment spreads, inline fragments); at most %d are allowed (MaxQuerySelections)", n, l.maxSelections))
 	}
-	if m.depth > l.maxDepth {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth))
+	for _, op := range doc.Operations {
+		if err := l.checkOperation(ctx, doc.Fragments, op); err != nil {
+			return gqlerror.WrapIfUnwrapped(err)
+		}
 	}
-	if m.fields > l.maxFields {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields))
+	return nil
+}
+
+// checkOperation measures one operation against the limits.
+func (l documentLimits) checkOperation(ctx context.Context, fragments ast.FragmentDefinitionList, op *ast.OperationDefinition) error {
+	m, err := measureOperation(ctx, fragments, op)
+	switch {
+	case err != nil:
+		return err
+	case m.introspects && !l.introspection:
+		return feed.BadInput("introspection (__schema, __type) is switched off on this server")
+	case m.depth > l.maxDepth:
+		return feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth)
+	case m.fields > l.maxFields:
+		return feed.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields)
 	}
 	return nil
 }

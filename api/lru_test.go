@@ -3,9 +3,19 @@ package api
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+
+	"feedservice/graph"
+	"feedservice/internal/gqlclient"
+	"feedservice/resolvers"
 )
 
 // TestBoundedLRU: the caps of entries and bytes hold at their edge, the
@@ -60,5 +70,114 @@ func TestParsedDocumentsBytes(t *testing.T) {
 	}
 	if n, b := s.app.parsedDocuments.len(); b > maxBytes || n == 0 {
 		t.Errorf("the parsed documents hold %d bytes in %d entries; the cap is %d", b, n, maxBytes)
+	}
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestParsedDocumentBytesEstimate: parsedDocumentBytes is within a factor
+// of parsedBytesSlack of what a parsed and validated document holds, for
+// documents of every shape: wide, nested, with arguments, long lists,
+// fragments, and the app's and GraphiQL's own. Not parallel: it reads the
+// process's heap.
+func TestParsedDocumentBytesEstimate(t *testing.T) {
+	const parsedBytesSlack = 1.5
+	es := graph.NewExecutableSchema(graph.Config{Complexity: resolvers.Complexity()})
+	for name, q := range map[string]string{
+		"graphiql":  limitsGraphiQLIntrospection,
+		"app feed":  limitsAppFeedQuery,
+		"followers": limitsAppFollowersQuery,
+		"wide":      "{" + strings.Repeat(" __typename", 300) + " }",
+		"nested":    "{" + strings.Repeat(" viewer { followers(first: 1) { edges { node { id } } } }", 60) + " }",
+		"arguments": "{" + strings.Repeat(` user(username: "abcdefgh") { id }`, 150) + " }",
+		"list":      `query($ids: [ID!]! = [` + strings.Repeat(`"x", `, 500) + `]) { nodes(ids: $ids) { id } }`,
+		"fragments": "fragment F on User {" + strings.Repeat(" username", 280) + " } { viewer { ...F ...F } }",
+	} {
+		const copies = 200
+		docs := make([]*ast.QueryDocument, copies)
+		before := liveHeap()
+		estimate := 0
+		for i := range docs {
+			text := fmt.Sprintf("%s # %d", q, i)
+			doc, err := parser.ParseQuery(&ast.Source{Input: text})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if errs := validator.Validate(es.Schema(), doc); len(errs) > 0 {
+				t.Fatalf("%s: %v", name, errs)
+			}
+			docs[i], estimate = doc, estimate+parsedDocumentBytes(text, doc)
+		}
+		held := float64(liveHeap()-before) / copies
+		runtime.KeepAlive(docs)
+		ratio := float64(estimate) / copies / held
+		t.Logf("%-9s text %5d B, held %7.0f B, estimated %7d B (%.2fx)", name, len(q), held, estimate/copies, ratio)
+		if ratio > parsedBytesSlack || ratio < 1/parsedBytesSlack {
+			t.Errorf("%s: estimated %.2fx what it holds", name, ratio)
+		}
+	}
+}
+
+// TestRefusedDocumentsLeaveNoHeap: a thousand signed-out documents of 5.9
+// KB, each refused (a fragment of 650 fields spread twice: over the
+// selection and field limits), leave the live heap within refusedHeapMax,
+// and so do a thousand distinct valid ones of the same length, which the
+// cache of parsed documents keeps up to QUERY_CACHE_MAX_BYTES. Before, the
+// refused ones were kept (validation ran and cached them before the field
+// limit refused them) and the cache counted their text: 415 MB of live
+// heap in the issue's measure. Not parallel: it reads the process's heap.
+func TestRefusedDocumentsLeaveNoHeap(t *testing.T) {
+	const refusedHeapMax = 50 << 20
+	s := newTestServer(t, backendReal)
+	refused := func(i int) string {
+		return fmt.Sprintf("fragment F on User {%s } { viewer { ...F ...F } } # %d", strings.Repeat(" username", 650), i)
+	}
+	valid := func(i int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "query Q%d { viewer {", i)
+		for j := range 280 {
+			fmt.Fprintf(&b, " a%d: username", j)
+		}
+		b.WriteString(" } } #")
+		return b.String() + strings.Repeat(" ", 5900-b.Len())
+	}
+	send := func(doc func(int) string, wantCode string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		work := make(chan int)
+		for range 8 {
+			wg.Go(func() {
+				for i := range work {
+					r, err := gqlclient.New(s.URL, nil).Post(context.Background(), "", doc(i), nil)
+					if err != nil || r.Code() != wantCode {
+						t.Errorf("document %d (%d bytes): %v %+v", i, len(doc(i)), err, r.Errors)
+					}
+				}
+			})
+		}
+		for i := range 1000 {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+	}
+	before := liveHeap()
+	send(refused, "BAD_USER_INPUT")
+	afterRefused := liveHeap()
+	send(valid, "")
+	afterValid := liveHeap()
+	entries, bytes := s.app.parsedDocuments.len()
+	t.Logf("live heap %d MB, then %d MB after 1,000 refused documents of %d bytes, %d MB after 1,000 valid ones of %d bytes (the cache holds %d, %d MB estimated)",
+		before>>20, afterRefused>>20, len(refused(999)), afterValid>>20, len(valid(999)), entries, bytes>>20)
+	for what, heap := range map[string]uint64{"refused": afterRefused, "valid": afterValid} {
+		if heap > before+refusedHeapMax {
+			t.Errorf("after 1,000 %s documents the live heap grew %d MB, over %d MB", what, (heap-before)>>20, refusedHeapMax>>20)
+		}
 	}
 }
