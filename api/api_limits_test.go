@@ -329,6 +329,54 @@ func limitsRateLimited(t *testing.T, r response, res *http.Response, what string
 	}
 }
 
+// TestLimitsComplexityBudget: every operation spends its price from its
+// viewer's budget (COMPLEXITY_RATE), or its address's signed out, in Redis.
+// At a budget of three operations' price three run and the fourth is
+// refused with RATE_LIMITED and retryAfter, over HTTP and over a
+// websocket; one unit less and the third is refused; another viewer, a
+// signed-out client and a batch's operations spend their own way; a second
+// instance spends from the same budget.
+func TestLimitsComplexityBudget(t *testing.T) {
+	t.Parallel()
+	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
+	for _, c := range []struct{ budget, runs int }{{3 * 263, 3}, {3*263 - 1, 2}} {
+		s := newTestServer(t, backendReal, func(cfg *config) { cfg.ComplexityRate = feed.Rate{Count: c.budget, Period: time.Hour} })
+		ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
+		for i := range c.runs {
+			if r, _ := limitsDo(t, s, ann.Token, nil, op, nil, nil); len(r.Errors) > 0 {
+				t.Fatalf("budget %d: operation %d of %d: %+v", c.budget, i+1, c.runs, r.Errors)
+			}
+		}
+		r, res := limitsDo(t, s, ann.Token, nil, op, nil, nil)
+		limitsRateLimited(t, r, res, fmt.Sprintf("budget %d: operation %d", c.budget, c.runs+1))
+		if !strings.Contains(r.Errors[0].Message, "COMPLEXITY_RATE") || (string(r.Data) != "" && string(r.Data) != "null") {
+			t.Errorf("budget %d: refusal %q with data %s, want one naming COMPLEXITY_RATE and no data", c.budget, r.Errors[0].Message, r.Data)
+		}
+		if c.runs < 3 {
+			continue
+		}
+		ws := liveConnect(t, s, liveTransportWS, ann.Token)
+		res2, end, err := ws.event(ws.subscribe(op), 10*time.Second)
+		if code := liveErrorCode(res2, end); err != nil || code != "RATE_LIMITED" {
+			t.Errorf("over a websocket: %s %+v %v", code, res2, err)
+		}
+		bob.mustDo(t, op, nil, nil)
+		if r, _ := limitsDo(t, s, "", nil, op, nil, nil); len(r.Errors) > 0 {
+			t.Errorf("signed out, from an address with a budget of its own: %+v", r.Errors)
+		}
+		// bob has spent one; a batch of three spends three more, the third refused.
+		body, _ := json.Marshal([]map[string]any{{"query": op}, {"query": op}, {"query": op}})
+		_, raw := limitsPost(t, s, bob.Token, nil, body)
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || len(results) != 3 || len(results[0].Errors)+len(results[1].Errors) > 0 || results[2].Code() != "RATE_LIMITED" {
+			t.Errorf("a batch past the budget: %s", raw)
+		}
+		other := limitsSecondInstance(t, s)
+		r, res = limitsDo(t, other, ann.Token, nil, op, nil, nil)
+		limitsRateLimited(t, r, res, "on a second instance")
+	}
+}
+
 // The operations of a batch share one complexity limit: at a limit of three
 // operations' price, a batch of three runs whole, and in a batch of four
 // the fourth is refused (before, each was held to the limit alone, so a

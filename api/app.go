@@ -27,7 +27,9 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	sockets socketCounts
-	metrics *serverMetrics
+	// operations bounds the operations in flight (inflight.go).
+	operations *operationGate
+	metrics    *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
@@ -80,6 +82,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 		return nil, err
 	}
 	a.metrics = newServerMetrics(sqlDB, a.redis)
+	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, metrics: a.metrics}
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err

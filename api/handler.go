@@ -85,6 +85,9 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
+	present := resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes)
+	srv.Use(websocketOperations{gate: a.operations, present: present})
+	srv.Use(complexityBudget{engine: a.engine, rate: a.cfg.ComplexityRate, present: present})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
@@ -101,9 +104,9 @@ func (a *app) graphqlHandler() http.Handler {
 		}
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), a.cfg.LoaderWait)))
 	})
-	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes))))
+	return a.withClient(a.limitOperations(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes)))))
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
@@ -179,6 +182,7 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	}
 	ctx = feed.WithViewer(ctx, id)
 	ctx = context.WithValue(ctx, socketOwnerKey{}, id)
+	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
 	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
 }
 

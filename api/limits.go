@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,8 +23,9 @@ import (
 
 // The names of the rate limits, in their Redis keys, logs and metrics.
 const (
-	limitMutations = "mutations" // per viewer, or per IP when signed out
-	limitAuth      = "auth"      // signUp and logIn, per IP
+	limitMutations  = "mutations"  // per viewer, or per IP when signed out
+	limitAuth       = "auth"       // signUp and logIn, per IP
+	limitComplexity = "complexity" // operations' prices, per viewer, or per IP when signed out
 )
 
 // documentLimits refuses, before gqlgen validates it, a document with more
@@ -152,6 +154,60 @@ type batchSpend struct{ price int }
 
 type batchKey struct{}
 
+// complexityBudget spends each operation's price (complexityLimit's) from
+// a budget in Redis, the viewer's or, signed out, the client address's
+// (COMPLEXITY_RATE), before it runs; past it the operation is answered
+// RATE_LIMITED with retryAfter alone. An operation costing more than the
+// whole budget spends all of it.
+//
+// The budget is a GCRA in Redis, spent through feed.Engine.Allow, which
+// spends one action at a rate: an operation of price p spends one action
+// at the rate of count/p per period. A GCRA keeps one time per subject
+// (when its budget is whole again) and each action moves it on by
+// period/rate, while the burst (the rate itself) always allows up to one
+// period ahead: so this spends p/count of the period, the operation's share
+// of the budget, from the one budget every price shares. Rounding the rate
+// down charges at most count/(count/p rounded down) times the price: 3% more
+// for an operation at the complexity limit under the default budget.
+type complexityBudget struct {
+	engine  *feed.Engine
+	rate    feed.Rate
+	present graphql.ErrorPresenterFunc
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+} = complexityBudget{}
+
+func (complexityBudget) ExtensionName() string                   { return "ComplexityBudget" }
+func (complexityBudget) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	price := operationPrice(ctx)
+	if b.rate.Off() || price <= 0 {
+		return next(ctx)
+	}
+	share := feed.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
+	var refusal *feed.Error
+	if err := b.engine.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
+		return next(ctx) // allowed, or Redis failed and the limiter let it through
+	}
+	refusal = &feed.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
+		Message: fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)}
+	noteRetryAfter(ctx, refusal.RetryAfterSeconds())
+	return refusedOperation(ctx, b.present, refusal)
+}
+
+// budgetSubject is whose budget an operation spends: its viewer's, or the
+// client address's when signed out.
+func budgetSubject(ctx context.Context) string {
+	if viewer := feed.ViewerID(ctx); viewer != 0 {
+		return "user:" + strconv.FormatInt(viewer, 10)
+	}
+	return "ip:" + clientAddress(ctx)
+}
+
 // rateLimits spends each mutation field from a budget in Redis: signUp and
 // logIn from the client IP's auth budget, every other mutation from the
 // viewer's mutation budget (the client IP's when signed out). A refused
@@ -172,11 +228,11 @@ func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any,
 	var err error
 	switch viewer := feed.ViewerID(ctx); {
 	case fc.Field.Name == "signUp" || fc.Field.Name == "logIn":
-		err = l.engine.Allow(ctx, limitAuth, l.auth, "ip:"+clientIP(ctx))
+		err = l.engine.Allow(ctx, limitAuth, l.auth, "ip:"+clientAddress(ctx))
 	case viewer != 0:
 		err = l.engine.Allow(ctx, limitMutations, l.mutations, "user:"+strconv.FormatInt(viewer, 10))
 	default:
-		err = l.engine.Allow(ctx, limitMutations, l.mutations, "ip:"+clientIP(ctx))
+		err = l.engine.Allow(ctx, limitMutations, l.mutations, "ip:"+clientAddress(ctx))
 	}
 	if err != nil {
 		var refusal *feed.Error
@@ -192,7 +248,7 @@ type clientKey struct{}
 
 // clientInfo is what the HTTP layer knows of who sent a request.
 type clientInfo struct {
-	ip         string
+	address    string // the client's address group (addressGroup)
 	mu         sync.Mutex
 	retryAfter int // the longest wait, in seconds, a refusal in the response asked for
 }
@@ -201,7 +257,7 @@ type clientInfo struct {
 // longest retryAfter of a rate-limited response in a Retry-After header.
 func (a *app) withClient(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &clientInfo{ip: a.clientIP(r)}
+		c := &clientInfo{address: addressGroup(a.clientIP(r))}
 		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c))
 		if r.Header.Get("Upgrade") != "" {
 			next.ServeHTTP(w, r) // a websocket hijacks the writer; its errors carry retryAfter
@@ -239,11 +295,39 @@ func (a *app) clientIP(r *http.Request) string {
 	return addr.String()
 }
 
-func clientIP(ctx context.Context) string {
+// clientAddress is the address group of the client of ctx, the key of
+// every per-address limit.
+func clientAddress(ctx context.Context) string {
 	if c, ok := ctx.Value(clientKey{}).(*clientInfo); ok {
-		return c.ip
+		return c.address
 	}
 	return "unknown"
+}
+
+// addressPrefix is the network every per-address limit counts as one
+// client: an IPv4 address alone, and an IPv6 address's /64, which is one
+// subscriber's network (it may hand out any of 2^64 addresses at will).
+func addressPrefix(addr netip.Addr) netip.Prefix {
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return netip.PrefixFrom(addr, 32)
+	}
+	p, _ := addr.WithZone("").Prefix(64)
+	return p
+}
+
+// addressGroup is the key of the client address ip in the per-address
+// limits: the IPv4 address, or the IPv6 /64 as a prefix ("2001:db8::/64");
+// text that is no address is its own key.
+func addressGroup(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if p := addressPrefix(addr); p.Addr().Is6() {
+		return p.String()
+	}
+	return addr.Unmap().String()
 }
 
 func noteRetryAfter(ctx context.Context, seconds int) {
