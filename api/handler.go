@@ -32,7 +32,7 @@ import (
 // web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler()))
+	mux.Handle("/query", withNoStore(cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -86,6 +86,12 @@ func (a *app) graphqlHandler() http.Handler {
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	present := resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes)
+	if !a.cfg.Introspection {
+		// Validation's "Did you mean" names the schema's fields, arguments,
+		// types and enum values; gqlgen's switch covers fields only.
+		srv.SetDisableSuggestion(true)
+		present = withoutSuggestions(present)
+	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	srv.Use(complexityBudget{engine: a.engine, rate: a.cfg.ComplexityRate, present: present})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
@@ -107,6 +113,18 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
 	return a.withClient(a.limitOperations(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes)))))
+}
+
+// withNoStore marks every answer of /query as one no cache may keep: they
+// are a viewer's own data, and a GET (automatic persisted queries send
+// their hashes by GET) is otherwise cacheable by its URL, by the browser
+// and by any proxy on the way. POST answers carry it too: one rule for
+// every answer.
+func withNoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent

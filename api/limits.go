@@ -92,6 +92,20 @@ func (l documentLimits) checkOperation(ctx context.Context, fragments ast.Fragme
 	return nil
 }
 
+// withoutSuggestions cuts from each error the "Did you mean ...?" that
+// gqlparser's validation appends to an unknown field, argument, type, input
+// field or enum value: it names the schema's own, which a server with
+// introspection switched off keeps to itself.
+func withoutSuggestions(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		e := present(ctx, err)
+		if i := strings.Index(e.Message, " Did you mean "); i >= 0 {
+			e.Message = e.Message[:i]
+		}
+		return e
+	}
+}
+
 // complexityLimit refuses an operation that costs more than max
 // (MaxQueryComplexity), as priced by resolvers.Complexity, before it runs.
 // The operations of one batch share the limit: each may cost what the ones
