@@ -247,3 +247,40 @@ func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValidation validates documents of the shapes whose validation
+// grows with the square of their selections, at the selection limit
+// (DefaultMaxQuerySelections) and, for the widest, at the 1,996 fields
+// a document within the token limit can hold, which documentLimits now
+// refuses before validation.
+//
+//	go test -run '^$' -bench Validation -count 6 ./api | tee out; benchstat out
+func BenchmarkValidation(b *testing.B) {
+	es := graph.NewExecutableSchema(graph.Config{Complexity: resolvers.Complexity()})
+	n := DefaultMaxQuerySelections
+	var spreads, fragments strings.Builder
+	for i := range n / 2 {
+		fmt.Fprintf(&spreads, " ...F%d", i)
+		fmt.Fprintf(&fragments, " fragment F%d on Query { __typename }", i)
+	}
+	for _, shape := range []struct{ name, doc string }{
+		{"wide/selections=1996", "{" + strings.Repeat(" __typename", 1996) + " }"},
+		{fmt.Sprintf("wide/selections=%d", n), "{" + strings.Repeat(" __typename", n) + " }"},
+		{fmt.Sprintf("nested/selections=%d", n), "{" + strings.Repeat(" viewer { id }", n/2) + " }"},
+		{fmt.Sprintf("fragments/selections=%d", n), "{" + spreads.String() + " }" + fragments.String()},
+		{"graphiql", limitsGraphiQLIntrospection},
+		{"app-feed", limitsAppFeedQuery},
+	} {
+		doc, err := parser.ParseQuery(&ast.Source{Input: shape.doc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("shape="+shape.name, func(b *testing.B) {
+			for b.Loop() {
+				if errs := validator.ValidateWithRules(es.Schema(), doc, rules.NewDefaultRules()); len(errs) > 0 {
+					b.Fatal(errs)
+				}
+			}
+		})
+	}
+}
