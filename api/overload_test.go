@@ -231,7 +231,7 @@ func TestOverloadOneClientCannotStopTheService(t *testing.T) {
 	t.Parallel() // it waits far more than it computes
 	bin := buildServer(t)
 	seeder := newTestServer(t, backendReal)
-	if err := seed(context.Background(), seeder.app.engine, seedSize{Users: 60, FollowsEach: 30, Concurrency: 16}, io.Discard); err != nil {
+	if err := seed(context.Background(), seeder.app.engine, seedSize{Users: 40, FollowsEach: 30, Concurrency: 16}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	cfg := seeder.app.cfg
