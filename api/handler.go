@@ -112,7 +112,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.withClient(a.limitOperations(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes)))))
+	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes))))
 }
 
 // withNoStore marks every answer of /query as one no cache may keep: they

@@ -23,8 +23,10 @@ const operationRetryAfter = time.Second
 // operationGate bounds the operations running at once: on the instance
 // (MaxOperationsInFlight) and from one client address group
 // (MaxOperationsPerAddress; an IPv6 /64 or an IPv4 address). An HTTP
-// request to /query holds one place while it is read, run and answered
-// (a batch runs its operations one after the other); a query or mutation
+// request to /query holds one place once its body is read, while it is
+// parsed, run and answered (a batch runs its operations one after the
+// other); a client that drips its body holds none (READ_TIMEOUT bounds it)
+// and cannot fill the instance's places that way. A query or mutation
 // sent over a websocket holds one while it runs, and one of its socket's
 // (socketOperations). Subscriptions hold none: they have their own caps.
 //
@@ -98,9 +100,10 @@ func (g *operationGate) refusal(refusedBy string, perSocket int) *feed.Error {
 }
 
 // limitOperations holds a place of the gate for each HTTP request to
-// /query, refused with 503 when the instance is full and 429 when the
+// /query whose body has been read (refuseMalformedRequest reads it
+// first), refused with 503 when the instance is full and 429 when the
 // client's address is, in the shape of a GraphQL response and before the
-// request is read. Websocket upgrades and CORS preflights pass: a
+// document is parsed. Websocket upgrades and CORS preflights pass: a
 // websocket's operations are held one by one (socketOperations).
 func (a *app) limitOperations(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

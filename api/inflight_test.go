@@ -120,13 +120,28 @@ func expectRefused(t *testing.T, what string, res *http.Response, errs []gqlErro
 // the instance, two held requests from one address leave a third from it
 // refused (429) and one from another address answered; a third held fills
 // the instance, whose next request is refused (503) whatever its address;
-// once they answer, the first address is served again. A refusal answers
-// at once, before the request is read.
+// once they answer, the first address is served again. Requests whose
+// bodies are still on their way hold no place.
 func TestOperationsInFlightOverHTTP(t *testing.T) {
 	t.Parallel()
 	s, hold := newHoldingServer(t, func(c *config) { c.MaxOperationsPerAddress = 2; c.MaxOperationsInFlight = 3 })
 	ann := s.signUp(t, "ann")
-	var held sync.WaitGroup
+	var held, late sync.WaitGroup
+	// Three requests from the first address send half their body and wait.
+	var dripping []*io.PipeWriter
+	for range 3 {
+		body, w := io.Pipe()
+		dripping = append(dripping, w)
+		late.Go(func() {
+			res, err := probeClient("127.0.0.1", 10*time.Second).Post(s.URL+"/query", "application/json", body)
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Errorf("a request whose body came late: %v %v", res, err)
+				return
+			}
+			res.Body.Close()
+		})
+		w.Write([]byte(`{"query": "{ __typ`))
+	}
 	holdFrom := func(ip string) {
 		held.Go(func() {
 			if _, r := rawPost(t, s, ip, ann.Token, `{ viewer { username } }`); r.Err() != nil || !strings.Contains(string(r.Data), "ann") {
@@ -148,6 +163,11 @@ func TestOperationsInFlightOverHTTP(t *testing.T) {
 	expectRefused(t, "a fourth on a full instance", res, r.Errors, http.StatusServiceUnavailable, "MaxOperationsInFlight")
 	close(hold.release)
 	held.Wait()
+	for _, w := range dripping {
+		w.Write([]byte(`ename }"}`))
+		w.Close()
+	}
+	late.Wait()
 	if _, r := rawPost(t, s, "127.0.0.1", "", `{ __typename }`); r.Err() != nil {
 		t.Fatalf("once the held ones answered: %v", r.Err())
 	}
