@@ -33,6 +33,7 @@ const (
 	pricingNested100x1    = `{ user(username: "celebrity") { followers(first: 100) { edges { node { username followers(first: 1) { edges { node { ...UserSummary } } } } } } } } ` + pricingUser
 	pricingNested100x30   = `{ user(username: "celebrity") { followers(first: 100) { edges { node { username followers(first: 30) { edges { node { ...UserSummary } } } } } } } } ` + pricingUser
 	pricingTimelines100x4 = `{ user(username: "celebrity") { followers(first: 100) { edges { node { username timeline(first: 4) { edges { node { id body createdAt } } } } } } } }`
+	pricingTimelines100x1 = `{ user(username: "celebrity") { followers(first: 100) { edges { node { username timeline(first: 1) { edges { node { id body createdAt } } } } } } } }`
 	pricingFeed100        = `{ feed(first: 100) { edges { ...FeedEdgeFields } pageInfo { hasNextPage endCursor } } } ` + pricingUser + `
 fragment PostFields on Post { id body createdAt repostCount author { ...UserSummary } repostOf { id body createdAt repostCount author { ...UserSummary } } }
 fragment FeedEdgeFields on FeedEdge { cursor node { addedAt post { ...PostFields } reposters { ...UserSummary } } }`
@@ -61,6 +62,7 @@ func BenchmarkPricing(b *testing.B) {
 		{"followers100", pricingFollowers100},
 		{"nested100x1", pricingNested100x1},
 		{"nested100x30", pricingNested100x30},
+		{"timelines100x1", pricingTimelines100x1},
 		{"timelines100x4", pricingTimelines100x4},
 	} {
 		price := priceOf(b, shape.query, nil)
