@@ -54,7 +54,12 @@ func (s *Service) Serve(ctx context.Context) error {
 		return err
 	}
 	if maxConnections < a.cfg.MaxConnections {
-		a.log.Warn("MAX_CONNECTIONS lowered to what the open-file limit leaves", "maxConnections", maxConnections,
+		// The default above the limit is the usual case, not news.
+		level := slog.LevelInfo
+		if a.cfg.MaxConnections != DefaultMaxConnections {
+			level = slog.LevelWarn
+		}
+		a.log.Log(ctx, level, "MAX_CONNECTIONS lowered to what the open-file limit leaves", "maxConnections", maxConnections,
 			"configured", a.cfg.MaxConnections, "openFileLimit", openFileLimit())
 	}
 	return serve(ctx, a.cfg.httpServer(a.handler()), ln, a.log, a.websockets.goAway)
