@@ -70,20 +70,22 @@ func limitsSecondInstance(t *testing.T, s *testServer) *testServer {
 
 func TestLimitsQueryComplexity(t *testing.T) {
 	t.Parallel()
-	// viewer 1 + followers (1 + 7 x (edges 1 + node 1 + id 1)) = 23.
+	// viewer 1 + followers (1 + read 100 + 7 x (entry 20 + edges 1 + node 1 + id 1)) = 263.
 	const atLimit = `{ viewer { followers(first: 7) { edges { node { id } } } } }`
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 23 })
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 263 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
 		ann.mustDo(t, atLimit, nil, nil)
 		ann.mustDo(t, `{ viewer { following(last: 7) { edges { node { id } } } } }`, nil, nil)
+		ann.mustDo(t, `{ viewer { timeline(first: 7) { edges { node { id } } } } }`, nil, nil)
 	})
 	t.Run("one over", func(t *testing.T) {
 		for _, q := range []string{
 			`{ viewer { id followers(first: 7) { edges { node { id } } } } }`,
 			`{ viewer { followers(first: 7) { edges { cursor node { id } } } } }`,
-			`{ viewer { followers(first: 8) { edges { node { id } } } } }`, // 26
+			`{ viewer { followers(first: 8) { edges { node { id } } } } }`, // 286
 			`{ viewer { followers(last: 8) { edges { node { id } } } } }`,
+			`{ viewer { timeline(first: 8) { edges { node { id } } } } }`,
 			// No count: the default page of 20 is priced.
 			`{ viewer { followers { edges { node { id } } } } }`,
 		} {
@@ -104,11 +106,18 @@ func TestLimitsQueryComplexity(t *testing.T) {
 	t.Run("the default", func(t *testing.T) {
 		s := newTestServer(t, backendReal)
 		bob := s.signUp(t, "bob")
-		// The app's feed page at the largest page size passes.
+		// The app's feed page at the largest page size passes, and so do
+		// its followers and timeline pages at the largest size.
 		bob.mustDo(t, limitsAppFeedQuery, map[string]any{"first": feed.MaxPageSize}, nil)
-		// Followers of followers at 100 x 100 is refused before it runs.
-		bob.mustFail(t, "BAD_USER_INPUT", `{ viewer { followers(first: 100) { edges { node {
-			followers(first: 100) { edges { node { id username } } } } } } } }`, nil)
+		bob.mustDo(t, limitsAppFollowersQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize, "offset": 0}, nil)
+		bob.mustDo(t, limitsAppTimelineQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize}, nil)
+		// Followers of followers is refused before it runs: at 100 x 100,
+		// and at 100 x 30 (about 81,000: it costs about what 80,000 of the feed
+		// page's units do, not the 9,300 its fields alone would say).
+		for _, nested := range []int{100, 30} {
+			bob.mustFail(t, "BAD_USER_INPUT", `query($n: Int) { viewer { followers(first: 100) { edges { node {
+				followers(first: $n) { edges { node { id username } } } } } } } }`, map[string]any{"n": nested})
+		}
 		// A list of ids is priced per id.
 		ids := make([]string, 100)
 		for i := range ids {
@@ -117,6 +126,31 @@ func TestLimitsQueryComplexity(t *testing.T) {
 		bob.mustFail(t, "BAD_USER_INPUT", `query($ids: [ID!]!) { nodes(ids: $ids) { ... on User {
 			followers(first: 100) { edges { node { id } } } } } }`, map[string]any{"ids": ids})
 	})
+}
+
+// A page of a user's list nested in the entries of another is priced as a
+// read per entry: followers of followers at 100 x 30, which reads 100 pages
+// of 30, costs 81,501 (its fields alone are 9,301), and runs at a limit of
+// exactly that and not one below.
+func TestLimitsNestedPagesPricedPerRead(t *testing.T) {
+	t.Parallel()
+	const nested = `{ user(username: "ann") { followers(first: 100) { edges { node { username
+		followers(first: 30) { edges { node { username } } } } } } } }`
+	// followers of followers: 1 + 100 + 100 x (20 + edges 1 + node 1 + username 1
+	//   + (1 + 100 + 30 x (20 + edges 1 + node 1 + username 1))), and user 1.
+	const price = 1 + (1 + 100 + 100*(20+3+(1+100+30*(20+3))))
+	if got := priceOf(t, nested, nil); got != price || price != 81_502 {
+		t.Fatalf("priced %d, want %d", got, price)
+	}
+	for _, limit := range []int{price, price - 1} {
+		s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = limit })
+		ann := s.signUp(t, "ann")
+		if limit == price {
+			ann.mustDo(t, nested, nil, nil)
+		} else {
+			ann.mustFail(t, "BAD_USER_INPUT", nested, nil)
+		}
+	}
 }
 
 // limitsAppFeedQuery is the web app's feed page (web/src/graphql.ts), with
@@ -143,6 +177,23 @@ fragment PostFields on Post {
   repostOf { id body createdAt repostCount author { ...UserSummary __typename } __typename }
 }
 fragment UserSummary on User { id username displayName }`
+
+// limitsAppFollowersQuery and limitsAppTimelineQuery are the web app's
+// followers page (by number) and timeline page.
+const (
+	limitsAppFollowersQuery = `query FollowersPage($username: String!, $first: Int, $offset: Int) {
+  user(username: $username) { id
+    followers(first: $first, offset: $offset) {
+      edges { cursor followedAt node { id username displayName viewerIsFollowing followsViewer __typename } __typename }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
+      totalCount __typename } __typename } }`
+	limitsAppTimelineQuery = `query Timeline($username: String!, $first: Int, $after: String) {
+  user(username: $username) { id
+    timeline(first: $first, after: $after) {
+      edges { cursor node { id body createdAt repostCount author { id username displayName __typename }
+        repostOf { id body createdAt repostCount author { id username displayName __typename } __typename } __typename } __typename }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename } __typename } __typename } }`
+)
 
 func TestLimitsQueryDepth(t *testing.T) {
 	t.Parallel()
@@ -275,6 +326,98 @@ func limitsRateLimited(t *testing.T, r response, res *http.Response, what string
 	}
 	if h, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || h < int(retry) || h <= 0 {
 		t.Errorf("%s: Retry-After header %q, want at least %v", what, res.Header.Get("Retry-After"), retry)
+	}
+}
+
+// TestLimitsComplexityBudget: every operation spends its price from its
+// viewer's budget (COMPLEXITY_RATE), or its address's signed out, in Redis.
+// At a budget of three operations' price three run and the fourth is
+// refused with RATE_LIMITED and retryAfter, over HTTP and over a
+// websocket; one unit less and the third is refused; another viewer, a
+// signed-out client and a batch's operations spend their own way; a second
+// instance spends from the same budget.
+func TestLimitsComplexityBudget(t *testing.T) {
+	t.Parallel()
+	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
+	for _, c := range []struct{ budget, runs int }{{3 * 263, 3}, {3*263 - 1, 2}} {
+		s := newTestServer(t, backendReal, func(cfg *config) { cfg.ComplexityRate = feed.Rate{Count: c.budget, Period: time.Hour} })
+		ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
+		for i := range c.runs {
+			if r, _ := limitsDo(t, s, ann.Token, nil, op, nil, nil); len(r.Errors) > 0 {
+				t.Fatalf("budget %d: operation %d of %d: %+v", c.budget, i+1, c.runs, r.Errors)
+			}
+		}
+		r, res := limitsDo(t, s, ann.Token, nil, op, nil, nil)
+		limitsRateLimited(t, r, res, fmt.Sprintf("budget %d: operation %d", c.budget, c.runs+1))
+		if !strings.Contains(r.Errors[0].Message, "COMPLEXITY_RATE") || (string(r.Data) != "" && string(r.Data) != "null") {
+			t.Errorf("budget %d: refusal %q with data %s, want one naming COMPLEXITY_RATE and no data", c.budget, r.Errors[0].Message, r.Data)
+		}
+		if c.runs < 3 {
+			continue
+		}
+		ws := liveConnect(t, s, liveTransportWS, ann.Token)
+		res2, end, err := ws.event(ws.subscribe(op), 10*time.Second)
+		if code := liveErrorCode(res2, end); err != nil || code != "RATE_LIMITED" {
+			t.Errorf("over a websocket: %s %+v %v", code, res2, err)
+		}
+		bob.mustDo(t, op, nil, nil)
+		if r, _ := limitsDo(t, s, "", nil, op, nil, nil); len(r.Errors) > 0 {
+			t.Errorf("signed out, from an address with a budget of its own: %+v", r.Errors)
+		}
+		// bob has spent one; a batch of three spends three more, the third refused.
+		body, _ := json.Marshal([]map[string]any{{"query": op}, {"query": op}, {"query": op}})
+		_, raw := limitsPost(t, s, bob.Token, nil, body)
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || len(results) != 3 || len(results[0].Errors)+len(results[1].Errors) > 0 || results[2].Code() != "RATE_LIMITED" {
+			t.Errorf("a batch past the budget: %s", raw)
+		}
+		other := limitsSecondInstance(t, s)
+		r, res = limitsDo(t, other, ann.Token, nil, op, nil, nil)
+		limitsRateLimited(t, r, res, "on a second instance")
+	}
+}
+
+// The operations of a batch share one complexity limit: at a limit of three
+// operations' price, a batch of three runs whole, and in a batch of four
+// the fourth is refused (before, each was held to the limit alone, so a
+// batch of ten ran ten times it). A cheaper operation after a refused one
+// runs if it fits in what is left.
+func TestLimitsBatchSharesComplexity(t *testing.T) {
+	t.Parallel()
+	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
+	const cheap = `{ viewer { username } }`                                   // 2
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 3*263 + 2 })
+	ann := s.signUp(t, "ann")
+	batch := func(queries ...string) []response {
+		t.Helper()
+		ops := make([]map[string]any, len(queries))
+		for i, q := range queries {
+			ops[i] = map[string]any{"query": q}
+		}
+		body, _ := json.Marshal(ops)
+		res, raw := limitsPost(t, s, ann.Token, nil, body)
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || res.StatusCode != http.StatusOK || len(results) != len(queries) {
+			t.Fatalf("status %d, body %s: %v", res.StatusCode, raw, err)
+		}
+		return results
+	}
+	for i, r := range batch(op, op, op) {
+		if len(r.Errors) > 0 {
+			t.Errorf("three at the limit: operation %d refused: %+v", i, r.Errors)
+		}
+	}
+	results := batch(op, op, op, op, cheap)
+	for i, r := range results[:3] {
+		if len(r.Errors) > 0 {
+			t.Errorf("four over the limit: operation %d refused: %+v", i, r.Errors)
+		}
+	}
+	if r := results[3]; r.Code() != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, "batch") || (string(r.Data) != "" && string(r.Data) != "null") {
+		t.Errorf("four over the limit: the fourth answered %s %+v, want BAD_USER_INPUT naming the batch", r.Data, r.Errors)
+	}
+	if r := results[4]; len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"ann"`) {
+		t.Errorf("a cheap operation that fits what is left: %s %+v", r.Data, r.Errors)
 	}
 }
 

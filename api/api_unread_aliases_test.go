@@ -17,7 +17,9 @@ import (
 func TestUnreadCountAliases(t *testing.T) {
 	t.Parallel()
 	const one = `feed(first: 0) { unreadCount }`
-	s := newTestServer(t, backendReal)
+	// Up to the token limit in aliases: the selection limit, which refuses
+	// as many at its default, must not refuse them first.
+	s := newTestServer(t, backendReal, func(c *config) { c.MaxQuerySelections = DefaultMaxQueryTokens })
 	reader, author := s.signUp(t, "reader"), s.signUp(t, "author")
 	reader.mustDo(t, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": author.ID}, nil)
 	const unread = 5

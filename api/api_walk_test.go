@@ -42,6 +42,54 @@ func TestLimitsQueryFields(t *testing.T) {
 	})
 }
 
+// TestLimitsQuerySelectionsBeforeValidation: a document is measured before
+// gqlgen validates it, whose work grows with the square of the selections
+// written (1,996 __typename fields within the token limit took 0.2 CPU-s).
+// At MaxQuerySelections a document with an unknown field gets validation's
+// answer; one selection more, the selection limit's, so validation never
+// ran. The field and depth limits are checked there too.
+func TestLimitsQuerySelectionsBeforeValidation(t *testing.T) {
+	t.Parallel()
+	const limit = 50
+	sel := newTestServer(t, backendReal, func(c *config) { c.MaxQuerySelections = limit })
+	sized := newTestServer(t, backendReal, func(c *config) { c.MaxQueryFields = 6; c.MaxQueryDepth = 3 })
+	// "{ viewer { nope ... } }": viewer, nope and n-2 __typename.
+	doc := func(selections int) string {
+		return "{ viewer { nope" + strings.Repeat(" __typename", selections-2) + " } }"
+	}
+	for _, c := range []struct {
+		s            *testServer
+		query, names string
+	}{
+		{sel, "{ nope }", "Cannot query field"},
+		{sel, doc(limit), "Cannot query field"},
+		{sel, doc(limit + 1), "MaxQuerySelections"},
+		// Fragments count where they are written, once.
+		{sized, "{ viewer { ...F ...F } nope } fragment F on User { id username }", "Cannot query field"},
+		{sized, "{ viewer { ...F ...F ...F } nope } fragment F on User { id username }", "MaxQueryFields"},
+		{sized, "{ viewer { followers { edges { node { id } } } } nope }", "MaxQueryDepth"},
+	} {
+		r := c.s.anon().mustFail(t, "BAD_USER_INPUT", c.query, nil)
+		if !strings.Contains(r.Errors[0].Message, c.names) {
+			t.Errorf("%.60s...: %q, want an error naming %q", c.query, r.Errors[0].Message, c.names)
+		}
+		if c.s.app.parsedDocuments.contains(c.query) {
+			t.Errorf("%.60s...: a refused document was kept", c.query)
+		}
+	}
+	ann := sel.signUp(t, "ann")
+	ann.mustDo(t, "{ viewer { __typename } }", nil, nil)
+	if !sel.app.parsedDocuments.contains("{ viewer { __typename } }") {
+		t.Errorf("a document that passed was not kept")
+	}
+	// The attack, at the default limit.
+	d := newTestServer(t, backendReal)
+	r := d.anon().mustFail(t, "BAD_USER_INPUT", "{"+strings.Repeat(" __typename", 1996)+" }", nil)
+	if !strings.Contains(r.Errors[0].Message, "MaxQuerySelections") {
+		t.Errorf("1,996 fields: %q, want the selection limit", r.Errors[0].Message)
+	}
+}
+
 // TestNestedFragmentsRefusedFast: issue 15's document, sixty fragments each
 // spreading the one before twice (2^60 fields expanded, 605 tokens), is
 // refused at once, signed out, before gqlgen's complexity walk would visit

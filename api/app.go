@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -27,7 +29,9 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	sockets socketCounts
-	metrics *serverMetrics
+	// operations bounds the operations in flight (inflight.go).
+	operations *operationGate
+	metrics    *serverMetrics
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
@@ -98,6 +102,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		return nil, err
 	}
 	a.metrics = newServerMetrics(sqlDB, a.redis)
+	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, metrics: a.metrics}
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err
@@ -181,9 +186,19 @@ func (c config) redisPool() redisPool {
 // openRedis connects to REDIS_ADDR, or starts the embedded in-process Redis
 // when it is empty. One address is a single Redis; a comma list is the seed
 // nodes of a Redis Cluster, for a cluster client with the same settings.
+//
+// The embedded Redis listens on a loopback port, where any local process
+// could reach it: it requires a password of 32 random bytes, made at each
+// start and known only to this process, so that none can rewrite the
+// cached posts or the rate-limit budgets.
 func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalClient, error) {
+	var password string
 	if addr == "" {
+		secret := make([]byte, 32)
+		rand.Read(secret)
+		password = hex.EncodeToString(secret)
 		mr := miniredis.NewMiniRedis()
+		mr.RequireAuth(password)
 		if err := mr.Start(); err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
@@ -200,6 +215,7 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 	// within the request instead of hanging.
 	opt := &redis.UniversalOptions{
 		Addrs:         addrs, // several: a *redis.ClusterClient
+		Password:      password,
 		DialTimeout:   RedisDialTimeout,
 		ReadTimeout:   RedisIOTimeout,
 		WriteTimeout:  RedisIOTimeout,

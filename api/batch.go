@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
@@ -16,8 +17,9 @@ import (
 // batchPOST is the transport of batched operations: a POST whose JSON body
 // is an array of GraphQL requests (what Apollo's BatchHttpLink sends). It
 // answers an array of results in the same order, each operation run as if
-// it came alone (its own extensions, dataloaders and errors). A batch of
-// more than maxOperations, or none, is refused whole.
+// it came alone (its own extensions, dataloaders and errors), but for the
+// complexity limit, which the batch's operations share (complexityLimit).
+// A batch of more than maxOperations, or none, is refused whole.
 type batchPOST struct {
 	maxOperations int
 }
@@ -73,6 +75,7 @@ func (t batchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	results := make([]*graphql.Response, len(batch))
+	ctx = context.WithValue(ctx, batchKey{}, &batchSpend{}) // they share the complexity limit
 	for i, params := range batch {
 		if params == nil {
 			params = &graphql.RawParams{}

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -27,67 +29,123 @@ func (c config) httpServer(h http.Handler) *http.Server {
 	}
 }
 
-// listen opens the public listener on c.Addr, with at most
-// MaxConnectionsPerAddress connections open from one peer address at once.
-// The peer is the socket's: X-Forwarded-For is not read yet when a
-// connection is accepted, so the trusted proxies (TRUSTED_PROXIES), whose
-// connections carry many clients, are exempt and limit their clients
-// themselves.
-func (c config) listen() (net.Listener, error) {
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		return nil, err
+// connectionFileReserve is the open files the server keeps for itself
+// beside its clients' connections: the MySQL pools (32 connections each),
+// the Redis pools (REDIS_POOL_SIZE and a connection per fan-out worker, on
+// each cluster node), pub/sub connections, the listeners, SQLite's files.
+// MAX_CONNECTIONS is lowered to the open-file limit less this (less half
+// the limit, when the limit is under twice this).
+const connectionFileReserve = 1024
+
+// connectionCap is the most connections a listener may hold open: max,
+// lowered to what the open-file limit fileLimit leaves (0: no limit known).
+// At the limit accept fails with "too many open files" and the server
+// answers no one, not even to refuse.
+func connectionCap(max int, fileLimit uint64) int {
+	if fileLimit == 0 || fileLimit > math.MaxInt32 {
+		return max
 	}
-	return &addressLimitListener{Listener: ln, max: c.MaxConnectionsPerAddress, exempt: c.trusts, open: map[netip.Addr]int{}}, nil
+	room := int(fileLimit) - min(connectionFileReserve, int(fileLimit)/2)
+	return min(max, room)
 }
 
-// refusedResponse is what a connection over the per-address cap gets
-// before it is closed.
-const refusedResponse = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\ntoo many connections from one address\n"
+// openFileLimit is the process's limit on open files (RLIMIT_NOFILE, which
+// Go raises to the hard limit at start), or 0 when unknown.
+func openFileLimit() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0
+	}
+	return rl.Cur
+}
 
-// addressLimitListener accepts at most max open connections per peer
-// address; one more is answered 503 and closed at once.
-type addressLimitListener struct {
+// listen opens the public listener on c.Addr, with at most maxConnections
+// connections open at once (MaxConnections, lowered by connectionCap to
+// what the open-file limit leaves) and at most MaxConnectionsPerAddress
+// from one peer address group (an IPv4 address, an IPv6 /64). The peer is
+// the socket's: X-Forwarded-For is not read yet when a connection is
+// accepted, so the trusted proxies (TRUSTED_PROXIES), whose connections
+// carry many clients, are exempt from the per-address cap and limit their
+// clients themselves.
+func (c config) listen() (ln net.Listener, maxConnections int, err error) {
+	tcp, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	maxConnections = connectionCap(c.MaxConnections, openFileLimit())
+	return newConnectionLimitListener(tcp, maxConnections, c.MaxConnectionsPerAddress, c.trusts), maxConnections, nil
+}
+
+// The answers of a connection refused by a cap, before it is closed.
+const (
+	refusedByAddress  = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\ntoo many connections from one address\n"
+	refusedByInstance = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\nthe server is at its connection limit\n"
+)
+
+// connectionLimitListener accepts at most maxTotal open connections, and
+// at most maxPerAddress per peer address group (addressPrefix) unless
+// exempt; one more is answered 503 and closed at once.
+type connectionLimitListener struct {
 	net.Listener
-	max    int
-	exempt func(netip.Addr) bool
+	maxTotal, maxPerAddress int
+	exempt                  func(netip.Addr) bool
 
-	mu   sync.Mutex
-	open map[netip.Addr]int
+	mu    sync.Mutex
+	total int
+	open  map[netip.Prefix]int
 }
 
-func (l *addressLimitListener) Accept() (net.Conn, error) {
+func newConnectionLimitListener(ln net.Listener, maxTotal, maxPerAddress int, exempt func(netip.Addr) bool) *connectionLimitListener {
+	return &connectionLimitListener{Listener: ln, maxTotal: maxTotal, maxPerAddress: maxPerAddress, exempt: exempt, open: map[netip.Prefix]int{}}
+}
+
+func (l *connectionLimitListener) Accept() (net.Conn, error) {
 	for {
 		conn, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		ap, err := netip.ParseAddrPort(conn.RemoteAddr().String())
-		if err != nil || l.exempt(ap.Addr()) {
-			return conn, nil
+		group, capped := netip.Prefix{}, false
+		if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil && !l.exempt(ap.Addr()) {
+			group, capped = addressPrefix(ap.Addr()), true
 		}
-		addr := ap.Addr().Unmap()
-		l.mu.Lock()
-		full := l.open[addr] >= l.max
-		if !full {
-			l.open[addr]++
-		}
-		l.mu.Unlock()
-		if full {
+		if refusal := l.take(group, capped); refusal != "" {
 			conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			conn.Write([]byte(refusedResponse))
+			conn.Write([]byte(refusal))
 			conn.Close()
 			continue
 		}
-		return &countedConn{Conn: conn, release: func() { l.release(addr) }}, nil
+		return &countedConn{Conn: conn, release: func() { l.release(group, capped) }}, nil
 	}
 }
 
-func (l *addressLimitListener) release(addr netip.Addr) {
+// take counts a new connection of group (in the per-address count when
+// capped), or returns the answer of the cap that refuses it.
+func (l *connectionLimitListener) take(group netip.Prefix, capped bool) (refusal string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open[addr]--; l.open[addr] <= 0 {
-		delete(l.open, addr)
+	switch {
+	case l.total >= l.maxTotal:
+		return refusedByInstance
+	case capped && l.open[group] >= l.maxPerAddress:
+		return refusedByAddress
+	}
+	l.total++
+	if capped {
+		l.open[group]++
+	}
+	return ""
+}
+
+func (l *connectionLimitListener) release(group netip.Prefix, capped bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	if !capped {
+		return
+	}
+	if l.open[group]--; l.open[group] <= 0 {
+		delete(l.open, group)
 	}
 }
 

@@ -3,9 +3,12 @@ package api
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +23,7 @@ func realServer(t *testing.T, s *testServer) string {
 	t.Helper()
 	cfg := s.app.cfg
 	cfg.Addr = "127.0.0.1:0"
-	ln, err := cfg.listen()
+	ln, _, err := cfg.listen()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,3 +215,156 @@ func TestConnectionsPerAddress(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectionsPerInstance: over real TCP, the instance holds at most
+// MAX_CONNECTIONS connections whatever their addresses; the next is
+// answered 503 and closed, and a place freed is taken again.
+func TestConnectionsPerInstance(t *testing.T) {
+	t.Parallel()
+	const max = 3
+	s := newTestServer(t, backendEmbedded, func(c *config) { c.MaxConnections = max })
+	addr := realServer(t, s)
+	// from dials addr from local address ip and says whether the
+	// connection is served.
+	from := func(ip string) (net.Conn, bool) {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		br := bufio.NewReader(c)
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := br.Peek(1); err == nil {
+			res, err := http.ReadResponse(br, nil)
+			body, _ := io.ReadAll(res.Body)
+			if err != nil || res.StatusCode != http.StatusServiceUnavailable || string(body) != "the server is at its connection limit\n" {
+				t.Fatalf("a refused connection: %v %q %v", res, body, err)
+			}
+			return c, false
+		}
+		return c, true
+	}
+	var open []net.Conn
+	for i := range max {
+		c, ok := from(fmt.Sprintf("127.0.0.%d", 2+i))
+		if !ok {
+			t.Fatalf("connection %d of %d refused", i+1, max)
+		}
+		open = append(open, c)
+	}
+	if _, ok := from("127.0.0.9"); ok {
+		t.Fatalf("connection %d of %d served", max+1, max)
+	}
+	open[0].Close()
+	time.Sleep(100 * time.Millisecond) // the server sees the close
+	if _, ok := from("127.0.0.9"); !ok {
+		t.Errorf("a freed place was not taken again")
+	}
+}
+
+// TestConnectionCap: MAX_CONNECTIONS is lowered to the open-file limit
+// less connectionFileReserve (less half the limit under twice the
+// reserve), at the edges; an unknown or infinite limit lowers nothing.
+func TestConnectionCap(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		max       int
+		fileLimit uint64
+		want      int
+	}{
+		{DefaultMaxConnections, 1 << 20, DefaultMaxConnections},
+		{DefaultMaxConnections, DefaultMaxConnections + connectionFileReserve, DefaultMaxConnections},
+		{DefaultMaxConnections, DefaultMaxConnections + connectionFileReserve - 1, DefaultMaxConnections - 1},
+		{DefaultMaxConnections, 20_000, 20_000 - connectionFileReserve},
+		{DefaultMaxConnections, 2 * connectionFileReserve, connectionFileReserve},
+		{DefaultMaxConnections, 1024, 512},
+		{DefaultMaxConnections, 0, DefaultMaxConnections},
+		{DefaultMaxConnections, math.MaxUint64, DefaultMaxConnections},
+	} {
+		if got := connectionCap(c.max, c.fileLimit); got != c.want {
+			t.Errorf("connectionCap(%d, %d) = %d, want %d", c.max, c.fileLimit, got, c.want)
+		}
+	}
+	if limit := openFileLimit(); limit == 0 {
+		t.Errorf("the open-file limit is unknown")
+	}
+}
+
+// TestConnectionsPerAddressGroupIPv6: the per-address cap counts IPv6
+// peers by their /64: two of one /64 fill a cap of two, a third of it is
+// refused, one of the next /64 is accepted (the listener over connections
+// whose peer addresses the test chooses).
+func TestConnectionsPerAddressGroupIPv6(t *testing.T) {
+	t.Parallel()
+	conns := make(chan net.Conn)
+	l := newConnectionLimitListener(chanListener(conns), 100, 2, func(netip.Addr) bool { return false })
+	// dial gives the listener a connection from peer and says whether
+	// Accept returned it (a refused one reads the 503).
+	dial := func(peer string) bool {
+		t.Helper()
+		server, client := net.Pipe()
+		t.Cleanup(func() { client.Close() })
+		go func() { conns <- peerConn{server, netip.MustParseAddrPort(peer)} }()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				accepted <- c
+			}
+		}()
+		refusal := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(client)
+			refusal <- string(b)
+		}()
+		select {
+		case <-accepted:
+			return true
+		case r := <-refusal:
+			if r != refusedByAddress {
+				t.Fatalf("%s: answered %q", peer, r)
+			}
+			// Accept goes on to the next connection: give it one to end.
+			server, client := net.Pipe()
+			t.Cleanup(func() { client.Close() })
+			conns <- peerConn{server, netip.MustParseAddrPort("[2001:db8:ffff::1]:1")}
+			<-accepted
+			return false
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: neither accepted nor refused", peer)
+			return false
+		}
+	}
+	for _, c := range []struct {
+		peer   string
+		served bool
+	}{
+		{"[2001:db8:0:1::1]:1000", true},
+		{"[2001:db8:0:1:ffff::2]:1000", true},
+		{"[2001:db8:0:1::3]:2000", false},
+		{"[2001:db8:0:2::1]:1000", true},
+		{"192.0.2.1:1000", true},
+		{"[::ffff:192.0.2.1]:1001", true},
+		{"192.0.2.1:1002", false},
+	} {
+		if got := dial(c.peer); got != c.served {
+			t.Errorf("%s: served %v, want %v", c.peer, got, c.served)
+		}
+	}
+}
+
+// chanListener accepts the connections sent on it.
+type chanListener chan net.Conn
+
+func (l chanListener) Accept() (net.Conn, error) { return <-l, nil }
+func (l chanListener) Close() error              { return nil }
+func (l chanListener) Addr() net.Addr            { return &net.TCPAddr{} }
+
+// peerConn is a connection from the peer address it names.
+type peerConn struct {
+	net.Conn
+	peer netip.AddrPort
+}
+
+func (c peerConn) RemoteAddr() net.Addr { return net.TCPAddrFromAddrPort(c.peer) }

@@ -134,3 +134,95 @@ func fieldCount(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// documentSize is what a whole parsed document holds: every operation and
+// every fragment definition, used or not, as written (fragments are not
+// expanded).
+type documentSize struct {
+	// selections counts the fields, fragment spreads and inline fragments:
+	// validation compares them pairwise (OverlappingFieldsCanBeMerged), so
+	// its work grows with their square.
+	selections int
+	// nodes counts the selections, arguments, values (each element of a
+	// list or object too), directives, variable definitions and
+	// definitions: the parsed tree's size (parsedDocumentBytes).
+	nodes int
+}
+
+// measureDocument counts doc's selections and nodes in one walk over the
+// tree the parser built, whose depth the token limit bounds.
+func measureDocument(doc *ast.QueryDocument) documentSize {
+	var n documentSize
+	var value func(v *ast.Value)
+	value = func(v *ast.Value) {
+		if v == nil {
+			return
+		}
+		n.nodes++
+		for _, child := range v.Children {
+			value(child.Value)
+		}
+	}
+	arguments := func(args ast.ArgumentList) {
+		for _, a := range args {
+			n.nodes++
+			value(a.Value)
+		}
+	}
+	directives := func(ds ast.DirectiveList) {
+		for _, d := range ds {
+			n.nodes++
+			arguments(d.Arguments)
+		}
+	}
+	var selectionSet func(set ast.SelectionSet)
+	selectionSet = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			n.selections++
+			n.nodes++
+			switch sel := sel.(type) {
+			case *ast.Field:
+				arguments(sel.Arguments)
+				directives(sel.Directives)
+				selectionSet(sel.SelectionSet)
+			case *ast.InlineFragment:
+				directives(sel.Directives)
+				selectionSet(sel.SelectionSet)
+			case *ast.FragmentSpread:
+				directives(sel.Directives)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		n.nodes++
+		for _, v := range op.VariableDefinitions {
+			n.nodes++
+			value(v.DefaultValue)
+			directives(v.Directives)
+		}
+		directives(op.Directives)
+		selectionSet(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		n.nodes++
+		directives(f.Directives)
+		selectionSet(f.SelectionSet)
+	}
+	return n
+}
+
+// What a parsed and validated document holds in memory beside its text,
+// per selection and per other node of its tree (TestParsedDocumentBytesEstimate
+// measures documents of every shape within a factor of 1.5 of it; their
+// text is a twentieth to a fiftieth of the whole).
+const (
+	parsedSelectionBytes = 300
+	parsedNodeBytes      = 200
+)
+
+// parsedDocumentBytes estimates what the parsed document doc of query holds
+// in memory: its text, which it keeps, and its tree.
+func parsedDocumentBytes(query string, doc *ast.QueryDocument) int {
+	n := measureDocument(doc)
+	return len(query) + parsedSelectionBytes*n.selections + parsedNodeBytes*(n.nodes-n.selections)
+}

@@ -141,9 +141,10 @@ func (s *countingSchema) Complexity(ctx context.Context, typeName, field string,
 	return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 }
 
-// walkerWork walks doc as the server does (parse under the token limit,
-// validate; per operation documentLimits' walk, then, when gate is set and
-// the operation is within DefaultMaxQueryFields, gqlgen's complexity walk)
+// walkerWork walks doc as the server does (parse under the token limit;
+// per operation documentLimits' walk, which runs before validation; then,
+// when the document is valid, gate is set and the operation is within
+// DefaultMaxQueryFields, gqlgen's complexity walk)
 // and returns an error when a walker's work grows faster than the
 // document: documentWalk visiting more than walkVisitsPerToken per token, or
 // the complexity walk more than complexityVisitsPerField per token plus per
@@ -244,5 +245,42 @@ func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
 		if err := walkerWork(es, doc, true); err != nil {
 			t.Errorf("%d nested fragments, documentLimits first: %v", n, err)
 		}
+	}
+}
+
+// BenchmarkValidation validates documents of the shapes whose validation
+// grows with the square of their selections, at the selection limit
+// (DefaultMaxQuerySelections) and, for the widest, at the 1,996 fields
+// a document within the token limit can hold, which documentLimits now
+// refuses before validation.
+//
+//	go test -run '^$' -bench Validation -count 6 ./api | tee out; benchstat out
+func BenchmarkValidation(b *testing.B) {
+	es := graph.NewExecutableSchema(graph.Config{Complexity: resolvers.Complexity()})
+	n := DefaultMaxQuerySelections
+	var spreads, fragments strings.Builder
+	for i := range n / 2 {
+		fmt.Fprintf(&spreads, " ...F%d", i)
+		fmt.Fprintf(&fragments, " fragment F%d on Query { __typename }", i)
+	}
+	for _, shape := range []struct{ name, doc string }{
+		{"wide/selections=1996", "{" + strings.Repeat(" __typename", 1996) + " }"},
+		{fmt.Sprintf("wide/selections=%d", n), "{" + strings.Repeat(" __typename", n) + " }"},
+		{fmt.Sprintf("nested/selections=%d", n), "{" + strings.Repeat(" viewer { id }", n/2) + " }"},
+		{fmt.Sprintf("fragments/selections=%d", n), "{" + spreads.String() + " }" + fragments.String()},
+		{"graphiql", limitsGraphiQLIntrospection},
+		{"app-feed", limitsAppFeedQuery},
+	} {
+		doc, err := parser.ParseQuery(&ast.Source{Input: shape.doc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("shape="+shape.name, func(b *testing.B) {
+			for b.Loop() {
+				if errs := validator.ValidateWithRules(es.Schema(), doc, rules.NewDefaultRules()); len(errs) > 0 {
+					b.Fatal(errs)
+				}
+			}
+		})
 	}
 }

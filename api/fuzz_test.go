@@ -188,7 +188,9 @@ func TestLimitsQueryTokens(t *testing.T) {
 		errsExpect(t, alice, "BAD_USER_INPUT", "{"+strings.Repeat(" viewer { id }", 10000)+" }", nil)
 	}, func(c *config) {
 		// A document at the token limit has about as many fields: the
-		// field limit, tested in api_walk_test.go, must not refuse it first.
+		// field and selection limits, tested in api_walk_test.go, must not
+		// refuse it first.
 		c.MaxQueryFields = DefaultMaxQueryTokens
+		c.MaxQuerySelections = DefaultMaxQueryTokens
 	})
 }

@@ -33,7 +33,7 @@ import (
 // embedded in the binary (playground/, web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler()))
+	mux.Handle("/query", withNoStore(cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -72,7 +72,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, func(query string, _ *ast.QueryDocument) int { return len(query) })
+	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
@@ -83,8 +83,18 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(refuseBadToken{})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
-	srv.Use(documentLimits{maxDepth: a.cfg.MaxQueryDepth, maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection})
-	srv.Use(extension.FixedComplexityLimit(a.cfg.MaxQueryComplexity))
+	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
+		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
+	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
+	present := resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes)
+	if !a.cfg.Introspection {
+		// Validation's "Did you mean" names the schema's fields, arguments,
+		// types and enum values; gqlgen's switch covers fields only.
+		srv.SetDisableSuggestion(true)
+		present = withoutSuggestions(present)
+	}
+	srv.Use(websocketOperations{gate: a.operations, present: present})
+	srv.Use(complexityBudget{engine: a.engine, rate: a.cfg.ComplexityRate, present: present})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
@@ -101,9 +111,21 @@ func (a *app) graphqlHandler() http.Handler {
 		}
 		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), a.cfg.LoaderWait)))
 	})
-	srv.SetErrorPresenter(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(srv), MaxRequestBodyBytes))))
+	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes))))
+}
+
+// withNoStore marks every answer of /query as one no cache may keep: they
+// are a viewer's own data, and a GET (automatic persisted queries send
+// their hashes by GET) is otherwise cacheable by its URL, by the browser
+// and by any proxy on the way. POST answers carry it too: one rule for
+// every answer.
+func withNoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // executableSchema is the GraphQL schema's executor: the fast one, which
@@ -190,6 +212,7 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	}
 	ctx = feed.WithViewer(ctx, id)
 	ctx = context.WithValue(ctx, socketOwnerKey{}, id)
+	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
 	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
 }
 

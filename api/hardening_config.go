@@ -3,7 +3,10 @@ package api
 import (
 	"flag"
 	"fmt"
+	"os"
 	"time"
+
+	"feedservice/feed"
 )
 
 // Defaults of the settings that bound what one client can hold of the
@@ -35,10 +38,41 @@ const (
 	// documents of a few kilobytes.
 	DefaultPersistedQueryMaxEntries = 10000
 	DefaultPersistedQueryMaxBytes   = 32 << 20
-	// DefaultQueryCacheMaxBytes caps the text of the parsed documents kept
-	// (QueryCacheSize of them at most) by default: the token limit does not
-	// count comments, so a valid document may be a megabyte long.
+	// DefaultQueryCacheMaxBytes caps the parsed documents kept (QueryCacheSize
+	// of them at most) by default, in bytes as parsedDocumentBytes estimates
+	// them: a parsed tree holds 20 to 50 times its text, so a cap on text
+	// (16 MiB, a thousand documents) let a thousand refused documents of 5.9
+	// KB hold 415 MB.
 	DefaultQueryCacheMaxBytes = 16 << 20
+	// DefaultMaxQuerySelections caps the selections (fields, fragment
+	// spreads, inline fragments) written in a document by default, checked
+	// before validation, whose work grows with their square: GraphiQL's
+	// introspection query has 81, the app's feed page 40; 300 validate in
+	// under 10 ms where the 1,996 of a document within the token limit took
+	// 0.2 CPU-s.
+	DefaultMaxQuerySelections = 300
+	// DefaultMaxOperationsInFlight bounds the operations running at once on
+	// an instance by default (operationGate): HTTP requests to /query, and
+	// queries and mutations over websockets. Each of the costliest the
+	// complexity limit lets through holds a few MB while it runs.
+	DefaultMaxOperationsInFlight = 128
+	// DefaultMaxOperationsPerAddress bounds those of one client address (an
+	// IPv6 /64) by default: a browser runs at most 6 requests at once to
+	// one host, and a household has a few.
+	DefaultMaxOperationsPerAddress = 16
+	// DefaultMaxOperationsPerSocket bounds the queries and mutations
+	// running at once on one websocket by default (clients send most of
+	// theirs by HTTP and subscribe over the socket).
+	DefaultMaxOperationsPerSocket = 8
+	// DefaultComplexityRate is each viewer's (or signed-out address's)
+	// budget of complexity by default, spent by every operation's price: 30
+	// operations at the complexity limit a minute, or 50 of the app's feed
+	// page at its largest.
+	DefaultComplexityRate = "300000/1m"
+	// DefaultMaxConnections caps the connections open on an instance by
+	// default; never more than the open-file limit leaves
+	// (connectionCap).
+	DefaultMaxConnections = 50_000
 	// DefaultMetricsAddr is where /metrics is served by default: loopback
 	// only, apart from the public listener.
 	DefaultMetricsAddr = "127.0.0.1:9090"
@@ -54,6 +88,12 @@ type hardeningConfig struct {
 	PersistedQueryMaxEntries int
 	PersistedQueryMaxBytes   int
 	QueryCacheMaxBytes       int
+	MaxQuerySelections       int
+	MaxOperationsInFlight    int
+	MaxOperationsPerAddress  int
+	MaxOperationsPerSocket   int
+	ComplexityRate           feed.Rate
+	MaxConnections           int
 	MetricsAddr              string
 	MetricsPprof             bool
 }
@@ -67,7 +107,14 @@ func (h *hardeningConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&h.WebsocketMaxMessageBytes, "ws-max-message-bytes", envInt("WS_MAX_MESSAGE_BYTES", DefaultWebsocketMaxMessageBytes), "longest websocket message, connection_init included (WS_MAX_MESSAGE_BYTES)")
 	fs.IntVar(&h.PersistedQueryMaxEntries, "persisted-query-max-entries", envInt("PERSISTED_QUERY_MAX_ENTRIES", DefaultPersistedQueryMaxEntries), "documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_ENTRIES)")
 	fs.IntVar(&h.PersistedQueryMaxBytes, "persisted-query-max-bytes", envInt("PERSISTED_QUERY_MAX_BYTES", DefaultPersistedQueryMaxBytes), "bytes of documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_BYTES)")
-	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", envInt("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of document text the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
+	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", envInt("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of parsed documents (their text and tree, as estimated) the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
+	fs.IntVar(&h.MaxQuerySelections, "max-query-selections", envInt("MAX_QUERY_SELECTIONS", DefaultMaxQuerySelections), "fields, fragment spreads and inline fragments written in a document, checked before validation (MAX_QUERY_SELECTIONS)")
+	fs.IntVar(&h.MaxOperationsInFlight, "max-operations-in-flight", envInt("MAX_OPERATIONS_IN_FLIGHT", DefaultMaxOperationsInFlight), "HTTP requests to /query and websocket queries and mutations running at once on this instance; past it they are refused at once (MAX_OPERATIONS_IN_FLIGHT)")
+	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", envInt("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
+	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", envInt("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
+	h.ComplexityRate = envRate("COMPLEXITY_RATE", DefaultComplexityRate)
+	fs.Var(rateValue{&h.ComplexityRate}, "complexity-rate", "complexity per viewer, or per client address when signed out, as count/period; every operation spends its price; off for none (COMPLEXITY_RATE)")
+	fs.IntVar(&h.MaxConnections, "max-connections", envInt("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
 	fs.StringVar(&h.MetricsAddr, "metrics-addr", env("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
 	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", envBool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
 }
@@ -81,7 +128,9 @@ func (h hardeningConfig) check() error {
 	}
 	for name, n := range map[string]int{"max-connections-per-address": h.MaxConnectionsPerAddress, "ws-max-message-bytes": h.WebsocketMaxMessageBytes,
 		"persisted-query-max-entries": h.PersistedQueryMaxEntries, "persisted-query-max-bytes": h.PersistedQueryMaxBytes,
-		"query-cache-max-bytes": h.QueryCacheMaxBytes} {
+		"query-cache-max-bytes": h.QueryCacheMaxBytes, "max-query-selections": h.MaxQuerySelections,
+		"max-operations-in-flight": h.MaxOperationsInFlight, "max-operations-per-address": h.MaxOperationsPerAddress,
+		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -94,5 +143,40 @@ func (h hardeningConfig) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
 		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "websocketMaxMessageBytes", h.WebsocketMaxMessageBytes,
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
-		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
+		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "maxQuerySelections", h.MaxQuerySelections,
+		"maxOperationsInFlight", h.MaxOperationsInFlight, "maxOperationsPerAddress", h.MaxOperationsPerAddress,
+		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "complexityRate", h.ComplexityRate.String(),
+		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
+}
+
+// rateValue is a flag of a feed.Rate, written count/period or off.
+type rateValue struct{ r *feed.Rate }
+
+func (v rateValue) String() string {
+	if v.r == nil {
+		return ""
+	}
+	return v.r.String()
+}
+
+func (v rateValue) Set(s string) error {
+	r, err := feed.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*v.r = r
+	return nil
+}
+
+// envRate reads a rate from the environment, or def.
+func envRate(name, def string) feed.Rate {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		v = def
+	}
+	r, err := feed.ParseRate(v)
+	if err != nil {
+		envErrors = append(envErrors, fmt.Errorf("%s=%q: %w", name, v, err))
+	}
+	return r
 }

@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"feedservice/feed"
 )
 
 // TestHardeningSettings: each setting of hardeningConfig has its default,
@@ -14,8 +17,13 @@ func TestHardeningSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hardeningConfig{DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout, DefaultMaxConnectionsPerAddress,
-		DefaultWebsocketMaxMessageBytes, DefaultPersistedQueryMaxEntries, DefaultPersistedQueryMaxBytes, DefaultQueryCacheMaxBytes, DefaultMetricsAddr, false}
+	want := hardeningConfig{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
+		MaxConnectionsPerAddress: DefaultMaxConnectionsPerAddress, WebsocketMaxMessageBytes: DefaultWebsocketMaxMessageBytes,
+		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
+		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
+		MaxOperationsInFlight: DefaultMaxOperationsInFlight, MaxOperationsPerAddress: DefaultMaxOperationsPerAddress,
+		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, ComplexityRate: feed.Rate{Count: 300_000, Period: time.Minute},
+		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
 	}
@@ -31,6 +39,11 @@ func TestHardeningSettings(t *testing.T) {
 		{"-persisted-query-max-entries", "PERSISTED_QUERY_MAX_ENTRIES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxEntries) }},
 		{"-persisted-query-max-bytes", "PERSISTED_QUERY_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxBytes) }},
 		{"-query-cache-max-bytes", "QUERY_CACHE_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.QueryCacheMaxBytes) }},
+		{"-max-query-selections", "MAX_QUERY_SELECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxQuerySelections) }},
+		{"-max-operations-in-flight", "MAX_OPERATIONS_IN_FLIGHT", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsInFlight) }},
+		{"-max-operations-per-address", "MAX_OPERATIONS_PER_ADDRESS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerAddress) }},
+		{"-max-operations-per-socket", "MAX_OPERATIONS_PER_SOCKET", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerSocket) }},
+		{"-max-connections", "MAX_CONNECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxConnections) }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)
@@ -43,6 +56,24 @@ func TestHardeningSettings(t *testing.T) {
 			}
 		})
 	}
+	// The complexity budget is a rate: count/period, or off; a typo in its
+	// variable or flag stops the server.
+	t.Run("COMPLEXITY_RATE", func(t *testing.T) {
+		t.Setenv("COMPLEXITY_RATE", "10/1s")
+		if c, err := parseConfig(nil); err != nil || c.ComplexityRate != (feed.Rate{Count: 10, Period: time.Second}) {
+			t.Fatalf("COMPLEXITY_RATE=10/1s: %v, %v", c.ComplexityRate, err)
+		}
+		if c, err := parseConfig([]string{"-complexity-rate", "off"}); err != nil || !c.ComplexityRate.Off() {
+			t.Fatalf("-complexity-rate off: %v, %v", c.ComplexityRate, err)
+		}
+		if _, err := parseConfig([]string{"-complexity-rate", "10"}); err == nil || !strings.Contains(err.Error(), "complexity-rate") {
+			t.Errorf("-complexity-rate 10: %v, want an error naming it", err)
+		}
+		t.Setenv("COMPLEXITY_RATE", "lots")
+		if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "COMPLEXITY_RATE") {
+			t.Errorf("COMPLEXITY_RATE=lots: %v, want an error naming it", err)
+		}
+	})
 	t.Setenv("METRICS_ADDR", "")
 	if c, err := parseConfig(nil); err != nil || c.MetricsAddr != "" {
 		t.Errorf("METRICS_ADDR empty: %v, %q", err, c.MetricsAddr)

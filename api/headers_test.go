@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestSecurityHeaders: the embedded pages (GraphiQL at / and /graphiql/,
@@ -78,5 +80,82 @@ func TestReadyzHidesBackendErrors(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "client is closed") {
 		t.Errorf("the backend's error is not in the log:\n%s", log.String())
+	}
+}
+
+// TestQueryAnswersNotStored: every answer of /query, by GET (cacheable by
+// its URL otherwise) or POST, data or refusal, says no cache may keep it.
+func TestQueryAnswersNotStored(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, backendEmbedded)
+	get, _ := errsGet(t, s.URL+"/query?query="+strings.ReplaceAll("{ __typename }", " ", "%20"), nil)
+	post, err := http.Post(s.URL+"/query", "application/json", strings.NewReader(`{"query": "{ __typename }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	tooLarge, err := http.Post(s.URL+"/query", "application/json", bytes.NewReader(make([]byte, MaxRequestBodyBytes+1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tooLarge.Body.Close()
+	for what, res := range map[string]*http.Response{"GET": get, "POST": post, "a refused POST": tooLarge} {
+		if got := res.Header.Get("Cache-Control"); got != "private, no-store" {
+			t.Errorf("%s /query (status %d): Cache-Control %q, want private, no-store", what, res.StatusCode, got)
+		}
+	}
+}
+
+// TestSuggestionsFollowIntrospection: with introspection off, validation's
+// errors name no field, argument, type or input field of the schema the
+// document did not ("Did you mean ...?"); with it on, they do.
+func TestSuggestionsFollowIntrospection(t *testing.T) {
+	t.Parallel()
+	typos := []string{
+		`{ viewer { usernam } }`,
+		`{ user(usernam: "ann") { id } }`,
+		`{ viewer { ...F } } fragment F on Usr { id }`,
+		`mutation { signUp(input: {usernam: "ann", password: "long enough pw"}) { token } }`,
+		`{ viewer { followers(first: 1) { edgs { cursor } } } }`,
+	}
+	for _, introspection := range []bool{false, true} {
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		for _, q := range typos {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", q, nil)
+			suggests := false
+			for _, e := range r.Errors {
+				suggests = suggests || strings.Contains(e.Message, "Did you mean")
+			}
+			if suggests == !introspection {
+				t.Errorf("introspection %v, %s: %+v", introspection, q, r.Errors)
+			}
+		}
+	}
+}
+
+// TestEmbeddedRedisNeedsItsPassword: the embedded Redis refuses a client
+// without the password the server made at start (any local process could
+// reach its loopback port); the server's own client is let in.
+func TestEmbeddedRedisNeedsItsPassword(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, backendEmbedded)
+	own := s.app.redis.(*redis.Client)
+	if err := own.Ping(t.Context()).Err(); err != nil {
+		t.Fatalf("the server's client: %v", err)
+	}
+	if len(own.Options().Password) < 32 {
+		t.Fatalf("the embedded Redis's password is %d characters", len(own.Options().Password))
+	}
+	stranger := redis.NewClient(&redis.Options{Addr: own.Options().Addr, MaxRetries: -1})
+	defer stranger.Close()
+	for _, cmd := range [][]any{{"ping"}, {"set", "cache:post:1", "forged"}, {"del", "rate:x"}} {
+		if err := stranger.Do(t.Context(), cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+			t.Errorf("%v without the password: %v, want NOAUTH", cmd, err)
+		}
+	}
+	wrong := redis.NewClient(&redis.Options{Addr: own.Options().Addr, Password: "guess", MaxRetries: -1})
+	defer wrong.Close()
+	if err := wrong.Ping(t.Context()).Err(); err == nil {
+		t.Errorf("a wrong password was let in")
 	}
 }

@@ -52,6 +52,15 @@ func (c *boundedLRU[T]) Get(_ context.Context, key string) (T, bool) {
 	return e.value, true
 }
 
+// contains reports whether key is kept (and not expired), without making it
+// the most recently used.
+func (c *boundedLRU[T]) contains(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byKey[key]
+	return ok && (c.ttl <= 0 || time.Since(el.Value.(*lruEntry[T]).added) <= c.ttl)
+}
+
 // Add keeps value under key, unless it alone is over the byte cap.
 func (c *boundedLRU[T]) Add(_ context.Context, key string, value T) {
 	size := c.size(key, value)

@@ -40,6 +40,9 @@ type serverMetrics struct {
 	errors            *prometheus.CounterVec
 	subscriptionsOpen prometheus.Gauge
 	websockets        *websocketMetrics
+	// operationsInFlight and operationsRefused are operationGate's.
+	operationsInFlight prometheus.Gauge
+	operationsRefused  *prometheus.CounterVec
 }
 
 func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
@@ -66,9 +69,16 @@ func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
 			Name: "graphql_subscriptions_open", Help: "Subscriptions running on this instance.",
 		}),
 		websockets: newWebsocketMetrics(),
+		operationsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "graphql_operations_in_flight", Help: "HTTP requests to /query and websocket queries and mutations running on this instance (MaxOperationsInFlight).",
+		}),
+		operationsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "graphql_operations_refused_total", Help: "Requests and operations refused for operations in flight, by the bound that refused them: instance, address or socket.",
+		}, []string{"limit"}),
 	}
 	m.registry.MustRegister(m.resolverDuration, m.resolverErrors, m.operations, m.operationDuration,
 		m.errors, m.subscriptionsOpen, m.websockets.open, m.websockets.opened, m.websockets.closes,
+		m.operationsInFlight, m.operationsRefused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db, "feed"),

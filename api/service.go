@@ -78,9 +78,18 @@ func (s *Service) Serve(ctx context.Context) error {
 	if err := serveMetrics(ctx, a.cfg.MetricsAddr, a.metricsHandler(), a.log); err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
-	ln, err := a.cfg.listen()
+	ln, maxConnections, err := a.cfg.listen()
 	if err != nil {
 		return err
+	}
+	if maxConnections < a.cfg.MaxConnections {
+		// The default above the limit is the usual case, not news.
+		level := slog.LevelInfo
+		if a.cfg.MaxConnections != DefaultMaxConnections {
+			level = slog.LevelWarn
+		}
+		a.log.Log(ctx, level, "MAX_CONNECTIONS lowered to what the open-file limit leaves", "maxConnections", maxConnections,
+			"configured", a.cfg.MaxConnections, "openFileLimit", openFileLimit())
 	}
 	return serve(ctx, a.cfg.httpServer(a.handler()), ln, a.log, a.websockets.goAway)
 }

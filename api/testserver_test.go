@@ -120,9 +120,11 @@ func testConfig(t testing.TB, backend string, change ...func(*config)) config {
 	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
 	cfg.TokenTTL = time.Hour
 	cfg.BcryptCost = 4 // the minimum: tests sign up many users
-	// Tests act fast and from one address: the rate limits are off but in
-	// the tests of them (api_limits_test.go).
-	cfg.MutationRate, cfg.AuthRate = feed.Rate{}, feed.Rate{}
+	// Tests act fast and from one address: the rate limits, the complexity
+	// budget and the bound on one address's operations in flight are off
+	// but in the tests of them (api_limits_test.go, inflight_test.go).
+	cfg.MutationRate, cfg.AuthRate, cfg.ComplexityRate = feed.Rate{}, feed.Rate{}, feed.Rate{}
+	cfg.MaxOperationsPerAddress = cfg.MaxOperationsInFlight
 	cfg.NodeID = -1
 	if backend == backendReal {
 		cfg.MySQLDSN = testenv.MySQL(t)

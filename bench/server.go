@@ -48,8 +48,11 @@ func serverArgs(o *options, mode, prefix, addr string, g *graph) []string {
 		"-graphiql=false",
 		"-mutation-rate", "off", // the benchmark measures throughput, not the abuse limits
 		"-auth-rate", "off",
+		"-complexity-rate", "off",
 		// Every benchmark client connects from this one address.
 		"-max-connections-per-address", "100000",
+		"-max-operations-per-address", "100000",
+		"-max-operations-in-flight", "100000",
 		"-metrics-addr=", // not scraped; several servers may run at once
 		"-data", os.TempDir() + "/feedbench-data",
 	}

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"feedservice/feed"
+)
+
+// operationRetryAfter is what a client refused for operations in flight is
+// told to wait: operations take milliseconds, so a place is soon free.
+const operationRetryAfter = time.Second
+
+// operationGate bounds the operations running at once: on the instance
+// (MaxOperationsInFlight) and from one client address group
+// (MaxOperationsPerAddress; an IPv6 /64 or an IPv4 address). An HTTP
+// request to /query holds one place once its body is read, while it is
+// parsed, run and answered (a batch runs its operations one after the
+// other); a client that drips its body holds none (READ_TIMEOUT bounds it)
+// and cannot fill the instance's places that way. A query or mutation
+// sent over a websocket holds one while it runs, and one of its socket's
+// (socketOperations). Subscriptions hold none: they have their own caps.
+//
+// Past a bound the request or operation is refused at once, with
+// RATE_LIMITED and a retryAfter of operationRetryAfter, rather than queued:
+// a queue holds memory and goroutines for work its client may have given
+// up on and hides the overload from it, where a refusal costs nothing and
+// every client already handles RATE_LIMITED. (Each query sent over one
+// websocket used to run at once in a goroutine of its own: 300 pipelined
+// ones held 2.5 GB.)
+type operationGate struct {
+	maxTotal, maxPerAddress int
+	metrics                 *serverMetrics
+
+	mu        sync.Mutex
+	total     int
+	byAddress map[string]int
+}
+
+// Which bound refused an operation, in metrics.
+const (
+	gateInstance = "instance"
+	gateAddress  = "address"
+	gateSocket   = "socket"
+)
+
+// enter takes a place for an operation of address, or says which bound
+// refused it.
+func (g *operationGate) enter(address string) (leave func(), refusedBy string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.total >= g.maxTotal:
+		return nil, gateInstance
+	case g.byAddress[address] >= g.maxPerAddress:
+		return nil, gateAddress
+	}
+	if g.byAddress == nil {
+		g.byAddress = map[string]int{}
+	}
+	g.total++
+	g.byAddress[address]++
+	g.metrics.operationsInFlight.Inc()
+	var once sync.Once
+	return func() { once.Do(func() { g.leave(address) }) }, ""
+}
+
+func (g *operationGate) leave(address string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.total--
+	if g.byAddress[address]--; g.byAddress[address] <= 0 {
+		delete(g.byAddress, address)
+	}
+	g.metrics.operationsInFlight.Dec()
+}
+
+// refusal is the error of an operation refused by the named bound.
+func (g *operationGate) refusal(refusedBy string, perSocket int) *feed.Error {
+	g.metrics.operationsRefused.WithLabelValues(refusedBy).Inc()
+	var msg string
+	switch refusedBy {
+	case gateInstance:
+		msg = fmt.Sprintf("the server is busy: it runs at most %d operations at once (MaxOperationsInFlight); retry later", g.maxTotal)
+	case gateAddress:
+		msg = fmt.Sprintf("at most %d operations may run at once from one address (MaxOperationsPerAddress); retry when one has answered", g.maxPerAddress)
+	default:
+		msg = fmt.Sprintf("at most %d queries and mutations may run at once on one websocket (MaxOperationsPerSocket); retry when one has answered", perSocket)
+	}
+	return &feed.Error{Code: feed.CodeRateLimited, Message: msg, RetryAfter: operationRetryAfter}
+}
+
+// limitOperations holds a place of the gate for each HTTP request to
+// /query whose body has been read (refuseMalformedRequest reads it
+// first), refused with 503 when the instance is full and 429 when the
+// client's address is, in the shape of a GraphQL response and before the
+// document is parsed. Websocket upgrades and CORS preflights pass: a
+// websocket's operations are held one by one (socketOperations).
+func (a *app) limitOperations(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		leave, refusedBy := a.operations.enter(clientAddress(r.Context()))
+		if refusedBy != "" {
+			status := http.StatusTooManyRequests
+			if refusedBy == gateInstance {
+				status = http.StatusServiceUnavailable
+			}
+			writeRefusal(w, status, a.operations.refusal(refusedBy, 0))
+			return
+		}
+		defer leave()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeRefusal answers a request refused before GraphQL reads it, in the
+// shape of a GraphQL response, with the code, retryAfter and Retry-After
+// header of any rate-limited answer.
+func writeRefusal(w http.ResponseWriter, status int, refusal *feed.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", strconv.Itoa(refusal.RetryAfterSeconds()))
+	w.WriteHeader(status)
+	writeJSON(w, map[string]any{"errors": []map[string]any{{
+		"message":    refusal.Message,
+		"extensions": map[string]any{"code": string(refusal.Code), "retryAfter": refusal.RetryAfterSeconds()},
+	}}})
+}
+
+// socketOperations counts the queries and mutations running on one
+// websocket, at most max.
+type socketOperations struct {
+	max     int
+	running atomic.Int64
+}
+
+type socketOperationsKey struct{}
+
+// withSocketOperations gives a websocket's context its count.
+func withSocketOperations(ctx context.Context, max int) context.Context {
+	return context.WithValue(ctx, socketOperationsKey{}, &socketOperations{max: max})
+}
+
+// websocketOperations is the extension that holds a place of the gate, and
+// one of the socket's, for each query and mutation sent over a websocket
+// while it runs; a refused one is answered with the refusal alone. HTTP
+// requests were held whole by limitOperations.
+type websocketOperations struct {
+	gate    *operationGate
+	present graphql.ErrorPresenterFunc
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+} = websocketOperations{}
+
+func (websocketOperations) ExtensionName() string                   { return "WebsocketOperations" }
+func (websocketOperations) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (w websocketOperations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	socket, ok := ctx.Value(socketOperationsKey{}).(*socketOperations)
+	if op := graphql.GetOperationContext(ctx).Operation; !ok || op == nil || op.Operation == ast.Subscription {
+		return next(ctx)
+	}
+	if socket.running.Add(1) > int64(socket.max) {
+		socket.running.Add(-1)
+		return refusedOperation(ctx, w.present, w.gate.refusal(gateSocket, socket.max))
+	}
+	leave, refusedBy := w.gate.enter(clientAddress(ctx))
+	if refusedBy != "" {
+		socket.running.Add(-1)
+		return refusedOperation(ctx, w.present, w.gate.refusal(refusedBy, socket.max))
+	}
+	var once sync.Once
+	done := func() {
+		leave()
+		socket.running.Add(-1)
+	}
+	responses := next(ctx)
+	// A query or mutation runs in its first response; the second is the end.
+	return func(ctx context.Context) *graphql.Response {
+		defer once.Do(done)
+		return responses(ctx)
+	}
+}
+
+// refusedOperation answers an operation refused before it ran with err
+// alone, as the error presenter shows it.
+func refusedOperation(ctx context.Context, present graphql.ErrorPresenterFunc, err error) graphql.ResponseHandler {
+	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, err)}})
+}
