@@ -104,6 +104,7 @@ func main() {
 	flag.StringVar(&o.dsnParams, "server-dsn-params", "", "extra parameters of the server's MySQL DSN, e.g. interpolateParams=true")
 	flag.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
 	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
+	docs := flag.String("docs", "", "rewrite the README's and docs/performance.md's generated tables from a result file (bench/results/latest.json) and exit")
 	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
 	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
@@ -132,6 +133,15 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Println("wrote", strings.Join(files, ", "))
+		return
+	}
+	if *docs != "" {
+		files, err := writeDocs(".", *docs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-docs:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("tables from %s: rewrote %d file(s) %s\n", *docs, len(files), strings.Join(files, ", "))
 		return
 	}
 	if o.compare {
@@ -259,7 +269,7 @@ func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool
 }
 
 func run(ctx context.Context, o *options) (*Result, error) {
-	res := &Result{StartedAt: time.Now().UTC(), Quick: o.quick, Only: o.only, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
+	res := &Result{StartedAt: time.Now().UTC(), Commit: sourceCommit(), Quick: o.quick, Only: o.only, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
 	if o.goBench != "" {
 		g, err := readGoBench(o.goBench)
 		if err != nil {

@@ -24,6 +24,7 @@ import (
 // Result is everything one run measured (written as latest.json).
 type Result struct {
 	StartedAt   time.Time              `json:"startedAt"`
+	Commit      string                 `json:"commit,omitempty"` // the code measured (sourceCommit)
 	Seconds     float64                `json:"seconds"`
 	Quick       bool                   `json:"quick"`
 	Only        string                 `json:"only,omitempty"` // "targets": only issue 12's workloads ran
@@ -590,6 +591,13 @@ func report(r *Result, o *options) {
 		fmt.Fprintln(os.Stderr, "results:", err)
 	} else {
 		fmt.Printf("\nwrote %s\n", path)
+		if o.writesDocs() {
+			if files, err := writeDocs(".", path); err != nil {
+				fmt.Fprintln(os.Stderr, "docs tables:", err)
+			} else if len(files) > 0 {
+				fmt.Printf("rewrote the tables of %s from it\n", strings.Join(files, ", "))
+			}
+		}
 	}
 	if !o.noPlots {
 		files, err := plots(r, o)
@@ -604,25 +612,27 @@ func report(r *Result, o *options) {
 
 // ---- -compare ----
 
+// loadResult reads a result file (latest.json).
+func loadResult(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
 // compareFiles prints the figures of two result files side by side, per mode,
 // with the ratio new/old.
 func compareFiles(oldPath, newPath string) error {
-	load := func(p string) (*Result, error) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var r Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		return &r, nil
-	}
-	a, err := load(oldPath)
+	a, err := loadResult(oldPath)
 	if err != nil {
 		return err
 	}
-	b, err := load(newPath)
+	b, err := loadResult(newPath)
 	if err != nil {
 		return err
 	}
