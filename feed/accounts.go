@@ -65,7 +65,7 @@ func (e *Engine) LogIn(ctx context.Context, username, password string) (*models.
 }
 
 func (e *Engine) authPayload(u *models.User) (*models.AuthPayload, error) {
-	token, err := e.IssueToken(u.ID)
+	token, err := e.IssueToken(u.ID, u.TokenVersion)
 	if err != nil {
 		return nil, err
 	}
