@@ -415,11 +415,13 @@ func TestLimitsBio(t *testing.T) {
 	})
 }
 
-// TestLimitsProfileControlCharacters: display names and bios follow the
-// rule of post bodies. Of the controls only line feed and tab pass; the
-// characters on either side of the refused ranges pass too: "~" (U+007E)
-// below DEL, and no-break space (U+00A0) above the C1 range. A refused
-// text changes nothing.
+// TestLimitsProfileControlCharacters: bios follow the rule of post bodies,
+// display names a stricter one. Of the controls a bio takes line feed and
+// tab, a display name none; the characters on either side of the refused
+// ranges pass in both: "~" (U+007E) below DEL, and no-break space (U+00A0)
+// above the C1 range. A display name refuses the bidirectional formatting
+// characters, each of them, and takes the characters beside their ranges.
+// A refused text changes nothing, and its message names the character.
 func TestLimitsProfileControlCharacters(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
@@ -428,7 +430,14 @@ func TestLimitsProfileControlCharacters(t *testing.T) {
 			"NUL": "a\x00b", "U+001F": "a\x1fb", "carriage return": "a\rb", "escape": "\x1b[31mred", "DEL": "a\x7fb",
 			"C1 U+0080": "a\u0080b", "C1 U+0085": "a\u0085b", "C1 U+009F": "a\u009fb",
 		}
-		taken := map[string]string{"line feed": "a\nb", "tab": "a\tb", "U+007E": "a~b", "U+00A0": "a\u00a0b", "U+0020": "a b"}
+		// Refused in display names only: one line, and no reordering.
+		nameRefused := []rune{'\n', '\t', 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c}
+		taken := map[string]string{"U+007E": "a~b", "U+00A0": "a\u00a0b", "U+0020": "a b"}
+		// Beside the bidirectional ranges: U+2029 and U+202F, U+2065 and
+		// U+206A, U+200D and U+2010, U+061B and U+061D.
+		nameTaken := map[string]string{"U+2029": "a\u2029b", "U+202F": "a\u202fb", "U+2065": "a\u2065b", "U+206A": "a\u206ab",
+			"U+200D": "a\u200db", "U+2010": "a\u2010b", "U+061B": "a\u061bb", "U+061D": "a\u061db", "Hebrew": "\u05e9\u05dc\u05d5\u05dd"}
+		bioTaken := map[string]string{"line feed": "a\nb", "tab": "a\tb", "U+202E": "a\u202eb"}
 		n := 0
 		for name, text := range refused {
 			t.Run("refused "+name, func(t *testing.T) {
@@ -442,6 +451,30 @@ func TestLimitsProfileControlCharacters(t *testing.T) {
 				}
 			})
 		}
+		for _, char := range nameRefused {
+			t.Run(fmt.Sprintf("refused in a name %U", char), func(t *testing.T) {
+				n++
+				text := "evil" + string(char) + "name"
+				r := errsExpect(t, s.anon(), "BAD_USER_INPUT", acctSignUpDoc, map[string]any{"u": fmt.Sprintf("ctl%d", n), "p": "long-enough-password", "d": text})
+				if msg := r.Errors[0].Message; !strings.Contains(msg, "display name") || !strings.Contains(msg, fmt.Sprintf("%U", char)) {
+					t.Fatalf("refused with %q, want a message naming the display name and %U", msg, char)
+				}
+				before := acctUserNamed(t, s, "alice")
+				errsExpect(t, alice, "BAD_USER_INPUT", acctUpdateProfileDoc, map[string]any{"d": text})
+				if after := acctUserNamed(t, s, "alice"); *after != *before {
+					t.Fatalf("a refused display name changed the profile: %+v, was %+v", after, before)
+				}
+			})
+		}
+		for name, text := range bioTaken {
+			t.Run("taken in a bio "+name, func(t *testing.T) {
+				var out struct{ UpdateProfile acctProfile }
+				alice.mustDo(t, acctUpdateProfileDoc, map[string]any{"b": text}, &out)
+				if out.UpdateProfile.Bio != text {
+					t.Fatalf("updateProfile stored the bio % x, sent % x", out.UpdateProfile.Bio, text)
+				}
+			})
+		}
 		for name, text := range taken {
 			t.Run("taken "+name, func(t *testing.T) {
 				n++
@@ -452,6 +485,14 @@ func TestLimitsProfileControlCharacters(t *testing.T) {
 				alice.mustDo(t, acctUpdateProfileDoc, map[string]any{"d": text, "b": text}, &out)
 				if out.UpdateProfile.DisplayName != text || out.UpdateProfile.Bio != text {
 					t.Fatalf("updateProfile stored % x and % x, sent % x", out.UpdateProfile.DisplayName, out.UpdateProfile.Bio, text)
+				}
+			})
+		}
+		for name, text := range nameTaken {
+			t.Run("taken in a name "+name, func(t *testing.T) {
+				n++
+				if p := acctSignUp(t, s, fmt.Sprintf("ctl%d", n), "long-enough-password", acctPtr(text)); p.User.DisplayName != text {
+					t.Fatalf("signUp displayName % x, sent % x", p.User.DisplayName, text)
 				}
 			})
 		}

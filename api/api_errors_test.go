@@ -420,6 +420,55 @@ func TestLimitsPostBody(t *testing.T) {
 	})
 }
 
+// TestLimitsPostNeedsVisibleCharacter: a post of only invisible characters
+// (zero-width, format, variation selectors, fillers, white space) is
+// refused with BAD_USER_INPUT and nothing is stored; one visible character
+// beside them, an emoji sequence built of joiners and selectors, a
+// combining mark and right-to-left text with its marks pass.
+func TestLimitsPostNeedsVisibleCharacter(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		alice := s.signUp(t, "alice")
+		refused := map[string]string{
+			"ZWSP U+200B": "\u200b", "ZWNJ U+200C": "\u200c", "ZWJ U+200D": "\u200d", "word joiner U+2060": "\u2060",
+			"BOM U+FEFF": "\ufeff", "VS16 U+FE0F": "\ufe0f", "VS1 U+FE00": "\ufe00", "VS17 U+E0100": "\U000E0100",
+			"soft hyphen U+00AD": "\u00ad", "LRM U+200E": "\u200e", "RLO U+202E": "\u202e", "Hangul filler U+3164": "\u3164",
+			"braille blank U+2800": "\u2800", "tag space U+E0020": "\U000E0020", "ideographic space between ZWSPs": "\u200b\u3000\u200b",
+			"a mix with white space": " \u200b\n\u200d\t\ufeff\u00a0\u2060\ufe0f ",
+			"many":                   strings.Repeat("\u200b\u200c", 100),
+		}
+		for name, body := range refused {
+			t.Run("refused "+name, func(t *testing.T) {
+				r := errsExpect(t, alice, "BAD_USER_INPUT", errsCreatePostDoc, map[string]any{"b": body})
+				if !strings.Contains(r.Errors[0].Message, "visible") {
+					t.Fatalf("refused with %q, want a message naming the visible character it lacks", r.Errors[0].Message)
+				}
+			})
+		}
+		var out struct {
+			Viewer struct{ Timeline struct{ TotalCount int } }
+		}
+		alice.mustDo(t, `{ viewer { timeline(first: 1) { totalCount } } }`, nil, &out)
+		if n := out.Viewer.Timeline.TotalCount; n != 0 {
+			t.Fatalf("refused posts were stored: %d posts", n)
+		}
+		for name, body := range map[string]string{
+			"a dot among invisibles": "\u200b.\u200b", "heart with VS16": "\u2764\ufe0f", "family by ZWJ": "\U0001F469\u200d\U0001F467",
+			"combining acute alone": "\u0301", "Hebrew with RLM": "\u05e9\u200f", "Hangul letter": "\u314f",
+		} {
+			t.Run("taken "+name, func(t *testing.T) {
+				var out struct {
+					CreatePost struct{ Post struct{ Body string } }
+				}
+				alice.mustDo(t, errsCreatePostDoc, map[string]any{"b": body}, &out)
+				if out.CreatePost.Post.Body != body {
+					t.Fatalf("stored % x, sent % x", out.CreatePost.Post.Body, body)
+				}
+			})
+		}
+	})
+}
+
 func TestLimitsPageSize(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"feedservice/feed"
+	"feedservice/internal/testenv"
 )
 
 // limitsPost POSTs a raw body to /query with a token and extra headers.
@@ -530,6 +531,46 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		r, res := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "bob"}, nil)
 		limitsRateLimited(t, r, res, "sign-up 2 of 1 on the embedded default")
 	})
+}
+
+// TestLimitsRateAuthWithRedisDown: with Redis down (a private server,
+// killed) the auth limit still holds, per address, in each instance's own
+// budget: n log-ins pass, wrong passwords spending like right ones, and
+// the next is RATE_LIMITED, and so is a sign-up; another address behind a
+// trusted proxy has a budget of its own.
+func TestLimitsRateAuthWithRedisDown(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
+	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
+	r := testenv.StartRedis(t)
+	s := newTestServer(t, backendReal, func(c *config) {
+		c.RedisAddr = r.Addr()
+		c.AuthRate = feed.Rate{Count: n, Period: time.Hour}
+		c.TrustedProxies, _ = parsePrefixes("127.0.0.1")
+	})
+	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
+	if r, _ := limitsDo(t, s, "", from("203.0.113.1"), signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
+		t.Fatalf("sign-up: %+v", r.Errors)
+	}
+	r.Kill()
+	for i := range n {
+		password := "long-enough-password"
+		if i%2 == 1 {
+			password = "wrong password"
+		}
+		res, _ := limitsDo(t, s, "", from("203.0.113.2"), logIn, map[string]any{"u": "ann", "p": password}, nil)
+		if code := res.Code(); code == "RATE_LIMITED" || (i%2 == 0) != (len(res.Errors) == 0) {
+			t.Fatalf("log-in %d of %d with Redis down: %+v", i+1, n, res.Errors)
+		}
+	}
+	res, raw := limitsDo(t, s, "", from("203.0.113.2"), logIn, map[string]any{"u": "ann", "p": "long-enough-password"}, nil)
+	limitsRateLimited(t, res, raw, "log-in n+1 with Redis down")
+	res, raw = limitsDo(t, s, "", from("203.0.113.2"), signUp, map[string]any{"u": "bob"}, nil)
+	limitsRateLimited(t, res, raw, "sign-up past the budget with Redis down")
+	if res, _ := limitsDo(t, s, "", from("203.0.113.3"), logIn, map[string]any{"u": "ann", "p": "long-enough-password"}, nil); len(res.Errors) > 0 {
+		t.Fatalf("another address with Redis down: %+v", res.Errors)
+	}
 }
 
 // limitsPersisted is the APQ extension of a request sending hash.

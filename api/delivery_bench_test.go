@@ -61,7 +61,7 @@ func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 	author, readers := deliveryGraph(b, s, sockets)
 	tokens := make([]string, len(readers))
 	for i, reader := range readers {
-		token, err := s.app.engine.IssueToken(reader)
+		token, err := s.app.engine.IssueToken(reader, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -170,7 +170,7 @@ func codeRefusedGet(next http.Handler) http.Handler {
 func (a *app) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if id, err := a.engine.ViewerFromHeader(r.Header.Get("Authorization")); err != nil {
+		if id, err := a.engine.ViewerFromHeader(ctx, r.Header.Get("Authorization")); err != nil {
 			ctx = feed.WithBadToken(ctx, err)
 		} else if id != 0 {
 			ctx = feed.WithViewer(ctx, id)
@@ -203,7 +203,7 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	if header == "" {
 		return refuse(closeUnauthorized, "Unauthorized", feed.ErrUnauthenticated)
 	}
-	id, err := a.engine.ViewerFromHeader(header)
+	id, err := a.engine.ViewerFromHeader(ctx, header)
 	if err != nil {
 		return refuse(closeForbidden, "Forbidden", err)
 	}

@@ -205,7 +205,7 @@ func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 	share := feed.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
 	var refusal *feed.Error
 	if err := b.engine.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
-		return next(ctx) // allowed, or Redis failed and the limiter let it through
+		return next(ctx) // allowed, by Redis's budget or, while Redis fails, this instance's
 	}
 	refusal = &feed.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
 		Message: fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)}

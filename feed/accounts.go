@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"feedservice/models"
@@ -64,7 +65,7 @@ func (e *Engine) LogIn(ctx context.Context, username, password string) (*models.
 }
 
 func (e *Engine) authPayload(u *models.User) (*models.AuthPayload, error) {
-	token, err := e.IssueToken(u.ID)
+	token, err := e.IssueToken(u.ID, u.TokenVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -136,13 +137,40 @@ func checkUsername(username string) error {
 	return nil
 }
 
+// checkDisplayName returns name trimmed of surrounding white space, if
+// what remains may name a user: 1 to MaxDisplayNameChars code points of
+// valid UTF-8, on one line (no control characters at all, line feed and
+// tab included, unlike a post or a bio), without bidirectional
+// formatting characters.
 func checkDisplayName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n == 0 || n > MaxDisplayNameChars || !utf8.ValidString(name) {
 		return "", BadInput("a display name is 1 to %d characters", MaxDisplayNameChars)
 	}
-	if err := refuseControls("the display name", name); err != nil {
-		return "", err
+	n := 0
+	for _, r := range name {
+		n++
+		switch {
+		case unicode.IsControl(r):
+			return "", BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
+		case bidiControl(r):
+			return "", BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
+		}
 	}
 	return name, nil
+}
+
+// bidiControl says whether r is one of Unicode's bidirectional formatting
+// characters: the embeddings and overrides U+202A to U+202E, the isolates
+// U+2066 to U+2069, and the marks U+200E, U+200F and U+061C. In a name
+// shown beside other text they can reverse what follows it (a name ending
+// in U+202E turns "posted 2 hours ago" around), so names refuse them.
+// Post bodies and bios keep them: right-to-left text needs the marks, and
+// a reader sees such a text as a block of its own.
+func bidiControl(r rune) bool {
+	switch {
+	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return r == '\u200e' || r == '\u200f' || r == '\u061c'
 }

@@ -361,7 +361,9 @@ func (e *Engine) userWrites(u *models.User) []cacheWrite {
 // appendReposts; a few bytes each, none for most posts), body.
 // user info: version, created, len(username), username, len(display
 // name), display name, bio.
-// user counts: version, followers, following, posts, read marker.
+// user counts: version, followers, following, posts, read marker, token
+// version (a copy without it, an older build's, does not decode: MySQL
+// answers, so a revoked token is never taken for a valid one).
 
 var errBadCopy = errors.New("cached copy does not decode")
 
@@ -458,12 +460,13 @@ func encodeUserInfo(u *models.User) []byte {
 }
 
 func encodeUserCounts(u *models.User) []byte {
-	b := make([]byte, 0, 32)
+	b := make([]byte, 0, 40)
 	b = binary.AppendUvarint(b, uint64(u.Version))
 	b = binary.AppendUvarint(b, uint64(u.FollowerCount))
 	b = binary.AppendUvarint(b, uint64(u.FollowingCount))
 	b = binary.AppendUvarint(b, uint64(u.PostCount))
-	return binary.AppendUvarint(b, uint64(u.FeedReadKey))
+	b = binary.AppendUvarint(b, uint64(u.FeedReadKey))
+	return binary.AppendUvarint(b, uint64(u.TokenVersion))
 }
 
 // decodeUser joins a user's two copies; redis.Nil when either is missing.
@@ -491,6 +494,7 @@ func decodeUser(id int64, info, counts *redis.StringCmd) (*models.User, error) {
 	u.FollowingCount = int(c.uvarint())
 	u.PostCount = int(c.uvarint())
 	u.FeedReadKey = int64(c.uvarint())
+	u.TokenVersion = int64(c.uvarint())
 	if err := errors.Join(d.err, c.err); err != nil {
 		return nil, err
 	}

@@ -31,9 +31,11 @@ type Engine struct {
 	running  sync.WaitGroup
 	hub      *hub // live subscriptions; set by Start
 	limiter  *redis_rate.Limiter
-	// uncheckedWarn spaces the warnings of rate limits Redis could not
-	// check, which would otherwise come once per request while it is away.
-	uncheckedWarn warnThrottle
+	// fallback is the in-process budget of the rate limits while Redis
+	// fails; fallbackWarn spaces the warnings of it, which would otherwise
+	// come once per request while Redis is away.
+	fallback     *fallbackLimiter
+	fallbackWarn warnThrottle
 	// cacheWarn spaces the warnings of failed cache reads and writes.
 	cacheWarn warnThrottle
 
@@ -53,7 +55,8 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
 		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
-		uncheckedWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
+		fallback:     &fallbackLimiter{maxSubjects: cfg.RateLimitFallbackSubjects},
+		fallbackWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
 	e.local = newLocalTiers(cfg, e.metrics)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.

@@ -60,6 +60,9 @@ var ErrBadCredentials = newError(CodeUnauthenticated, "wrong username or passwor
 // ErrBadToken is returned for a malformed, forged or expired token.
 var ErrBadToken = newError(CodeUnauthenticated, "the bearer token is malformed, forged or expired: sign in again")
 
+// ErrRevokedToken is returned for a token its user revoked by logging out.
+var ErrRevokedToken = newError(CodeUnauthenticated, "the bearer token was revoked (its user logged out): sign in again")
+
 // CodeOf is the client code of err: its own for an *Error, else internal.
 func CodeOf(err error) Code {
 	var e *Error

@@ -35,10 +35,10 @@ type metrics struct {
 	handlerFailure prometheus.Counter
 	noProgress     *prometheus.CounterVec
 
-	rateLimited        *prometheus.CounterVec
-	rateLimitUnchecked prometheus.Counter
-	passwordHashes     *prometheus.CounterVec
-	unreadCounts       prometheus.Counter
+	rateLimited       *prometheus.CounterVec
+	rateLimitFallback prometheus.Counter
+	passwordHashes    *prometheus.CounterVec
+	unreadCounts      prometheus.Counter
 
 	// cacheLookups counts the keys looked up in a cache tier, by tier
 	// (redis), kind (post, user) and result (hit, miss, error); a user is
@@ -110,8 +110,8 @@ func newMetrics() *metrics {
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_rate_limited_total", Help: "Actions refused with RATE_LIMITED, by limit.",
 		}, []string{"limit"}),
-		rateLimitUnchecked: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "feed_rate_limit_unchecked_total", Help: "Actions let through unchecked because Redis failed.",
+		rateLimitFallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_rate_limit_fallback_total", Help: "Actions checked against this instance's in-process budget because Redis failed.",
 		}),
 		passwordHashes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_password_hashes_total", Help: "bcrypt evaluations (the CPU of sign-up and log-in), by use: hash or compare.",
@@ -141,7 +141,7 @@ func newMetrics() *metrics {
 	}
 	m.registry.MustRegister(m.reads, m.rebuilds, m.dispatched, m.fanoutTasks, m.fanoutEntries,
 		m.outboxLag, m.outboxLagSecs, m.streamLag, m.streamPending, m.streamLength, m.eventsHandled, m.handlerFailure,
-		m.noProgress, m.rateLimited, m.rateLimitUnchecked, m.passwordHashes, m.unreadCounts,
+		m.noProgress, m.rateLimited, m.rateLimitFallback, m.passwordHashes, m.unreadCounts,
 		m.cacheLookups, m.cacheFillSeconds, m.followingFallback, m.followingReads, m.relationListBuilds, m.repostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.

@@ -31,7 +31,8 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 
 // checkPostBody returns body trimmed of surrounding white space, if what
 // remains is text a post may hold: 1 to MaxPostChars code points of valid
-// UTF-8 with no control characters but line feed and tab. Any script,
+// UTF-8 with no control characters but line feed and tab, at least one of
+// them visible. Any script,
 // combining marks, right-to-left text and emoji are text. Invalid UTF-8 and
 // the other controls (NUL, carriage return, escape, DEL, the C1 range) are
 // refused, not repaired or dropped, so that what is stored is byte for byte
@@ -47,17 +48,29 @@ func checkPostBody(body string) (string, error) {
 	if n := utf8.RuneCountInString(body); n == 0 || n > MaxPostChars {
 		return "", BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
 	}
+	if !strings.ContainsFunc(body, visible) {
+		return "", BadInput("a post needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or variation selectors)")
+	}
 	return body, nil
+}
+
+// visible says whether r shows as something on a page: not white space,
+// not a format character (zero-width space, joiners, U+2060, the byte
+// order mark, the bidirectional controls: Unicode's category Cf), not a
+// variation selector, not one of the other characters Unicode says to
+// draw as nothing (Other_Default_Ignorable_Code_Point: the Hangul fillers,
+// U+034F), and not the blank braille pattern U+2800, which shows as a
+// space.
+func visible(r rune) bool {
+	return !unicode.IsSpace(r) && !unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) && r != '\u2800'
 }
 
 // refuseControls answers BAD_USER_INPUT when text, valid UTF-8 that what
 // names, holds a control character other than line feed and tab. It is the
-// rule of every text a user writes for others to read: post bodies,
-// display names and bios. Line feed and tab pass everywhere, as they do in
-// a post: they are text, not terminal commands, and a page shows a name
-// on one line whatever it holds, collapsing them to spaces; a separate
-// rule for names would be one more for clients to learn. Carriage return,
-// NUL, escape, DEL and the C1 range are refused.
+// rule of the texts a user writes for others to read at length: post
+// bodies and bios, where line feed and tab are text, not terminal
+// commands. Carriage return, NUL, escape, DEL and the C1 range are
+// refused. Display names are stricter (checkDisplayName): one line.
 func refuseControls(what, text string) error {
 	n := 0
 	for _, r := range text {

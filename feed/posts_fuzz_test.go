@@ -4,12 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
 // postBodyAllowed is the rule of post bodies written out by ranges, apart
 // from checkPostBody: trimmed of white space, 1 to MaxPostChars code points
-// of valid UTF-8, no C0 control but line feed and tab, no DEL, no C1 control.
+// of valid UTF-8, no C0 control but line feed and tab, no DEL, no C1 control,
+// at least one character that is not blank.
 func postBodyAllowed(body string) (trimmed string, ok bool) {
 	trimmed = strings.TrimSpace(body)
 	if !utf8.ValidString(trimmed) {
@@ -22,7 +24,22 @@ func postBodyAllowed(body string) (trimmed string, ok bool) {
 			return trimmed, false
 		}
 	}
-	return trimmed, n >= 1 && n <= MaxPostChars
+	return trimmed, n >= 1 && n <= MaxPostChars && strings.ContainsFunc(trimmed, func(r rune) bool { return !postBlank(r) })
+}
+
+// postBlank is a character that shows as nothing, apart from visible:
+// white space, the zero-width and format characters named by range, the
+// variation selectors, the fillers and the blank braille pattern.
+func postBlank(r rune) bool {
+	switch {
+	case unicode.IsSpace(r), unicode.Is(unicode.Cf, r),
+		r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, r >= 0x180b && r <= 0x180f,
+		r >= 0x200b && r <= 0x200f, r >= 0x2060 && r <= 0x206f, r == 0xfeff, r == 0x034f,
+		r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x3164, r == 0xffa0, r >= 0xfff0 && r <= 0xfff8,
+		r >= 0xe0000 && r <= 0xe0fff, r == 0x2800:
+		return true
+	}
+	return false
 }
 
 // FuzzPostBody publishes arbitrary bodies, repeated up to 65,536 times (so

@@ -90,9 +90,11 @@ func TestAllowSharedByInstances(t *testing.T) {
 	allowN(t, other.Engine, rate, "user:1", n)
 }
 
-// With Redis away the limiter lets actions through (and counts them):
-// refusing everything would take the API down with Redis.
-func TestAllowFailsOpenWithoutRedis(t *testing.T) {
+// With Redis away the limiter spends from an in-process budget of the same
+// rate (and counts the actions): refusing everything would take the API
+// down with Redis, letting everything through would open log-in to
+// password guessing. Back, Redis's budgets hold again.
+func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 	server := testenv.StartRedis(t)
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()},
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
@@ -102,12 +104,26 @@ func TestAllowFailsOpenWithoutRedis(t *testing.T) {
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
 	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
 	server.Kill()
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", 2)
-	if got := counterValue(te.metrics.rateLimitUnchecked); got != 2 {
-		t.Errorf("feed_rate_limit_unchecked_total %v, want 2", got)
+	wide := Rate{Count: 3, Period: time.Hour}
+	allowN(t, te.Engine, wide, "ip:192.0.2.1", 3)
+	refused(t, te.Allow(context.Background(), "test", wide, "ip:192.0.2.1"), wide.Period)
+	allowN(t, te.Engine, wide, "ip:192.0.2.2", 3) // a subject of its own
+	if err := te.Allow(context.Background(), "other", wide, "ip:192.0.2.1"); err != nil {
+		t.Errorf("another limit of the same subject, in process: %v", err)
 	}
-	// Back, empty: limits hold again.
+	if got := counterValue(te.metrics.rateLimitFallback); got != 8 {
+		t.Errorf("feed_rate_limit_fallback_total %v, want 8", got)
+	}
+	// Back, empty: limits hold again, Redis's (the in-process budget of
+	// this subject is spent).
 	server.Start()
+	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
+	for rdb.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the client does not reach the restarted Redis")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
 	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
 }
@@ -206,7 +222,7 @@ func (l *uncheckedLog) Enabled(context.Context, slog.Level) bool { return true }
 func (l *uncheckedLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
 func (l *uncheckedLog) WithGroup(string) slog.Handler            { return l }
 func (l *uncheckedLog) Handle(_ context.Context, r slog.Record) error {
-	if !strings.HasPrefix(r.Message, "rate limit not checked") {
+	if !strings.HasPrefix(r.Message, "rate limit checked in this process only") {
 		return nil
 	}
 	n := int64(-1)
@@ -228,9 +244,9 @@ func (l *uncheckedLog) warnings() []int64 {
 	return slices.Clone(l.suppressed)
 }
 
-// With Redis away, many unchecked limits log one warning per
+// With Redis away, many limits checked in process log one warning per
 // RateLimitWarnInterval, the next one saying how many were held back,
-// while feed_rate_limit_unchecked_total counts every one.
+// while feed_rate_limit_fallback_total counts every one.
 func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	t.Parallel()
 	interval := testenv.Scale(time.Second) // 50 refused dials must fit in it
@@ -254,7 +270,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	te := startTestEngineWithLog(t, newTestStore(t), rdb, testenv.Name("t")+":", slog.New(log), func(c *Config) {
 		c.FanoutWorkers, c.Dispatch, c.RateLimitWarnInterval = 0, false, interval
 	})
-	rate := Rate{Count: 1, Period: time.Hour}
+	rate := Rate{Count: 100, Period: time.Hour}
 	server.Kill()
 	start := time.Now()
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", 50)
@@ -262,18 +278,18 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 		t.Fatalf("50 failing checks took %s, longer than the interval %s the test relies on", time.Since(start), interval)
 	}
 	if got := log.warnings(); !slices.Equal(got, []int64{0}) {
-		t.Fatalf("50 unchecked limits within %s logged %d warnings (suppressed counts %v), want 1", interval, len(got), got)
+		t.Fatalf("50 limits checked in process within %s logged %d warnings (suppressed counts %v), want 1", interval, len(got), got)
 	}
-	if got := counterValue(te.metrics.rateLimitUnchecked); got != 50 {
-		t.Errorf("feed_rate_limit_unchecked_total %v, want 50", got)
+	if got := counterValue(te.metrics.rateLimitFallback); got != 50 {
+		t.Errorf("feed_rate_limit_fallback_total %v, want 50", got)
 	}
 	time.Sleep(interval)
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
 	if got := log.warnings(); !slices.Equal(got, []int64{0, 49}) {
 		t.Fatalf("after the interval: suppressed counts %v, want [0 49]", got)
 	}
-	if got := counterValue(te.metrics.rateLimitUnchecked); got != 51 {
-		t.Errorf("feed_rate_limit_unchecked_total %v, want 51", got)
+	if got := counterValue(te.metrics.rateLimitFallback); got != 51 {
+		t.Errorf("feed_rate_limit_fallback_total %v, want 51", got)
 	}
 }
 
@@ -290,5 +306,71 @@ func TestWarnThrottleEdge(t *testing.T) {
 		if ok, n := w.take(t0.Add(step.at)); ok != step.ok || n != step.suppressed {
 			t.Errorf("step %d at +%s: %v %d, want %v %d", i, step.at, ok, n, step.ok, step.suppressed)
 		}
+	}
+}
+
+// The fallback's edges: a budget of n allows n actions at once and refuses
+// the next with the wait of one interval; one interval later it allows
+// exactly one more; after the period it is whole again.
+func TestFallbackLimiterEdge(t *testing.T) {
+	const n = 4
+	rate := Rate{Count: n, Period: time.Minute} // an interval of 15 s
+	l := &fallbackLimiter{maxSubjects: 10}
+	t0 := time.Unix(1000, 0)
+	for i := range n {
+		if wait := l.allow("k", rate, t0); wait != 0 {
+			t.Fatalf("action %d of %d refused, wait %v", i+1, n, wait)
+		}
+	}
+	if wait := l.allow("k", rate, t0); wait != 15*time.Second {
+		t.Fatalf("action %d: wait %v, want 15s", n+1, wait)
+	}
+	if wait := l.allow("k", rate, t0.Add(15*time.Second-1)); wait != 1 {
+		t.Fatalf("a nanosecond before the interval: wait %v, want 1ns", wait)
+	}
+	if wait := l.allow("k", rate, t0.Add(15*time.Second)); wait != 0 {
+		t.Fatalf("one interval later: wait %v, want allowed", wait)
+	}
+	if wait := l.allow("k", rate, t0.Add(15*time.Second)); wait == 0 {
+		t.Fatal("two actions allowed one interval later")
+	}
+	later := t0.Add(15*time.Second + rate.Period)
+	for i := range n {
+		if wait := l.allow("k", rate, later); wait != 0 {
+			t.Fatalf("after the period, action %d of %d refused, wait %v", i+1, n, wait)
+		}
+	}
+}
+
+// The fallback holds at most RateLimitFallbackSubjects budgets: at the
+// limit it keeps every one; one more drops the budgets already whole
+// first, and when none is, a hundredth of them (one here).
+func TestFallbackLimiterSubjectsEdge(t *testing.T) {
+	const max = 10
+	rate := Rate{Count: 1, Period: time.Hour}
+	l := &fallbackLimiter{maxSubjects: max}
+	t0 := time.Unix(1000, 0)
+	for i := range max {
+		l.allow(fmt.Sprint("live", i), rate, t0)
+	}
+	if got := l.size(); got != max {
+		t.Fatalf("%d budgets held at the limit of %d", got, max)
+	}
+	for i := range max {
+		if wait := l.allow(fmt.Sprint("live", i), rate, t0); wait == 0 {
+			t.Fatalf("budget live%d was lost at the limit", i)
+		}
+	}
+	l.allow("one more", rate, t0)
+	if got := l.size(); got != max {
+		t.Fatalf("%d budgets held after one past the limit of %d, want %d", got, max, max)
+	}
+	// An hour on every budget is whole: the next new one drops them all.
+	l.allow("after an hour", rate, t0.Add(time.Hour))
+	if got := l.size(); got != 1 {
+		t.Fatalf("%d budgets held after the whole ones were dropped, want 1", got)
+	}
+	if got := (Config{}).withDefaults().RateLimitFallbackSubjects; got != DefaultRateLimitFallbackSubjects {
+		t.Fatalf("default RateLimitFallbackSubjects %d, want %d", got, DefaultRateLimitFallbackSubjects)
 	}
 }

@@ -230,88 +230,88 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 	case 21:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
 		return fc
-	case 35:
+	case 36:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		return fc
-	case 36:
+	case 37:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 		return fc
-	case 37:
+	case 38:
 		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
-	case 38:
+	case 39:
 		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
-	case 39:
+	case 40:
 		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
-	case 41:
+	case 42:
 		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
-	case 42:
+	case 43:
 		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
-	case 44:
+	case 45:
 		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
 		return fc
-	case 45:
+	case 46:
 		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
 		return fc
-	case 46:
+	case 47:
 		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
 		return fc
-	case 47:
+	case 48:
 		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
 		return fc
-	case 48:
+	case 49:
 		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
 		return fc
-	case 49:
+	case 50:
 		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
 		return fc
-	case 51:
+	case 52:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 62:
+	case 63:
 		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
-	case 63:
+	case 64:
 		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
-	case 64:
+	case 65:
 		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
 		return fc
-	case 65:
+	case 66:
 		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
 		return fc
-	case 66:
+	case 67:
 		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
 		return fc
-	case 67:
+	case 68:
 		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
 		return fc
-	case 68:
+	case 69:
 		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
 		return fc
-	case 69:
+	case 70:
 		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
 		return fc
-	case 70:
+	case 71:
 		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
 		return fc
-	case 76:
+	case 77:
 		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
 		return fc
-	case 77:
+	case 78:
 		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		return fc
-	case 78:
+	case 79:
 		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
 		return fc
-	case 79:
+	case 80:
 		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
 		return fc
-	case 81:
+	case 82:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -366,6 +366,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "MarkFeedReadPayload", Field: "unreadCount", IsMethod: false, IsResolver: false},
 	{Object: "Mutation", Field: "signUp", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logIn", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "logOut", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "createPost", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "repost", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "deletePost", IsMethod: true, IsResolver: true},
@@ -568,6 +569,13 @@ func (fx *fastExec) fastRoot_Mutation(ctx context.Context, w *fastexec.Writer, s
 			if st == fastexec.Null {
 				invalid = true
 			}
+		case "logOut":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
 		case "createPost":
 			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
 				return fx.fastRootValue_Mutation(ctx, field)
@@ -674,6 +682,10 @@ func (fx *fastExec) fastRootValue_Mutation(ctx context.Context, field graphql.Co
 		w, p := fastexec.GetWriter(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_logIn(w, p, 0, &field), w)
+	case "logOut":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_logOut(w, p, 0, &field), w)
 	case "createPost":
 		w, p := fastexec.GetWriter(), getPath(ctx)
 		defer putPath(p)
@@ -854,6 +866,72 @@ func (fx *fastExec) fastCall_Mutation_logIn(ctx context.Context, fc *graphql.Fie
 	return fx.ec.Resolvers.Mutation().LogIn(ctx, fc.Args["input"].(model.LogInInput))
 }
 
+// fastResolve_Mutation_logOut runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_logOut(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_logOut(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[24] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_logOut(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_logOut(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_logOut is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_logOut(ctx context.Context, fc *graphql.FieldContext) (bool, error) {
+	return fx.ec.Resolvers.Mutation().LogOut(ctx)
+}
+
 // fastResolve_Mutation_createPost runs the steps of graphql.ResolveField.
 func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
 	pctx := fx.ctxOf(p, n)
@@ -872,7 +950,7 @@ func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[24] {
+	if fx.observed[25] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createPost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -938,7 +1016,7 @@ func (fx *fastExec) fastResolve_Mutation_repost(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[25] {
+	if fx.observed[26] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_repost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1004,7 +1082,7 @@ func (fx *fastExec) fastResolve_Mutation_deletePost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeletePostPayload
-	if fx.observed[26] {
+	if fx.observed[27] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deletePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1070,7 +1148,7 @@ func (fx *fastExec) fastResolve_Mutation_follow(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[27] {
+	if fx.observed[28] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_follow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1136,7 +1214,7 @@ func (fx *fastExec) fastResolve_Mutation_unfollow(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[28] {
+	if fx.observed[29] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unfollow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1202,7 +1280,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFollower(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[29] {
+	if fx.observed[30] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFollower(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1268,7 +1346,7 @@ func (fx *fastExec) fastResolve_Mutation_markFeedRead(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res *models.MarkFeedReadPayload
-	if fx.observed[30] {
+	if fx.observed[31] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_markFeedRead(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1334,7 +1412,7 @@ func (fx *fastExec) fastResolve_Mutation_updateProfile(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.User
-	if fx.observed[31] {
+	if fx.observed[32] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_updateProfile(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1400,7 +1478,7 @@ func (fx *fastExec) fastResolve_Mutation_promotePost(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[32] {
+	if fx.observed[33] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_promotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1466,7 +1544,7 @@ func (fx *fastExec) fastResolve_Mutation_unpromotePost(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[33] {
+	if fx.observed[34] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unpromotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1532,7 +1610,7 @@ func (fx *fastExec) fastResolve_Mutation_dismissHomeEntry(w *fastexec.Writer, p 
 		}
 	}()
 	var res *models.DismissHomeEntryPayload
-	if fx.observed[34] {
+	if fx.observed[35] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_dismissHomeEntry(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1698,7 +1776,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[53] {
+	if fx.observed[54] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1767,7 +1845,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[54] {
+	if fx.observed[55] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1833,7 +1911,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[55] {
+	if fx.observed[56] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1899,7 +1977,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[56] {
+	if fx.observed[57] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1965,7 +2043,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[57] {
+	if fx.observed[58] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2031,7 +2109,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[58] {
+	if fx.observed[59] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -4550,11 +4628,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[35] {
+	if fx.observed[36] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 35)
+	cn := p.child(n, field, 36)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4578,7 +4656,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[35] {
+	if fx.observed[36] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4627,11 +4705,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[36] {
+	if fx.observed[37] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 36)
+	cn := p.child(n, field, 37)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4655,7 +4733,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[36] {
+	if fx.observed[37] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4704,11 +4782,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[37] {
+	if fx.observed[38] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 37)
+	cn := p.child(n, field, 38)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -4732,7 +4810,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[37] {
+	if fx.observed[38] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4781,11 +4859,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[38] {
+	if fx.observed[39] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 38)
+	cn := p.child(n, field, 39)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -4809,7 +4887,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[38] {
+	if fx.observed[39] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4953,11 +5031,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[39] {
+	if fx.observed[40] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 39)
+	cn := p.child(n, field, 40)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -4996,7 +5074,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[39] {
+	if fx.observed[40] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5067,7 +5145,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[40] {
+	if fx.observed[41] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5116,11 +5194,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[41] {
+	if fx.observed[42] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 41)
+	cn := p.child(n, field, 42)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5144,7 +5222,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[41] {
+	if fx.observed[42] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5193,11 +5271,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[42] {
+	if fx.observed[43] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 42)
+	cn := p.child(n, field, 43)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5221,7 +5299,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[42] {
+	if fx.observed[43] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5292,7 +5370,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[43] {
+	if fx.observed[44] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5341,11 +5419,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[44] {
+	if fx.observed[45] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 44)
+	cn := p.child(n, field, 45)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5369,7 +5447,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[44] {
+	if fx.observed[45] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5461,11 +5539,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[45] {
+	if fx.observed[46] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 45)
+	cn := p.child(n, field, 46)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -5505,7 +5583,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[45] {
+	if fx.observed[46] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5554,11 +5632,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[46] {
+	if fx.observed[47] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 46)
+	cn := p.child(n, field, 47)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -5598,7 +5676,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[46] {
+	if fx.observed[47] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5647,11 +5725,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[47] {
+	if fx.observed[48] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 47)
+	cn := p.child(n, field, 48)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5675,7 +5753,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[47] {
+	if fx.observed[48] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5765,11 +5843,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[48] {
+	if fx.observed[49] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 48)
+	cn := p.child(n, field, 49)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5793,7 +5871,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[48] {
+	if fx.observed[49] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5842,11 +5920,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[49] {
+	if fx.observed[50] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 49)
+	cn := p.child(n, field, 50)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -5886,7 +5964,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[49] {
+	if fx.observed[50] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6044,7 +6122,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[50] {
+	if fx.observed[51] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6093,11 +6171,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[51] {
+	if fx.observed[52] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 51)
+	cn := p.child(n, field, 52)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6121,7 +6199,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[51] {
+	if fx.observed[52] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6277,7 +6355,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[52] {
+	if fx.observed[53] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6435,7 +6513,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[61] {
+	if fx.observed[62] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6484,11 +6562,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[62] {
+	if fx.observed[63] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 62)
+	cn := p.child(n, field, 63)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6512,7 +6590,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[62] {
+	if fx.observed[63] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6670,11 +6748,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[63] {
+	if fx.observed[64] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 63)
+	cn := p.child(n, field, 64)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -6713,7 +6791,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[63] {
+	if fx.observed[64] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6762,11 +6840,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[64] {
+	if fx.observed[65] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 64)
+	cn := p.child(n, field, 65)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6790,7 +6868,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[64] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6839,11 +6917,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[65] {
+	if fx.observed[66] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 65)
+	cn := p.child(n, field, 66)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6867,7 +6945,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[65] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6916,11 +6994,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[66] {
+	if fx.observed[67] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 66)
+	cn := p.child(n, field, 67)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6944,7 +7022,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[66] {
+	if fx.observed[67] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6993,11 +7071,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[67] {
+	if fx.observed[68] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 67)
+	cn := p.child(n, field, 68)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7021,7 +7099,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[67] {
+	if fx.observed[68] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7070,11 +7148,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[68] {
+	if fx.observed[69] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 68)
+	cn := p.child(n, field, 69)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7098,7 +7176,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[68] {
+	if fx.observed[69] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7147,11 +7225,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[69] {
+	if fx.observed[70] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 69)
+	cn := p.child(n, field, 70)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7175,7 +7253,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[69] {
+	if fx.observed[70] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7224,11 +7302,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[70] {
+	if fx.observed[71] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 70)
+	cn := p.child(n, field, 71)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7252,7 +7330,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[70] {
+	if fx.observed[71] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7323,7 +7401,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[71] {
+	if fx.observed[72] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7394,7 +7472,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[72] {
+	if fx.observed[73] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7465,7 +7543,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[73] {
+	if fx.observed[74] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7536,7 +7614,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[74] {
+	if fx.observed[75] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7607,7 +7685,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[75] {
+	if fx.observed[76] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7699,11 +7777,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[76] {
+	if fx.observed[77] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 76)
+	cn := p.child(n, field, 77)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -7743,7 +7821,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[76] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7792,11 +7870,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[77] {
+	if fx.observed[78] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 77)
+	cn := p.child(n, field, 78)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -7836,7 +7914,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[77] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7885,11 +7963,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[78] {
+	if fx.observed[79] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 78)
+	cn := p.child(n, field, 79)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7913,7 +7991,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[78] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8051,11 +8129,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[79] {
+	if fx.observed[80] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 79)
+	cn := p.child(n, field, 80)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8079,7 +8157,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[79] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8150,7 +8228,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[80] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8199,11 +8277,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[81] {
+	if fx.observed[82] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 81)
+	cn := p.child(n, field, 82)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8227,7 +8305,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[81] {
+	if fx.observed[82] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})

@@ -108,6 +108,7 @@ type ComplexityRoot struct {
 		DismissHomeEntry func(childComplexity int, id string) int
 		Follow           func(childComplexity int, userID string) int
 		LogIn            func(childComplexity int, input model.LogInInput) int
+		LogOut           func(childComplexity int) int
 		MarkFeedRead     func(childComplexity int, upTo *string) int
 		PromotePost      func(childComplexity int, postID string) int
 		RemoveFollower   func(childComplexity int, userID string) int
@@ -215,6 +216,7 @@ type HomeConnectionResolver interface {
 type MutationResolver interface {
 	SignUp(ctx context.Context, input model.SignUpInput) (*models.AuthPayload, error)
 	LogIn(ctx context.Context, input model.LogInInput) (*models.AuthPayload, error)
+	LogOut(ctx context.Context) (bool, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*models.CreatePostPayload, error)
 	Repost(ctx context.Context, postID string) (*models.CreatePostPayload, error)
 	DeletePost(ctx context.Context, id string) (*models.DeletePostPayload, error)
@@ -480,6 +482,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LogIn(childComplexity, args["input"].(model.LogInInput)), true
+	case "Mutation.logOut":
+		if e.ComplexityRoot.Mutation.LogOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.LogOut(childComplexity), true
 	case "Mutation.markFeedRead":
 		if e.ComplexityRoot.Mutation.MarkFeedRead == nil {
 			break
@@ -1241,6 +1249,8 @@ type Query {
 type Mutation {
   signUp(input: SignUpInput!): AuthPayload!
   logIn(input: LogInInput!): AuthPayload!
+  "Revokes every token of the viewer, on every device: each is refused with UNAUTHENTICATED from then on. Log in again for a new one."
+  logOut: Boolean!
   createPost(input: CreatePostInput!): CreatePostPayload!
   repost(postId: ID!): CreatePostPayload!
   "Only the author may delete a post: FORBIDDEN otherwise."
@@ -2831,6 +2841,29 @@ func (ec *executionContext) fieldContext_Mutation_logIn(ctx context.Context, fie
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logOut(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().LogOut(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Mutation_createPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6546,6 +6579,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "logIn":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_logIn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logOut":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logOut(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

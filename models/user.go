@@ -20,6 +20,10 @@ type User struct {
 	// Version goes up by one with every update of the row, in the same
 	// statement; the Redis copies keep the highest they were given.
 	Version int64 `gorm:"not null;default:0"`
+	// TokenVersion is carried in every token issued to the user; a token
+	// of another version is refused. Log-out moves it up by one, revoking
+	// every token issued before.
+	TokenVersion int64 `gorm:"not null;default:0"`
 }
 
 // IsNode marks User as a GraphQL Node.

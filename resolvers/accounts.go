@@ -16,6 +16,14 @@ func (r *mutationResolver) LogIn(ctx context.Context, input model.LogInInput) (*
 	return r.Engine.LogIn(ctx, input.Username, input.Password)
 }
 
+func (r *mutationResolver) LogOut(ctx context.Context) (bool, error) {
+	viewer, err := feed.RequireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Engine.LogOut(ctx, viewer)
+}
+
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*models.User, error) {
 	viewer, err := feed.RequireViewer(ctx)
 	if err != nil {

@@ -22,6 +22,7 @@ var migrations = []migration{
 	{2, "users.version, posts.version", migrateV2},
 	{3, "relation_marks (the offset index of follower and following lists)", migrateV3},
 	{4, "promoted_posts, home_dismissals", migrateV4},
+	{5, "users.token_version", migrateV5},
 }
 
 // schemaMigration records an applied step.
@@ -198,4 +199,11 @@ func (v4HomeDismissal) TableName() string { return "home_dismissals" }
 
 func migrateV4(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v4PromotedPost{}, &v4HomeDismissal{})
+}
+
+// Version 5: the version of a user's tokens (see feed/auth.go). Every
+// token issued so far carries none, which reads as 0: they stay valid
+// until their user logs out.
+func migrateV5(db *gorm.DB) error {
+	return db.Exec("ALTER TABLE users ADD COLUMN token_version BIGINT NOT NULL DEFAULT 0").Error
 }

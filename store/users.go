@@ -81,6 +81,28 @@ func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *s
 	return s.UserByID(ctx, id)
 }
 
+// RevokeTokens moves user id's token version up by one, with a
+// user_changed event, and returns the new version; ErrNotFound when there
+// is no such user.
+func (s *Store) RevokeTokens(ctx context.Context, id int64, at time.Time) (int64, error) {
+	var version int64
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&models.User{}).Where("id = ?", id).
+			Updates(map[string]any{"token_version": gorm.Expr("token_version + 1"), "version": nextVersion})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if err := tx.Model(&models.User{}).Where("id = ?", id).Pluck("token_version", &version).Error; err != nil {
+			return err
+		}
+		return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
+	})
+	return version, err
+}
+
 // MoveFeedReadKey moves the user's read marker up to key, with a
 // user_changed event; it never moves back. It reports whether it moved.
 func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64, at time.Time) (bool, error) {
