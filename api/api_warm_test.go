@@ -41,7 +41,7 @@ const warmPageQuery = `query($first: Int, $after: String) {
 // up in the inbox and the outboxes in a second). Users, posts and
 // viewerIsFollowing add none: they come from the local tier and the
 // reader's state.
-var warmMaxRoundTrips = map[feed.Mode]struct{ first, deep int64 }{feed.ModePush: {2, 3}, feed.ModeHybrid: {5, 7}}
+var warmMaxRoundTrips = map[feed.Mode]struct{ first, deep int64 }{feed.ModePush: {2, 3}, feed.ModeHybrid: {2, 3}}
 
 type warmUser struct {
 	ID                string
