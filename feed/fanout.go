@@ -71,6 +71,7 @@ func (e *Engine) Start(ctx context.Context) {
 		<-ctx.Done()
 		e.local.users.stop()
 		e.local.posts.stop()
+		e.local.outboxes.stop()
 	})
 }
 

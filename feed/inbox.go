@@ -171,10 +171,13 @@ end
 set_floor(ARGV[2])
 return 1`)
 
-// readInboxScript returns {floor, {member, score, ...}, {sources...}} for up
-// to ARGV[3] entries beyond ARGV[2] ("older" or "newer" per ARGV[1]), and
-// refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3]) and its
-// version's (KEYS[4]) with it; nil when there is no inbox.
+// readInboxScript returns {floor, {member, score, ...}, {sources...},
+// {member, score, sources, ...}} for up to ARGV[3] entries beyond ARGV[2]
+// ("older" or "newer" per ARGV[1]), and for the posts ARGV[5..] that are
+// in the inbox wherever they lie (sources ” for the author alone: a
+// merge looks up there the posts it found in outboxes, in the same round
+// trip); it refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3])
+// and its version's (KEYS[4]) with it; nil when there is no inbox.
 var readInboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -198,7 +201,16 @@ if #items > 0 then
   for i = 1, #items, 2 do members[#members + 1] = items[i] end
   srcs = redis.call('HMGET', KEYS[2], unpack(members))
 end
-return {fl, items, srcs}`)
+local looked = {}
+for i = 5, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score then
+    looked[#looked + 1] = ARGV[i]
+    looked[#looked + 1] = score
+    looked[#looked + 1] = redis.call('HGET', KEYS[2], ARGV[i]) or ''
+  end
+end
+return {fl, items, srcs, looked}`)
 
 // swapInboxScript replaces the inbox, and the followee set beside it, with
 // rebuilt ones, if the rebuild still holds the lock (token ARGV[1]); KEYS:
@@ -235,40 +247,49 @@ type inboxItem struct {
 type inboxPage struct {
 	Floor int64 // entries below it are not in the inbox; 0: MySQL has nothing older
 	Items []inboxItem
+	// Looked are the posts looked up beside the page that are in the
+	// inbox, wherever they lie.
+	Looked []inboxItem
 }
 
 // errNoInbox is returned by readInbox when the reader has no inbox.
 var errNoInbox = errors.New("no inbox")
 
-// readInbox reads up to limit entries beyond bound and refreshes the TTL.
-func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound int64, limit int) (inboxPage, error) {
-	keys, args := e.inboxReadArgs(userID, older, bound, limit)
+// readInbox reads up to limit entries beyond bound, looks up the posts
+// lookups, and refreshes the TTL.
+func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
+	keys, args := e.inboxReadArgs(userID, older, bound, limit, lookups)
 	return parseInboxPage(userID, readInboxScript.Run(ctx, e.redis, keys, args...))
 }
 
 // queueInboxRead adds readInbox's script to pipe, for a read that shares a
 // round trip with others; finishInboxRead reads its answer.
-func (e *Engine) queueInboxRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int) *redis.Cmd {
-	keys, args := e.inboxReadArgs(userID, older, bound, limit)
+func (e *Engine) queueInboxRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
+	keys, args := e.inboxReadArgs(userID, older, bound, limit, lookups)
 	return readInboxScript.EvalSha(ctx, pipe, keys, args...)
 }
 
 // finishInboxRead is the page a queued inbox read answered, or, when the
 // script was not loaded yet (Redis restarted), the page read again alone.
-func (e *Engine) finishInboxRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int) (inboxPage, error) {
+func (e *Engine) finishInboxRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return e.readInbox(ctx, userID, older, bound, limit)
+		return e.readInbox(ctx, userID, older, bound, limit, lookups)
 	}
 	return parseInboxPage(userID, cmd)
 }
 
-func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int) ([]string, []any) {
+func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
 	dir := "newer"
 	if older {
 		dir = "older"
 	}
-	return []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID), e.keys.followingVersion(userID)},
-		[]any{dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds()}
+	keys := []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID), e.keys.followingVersion(userID)}
+	args := make([]any, 0, 4+len(lookups))
+	args = append(args, dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds())
+	for _, id := range lookups {
+		args = append(args, itoa(id))
+	}
+	return keys, args
 }
 
 // parseInboxPage reads readInboxScript's answer.
@@ -295,6 +316,21 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 			item.Sources = parseSources(s)
 		}
 		page.Items = append(page.Items, item)
+	}
+	looked, _ := raw[3].([]any)
+	for i := 0; i+2 < len(looked); i += 3 {
+		m, _ := looked[i].(string)
+		sc, _ := looked[i+1].(string)
+		id, err1 := strconv.ParseInt(m, 10, 64)
+		score, err2 := strconv.ParseFloat(sc, 64)
+		if err1 != nil || err2 != nil {
+			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
+		}
+		item := inboxItem{PostID: id, Score: int64(score)}
+		if s, _ := looked[i+2].(string); s != "" {
+			item.Sources = parseSources(s)
+		}
+		page.Looked = append(page.Looked, item)
 	}
 	return page, nil
 }

@@ -248,6 +248,10 @@ func (t *localTier[V]) stop() {
 type localTiers struct {
 	users *localTier[*models.User]
 	posts *localTier[*models.Post]
+	// outboxes holds celebrities' outboxes by author (see outboxtier.go).
+	outboxes *localTier[*outboxCopy]
+	// celebrities is the celebrity set as this instance last read it.
+	celebrities *celebrityGuess
 	// followees holds, by reader, this instance's copy of their followee
 	// set with the version it was read at (see followeeCopy); nil when
 	// the local tiers are off.
@@ -256,8 +260,10 @@ type localTiers struct {
 
 func newLocalTiers(cfg Config, m *metrics) localTiers {
 	t := localTiers{
-		users: newLocalTier(kindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
-		posts: newLocalTier(kindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
+		users:       newLocalTier(kindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
+		posts:       newLocalTier(kindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
+		outboxes:    newLocalTier(kindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, outboxCopyBytes, m),
+		celebrities: &celebrityGuess{},
 	}
 	if cfg.LocalCacheMaxEntries > 0 {
 		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
@@ -379,6 +385,8 @@ func (e *Engine) onInvalidation(payload string) {
 		e.local.users.drop(ids)
 	case kindPost:
 		e.local.posts.drop(ids)
+	case kindOutbox:
+		e.local.outboxes.drop(ids)
 	}
 }
 
@@ -388,6 +396,7 @@ func (e *Engine) onInvalidation(payload string) {
 func (e *Engine) onInvalidationsResubscribed() {
 	e.local.users.dropAll()
 	e.local.posts.dropAll()
+	e.local.outboxes.dropAll()
 }
 
 // invalidationSync starts the message SyncInvalidations waits for.

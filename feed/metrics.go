@@ -41,8 +41,8 @@ type metrics struct {
 	unreadCounts      prometheus.Counter
 
 	// cacheLookups counts the keys looked up in a cache tier, by tier
-	// (redis), kind (post, user) and result (hit, miss, error); a user is
-	// one lookup of its two keys.
+	// (local, redis), kind (post, user; outbox in the local tier only) and
+	// result (hit, miss, error); a user is one lookup of its two keys.
 	cacheLookups *prometheus.CounterVec
 	// cacheFillSeconds is how long filling a batch's misses took (the load
 	// from the tier below and the write back), by tier and kind.
@@ -120,7 +120,7 @@ func newMetrics() *metrics {
 			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
 		}),
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feed_cache_lookups_total", Help: "Posts and users looked up in a cache tier, by tier (local: this process; redis), kind (post, user) and result (hit, miss; error: Redis failed and MySQL answered).",
+			Name: "feed_cache_lookups_total", Help: "Posts, users and celebrities' outboxes looked up in a cache tier, by tier (local: this process; redis), kind (post, user; outbox: local only) and result (hit, miss; error: Redis failed and MySQL answered).",
 		}, []string{"tier", "kind", "result"}),
 		cacheFillSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "feed_cache_fill_seconds", Help: "Time to fill one batch's misses of a tier from the tiers below it, by tier and kind.",

@@ -63,7 +63,10 @@ type inboxRead struct {
 	older bool
 	bound int64
 	want  int
-	cmd   *redis.Cmd
+	// lookups are the posts looked up in the inbox with the page: in
+	// hybrid mode, those the first merge round will want (guessLookups).
+	lookups []int64
+	cmd     *redis.Cmd
 }
 
 // earlyRead is the inbox read that a page of args starts with (see
@@ -77,15 +80,15 @@ func earlyRead(args PageArgs, kind cursorKind) *inboxRead {
 	return &inboxRead{older: dir == store.Older, bound: bound, want: readWant(limit, 0)}
 }
 
-// takeEarly is the early read's command when it is the read asked for,
-// once; nil otherwise.
-func (r *reader) takeEarly(older bool, bound int64, want int) *redis.Cmd {
+// takeEarly is the early read's command, and the posts it looked up, when
+// it is the read asked for, once; nil otherwise.
+func (r *reader) takeEarly(older bool, bound int64, want int) (*redis.Cmd, []int64) {
 	early := r.early
 	if early == nil || early.older != older || early.bound != bound || early.want != want {
-		return nil
+		return nil, nil
 	}
 	r.early = nil
-	return early.cmd
+	return early.cmd, early.lookups
 }
 
 // readWant is how many entries a merge pass asks each source for, having
@@ -110,7 +113,8 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	held := e.local.followeeCopy(viewer)
 	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax, held.version)
 	if early != nil {
-		early.cmd = e.queueInboxRead(ctx, pipe, viewer, early.older, early.bound, early.want)
+		early.lookups = e.guessLookups(held.ids, early.older, early.bound, early.want)
+		early.cmd = e.queueInboxRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
 	if e.cfg.Mode == ModeHybrid {
@@ -145,6 +149,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 		if celebs, err = e.celebrityIDs(ctx); err != nil {
 			return nil, nil, errRedis{err}
 		}
+		e.local.celebrities.remember(celebs)
 		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version)); err != nil {
 			return nil, nil, errRedis{err}
 		}
@@ -152,6 +157,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 		if celebs, err = e.celebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, errRedis{err}
 		}
+		e.local.celebrities.remember(celebs)
 	}
 	switch set.state {
 	case followingUnchanged:
@@ -300,17 +306,33 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 	var emitted []entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
-		// The inbox and the followed celebrities' outboxes, in one round
-		// trip (on a cluster, one per node, side by side); the inbox
-		// already read when loadReader read it early.
-		pipe := e.redis.Pipeline()
-		inboxCmd := r.takeEarly(older, bound, want)
-		if inboxCmd == nil {
-			inboxCmd = e.queueInboxRead(ctx, pipe, r.id, older, bound, want)
+		// The followed celebrities' outboxes, from this instance's copies
+		// (see outboxtier.go); then the inbox, with the posts those hold
+		// looked up in it, in one round trip: the early one when
+		// loadReader made it, with the posts it guessed.
+		copies, err := e.outboxCopies(ctx, r.celebs)
+		if err != nil {
+			return nil, 0, false, errRedis{err}
 		}
-		outboxCmds := e.queueOutboxReads(ctx, pipe, r.celebs, older, bound, want)
-		pipe.Exec(ctx) // each command's own error is looked at below
-		page, err := e.finishInboxRead(ctx, inboxCmd, r.id, older, bound, want)
+		outboxes := make([]*outboxCopy, len(r.celebs))
+		var lookups []int64
+		for k, celeb := range r.celebs {
+			if outboxes[k] = copies[celeb]; outboxes[k] == nil {
+				return nil, 0, false, errRedis{fmt.Errorf("no outbox of %d", celeb)}
+			}
+			for _, it := range outboxes[k].page(older, bound, want) {
+				lookups = append(lookups, it.OriginalID)
+			}
+		}
+		lookups = uniq(lookups)
+		var page inboxPage
+		inboxCmd, asked := r.takeEarly(older, bound, want)
+		if inboxCmd != nil {
+			page, err = e.finishInboxRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+		} else {
+			asked = lookups
+			page, err = e.readInbox(ctx, r.id, older, bound, want, asked)
+		}
 		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := e.ensureInbox(ctx, r.id); err != nil {
@@ -353,12 +375,8 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			last = it.Score
 		}
 		note(len(page.Items), last)
-		outboxes, err := e.finishOutboxReads(ctx, outboxCmds, r.celebs, older, bound, want)
-		if err != nil {
-			return nil, 0, false, errRedis{err}
-		}
 		for k, celeb := range r.celebs {
-			floor, items := outboxes[k].floor, outboxes[k].items
+			floor, items := outboxes[k].floor, outboxes[k].page(older, bound, want)
 			window = max(window, floor)
 			for _, it := range items {
 				c := get(it.OriginalID)
@@ -368,18 +386,29 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			note(len(items), last)
 		}
 		// A post seen only in an outbox may sit elsewhere in the inbox, with
-		// arrivals of its own: look those up too.
+		// arrivals of its own: the inbox read looked up the posts it was
+		// asked to; the others (a guess that missed) are looked up now.
+		for _, it := range page.Looked {
+			if c := cands[it.PostID]; c != nil && !c.inInbox {
+				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
+				if c.recorded == nil {
+					c.recorded = []source{{User: 0, Event: it.PostID}}
+				}
+			}
+		}
 		var unseen []int64
 		for id, c := range cands {
 			if !c.inInbox {
-				unseen = append(unseen, id)
+				if _, ok := slices.BinarySearch(asked, id); !ok {
+					unseen = append(unseen, id)
+				}
 			}
 		}
 		// Celebrities' reposts of the candidates that their outboxes did
 		// not show in this range may be earlier arrivals: those of the
-		// candidates in the window are in the outboxes too, looked up in
-		// the same round trip (the candidates below the window are placed
-		// from MySQL, see exactPositions).
+		// candidates in the window are in the outboxes too, found in the
+		// copies (the candidates below the window are placed from MySQL,
+		// see exactPositions).
 		var inWindow []int64
 		if len(r.celebs) > 0 {
 			for id := range cands {
@@ -388,34 +417,29 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				}
 			}
 		}
-		// Most pages of push mode have neither: no pipeline then.
-		pipe = nil
-		if len(unseen) > 0 || len(inWindow) > 0 {
-			pipe = e.redis.Pipeline()
-		}
-		lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
-		reposted := e.celebrityReposts(ctx, pipe, r.celebs, inWindow)
-		if pipe != nil {
+		if len(unseen) > 0 {
+			pipe := e.redis.Pipeline()
+			lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
 			pipe.Exec(ctx) // each command's own error is looked at below
+			known, err := lookup()
+			if err != nil {
+				return nil, 0, false, errRedis{err}
+			}
+			for _, it := range known {
+				c := cands[it.PostID]
+				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
+				if c.recorded == nil {
+					c.recorded = []source{{User: 0, Event: it.PostID}}
+				}
+			}
 		}
-		known, err := lookup()
-		if err != nil {
-			return nil, 0, false, errRedis{err}
-		}
-		arrivals, err := reposted()
+		arrivals, err := e.copiedReposts(ctx, copies, r.celebs, inWindow)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		for id, list := range arrivals {
 			if c := cands[id]; c != nil {
 				c.celeb = append(c.celeb, list...)
-			}
-		}
-		for _, it := range known {
-			c := cands[it.PostID]
-			c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
-			if c.recorded == nil {
-				c.recorded = []source{{User: 0, Event: it.PostID}}
 			}
 		}
 		positions, repairs, err := e.placeCandidates(ctx, r, cands, window)

@@ -1,0 +1,240 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv"
+)
+
+// A copy of an outbox answers every read as Redis does on the outbox
+// itself: for bounds below, at, between and above its members, both ways,
+// with and without a floor, the items of copy.page equal those of the
+// range commands the outbox read ran (ZREVRANGEBYSCORE and ZRANGEBYSCORE
+// with the same bounds and limit), and copy.reposts equals a scan of the
+// outbox's members from the lowest original up.
+func TestOutboxCopyAnswersAsRedis(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, floor := range []int64{0, 1_000_040} {
+		author := int64(900 + floor%7)
+		key := te.keys.outbox(author)
+		members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
+		var ids []int64
+		for i := range 60 {
+			id := int64(1_000_000 + 2*i) // even ids: odd bounds fall between
+			if id < floor {
+				continue
+			}
+			ids = append(ids, id)
+			m := strconv.FormatInt(id, 10)
+			if i%4 == 1 {
+				m += ":" + strconv.FormatInt(1_000_000+int64(rng.IntN(i+1))*2, 10)
+			}
+			members = append(members, redis.Z{Score: float64(id), Member: m})
+		}
+		if err := te.redis.ZAdd(ctx, key, members...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		copies, err := te.readWholeOutboxes(ctx, []int64{author})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := copies[author]
+		if c.floor != floor || len(c.items) != len(ids) {
+			t.Fatalf("copy of floor %d with %d items, want %d and %d", c.floor, len(c.items), floor, len(ids))
+		}
+		bounds := []int64{0, 1, 999_999, 1_000_000, 1_000_001, floor, floor + 1, 1_000_118, 1_000_119, 2_000_000, math.MaxInt64}
+		for _, bound := range bounds {
+			for _, limit := range []int{1, 4, 7, 100} {
+				for _, older := range []bool{true, false} {
+					var want []string
+					if older {
+						want, err = te.redis.ZRevRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(floor, 10), Max: "(" + scoreArg(bound), Count: int64(limit)}).Result()
+					} else {
+						lo := "(" + strconv.FormatInt(bound, 10)
+						if bound < floor {
+							lo = strconv.FormatInt(floor, 10)
+						}
+						want, err = te.redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: lo, Max: "+inf", Count: int64(limit)}).Result()
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, it := range c.page(older, bound, limit) {
+						m := strconv.FormatInt(it.PostID, 10)
+						if it.OriginalID != it.PostID {
+							m += ":" + strconv.FormatInt(it.OriginalID, 10)
+						}
+						got = append(got, m)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("floor %d, bound %d, limit %d, older %v:\n got %v\nwant %v", floor, bound, limit, older, got, want)
+					}
+				}
+			}
+		}
+		for _, lowest := range []int64{floor - 1, floor, 1_000_050} {
+			originals := map[int64]bool{lowest: true, 1_000_060: true, 1_000_000: true}
+			got, ok := c.reposts(author, lowest, originals)
+			if ok != (floor <= lowest) {
+				t.Fatalf("floor %d, lowest %d: answered %v", floor, lowest, ok)
+			}
+			if !ok {
+				continue
+			}
+			all, err := te.redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(lowest, 10), Max: "+inf"}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int64][]source{}
+			for _, m := range all {
+				it, err := parseOutboxMember(m)
+				if err == nil && it.OriginalID != it.PostID && originals[it.OriginalID] {
+					want[it.OriginalID] = append(want[it.OriginalID], source{User: author, Event: it.PostID})
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("floor %d, lowest %d: reposts %v, want %v", floor, lowest, got, want)
+			}
+		}
+	}
+}
+
+// celebrityWorld is a reader following a celebrity, who posted once since
+// the reader's first read.
+func celebrityWorld(t *testing.T, te *testEngine) (reader, star int64) {
+	t.Helper()
+	reader, star = te.user("reader"), te.user("star")
+	for _, f := range []int64{reader, te.user("fan1"), te.user("fan2")} {
+		te.follow(f, star) // three followers: a celebrity
+	}
+	te.settle()
+	firstPost(t, te, reader) // builds the inbox and the outbox: posts go to an outbox that exists
+	te.post(star, "first")
+	te.settle()
+	return reader, star
+}
+
+// firstPost is the post at the top of reader's feed on te.
+func firstPost(t *testing.T, te *testEngine, reader int64) int64 {
+	t.Helper()
+	one := 1
+	conn, err := te.Feed(context.Background(), reader, PageArgs{First: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conn.Edges) == 0 {
+		return 0
+	}
+	return conn.Edges[0].Node.PostID
+}
+
+// holdsCopy reads reader's feed on te until te's local tier holds a copy
+// of star's outbox (a read whose fill crosses a message of an earlier
+// change does not prime the tier).
+func holdsCopy(t *testing.T, te *testEngine, reader, star int64) {
+	t.Helper()
+	waitFor(t, "the local tier to hold the celebrity's outbox", func() bool {
+		firstPost(t, te, reader)
+		return len(te.local.outboxes.cached([]int64{star})) == 1
+	})
+}
+
+// A celebrity's new post shows in a follower's feed on the instance whose
+// worker put it in the outbox as soon as the workers settled, though that
+// instance held a copy of the outbox and its copies last an hour; and the
+// author's delete leaves the feed before DeletePost returns.
+func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
+	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = time.Hour })
+	reader, star := celebrityWorld(t, te)
+	holdsCopy(t, te, reader, star)
+
+	post := te.post(star, "second")
+	te.settle()
+	if got := firstPost(t, te, reader); got != post {
+		t.Fatalf("the feed opens with %d, want the new post %d", got, post)
+	}
+	holdsCopy(t, te, reader, star)
+	te.deletePost(star, post)
+	if got := firstPost(t, te, reader); got == post {
+		t.Fatalf("the feed still opens with the deleted post %d", got)
+	}
+}
+
+// A celebrity's new post shows in a follower's feed on another instance,
+// whose local tier holds a copy of the outbox for an hour, once that
+// instance has applied the messages sent until the workers settled: the
+// invalidation message brings it, not the copy's expiry.
+func TestCelebrityPostReachesOtherInstance(t *testing.T) {
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	long := func(c *Config) { c.LocalCacheTTL = time.Hour }
+	a := startTestEngine(t, st, rdb, prefix, long)
+	b := startTestEngine(t, st, rdb, prefix, long)
+	waitFor(t, "both hubs on the invalidate channel", func() bool {
+		return numSub(t, a, a.keys.cacheInvalidateChannel()) == 2
+	})
+	ctx := context.Background()
+	reader, star := celebrityWorld(t, a)
+	for range 3 {
+		holdsCopy(t, b, reader, star)
+		post := a.post(star, "next")
+		a.settle() // the worker may run on either instance
+		if err := b.SyncInvalidations(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := firstPost(t, b, reader); got != post {
+			t.Fatalf("the feed on the other instance opens with %d, want the new post %d", got, post)
+		}
+	}
+}
+
+// An outbox changed with no message (one lost on the way) shows on an
+// instance that held a copy of it within LocalCacheTTL, the tier's bound:
+// the copy is read again from Redis once it is that old.
+func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
+	ttl := testenv.Scale(300 * time.Millisecond)
+	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = ttl })
+	ctx := context.Background()
+	reader, star := celebrityWorld(t, te)
+	post := te.post(star, "second")
+	te.settle()
+	// The post leaves the outbox with no message, and this instance
+	// copies the outbox without it.
+	key := te.keys.outbox(star)
+	if n, err := te.redis.ZRem(ctx, key, strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
+		t.Fatalf("the post left the outbox: %d, %v", n, err)
+	}
+	te.local.outboxes.dropAll()
+	holdsCopy(t, te, reader, star)
+	if got := firstPost(t, te, reader); got == post {
+		inbox, _ := te.redis.ZRangeWithScores(ctx, te.keys.inbox(reader), 0, -1).Result()
+		outbox, _ := te.redis.ZRangeWithScores(ctx, key, 0, -1).Result()
+		celebs, _ := te.redis.SMembers(ctx, te.keys.celebrities()).Result()
+		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.local.outboxes.cached([]int64{star})[star])
+	}
+	// It comes back with no message: the copy is stale until it expires.
+	if err := te.redis.ZAdd(ctx, key, redis.Z{Score: float64(post), Member: strconv.FormatInt(post, 10)}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	bound := ttl + testenv.Scale(500*time.Millisecond) // slack for a loaded machine
+	for firstPost(t, te, reader) != post {
+		if time.Since(changed) > bound {
+			t.Fatalf("the post did not show within %s of the change (the tier's bound is %s)", bound, ttl)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("shown %s after the change (bound %s)", time.Since(changed).Round(time.Millisecond), ttl)
+}
