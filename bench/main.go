@@ -65,8 +65,10 @@ type options struct {
 	bufferPool  string
 	noPlots     bool
 	compare     bool
-	only        string // "targets": only the workloads of issue 12's targets
-	goBench     string // a `go test -bench` output with the engine and raw Redis pages
+	only        string   // "targets": only the workloads of issue 12's targets
+	workloads   []string // the numbers of the workloads to run; all when empty
+	serverFlags []string // extra flags of the server under test
+	goBench     string   // a `go test -bench` output with the engine and raw Redis pages
 }
 
 // targetsOnly says whether the run measures only issue 12's targets.
@@ -109,7 +111,11 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets")
+	workloads := flag.String("workloads", "", "run only these workloads, by number (e.g. 7 for the red dots; 1,4,7); the warm reads always run")
+	serverFlags := flag.String("server-flags", "", "extra flags of the server under test, space-separated (e.g. '-metrics-addr=127.0.0.1:6060 -metrics-pprof' to profile it)")
 	flag.Parse()
+	o.workloads = strings.FieldsFunc(*workloads, func(r rune) bool { return r == ',' || r == ' ' })
+	o.serverFlags = strings.Fields(*serverFlags)
 	switch o.only {
 	case "", "targets":
 	case "gobench":

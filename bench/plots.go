@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,11 +110,15 @@ func (r *Result) modesPresent() []string {
 	return out
 }
 
-func plots(r *Result, o *options) ([]string, error) {
-	var files []string
+func plots(r *Result, o *options) (files, skipped []string, err error) {
 	add := func(f []string, err error) error {
 		files = append(files, f...)
 		return err
+	}
+	// skip notes a plot left out because the run has nothing to draw on it
+	// (its workloads were not run, e.g. with -workloads).
+	skip := func(name, why string) {
+		skipped = append(skipped, name+": "+why)
 	}
 	modes := r.modesPresent()
 	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
@@ -126,49 +131,57 @@ func plots(r *Result, o *options) ([]string, error) {
 
 	// 0. Issue 12's targets: each measured figure as a share of its bound.
 	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", width, height)); err != nil {
-		return files, err
+		return files, skipped, err
 	}
 	if r.Only != "" {
-		return files, nil // the other plots need the workloads this run left out
+		return files, skipped, nil // the other plots need the workloads this run left out
 	}
 
 	// 1. Read throughput by mode and concurrency (grouped bars).
-	p := newChart()
-	p.Title.Text = "Feed first page (20 entries): throughput\n" + subtitle
-	p.Y.Label.Text = "pages/s"
-	p.X.Label.Text = "concurrent clients"
-	conc := []int{1, 8, 32}
-	w := vg.Points(18)
-	for k, m := range modes {
-		vals := make(plotter.Values, len(conc))
+	if !slices.ContainsFunc(modes, func(m string) bool { return len(r.Modes[m].FirstPage) > 0 }) {
+		skip("read_throughput", "no points (the first-page workload, 1, was not run)")
+	} else {
+		p := newChart()
+		p.Title.Text = "Feed first page (20 entries): throughput\n" + subtitle
+		p.Y.Label.Text = "pages/s"
+		p.X.Label.Text = "concurrent clients"
+		conc := []int{1, 8, 32}
+		w := vg.Points(18)
+		for k, m := range modes {
+			vals := make(plotter.Values, len(conc))
+			for i, c := range conc {
+				vals[i] = firstPageAt(r.Modes[m], c).Throughput
+			}
+			bars, err := plotter.NewBarChart(vals, w)
+			if err != nil {
+				return files, skipped, err
+			}
+			bars.Color = modeColors[m]
+			bars.LineStyle.Width = 0
+			bars.Offset = vg.Length(k-len(modes)/2) * w
+			p.Add(bars)
+			p.legend.Add(m, bars)
+		}
+		names := make([]string, len(conc))
 		for i, c := range conc {
-			vals[i] = firstPageAt(r.Modes[m], c).Throughput
+			names[i] = strconv.Itoa(c)
 		}
-		bars, err := plotter.NewBarChart(vals, w)
-		if err != nil {
-			return files, err
+		p.NominalX(names...)
+		floorLine(p, r.floor(redisFloor), "Redis page floor (8 workers)", "pages/s")
+		p.headroom()
+		if err := add(p.save(o.out, "read_throughput", width, height)); err != nil {
+			return files, skipped, err
 		}
-		bars.Color = modeColors[m]
-		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(k-len(modes)/2) * w
-		p.Add(bars)
-		p.legend.Add(m, bars)
-	}
-	names := make([]string, len(conc))
-	for i, c := range conc {
-		names[i] = strconv.Itoa(c)
-	}
-	p.NominalX(names...)
-	floorLine(p, r.floor(redisFloor), "Redis page floor (8 workers)", "pages/s")
-	p.headroom()
-	if err := add(p.save(o.out, "read_throughput", width, height)); err != nil {
-		return files, err
 	}
 
 	// 2. Latency vs followee count, one plot per mode (p50/p95/p99, warm),
 	// plus the cold first read.
 	for _, m := range modes {
 		mr := r.Modes[m]
+		if len(mr.Followees) == 0 {
+			skip("latency_vs_followees_"+m, "no points (the followee-count workload, 3, was not run in "+m+" mode)")
+			continue
+		}
 		p := newChart()
 		p.Title.Text = fmt.Sprintf("Feed read latency vs followees: %s mode\n%s", m, subtitle)
 		p.X.Label.Text = "reader's followees"
@@ -192,7 +205,7 @@ func plots(r *Result, o *options) ([]string, error) {
 			}
 			l, sc, err := plotter.NewLinePoints(pts)
 			if err != nil {
-				return files, err
+				return files, skipped, err
 			}
 			l.Color = modeColors[m]
 			if k == 3 {
@@ -210,42 +223,47 @@ func plots(r *Result, o *options) ([]string, error) {
 		}
 		p.headroom()
 		if err := add(p.save(o.out, "latency_vs_followees_"+m, width, height)); err != nil {
-			return files, err
+			return files, skipped, err
 		}
 	}
 
 	// 3. All modes' warm p99 vs followees on one plot.
-	p = newChart()
-	p.Title.Text = "Feed read p99 vs followees, by mode\n" + subtitle
-	p.X.Label.Text = "reader's followees"
-	p.Y.Label.Text = "p99 ms (one client, warm)"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
-	for _, m := range modes {
-		pts := plotter.XYs{}
-		for _, f := range r.Modes[m].Followees {
-			pts = append(pts, plotter.XY{X: float64(f.Followees), Y: f.Warm.P99})
+	if !slices.ContainsFunc(modes, func(m string) bool { return len(r.Modes[m].Followees) > 0 }) {
+		skip("latency_vs_followees", "no points (the followee-count workload, 3, was not run)")
+	} else {
+		p := newChart()
+		p.Title.Text = "Feed read p99 vs followees, by mode\n" + subtitle
+		p.X.Label.Text = "reader's followees"
+		p.Y.Label.Text = "p99 ms (one client, warm)"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
+		for _, m := range modes {
+			pts := plotter.XYs{}
+			for _, f := range r.Modes[m].Followees {
+				pts = append(pts, plotter.XY{X: float64(f.Followees), Y: f.Warm.P99})
+			}
+			l, sc, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return files, skipped, err
+			}
+			l.Color, sc.Color = modeColors[m], modeColors[m]
+			p.Add(l, sc)
+			p.legend.Add(m, l, sc)
+			if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
+				eb.Color = modeColors[m]
+				p.Add(eb)
+			}
 		}
-		l, sc, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return files, err
+		p.headroom()
+		if err := add(p.save(o.out, "latency_vs_followees", width, height)); err != nil {
+			return files, skipped, err
 		}
-		l.Color, sc.Color = modeColors[m], modeColors[m]
-		p.Add(l, sc)
-		p.legend.Add(m, l, sc)
-		if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
-			eb.Color = modeColors[m]
-			p.Add(eb)
-		}
-	}
-	p.headroom()
-	if err := add(p.save(o.out, "latency_vs_followees", width, height)); err != nil {
-		return files, err
 	}
 
 	// 4. Writes: ordinary fan-out (last active inbox), celebrity visibility,
 	// red-dot p99, by mode.
-	p = newChart()
+	p := newChart()
+	w := vg.Points(18)
 	p.Title.Text = "After a post: time until readers see it (ms)\n" + subtitle
 	p.Y.Label.Text = "ms after the mutation's response"
 	cats := []string{"last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)"}
@@ -254,7 +272,7 @@ func plots(r *Result, o *options) ([]string, error) {
 		vals := plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.redDotLargest().Delivery.P99}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return files, err
+			return files, skipped, err
 		}
 		bars.Color = modeColors[m]
 		bars.LineStyle.Width = 0
@@ -265,9 +283,9 @@ func plots(r *Result, o *options) ([]string, error) {
 	p.NominalX(cats...)
 	p.headroom()
 	if err := add(p.save(o.out, "write_visibility", width, height)); err != nil {
-		return files, err
+		return files, skipped, err
 	}
-	return files, nil
+	return files, skipped, nil
 }
 
 // floorLine shows a floor measured in the same run, written on the chart: a

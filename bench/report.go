@@ -600,9 +600,12 @@ func report(r *Result, o *options) {
 		}
 	}
 	if !o.noPlots {
-		files, err := plots(r, o)
+		files, skipped, err := plots(r, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "plots:", err)
+		}
+		for _, s := range skipped {
+			fmt.Println("skipped plot", s)
 		}
 		if len(files) > 0 {
 			fmt.Printf("wrote %s\n", strings.Join(files, ", "))
@@ -685,5 +688,9 @@ func replotFile(path string) ([]string, error) {
 	r.WarmReadTargets = r.warmReadTargets()
 	fmt.Printf("warm reads (issue 12), from %s:\n", path)
 	printTargetTable(os.Stdout, r.WarmReadTargets)
-	return plots(&r, &options{out: filepath.Dir(path)})
+	files, skipped, err := plots(&r, &options{out: filepath.Dir(path)})
+	for _, s := range skipped {
+		fmt.Println("skipped plot", s)
+	}
+	return files, err
 }

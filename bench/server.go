@@ -80,7 +80,7 @@ func startServer(ctx context.Context, o *options, mode, prefix string, g *graph)
 		return nil, err
 	}
 	s.p, err = serverproc.Start(ctx, serverproc.Options{
-		Bin: o.serverBin, Args: serverArgs(o, mode, prefix, addr, g), Addr: addr,
+		Bin: o.serverBin, Args: append(serverArgs(o, mode, prefix, addr, g), o.serverFlags...), Addr: addr,
 		Log: s.logf, Ready: 60 * time.Second, OwnGroup: true,
 	})
 	if err != nil {

@@ -168,6 +168,12 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		{"7 red dots over websockets", w.redDots},
 		{"6 mixed 90/8/2", w.mixed},
 	}
+	if len(e.o.workloads) > 0 && !e.o.targetsOnly() {
+		steps = slices.DeleteFunc(steps, func(st step) bool {
+			number, _, _ := strings.Cut(st.name, " ")
+			return !slices.Contains(e.o.workloads, number)
+		})
+	}
 	if e.o.targetsOnly() {
 		steps = steps[:3]
 		if !w.deepPaged() { // pull's target figure is its first page at 32 clients
@@ -291,8 +297,14 @@ func (w *modeRun) warm(ctx context.Context) error {
 }
 
 // deepPaged says whether the deep-paging workload runs in this mode: in
-// every mode, but with -only targets not in pull, which has no deep target.
-func (w *modeRun) deepPaged() bool { return !w.o.targetsOnly() || w.mode != "pull" }
+// every mode, but with -only targets not in pull, which has no deep target,
+// and with -workloads only when it names it (2).
+func (w *modeRun) deepPaged() bool {
+	if len(w.o.workloads) > 0 && !w.o.targetsOnly() {
+		return slices.Contains(w.o.workloads, "2")
+	}
+	return !w.o.targetsOnly() || w.mode != "pull"
+}
 
 // warmDeep walks each active reader's feed from the first page to page 10
 // once (8 clients), after warm; pages 2-10 are recorded as warmDeep.

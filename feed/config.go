@@ -55,7 +55,9 @@ type Config struct {
 	// CelebrityFollowers is the follower count from which an author's posts
 	// are not fanned out but merged at read time (hybrid mode).
 	CelebrityFollowers int
-	// InboxCap is the most entries an inbox (or an author's outbox) keeps.
+	// InboxCap is the most entries an inbox (or an author's outbox) keeps
+	// once trimmed; an inbox trims when it grows past it by
+	// InboxCap/inboxTrimSlackDivisor.
 	InboxCap int
 	// InboxTTL is how long an unread inbox lives; reading refreshes it.
 	InboxTTL time.Duration

@@ -106,9 +106,11 @@ local function store(o, author, list, fl, known)
     redis.call('PUBLISH', ARGV[1], 'change')
   end
 end
-local function trim(cap)
+-- trim takes the inbox back to cap entries once it holds more than cap +
+-- slack (see inboxTrimSlack).
+local function trim(cap, slack)
   local n = redis.call('ZCARD', KEYS[1]) - 1
-  if n <= cap then return end
+  if n <= cap + slack then return end
   local gone = redis.call('ZRANGE', KEYS[1], 1, n - cap)
   redis.call('ZREM', KEYS[1], unpack(gone))
   redis.call('HDEL', KEYS[2], unpack(gone))
@@ -118,7 +120,8 @@ end
 `
 
 // addSourceScript records that ARGV[3] brought entry ARGV[2] (author
-// ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries.
+// ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries when
+// it holds more than ARGV[6] + ARGV[7].
 // Recording a source twice changes nothing. ARGV[1] is the reader's channel.
 var addSourceScript = newPublishingScript(luaInboxLib + `
 local g = gate() if g then return g end
@@ -129,7 +132,7 @@ for _, s in ipairs(list) do
 end
 list[#list + 1] = {u, e}
 store(o, author, list, floor(), known)
-trim(tonumber(ARGV[6]))
+trim(tonumber(ARGV[6]), tonumber(ARGV[7]))
 return 1`)
 
 // removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
@@ -409,8 +412,21 @@ type inboxChange struct {
 }
 
 func addSource(reader, postID, author int64, s source, capEntries int) inboxChange {
-	return inboxChange{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries}}
+	return inboxChange{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries, inboxTrimSlack(capEntries)}}
 }
+
+// inboxTrimSlackDivisor sets how far past its cap an inbox may grow before
+// an added entry trims it back to the cap: by cap/inboxTrimSlackDivisor
+// entries (50 of the default 800; none under a cap of 16). Trimming (the
+// oldest entries' removal and the floor's move) is most of the cost of
+// adding an entry to a full inbox; done once per slack entries instead of
+// at each, a fan-out to thousands of full inboxes takes Redis about half
+// the time. The entries past the cap are above the floor, so reads serve
+// them as any other.
+const inboxTrimSlackDivisor = 16
+
+// inboxTrimSlack is how many entries past capEntries an inbox may hold.
+func inboxTrimSlack(capEntries int) int { return capEntries / inboxTrimSlackDivisor }
 
 func removeSource(reader, postID, author, user int64, event string) inboxChange {
 	return inboxChange{removeSourceScript, reader, []any{postID, user, event, author}}

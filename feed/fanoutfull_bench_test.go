@@ -1,0 +1,78 @@
+package feed
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// BenchmarkFanoutTaskFullInboxes is BenchmarkFanoutTask (push mode) with
+// every follower's inbox full from the start (InboxCap entries): each new
+// post is added to 1,000 inboxes at their cap, where an add may trim. This
+// is the inbox of a reader who has followed for a while, and the fan-out
+// cost that bounds the red dot of a big author's followers in push mode.
+//
+//	go test -run '^$' -bench FanoutTaskFullInboxes -benchtime 50x -count 6 ./feed
+func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
+	const batch = 1000
+	start := time.Now()
+	captureRedisLog(b)
+	te := newBenchEngine(b, ModePush)
+	ctx := context.Background()
+	author := benchUsers(te, "author", 1)[0]
+	readers := benchUsers(te, "follower", batch)
+	pairs := make([][2]int64, len(readers))
+	for i, r := range readers {
+		pairs[i] = [2]int64{r, author}
+	}
+	benchFollows(te, pairs)
+	benchRecount(te)
+	// The same InboxCap older entries (the author's, with no sources hash)
+	// in every inbox, above a floor at the oldest.
+	old := make([]redis.Z, te.cfg.InboxCap)
+	for i := range old {
+		id := te.ids.Next()
+		old[i] = redis.Z{Score: float64(id), Member: strconv.FormatInt(id, 10)}
+	}
+	floor := "~" + old[0].Member.(string)
+	for k := 0; k < len(readers); k += 10 {
+		pipe := te.redis.Pipeline()
+		for _, r := range readers[k:min(k+10, len(readers))] {
+			pipe.ZAdd(ctx, te.keys.inbox(r), append(old, redis.Z{Score: -1, Member: floor})...)
+			pipe.PExpire(ctx, te.keys.inbox(r), te.cfg.InboxTTL)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatalf("fill inboxes: %v", err)
+		}
+	}
+	b.Logf("author, %d followers and their full inboxes (%d entries) set up in %v", batch, te.cfg.InboxCap, time.Since(start).Round(time.Millisecond))
+
+	b.ReportAllocs()
+	for b.Loop() {
+		post := te.ids.Next()
+		t := task{Op: opAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
+		if err := te.runTask(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
+
+	// Every inbox holds its cap, up to its slack more, beside its marker.
+	least, most := int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap)+1)
+	pipe := te.redis.Pipeline()
+	cards := make([]*redis.IntCmd, len(readers))
+	for i, r := range readers {
+		cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for i, c := range cards {
+		if c.Val() < least || c.Val() > most {
+			b.Fatalf("inbox of follower %d holds %d members after %d tasks, want %d to %d", readers[i], c.Val(), b.N, least, most)
+		}
+	}
+}
