@@ -143,7 +143,7 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) bool {
 	for start := "0"; ctx.Err() == nil; {
 		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), start},
-			Count: fanoutRetryCount,
+			Count: fanoutRetryCount, Block: -1, // history: answered at once, never blocks
 		}).Result()
 		if err != nil {
 			if errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOGROUP") {
