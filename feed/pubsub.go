@@ -117,7 +117,12 @@ func (h *hub) run(ctx context.Context) {
 		}
 	}()
 	if h.cluster != nil {
-		go h.regroup(ctx)
+		regrouped := make(chan struct{})
+		go func() {
+			defer close(regrouped)
+			h.regroup(ctx)
+		}()
+		defer func() { <-regrouped }()
 	}
 	h.receive(ctx, h.broadcast)
 }
