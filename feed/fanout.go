@@ -93,11 +93,17 @@ func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
 // promoted replica may lack the acknowledgements of the last ones handled.
 func (e *Engine) runWorker(ctx context.Context, consumer string) {
 	lastClaim := time.Time{}
-	retry := false
+	retries := 0 // passes over its own pending messages still to make
 	for ctx.Err() == nil {
-		if retry {
+		if retries > 0 {
 			e.pause(ctx, fanoutRetryPause)
-			retry = e.retryOwn(ctx, consumer)
+			switch e.retryOwn(ctx, consumer) {
+			case retryDone:
+				retries = 0
+			case retryFailed:
+				retries--
+			case retryUnread: // Redis still away: no pass made
+			}
 			continue
 		}
 		if time.Since(lastClaim) > fanoutClaimEvery {
@@ -117,13 +123,13 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 		case err != nil:
 			if ctx.Err() == nil {
 				e.log.Warn("read fan-out stream", "err", err)
-				retry = true
+				retries = fanoutRetryPasses
 			}
 			continue
 		}
 		for _, s := range streams {
 			if e.handleMessages(ctx, s.Messages) > 0 {
-				retry = true
+				retries = fanoutRetryPasses
 			}
 		}
 	}
@@ -134,12 +140,23 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 // the new master of a slot (RedisClusterStateReload).
 const fanoutRetryPause = 250 * time.Millisecond
 
+// fanoutRetryPasses is how many passes over its own pending messages a
+// worker makes, fanoutRetryPause apart, while one keeps failing; a message
+// that fails in all of them is left to claimStale (after
+// fanoutClaimAfter), so that it does not hold the worker up.
+const fanoutRetryPasses = 8
+
+// What a pass of retryOwn did.
+const (
+	retryDone   = iota // every pending message handled (or none pending)
+	retryFailed        // a message failed again
+	retryUnread        // the pending messages could not be read
+)
+
 // retryOwn handles once each message the consumer was given and did not
-// acknowledge (its entries in the group's pending list), oldest first;
-// it reports whether one failed again (or could not be read). A message
-// that keeps failing is left, after this pass, to claimStale.
-func (e *Engine) retryOwn(ctx context.Context, consumer string) bool {
-	failed := false
+// acknowledge (its entries in the group's pending list), oldest first.
+func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
+	outcome := retryDone
 	for start := "0"; ctx.Err() == nil; {
 		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), start},
@@ -147,11 +164,11 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) bool {
 		}).Result()
 		if err != nil {
 			if errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOGROUP") {
-				return false // nothing pending: the stream or the group is new
+				return outcome // nothing (more) pending: the stream or the group is new
 			}
 			// Still away: the read that failed first said so.
 			e.log.Debug("read own pending fan-out messages", "err", err)
-			return true
+			return retryUnread
 		}
 		n := 0
 		for _, s := range streams {
@@ -166,14 +183,14 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) bool {
 				n++
 			}
 			if e.handleMessages(ctx, msgs) > 0 {
-				failed = true
+				outcome = retryFailed
 			}
 		}
 		if n < fanoutRetryCount {
-			return failed
+			return outcome
 		}
 	}
-	return failed
+	return outcome
 }
 
 // fanoutRetryCount is how many pending messages retryOwn reads at a time.
