@@ -141,6 +141,8 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		FanoutWorkers:         cfg.FanoutWorkers,
 		Dispatch:              cfg.Dispatch,
 		StreamTrimInterval:    cfg.StreamTrimInterval,
+		StreamReplicas:        streamReplicas(cfg.StreamReplicas),
+		StreamReplicaTimeout:  cfg.StreamReplicaTimeout,
 		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
 		PostCacheTTL:          cfg.PostCacheTTL,
 		RepostListMax:         cfg.RepostListMax,
@@ -242,6 +244,15 @@ func (a *app) close() {
 		a.closers[i]()
 	}
 	a.closers = nil
+}
+
+// streamReplicas maps STREAM_REPLICAS to the engine's setting, where 0
+// means the default and a negative number waits for none.
+func streamReplicas(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // localCacheEntries maps LOCAL_CACHE_MAX_ENTRIES to the engine's setting,

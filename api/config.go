@@ -147,6 +147,8 @@ type config struct {
 	FanoutWorkers         int
 	Dispatch              bool
 	StreamTrimInterval    time.Duration
+	StreamReplicas        int
+	StreamReplicaTimeout  time.Duration
 	RateLimitWarnInterval time.Duration
 	PostCacheTTL          time.Duration
 	RepostListMax         int
@@ -303,6 +305,8 @@ func (c *config) engineFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
+	fs.IntVar(&c.StreamReplicas, "stream-replicas", envInt("STREAM_REPLICAS", feed.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
+	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", envDuration("STREAM_REPLICA_TIMEOUT", feed.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feed.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
@@ -368,12 +372,12 @@ func (c config) check() error {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
 	}
-	for name, n := range map[string]int{"fanout-workers": c.FanoutWorkers, "local-cache-max-entries": c.LocalCacheMaxEntries} {
+	for name, n := range map[string]int{"fanout-workers": c.FanoutWorkers, "stream-replicas": c.StreamReplicas, "local-cache-max-entries": c.LocalCacheMaxEntries} {
 		if n < 0 {
 			return fmt.Errorf("-%s cannot be negative", name)
 		}
 	}
-	for name, d := range map[string]time.Duration{"redis-pool-timeout": c.RedisPoolTimeout, "stream-trim-interval": c.StreamTrimInterval,
+	for name, d := range map[string]time.Duration{"redis-pool-timeout": c.RedisPoolTimeout, "stream-trim-interval": c.StreamTrimInterval, "stream-replica-timeout": c.StreamReplicaTimeout,
 		"rate-limit-warn-interval": c.RateLimitWarnInterval, "replica-max-lag": c.ReplicaMaxLag, "home-candidates-ttl": c.HomeCandidatesTTL,
 		"post-cache-ttl": c.PostCacheTTL, "user-cache-ttl": c.UserCacheTTL, "local-cache-ttl": c.LocalCacheTTL} {
 		if d <= 0 {

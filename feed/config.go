@@ -84,6 +84,13 @@ type Config struct {
 	// holder) drops the fan-out stream's entries that every consumer group
 	// acknowledged.
 	StreamTrimInterval time.Duration
+	// StreamReplicas is how many replicas of the stream's master must
+	// hold an entry before it counts as added (see streamappend.go): all
+	// of them when the master has fewer; negative waits for none.
+	StreamReplicas int
+	// StreamReplicaTimeout is the longest an append waits for them; past
+	// it the append fails and is tried again.
+	StreamReplicaTimeout time.Duration
 	// RateLimitWarnInterval is the least time between two warnings that a
 	// rate limit was checked in process because Redis failed; the ones
 	// between are counted in the next.
@@ -165,6 +172,13 @@ const (
 	DefaultJumpCacheTTL       = time.Hour
 	DefaultFollowingReadMax   = 1000
 	DefaultFanoutWorkers      = 4
+	// DefaultStreamReplicas: one replica holding an entry is what a
+	// failover of the stream's master needs (it promotes a replica).
+	DefaultStreamReplicas = 1
+	// DefaultStreamReplicaTimeout is ample for a replica in the same
+	// data centre (it acknowledges within a millisecond or so) and short
+	// enough that a stalled replica delays the fan-out only briefly.
+	DefaultStreamReplicaTimeout = 500 * time.Millisecond
 	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
 	// about unchecked rate limits every ten seconds, however many requests
 	// come meanwhile.
@@ -235,6 +249,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamTrimInterval <= 0 {
 		c.StreamTrimInterval = DefaultStreamTrimInterval
+	}
+	if c.StreamReplicas == 0 {
+		c.StreamReplicas = DefaultStreamReplicas
+	}
+	if c.StreamReplicaTimeout <= 0 {
+		c.StreamReplicaTimeout = DefaultStreamReplicaTimeout
 	}
 	if c.LocalCacheMaxEntries == 0 {
 		c.LocalCacheMaxEntries = DefaultLocalCacheMaxEntries

@@ -17,7 +17,7 @@ import (
 const (
 	dispatchBatch       = 200
 	dispatchIdlePoll    = 50 * time.Millisecond
-	dispatchErrorPause  = time.Second
+	dispatchErrorPause  = 250 * time.Millisecond // about a Redis Cluster client's slot map reload, so a failover's promotion is noticed soon
 	dispatcherLeaseTTL  = 10 * time.Second
 	dispatchedRetention = 24 * time.Hour // dispatched events are purged after this
 	streamMaxLen        = 1_000_000      // a backstop: the stream is capped at about this many entries even when a group stalls (see streamtrim.go)
@@ -46,6 +46,7 @@ func (e *Engine) runDispatcher(ctx context.Context) {
 	defer e.redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
 	var leaseUntil time.Time
 	var lastPurge, lastTrim time.Time
+	failing := false // the last dispatch failed: warned once, not again until it succeeds
 	for ctx.Err() == nil {
 		if time.Until(leaseUntil) < dispatcherLeaseTTL/2 {
 			held, err := renewDispatcherLease.Run(ctx, e.redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
@@ -57,11 +58,16 @@ func (e *Engine) runDispatcher(ctx context.Context) {
 		}
 		n, err := e.dispatchOnce(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
-				e.log.Warn("dispatch outbox events", "err", err)
+			if ctx.Err() == nil && !failing {
+				e.log.Warn("dispatch outbox events; retrying", "err", err)
 			}
+			failing = true
 			e.pause(ctx, dispatchErrorPause)
 			continue
+		}
+		if failing {
+			failing = false
+			e.log.Info("dispatching outbox events again")
 		}
 		if time.Since(lastPurge) > time.Hour {
 			lastPurge = time.Now()
@@ -89,18 +95,15 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
-	pipe := e.redis.Pipeline()
 	ids := make([]int64, len(events))
+	entries := make([][]any, len(events))
 	for i, ev := range events {
 		ids[i] = ev.ID
-		pipe.XAdd(ctx, &redis.XAddArgs{
-			Stream: e.keys.stream(),
-			MaxLen: streamMaxLen,
-			Approx: true,
-			Values: []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload},
-		})
+		entries[i] = []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	// Marked only once a replica holds them too (see streamappend.go): a
+	// master that dies with them unreplicated must not leave them marked.
+	if err := e.appendStream(ctx, entries); err != nil {
 		return 0, err
 	}
 	// Counted once the stream holds them, before they are marked: whoever

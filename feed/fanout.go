@@ -86,10 +86,27 @@ func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
 	}()
 }
 
-// runWorker reads and handles stream messages until ctx ends.
+// runWorker reads and handles stream messages until ctx ends. After a
+// message failed or a read did (Redis away, a failover), the worker first
+// takes its own unacknowledged messages again (retryOwn), after
+// fanoutRetryPause, instead of leaving them to fanoutClaimAfter: a
+// failover fails the messages in hand on every worker at once, and a
+// promoted replica may lack the acknowledgements of the last ones handled.
 func (e *Engine) runWorker(ctx context.Context, consumer string) {
 	lastClaim := time.Time{}
+	retries := 0 // passes over its own pending messages still to make
 	for ctx.Err() == nil {
+		if retries > 0 {
+			e.pause(ctx, fanoutRetryPause)
+			switch e.retryOwn(ctx, consumer) {
+			case retryDone:
+				retries = 0
+			case retryFailed:
+				retries--
+			case retryUnread: // Redis still away: no pass made
+			}
+			continue
+		}
 		if time.Since(lastClaim) > fanoutClaimEvery {
 			lastClaim = time.Now()
 			e.claimStale(ctx, consumer)
@@ -107,15 +124,78 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 		case err != nil:
 			if ctx.Err() == nil {
 				e.log.Warn("read fan-out stream", "err", err)
-				e.pause(ctx, dispatchErrorPause)
+				retries = fanoutRetryPasses
 			}
 			continue
 		}
 		for _, s := range streams {
-			e.handleMessages(ctx, s.Messages)
+			if e.handleMessages(ctx, s.Messages) > 0 {
+				retries = fanoutRetryPasses
+			}
 		}
 	}
 }
+
+// fanoutRetryPause is how long a worker waits before it takes its failed
+// messages again: about the time a Redis Cluster client needs to learn
+// the new master of a slot (RedisClusterStateReload).
+const fanoutRetryPause = 250 * time.Millisecond
+
+// fanoutRetryPasses is how many passes over its own pending messages a
+// worker makes, fanoutRetryPause apart, while one keeps failing; a message
+// that fails in all of them is left to claimStale (after
+// fanoutClaimAfter), so that it does not hold the worker up.
+const fanoutRetryPasses = 8
+
+// What a pass of retryOwn did.
+const (
+	retryDone   = iota // every pending message handled (or none pending)
+	retryFailed        // a message failed again
+	retryUnread        // the pending messages could not be read
+)
+
+// retryOwn handles once each message the consumer was given and did not
+// acknowledge (its entries in the group's pending list), oldest first.
+func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
+	outcome := retryDone
+	for start := "0"; ctx.Err() == nil; {
+		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), start},
+			Count: fanoutRetryCount, Block: -1, // history: answered at once, never blocks
+		}).Result()
+		if err != nil {
+			if errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOGROUP") {
+				return outcome // nothing (more) pending: the stream or the group is new
+			}
+			// Still away: the read that failed first said so.
+			e.log.Debug("read own pending fan-out messages", "err", err)
+			return retryUnread
+		}
+		n := 0
+		for _, s := range streams {
+			var msgs []redis.XMessage
+			for _, m := range s.Messages {
+				if m.Values != nil { // nil: trimmed from the stream, nothing to do
+					msgs = append(msgs, m)
+				} else {
+					e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID)
+				}
+				start = m.ID
+				n++
+			}
+			if e.handleMessages(ctx, msgs) > 0 {
+				outcome = retryFailed
+			}
+		}
+		if n < fanoutRetryCount {
+			return outcome
+		}
+	}
+	return outcome
+}
+
+// fanoutRetryCount is how many pending messages retryOwn reads at a time.
+const fanoutRetryCount = 16
 
 // ensureGroup creates the stream and its consumer group if they are missing
 // (at start, and after Redis lost its data).
@@ -137,20 +217,24 @@ func (e *Engine) claimStale(ctx context.Context, consumer string) {
 	}
 }
 
-func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) {
+// handleMessages handles msgs in order and returns how many failed.
+func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) int {
+	failed := 0
 	for _, m := range msgs {
 		if ctx.Err() != nil {
 			// Stopping: the messages not begun stay pending, and another
 			// instance's worker (or this one's next start) claims them.
-			return
+			return failed
 		}
 		if err := e.handleMessage(ctx, m); err != nil {
+			failed++
 			e.metrics.handlerFailure.Inc()
 			if ctx.Err() == nil {
 				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
 			}
 		}
 	}
+	return failed
 }
 
 // fanoutFinishTimeout is how long a stopping worker may still take to
@@ -427,14 +511,14 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 	if len(batches) == 1 {
 		return e.runTask(ctx, batches[0])
 	}
-	pipe := e.redis.Pipeline()
-	for _, b := range batches {
+	entries := make([][]any, len(batches))
+	for i, b := range batches {
 		payload, _ := json.Marshal(b)
-		pipe.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.stream(), MaxLen: streamMaxLen, Approx: true,
-			Values: []any{"kind", taskKind, "payload", string(payload)}})
+		entries[i] = []any{"kind", taskKind, "payload", string(payload)}
 	}
-	_, err := pipe.Exec(ctx)
-	return err
+	// The event that made them is acknowledged only once a replica holds
+	// them (see streamappend.go).
+	return e.appendStream(ctx, entries)
 }
 
 // runTask applies one task to its readers' inboxes, pipelined.

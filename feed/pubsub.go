@@ -34,7 +34,8 @@ import (
 // stay classic: every instance needs every message of theirs, so sharding
 // them would not spread their load but put it all on one shard, and the
 // classic connection may be to any node, so a master's failure does not
-// stop them longer than a reconnect.
+// stop them longer than a reconnect. The sharded channels share one
+// connection per node (see shardsub.go).
 type hub struct {
 	e   *Engine
 	ctx context.Context // the hub's life: its receivers end with it
@@ -51,17 +52,14 @@ type hub struct {
 	// first checks that h.subs still wants it, so that of a channel's
 	// unsubscribe and its next subscribe, whichever runs last is right.
 	subMu sync.Mutex
-	// shards are the sharded subscriptions, one connection per hash slot
-	// with channels in use (guarded by subMu). Not one per node: go-redis
-	// resubscribes all of a connection's channels in one SSUBSCRIBE after
-	// a reconnect, and Redis refuses one that spans slots (CROSSSLOT).
-	shards map[int]*shardSub
-}
-
-// shardSub is the connection of the sharded channels of one slot.
-type shardSub struct {
-	ps       *redis.PubSub
-	channels map[string]bool
+	// nodes are the sharded subscriptions, one connection per cluster
+	// node with channels in use, by address (see shardsub.go); orphans
+	// are the channels waiting to be subscribed again after their node
+	// failed or gave their slot away, which regroupWake hands to regroup.
+	// Both guarded by subMu.
+	nodes       map[string]*nodeSub
+	orphans     map[string]bool
+	regroupWake chan struct{}
 }
 
 // listenerQueue bounds the entries waiting for one feedItemAdded client.
@@ -106,7 +104,7 @@ func newHub(ctx context.Context, e *Engine) *hub {
 	ps := e.redis.Subscribe(ctx, e.keys.celebritiesChannel(), e.keys.cacheInvalidateChannel())
 	cluster, _ := e.redis.(*redis.ClusterClient)
 	return &hub{e: e, ctx: ctx, broadcast: ps, cluster: cluster, subs: map[string]map[*listener]struct{}{},
-		shards: map[int]*shardSub{}}
+		nodes: map[string]*nodeSub{}, orphans: map[string]bool{}, regroupWake: make(chan struct{}, 1)}
 }
 
 // run hands messages to listeners until ctx ends.
@@ -114,11 +112,18 @@ func (h *hub) run(ctx context.Context) {
 	defer func() {
 		h.subMu.Lock()
 		defer h.subMu.Unlock()
-		for slot, s := range h.shards {
-			s.ps.Close()
-			delete(h.shards, slot)
+		for _, ns := range h.nodes {
+			h.closeNode(ns)
 		}
 	}()
+	if h.cluster != nil {
+		regrouped := make(chan struct{})
+		go func() {
+			defer close(regrouped)
+			h.regroup(ctx)
+		}()
+		defer func() { <-regrouped }()
+	}
 	h.receive(ctx, h.broadcast)
 }
 
@@ -143,11 +148,8 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 					}
 					continue
 				}
-				switch m.Kind {
-				case "subscribe", "ssubscribe":
+				if m.Kind == "subscribe" {
 					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
-				case "sunsubscribe":
-					h.resubscribeShard(ps, m.Channel)
 				}
 			case *redis.Message:
 				if m.Channel == h.e.keys.cacheInvalidateChannel() {
@@ -297,7 +299,7 @@ func (h *hub) wanted(channels []string, want bool) []string {
 }
 
 // subscribe subscribes to the channels that are still wanted: on the
-// broadcast connection on a single Redis, on their slots' connections on a
+// broadcast connection on a single Redis, on their nodes' connections on a
 // cluster.
 func (h *hub) subscribe(ctx context.Context, channels []string) error {
 	h.subMu.Lock()
@@ -309,34 +311,11 @@ func (h *hub) subscribe(ctx context.Context, channels []string) error {
 	if h.cluster == nil {
 		return h.broadcast.Subscribe(ctx, channels...)
 	}
-	var first error
-	for slot, group := range bySlot(channels) {
-		s := h.shards[slot]
-		fresh := s == nil
-		if fresh {
-			// A connection of its own, to the slot's master as go-redis
-			// knows it now; after a failover go-redis dials the slot's new
-			// master and subscribes again.
-			s = &shardSub{ps: h.cluster.SSubscribe(ctx), channels: map[string]bool{}}
-			h.shards[slot] = s
-		}
-		for _, c := range group {
-			s.channels[c] = true
-		}
-		if err := s.ps.SSubscribe(ctx, group...); err != nil && first == nil {
-			first = err
-		}
-		if fresh {
-			// Only now: a receiver that dialled before the connection knew
-			// its channels would dial a random node, which answers MOVED.
-			go h.receive(h.ctx, s.ps)
-		}
-	}
-	return first
+	return h.subscribeSharded(ctx, channels)
 }
 
 // unsubscribe unsubscribes from the channels no listener wants any more;
-// a slot's connection closes with its last channel.
+// a node's connection closes with its last channel.
 func (h *hub) unsubscribe(ctx context.Context, channels []string) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
@@ -348,53 +327,7 @@ func (h *hub) unsubscribe(ctx context.Context, channels []string) {
 		h.broadcast.Unsubscribe(ctx, channels...)
 		return
 	}
-	for slot, group := range bySlot(channels) {
-		s := h.shards[slot]
-		if s == nil {
-			continue
-		}
-		for _, c := range group {
-			delete(s.channels, c)
-		}
-		if len(s.channels) == 0 {
-			s.ps.Close()
-			delete(h.shards, slot)
-			continue
-		}
-		s.ps.SUnsubscribe(ctx, group...)
-	}
-}
-
-// resubscribeShard answers a sunsubscribe that the hub did not ask for:
-// the node stopped serving the channel's slot (a failover made it a
-// replica, or the slot moved) and dropped its subscribers there. The
-// slot's connection is replaced by one to the slot's owner now, which
-// subscribes to all of its channels again.
-func (h *hub) resubscribeShard(ps *redis.PubSub, channel string) {
-	h.subMu.Lock()
-	defer h.subMu.Unlock()
-	sl := slot.Of(channel)
-	s := h.shards[sl]
-	if s == nil || s.ps != ps || !s.channels[channel] {
-		return // the hub's own unsubscribe, or an old connection's
-	}
-	if len(h.wanted([]string{channel}, true)) == 0 {
-		return // wanted no more: its unsubscribe is on its way
-	}
-	s.ps.Close()
-	h.cluster.ReloadState(h.ctx)
-	next := &shardSub{ps: h.cluster.SSubscribe(h.ctx), channels: s.channels}
-	h.shards[sl] = next
-	var all []string
-	for c := range s.channels {
-		all = append(all, c)
-	}
-	if err := next.ps.SSubscribe(h.ctx, all...); err != nil && h.ctx.Err() == nil {
-		// go-redis keeps trying: the channels are registered with the
-		// connection, which subscribes them again when it reconnects.
-		h.e.log.WarnContext(h.ctx, "sharded resubscribe", "slot", sl, "err", err)
-	}
-	go h.receive(h.ctx, next.ps)
+	h.unsubscribeSharded(ctx, channels)
 }
 
 // sharded reports whether channel is a sharded one: on a Redis Cluster,
