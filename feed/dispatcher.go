@@ -89,6 +89,7 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
+	spans := e.startDispatchSpans(ctx, events)
 	pipe := e.redis.Pipeline()
 	ids := make([]int64, len(events))
 	for i, ev := range events {
@@ -97,10 +98,12 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 			Stream: e.keys.stream(),
 			MaxLen: streamMaxLen,
 			Approx: true,
-			Values: []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload},
+			Values: spans.streamValues(i, []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload}),
 		})
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	_, err = pipe.Exec(ctx)
+	spans.end(err)
+	if err != nil {
 		return 0, err
 	}
 	// Counted once the stream holds them, before they are marked: whoever

@@ -168,7 +168,10 @@ func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
 	ctx = finishing
 	kind, _ := m.Values["kind"].(string)
 	payload, _ := m.Values["payload"].(string)
+	ctx, span := e.startMessageSpan(ctx, m, kind)
+	defer span.End()
 	if err := e.handle(ctx, kind, payload); err != nil {
+		failSpan(span, err)
 		return fmt.Errorf("%s: %w", kind, err)
 	}
 	e.metrics.eventsHandled.WithLabelValues(kind).Inc()
@@ -430,15 +433,17 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 	for _, b := range batches {
 		payload, _ := json.Marshal(b)
 		pipe.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.stream(), MaxLen: streamMaxLen, Approx: true,
-			Values: []any{"kind", taskKind, "payload", string(payload)}})
+			Values: taskValues(ctx, payload)})
 	}
 	_, err := pipe.Exec(ctx)
 	return err
 }
 
 // runTask applies one task to its readers' inboxes, pipelined.
-func (e *Engine) runTask(ctx context.Context, t task) error {
+func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 	e.metrics.fanoutTasks.Inc()
+	ctx, span := e.startBatchSpan(ctx, t)
+	defer func() { endSpan(span, err) }()
 	if t.Op == opBackfill {
 		return e.backfill(ctx, t.User, t.Readers)
 	}
@@ -467,7 +472,9 @@ func (e *Engine) runTask(ctx context.Context, t task) error {
 			changes = append(changes, dropEntry(r, t.Post))
 		}
 	}
-	n, err := e.applyInbox(ctx, changes)
+	writing, write := e.startInboxWriteSpan(ctx, len(changes))
+	n, err := e.applyInbox(writing, changes)
+	endSpan(write, err)
 	e.metrics.fanoutEntries.Add(float64(n))
 	return err
 }

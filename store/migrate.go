@@ -22,6 +22,7 @@ var migrations = []migration{
 	{2, "users.version, posts.version", migrateV2},
 	{3, "relation_marks (the offset index of follower and following lists)", migrateV3},
 	{4, "promoted_posts, home_dismissals", migrateV4},
+	{5, "outbox_events.trace_parent", migrateV5},
 }
 
 // schemaMigration records an applied step.
@@ -198,4 +199,10 @@ func (v4HomeDismissal) TableName() string { return "home_dismissals" }
 
 func migrateV4(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v4PromotedPost{}, &v4HomeDismissal{})
+}
+
+// Version 5: the trace context of an outbox event's change (see
+// feed/tracing.go); events written before it have none.
+func migrateV5(db *gorm.DB) error {
+	return db.Exec("ALTER TABLE outbox_events ADD COLUMN trace_parent VARCHAR(64) NOT NULL DEFAULT ''").Error
 }
