@@ -179,8 +179,10 @@ func TestTracingAcrossInstances(t *testing.T) {
 	author := signUp(a.URL, "author")
 	var sockets []*liveConn
 	var subs []string
+	var readers []user
 	for _, name := range []string{"reader0", "reader1"} {
 		r := signUp(b.URL, name)
+		readers = append(readers, r)
 		mustRawDo(t, b.URL, r.token, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": author.id}, nil)
 		// An inbox, so that the fan-out (not a rebuild) brings the post.
 		mustRawDo(t, b.URL, r.token, `{ feed(first: 5) { edges { cursor } } }`, nil, nil)
@@ -293,6 +295,48 @@ func TestTracingAcrossInstances(t *testing.T) {
 		}
 	}
 	t.Logf("the post's trace:\n%s", waterfall(spans))
+
+	// A reader's feed page, sent with a client's traceparent: its spans
+	// continue the client's trace, and the fast executor runs the resolver
+	// fields (and only those) in spans, under the operation's.
+	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	body := `{"query":"query ReaderFeed { feed(first: 5) { unreadCount edges { node { post { id body author { id username } } } } } }"}`
+	req, _ := http.NewRequest(http.MethodPost, b.URL+"/query", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+readers[0].token)
+	req.Header.Set("traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), "traced across instances") {
+		t.Fatalf("feed page: %d %s", res.StatusCode, page)
+	}
+	deadline = time.Now().Add(testenv.Scale(15 * time.Second))
+	for spans = nil; len(spansNamed(spans, "Post.author")) == 0 || len(spansNamed(spans, "POST /query")) == 0; spans = traceOf(receiver.received(), clientTrace) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed page's trace is incomplete within %s:\n%s", testenv.Scale(15*time.Second), waterfall(spans))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	httpSpan = one("POST /query")
+	if httpSpan.parent() != clientSpan || httpSpan.service != "feed-b" {
+		t.Errorf("the page's HTTP span has parent %s on %s, want the client's span %s on feed-b", httpSpan.parent(), httpSpan.service, clientSpan)
+	}
+	operation = one("query ReaderFeed")
+	parentIs(operation, httpSpan)
+	feedField := one("Query.feed")
+	parentIs(feedField, operation)
+	parentIs(one("FeedConnection.unreadCount"), feedField)
+	parentIs(one("Post.author"), feedField)
+	for _, plain := range []string{"Post.id", "Post.body", "User.username", "FeedEdge.node"} {
+		if n := len(spansNamed(spans, plain)); n != 0 {
+			t.Errorf("%d spans of the plain field %s, want none", n, plain)
+		}
+	}
+	t.Logf("a feed page's trace:\n%s", waterfall(spans))
 }
 
 func names(spans []receivedSpan) []string {
