@@ -13,6 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed"
 	"feedservice/graph"
@@ -32,6 +33,8 @@ type app struct {
 	// operations bounds the operations in flight (inflight.go).
 	operations *operationGate
 	metrics    *serverMetrics
+	// tracer makes the spans (tracing.go); nil when tracing is off.
+	tracer trace.TracerProvider
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
@@ -77,8 +80,20 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 			return nil, err
 		}
 	}
+	tp, err := startTracing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tp != nil {
+		a.tracer = tp
+		a.closers = append(a.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), TracingShutdownTimeout)
+			defer cancel()
+			tp.Shutdown(ctx)
+		})
+	}
 	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile),
-		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag})
+		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag, TracerProvider: a.tracer})
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +111,11 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	}
 	if a.redis, err = openRedis(cfg.RedisAddr, cfg.redisPool(), &a.closers); err != nil {
 		return nil, err
+	}
+	if a.tracer != nil {
+		if err := traceRedis(a.redis, a.tracer); err != nil {
+			return nil, fmt.Errorf("redis tracing: %w", err)
+		}
 	}
 	sqlDB, err := st.DB().DB()
 	if err != nil {
@@ -153,6 +173,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		HomeInsertEvery:       cfg.HomeInsertEvery,
 		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
 		OperatorToken:         cfg.OperatorToken,
+		TracerProvider:        a.tracer,
 	}, st, a.redis, log)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/dataloader"
 	"feedservice/feed"
@@ -53,7 +54,11 @@ func (a *app) handler() http.Handler {
 		mux.Handle("GET /{$}", withPageHeaders(graphiqlCSP, playground.Handler()))
 		mux.Handle("GET "+playground.Prefix, withPageHeaders(graphiqlCSP, playground.Handler()))
 	}
-	return withSecurityHeaders(withRequestID(mux))
+	h := withSecurityHeaders(withRequestID(mux))
+	if a.tracer != nil {
+		h = traceHTTP(h, a.tracer)
+	}
+	return h
 }
 
 func (a *app) graphqlHandler() http.Handler {
@@ -83,6 +88,11 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(refuseBadToken{})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
+	var tracer trace.Tracer
+	if a.tracer != nil {
+		tracer = a.tracer.Tracer("feedservice/api")
+		srv.Use(graphqlTracing{tracer})
+	}
 	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
@@ -95,7 +105,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	srv.Use(complexityBudget{engine: a.engine, rate: a.cfg.ComplexityRate, present: present})
-	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}})
+	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
 	srv.Use(apq.keeper()) // last: keeps a document that passed every check

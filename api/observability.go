@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed"
 	"feedservice/internal/fastexec"
@@ -187,6 +188,7 @@ func (g graphqlMetrics) timeField(ctx context.Context, next graphql.Resolver) (a
 type fieldHooks struct {
 	metrics *graphqlMetrics
 	limits  *rateLimits
+	tracer  trace.Tracer // nil when tracing is off
 }
 
 var _ interface {
@@ -206,10 +208,14 @@ func (h fieldHooks) InterceptField(ctx context.Context, next graphql.Resolver) (
 	if h.limits != nil {
 		limited = func(ctx context.Context) (any, error) { return h.limits.limitField(ctx, next) }
 	}
-	if h.metrics == nil {
-		return limited(ctx)
+	timed := limited
+	if h.metrics != nil {
+		timed = func(ctx context.Context) (any, error) { return h.metrics.timeField(ctx, limited) }
 	}
-	return h.metrics.timeField(ctx, limited)
+	if h.tracer == nil {
+		return timed(ctx)
+	}
+	return traceField(ctx, h.tracer, timed)
 }
 
 // fieldHooksObserve says which fields fieldHooks acts on: the resolvers'
@@ -341,8 +347,8 @@ func (c redisPoolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(redisPoolIdle, prometheus.GaugeValue, float64(s.IdleConns))
 }
 
-// requestIDLogs adds the request id of the context, when there is one, to
-// every record logged with it (log.InfoContext and the like), so that each
+// requestIDLogs adds the request id of the context, when there is one, and
+// its trace and span ids when it is traced, to every record logged with it (log.InfoContext and the like), so that each
 // line written while serving a request or a websocket operation names it.
 type requestIDLogs struct{ slog.Handler }
 
@@ -356,6 +362,9 @@ func withRequestIDLogs(log *slog.Logger) *slog.Logger {
 func (h requestIDLogs) Handle(ctx context.Context, r slog.Record) error {
 	if id := requestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }

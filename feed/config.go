@@ -3,6 +3,9 @@ package feed
 import (
 	"fmt"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Limits of the public API. Each is checked at its edge by a test.
@@ -133,6 +136,9 @@ type Config struct {
 	// OperatorToken is the secret an operator sends in the X-Operator-Token
 	// header to promote posts; empty lets no one.
 	OperatorToken string
+	// TracerProvider makes the spans of the write path across instances
+	// (see tracing.go); nil makes none.
+	TracerProvider trace.TracerProvider
 }
 
 // Mode is a way of building home feeds. All modes give the same feeds.
@@ -217,6 +223,9 @@ const (
 
 // withDefaults fills the zero settings with their defaults.
 func (c Config) withDefaults() Config {
+	if c.TracerProvider == nil {
+		c.TracerProvider = noop.NewTracerProvider()
+	}
 	if c.TokenTTL <= 0 {
 		c.TokenTTL = DefaultTokenTTL
 	}

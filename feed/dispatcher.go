@@ -95,15 +95,18 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
+	spans := e.startDispatchSpans(ctx, events)
 	ids := make([]int64, len(events))
 	entries := make([][]any, len(events))
 	for i, ev := range events {
 		ids[i] = ev.ID
-		entries[i] = []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload}
+		entries[i] = spans.streamValues(i, []any{"event", strconv.FormatInt(ev.ID, 10), "kind", ev.Kind, "payload", ev.Payload})
 	}
 	// Marked only once a replica holds them too (see streamappend.go): a
 	// master that dies with them unreplicated must not leave them marked.
-	if err := e.appendStream(ctx, entries); err != nil {
+	err = e.appendStream(ctx, entries)
+	spans.end(err)
+	if err != nil {
 		return 0, err
 	}
 	// Counted once the stream holds them, before they are marked: whoever

@@ -253,7 +253,10 @@ func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
 	ctx = finishing
 	kind, _ := m.Values["kind"].(string)
 	payload, _ := m.Values["payload"].(string)
+	ctx, span := e.startMessageSpan(ctx, m, kind)
+	defer span.End()
 	if err := e.handle(ctx, kind, payload); err != nil {
+		failSpan(span, err)
 		return fmt.Errorf("%s: %w", kind, err)
 	}
 	e.metrics.eventsHandled.WithLabelValues(kind).Inc()
@@ -514,7 +517,7 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 	entries := make([][]any, len(batches))
 	for i, b := range batches {
 		payload, _ := json.Marshal(b)
-		entries[i] = []any{"kind", taskKind, "payload", string(payload)}
+		entries[i] = taskValues(ctx, payload)
 	}
 	// The event that made them is acknowledged only once a replica holds
 	// them (see streamappend.go).
@@ -522,8 +525,10 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 }
 
 // runTask applies one task to its readers' inboxes, pipelined.
-func (e *Engine) runTask(ctx context.Context, t task) error {
+func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 	e.metrics.fanoutTasks.Inc()
+	ctx, span := e.startBatchSpan(ctx, t)
+	defer func() { endSpan(span, err) }()
 	if t.Op == opBackfill {
 		return e.backfill(ctx, t.User, t.Readers)
 	}
@@ -552,7 +557,9 @@ func (e *Engine) runTask(ctx context.Context, t task) error {
 			changes = append(changes, dropEntry(r, t.Post))
 		}
 	}
-	n, err := e.applyInbox(ctx, changes)
+	writing, write := e.startInboxWriteSpan(ctx, len(changes))
+	n, err := e.applyInbox(writing, changes)
+	endSpan(write, err)
 	e.metrics.fanoutEntries.Add(float64(n))
 	return err
 }

@@ -22,6 +22,9 @@ type OutboxEvent struct {
 	Payload      string `gorm:"type:text;not null"` // JSON
 	CreatedAt    time.Time
 	DispatchedAt *time.Time `gorm:"index"`
+	// TraceParent is the W3C traceparent of the change's trace, so that
+	// its fan-out continues it; empty when it was not traced.
+	TraceParent string `gorm:"size:64;not null;default:''"`
 }
 
 // PostEventPayload is the payload of post_created and post_deleted.

@@ -23,6 +23,7 @@ var migrations = []migration{
 	{3, "relation_marks (the offset index of follower and following lists)", migrateV3},
 	{4, "promoted_posts, home_dismissals", migrateV4},
 	{5, "users.token_version", migrateV5},
+	{6, "outbox_events.trace_parent", migrateV6},
 }
 
 // schemaMigration records an applied step.
@@ -206,4 +207,10 @@ func migrateV4(db *gorm.DB) error {
 // until their user logs out.
 func migrateV5(db *gorm.DB) error {
 	return db.Exec("ALTER TABLE users ADD COLUMN token_version BIGINT NOT NULL DEFAULT 0").Error
+}
+
+// Version 6: the trace context of an outbox event's change (see
+// feed/tracing.go); events written before it have none.
+func migrateV6(db *gorm.DB) error {
+	return db.Exec("ALTER TABLE outbox_events ADD COLUMN trace_parent VARCHAR(64) NOT NULL DEFAULT ''").Error
 }

@@ -18,6 +18,7 @@ func appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
 	if err != nil {
 		return err
 	}
+	ev.TraceParent = TraceParent(tx.Statement.Context)
 	return tx.Create(&ev).Error
 }
 

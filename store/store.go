@@ -13,6 +13,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	mysqldriver "github.com/go-sql-driver/mysql"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -52,6 +53,8 @@ type Config struct {
 	// ReplicaMaxLag is how far behind a replica may be and still serve
 	// them (DefaultReplicaMaxLag when 0).
 	ReplicaMaxLag time.Duration
+	// TracerProvider, when set, gives every SQL statement a span.
+	TracerProvider trace.TracerProvider
 }
 
 // Open connects to the database selected by cfg. It does not migrate.
@@ -96,6 +99,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxOpenConns(conns)
 		sqlDB.SetMaxIdleConns(conns)
 		sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	}
+	if cfg.TracerProvider != nil {
+		if err := useTracing(db, cfg.TracerProvider); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("sql tracing: %w", err)
+		}
 	}
 	s := &Store{db: db, mysql: cfg.MySQLDSN != ""}
 	if err := s.Ping(ctx); err != nil {

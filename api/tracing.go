@@ -1,0 +1,175 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Tracing is OpenTelemetry's, off by default and configured by its standard
+// environment variables only: OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) turns it on and says where to send the
+// spans (OTLP over HTTP/protobuf); OTEL_SERVICE_NAME names the instance's
+// service (feedservice when unset); OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG choose the sampler (parentbased_always_on when
+// unset); OTEL_SDK_DISABLED=true keeps it off. The SDK reads them itself.
+//
+// Spans: the HTTP request (otelhttp), the GraphQL operation and the
+// resolvers' fields (graphqlTracing and fieldHooks), each Redis command and
+// pipeline (redisotel), each SQL statement (gorm's plugin), and the fan-out
+// of a change across instances (feed/tracing.go).
+
+// TracingShutdownTimeout bounds the flush of the spans still buffered when
+// the server stops.
+const TracingShutdownTimeout = 5 * time.Second
+
+// DefaultServiceName is the service name of the spans when OTEL_SERVICE_NAME
+// is not set.
+const DefaultServiceName = "feedservice"
+
+// tracingEnabled tells whether the environment turns tracing on.
+func tracingEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// startTracing makes the tracer provider the environment asks for, or nil
+// when it asks for none. The caller shuts it down (flushing its spans).
+func startTracing(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	if !tracingEnabled(os.Getenv) {
+		return nil, nil
+	}
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	// Later sources win: the environment's service name over the default.
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(DefaultServiceName)),
+		resource.WithTelemetrySDK(), resource.WithHost(), resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("tracing resource: %w", err)
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+		sdktrace.WithSpanProcessor(dropLoneClientSpans{sdktrace.NewBatchSpanProcessor(exporter)})), nil
+}
+
+// dropLoneClientSpans leaves out the Redis commands and SQL statements
+// that no traced work made: the background loops' polls (the dispatcher's
+// outbox query every 50 ms, each fan-out worker's blocking stream read, the
+// lag gauges), which would otherwise each be a trace of one span, many
+// times a second on an idle server.
+type dropLoneClientSpans struct{ sdktrace.SpanProcessor }
+
+func (p dropLoneClientSpans) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.SpanKind() == trace.SpanKindClient && !s.Parent().IsValid() {
+		return
+	}
+	p.SpanProcessor.OnEnd(s)
+}
+
+// traceRedis gives each command and pipeline of rdb a span.
+func traceRedis(rdb redis.UniversalClient, tp trace.TracerProvider) error {
+	// The commands' arguments are left out: they hold posts' bodies and tokens.
+	return redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false),
+		redisotel.WithCallerEnabled(false))
+}
+
+// traceHTTP gives each HTTP request a span, continuing the trace of a
+// client that sent a traceparent header. Websocket upgrades are left out
+// (their span would last as long as the socket), and so are the health
+// checks.
+func traceHTTP(next http.Handler, tp trace.TracerProvider) http.Handler {
+	return otelhttp.NewHandler(next, "http",
+		otelhttp.WithTracerProvider(tp),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			return r.Header.Get("Upgrade") == "" && r.URL.Path != "/healthz" && r.URL.Path != "/readyz"
+		}))
+}
+
+// graphqlTracing is the gqlgen extension that gives each query and
+// mutation a span, named by its type and name ("mutation createPost"); the
+// resolvers' spans (traceField) are its children. Subscriptions get none:
+// they last as long as the client listens.
+type graphqlTracing struct{ tracer trace.Tracer }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+} = graphqlTracing{}
+
+func (graphqlTracing) ExtensionName() string                   { return "Tracing" }
+func (graphqlTracing) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (g graphqlTracing) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+		return next(ctx)
+	}
+	ctx, span := g.tracer.Start(ctx, operationSpanName(oc.Operation), trace.WithAttributes(
+		attribute.String("graphql.operation.type", string(oc.Operation.Operation)),
+		attribute.String("graphql.operation.name", oc.OperationName)))
+	responses := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		if res != nil && len(res.Errors) > 0 {
+			span.SetStatus(codes.Error, res.Errors[0].Message)
+		}
+		span.End()
+		return res
+	}
+}
+
+// operationSpanName is "query" or "mutation" and the operation's name, or
+// its first field when it has none.
+func operationSpanName(op *ast.OperationDefinition) string {
+	name := op.Name
+	if name == "" && len(op.SelectionSet) > 0 {
+		if f, ok := op.SelectionSet[0].(*ast.Field); ok {
+			name = f.Name
+		}
+	}
+	if name == "" {
+		return string(op.Operation)
+	}
+	return string(op.Operation) + " " + name
+}
+
+// traceField runs a resolver's field in a span of its own ("Query.feed",
+// "Mutation.createPost"); fieldHooks calls it for the fields it observes.
+// Plain fields get none: they do no I/O.
+func traceField(ctx context.Context, tracer trace.Tracer, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !fc.IsResolver {
+		return next(ctx)
+	}
+	ctx, span := tracer.Start(ctx, fc.Object+"."+fc.Field.Name, trace.WithAttributes(
+		attribute.String("graphql.field.path", fc.Path().String())))
+	defer span.End()
+	res, err := next(ctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, resolverErrorCode(err))
+	}
+	return res, err
+}
