@@ -1,8 +1,6 @@
 package api
 
 import (
-	"feedservice/internal/testenv"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
+
+	"feedservice/feed"
+	"feedservice/internal/testenv"
 )
 
 // End-to-end tests of the live "red dot" subscriptions (Subscription.unreadCount
@@ -408,21 +409,33 @@ func (c *liveConn) expectAdded(id, postID string, within time.Duration, what str
 	return e
 }
 
-// liveWaitListening waits until some instance listens on the pub/sub
-// channel of reader's feed (the name is the engine's: see feed/keys.go), for
-// the subscriptions that send nothing at once.
+// liveWaitListening waits until the reader's subscription is ready for
+// what comes next: some instance listens on the pub/sub channel of reader's
+// feed, and (in push and hybrid modes) the reader's inbox exists, which the
+// subscription builds after it listens. Fan-out announces new entries only
+// to readers who have an inbox (the names are the engine's: see
+// feed/keys.go); an entry fanned out before the inbox is built is in the
+// feed, found by the build, but announced to no one. For the subscriptions
+// that send nothing at once.
 func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.Duration) {
 	t.Helper()
-	channel := s.app.cfg.KeyPrefix + "dots:{u" + liveUserID(t, reader.Token) + "}"
+	user := "{u" + liveUserID(t, reader.Token) + "}"
+	channel := s.app.cfg.KeyPrefix + "dots:" + user
+	inbox := s.app.cfg.KeyPrefix + "feed:" + user
+	needInbox := s.app.cfg.FeedMode != string(feed.ModePull)
 	for deadline := time.Now().Add(testenv.Scale(within)); ; time.Sleep(10 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		n, err := testenv.NumSub(ctx, s.app.redis, channel)
+		var inboxes int64
+		if err == nil && needInbox {
+			inboxes, err = s.app.redis.Exists(ctx, inbox).Result()
+		}
 		cancel()
-		if err == nil && n > 0 {
+		if err == nil && n > 0 && (inboxes > 0 || !needInbox) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nobody listens on %s after %s (%v %v)", channel, within, n, err)
+			t.Fatalf("the subscription of %s is not ready after %s: %d listening on %s, inbox %s exists: %d (%v)", reader.Name, within, n, channel, inbox, inboxes, err)
 		}
 	}
 }

@@ -22,8 +22,9 @@ import (
 // and the lag guard off (REPLICA_MAX_LAG of an hour), the replica serves
 // stale rows to a reader who wrote nothing (signed out), yet the viewer who follows,
 // posts and then reads their lists, their counts and their feed sees every
-// write of theirs (the read-your-writes mark); after START SLAVE the other
-// reader sees the new rows too.
+// write of theirs (the read-your-writes mark), and a user who just signed
+// up is found by everyone (their row is read from the primary while their
+// mark lasts); after START SLAVE the other reader sees the new rows too.
 func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 	var replicaServer string
 	s := newTestServer(t, backendReal, func(c *config) {
@@ -58,6 +59,25 @@ func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 		t.Fatalf("alice's counts: following %d posts %d, want 1 and 1", me.FollowingCount, me.PostCount)
 	}
 	feedExpect(t, alice, bobPost.ID)
+
+	// carol and frank sign up during the stop: the replica lacks their
+	// rows and no cache holds them, but each sign-up marks its user, so
+	// whoever reads them first reads the primary. erin, signed in and
+	// marked by no write, unfollows carol, whom she does not follow
+	// (nothing changes, so nothing is refreshed): the payload holds carol,
+	// not NOT_FOUND. A signed-out read of frank's node finds him.
+	carol, frank := s.signUp(t, "carol"), s.signUp(t, "frank")
+	erinToken, err := s.app.engine.IssueToken(erin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	erinClient := &client{s: s, Token: erinToken, ID: models.NodeID(models.KindUser, erin), Name: "erin"}
+	relChange(t, erinClient, "unfollow", carol)
+	var node struct{ Node *struct{ Username string } }
+	anon.mustDo(t, `query($id: ID!) { node(id: $id) { ... on User { username } } }`, map[string]any{"id": frank.ID}, &node)
+	if node.Node == nil || node.Node.Username != "frank" {
+		t.Fatalf("frank's node, read signed out right after his sign-up: %+v, want frank", node.Node)
+	}
 
 	// dave follows erin behind the service's back (no mark): the stopped
 	// replica does not have it, and a signed-out read of the list, which

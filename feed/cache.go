@@ -206,7 +206,7 @@ func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		return out, nil
 	}
 	start := time.Now()
-	users, err := e.store.UsersByIDs(e.fillContext(ctx), missing)
+	users, err := e.store.UsersByIDs(e.fillContext(ctx, missing...), missing)
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,9 @@ import (
 // Read your writes: a committed mutation marks the users whose rows it
 // changed (refreshAfterCommit's users, and the viewer) in Redis, where every
 // instance sees it, for readYourWritesTTL = 2 x ReplicaMaxLag. A lag-tolerant
-// read concerning a marked user (the viewer, or the user whose list or
-// timeline is read) goes to the primary. A mark that expired is older than
+// read concerning a marked user (the viewer, the user whose list or
+// timeline is read, or a user whose row a cache fill reads) goes to the
+// primary. A mark that expired is older than
 // ReplicaMaxLag, and the store sends marked reads to replicas only while
 // they hold every commit older than ReplicaMaxLag (store.AllowReplica), so
 // the writer sees the write whatever the replicas' lag: a stopped replica
@@ -119,10 +120,14 @@ func laggingFills(ctx context.Context) context.Context {
 	return context.WithValue(ctx, fillKey{}, true)
 }
 
-// fillContext is the context of a cache fill's MySQL read.
-func (e *Engine) fillContext(ctx context.Context) context.Context {
+// fillContext is the context of a cache fill's MySQL read of the rows of
+// users (a fill of users' rows) or of rows of no one in particular (posts):
+// the fill reads the primary if the viewer or one of users wrote lately.
+// A user who just signed up is in no replica yet, and whoever reads them
+// first (a follow's payload, a profile) must find them.
+func (e *Engine) fillContext(ctx context.Context, users ...int64) context.Context {
 	if ok, _ := ctx.Value(fillKey{}).(bool); ok {
-		return e.lagging(ctx)
+		return e.lagging(ctx, users...)
 	}
 	return ctx
 }

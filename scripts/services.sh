@@ -56,6 +56,20 @@ ensure_mariadb() {
   wait_for "mariadb over tcp" mariadb_tcp
 }
 
+# The test commands of several checkouts share this server, each test with
+# its store's pools: Debian's default of 151 connections is soon exhausted
+# ("Error 1040: Too many connections"). Raised at run time, as the replica
+# servers are started with (mysql-replica.sh); never lowered.
+test_max_connections=1000
+raise_mariadb_connections() {
+  local now
+  now=$(mysql -uroot -h127.0.0.1 -P3306 -N -e 'SELECT @@max_connections' 2>/dev/null) || return 0
+  if [ -n "$now" ] && [ "$now" -lt "$test_max_connections" ]; then
+    say "mariadb max_connections $now -> $test_max_connections"
+    mysql -uroot -h127.0.0.1 -P3306 -e "SET GLOBAL max_connections = $test_max_connections" || true
+  fi
+}
+
 # The browser tests drive Debian's Chromium (playwright-core, no download).
 ensure_chromium() {
   [ -x /usr/bin/chromium ] && return 0
@@ -64,6 +78,7 @@ ensure_chromium() {
 
 ensure_redis
 ensure_mariadb
+raise_mariadb_connections
 for arg in "$@"; do
   case $arg in
     --browser) ensure_chromium ;;
