@@ -67,7 +67,7 @@ func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 	// (nothing changes, so nothing is refreshed): the payload holds carol,
 	// not NOT_FOUND. A signed-out read of frank's node finds him.
 	carol, frank := s.signUp(t, "carol"), s.signUp(t, "frank")
-	erinToken, err := s.app.engine.IssueToken(erin)
+	erinToken, err := s.app.engine.IssueToken(erin, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
