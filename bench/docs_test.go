@@ -82,3 +82,22 @@ func TestReplaceBlock(t *testing.T) {
 		t.Fatal("a document without markers was accepted")
 	}
 }
+
+// TestStoppedRunLeavesTheResults: a run that stopped early (a build error,
+// a kill) writes failed.json and leaves latest.json, and so the docs'
+// tables, as the last complete run made them.
+func TestStoppedRunLeavesTheResults(t *testing.T) {
+	dir := t.TempDir()
+	latest := filepath.Join(dir, "latest.json")
+	if err := os.WriteFile(latest, []byte("{\"complete\": true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report(&Result{Error: "go build: signal: killed", Modes: map[string]*ModeResult{}}, &options{out: dir, noPlots: true, users: 50000})
+	if b, err := os.ReadFile(latest); err != nil || string(b) != "{\"complete\": true}\n" {
+		t.Fatalf("latest.json after a stopped run: %q, %v", b, err)
+	}
+	r, err := loadResult(filepath.Join(dir, "failed.json"))
+	if err != nil || r.Error != "go build: signal: killed" {
+		t.Fatalf("failed.json: %+v, %v", r, err)
+	}
+}

@@ -233,6 +233,9 @@ func main() {
 	defer stop()
 	res, err := run(ctx, o)
 	if res != nil {
+		if err != nil {
+			res.Error = err.Error()
+		}
 		report(res, o)
 	}
 	if err != nil {

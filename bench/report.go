@@ -25,6 +25,7 @@ import (
 type Result struct {
 	StartedAt   time.Time              `json:"startedAt"`
 	Commit      string                 `json:"commit,omitempty"` // the code measured (sourceCommit)
+	Error       string                 `json:"error,omitempty"`  // why the run stopped early; "" for a complete run
 	Seconds     float64                `json:"seconds"`
 	Quick       bool                   `json:"quick"`
 	Only        string                 `json:"only,omitempty"` // "targets": only issue 12's workloads ran
@@ -586,6 +587,17 @@ func report(r *Result, o *options) {
 		return
 	}
 	b, _ := json.MarshalIndent(r, "", "  ")
+	if r.Error != "" {
+		// A run that stopped early keeps the last complete run's results,
+		// plots and tables: its own figures go beside them.
+		path := outPath(o, "failed.json")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "results:", err)
+		} else {
+			fmt.Printf("\nthe run stopped early (%s): wrote %s; latest.json, the plots and the docs' tables are left as they were\n", r.Error, path)
+		}
+		return
+	}
 	path := outPath(o, "latest.json")
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "results:", err)
