@@ -29,8 +29,9 @@ const (
 )
 
 // corsAllowedHeaders are the request headers a cross-origin page may send:
-// the token, the JSON body's type, and its own request id.
-var corsAllowedHeaders = []string{"authorization", "content-type", "x-request-id"}
+// the token, the JSON body's type, its own request id, and the W3C trace
+// context a traced client continues its trace with (see tracing.go).
+var corsAllowedHeaders = []string{"authorization", "content-type", "x-request-id", "traceparent", "tracestate"}
 
 // cors answers preflights and marks the responses to allowed origins.
 type cors struct {

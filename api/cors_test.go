@@ -93,13 +93,13 @@ func TestCORSAllowedOrigin(t *testing.T) {
 	s := newTestServer(t, backends()[0], func(c *config) { c.AllowedOrigins = "http://localhost:3000, " + corsApp })
 	token := s.signUp(t, "cors_user").Token
 
-	res := corsPreflight(t, s, corsApp, "POST", "content-type, authorization")
+	res := corsPreflight(t, s, corsApp, "POST", "content-type, authorization, traceparent")
 	if res.StatusCode != http.StatusNoContent {
 		t.Fatalf("preflight of %s: %d, want 204", corsApp, res.StatusCode)
 	}
 	for h, want := range map[string]string{
 		"Access-Control-Allow-Origin": corsApp, "Access-Control-Allow-Credentials": "true", "Access-Control-Allow-Methods": "GET, POST",
-		"Access-Control-Allow-Headers": "authorization, content-type, x-request-id", "Access-Control-Max-Age": "600",
+		"Access-Control-Allow-Headers": "authorization, content-type, x-request-id, traceparent, tracestate", "Access-Control-Max-Age": "600",
 	} {
 		if got := res.Header.Get(h); got != want {
 			t.Errorf("preflight %s: %q, want %q", h, got, want)

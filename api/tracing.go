@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -26,7 +28,9 @@ import (
 // Tracing is OpenTelemetry's, off by default and configured by its standard
 // environment variables only: OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) turns it on and says where to send the
-// spans (OTLP over HTTP/protobuf); OTEL_SERVICE_NAME names the instance's
+// spans; OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
+// picks OTLP over HTTP/protobuf (http/protobuf, the default) or gRPC (grpc);
+// OTEL_SERVICE_NAME names the instance's
 // service (feedservice when unset); OTEL_TRACES_SAMPLER and
 // OTEL_TRACES_SAMPLER_ARG choose the sampler (parentbased_always_on when
 // unset); OTEL_SDK_DISABLED=true keeps it off. The SDK reads them itself.
@@ -58,7 +62,7 @@ func startTracing(ctx context.Context) (*sdktrace.TracerProvider, error) {
 	if !tracingEnabled(os.Getenv) {
 		return nil, nil
 	}
-	exporter, err := otlptracehttp.New(ctx)
+	exporter, err := newTraceExporter(ctx, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
@@ -70,6 +74,38 @@ func startTracing(ctx context.Context) (*sdktrace.TracerProvider, error) {
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(dropLoneClientSpans{sdktrace.NewBatchSpanProcessor(exporter)})), nil
+}
+
+// traceExporter names the OTLP transport the environment asks for: the
+// traces' own protocol variable over the general one, http/protobuf when
+// neither is set. http/json, which Go's SDK does not speak, is refused
+// rather than quietly sent as protobuf.
+func traceExporter(getenv func(string) string) (string, error) {
+	protocol := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if protocol == "" {
+		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	switch protocol {
+	case "", "http/protobuf":
+		return "http/protobuf", nil
+	case "grpc":
+		return "grpc", nil
+	}
+	return "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: this server exports OTLP as http/protobuf or grpc", protocol)
+}
+
+// newTraceExporter makes the exporter of traceExporter's protocol; the
+// exporter reads its endpoint, headers, timeout and TLS settings from the
+// standard variables itself.
+func newTraceExporter(ctx context.Context, getenv func(string) string) (*otlptrace.Exporter, error) {
+	protocol, err := traceExporter(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if protocol == "grpc" {
+		return otlptracegrpc.New(ctx)
+	}
+	return otlptracehttp.New(ctx)
 }
 
 // dropLoneClientSpans leaves out the Redis commands and SQL statements
