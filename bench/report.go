@@ -689,18 +689,14 @@ func compareFiles(oldPath, newPath string) error {
 // its warm-read targets (evaluated again: a file written before they
 // existed has the figures, not the table).
 func replotFile(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	r, err := loadResult(path)
 	if err != nil {
 		return nil, err
-	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.WarmReadTargets = r.warmReadTargets()
 	fmt.Printf("warm reads (issue 12), from %s:\n", path)
 	printTargetTable(os.Stdout, r.WarmReadTargets)
-	files, skipped, err := plots(&r, &options{out: filepath.Dir(path)})
+	files, skipped, err := plots(r, &options{out: filepath.Dir(path)})
 	for _, s := range skipped {
 		fmt.Println("skipped plot", s)
 	}
