@@ -456,21 +456,28 @@ func BenchmarkFanoutTask(b *testing.B) {
 
 			// Every inbox got every post (up to the cap, past which it holds
 			// between the cap and the cap and its slack), beside its marker.
-			want := int64(min(b.N, te.cfg.InboxCap) + 1)
-			most := int64(min(b.N, te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap)) + 1)
-			pipe = te.redis.Pipeline()
-			cards := make([]*redis.IntCmd, len(readers))
-			for i, r := range readers {
-				cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
-			}
-			if _, err := pipe.Exec(ctx); err != nil {
-				b.Fatal(err)
-			}
-			for i, c := range cards {
-				if c.Val() < want || c.Val() > most {
-					b.Fatalf("inbox of follower %d holds %d members after %d tasks, want %d to %d", readers[i], c.Val(), b.N, want, most)
-				}
-			}
+			benchWantInboxSizes(b, te, readers, int64(min(b.N, te.cfg.InboxCap)+1),
+				int64(min(b.N, te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap))+1))
 		})
+	}
+}
+
+// benchWantInboxSizes fails b unless every reader's inbox holds from least
+// to most members (its marker included) after b.N fan-out tasks.
+func benchWantInboxSizes(b *testing.B, te *testEngine, readers []int64, least, most int64) {
+	b.Helper()
+	ctx := context.Background()
+	pipe := te.redis.Pipeline()
+	cards := make([]*redis.IntCmd, len(readers))
+	for i, r := range readers {
+		cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for i, c := range cards {
+		if c.Val() < least || c.Val() > most {
+			b.Fatalf("inbox of follower %d holds %d members after %d tasks, want %d to %d", readers[i], c.Val(), b.N, least, most)
+		}
 	}
 }

@@ -61,18 +61,5 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
 
 	// Every inbox holds its cap, up to its slack more, beside its marker.
-	least, most := int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap)+1)
-	pipe := te.redis.Pipeline()
-	cards := make([]*redis.IntCmd, len(readers))
-	for i, r := range readers {
-		cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
-	for i, c := range cards {
-		if c.Val() < least || c.Val() > most {
-			b.Fatalf("inbox of follower %d holds %d members after %d tasks, want %d to %d", readers[i], c.Val(), b.N, least, most)
-		}
-	}
+	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap)+1))
 }
