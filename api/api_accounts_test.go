@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	feedconfig "feedservice/feed/config"
 
-	"feedservice/feed"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // This file checks accounts: signing up and in, the viewer, profiles, the
@@ -314,13 +314,13 @@ func TestAuthTokenLifetimeIsTokenTTL(t *testing.T) {
 func TestLimitsUsernameLength(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
-		for n := feed.MinUsernameChars; n <= feed.MaxUsernameChars; n += feed.MaxUsernameChars - feed.MinUsernameChars {
+		for n := feedconfig.MinUsernameChars; n <= feedconfig.MaxUsernameChars; n += feedconfig.MaxUsernameChars - feedconfig.MinUsernameChars {
 			name := strings.Repeat("u", n)
 			if p := acctSignUp(t, s, name, "long-enough-password", nil); p.User.Username != name {
 				t.Errorf("a username of %d characters came back as %q", n, p.User.Username)
 			}
 		}
-		for _, n := range []int{feed.MinUsernameChars - 1, feed.MaxUsernameChars + 1} {
+		for _, n := range []int{feedconfig.MinUsernameChars - 1, feedconfig.MaxUsernameChars + 1} {
 			errsExpect(t, s.anon(), "BAD_USER_INPUT", acctSignUpDoc, map[string]any{"u": strings.Repeat("v", n), "p": "long-enough-password"})
 		}
 	})
@@ -341,13 +341,13 @@ func TestLimitsPasswordLength(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		// Counted in characters: "é" is two bytes.
 		for i, char := range []string{"p", "é"} {
-			for _, n := range []int{feed.MinPasswordChars, feed.MaxPasswordChars} {
+			for _, n := range []int{feedconfig.MinPasswordChars, feedconfig.MaxPasswordChars} {
 				name := fmt.Sprintf("user%d_%d", i, n)
 				password := strings.Repeat(char, n)
 				acctSignUp(t, s, name, password, nil)
 				acctLogIn(t, s, name, password)
 			}
-			for _, n := range []int{feed.MinPasswordChars - 1, feed.MaxPasswordChars + 1} {
+			for _, n := range []int{feedconfig.MinPasswordChars - 1, feedconfig.MaxPasswordChars + 1} {
 				errsExpect(t, s.anon(), "BAD_USER_INPUT", acctSignUpDoc, map[string]any{"u": "refused", "p": strings.Repeat(char, n)})
 			}
 		}
@@ -357,14 +357,14 @@ func TestLimitsPasswordLength(t *testing.T) {
 func TestLimitsEveryCharacterOfThePasswordCounts(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
-		password := strings.Repeat("abcdefghij", feed.MaxPasswordChars/10)
+		password := strings.Repeat("abcdefghij", feedconfig.MaxPasswordChars/10)
 		acctSignUp(t, s, "alice", password, nil)
 		acctLogIn(t, s, "alice", password)
 		// Differs in the 150th character only, far past bcrypt's 72 bytes.
 		other := []byte(password)
 		other[149] = 'X'
 		errsExpect(t, s.anon(), "UNAUTHENTICATED", acctLogInDoc, map[string]any{"u": "alice", "p": string(other)})
-		errsExpect(t, s.anon(), "UNAUTHENTICATED", acctLogInDoc, map[string]any{"u": "alice", "p": password[:feed.MaxPasswordChars-1]})
+		errsExpect(t, s.anon(), "UNAUTHENTICATED", acctLogInDoc, map[string]any{"u": "alice", "p": password[:feedconfig.MaxPasswordChars-1]})
 	})
 }
 
@@ -374,7 +374,7 @@ func TestLimitsDisplayName(t *testing.T) {
 		alice := s.signUp(t, "alice")
 		// Counted in code points after trimming: "é" is 2 bytes, "🙂" 4.
 		for i, char := range []string{"d", "é", "🙂"} {
-			atLimit := strings.Repeat(char, feed.MaxDisplayNameChars)
+			atLimit := strings.Repeat(char, feedconfig.MaxDisplayNameChars)
 			t.Run("signUp "+char, func(t *testing.T) {
 				p := acctSignUp(t, s, fmt.Sprintf("user%d", i), "long-enough-password", acctPtr("  "+atLimit+" "))
 				if p.User.DisplayName != atLimit {
@@ -400,11 +400,11 @@ func TestLimitsBio(t *testing.T) {
 		alice := s.signUp(t, "alice")
 		for _, char := range []string{"b", "é", "🙂"} {
 			t.Run(char, func(t *testing.T) {
-				atLimit := strings.Repeat(char, feed.MaxBioChars)
+				atLimit := strings.Repeat(char, feedconfig.MaxBioChars)
 				var out struct{ UpdateProfile acctProfile }
 				alice.mustDo(t, acctUpdateProfileDoc, map[string]any{"b": atLimit}, &out)
 				if out.UpdateProfile.Bio != atLimit {
-					t.Fatalf("a bio of %d %q came back as %d bytes", feed.MaxBioChars, char, len(out.UpdateProfile.Bio))
+					t.Fatalf("a bio of %d %q came back as %d bytes", feedconfig.MaxBioChars, char, len(out.UpdateProfile.Bio))
 				}
 				errsExpect(t, alice, "BAD_USER_INPUT", acctUpdateProfileDoc, map[string]any{"b": atLimit + char})
 				if u := acctUserNamed(t, s, "alice"); u.Bio != atLimit {

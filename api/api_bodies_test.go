@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
+	feedconfig "feedservice/feed/config"
 
-	"feedservice/feed"
+	"github.com/gorilla/websocket"
 )
 
 // This file checks what the API takes as a post body, over HTTP: any
@@ -54,7 +54,7 @@ func TestPostBodiesKeptByteForByte(t *testing.T) {
 			"combining characters":  "e\u0301 a\u0308\u0323 Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇",
 			"right-to-left":         "שלום עולם — مرحبا بالعالم \u202bembedded\u202c",
 			"line feeds and tabs":   "one\ntwo\tthree\n\nfour",
-			"at the limit, 4 bytes": strings.Repeat("\U0001F600", feed.MaxPostChars),
+			"at the limit, 4 bytes": strings.Repeat("\U0001F600", feedconfig.MaxPostChars),
 			"the last code point":   "\U0010FFFF\uFFFD\uFEFF",
 		}
 		for name, body := range bodies {
@@ -90,7 +90,7 @@ func TestPostBodiesRefused(t *testing.T) {
 			"escape sequence":    "\x1b[31mred",
 			"DEL":                "del\x7f",
 			"C1 control":         "next\u0085line",
-			"one over the limit": strings.Repeat("\U0001F600", feed.MaxPostChars+1),
+			"one over the limit": strings.Repeat("\U0001F600", feedconfig.MaxPostChars+1),
 		} {
 			t.Run(name, func(t *testing.T) {
 				refuse(t, alice.do(t, errsCreatePostDoc, map[string]any{"b": body}))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/models"
 )
 
@@ -170,8 +170,8 @@ func TestErrorsConnectionArguments(t *testing.T) {
 				"first and last":         {"first": 1, "last": 1},
 				"negative first":         {"first": -1},
 				"negative last":          {"last": -1},
-				"first over the maximum": {"first": feed.MaxPageSize + 1},
-				"last over the maximum":  {"last": feed.MaxPageSize + 1},
+				"first over the maximum": {"first": feedconfig.MaxPageSize + 1},
+				"last over the maximum":  {"last": feedconfig.MaxPageSize + 1},
 				"malformed after":        {"after": "not a cursor"},
 				"malformed before":       {"before": "bm9wZQ"},
 				"after of another list":  {"after": foreign},
@@ -388,19 +388,19 @@ func TestLimitsPostBody(t *testing.T) {
 		// "é" is 2 bytes and "🙂" 4: the limit counts code points, not bytes.
 		for _, char := range []string{"a", "é", "🙂"} {
 			t.Run(char, func(t *testing.T) {
-				atLimit := strings.Repeat(char, feed.MaxPostChars)
+				atLimit := strings.Repeat(char, feedconfig.MaxPostChars)
 				var out struct {
 					CreatePost struct{ Post struct{ Body string } }
 				}
 				alice.mustDo(t, errsCreatePostDoc, map[string]any{"b": atLimit}, &out)
 				if out.CreatePost.Post.Body != atLimit {
-					t.Fatalf("body of %d %q came back as %d bytes", feed.MaxPostChars, char, len(out.CreatePost.Post.Body))
+					t.Fatalf("body of %d %q came back as %d bytes", feedconfig.MaxPostChars, char, len(out.CreatePost.Post.Body))
 				}
 				errsExpect(t, alice, "BAD_USER_INPUT", errsCreatePostDoc, map[string]any{"b": atLimit + char})
 			})
 		}
 		t.Run("counted after trimming", func(t *testing.T) {
-			atLimit := strings.Repeat("é", feed.MaxPostChars)
+			atLimit := strings.Repeat("é", feedconfig.MaxPostChars)
 			var out struct {
 				CreatePost struct{ Post struct{ Body string } }
 			}
@@ -476,8 +476,8 @@ func TestLimitsPageSize(t *testing.T) {
 		for name, doc := range errsConnectionDocs {
 			for _, arg := range []string{"first", "last"} {
 				t.Run(name+"/"+arg, func(t *testing.T) {
-					alice.mustDo(t, doc, map[string]any{arg: feed.MaxPageSize}, nil)
-					errsExpect(t, alice, "BAD_USER_INPUT", doc, map[string]any{arg: feed.MaxPageSize + 1})
+					alice.mustDo(t, doc, map[string]any{arg: feedconfig.MaxPageSize}, nil)
+					errsExpect(t, alice, "BAD_USER_INPUT", doc, map[string]any{arg: feedconfig.MaxPageSize + 1})
 				})
 			}
 		}
@@ -488,13 +488,13 @@ func TestLimitsNodesPerRequest(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
-		ids := make([]string, feed.MaxNodesPerRequest)
+		ids := make([]string, feedconfig.MaxNodesPerRequest)
 		for i := range ids {
 			ids[i] = alice.ID
 		}
 		var out struct{ Nodes []*struct{ ID string } }
 		alice.mustDo(t, errsNodesDoc, map[string]any{"ids": ids}, &out)
-		if len(out.Nodes) != feed.MaxNodesPerRequest || out.Nodes[len(ids)-1] == nil || out.Nodes[len(ids)-1].ID != alice.ID {
+		if len(out.Nodes) != feedconfig.MaxNodesPerRequest || out.Nodes[len(ids)-1] == nil || out.Nodes[len(ids)-1].ID != alice.ID {
 			t.Fatalf("nodes of %d ids: %d answers", len(ids), len(out.Nodes))
 		}
 		errsExpect(t, alice, "BAD_USER_INPUT", errsNodesDoc, map[string]any{"ids": append(ids, alice.ID)})

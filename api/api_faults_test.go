@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )
@@ -311,16 +311,16 @@ func TestFaultMariaDBRestartDuringBurst(t *testing.T) {
 		if a.ok() {
 			continue
 		}
-		if a.err != nil || a.res.Status >= 500 || a.res.Code() != string(feed.CodeUnavailable) {
-			t.Fatalf("createPost with MariaDB down: status %d, errors %+v, err %v; want a %s error", a.res.Status, a.res.Errors, a.err, feed.CodeUnavailable)
+		if a.err != nil || a.res.Status >= 500 || a.res.Code() != string(apperr.CodeUnavailable) {
+			t.Fatalf("createPost with MariaDB down: status %d, errors %+v, err %v; want a %s error", a.res.Status, a.res.Errors, a.err, apperr.CodeUnavailable)
 		}
 	}
 	// A read that needs MySQL (a follower list) too; a warm feed page does
 	// not: the cache tiers serve it.
 	for _, q := range []string{`{ viewer { username followers(first: 2) { edges { cursor } } } }`} {
 		r, err := rawDo(s.URL, readers[0].Token, q, nil)
-		if err != nil || r.Status >= 500 || r.Code() != string(feed.CodeUnavailable) || strings.Contains(r.Errors[0].Message, "tcp") {
-			t.Fatalf("%s with MariaDB down: status %d, errors %+v, err %v; want a %s error without internals", q, r.Status, r.Errors, err, feed.CodeUnavailable)
+		if err != nil || r.Status >= 500 || r.Code() != string(apperr.CodeUnavailable) || strings.Contains(r.Errors[0].Message, "tcp") {
+			t.Fatalf("%s with MariaDB down: status %d, errors %+v, err %v; want a %s error without internals", q, r.Status, r.Errors, err, apperr.CodeUnavailable)
 		}
 	}
 	if r, err := rawDo(s.URL, readers[0].Token, warmRead, nil); err != nil || r.Status != 200 || len(r.Errors) > 0 {

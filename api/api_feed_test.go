@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
 )
@@ -41,7 +41,7 @@ func feedNewWorld(t *testing.T, s *testServer) *feedWorld {
 
 // feedNewModel is the reference model of the feed, with the engine's limits.
 func feedNewModel() *feedmodel.Model {
-	return feedmodel.New(feedmodel.Limits{MaxReposters: feed.MaxReposters, MaxUnreadCount: feed.MaxUnreadCount})
+	return feedmodel.New(feedmodel.Limits{MaxReposters: feedconfig.MaxReposters, MaxUnreadCount: feedconfig.MaxUnreadCount})
 }
 
 // feedPosted is what createPost and repost answer.
@@ -544,7 +544,7 @@ func TestFeedRepostersCapped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, nora, pal := w.signUp("viewer"), w.signUp("nora"), w.signUp("pal")
-		n := feed.MaxReposters + 2
+		n := feedconfig.MaxReposters + 2
 		fans := make([]*client, n)
 		for i := range fans {
 			fans[i] = w.signUp(fmt.Sprintf("fan%02d", i))
@@ -563,13 +563,13 @@ func TestFeedRepostersCapped(t *testing.T) {
 			return out
 		}
 		got := feedExpect(t, viewer, p.ID)
-		feedCheckEntry(t, got[0], nora, reposts[0].CreatedAt, newestFirst(n-feed.MaxReposters, n)...)
+		feedCheckEntry(t, got[0], nora, reposts[0].CreatedAt, newestFirst(n-feedconfig.MaxReposters, n)...)
 
 		// The cap applies to the live reposts: deleting the newest one lists
 		// the next older fan.
 		w.delete(fans[n-1], reposts[n-1].ID)
 		got = feedExpect(t, viewer, p.ID)
-		feedCheckEntry(t, got[0], nora, reposts[0].CreatedAt, newestFirst(n-1-feed.MaxReposters, n-1)...)
+		feedCheckEntry(t, got[0], nora, reposts[0].CreatedAt, newestFirst(n-1-feedconfig.MaxReposters, n-1)...)
 		w.check(viewer, 1)
 
 		// The viewer's own post reaches their feed only through a repost
@@ -748,12 +748,12 @@ func TestFeedPaging(t *testing.T) {
 
 		// Without first or last a page holds feed.DefaultPageSize entries.
 		entries, info = feedGet(t, viewer, nil)
-		if len(entries) != feed.DefaultPageSize || !info.HasNextPage || info.HasPreviousPage {
+		if len(entries) != feedconfig.DefaultPageSize || !info.HasNextPage || info.HasPreviousPage {
 			t.Fatalf("default page: %d entries, %+v", len(entries), info)
 		}
-		entries, _ = feedGet(t, viewer, feedArgs(feedInt(feed.MaxPageSize), nil, "", ""))
+		entries, _ = feedGet(t, viewer, feedArgs(feedInt(feedconfig.MaxPageSize), nil, "", ""))
 		if len(entries) != total {
-			t.Fatalf("first %d: %d entries, want %d", feed.MaxPageSize, len(entries), total)
+			t.Fatalf("first %d: %d entries, want %d", feedconfig.MaxPageSize, len(entries), total)
 		}
 
 		// Bad arguments.
@@ -761,7 +761,7 @@ func TestFeedPaging(t *testing.T) {
 			feedArgs(feedInt(1), feedInt(1), "", ""),
 			feedArgs(feedInt(-1), nil, "", ""),
 			feedArgs(nil, feedInt(-1), "", ""),
-			feedArgs(feedInt(feed.MaxPageSize+1), nil, "", ""),
+			feedArgs(feedInt(feedconfig.MaxPageSize+1), nil, "", ""),
 			feedArgs(feedInt(1), nil, "not-a-cursor", ""),
 			feedArgs(nil, feedInt(1), "", "bm90LWEtY3Vyc29y"),
 		} {
@@ -1161,12 +1161,12 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		viewer, ann := s.signUp(t, "viewer"), s.signUp(t, "ann")
 		feedRelation(t, viewer, "follow", ann)
-		for i := range feed.MaxUnreadCount + 2 {
+		for i := range feedconfig.MaxUnreadCount + 2 {
 			feedRawDo(t, ann, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`,
 				map[string]any{"b": fmt.Sprintf("post %d", i)}, nil)
 		}
-		if got := feedUnread(t, viewer); got != feed.MaxUnreadCount {
-			t.Fatalf("unreadCount with %d unread entries = %d, want the cap %d", feed.MaxUnreadCount+2, got, feed.MaxUnreadCount)
+		if got := feedUnread(t, viewer); got != feedconfig.MaxUnreadCount {
+			t.Fatalf("unreadCount with %d unread entries = %d, want the cap %d", feedconfig.MaxUnreadCount+2, got, feedconfig.MaxUnreadCount)
 		}
 		// Marking all but the two newest read: the count is exact again.
 		page, _ := feedGet(t, viewer, feedArgs(feedInt(3), nil, "", ""))
@@ -1184,7 +1184,7 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 
 // feedForEachMode runs fn on each backend in each of modes, with change
 // applied to the settings.
-func feedForEachMode(t *testing.T, modes []feed.Mode, change func(*config), fn func(t *testing.T, s *testServer)) {
+func feedForEachMode(t *testing.T, modes []feedconfig.Mode, change func(*config), fn func(t *testing.T, s *testServer)) {
 	for _, mode := range modes {
 		for _, backend := range backends() {
 			t.Run(string(mode)+"/"+backend, func(t *testing.T) {
@@ -1203,7 +1203,7 @@ func feedForEachMode(t *testing.T, modes []feed.Mode, change func(*config), fn f
 func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
 	t.Parallel()
 	const inboxCap = 3
-	feedForEachMode(t, []feed.Mode{feed.ModePush, feed.ModeHybrid}, func(c *config) { c.InboxCap = inboxCap }, func(t *testing.T, s *testServer) {
+	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *config) { c.InboxCap = inboxCap }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, ann, rex := w.signUp("viewer"), w.signUp("ann"), w.signUp("rex")
 		var posts []string
@@ -1225,7 +1225,7 @@ func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
 // makes it unread again.
 func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
 	t.Parallel()
-	feedForEachMode(t, []feed.Mode{feed.ModeHybrid}, func(c *config) { c.CelebrityFollowers = 2 }, func(t *testing.T, s *testServer) {
+	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModeHybrid}, func(c *config) { c.CelebrityFollowers = 2 }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, fred, celeb, nora, fan := w.signUp("viewer"), w.signUp("fred"), w.signUp("celeb"), w.signUp("nora"), w.signUp("fan")
 		w.follow(viewer, fred)

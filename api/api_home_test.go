@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 )
 
 // Black-box tests of the home connection (Query.home): the feed with
@@ -157,7 +157,7 @@ func homeServer(t *testing.T, mode string, every int) *testServer {
 }
 
 func forEachMode(t *testing.T, fn func(t *testing.T, mode string)) {
-	for _, mode := range []feed.Mode{feed.ModePull, feed.ModePush, feed.ModeHybrid} {
+	for _, mode := range []feedconfig.Mode{feedconfig.ModePull, feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) { fn(t, string(mode)) })
 	}
 }
@@ -210,18 +210,18 @@ func TestHomeInsertsAndPaging(t *testing.T) {
 		}
 		// A feed cursor is not a home cursor.
 		w.viewer.mustFail(t, "BAD_USER_INPUT", homePageQuery, map[string]any{"after": feedAll(t, w.viewer, 20, len(p)+1)[0].Cursor})
-		w.viewer.mustFail(t, "BAD_USER_INPUT", homePageQuery, map[string]any{"first": feed.MaxPageSize + 1})
+		w.viewer.mustFail(t, "BAD_USER_INPUT", homePageQuery, map[string]any{"first": feedconfig.MaxPageSize + 1})
 	})
 }
 
 // HOME_INSERT_EVERY at its edges: 0 is the feed alone, 2 alternates.
 func TestHomeInsertEveryEdges(t *testing.T) {
-	s := homeServer(t, string(feed.ModeHybrid), 0)
+	s := homeServer(t, string(feedconfig.ModeHybrid), 0)
 	w := homeBuild(t, s, 3)
 	if got := homeLabels(homeForward(t, w.viewer, 2)); !slices.Equal(got, []string{"F:" + w.posts[0], "F:" + w.posts[1], "F:" + w.posts[2]}) {
 		t.Fatalf("HOME_INSERT_EVERY=0: %v, want the feed alone", got)
 	}
-	s = homeServer(t, string(feed.ModeHybrid), 2)
+	s = homeServer(t, string(feedconfig.ModeHybrid), 2)
 	w = homeBuild(t, s, 3)
 	want := []string{"F:" + w.posts[0], "P:" + w.promoted, "F:" + w.posts[1], "S:xray", "F:" + w.posts[2]}
 	for _, n := range []int{1, 2, 5} {
@@ -236,7 +236,7 @@ func TestHomeInsertEveryEdges(t *testing.T) {
 	for _, tc := range []struct {
 		value string
 		ok    bool
-	}{{"0", true}, {"1", false}, {"2", true}, {fmt.Sprint(feed.MaxHomeInsertEvery), true}, {fmt.Sprint(feed.MaxHomeInsertEvery + 1), false}, {"-1", false}} {
+	}{{"0", true}, {"1", false}, {"2", true}, {fmt.Sprint(feedconfig.MaxHomeInsertEvery), true}, {fmt.Sprint(feedconfig.MaxHomeInsertEvery + 1), false}, {"-1", false}} {
 		_, err := parseConfig([]string{"-home-insert-every", tc.value})
 		if (err == nil) != tc.ok {
 			t.Errorf("-home-insert-every %s: error %v, want ok=%v", tc.value, err, tc.ok)
@@ -301,7 +301,7 @@ func TestHomeDismissAndDelete(t *testing.T) {
 // promotePost and unpromotePost are an operator's: refused to a signed-in
 // user, to a wrong token, and to everyone when no token is configured.
 func TestHomePromoteIsOperatorOnly(t *testing.T) {
-	s := homeServer(t, string(feed.ModeHybrid), 3)
+	s := homeServer(t, string(feedconfig.ModeHybrid), 3)
 	w := homeBuild(t, s, 1)
 	doc := `mutation($id: ID!) { promotePost(postId: $id) { promoted } }`
 	undoc := `mutation($id: ID!) { unpromotePost(postId: $id) { promoted } }`

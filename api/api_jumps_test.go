@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 )
 
 // A page jump through GraphQL: offset with first answers the page at that
@@ -38,13 +38,13 @@ func TestRelationsPageJump(t *testing.T) {
 		!f.PageInfo.HasPreviousPage || !f.PageInfo.HasNextPage {
 		t.Fatalf("page 2 of 2: %+v", f)
 	}
-	star.mustDo(t, q, map[string]any{"u": "jumpstar", "first": feed.MaxPageSize, "offset": feed.MaxListOffset}, &out)
+	star.mustDo(t, q, map[string]any{"u": "jumpstar", "first": feedconfig.MaxPageSize, "offset": feedconfig.MaxListOffset}, &out)
 	if len(out.User.Followers.Edges) != 0 || out.User.Followers.PageInfo.HasNextPage {
 		t.Fatalf("far past the end: %+v", out.User.Followers)
 	}
 	for _, vars := range []map[string]any{
-		{"first": feed.MaxPageSize + 1, "offset": 0},
-		{"offset": feed.MaxListOffset + 1},
+		{"first": feedconfig.MaxPageSize + 1, "offset": 0},
+		{"offset": feedconfig.MaxListOffset + 1},
 		{"offset": -1},
 		{"offset": 0, "after": *f.PageInfo.EndCursor},
 	} {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -109,9 +110,9 @@ func TestLimitsQueryComplexity(t *testing.T) {
 		bob := s.signUp(t, "bob")
 		// The app's feed page at the largest page size passes, and so do
 		// its followers and timeline pages at the largest size.
-		bob.mustDo(t, limitsAppFeedQuery, map[string]any{"first": feed.MaxPageSize}, nil)
-		bob.mustDo(t, limitsAppFollowersQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize, "offset": 0}, nil)
-		bob.mustDo(t, limitsAppTimelineQuery, map[string]any{"username": "bob", "first": feed.MaxPageSize}, nil)
+		bob.mustDo(t, limitsAppFeedQuery, map[string]any{"first": feedconfig.MaxPageSize}, nil)
+		bob.mustDo(t, limitsAppFollowersQuery, map[string]any{"username": "bob", "first": feedconfig.MaxPageSize, "offset": 0}, nil)
+		bob.mustDo(t, limitsAppTimelineQuery, map[string]any{"username": "bob", "first": feedconfig.MaxPageSize}, nil)
 		// Followers of followers is refused before it runs: at 100 x 100,
 		// and at 100 x 30 (about 81,000: it costs about what 80,000 of the feed
 		// page's units do, not the 9,300 its fields alone would say).

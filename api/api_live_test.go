@@ -16,7 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -422,7 +422,7 @@ func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.
 	user := "{u" + liveUserID(t, reader.Token) + "}"
 	channel := s.app.cfg.KeyPrefix + "dots:" + user
 	inbox := s.app.cfg.KeyPrefix + "feed:" + user
-	needInbox := s.app.cfg.FeedMode != string(feed.ModePull)
+	needInbox := s.app.cfg.FeedMode != string(feedconfig.ModePull)
 	for deadline := time.Now().Add(testenv.Scale(within)); ; time.Sleep(10 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		n, err := testenv.NumSub(ctx, s.app.redis, channel)

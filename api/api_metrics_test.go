@@ -28,9 +28,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
 	"feedservice/graph"
 	"feedservice/internal/testenv"
+	"feedservice/internal/viewer"
 	"feedservice/resolvers"
 )
 
@@ -601,7 +601,7 @@ func feedPageHandler(a *app, withMetrics bool) http.Handler {
 		srv.Use(fieldHooks{metrics: &metrics})
 	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), dataloader.DefaultWait)))
+		return next(dataloader.With(ctx, dataloader.New(a.engine, viewer.ID(ctx), dataloader.DefaultWait)))
 	})
 	return a.authenticate(srv)
 }

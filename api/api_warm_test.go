@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ const warmPageQuery = `query($first: Int, $after: String) {
 // (Before the local tier held the outboxes, hybrid took 5 and 7.) Users,
 // posts and viewerIsFollowing add none: they come from the local tier and
 // the reader's state.
-var warmMaxRoundTrips = map[feed.Mode]struct{ first, deep int64 }{feed.ModePush: {2, 3}, feed.ModeHybrid: {2, 3}}
+var warmMaxRoundTrips = map[feedconfig.Mode]struct{ first, deep int64 }{feedconfig.ModePush: {2, 3}, feedconfig.ModeHybrid: {2, 3}}
 
 type warmUser struct {
 	ID                string
@@ -76,7 +76,7 @@ type warmPage struct {
 // statement and at most warmMaxRoundTrips Redis round trips.
 func TestWarmPageRunsNoSQL(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []feed.Mode{feed.ModePush, feed.ModeHybrid} {
+	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := newTestServer(t, backendReal, func(c *config) {
 				c.FeedMode = string(mode)
@@ -172,7 +172,7 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 // agrees with the reference model.
 func TestWarmOldRepostRunsNoSQL(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []feed.Mode{feed.ModePush, feed.ModeHybrid} {
+	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			const inboxCap = 10
 			s := newTestServer(t, backendReal, func(c *config) {
@@ -237,7 +237,7 @@ const warmPropagationBound = 2 * time.Second
 // values, within warmPropagationBound.
 func TestChangesReachOtherInstance(t *testing.T) {
 	t.Parallel()
-	a := newTestServer(t, backendReal, func(c *config) { c.FeedMode = string(feed.ModePush) })
+	a := newTestServer(t, backendReal, func(c *config) { c.FeedMode = string(feedconfig.ModePush) })
 	b := limitsSecondInstance(t, a)
 	w := feedNewWorld(t, a)
 	viewer, author, other := w.signUp("viewer"), w.signUp("author"), w.signUp("other")

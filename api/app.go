@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/graph"
 	"feedservice/resolvers"
 	"feedservice/store"
@@ -140,11 +141,11 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.engineCtx = engineCtx
 	a.closers = append(a.closers, stopEngine)
-	mode, err := feed.ParseMode(cfg.FeedMode)
+	mode, err := feedconfig.ParseMode(cfg.FeedMode)
 	if err != nil {
 		return nil, err
 	}
-	a.engine, err = feed.New(engineCtx, feed.Config{
+	a.engine, err = feed.New(engineCtx, feedconfig.Config{
 		KeyPrefix:             cfg.KeyPrefix,
 		TokenSecret:           secret,
 		TokenTTL:              cfg.TokenTTL,
@@ -172,7 +173,6 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		LocalCacheTTL:         cfg.LocalCacheTTL,
 		HomeInsertEvery:       cfg.HomeInsertEvery,
 		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
-		OperatorToken:         cfg.OperatorToken,
 		TracerProvider:        a.tracer,
 	}, st, a.redis, log)
 	if err != nil {

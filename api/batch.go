@@ -8,10 +8,10 @@ import (
 	"mime"
 	"net/http"
 
+	"feedservice/feed/apperr"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"feedservice/feed"
 )
 
 // batchPOST is the transport of batched operations: a POST whose JSON body
@@ -70,7 +70,7 @@ func (t batchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	if len(batch) == 0 || len(batch) > t.maxOperations {
 		w.WriteHeader(http.StatusBadRequest)
-		refusal := feed.BadInput("a batch holds 1 to %d operations (MaxBatchOperations); this one holds %d", t.maxOperations, len(batch))
+		refusal := apperr.BadInput("a batch holds 1 to %d operations (MaxBatchOperations); this one holds %d", t.maxOperations, len(batch))
 		writeJSON(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(refusal)}))
 		return
 	}

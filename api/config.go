@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	feedconfig "feedservice/feed/config"
+
 	mysqldriver "github.com/go-sql-driver/mysql"
 
 	"feedservice/dataloader"
@@ -281,8 +283,8 @@ func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
 // the demo graph. It returns the trusted proxies, read as text.
 func (c *config) clientFlags(fs *flag.FlagSet) (trustedProxies *string) {
 	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
-	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feed.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
-	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feed.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feedconfig.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
+	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feedconfig.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
@@ -295,30 +297,30 @@ func (c *config) clientFlags(fs *flag.FlagSet) (trustedProxies *string) {
 // engineFlags registers the feed engine's settings: the feed mode, the
 // inboxes and the fan-out, the cache tiers, page jumps and home entries.
 func (c *config) engineFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feed.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
-	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feed.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
-	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feed.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
-	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feed.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
-	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feed.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
-	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feed.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
-	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feed.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
-	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feed.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
-	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feed.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
-	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feed.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
-	fs.IntVar(&c.StreamReplicas, "stream-replicas", envInt("STREAM_REPLICAS", feed.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
-	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", envDuration("STREAM_REPLICA_TIMEOUT", feed.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
+	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feedconfig.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
+	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feedconfig.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
+	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feedconfig.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
+	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feedconfig.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feedconfig.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
+	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feedconfig.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
+	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feedconfig.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
+	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
+	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feedconfig.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feedconfig.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
+	fs.IntVar(&c.StreamReplicas, "stream-replicas", envInt("STREAM_REPLICAS", feedconfig.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
+	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", envDuration("STREAM_REPLICA_TIMEOUT", feedconfig.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
-	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feed.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
-	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feed.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
-	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feed.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
-	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feed.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
-	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feed.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
-	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feed.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
+	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feedconfig.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
+	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
+	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feedconfig.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
+	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feedconfig.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
+	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
+	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.IntVar(&c.GOGC, "gogc", envInt("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
-	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feed.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
-	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feed.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
-	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feed.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
+	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
+	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feedconfig.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
+	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feedconfig.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
 }
 
 // requestFlags registers what one request or websocket may ask: the
@@ -362,7 +364,7 @@ func (c *config) readText(text textSettings) error {
 // check refuses settings out of their range: a limit at 0 would switch it
 // off, a duration at 0 would spin.
 func (c config) check() error {
-	if _, err := feed.ParseMode(c.FeedMode); err != nil {
+	if _, err := feedconfig.ParseMode(c.FeedMode); err != nil {
 		return err
 	}
 	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
@@ -387,8 +389,8 @@ func (c config) check() error {
 	if err := c.hardeningConfig.check(); err != nil {
 		return err
 	}
-	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feed.MaxHomeInsertEvery) {
-		return fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feed.MaxHomeInsertEvery)
+	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feedconfig.MaxHomeInsertEvery) {
+		return fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feedconfig.MaxHomeInsertEvery)
 	}
 	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
 		return fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)

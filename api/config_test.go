@@ -15,6 +15,7 @@ import (
 
 	"feedservice/dataloader"
 	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -108,8 +109,8 @@ func TestRedisPoolBounds(t *testing.T) {
 // and refuses 0 (which would trim in a busy loop) and less.
 func TestStreamTrimIntervalBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.StreamTrimInterval != feed.DefaultStreamTrimInterval {
-		t.Fatalf("default: %v, %s; want %s", err, c.StreamTrimInterval, feed.DefaultStreamTrimInterval)
+	if err != nil || c.StreamTrimInterval != feedconfig.DefaultStreamTrimInterval {
+		t.Fatalf("default: %v, %s; want %s", err, c.StreamTrimInterval, feedconfig.DefaultStreamTrimInterval)
 	}
 	t.Setenv("STREAM_TRIM_INTERVAL", "1ns")
 	if c, err = parseConfig(nil); err != nil || c.StreamTrimInterval != 1 {
@@ -126,8 +127,8 @@ func TestStreamTrimIntervalBounds(t *testing.T) {
 // nanosecond and refuses 0 (which would warn on every request) and less.
 func TestRateLimitWarnIntervalBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.RateLimitWarnInterval != feed.DefaultRateLimitWarnInterval {
-		t.Fatalf("default: %v, %s; want %s", err, c.RateLimitWarnInterval, feed.DefaultRateLimitWarnInterval)
+	if err != nil || c.RateLimitWarnInterval != feedconfig.DefaultRateLimitWarnInterval {
+		t.Fatalf("default: %v, %s; want %s", err, c.RateLimitWarnInterval, feedconfig.DefaultRateLimitWarnInterval)
 	}
 	t.Setenv("RATE_LIMIT_WARN_INTERVAL", "1ns")
 	if c, err = parseConfig(nil); err != nil || c.RateLimitWarnInterval != 1 {
@@ -145,8 +146,8 @@ func TestRateLimitWarnIntervalBounds(t *testing.T) {
 // copy that expires at once) and less.
 func TestCacheTTLBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.PostCacheTTL != feed.DefaultPostCacheTTL || c.UserCacheTTL != feed.DefaultUserCacheTTL {
-		t.Fatalf("defaults: %v, %s, %s; want %s, %s", err, c.PostCacheTTL, c.UserCacheTTL, feed.DefaultPostCacheTTL, feed.DefaultUserCacheTTL)
+	if err != nil || c.PostCacheTTL != feedconfig.DefaultPostCacheTTL || c.UserCacheTTL != feedconfig.DefaultUserCacheTTL {
+		t.Fatalf("defaults: %v, %s, %s; want %s, %s", err, c.PostCacheTTL, c.UserCacheTTL, feedconfig.DefaultPostCacheTTL, feedconfig.DefaultUserCacheTTL)
 	}
 	t.Setenv("POST_CACHE_TTL", "2h")
 	t.Setenv("USER_CACHE_TTL", "3m")
@@ -167,7 +168,7 @@ func TestCacheTTLBounds(t *testing.T) {
 // the settings that cannot be 0 or negative are refused.
 func TestLocalCacheBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.LocalCacheMaxEntries != feed.DefaultLocalCacheMaxEntries || c.LocalCacheMaxBytes != feed.DefaultLocalCacheMaxBytes || c.LocalCacheTTL != feed.DefaultLocalCacheTTL {
+	if err != nil || c.LocalCacheMaxEntries != feedconfig.DefaultLocalCacheMaxEntries || c.LocalCacheMaxBytes != feedconfig.DefaultLocalCacheMaxBytes || c.LocalCacheTTL != feedconfig.DefaultLocalCacheTTL {
 		t.Fatalf("defaults: %v, %d entries, %d bytes, %s", err, c.LocalCacheMaxEntries, c.LocalCacheMaxBytes, c.LocalCacheTTL)
 	}
 	t.Setenv("LOCAL_CACHE_MAX_ENTRIES", "0")
@@ -242,8 +243,8 @@ func TestReplicaUnreachableStopsStartup(t *testing.T) {
 // default, reads REPOST_LIST_MAX, and takes 1 to MaxRepostListMax.
 func TestRepostListMaxBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.RepostListMax != feed.DefaultRepostListMax {
-		t.Fatalf("default: %v, %d; want %d", err, c.RepostListMax, feed.DefaultRepostListMax)
+	if err != nil || c.RepostListMax != feedconfig.DefaultRepostListMax {
+		t.Fatalf("default: %v, %d; want %d", err, c.RepostListMax, feedconfig.DefaultRepostListMax)
 	}
 	t.Setenv("REPOST_LIST_MAX", "7")
 	if c, err = parseConfig(nil); err != nil || c.RepostListMax != 7 {

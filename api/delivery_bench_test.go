@@ -26,7 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
+	"feedservice/feed/ids"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -53,7 +54,7 @@ func BenchmarkRedDotDelivery(b *testing.B) {
 
 func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 	s := newTestServer(b, backendReal, func(c *config) {
-		c.FeedMode = string(feed.ModeHybrid)
+		c.FeedMode = string(feedconfig.ModeHybrid)
 		c.CelebrityFollowers = celebrityFollowers
 	})
 	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
@@ -117,7 +118,7 @@ type deliveryCount struct {
 // deliveryGraph inserts an author and readers who follow them, in bulk.
 func deliveryGraph(b *testing.B, s *testServer, readers int) (int64, []int64) {
 	b.Logf("inserting %d readers", readers)
-	ids, err := feed.NewIDGenerator(feed.MaxNodes - 1)
+	ids, err := ids.NewIDGenerator(ids.MaxNodes - 1)
 	if err != nil {
 		b.Fatal(err)
 	}

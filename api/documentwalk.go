@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/vektah/gqlparser/v2/ast"
+	"feedservice/feed/apperr"
 
-	"feedservice/feed"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // operationMeasure is what the document limits check of an operation.
@@ -103,7 +103,7 @@ func (w *documentWalk) fragment(name string) selectionMeasure {
 		return m
 	}
 	if w.walking[name] {
-		w.err = feed.BadInput("fragment %s spreads itself", name)
+		w.err = apperr.BadInput("fragment %s spreads itself", name)
 		return selectionMeasure{}
 	}
 	def := w.fragments.ForName(name)

@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
 	"feedservice/graph"
+	"feedservice/internal/viewer"
 	"feedservice/resolvers"
 )
 
@@ -43,7 +43,7 @@ func TestWarmFeedPageDoesNotWaitForLoaders(t *testing.T) {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: s.app.engine}}))
 	srv.AddTransport(transport.POST{})
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(dataloader.With(ctx, dataloader.New(s.app.engine, feed.ViewerID(ctx), wait)))
+		return next(dataloader.With(ctx, dataloader.New(s.app.engine, viewer.ID(ctx), wait)))
 	})
 	h := s.app.authenticate(srv)
 	start := time.Now()

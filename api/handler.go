@@ -21,8 +21,10 @@ import (
 
 	"feedservice/dataloader"
 	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/graph"
 	"feedservice/internal/fastexec"
+	"feedservice/internal/viewer"
 	"feedservice/playground"
 	"feedservice/resolvers"
 	"feedservice/web"
@@ -119,7 +121,7 @@ func (a *app) graphqlHandler() http.Handler {
 				ctx = feed.WithReadMemo(ctx)
 			}
 		}
-		return next(dataloader.With(ctx, dataloader.New(a.engine, feed.ViewerID(ctx), a.cfg.LoaderWait)))
+		return next(dataloader.With(ctx, dataloader.New(a.engine, viewer.ID(ctx), a.cfg.LoaderWait)))
 	})
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
@@ -164,7 +166,7 @@ func codeRefusedGet(next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
 				"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
-				"extensions": map[string]any{"code": string(feed.CodeBadUserInput)},
+				"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
 			}}})
 			return
 		}
@@ -181,11 +183,11 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if id, err := a.engine.ViewerFromHeader(ctx, r.Header.Get("Authorization")); err != nil {
-			ctx = feed.WithBadToken(ctx, err)
+			ctx = viewer.WithBadToken(ctx, err)
 		} else if id != 0 {
-			ctx = feed.WithViewer(ctx, id)
+			ctx = viewer.With(ctx, id)
 		}
-		ctx = a.engine.WithOperatorHeader(ctx, r.Header.Get("X-Operator-Token"))
+		ctx = viewer.WithOperatorHeader(ctx, r.Header.Get("X-Operator-Token"), a.cfg.OperatorToken)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -211,16 +213,16 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 		return transport.AppendCloseReason(ctx, reason), nil, err
 	}
 	if header == "" {
-		return refuse(closeUnauthorized, "Unauthorized", feed.ErrUnauthenticated)
+		return refuse(closeUnauthorized, "Unauthorized", apperr.ErrUnauthenticated)
 	}
 	id, err := a.engine.ViewerFromHeader(ctx, header)
 	if err != nil {
 		return refuse(closeForbidden, "Forbidden", err)
 	}
 	if !a.sockets.open(id) {
-		return refuse(closeTooManyRequests, "Too many connections", feed.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
+		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
 	}
-	ctx = feed.WithViewer(ctx, id)
+	ctx = viewer.With(ctx, id)
 	ctx = context.WithValue(ctx, socketOwnerKey{}, id)
 	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
 	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
@@ -274,7 +276,7 @@ var _ interface {
 func (refuseBadToken) ExtensionName() string                   { return "RefuseBadToken" }
 func (refuseBadToken) Validate(graphql.ExecutableSchema) error { return nil }
 func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
-	if err := feed.TokenError(ctx); err != nil {
+	if err := viewer.TokenError(ctx); err != nil {
 		return gqlerror.WrapIfUnwrapped(err)
 	}
 	return nil

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"feedservice/feed/apperr"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"feedservice/feed"
 )
 
 // operationRetryAfter is what a client refused for operations in flight is
@@ -85,7 +85,7 @@ func (g *operationGate) leave(address string) {
 }
 
 // refusal is the error of an operation refused by the named bound.
-func (g *operationGate) refusal(refusedBy string, perSocket int) *feed.Error {
+func (g *operationGate) refusal(refusedBy string, perSocket int) *apperr.Error {
 	g.metrics.operationsRefused.WithLabelValues(refusedBy).Inc()
 	var msg string
 	switch refusedBy {
@@ -96,7 +96,7 @@ func (g *operationGate) refusal(refusedBy string, perSocket int) *feed.Error {
 	default:
 		msg = fmt.Sprintf("at most %d queries and mutations may run at once on one websocket (MaxOperationsPerSocket); retry when one has answered", perSocket)
 	}
-	return &feed.Error{Code: feed.CodeRateLimited, Message: msg, RetryAfter: operationRetryAfter}
+	return &apperr.Error{Code: apperr.CodeRateLimited, Message: msg, RetryAfter: operationRetryAfter}
 }
 
 // limitOperations holds a place of the gate for each HTTP request to
@@ -128,7 +128,7 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 // writeRefusal answers a request refused before GraphQL reads it, in the
 // shape of a GraphQL response, with the code, retryAfter and Retry-After
 // header of any rate-limited answer.
-func writeRefusal(w http.ResponseWriter, status int, refusal *feed.Error) {
+func writeRefusal(w http.ResponseWriter, status int, refusal *apperr.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", strconv.Itoa(refusal.RetryAfterSeconds()))
 	w.WriteHeader(status)

@@ -19,6 +19,8 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/internal/viewer"
 )
 
 // The names of the rate limits, in their Redis keys, logs and metrics.
@@ -66,7 +68,7 @@ func (l documentLimits) MutateOperationParameters(ctx context.Context, p *graphq
 		return nil // gqlgen's parse answers it, with its code
 	}
 	if n := measureDocument(doc).selections; n > l.maxSelections {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("the document has %d selections (fields, fragment spreads, inline fragments); at most %d are allowed (MaxQuerySelections)", n, l.maxSelections))
+		return gqlerror.WrapIfUnwrapped(apperr.BadInput("the document has %d selections (fields, fragment spreads, inline fragments); at most %d are allowed (MaxQuerySelections)", n, l.maxSelections))
 	}
 	for _, op := range doc.Operations {
 		if err := l.checkOperation(ctx, doc.Fragments, op); err != nil {
@@ -83,11 +85,11 @@ func (l documentLimits) checkOperation(ctx context.Context, fragments ast.Fragme
 	case err != nil:
 		return err
 	case m.introspects && !l.introspection:
-		return feed.BadInput("introspection (__schema, __type) is switched off on this server")
+		return apperr.BadInput("introspection (__schema, __type) is switched off on this server")
 	case m.depth > l.maxDepth:
-		return feed.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth)
+		return apperr.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth)
 	case m.fields > l.maxFields:
-		return feed.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields)
+		return apperr.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields)
 	}
 	return nil
 }
@@ -203,11 +205,11 @@ func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 		return next(ctx)
 	}
 	share := feed.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
-	var refusal *feed.Error
+	var refusal *apperr.Error
 	if err := b.engine.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
 		return next(ctx) // allowed, by Redis's budget or, while Redis fails, this instance's
 	}
-	refusal = &feed.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
+	refusal = &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
 		Message: fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)}
 	noteRetryAfter(ctx, refusal.RetryAfterSeconds())
 	return refusedOperation(ctx, b.present, refusal)
@@ -216,7 +218,7 @@ func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 // budgetSubject is whose budget an operation spends: its viewer's, or the
 // client address's when signed out.
 func budgetSubject(ctx context.Context) string {
-	if viewer := feed.ViewerID(ctx); viewer != 0 {
+	if viewer := viewer.ID(ctx); viewer != 0 {
 		return "user:" + strconv.FormatInt(viewer, 10)
 	}
 	return "ip:" + clientAddress(ctx)
@@ -240,7 +242,7 @@ func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any,
 		return next(ctx)
 	}
 	var err error
-	switch viewer := feed.ViewerID(ctx); {
+	switch viewer := viewer.ID(ctx); {
 	case fc.Field.Name == "signUp" || fc.Field.Name == "logIn":
 		err = l.engine.Allow(ctx, limitAuth, l.auth, "ip:"+clientAddress(ctx))
 	case viewer != 0:
@@ -249,7 +251,7 @@ func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any,
 		err = l.engine.Allow(ctx, limitMutations, l.mutations, "ip:"+clientAddress(ctx))
 	}
 	if err != nil {
-		var refusal *feed.Error
+		var refusal *apperr.Error
 		if errors.As(err, &refusal) {
 			noteRetryAfter(ctx, refusal.RetryAfterSeconds())
 		}

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/internal/fastexec"
 )
 
@@ -240,7 +241,7 @@ type schemaField struct{ object, field string }
 // resolverErrorCode is the code the error presenter will give a resolver's
 // error: an engine error's own, a coded gqlerror's, or internal.
 func resolverErrorCode(err error) string {
-	var engineErr *feed.Error
+	var engineErr *apperr.Error
 	if errors.As(err, &engineErr) {
 		return string(engineErr.Code)
 	}
@@ -250,7 +251,7 @@ func resolverErrorCode(err error) string {
 			return boundedCode(code)
 		}
 	}
-	return string(feed.CodeInternal)
+	return string(apperr.CodeInternal)
 }
 
 // boundedCode keeps an error code usable as a label value: the presenter

@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"feedservice/store"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +22,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"feedservice/store"
 
 	"github.com/gorilla/websocket"
 

@@ -12,6 +12,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/internal/viewer"
 )
 
 // persistedQueries is automatic persisted queries (Apollo's protocol, as
@@ -52,10 +54,10 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 		Version int64  `mapstructure:"version"`
 	}
 	if err := mapstructure.Decode(params.Extensions["persistedQuery"], &ext); err != nil {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("persisted query: invalid APQ extension data"))
+		return gqlerror.WrapIfUnwrapped(apperr.BadInput("persisted query: invalid APQ extension data"))
 	}
 	if ext.Version != 1 {
-		return gqlerror.WrapIfUnwrapped(feed.BadInput("persisted query: unsupported APQ version"))
+		return gqlerror.WrapIfUnwrapped(apperr.BadInput("persisted query: unsupported APQ version"))
 	}
 	sent := params.Query != ""
 	if !sent {
@@ -69,7 +71,7 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 	} else {
 		sum := sha256.Sum256([]byte(params.Query))
 		if hex.EncodeToString(sum[:]) != ext.Sha256 {
-			return gqlerror.WrapIfUnwrapped(feed.BadInput("persisted query: provided APQ hash does not match query"))
+			return gqlerror.WrapIfUnwrapped(apperr.BadInput("persisted query: provided APQ hash does not match query"))
 		}
 	}
 	graphql.GetOperationContext(ctx).Stats.SetExtension(apqStats, &extension.ApqStats{Hash: ext.Sha256, SentQuery: sent})
@@ -95,7 +97,7 @@ func (keepPersistedQuery) Validate(graphql.ExecutableSchema) error { return nil 
 
 func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	stats, _ := opCtx.Stats.GetExtension(apqStats).(*extension.ApqStats)
-	if stats != nil && stats.SentQuery && feed.ViewerID(ctx) != 0 && len(opCtx.RawQuery) <= feed.MaxPersistedQueryBytes {
+	if stats != nil && stats.SentQuery && viewer.ID(ctx) != 0 && len(opCtx.RawQuery) <= feed.MaxPersistedQueryBytes {
 		k.cache.Add(ctx, stats.Hash, opCtx.RawQuery)
 	}
 	return nil

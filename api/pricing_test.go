@@ -2,10 +2,11 @@ package api
 
 import (
 	"context"
-	"feedservice/store"
 	"io"
 	"testing"
 	"time"
+
+	"feedservice/store"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/vektah/gqlparser/v2"

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"feedservice/feed/apperr"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"feedservice/feed"
 )
 
 // refuseMalformedRequest refuses, with a coded error, what gqlgen's
@@ -154,7 +154,7 @@ func writeRequestError(w http.ResponseWriter, status int, message string) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
 		"message":    message,
-		"extensions": map[string]any{"code": string(feed.CodeBadUserInput)},
+		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
 	}}})
 }
 
@@ -234,6 +234,6 @@ func (refuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op 
 	if byPost, _ := ctx.Value(plainPost{}).(bool); !byPost || op.Operation == nil || op.Operation.Operation != ast.Subscription {
 		return nil
 	}
-	err := feed.BadInput("a subscription runs over a websocket (graphql-transport-ws), not by POST")
+	err := apperr.BadInput("a subscription runs over a websocket (graphql-transport-ws), not by POST")
 	return &gqlerror.Error{Err: err, Message: err.Error()}
 }

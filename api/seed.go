@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/feed/ids"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -26,11 +28,11 @@ var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, Repost
 // SeedPassword is the password of every demo account.
 const SeedPassword = "demo-password"
 
-// seedIDNode is the id node number (see feed/ids.go) of the rows the seed
+// seedIDNode is the id node number (see feed/ids) of the rows the seed
 // writes in bulk: no server leases it while fewer than feed.MaxNodes
 // instances run, so the seed's ids cannot meet a server's. (The benchmark's
 // bulk load takes it too, in a database of its own.)
-const seedIDNode = feed.MaxNodes - 1
+const seedIDNode = ids.MaxNodes - 1
 
 // seed loads a demo graph, printing its progress: alice (whom to sign in
 // as), a celebrity everyone follows, and ordinary users who follow, post
@@ -47,11 +49,11 @@ const seedIDNode = feed.MaxNodes - 1
 // while other instances run; store.EventsApplied is for a Redis that holds
 // nothing yet (see Service.Seed).
 func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.BulkEvents, size seedSize, out io.Writer) error {
-	ids, err := feed.NewIDGenerator(seedIDNode)
+	gen, err := ids.NewIDGenerator(seedIDNode)
 	if err != nil {
 		return err
 	}
-	users, err := seedUsers(ctx, e, st, ids, size, out)
+	users, err := seedUsers(ctx, e, st, gen, size, out)
 	if err != nil {
 		return err
 	}
@@ -69,8 +71,8 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 			}
 		}
 		for _, f := range followees {
-			id := ids.Next()
-			follows = append(follows, store.NewFollow{FollowerID: users[i], FolloweeID: f, ID: id, At: feed.IDTime(id)})
+			id := gen.Next()
+			follows = append(follows, store.NewFollow{FollowerID: users[i], FolloweeID: f, ID: id, At: ids.IDTime(id)})
 		}
 	}
 	made, err := st.CreateFollows(ctx, follows, events)
@@ -86,8 +88,8 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 			if (author == celebrity && round >= size.CelebPosts) || (author != celebrity && round >= size.PostsEach) {
 				continue
 			}
-			id := ids.Next()
-			posts = append(posts, &models.Post{ID: id, AuthorID: author, Body: demoBody(rng), CreatedAt: feed.IDTime(id)})
+			id := gen.Next()
+			posts = append(posts, &models.Post{ID: id, AuthorID: author, Body: demoBody(rng), CreatedAt: ids.IDTime(id)})
 		}
 	}
 	if err := st.CreatePosts(ctx, posts, events); err != nil {
@@ -106,8 +108,8 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 				continue
 			}
 			reposted[repost{author, original}] = true
-			id := ids.Next()
-			reposts = append(reposts, &models.Post{ID: id, AuthorID: author, RepostOfID: &original, CreatedAt: feed.IDTime(id)})
+			id := gen.Next()
+			reposts = append(reposts, &models.Post{ID: id, AuthorID: author, RepostOfID: &original, CreatedAt: ids.IDTime(id)})
 		}
 	}
 	if err := st.CreatePosts(ctx, reposts, events); err != nil {
@@ -121,14 +123,14 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 // seedUsers returns the ids of alice, the celebrity and the ordinary demo
 // users, in that order, making the accounts that do not exist. An account
 // that exists must have the demo password.
-func seedUsers(ctx context.Context, e *feed.Engine, st *store.Store, ids *feed.IDGenerator, size seedSize, out io.Writer) ([]int64, error) {
+func seedUsers(ctx context.Context, e *feed.Engine, st *store.Store, gen *ids.IDGenerator, size seedSize, out io.Writer) ([]int64, error) {
 	names := []string{"alice", "celebrity"}
 	for i := range size.Users {
 		names = append(names, fmt.Sprintf("demo_%03d", i))
 	}
 	made := 1
 	auth, err := e.SignUp(ctx, names[0], SeedPassword, nil)
-	if feed.CodeOf(err) == feed.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
+	if apperr.CodeOf(err) == apperr.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
 		made = 0
 		auth, err = e.LogIn(ctx, names[0], SeedPassword)
 	}
@@ -156,8 +158,8 @@ func seedUsers(ctx context.Context, e *feed.Engine, st *store.Store, ids *feed.I
 		if _, ok := byName[name]; ok {
 			continue
 		}
-		id := ids.Next()
-		at := feed.IDTime(id)
+		id := gen.Next()
+		at := ids.IDTime(id)
 		fresh = append(fresh, &models.User{ID: id, Username: name, DisplayName: name, PasswordHash: hash, CreatedAt: at, LastActiveAt: at})
 		byName[name] = id
 	}

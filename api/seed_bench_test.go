@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 )
 
 // BenchmarkSeed times Service.Seed, what `go run . -seed` runs before it
@@ -19,7 +19,7 @@ func BenchmarkSeed(b *testing.B) {
 		b.Run(backend, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				cfg := testConfig(b, backend, func(c *config) { c.BcryptCost = feed.DefaultBcryptCost })
+				cfg := testConfig(b, backend, func(c *config) { c.BcryptCost = feedconfig.DefaultBcryptCost })
 				a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler))
 				if err != nil {
 					b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/store"
 )
 
@@ -150,7 +151,7 @@ func seedByMutations(ctx context.Context, e *feed.Engine, size seedSize) error {
 	ids := make([]int64, len(names))
 	for i, name := range names {
 		auth, err := e.SignUp(ctx, name, SeedPassword, nil)
-		if feed.CodeOf(err) == feed.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
+		if apperr.CodeOf(err) == apperr.CodeBadUserInput && strings.Contains(err.Error(), "taken") {
 			auth, err = e.LogIn(ctx, name, SeedPassword)
 		}
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
 )
 
 // TestStreamReplicasBounds: -stream-replicas defaults to one replica,
@@ -12,11 +12,11 @@ import (
 // less; -stream-replica-timeout takes a nanosecond and refuses 0 and less.
 func TestStreamReplicasBounds(t *testing.T) {
 	c, err := parseConfig(nil)
-	if err != nil || c.StreamReplicas != feed.DefaultStreamReplicas || c.StreamReplicaTimeout != feed.DefaultStreamReplicaTimeout {
-		t.Fatalf("default: %v, %d, %s; want %d, %s", err, c.StreamReplicas, c.StreamReplicaTimeout, feed.DefaultStreamReplicas, feed.DefaultStreamReplicaTimeout)
+	if err != nil || c.StreamReplicas != feedconfig.DefaultStreamReplicas || c.StreamReplicaTimeout != feedconfig.DefaultStreamReplicaTimeout {
+		t.Fatalf("default: %v, %d, %s; want %d, %s", err, c.StreamReplicas, c.StreamReplicaTimeout, feedconfig.DefaultStreamReplicas, feedconfig.DefaultStreamReplicaTimeout)
 	}
-	if got := streamReplicas(c.StreamReplicas); got != feed.DefaultStreamReplicas {
-		t.Errorf("the engine gets %d replicas for the default, want %d", got, feed.DefaultStreamReplicas)
+	if got := streamReplicas(c.StreamReplicas); got != feedconfig.DefaultStreamReplicas {
+		t.Errorf("the engine gets %d replicas for the default, want %d", got, feedconfig.DefaultStreamReplicas)
 	}
 	t.Setenv("STREAM_REPLICAS", "0")
 	t.Setenv("STREAM_REPLICA_TIMEOUT", "1ns")

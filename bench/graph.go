@@ -27,17 +27,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"feedservice/feed/ids"
+
 	"golang.org/x/crypto/bcrypt"
 
 	"crypto/sha256"
 	"encoding/base64"
-
-	"feedservice/feed"
 )
 
 // benchNode is the id node number of bulk-loaded rows: no server leases it
 // while fewer than 32 instances run.
-const benchNode = feed.MaxNodes - 1
+const benchNode = ids.MaxNodes - 1
 
 // BenchPassword is every benchmark user's password.
 const BenchPassword = "benchmark-password"
@@ -158,7 +158,7 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	base := now.Add(-90 * 24 * time.Hour)
 	step := int64(30*24*time.Hour/time.Millisecond) / int64(U)
 	for i := range U {
-		g.UserIDs[i] = feed.IDAt(base) + (int64(i)*step)<<12 + benchNode<<7
+		g.UserIDs[i] = ids.IDAt(base) + (int64(i)*step)<<12 + benchNode<<7
 		switch {
 		case i < p.Celebrities:
 			g.Names[i] = fmt.Sprintf("celeb_%d", i+1)
@@ -274,14 +274,14 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		g.followPerm[i] = uint32(i)
 	}
 	rng.Shuffle(len(g.followPerm), func(a, b int) { g.followPerm[a], g.followPerm[b] = g.followPerm[b], g.followPerm[a] })
-	g.followIDBase = feed.IDAt(now.Add(-60 * 24 * time.Hour))
+	g.followIDBase = ids.IDAt(now.Add(-60 * 24 * time.Hour))
 	g.followStep = max(int64(29*24*time.Hour/time.Millisecond)/int64(max(g.FollowEdges, 1)), 1)
 
 	// Posts: originals spread over the last p.Days days, then reposts of
 	// followees' originals at a later time.
 	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
-	start := feed.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
-	end := feed.IDAt(now) >> 12
+	start := ids.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
+	end := ids.IDAt(now) >> 12
 	span := end - start
 	g.PostCount = make([]int32, U)
 	byAuthor := make([][]int32, U)
@@ -487,10 +487,10 @@ func benchPasswordHash() string {
 }
 
 func sqlTime(ms int64) string {
-	return feed.IDTime(ms << 12).Format("'2006-01-02 15:04:05.000'")
+	return ids.IDTime(ms << 12).Format("'2006-01-02 15:04:05.000'")
 }
 
-func idTimeSQL(id int64) string { return feed.IDTime(id).Format("'2006-01-02 15:04:05.000'") }
+func idTimeSQL(id int64) string { return ids.IDTime(id).Format("'2006-01-02 15:04:05.000'") }
 
 var words = strings.Fields(`the a feed post today coffee code release bug fix deploy weekend music photo
 city train rain sun team launch idea draft review paper graph redis mysql cache latency queue

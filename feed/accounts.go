@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -19,8 +21,8 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 	if err := checkUsername(username); err != nil {
 		return nil, err
 	}
-	if n := utf8.RuneCountInString(password); n < MinPasswordChars || n > MaxPasswordChars {
-		return nil, BadInput("the password must be %d to %d characters long", MinPasswordChars, MaxPasswordChars)
+	if n := utf8.RuneCountInString(password); n < config.MinPasswordChars || n > config.MaxPasswordChars {
+		return nil, apperr.BadInput("the password must be %d to %d characters long", config.MinPasswordChars, config.MaxPasswordChars)
 	}
 	name := username
 	if displayName != nil {
@@ -37,7 +39,7 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 	u := &models.User{ID: e.ids.Next(), Username: username, DisplayName: name, PasswordHash: hash, CreatedAt: now, LastActiveAt: now}
 	if err := e.store.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, store.ErrUsernameTaken) {
-			return nil, BadInput("the username %q is taken", username)
+			return nil, apperr.BadInput("the username %q is taken", username)
 		}
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func (e *Engine) LogIn(ctx context.Context, username, password string) (*models.
 		return nil, err
 	}
 	if !e.checkPassword(hash, password) {
-		return nil, ErrBadCredentials
+		return nil, apperr.ErrBadCredentials
 	}
 	return e.authPayload(u)
 }
@@ -82,8 +84,8 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 		displayName = &name
 	}
 	if bio != nil {
-		if n := utf8.RuneCountInString(*bio); n > MaxBioChars || !utf8.ValidString(*bio) {
-			return nil, BadInput("the bio must be valid text of at most %d characters", MaxBioChars)
+		if n := utf8.RuneCountInString(*bio); n > config.MaxBioChars || !utf8.ValidString(*bio) {
+			return nil, apperr.BadInput("the bio must be valid text of at most %d characters", config.MaxBioChars)
 		}
 		if err := refuseControls("the bio", *bio); err != nil {
 			return nil, err
@@ -91,7 +93,7 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 	}
 	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio, e.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrUnauthenticated
+		return nil, apperr.ErrUnauthenticated
 	}
 	if err != nil {
 		return nil, err
@@ -131,8 +133,8 @@ func inOrder[V any](ids []int64, byID map[int64]*V) []*V {
 }
 
 func checkUsername(username string) error {
-	if n := len(username); n < MinUsernameChars || n > MaxUsernameChars || !usernamePattern.MatchString(username) {
-		return BadInput("a username is %d to %d letters, digits or underscores", MinUsernameChars, MaxUsernameChars)
+	if n := len(username); n < config.MinUsernameChars || n > config.MaxUsernameChars || !usernamePattern.MatchString(username) {
+		return apperr.BadInput("a username is %d to %d letters, digits or underscores", config.MinUsernameChars, config.MaxUsernameChars)
 	}
 	return nil
 }
@@ -144,17 +146,17 @@ func checkUsername(username string) error {
 // formatting characters.
 func checkDisplayName(name string) (string, error) {
 	name = strings.TrimSpace(name)
-	if n := utf8.RuneCountInString(name); n == 0 || n > MaxDisplayNameChars || !utf8.ValidString(name) {
-		return "", BadInput("a display name is 1 to %d characters", MaxDisplayNameChars)
+	if n := utf8.RuneCountInString(name); n == 0 || n > config.MaxDisplayNameChars || !utf8.ValidString(name) {
+		return "", apperr.BadInput("a display name is 1 to %d characters", config.MaxDisplayNameChars)
 	}
 	n := 0
 	for _, r := range name {
 		n++
 		switch {
 		case unicode.IsControl(r):
-			return "", BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
+			return "", apperr.BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
 		case bidiControl(r):
-			return "", BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
+			return "", apperr.BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
 		}
 	}
 	return name, nil

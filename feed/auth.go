@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"feedservice/feed/apperr"
 	"feedservice/store"
 )
 
@@ -54,11 +55,11 @@ func (e *Engine) ParseToken(token string) (id, tokenVersion int64, err error) {
 		jwt.WithTimeFunc(e.now),
 	)
 	if err != nil {
-		return 0, 0, ErrBadToken
+		return 0, 0, apperr.ErrBadToken
 	}
 	id, err = strconv.ParseInt(claims.Subject, 10, 64)
 	if err != nil || id <= 0 || claims.TokenVersion < 0 {
-		return 0, 0, ErrBadToken
+		return 0, 0, apperr.ErrBadToken
 	}
 	return id, claims.TokenVersion, nil
 }
@@ -73,7 +74,7 @@ func (e *Engine) ViewerFromHeader(ctx context.Context, header string) (int64, er
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return 0, ErrBadToken
+		return 0, apperr.ErrBadToken
 	}
 	id, version, err := e.ParseToken(strings.TrimSpace(token))
 	if err != nil {
@@ -98,7 +99,7 @@ func (e *Engine) checkTokenVersion(ctx context.Context, id, version int64) error
 	}
 	u := byID[id]
 	if u == nil || u.TokenVersion != version {
-		return ErrRevokedToken
+		return apperr.ErrRevokedToken
 	}
 	return nil
 }
@@ -109,7 +110,7 @@ func (e *Engine) checkTokenVersion(ctx context.Context, id, version int64) error
 func (e *Engine) LogOut(ctx context.Context, viewerID int64) error {
 	_, err := e.store.RevokeTokens(ctx, viewerID, e.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
-		return ErrUnauthenticated
+		return apperr.ErrUnauthenticated
 	}
 	if err != nil {
 		return err
@@ -126,7 +127,7 @@ func passwordDigest(password string) []byte {
 }
 
 func (e *Engine) hashPassword(password string) (string, error) {
-	e.metrics.passwordHashes.WithLabelValues("hash").Inc()
+	e.metrics.PasswordHashes.WithLabelValues("hash").Inc()
 	h, err := bcrypt.GenerateFromPassword(passwordDigest(password), e.cfg.BcryptCost)
 	return string(h), err
 }
@@ -138,7 +139,7 @@ func (e *Engine) checkPassword(hash, password string) bool {
 	if hash == "" {
 		hash = e.decoy
 	}
-	e.metrics.passwordHashes.WithLabelValues("compare").Inc()
+	e.metrics.PasswordHashes.WithLabelValues("compare").Inc()
 	err := bcrypt.CompareHashAndPassword([]byte(hash), passwordDigest(password))
 	return err == nil && hash != e.decoy
 }

@@ -38,6 +38,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -54,13 +56,13 @@ const (
 	benchOutsiderPosts = 5
 )
 
-var benchModes = []Mode{ModePull, ModePush, ModeHybrid}
+var benchModes = []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid}
 
 // newBenchEngine starts an engine with production-sized settings and
 // nothing running in the background.
-func newBenchEngine(b *testing.B, mode Mode) *testEngine {
+func newBenchEngine(b *testing.B, mode config.Mode) *testEngine {
 	b.Helper()
-	return newTestEngine(b, func(c *Config) {
+	return newTestEngine(b, func(c *config.Config) {
 		c.Mode = mode
 		c.InboxCap = 800
 		c.CelebrityFollowers = 10000
@@ -179,7 +181,7 @@ var benchBody = strings.Repeat("lorem ipsum dolor sit amet ", 8)[:200]
 // entries than the inbox keeps) they lie below the inbox's floor, so their
 // recent reposts are entries whose original is older than the cached window,
 // which push and hybrid reads place through MySQL (exactPositions in read.go).
-func feedFixture(b *testing.B, mode Mode, followees int) (*testEngine, int64) {
+func feedFixture(b *testing.B, mode config.Mode, followees int) (*testEngine, int64) {
 	b.Helper()
 	start := time.Now()
 	captureRedisLog(b)
@@ -256,12 +258,12 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	var after *string
 	size := benchPageSize
 	for p := 1; p <= pages; p++ {
-		conn, err := te.Feed(ctx, reader, PageArgs{First: &size, After: after})
+		conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size, After: after})
 		if err != nil {
 			te.t.Fatalf("feed page %d: %v", p, err)
 		}
 		for _, edge := range conn.Edges {
-			key, _ := decodeCursor(cursorFeed, edge.Cursor)
+			key, _ := paging.DecodeCursor(paging.CursorFeed, edge.Cursor)
 			got = append(got, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
 		}
 		if len(conn.Edges) != size || !conn.PageInfo.HasNextPage {
@@ -310,7 +312,7 @@ func BenchmarkFeedPage(b *testing.B) {
 					size := benchPageSize
 					b.ReportAllocs()
 					for b.Loop() {
-						conn, err := te.Feed(ctx, reader, PageArgs{First: &size})
+						conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -380,7 +382,7 @@ func BenchmarkFeedDeepPage(b *testing.B) {
 				te, reader := feedFixture(b, mode, followees)
 				ctx := context.Background()
 				size := benchPageSize
-				first, err := te.Feed(ctx, reader, PageArgs{First: &size})
+				first, err := te.Feed(ctx, reader, paging.PageArgs{First: &size})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -388,7 +390,7 @@ func BenchmarkFeedDeepPage(b *testing.B) {
 				for b.Loop() {
 					after := first.PageInfo.EndCursor
 					for p := 2; p < 2+pages; p++ {
-						conn, err := te.Feed(ctx, reader, PageArgs{First: &size, After: after})
+						conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size, After: after})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -415,7 +417,7 @@ func BenchmarkFeedDeepPage(b *testing.B) {
 // they differ only in whether a celebrity's post gets a task at all.
 func BenchmarkFanoutTask(b *testing.B) {
 	const batch = 1000
-	for _, mode := range []Mode{ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		b.Run("mode="+string(mode), func(b *testing.B) {
 			start := time.Now()
 			captureRedisLog(b)
@@ -436,8 +438,8 @@ func BenchmarkFanoutTask(b *testing.B) {
 			// nothing older), with the TTL a read would give it.
 			pipe := te.redis.Pipeline()
 			for _, r := range readers {
-				pipe.ZAdd(ctx, te.keys.inbox(r), redis.Z{Score: -1, Member: "~0"})
-				pipe.PExpire(ctx, te.keys.inbox(r), te.cfg.InboxTTL)
+				pipe.ZAdd(ctx, te.keys.Inbox(r), redis.Z{Score: -1, Member: "~0"})
+				pipe.PExpire(ctx, te.keys.Inbox(r), te.cfg.InboxTTL)
 			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				b.Fatalf("create inboxes: %v", err)
@@ -470,7 +472,7 @@ func benchWantInboxSizes(b *testing.B, te *testEngine, readers []int64, least, m
 	pipe := te.redis.Pipeline()
 	cards := make([]*redis.IntCmd, len(readers))
 	for i, r := range readers {
-		cards[i] = pipe.ZCard(ctx, te.keys.inbox(r))
+		cards[i] = pipe.ZCard(ctx, te.keys.Inbox(r))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/metrics"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -32,14 +33,6 @@ import (
 //
 // Redis failing never fails a read: the lookup falls back to MySQL, counts
 // the error and warns at most once per Config.RateLimitWarnInterval.
-
-// Cache tier and kind labels of feed_cache_lookups_total and
-// feed_cache_fill_seconds.
-const (
-	tierRedis = "redis"
-	kindPost  = "post"
-	kindUser  = "user"
-)
 
 // setIfNewerScript writes ARGV[1] (whose leading uvarint is its version) to
 // KEYS[1] with TTL ARGV[3] milliseconds, unless the key holds a version at
@@ -81,7 +74,7 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 	pipe := e.redis.Pipeline()
 	cmds := make([]*redis.StringCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.Get(ctx, e.keys.cachedPost(id))
+		cmds[i] = pipe.Get(ctx, e.keys.CachedPost(id))
 	}
 	pipe.Exec(ctx) // each command's error is read below
 	var missing []int64
@@ -105,7 +98,7 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		out[p.ID] = p
 		hits++
 	}
-	e.countLookups(kindPost, hits, len(missing), failure)
+	e.countLookups(metrics.KindPost, hits, len(missing), failure)
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -124,7 +117,7 @@ func (e *Engine) postsBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		// only add its timeout to the read.
 		e.writeCached(ctx, writes)
 	}
-	e.metrics.cacheFillSeconds.WithLabelValues(tierRedis, kindPost).Observe(time.Since(start).Seconds())
+	e.metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindPost).Observe(time.Since(start).Seconds())
 	return out, nil
 }
 
@@ -182,8 +175,8 @@ func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 	infos := make([]*redis.StringCmd, len(ids))
 	counts := make([]*redis.StringCmd, len(ids))
 	for i, id := range ids {
-		infos[i] = pipe.Get(ctx, e.keys.cachedUserInfo(id))
-		counts[i] = pipe.Get(ctx, e.keys.cachedUserCounts(id))
+		infos[i] = pipe.Get(ctx, e.keys.CachedUserInfo(id))
+		counts[i] = pipe.Get(ctx, e.keys.CachedUserCounts(id))
 	}
 	pipe.Exec(ctx) // each command's error is read below
 	var missing []int64
@@ -201,7 +194,7 @@ func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 		out[u.ID] = u
 		hits++
 	}
-	e.countLookups(kindUser, hits, len(missing), failure)
+	e.countLookups(metrics.KindUser, hits, len(missing), failure)
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -220,20 +213,20 @@ func (e *Engine) usersBelowLocal(ctx context.Context, ids []int64) (map[int64]*m
 	if failure == nil {
 		e.writeCached(ctx, writes)
 	}
-	e.metrics.cacheFillSeconds.WithLabelValues(tierRedis, kindUser).Observe(time.Since(start).Seconds())
+	e.metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindUser).Observe(time.Since(start).Seconds())
 	return out, nil
 }
 
 // countLookups counts a batch's lookups; with a failure, every miss counts
 // as an error (a failed read cannot tell the two apart).
 func (e *Engine) countLookups(kind string, hits, misses int, failure error) {
-	e.metrics.cacheLookups.WithLabelValues(tierRedis, kind, "hit").Add(float64(hits))
+	e.metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, "hit").Add(float64(hits))
 	result := "miss"
 	if failure != nil {
 		result = "error"
 		e.warnCache("redis cache read failed; reading MySQL", failure)
 	}
-	e.metrics.cacheLookups.WithLabelValues(tierRedis, kind, result).Add(float64(misses))
+	e.metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, result).Add(float64(misses))
 }
 
 // refreshCached re-reads the given users and posts from MySQL and writes
@@ -329,13 +322,13 @@ func (e *Engine) warnCache(msg string, err error) {
 }
 
 func (e *Engine) postWrite(p *models.Post) cacheWrite {
-	return cacheWrite{key: e.keys.cachedPost(p.ID), value: encodePost(p), version: p.Version, ttl: e.cfg.PostCacheTTL}
+	return cacheWrite{key: e.keys.CachedPost(p.ID), value: encodePost(p), version: p.Version, ttl: e.cfg.PostCacheTTL}
 }
 
 func (e *Engine) userWrites(u *models.User) []cacheWrite {
 	return []cacheWrite{
-		{key: e.keys.cachedUserInfo(u.ID), value: encodeUserInfo(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
-		{key: e.keys.cachedUserCounts(u.ID), value: encodeUserCounts(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
+		{key: e.keys.CachedUserInfo(u.ID), value: encodeUserInfo(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
+		{key: e.keys.CachedUserCounts(u.ID), value: encodeUserCounts(u), version: u.Version, ttl: e.cfg.UserCacheTTL},
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/keyspace"
+	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -56,13 +59,13 @@ func (c *ctCounter) ctx() context.Context {
 }
 
 func ctLookups(te *testEngine, kind, result string) float64 {
-	return lcCount(te.metrics.cacheLookups.WithLabelValues(tierRedis, kind, result))
+	return lcCount(te.metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, result))
 }
 
 // ctQuiet is an engine whose copies only its mutations refresh: no
 // dispatcher, no workers. Its local tier is off: these tests are of the
 // Redis copies under it (localtier_test.go has the local tier's).
-func ctQuiet(c *Config) { c.Dispatch, c.FanoutWorkers, c.LocalCacheMaxEntries = false, 0, -1 }
+func ctQuiet(c *config.Config) { c.Dispatch, c.FanoutWorkers, c.LocalCacheMaxEntries = false, 0, -1 }
 
 func ctPost(t testing.TB, te *testEngine, id int64) *models.Post {
 	t.Helper()
@@ -146,7 +149,7 @@ func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 	if n := sql.n.Load(); n != 3 {
 		t.Fatalf("the cold reads ran %d SQL statements, want 3 (one per kind, and the reposts of the reposted post)", n)
 	}
-	hits := ctLookups(te, kindPost, "hit") + ctLookups(te, kindUser, "hit")
+	hits := ctLookups(te, metrics.KindPost, "hit") + ctLookups(te, metrics.KindUser, "hit")
 	sql.n.Store(0)
 	posts, err := te.Posts(ctx, ids)
 	if err != nil {
@@ -159,7 +162,7 @@ func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 	if n := sql.n.Load(); n != 0 {
 		t.Fatalf("the warm reads ran %d SQL statements, want 0", n)
 	}
-	if got := ctLookups(te, kindPost, "hit") + ctLookups(te, kindUser, "hit") - hits; got != 5 {
+	if got := ctLookups(te, metrics.KindPost, "hit") + ctLookups(te, metrics.KindUser, "hit") - hits; got != 5 {
 		t.Fatalf("the warm reads counted %v hits, want 5 (3 posts, 2 users)", got)
 	}
 	if posts[2].RepostOfID == nil || *posts[2].RepostOfID != p2 || posts[0].Body != "one" || users[2] != users[0] && users[2].Username != "warm_a" {
@@ -173,7 +176,7 @@ func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 			t.Fatal("a cached user carries its password hash")
 		}
 	}
-	raw, err := te.redis.Get(context.Background(), te.keys.cachedUserInfo(a)).Result()
+	raw, err := te.redis.Get(context.Background(), te.keys.CachedUserInfo(a)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +350,7 @@ func TestCacheRepairedByDispatcher(t *testing.T) {
 // Losing the copies (a flush, an eviction) refills them from MySQL on the
 // next read.
 func TestCacheRefillsAfterFlush(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.LocalCacheMaxEntries = -1 }) // the Redis tier's misses are counted
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheMaxEntries = -1 }) // the Redis tier's misses are counted
 	a, b := te.user("flush_a"), te.user("flush_b")
 	te.follow(a, b)
 	p := te.post(b, "kept")
@@ -357,13 +360,13 @@ func TestCacheRefillsAfterFlush(t *testing.T) {
 	if n := ftFlushPrefix(t, te); n == 0 {
 		t.Fatal("nothing flushed")
 	}
-	misses := ctLookups(te, kindPost, "miss") + ctLookups(te, kindUser, "miss")
+	misses := ctLookups(te, metrics.KindPost, "miss") + ctLookups(te, metrics.KindUser, "miss")
 	ctSamePost(t, te, "after the flush", p)
 	ctSameUser(t, te, "after the flush", b)
-	if got := ctLookups(te, kindPost, "miss") + ctLookups(te, kindUser, "miss") - misses; got != 2 {
+	if got := ctLookups(te, metrics.KindPost, "miss") + ctLookups(te, metrics.KindUser, "miss") - misses; got != 2 {
 		t.Fatalf("reads after the flush counted %v misses, want 2", got)
 	}
-	for _, key := range []string{te.keys.cachedPost(p), te.keys.cachedUserInfo(b), te.keys.cachedUserCounts(b)} {
+	for _, key := range []string{te.keys.CachedPost(p), te.keys.CachedUserInfo(b), te.keys.CachedUserCounts(b)} {
 		if te.redis.Exists(context.Background(), key).Val() != 1 {
 			t.Fatalf("%s was not refilled", key)
 		}
@@ -395,10 +398,10 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 	p := te.post(a, "read while Redis is down")
 	ctSamePost(t, te, "Redis up", p)
 	server.Kill()
-	errs := ctLookups(te, kindPost, "error") + ctLookups(te, kindUser, "error")
+	errs := ctLookups(te, metrics.KindPost, "error") + ctLookups(te, metrics.KindUser, "error")
 	ctSamePost(t, te, "Redis down", p)
 	ctSameUser(t, te, "Redis down", a)
-	if got := ctLookups(te, kindPost, "error") + ctLookups(te, kindUser, "error") - errs; got != 2 {
+	if got := ctLookups(te, metrics.KindPost, "error") + ctLookups(te, metrics.KindUser, "error") - errs; got != 2 {
 		t.Fatalf("reads with Redis down counted %v errors, want 2", got)
 	}
 	// A mutation commits and answers; its refresh failing is only logged.
@@ -413,7 +416,7 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 	server.Start()
 	waitForRedis(t, rdb)
 	ctSamePost(t, te, "Redis back", q)
-	if te.redis.Exists(context.Background(), te.keys.cachedPost(q)).Val() != 1 {
+	if te.redis.Exists(context.Background(), te.keys.CachedPost(q)).Val() != 1 {
 		t.Fatal("the post's copy was not refilled after Redis came back")
 	}
 }
@@ -424,7 +427,7 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 func TestCacheEncodingSize(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	ctx := context.Background()
-	k := keys{prefix: prefix}
+	k := keyspace.New(prefix)
 	at := time.Date(2026, 11, 23, 13, 0, 0, 123e6, time.UTC)
 	orig := int64(7391826354718293)
 	post := &models.Post{ID: 7391826354718299, AuthorID: 7391826354700001, Body: strings.Repeat("typical post text ", 8)[:140],
@@ -452,9 +455,9 @@ func TestCacheEncodingSize(t *testing.T) {
 		key          string
 		json, binary []byte
 	}{
-		{"post", k.cachedPost(post.ID), jsonOf(post), encodePost(post)},
-		{"user info", k.cachedUserInfo(user.ID), jsonOf(info), encodeUserInfo(user)},
-		{"user counts", k.cachedUserCounts(user.ID), jsonOf(counts), encodeUserCounts(user)},
+		{"post", k.CachedPost(post.ID), jsonOf(post), encodePost(post)},
+		{"user info", k.CachedUserInfo(user.ID), jsonOf(info), encodeUserInfo(user)},
+		{"user counts", k.CachedUserCounts(user.ID), jsonOf(counts), encodeUserCounts(user)},
 	}
 	var report []string
 	for _, r := range rows {
@@ -511,7 +514,7 @@ func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
 func TestCacheRepostListAtItsBound(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { ctQuiet(c); c.RepostListMax = 2 })
+	te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { ctQuiet(c); c.RepostListMax = 2 })
 	author := te.user("listed")
 	p := te.post(author, "reposted")
 	var fans, reposts []int64

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strconv"
+
+	"feedservice/feed/config"
 )
 
 // In hybrid mode an author with at least CelebrityFollowers followers is a
@@ -13,10 +15,10 @@ import (
 
 // celebrityIDs is the set of celebrities (empty outside hybrid mode).
 func (e *Engine) celebrityIDs(ctx context.Context) ([]int64, error) {
-	if e.cfg.Mode != ModeHybrid {
+	if e.cfg.Mode != config.ModeHybrid {
 		return nil, nil
 	}
-	members, err := e.redis.SMembers(ctx, e.keys.celebrities()).Result()
+	members, err := e.redis.SMembers(ctx, e.keys.Celebrities()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +49,12 @@ func (e *Engine) rebuildCelebrities(ctx context.Context) ([]int64, error) {
 	for _, id := range ids {
 		members = append(members, id)
 	}
-	return ids, e.redis.SAdd(ctx, e.keys.celebrities(), members...).Err()
+	return ids, e.redis.SAdd(ctx, e.keys.Celebrities(), members...).Err()
 }
 
 // isCelebrity says whether author's posts are merged at read time.
 func (e *Engine) isCelebrity(ctx context.Context, author int64) (bool, error) {
-	if e.cfg.Mode != ModeHybrid {
+	if e.cfg.Mode != config.ModeHybrid {
 		return false, nil
 	}
 	celebs, err := e.celebrityIDs(ctx) // rebuilds a lost set
@@ -63,7 +65,7 @@ func (e *Engine) isCelebrity(ctx context.Context, author int64) (bool, error) {
 // changed. A demoted celebrity's recent posts are fanned out to their
 // followers' inboxes, since readers stop merging their outbox.
 func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
-	if e.cfg.Mode != ModeHybrid {
+	if e.cfg.Mode != config.ModeHybrid {
 		return nil
 	}
 	u, err := e.store.UserByID(ctx, user)
@@ -74,16 +76,16 @@ func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
 		return err
 	}
 	if u.FollowerCount >= e.cfg.CelebrityFollowers {
-		added, err := e.redis.SAdd(ctx, e.keys.celebrities(), user).Result()
+		added, err := e.redis.SAdd(ctx, e.keys.Celebrities(), user).Result()
 		if added == 1 {
-			e.publish(ctx, e.keys.celebritiesChannel(), "change")
+			e.publish(ctx, e.keys.CelebritiesChannel(), "change")
 		}
 		return err
 	}
-	removed, err := e.redis.SRem(ctx, e.keys.celebrities(), user).Result()
+	removed, err := e.redis.SRem(ctx, e.keys.Celebrities(), user).Result()
 	if err != nil || removed == 0 {
 		return err
 	}
-	e.publish(ctx, e.keys.celebritiesChannel(), "change")
+	e.publish(ctx, e.keys.CelebritiesChannel(), "change")
 	return e.fanout(ctx, task{Op: opBackfill, User: user})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"feedservice/feed/internal/keyspace"
 	"feedservice/internal/slot"
 )
 
@@ -152,11 +153,11 @@ func TestLuaKeyScanCatchesBuiltKeys(t *testing.T) {
 // Every key of one user shares a slot, so each script and transaction over
 // them stays in one; different users spread over the slots.
 func TestUserKeysShareASlot(t *testing.T) {
-	k := keys{prefix: "t0123:"}
+	k := keyspace.New("t0123:")
 	slots := map[int]bool{}
 	for id := int64(1); id <= 1000; id++ {
-		own := []string{k.inbox(id), k.inboxSources(id), k.inboxTemp(id), k.inboxSourcesTemp(id), k.rebuildLock(id),
-			k.outbox(id), k.outboxTemp(id), k.outboxLock(id), k.following(id), k.followingTemp(id)}
+		own := []string{k.Inbox(id), k.InboxSources(id), k.InboxTemp(id), k.InboxSourcesTemp(id), k.RebuildLock(id),
+			k.Outbox(id), k.OutboxTemp(id), k.OutboxLock(id), k.Following(id), k.FollowingTemp(id)}
 		for _, key := range own[1:] {
 			if slot.Of(key) != slot.Of(own[0]) {
 				t.Fatalf("%s and %s are in different slots", own[0], key)

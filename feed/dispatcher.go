@@ -42,7 +42,7 @@ return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and 1 or 0`)
 // lease holder also purges old dispatched events and trims the stream.
 func (e *Engine) runDispatcher(ctx context.Context) {
 	token := newToken()
-	lease := e.keys.dispatcherLease()
+	lease := e.keys.DispatcherLease()
 	defer e.redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
 	var leaseUntil time.Time
 	var lastPurge, lastTrim time.Time
@@ -111,7 +111,7 @@ func (e *Engine) dispatchOnce(ctx context.Context) (int, error) {
 	}
 	// Counted once the stream holds them, before they are marked: whoever
 	// sees the outbox empty then also sees them counted.
-	e.metrics.dispatched.Add(float64(len(events)))
+	e.metrics.Dispatched.Add(float64(len(events)))
 	if err := e.store.MarkDispatched(ctx, ids, e.now().UTC()); err != nil {
 		return 0, err
 	}

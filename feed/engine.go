@@ -10,22 +10,27 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/ids"
+	"feedservice/feed/internal/keyspace"
+	"feedservice/feed/internal/metrics"
 	"feedservice/store"
 )
 
 // Engine carries out every action of the API.
 type Engine struct {
-	cfg   Config
+	cfg   config.Config
 	store *store.Store
 	redis redis.UniversalClient
-	keys  keys
-	ids   *IDGenerator
+	keys  keyspace.Keys
+	ids   *ids.IDGenerator
 	log   *slog.Logger
 	now   func() time.Time
 
-	metrics  *metrics
+	metrics  *metrics.Metrics
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
@@ -48,12 +53,12 @@ type Engine struct {
 
 // New starts an engine. It leases an id node number from Redis unless one is
 // configured; the lease lives until ctx ends.
-func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalClient, log *slog.Logger) (*Engine, error) {
+func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.UniversalClient, log *slog.Logger) (*Engine, error) {
 	if len(cfg.TokenSecret) < 32 {
 		return nil, fmt.Errorf("token secret must be at least 32 bytes")
 	}
-	cfg = cfg.withDefaults()
-	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keys{prefix: cfg.KeyPrefix}, log: log, now: nowMillis, metrics: newMetrics(),
+	cfg = cfg.WithDefaults()
+	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: nowMillis, metrics: metrics.New(),
 		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
 		fallback:     &fallbackLimiter{maxSubjects: cfg.RateLimitFallbackSubjects},
 		fallbackWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
@@ -68,16 +73,16 @@ func New(ctx context.Context, cfg Config, st *store.Store, rdb redis.UniversalCl
 	node := cfg.NodeID
 	if node < 0 {
 		var err error
-		if node, err = leaseNode(ctx, rdb, e.keys, log); err != nil {
+		if node, err = ids.LeaseNode(ctx, rdb, e.keys, log); err != nil {
 			return nil, fmt.Errorf("lease id node: %w", err)
 		}
 	}
-	ids, err := NewIDGenerator(node)
+	ids, err := ids.NewIDGenerator(node)
 	if err != nil {
 		return nil, err
 	}
 	e.ids = ids
-	if cfg.Mode != ModePull || cfg.FanoutWorkers > 0 {
+	if cfg.Mode != config.ModePull || cfg.FanoutWorkers > 0 {
 		e.ensureGroup(ctx)
 	}
 	log.Info("engine ready", "idNode", node)
@@ -98,3 +103,6 @@ func (e *Engine) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Registry is the registry of the engine's metrics, for /metrics.
+func (e *Engine) Registry() *prometheus.Registry { return e.metrics.Registry }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -27,7 +29,7 @@ type testEngine struct {
 // defaults (so that every path is taken) that change can adjust. Its
 // workers and dispatcher run unless change sets FanoutWorkers to 0 or
 // Dispatch to false.
-func newTestEngine(t testing.TB, change ...func(*Config)) *testEngine {
+func newTestEngine(t testing.TB, change ...func(*config.Config)) *testEngine {
 	t.Helper()
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
@@ -51,7 +53,7 @@ func newTestStore(t testing.TB) *store.Store {
 
 // startTestEngine starts an engine on an existing store and Redis prefix,
 // as a second instance or after a restart.
-func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, change ...func(*Config)) *testEngine {
+func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, change ...func(*config.Config)) *testEngine {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -61,14 +63,14 @@ func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, p
 }
 
 // startTestEngineWithLog is startTestEngine writing its log to log.
-func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, log *slog.Logger, change ...func(*Config)) *testEngine {
+func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, log *slog.Logger, change ...func(*config.Config)) *testEngine {
 	t.Helper()
-	cfg := Config{
+	cfg := config.Config{
 		KeyPrefix:          prefix,
 		TokenSecret:        []byte(strings.Repeat("s", 32)),
 		BcryptCost:         4,
 		NodeID:             -1,
-		Mode:               ModeHybrid,
+		Mode:               config.ModeHybrid,
 		CelebrityFollowers: 3,
 		InboxCap:           5,
 		InboxTTL:           time.Hour,
@@ -202,9 +204,9 @@ func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entrie
 			te.t.Fatalf("feed of %d paged %s by %d: page %d of a feed of %d entries; cursors followed: %v",
 				reader, way, pageSize, page+1, entries, followed)
 		}
-		args := PageArgs{First: &pageSize, After: cursor}
+		args := paging.PageArgs{First: &pageSize, After: cursor}
 		if backward {
-			args = PageArgs{Last: &pageSize, Before: cursor}
+			args = paging.PageArgs{Last: &pageSize, Before: cursor}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(feedPageTimeout))
 		conn, err := te.Feed(ctx, reader, args)
@@ -217,7 +219,7 @@ func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entrie
 		}
 		items := make([]feedItem, 0, len(conn.Edges))
 		for _, edge := range conn.Edges {
-			key, _ := decodeCursor(cursorFeed, edge.Cursor)
+			key, _ := paging.DecodeCursor(paging.CursorFeed, edge.Cursor)
 			items = append(items, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
 		}
 		pages = append(pages, items)
@@ -230,7 +232,7 @@ func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entrie
 		}
 		key := int64(0)
 		if next != nil {
-			key, _ = decodeCursor(cursorFeed, *next)
+			key, _ = paging.DecodeCursor(paging.CursorFeed, *next)
 		}
 		if last := len(followed) - 1; key == 0 || (last >= 0 && ((!backward && key >= followed[last]) || (backward && key <= followed[last]))) {
 			te.t.Fatalf("feed of %d paged %s by %d, page %d claims more from cursor %v (key %d), which does not move past the one before; cursors followed: %v",

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -112,7 +114,7 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 			e.claimStale(ctx, consumer)
 		}
 		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), ">"},
+			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.Stream(), ">"},
 			Count: fanoutReadCount, Block: fanoutBlock,
 		}).Result()
 		switch {
@@ -160,7 +162,7 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
 	outcome := retryDone
 	for start := "0"; ctx.Err() == nil; {
 		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.stream(), start},
+			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.Stream(), start},
 			Count: fanoutRetryCount, Block: -1, // history: answered at once, never blocks
 		}).Result()
 		if err != nil {
@@ -178,7 +180,7 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
 				if m.Values != nil { // nil: trimmed from the stream, nothing to do
 					msgs = append(msgs, m)
 				} else {
-					e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID)
+					e.redis.XAck(ctx, e.keys.Stream(), fanoutGroup, m.ID)
 				}
 				start = m.ID
 				n++
@@ -200,7 +202,7 @@ const fanoutRetryCount = 16
 // ensureGroup creates the stream and its consumer group if they are missing
 // (at start, and after Redis lost its data).
 func (e *Engine) ensureGroup(ctx context.Context) {
-	err := e.redis.XGroupCreateMkStream(ctx, e.keys.stream(), fanoutGroup, "0").Err()
+	err := e.redis.XGroupCreateMkStream(ctx, e.keys.Stream(), fanoutGroup, "0").Err()
 	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") && ctx.Err() == nil {
 		e.log.Warn("create fan-out consumer group", "err", err)
 	}
@@ -209,7 +211,7 @@ func (e *Engine) ensureGroup(ctx context.Context) {
 // claimStale takes over messages another worker left unacknowledged.
 func (e *Engine) claimStale(ctx context.Context, consumer string) {
 	msgs, _, err := e.redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream: e.keys.stream(), Group: fanoutGroup, Consumer: consumer,
+		Stream: e.keys.Stream(), Group: fanoutGroup, Consumer: consumer,
 		MinIdle: fanoutClaimAfter, Start: "0-0", Count: fanoutReadCount,
 	}).Result()
 	if err == nil && len(msgs) > 0 {
@@ -228,7 +230,7 @@ func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) int 
 		}
 		if err := e.handleMessage(ctx, m); err != nil {
 			failed++
-			e.metrics.handlerFailure.Inc()
+			e.metrics.HandlerFailure.Inc()
 			if ctx.Err() == nil {
 				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
 			}
@@ -259,8 +261,8 @@ func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
 		failSpan(span, err)
 		return fmt.Errorf("%s: %w", kind, err)
 	}
-	e.metrics.eventsHandled.WithLabelValues(kind).Inc()
-	return e.redis.XAck(ctx, e.keys.stream(), fanoutGroup, m.ID).Err()
+	e.metrics.EventsHandled.WithLabelValues(kind).Inc()
+	return e.redis.XAck(ctx, e.keys.Stream(), fanoutGroup, m.ID).Err()
 }
 
 // handle carries out one stream message.
@@ -342,9 +344,9 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if err != nil {
 		return err
 	}
-	if e.cfg.Mode == ModePull || celeb {
+	if e.cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		e.publish(ctx, e.keys.authorChannel(p.AuthorID), addMessage(original.ID, p.ID))
+		e.publish(ctx, e.keys.AuthorChannel(p.AuthorID), addMessage(original.ID, p.ID))
 		return nil
 	}
 	return e.fanout(ctx, task{Op: opAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
@@ -361,8 +363,8 @@ func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 	if err := e.changeOutbox(ctx, removeOutboxScript, ev.AuthorID, member); err != nil {
 		return err
 	}
-	e.publish(ctx, e.keys.authorChannel(ev.AuthorID), "change")
-	if e.cfg.Mode == ModePull {
+	e.publish(ctx, e.keys.AuthorChannel(ev.AuthorID), "change")
+	if e.cfg.Mode == config.ModePull {
 		return nil
 	}
 	if ev.RepostOfID != nil {
@@ -390,7 +392,7 @@ func (e *Engine) onFollowed(ctx context.Context, ev models.FollowEventPayload) e
 	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if e.cfg.Mode == ModePull {
+	if e.cfg.Mode == config.ModePull {
 		return nil
 	}
 	if celeb, err := e.isCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
@@ -406,7 +408,7 @@ func (e *Engine) onUnfollowed(ctx context.Context, ev models.FollowEventPayload)
 	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if e.cfg.Mode == ModePull {
+	if e.cfg.Mode == config.ModePull {
 		return nil
 	}
 	still, err := e.store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
@@ -454,7 +456,7 @@ func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) erro
 		}
 	}
 	n, err := e.applyInbox(ctx, changes)
-	e.metrics.fanoutEntries.Add(float64(n))
+	e.metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
@@ -526,7 +528,7 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 
 // runTask applies one task to its readers' inboxes, pipelined.
 func (e *Engine) runTask(ctx context.Context, t task) (err error) {
-	e.metrics.fanoutTasks.Inc()
+	e.metrics.FanoutTasks.Inc()
 	ctx, span := e.startBatchSpan(ctx, t)
 	defer func() { endSpan(span, err) }()
 	if t.Op == opBackfill {
@@ -560,7 +562,7 @@ func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 	writing, write := e.startInboxWriteSpan(ctx, len(changes))
 	n, err := e.applyInbox(writing, changes)
 	endSpan(write, err)
-	e.metrics.fanoutEntries.Add(float64(n))
+	e.metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
@@ -568,30 +570,30 @@ func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 func (e *Engine) watchLag(ctx context.Context) {
 	for ctx.Err() == nil {
 		if n, oldest, err := e.store.OutboxLag(ctx); err == nil {
-			e.metrics.outboxLag.Set(float64(n))
+			e.metrics.OutboxLag.Set(float64(n))
 			if n > 0 {
-				e.metrics.outboxLagSecs.Set(time.Since(oldest).Seconds())
+				e.metrics.OutboxLagSecs.Set(time.Since(oldest).Seconds())
 			} else {
-				e.metrics.outboxLagSecs.Set(0)
+				e.metrics.OutboxLagSecs.Set(0)
 			}
 		}
-		if groups, err := e.redis.XInfoGroups(ctx, e.keys.stream()).Result(); err == nil {
+		if groups, err := e.redis.XInfoGroups(ctx, e.keys.Stream()).Result(); err == nil {
 			for _, g := range groups {
 				if g.Name == fanoutGroup {
-					e.metrics.streamLag.Set(float64(max(g.Lag, 0)))
-					e.metrics.streamPending.Set(float64(g.Pending))
+					e.metrics.StreamLag.Set(float64(max(g.Lag, 0)))
+					e.metrics.StreamPending.Set(float64(g.Pending))
 				}
 			}
 		}
-		if n, err := e.redis.XLen(ctx, e.keys.stream()).Result(); err == nil {
-			e.metrics.streamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
+		if n, err := e.redis.XLen(ctx, e.keys.Stream()).Result(); err == nil {
+			e.metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
 		}
 		e.pause(ctx, 5*time.Second)
 	}
 }
 
 func ignoreNotFound(err error) error {
-	if CodeOf(err) == CodeNotFound {
+	if apperr.CodeOf(err) == apperr.CodeNotFound {
 		return nil
 	}
 	return err

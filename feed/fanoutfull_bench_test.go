@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/feed/config"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,7 +22,7 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	const batch = 1000
 	start := time.Now()
 	captureRedisLog(b)
-	te := newBenchEngine(b, ModePush)
+	te := newBenchEngine(b, config.ModePush)
 	ctx := context.Background()
 	author := benchUsers(te, "author", 1)[0]
 	readers := benchUsers(te, "follower", batch)
@@ -41,8 +43,8 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	for k := 0; k < len(readers); k += 10 {
 		pipe := te.redis.Pipeline()
 		for _, r := range readers[k:min(k+10, len(readers))] {
-			pipe.ZAdd(ctx, te.keys.inbox(r), append(old, redis.Z{Score: -1, Member: floor})...)
-			pipe.PExpire(ctx, te.keys.inbox(r), te.cfg.InboxTTL)
+			pipe.ZAdd(ctx, te.keys.Inbox(r), append(old, redis.Z{Score: -1, Member: floor})...)
+			pipe.PExpire(ctx, te.keys.Inbox(r), te.cfg.InboxTTL)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatalf("fill inboxes: %v", err)

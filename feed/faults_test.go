@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -58,7 +60,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	})
 	t.Cleanup(func() { rdb.Close() })
 	testenv.CheckSlots(t, rdb)
-	te := startTestEngine(t, st, rdb, testenv.Name("t")+":", func(c *Config) { c.InboxCap = 20 })
+	te := startTestEngine(t, st, rdb, testenv.Name("t")+":", func(c *config.Config) { c.InboxCap = 20 })
 	m := ftModel{newRefModel()}
 
 	reader := te.user("reader")
@@ -72,18 +74,18 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	m.repost(te, b, m.post(te, x, "x"))
 	cp := m.post(te, c, "c, followed while Redis is down")
 	te.settle()
-	inboxReads := lcReads(te, readInbox) + lcReads(te, readRebuild)
+	inboxReads := lcReads(te, metrics.ReadInbox) + lcReads(te, metrics.ReadRebuild)
 	lcCheckFeeds(t, te, "Redis up", reader)
-	if lcReads(te, readInbox)+lcReads(te, readRebuild) == inboxReads {
+	if lcReads(te, metrics.ReadInbox)+lcReads(te, metrics.ReadRebuild) == inboxReads {
 		t.Fatal("the reads with Redis up did not use the inbox")
 	}
 
 	server.Kill()
-	fallbacks := lcReads(te, readPullFallback)
+	fallbacks := lcReads(te, metrics.ReadPullFallback)
 	if got, want := te.readFeed(reader, 3), te.pulledFeed(reader); !slices.EqualFunc(got, want, feedItemEqual) {
 		t.Fatalf("feed with Redis down:\n got %v\nwant %v", got, want)
 	}
-	if lcReads(te, readPullFallback) == fallbacks {
+	if lcReads(te, metrics.ReadPullFallback) == fallbacks {
 		t.Fatal("reads with Redis down did not count as pull_fallback")
 	}
 
@@ -100,11 +102,11 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	if lcFind(t, want, fresh).Key != fresh || lcFind(t, want, cp).Key != cp {
 		t.Fatalf("the pulled feed misses the writes made while Redis was down: %v", want)
 	}
-	fallbacks = lcReads(te, readPullFallback)
+	fallbacks = lcReads(te, metrics.ReadPullFallback)
 	if got := te.readFeed(reader, 100); !slices.EqualFunc(got, want, feedItemEqual) {
 		t.Fatalf("feed with Redis down, after writes:\n got %v\nwant %v", got, want)
 	}
-	if lcReads(te, readPullFallback) == fallbacks {
+	if lcReads(te, metrics.ReadPullFallback) == fallbacks {
 		t.Fatal("the read after the writes did not fall back")
 	}
 	if !ftHasEvent(ftPending(t, st), models.EventPostCreated, fresh) {
@@ -112,19 +114,19 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 	}
 
 	// Redis comes back, empty.
-	dispatched := lcCount(te.metrics.dispatched)
+	dispatched := lcCount(te.metrics.Dispatched)
 	server.Start()
 	waitForRedis(t, rdb)
 	te.settle()
 	if n := len(ftPending(t, st)); n != 0 {
 		t.Fatalf("%d events still pending after Redis came back", n)
 	}
-	if got := lcCount(te.metrics.dispatched) - dispatched; got < float64(len(pending)) {
+	if got := lcCount(te.metrics.Dispatched) - dispatched; got < float64(len(pending)) {
 		t.Fatalf("%v events dispatched after Redis came back, want at least the %d of the backlog", got, len(pending))
 	}
-	fallbacks = lcReads(te, readPullFallback)
+	fallbacks = lcReads(te, metrics.ReadPullFallback)
 	lcCheckFeeds(t, te, "Redis back", reader)
-	if lcReads(te, readPullFallback) != fallbacks {
+	if lcReads(te, metrics.ReadPullFallback) != fallbacks {
 		t.Fatal("reads still fall back to MySQL after Redis came back")
 	}
 	// The inbox lives again and fan-out reaches it.
@@ -138,7 +140,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 // ftStreamPending is the fan-out group's count of read, unacknowledged messages.
 func ftStreamPending(t testing.TB, te *testEngine) *redis.XPending {
 	t.Helper()
-	p, err := te.redis.XPending(context.Background(), te.keys.stream(), fanoutGroup).Result()
+	p, err := te.redis.XPending(context.Background(), te.keys.Stream(), fanoutGroup).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +156,11 @@ type ftInboxState struct {
 func ftInbox(t testing.TB, te *testEngine, reader int64) ftInboxState {
 	t.Helper()
 	ctx := context.Background()
-	entries, err := te.redis.ZRangeWithScores(ctx, te.keys.inbox(reader), 0, -1).Result()
+	entries, err := te.redis.ZRangeWithScores(ctx, te.keys.Inbox(reader), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sources, err := te.redis.HGetAll(ctx, te.keys.inboxSources(reader)).Result()
+	sources, err := te.redis.HGetAll(ctx, te.keys.InboxSources(reader)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 	t.Run("reclaimed", func(t *testing.T) {
 		env := lcNewEnv(t)
 		// An instance that dispatches but runs no worker: messages wait in the stream.
-		te := env.start(t, func(c *Config) { c.FanoutWorkers = 0; c.Mode = ModePush })
+		te := env.start(t, func(c *config.Config) { c.FanoutWorkers = 0; c.Mode = config.ModePush })
 		m := ftModel{newRefModel()}
 		author := te.user("author")
 		readers := []int64{te.user("reader1"), te.user("reader2"), te.user("reader3")}
@@ -208,7 +210,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 
 		// The dead worker reads every message and never acknowledges.
 		streams, err := te.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: "dead", Streams: []string{te.keys.stream(), ">"}, Count: 100, Block: -1,
+			Group: fanoutGroup, Consumer: "dead", Streams: []string{te.keys.Stream(), ">"}, Count: 100, Block: -1,
 		}).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +235,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 		}
 
 		// A live instance with workers takes the messages over.
-		te2 := env.start(t, func(c *Config) { c.Mode = ModePush })
+		te2 := env.start(t, func(c *config.Config) { c.Mode = config.ModePush })
 		deadline = time.Now().Add(testenv.Scale(15 * time.Second))
 		for {
 			pend := ftStreamPending(t, te2)
@@ -259,7 +261,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 	})
 
 	t.Run("idempotent", func(t *testing.T) {
-		te := newTestEngine(t, func(c *Config) { c.Dispatch = false; c.FanoutWorkers = 0; c.InboxCap = 20 })
+		te := newTestEngine(t, func(c *config.Config) { c.Dispatch = false; c.FanoutWorkers = 0; c.InboxCap = 20 })
 		a, b := te.user("author_a"), te.user("author_b")
 		readers := []int64{te.user("reader1"), te.user("reader2")}
 		for _, r := range readers {
@@ -318,7 +320,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 // dispatches them all and the inboxes catch up.
 func TestServerRestartLosesNothing(t *testing.T) {
 	env := lcNewEnv(t)
-	te := env.start(t, func(c *Config) { c.Dispatch = false; c.InboxCap = 20 })
+	te := env.start(t, func(c *config.Config) { c.Dispatch = false; c.InboxCap = 20 })
 	reader, other := te.user("reader"), te.user("other")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
 	te.follow(reader, a)
@@ -345,12 +347,12 @@ func TestServerRestartLosesNothing(t *testing.T) {
 	te.stop()
 	pending := len(ftPending(t, env.st))
 
-	te2 := env.start(t, func(c *Config) { c.InboxCap = 20 })
+	te2 := env.start(t, func(c *config.Config) { c.InboxCap = 20 })
 	te2.settle()
 	if n := len(ftPending(t, env.st)); n != 0 {
 		t.Fatalf("%d events still pending after the restart", n)
 	}
-	if got := lcCount(te2.metrics.dispatched); got < float64(pending) {
+	if got := lcCount(te2.metrics.Dispatched); got < float64(pending) {
 		t.Fatalf("the new instance dispatched %v events, want the %d left pending", got, pending)
 	}
 	// The inboxes caught up by fan-out, not by a rebuild.
@@ -361,7 +363,7 @@ func TestServerRestartLosesNothing(t *testing.T) {
 	}
 	lcWantScore(t, te2, reader, made[3], 0)
 	lcCheckFeeds(t, te2, "after the restart", reader, other)
-	if got := lcCount(te2.metrics.rebuilds); got != 0 {
+	if got := lcCount(te2.metrics.Rebuilds); got != 0 {
 		t.Fatalf("the inboxes were rebuilt %v times after the restart; they should have caught up by fan-out", got)
 	}
 }
@@ -380,7 +382,7 @@ func ftFlushPrefix(t testing.TB, te *testEngine) int {
 // 13. Losing every key rebuilds everything on demand: inboxes, the
 // celebrities set, outboxes and the fan-out group.
 func TestFlushAllRebuildsEverything(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.InboxCap = 20 }) // hybrid, CelebrityFollowers 3
+	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 20 }) // hybrid, CelebrityFollowers 3
 	ctx := context.Background()
 	star, a, b := te.user("star"), te.user("author_a"), te.user("author_b")
 	f := []int64{te.user("fan1"), te.user("fan2"), te.user("fan3")}
@@ -403,24 +405,24 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 	te.repost(b, te.post(a, "a2"))
 	te.settle()
 	lcCheckFeeds(t, te, "before the flush", f...)
-	if !te.redis.SIsMember(ctx, te.keys.celebrities(), star).Val() {
+	if !te.redis.SIsMember(ctx, te.keys.Celebrities(), star).Val() {
 		t.Fatal("the star is not a celebrity before the flush")
 	}
 
 	if n := ftFlushPrefix(t, te); n == 0 {
 		t.Fatal("no keys to flush")
 	}
-	rebuilds := lcCount(te.metrics.rebuilds)
+	rebuilds := lcCount(te.metrics.Rebuilds)
 	lcCheckFeeds(t, te, "after the flush", f...)
-	if got := lcCount(te.metrics.rebuilds) - rebuilds; got != float64(len(f)) {
+	if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != float64(len(f)) {
 		t.Fatalf("%v inbox rebuilds after the flush, want one per reader (%d)", got, len(f))
 	}
 	for _, r := range f {
-		if !lcExists(t, te, te.keys.inbox(r)) {
+		if !lcExists(t, te, te.keys.Inbox(r)) {
 			t.Fatalf("the inbox of %d was not rebuilt", r)
 		}
 	}
-	if !te.redis.SIsMember(ctx, te.keys.celebrities(), star).Val() {
+	if !te.redis.SIsMember(ctx, te.keys.Celebrities(), star).Val() {
 		t.Fatal("the celebrities set was not rebuilt with the star")
 	}
 	// This instance's local copy of the star's outbox serves its pages
@@ -428,19 +430,19 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 	// that finds Redis's copy gone and rebuilds it.
 	waitFor(t, "the star's outbox to be rebuilt once the local copy is revalidated", func() bool {
 		te.readFeed(f[0], 5)
-		return lcExists(t, te, te.keys.outbox(star))
+		return lcExists(t, te, te.keys.Outbox(star))
 	})
 
 	// New posts fan out again: the stream and its group come back.
 	pa, ps := te.post(a, "after the flush"), te.post(star, "after the flush")
 	te.settle()
-	groups, err := te.redis.XInfoGroups(ctx, te.keys.stream()).Result()
+	groups, err := te.redis.XInfoGroups(ctx, te.keys.Stream()).Result()
 	if err != nil || !slices.ContainsFunc(groups, func(g redis.XInfoGroup) bool { return g.Name == fanoutGroup }) {
 		t.Fatalf("fan-out groups after the flush: %v (%v)", groups, err)
 	}
 	lcWantScore(t, te, f[0], pa, pa)
 	lcWantScore(t, te, f[1], pa, pa)
-	if _, err := te.redis.ZScore(ctx, te.keys.outbox(star), itoa(ps)).Result(); err != nil {
+	if _, err := te.redis.ZScore(ctx, te.keys.Outbox(star), itoa(ps)).Result(); err != nil {
 		t.Fatalf("the star's new post is not in the rebuilt outbox: %v", err)
 	}
 	lcCheckFeeds(t, te, "new posts after the flush", f...)

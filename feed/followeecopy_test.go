@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -70,7 +71,7 @@ func (h *followingReplies) take() []int {
 func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	push := func(c *Config) { c.Mode = ModePush }
+	push := func(c *config.Config) { c.Mode = config.ModePush }
 	one := startTestEngine(t, st, rdb, prefix, push)
 	two := startTestEngine(t, st, rdb, prefix, push)
 	replies := &followingReplies{}
@@ -83,7 +84,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	// whether the set's members came back, and that the metric says so.
 	read := func(te *testEngine, step string, sent bool, want ...int64) {
 		t.Helper()
-		sentBefore, sameBefore := lcCount(te.metrics.followingSent), lcCount(te.metrics.followingUnchanged)
+		sentBefore, sameBefore := lcCount(te.metrics.FollowingSent), lcCount(te.metrics.FollowingUnchanged)
 		replies.take()
 		r, _, err := te.loadReader(context.Background(), reader, nil)
 		if err != nil {
@@ -100,7 +101,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 		if sent && last == 0 || !sent && last != 0 {
 			t.Errorf("%s: the set's members took %d bytes of the reply; want them sent: %v", step, last, sent)
 		}
-		dSent, dSame := lcCount(te.metrics.followingSent)-sentBefore, lcCount(te.metrics.followingUnchanged)-sameBefore
+		dSent, dSame := lcCount(te.metrics.FollowingSent)-sentBefore, lcCount(te.metrics.FollowingUnchanged)-sameBefore
 		if sent && (dSent != 1 || dSame != 0) || !sent && (dSent != 0 || dSame != 1) {
 			t.Errorf("%s: feed_following_reads_total rose by sent %v, unchanged %v; want sent: %v", step, dSent, dSame, sent)
 		}
@@ -127,7 +128,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	// The inbox and the set expire (the version is left, the worst case);
 	// a follow meanwhile finds no set; the rebuilt set is a new version.
 	ctx := context.Background()
-	if err := rdb.Del(ctx, one.keys.inbox(reader), one.keys.inboxSources(reader), one.keys.following(reader)).Err(); err != nil {
+	if err := rdb.Del(ctx, one.keys.Inbox(reader), one.keys.InboxSources(reader), one.keys.Following(reader)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	one.follow(reader, a)
@@ -141,12 +142,12 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.Mode, c.LocalCacheMaxEntries = ModePush, -1 })
+	te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.Mode, c.LocalCacheMaxEntries = config.ModePush, -1 })
 	reader, alice := te.user("reader"), te.user("alice")
 	te.follow(reader, alice)
 	te.settle()
 	for i := range 3 {
-		sent := lcCount(te.metrics.followingSent)
+		sent := lcCount(te.metrics.FollowingSent)
 		r, _, err := te.loadReader(context.Background(), reader, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +155,7 @@ func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
 		if !slices.Equal(r.followees, []int64{alice}) {
 			t.Errorf("read %d went by followees %v, want [%d]", i, r.followees, alice)
 		}
-		if lcCount(te.metrics.followingSent) != sent+1 || lcCount(te.metrics.followingUnchanged) != 0 {
+		if lcCount(te.metrics.FollowingSent) != sent+1 || lcCount(te.metrics.FollowingUnchanged) != 0 {
 			t.Errorf("read %d: the set was not sent whole", i)
 		}
 	}

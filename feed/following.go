@@ -152,7 +152,7 @@ func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, fol
 	if follows {
 		op = "add"
 	}
-	keys := []string{e.keys.following(follower), e.keys.rebuildLock(follower), e.keys.followingVersion(follower)}
+	keys := []string{e.keys.Following(follower), e.keys.RebuildLock(follower), e.keys.FollowingVersion(follower)}
 	version := newToken()
 	for {
 		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee, version).Int()
@@ -227,11 +227,11 @@ func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (
 	for i, id := range ids {
 		args[i] = id
 	}
-	hits, err := followingAmongScript.Run(ctx, e.redis, []string{e.keys.following(reader)}, args...).Int64Slice()
+	hits, err := followingAmongScript.Run(ctx, e.redis, []string{e.keys.Following(reader)}, args...).Int64Slice()
 	if err != nil {
 		// Missing, or Redis failed: either way MySQL answers, and a Redis
 		// outage shows in the metric rather than a warning per question.
-		e.metrics.followingFallback.Inc()
+		e.metrics.FollowingFallback.Inc()
 		return nil, false
 	}
 	found := make(map[int64]bool, len(ids))
@@ -249,8 +249,8 @@ func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (
 // for it as it would for a rebuild. When someone holds the lock, the ids
 // only serve this read.
 func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
-	e.metrics.followingFallback.Inc()
-	lock := e.keys.rebuildLock(reader)
+	e.metrics.FollowingFallback.Inc()
+	lock := e.keys.RebuildLock(reader)
 	token := newToken()
 	got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
 	if err != nil {
@@ -263,7 +263,7 @@ func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, e
 		}
 		return ids, err
 	}
-	tmp := e.keys.followingTemp(reader)
+	tmp := e.keys.FollowingTemp(reader)
 	pipe := e.redis.TxPipeline()
 	pipe.Del(ctx, tmp)
 	pipe.SAdd(ctx, tmp, followingMembers(ids)...)
@@ -271,7 +271,7 @@ func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, e
 		e.redis.Del(context.WithoutCancel(ctx), lock)
 		return ids, nil // the read has its answer; the set waits for the next one
 	}
-	keys := []string{tmp, e.keys.following(reader), lock, e.keys.inbox(reader), e.keys.followingVersion(reader)}
+	keys := []string{tmp, e.keys.Following(reader), lock, e.keys.Inbox(reader), e.keys.FollowingVersion(reader)}
 	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
 		e.redis.Del(context.WithoutCancel(ctx), lock)
 	}

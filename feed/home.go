@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"feedservice/feed/config"
+	"feedservice/feed/ids"
+	"feedservice/feed/internal/metrics"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -12,19 +16,19 @@ import (
 // push and hybrid modes read the inbox (rebuilding a missing one) merged
 // with followed celebrities' outboxes, and fall back to MySQL when Redis
 // fails, so a read is slower then but still right.
-func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*models.FeedConnection, error) {
-	if _, err := args.window(cursorFeed); err != nil {
+func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
+	if _, err := args.Window(paging.CursorFeed); err != nil {
 		return nil, err // bad arguments are the client's, whatever the mode
 	}
-	path := readPull
+	path := metrics.ReadPull
 	var (
 		entries []entry
 		info    *models.PageInfo
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
 	)
-	if e.cfg.Mode != ModePull {
-		path = readInbox
+	if e.cfg.Mode != config.ModePull {
+		path = metrics.ReadInbox
 		entries, info, posts, err = e.feedFromInbox(ctx, viewerID, args, &path)
 		var re errRedis
 		if ctx.Err() != nil {
@@ -32,13 +36,13 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		}
 		if errors.As(err, &re) {
 			e.log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
-			path = readPullFallback
+			path = metrics.ReadPullFallback
 		} else if err != nil {
 			return nil, err
 		}
 	}
 	var followees []int64
-	if path == readPull || path == readPullFallback {
+	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
 		lagging := e.lagging(ctx, viewerID)
 		if followees, err = e.store.FolloweeIDs(lagging, viewerID); err != nil {
 			return nil, err
@@ -47,36 +51,36 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args PageArgs) (*mode
 		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
 			return e.pullEntries(lagging, followees, dir, bound, limit)
 		}
-		if entries, info, err = paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey); err != nil {
+		if entries, info, err = paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
 	}
-	e.metrics.reads.WithLabelValues(path).Inc()
+	e.metrics.Reads.WithLabelValues(path).Inc()
 	if err := e.addReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
 	for i, en := range entries {
 		conn.Edges[i] = &models.FeedEdge{
-			Cursor: encodeCursor(cursorFeed, en.Key),
-			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: IDTime(en.Key), LoadedPost: posts[en.PostID]},
+			Cursor: paging.EncodeCursor(paging.CursorFeed, en.Key),
+			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: ids.IDTime(en.Key), LoadedPost: posts[en.PostID]},
 		}
 	}
 	return conn, nil
 }
 
-func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args PageArgs, path *string) ([]entry, *models.PageInfo, map[int64]*models.Post, error) {
-	r, err := e.newReader(ctx, viewerID, earlyRead(args, cursorFeed))
+func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]entry, *models.PageInfo, map[int64]*models.Post, error) {
+	r, err := e.newReader(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if r.rebuilt {
-		*path = readRebuild
+		*path = metrics.ReadRebuild
 	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
 		return e.fetchMerged(ctx, r, dir, bound, limit)
 	}
-	entries, info, err := paginate(ctx, e.metrics, cursorFeed, args, fetch, entryKey)
+	entries, info, err := paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 

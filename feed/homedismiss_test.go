@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"feedservice/feed/config"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,10 +17,10 @@ import (
 // HOME_CANDIDATES_TTL.
 func TestDismissalBeatsAConcurrentWorkOut(t *testing.T) {
 	t.Parallel()
-	te := newTestEngine(t, func(c *Config) { c.HomeInsertEvery = 5 })
+	te := newTestEngine(t, func(c *config.Config) { c.HomeInsertEvery = 5 })
 	ctx := context.Background()
 	viewer, suggested := te.user("viewer"), te.user("suggested")
-	key, epochKey := te.keys.homeCandidates(viewer), te.keys.homeEpoch(viewer)
+	key, epochKey := te.keys.HomeCandidates(viewer), te.keys.HomeEpoch(viewer)
 	member := packKind(kindSuggested, suggested)
 	keep := func(epoch string) {
 		t.Helper()

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 )
 
@@ -53,8 +56,8 @@ func decodeHomeCursor(cursor string) (homeState, error) {
 		_, err = fmt.Sscanf(string(raw), cursorHome+":%d.%d.%d.%d.%d", &s.key, &slot, &s.c, &s.prev, &s.empty)
 	}
 	s.slot = slot == 1
-	if err != nil || s.key <= 0 || slot < 0 || slot > 1 || s.c < 0 || s.c > MaxHomeInsertEvery || s.prev < 0 || s.prev > bottomPrev || s.empty < 0 || s.cursor() != cursor {
-		return homeState{}, BadInput("the cursor %q is not a home cursor this API handed out", cursor)
+	if err != nil || s.key <= 0 || slot < 0 || slot > 1 || s.c < 0 || s.c > config.MaxHomeInsertEvery || s.prev < 0 || s.prev > bottomPrev || s.empty < 0 || s.cursor() != cursor {
+		return homeState{}, apperr.BadInput("the cursor %q is not a home cursor this API handed out", cursor)
 	}
 	return s, nil
 }
@@ -69,18 +72,18 @@ type homeItem struct {
 // Home pages the viewer's home: feed's entries with the insertions in
 // their slots. It returns the feed page it read as well, whose posts the
 // caller primes its loaders with.
-func (e *Engine) Home(ctx context.Context, viewerID int64, args PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
+func (e *Engine) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
 	if args.First != nil && args.Last != nil {
-		return nil, nil, BadInput("pass first or last, not both")
+		return nil, nil, apperr.BadInput("pass first or last, not both")
 	}
-	size := DefaultPageSize
+	size := config.DefaultPageSize
 	for _, n := range []*int{args.First, args.Last} {
 		if n != nil {
 			if *n < 0 {
-				return nil, nil, BadInput("first and last cannot be negative")
+				return nil, nil, apperr.BadInput("first and last cannot be negative")
 			}
-			if *n > MaxPageSize {
-				return nil, nil, BadInput("first and last are at most %d", MaxPageSize)
+			if *n > config.MaxPageSize {
+				return nil, nil, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
 			}
 			size = *n
 		}
@@ -106,7 +109,7 @@ func (e *Engine) Home(ctx context.Context, viewerID int64, args PageArgs) (*mode
 
 // fetchSize is how many feed entries a home page of size reads: one more,
 // to tell whether more follow, within what feed allows.
-func fetchSize(size int) int { return min(size+1, MaxPageSize) }
+func fetchSize(size int) int { return min(size+1, config.MaxPageSize) }
 
 // startInsertions starts the Redis read of what the slots may show, to
 // run while the feed page is read; its answer is used after the page,
@@ -143,12 +146,12 @@ func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, afte
 	var feedAfter *string
 	if after != nil {
 		st = *after
-		c := encodeCursor(cursorFeed, st.key)
+		c := paging.EncodeCursor(paging.CursorFeed, st.key)
 		feedAfter = &c
 	}
 	k := fetchSize(size)
 	insertions := e.startInsertions(ctx, viewerID)
-	page, err := e.Feed(ctx, viewerID, PageArgs{First: &k, After: feedAfter})
+	page, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
 	if err != nil {
 		insertions.drop()
 		return nil, nil, err
@@ -177,7 +180,7 @@ func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, afte
 			break
 		}
 		consumed++
-		key, _ := decodeCursor(cursorFeed, edge.Cursor)
+		key, _ := paging.DecodeCursor(paging.CursorFeed, edge.Cursor)
 		st.key, st.slot = key, false
 		if n > 0 {
 			st.c++
@@ -227,12 +230,12 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 		} else if n > 0 {
 			st.c--
 		}
-		c := encodeCursor(cursorFeed, bound)
+		c := paging.EncodeCursor(paging.CursorFeed, bound)
 		feedBefore = &c
 	}
 	k := fetchSize(size)
 	insertions := e.startInsertions(ctx, viewerID)
-	page, err := e.Feed(ctx, viewerID, PageArgs{Last: &k, Before: feedBefore})
+	page, err := e.Feed(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
 		insertions.drop()
 		return nil, nil, err
@@ -249,7 +252,7 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 	for i := len(page.Edges) - 1; i >= 0 && len(items) <= size; i-- {
 		edge := page.Edges[i]
 		consumed++
-		key, _ := decodeCursor(cursorFeed, edge.Cursor)
+		key, _ := paging.DecodeCursor(paging.CursorFeed, edge.Cursor)
 		if n > 0 && st.c <= 0 {
 			// A slot sits right below this entry: undo it. (From the
 			// bottom, the first one is below the last entry: it shows
@@ -325,5 +328,5 @@ func homeConnection(items []homeItem, info *models.PageInfo) *models.HomeConnect
 // id), for tests that drop it to make the engine work them out again.
 func (e *Engine) HomeCandidatesKey(viewerGlobalID string) string {
 	_, id, _ := models.ParseNodeID(viewerGlobalID)
-	return e.keys.homeCandidates(id)
+	return e.keys.HomeCandidates(id)
 }

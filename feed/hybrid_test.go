@@ -3,15 +3,18 @@ package feed
 import (
 	"slices"
 	"testing"
+
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
 )
 
 // The feed of every mode equals the feed pulled from MySQL, with tiny caps
 // and thresholds so that trimming, celebrities and paging past the cached
 // window all happen.
 func TestFeedModesAgreeWithPull(t *testing.T) {
-	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
-			te := newTestEngine(t, func(c *Config) { c.Mode = mode })
+			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode })
 			reader, other := te.user("reader"), te.user("other")
 			celeb, a, b := te.user("celeb"), te.user("author_a"), te.user("author_b")
 			for _, f := range []int64{reader, other, a, b} {
@@ -52,10 +55,10 @@ func feedItemEqual(a, b feedItem) bool {
 // every mode, both ways, with page sizes small enough for the probe to see
 // a full inbox below the floor.
 func TestPagingBelowCelebrityWindow(t *testing.T) {
-	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			te := newTestEngine(t, func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 3; c.InboxCap = 8 })
+			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.CelebrityFollowers = 3; c.InboxCap = 8 })
 			reader, author, celeb := te.user("reader"), te.user("author"), te.user("celeb")
 			te.follow(reader, author)
 			for _, f := range []int64{reader, te.user("fan1"), te.user("fan2")} {
@@ -80,8 +83,8 @@ func TestPagingBelowCelebrityWindow(t *testing.T) {
 					}
 				}
 			}
-			for _, at := range []string{noProgressMerge, noProgressCursor} {
-				if n := lcCount(te.metrics.noProgress.WithLabelValues(at)); n != 0 {
+			for _, at := range []string{metrics.NoProgressMerge, metrics.NoProgressCursor} {
+				if n := lcCount(te.metrics.NoProgress.WithLabelValues(at)); n != 0 {
 					t.Fatalf("a read stopped without progress (%s) %v times: the guard, not the read, ended it", at, n)
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"feedservice/feed/config"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -286,7 +288,7 @@ func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int,
 	if older {
 		dir = "older"
 	}
-	keys := []string{e.keys.inbox(userID), e.keys.inboxSources(userID), e.keys.following(userID), e.keys.followingVersion(userID)}
+	keys := []string{e.keys.Inbox(userID), e.keys.InboxSources(userID), e.keys.Following(userID), e.keys.FollowingVersion(userID)}
 	args := make([]any, 0, 4+len(lookups))
 	args = append(args, dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds())
 	for _, id := range lookups {
@@ -349,9 +351,9 @@ func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader 
 	members := make([]string, len(posts))
 	for i, p := range posts {
 		members[i] = itoa(p)
-		scores[i] = pipe.ZScore(ctx, e.keys.inbox(reader), members[i])
+		scores[i] = pipe.ZScore(ctx, e.keys.Inbox(reader), members[i])
 	}
-	srcs := pipe.HMGet(ctx, e.keys.inboxSources(reader), members...)
+	srcs := pipe.HMGet(ctx, e.keys.InboxSources(reader), members...)
 	return func() ([]inboxItem, error) {
 		if err := srcs.Err(); err != nil {
 			return nil, err
@@ -441,12 +443,12 @@ func dropEntry(reader, postID int64) inboxChange {
 }
 
 func (e *Engine) inboxKeys(reader int64) []string {
-	return []string{e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader)}
+	return []string{e.keys.Inbox(reader), e.keys.InboxSources(reader), e.keys.RebuildLock(reader)}
 }
 
 // inboxArgs are a change's script arguments, after the reader's channel.
 func (e *Engine) inboxArgs(c inboxChange) []any {
-	return append([]any{e.keys.readerChannel(c.reader)}, c.args...)
+	return append([]any{e.keys.ReaderChannel(c.reader)}, c.args...)
 }
 
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
@@ -456,7 +458,7 @@ const rebuildWaitLimit = 5 * time.Second
 // stays well within the Redis read timeout on a loaded server (a change is
 // a script of some microseconds). A fan-out task of DefaultFanoutBatchSize
 // readers is one round trip.
-const inboxPipelineSize = DefaultFanoutBatchSize
+const inboxPipelineSize = config.DefaultFanoutBatchSize
 
 // applyInbox runs changes, pipelined in rounds of inboxPipelineSize. A
 // change that meets a running rebuild waits for it and runs again, so it

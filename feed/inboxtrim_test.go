@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"feedservice/feed/config"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,13 +21,13 @@ func TestInboxTrimSlack(t *testing.T) {
 	if slack != 2 {
 		t.Fatalf("inboxTrimSlack(%d) = %d, want 2", capEntries, slack)
 	}
-	te := newTestEngine(t, func(c *Config) { c.Mode = ModePush; c.InboxCap = capEntries })
+	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.InboxCap = capEntries })
 	ctx := context.Background()
 	reader, author := te.user("reader"), te.user("author")
 	te.follow(reader, author)
 	te.settle()
 	te.readFeed(reader, 5)                                                                  // the reader is active: an inbox, empty
-	card := func() int { return int(te.redis.ZCard(ctx, te.keys.inbox(reader)).Val()) - 1 } // less the floor marker
+	card := func() int { return int(te.redis.ZCard(ctx, te.keys.Inbox(reader)).Val()) - 1 } // less the floor marker
 	check := func(when string) {
 		t.Helper()
 		got, want := te.readFeed(reader, 7), te.pulledFeed(reader)
@@ -46,7 +48,7 @@ func TestInboxTrimSlack(t *testing.T) {
 	if n := card(); n != capEntries {
 		t.Fatalf("after %d posts the inbox holds %d entries, want it trimmed to the cap, %d", capEntries+slack+1, n, capEntries)
 	}
-	marker := te.redis.ZRangeByScore(ctx, te.keys.inbox(reader), &redis.ZRangeBy{Min: "-1", Max: "-1"}).Val()
+	marker := te.redis.ZRangeByScore(ctx, te.keys.Inbox(reader), &redis.ZRangeBy{Min: "-1", Max: "-1"}).Val()
 	if len(marker) != 1 || marker[0] == "~0" {
 		t.Fatalf("inbox marker %v: want a floor above 0 after the trim", marker)
 	}

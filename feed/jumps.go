@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -35,57 +36,18 @@ const relationListBatch = 10_000
 // batch renews it); a jump that finds the lock waits at most this long.
 const relationListLockTTL = 60 * time.Second
 
-// JumpArgs are a page jump's arguments: the offset from the newest entry,
-// and first, the page size (DefaultPageSize when nil).
-type JumpArgs struct {
-	Offset int
-	First  *int
-}
-
-// size validates a jump's arguments against the API's limits.
-func (a JumpArgs) size() (int, error) {
-	if a.Offset < 0 {
-		return 0, BadInput("offset cannot be negative")
-	}
-	if a.Offset > MaxListOffset {
-		return 0, BadInput("offset is at most %d", MaxListOffset)
-	}
-	if a.First == nil {
-		return DefaultPageSize, nil
-	}
-	if *a.First < 0 {
-		return 0, BadInput("first cannot be negative")
-	}
-	if *a.First > MaxPageSize {
-		return 0, BadInput("first and last are at most %d", MaxPageSize)
-	}
-	return *a.First, nil
-}
-
-// JumpArgs reads a relation connection's offset argument: nil when the
-// request pages by cursor only, an error when it mixes the two.
-func (a PageArgs) JumpArgs(offset *int) (*JumpArgs, error) {
-	if offset == nil {
-		return nil, nil
-	}
-	if a.After != nil || a.Before != nil || a.Last != nil {
-		return nil, BadInput("offset goes with first only, not with after, before or last")
-	}
-	return &JumpArgs{Offset: *offset, First: a.First}, nil
-}
-
 // FollowersAt is the page of user's followers at args.Offset.
-func (e *Engine) FollowersAt(ctx context.Context, user *models.User, args JumpArgs) (*models.UserConnection, error) {
-	return e.jump(ctx, store.FollowersList, cursorFollowers, user.ID, user.FollowerCount, args)
+func (e *Engine) FollowersAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return e.jump(ctx, store.FollowersList, paging.CursorFollowers, user.ID, user.FollowerCount, args)
 }
 
 // FollowingAt is the page of whom user follows at args.Offset.
-func (e *Engine) FollowingAt(ctx context.Context, user *models.User, args JumpArgs) (*models.UserConnection, error) {
-	return e.jump(ctx, store.FollowingList, cursorFollowing, user.ID, user.FollowingCount, args)
+func (e *Engine) FollowingAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return e.jump(ctx, store.FollowingList, paging.CursorFollowing, user.ID, user.FollowingCount, args)
 }
 
-func (e *Engine) jump(ctx context.Context, list store.RelationList, kind cursorKind, userID int64, total int, args JumpArgs) (*models.UserConnection, error) {
-	size, err := args.size()
+func (e *Engine) jump(ctx context.Context, list store.RelationList, kind paging.CursorKind, userID int64, total int, args paging.JumpArgs) (*models.UserConnection, error) {
+	size, err := args.Size()
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +65,7 @@ func (e *Engine) jump(ctx context.Context, list store.RelationList, kind cursorK
 	info := &models.PageInfo{HasPreviousPage: args.Offset > 0, HasNextPage: args.Offset+len(rows) < length}
 	conn := &models.UserConnection{PageInfo: info, TotalCount: total, Edges: make([]*models.UserEdge, len(rows))}
 	for i, r := range rows {
-		conn.Edges[i] = &models.UserEdge{Cursor: encodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
+		conn.Edges[i] = &models.UserEdge{Cursor: paging.EncodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
 	}
 	if len(rows) > 0 {
 		info.StartCursor, info.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[len(rows)-1].Cursor
@@ -127,7 +89,7 @@ return out`)
 // the copy first when it is missing. The follow times come from MySQL by
 // primary key, one statement per page.
 func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList, userID int64, offset, size int) ([]models.Relation, int, error) {
-	key := e.keys.relationList(list, userID)
+	key := e.keys.RelationList(list, userID)
 	for attempt := 0; ; attempt++ {
 		reply, err := readRelationListScript.Run(ctx, e.redis, []string{key}, offset, offset+size-1, e.cfg.JumpCacheTTL.Milliseconds()).Slice()
 		if err == redis.Nil && attempt < 2 {
@@ -159,7 +121,7 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 // changeRelationListScript and settled once the copy is in place. When
 // another instance builds, it waits for that build instead.
 func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList, userID int64) error {
-	lock := e.keys.relationListLock(list, userID)
+	lock := e.keys.RelationListLock(list, userID)
 	token := newToken()
 	got, err := e.redis.SetNX(ctx, lock, token, relationListLockTTL).Result()
 	if err != nil {
@@ -168,9 +130,9 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 	if !got {
 		return e.waitForListUnlock(ctx, lock)
 	}
-	e.metrics.relationListBuilds.Inc()
+	e.metrics.RelationListBuilds.Inc()
 	release := func() { e.redis.Del(context.WithoutCancel(ctx), lock) }
-	tmp := e.keys.relationListTemp(list, userID)
+	tmp := e.keys.RelationListTemp(list, userID)
 	if err := e.redis.Del(ctx, tmp).Err(); err != nil {
 		release()
 		return errRedis{err}
@@ -203,7 +165,7 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 			return errRedis{err}
 		}
 	}
-	keys := []string{tmp, e.keys.relationList(list, userID), lock, e.keys.relationListPending(list, userID)}
+	keys := []string{tmp, e.keys.RelationList(list, userID), lock, e.keys.RelationListPending(list, userID)}
 	pending, err := installRelationListScript.Run(ctx, e.redis, keys, token, e.cfg.JumpCacheTTL.Milliseconds()).StringSlice()
 	if err != nil {
 		release()
@@ -311,7 +273,7 @@ const relationListSettleRounds = 3
 // is undone by its own check (see settleFollowing). It asks MySQL only
 // when a copy exists or is being built.
 func (e *Engine) settleRelationList(ctx context.Context, list store.RelationList, userID, other int64) error {
-	keys := []string{e.keys.relationList(list, userID), e.keys.relationListLock(list, userID), e.keys.relationListPending(list, userID)}
+	keys := []string{e.keys.RelationList(list, userID), e.keys.RelationListLock(list, userID), e.keys.RelationListPending(list, userID)}
 	state, err := relationListStateScript.Run(ctx, e.redis, keys[:2]).Int()
 	if err != nil || state == 0 {
 		return err
@@ -356,7 +318,7 @@ func (e *Engine) noteRelationLists(ctx context.Context, followerID, followeeID i
 // dropRelationList deletes the copy of a list that fell under the
 // threshold. A failure is only logged: the copy then expires.
 func (e *Engine) dropRelationList(ctx context.Context, list store.RelationList, userID int64) {
-	if err := e.redis.Del(ctx, e.keys.relationList(list, userID)).Err(); err != nil && ctx.Err() == nil {
+	if err := e.redis.Del(ctx, e.keys.RelationList(list, userID)).Err(); err != nil && ctx.Err() == nil {
 		e.log.WarnContext(ctx, "drop a relation list's copy", "user", userID, "err", err)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -20,7 +23,7 @@ var jumpThresholds = map[string]int{"mysql": 1000, "redis": 1}
 func (te *testEngine) followersOf(user int64) []int64 {
 	te.t.Helper()
 	u := te.fresh(user)
-	conn, err := te.Followers(context.Background(), u, PageArgs{First: ptr(MaxPageSize)})
+	conn, err := te.Followers(context.Background(), u, paging.PageArgs{First: ptr(config.MaxPageSize)})
 	if err != nil {
 		te.t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func (te *testEngine) fresh(user int64) *models.User {
 // jumpTo is the followers page of size at offset.
 func (te *testEngine) jumpTo(user int64, offset, size int) *models.UserConnection {
 	te.t.Helper()
-	conn, err := te.FollowersAt(context.Background(), te.fresh(user), JumpArgs{Offset: offset, First: &size})
+	conn, err := te.FollowersAt(context.Background(), te.fresh(user), paging.JumpArgs{Offset: offset, First: &size})
 	if err != nil {
 		te.t.Fatalf("jump to %d: %v", offset, err)
 	}
@@ -78,7 +81,7 @@ func (te *testEngine) starWithFollowers(n int) (int64, []int64) {
 func TestJumpPages(t *testing.T) {
 	for name, threshold := range jumpThresholds {
 		t.Run(name, func(t *testing.T) {
-			te := newTestEngine(t, func(c *Config) { c.JumpCacheFollowers = threshold })
+			te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = threshold })
 			star, _ := te.starWithFollowers(12)
 			all := te.followersOf(star)
 			for _, c := range []struct{ offset, size, from, to int }{
@@ -93,7 +96,7 @@ func TestJumpPages(t *testing.T) {
 				}
 			}
 			page2 := te.jumpTo(star, 5, 5)
-			next, err := te.Followers(context.Background(), te.fresh(star), PageArgs{First: ptr(5), After: page2.PageInfo.EndCursor})
+			next, err := te.Followers(context.Background(), te.fresh(star), paging.PageArgs{First: ptr(5), After: page2.PageInfo.EndCursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,8 +113,8 @@ func TestJumpLimits(t *testing.T) {
 	te := newTestEngine(t)
 	star, _ := te.starWithFollowers(1)
 	u := te.fresh(star)
-	ok := []JumpArgs{{Offset: 0, First: ptr(MaxPageSize)}, {Offset: MaxListOffset}}
-	bad := []JumpArgs{{Offset: 0, First: ptr(MaxPageSize + 1)}, {Offset: MaxListOffset + 1}, {Offset: -1}, {Offset: 0, First: ptr(-1)}}
+	ok := []paging.JumpArgs{{Offset: 0, First: ptr(config.MaxPageSize)}, {Offset: config.MaxListOffset}}
+	bad := []paging.JumpArgs{{Offset: 0, First: ptr(config.MaxPageSize + 1)}, {Offset: config.MaxListOffset + 1}, {Offset: -1}, {Offset: 0, First: ptr(-1)}}
 	for _, a := range ok {
 		if _, err := te.FollowersAt(context.Background(), u, a); err != nil {
 			t.Fatalf("%+v: %v", a, err)
@@ -119,20 +122,20 @@ func TestJumpLimits(t *testing.T) {
 	}
 	for _, a := range bad {
 		_, err := te.FollowingAt(context.Background(), u, a)
-		var fe *Error
-		if !errors.As(err, &fe) || fe.Code != CodeBadUserInput {
+		var fe *apperr.Error
+		if !errors.As(err, &fe) || fe.Code != apperr.CodeBadUserInput {
 			t.Fatalf("%+v: got %v, want BAD_USER_INPUT", a, err)
 		}
 	}
 	cursor := "x"
-	for _, a := range []PageArgs{{After: &cursor}, {Before: &cursor}, {Last: ptr(1)}} {
+	for _, a := range []paging.PageArgs{{After: &cursor}, {Before: &cursor}, {Last: ptr(1)}} {
 		_, err := a.JumpArgs(ptr(0))
-		var fe *Error
-		if !errors.As(err, &fe) || fe.Code != CodeBadUserInput {
+		var fe *apperr.Error
+		if !errors.As(err, &fe) || fe.Code != apperr.CodeBadUserInput {
 			t.Fatalf("offset with %+v: got %v, want BAD_USER_INPUT", a, err)
 		}
 	}
-	if j, err := (PageArgs{First: ptr(3)}).JumpArgs(nil); j != nil || err != nil {
+	if j, err := (paging.PageArgs{First: ptr(3)}).JumpArgs(nil); j != nil || err != nil {
 		t.Fatalf("no offset: got %+v, %v; want a cursor page", j, err)
 	}
 }
@@ -144,7 +147,7 @@ func TestJumpLimits(t *testing.T) {
 func TestJumpListChangesBetweenJumps(t *testing.T) {
 	for name, threshold := range jumpThresholds {
 		t.Run(name, func(t *testing.T) {
-			te := newTestEngine(t, func(c *Config) { c.JumpCacheFollowers = threshold })
+			te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = threshold })
 			star, fans := te.starWithFollowers(10)
 			before := te.followersOf(star)
 			if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[4:8]) {
@@ -175,10 +178,10 @@ func TestJumpListChangesBetweenJumps(t *testing.T) {
 // threshold, and is built again when it comes back; every jump on the way
 // answers what MySQL answers.
 func TestJumpThresholdCrossing(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.JumpCacheFollowers = 6 })
+	te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = 6 })
 	ctx := context.Background()
 	star, fans := te.starWithFollowers(5)
-	copyKey := te.keys.relationList(store.FollowersList, star)
+	copyKey := te.keys.RelationList(store.FollowersList, star)
 	exists := func() bool {
 		n, err := te.redis.Exists(ctx, copyKey).Result()
 		if err != nil {
@@ -216,10 +219,10 @@ func TestJumpThresholdCrossing(t *testing.T) {
 	if has, err := te.store.HasMarks(ctx, store.FollowersList, star); err != nil || has {
 		t.Fatalf("offset index kept beside the copy: %v %v", has, err)
 	}
-	builds := lcCount(te.metrics.relationListBuilds)
+	builds := lcCount(te.metrics.RelationListBuilds)
 	te.follow(te.user("seventh"), star)
 	agree("over the threshold", true)
-	if got := lcCount(te.metrics.relationListBuilds); got != builds {
+	if got := lcCount(te.metrics.RelationListBuilds); got != builds {
 		t.Fatalf("a follow rebuilt the copy: %v builds, want %v", got, builds)
 	}
 	te.unfollow(fans[0], star)

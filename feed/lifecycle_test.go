@@ -12,6 +12,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
+	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -39,7 +42,7 @@ func lcNewEnv(t *testing.T) lcEnv {
 }
 
 // start starts an engine instance on the environment.
-func (env lcEnv) start(t *testing.T, change ...func(*Config)) *testEngine {
+func (env lcEnv) start(t *testing.T, change ...func(*config.Config)) *testEngine {
 	t.Helper()
 	return startTestEngine(t, env.st, env.rdb, env.prefix, change...)
 }
@@ -56,7 +59,7 @@ func lcCount(c prometheus.Counter) float64 {
 
 // lcReads is how many feed reads the engine served by path.
 func lcReads(te *testEngine, path string) float64 {
-	return lcCount(te.metrics.reads.WithLabelValues(path))
+	return lcCount(te.metrics.Reads.WithLabelValues(path))
 }
 
 // lcItems turns a feed page into feed items (a cursor that does not decode
@@ -64,7 +67,7 @@ func lcReads(te *testEngine, path string) float64 {
 func lcItems(edges []*models.FeedEdge) []feedItem {
 	out := make([]feedItem, 0, len(edges))
 	for _, edge := range edges {
-		key, _ := decodeCursor(cursorFeed, edge.Cursor)
+		key, _ := paging.DecodeCursor(paging.CursorFeed, edge.Cursor)
 		out = append(out, feedItem{Post: edge.Node.PostID, Reposters: edge.Node.ReposterIDs, Key: key})
 	}
 	return out
@@ -88,7 +91,7 @@ func lcCheckFeeds(t testing.TB, te *testEngine, stage string, readers ...int64) 
 // not there.
 func lcScore(t testing.TB, te *testEngine, reader, post int64) (score int64, ok bool) {
 	t.Helper()
-	s, err := te.redis.ZScore(context.Background(), te.keys.inbox(reader), itoa(post)).Result()
+	s, err := te.redis.ZScore(context.Background(), te.keys.Inbox(reader), itoa(post)).Result()
 	if err == redis.Nil {
 		return 0, false
 	}
@@ -115,7 +118,7 @@ func lcWantScore(t testing.TB, te *testEngine, reader, post, want int64) {
 // lcSources is the sources field of post in reader's inbox ("" if none).
 func lcSources(t testing.TB, te *testEngine, reader, post int64) string {
 	t.Helper()
-	s, err := te.redis.HGet(context.Background(), te.keys.inboxSources(reader), itoa(post)).Result()
+	s, err := te.redis.HGet(context.Background(), te.keys.InboxSources(reader), itoa(post)).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
@@ -153,7 +156,7 @@ func lcFind(t testing.TB, feed []feedItem, post int64) feedItem {
 // and none of them sees half of it.
 func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 	const readers, rounds, pageSize = 20, 25, 25
-	te := newTestEngine(t, func(c *Config) { c.InboxCap = 40 })
+	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 40 })
 	reader, other := te.user("reader"), te.user("other")
 	authors := []int64{te.user("author_a"), te.user("author_b"), te.user("author_c")}
 	for _, a := range authors {
@@ -183,10 +186,10 @@ func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 	spread := time.Since(began)
 	for round := range rounds {
 		// The inbox expired or was evicted.
-		if err := te.redis.Del(ctx, te.keys.inbox(reader), te.keys.inboxSources(reader)).Err(); err != nil {
+		if err := te.redis.Del(ctx, te.keys.Inbox(reader), te.keys.InboxSources(reader)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		rebuilds := lcCount(te.metrics.rebuilds)
+		rebuilds := lcCount(te.metrics.Rebuilds)
 		start := make(chan struct{})
 		pages := make([][]feedItem, readers)
 		errs := make([]error, readers)
@@ -196,7 +199,7 @@ func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 				<-start
 				time.Sleep(spread * time.Duration(i) / readers)
 				size := pageSize
-				conn, err := te.Feed(ctx, reader, PageArgs{First: &size})
+				conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size})
 				if err != nil {
 					errs[i] = err
 					return
@@ -214,10 +217,10 @@ func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 				t.Fatalf("round %d: concurrent reader %d saw a partial or wrong page:\n got %v\nwant %v", round, i, pages[i], want)
 			}
 		}
-		if got := lcCount(te.metrics.rebuilds) - rebuilds; got != 1 {
+		if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != 1 {
 			t.Fatalf("round %d: %d concurrent reads of a missing inbox rebuilt it %v times, want once", round, readers, got)
 		}
-		if lcReads(te, readPullFallback) != 0 {
+		if lcReads(te, metrics.ReadPullFallback) != 0 {
 			t.Fatalf("round %d: reads fell back to MySQL; the test wants the inbox path", round)
 		}
 	}
@@ -236,7 +239,7 @@ func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
 
 	read := func() {
 		t.Helper()
-		conn, err := te.Feed(ctx, loner, PageArgs{})
+		conn, err := te.Feed(ctx, loner, paging.PageArgs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,28 +247,28 @@ func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
 			t.Fatalf("feed of a user following nobody: %d edges, pageInfo %+v; want an empty page", len(conn.Edges), conn.PageInfo)
 		}
 	}
-	rebuilds := lcCount(te.metrics.rebuilds)
+	rebuilds := lcCount(te.metrics.Rebuilds)
 	read()
-	if got := lcCount(te.metrics.rebuilds) - rebuilds; got != 1 {
+	if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != 1 {
 		t.Fatalf("the first read rebuilt %v times, want 1", got)
 	}
-	members, err := te.redis.ZRangeWithScores(ctx, te.keys.inbox(loner), 0, -1).Result()
+	members, err := te.redis.ZRangeWithScores(ctx, te.keys.Inbox(loner), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []redis.Z{{Score: -1, Member: "~0"}}; !slices.Equal(members, want) {
 		t.Fatalf("the inbox of a user following nobody holds %v, want only the marker %v", members, want)
 	}
-	if ttl := te.redis.PTTL(ctx, te.keys.inbox(loner)).Val(); ttl <= 0 {
+	if ttl := te.redis.PTTL(ctx, te.keys.Inbox(loner)).Val(); ttl <= 0 {
 		t.Fatalf("the empty inbox has no TTL (PTTL %v): it would never mark its reader inactive", ttl)
 	}
-	inboxReads := lcReads(te, readInbox)
+	inboxReads := lcReads(te, metrics.ReadInbox)
 	read()
 	read()
-	if got := lcCount(te.metrics.rebuilds) - rebuilds; got != 1 {
+	if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != 1 {
 		t.Fatalf("reading an empty feed again rebuilt it: %v rebuilds in all, want 1", got)
 	}
-	if got := lcReads(te, readInbox) - inboxReads; got != 2 {
+	if got := lcReads(te, metrics.ReadInbox) - inboxReads; got != 2 {
 		t.Fatalf("the later reads of an empty feed took the inbox path %v times, want 2", got)
 	}
 }
@@ -273,7 +276,7 @@ func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
 // 3. An inbox keeps InboxCap entries; paging beyond them continues from
 // MySQL with the same cursors, forward and backward, with exact page info.
 func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.InboxCap = 3 })
+	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 3 })
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
 	te.follow(reader, a)
@@ -295,17 +298,17 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 	}
 	ctx := context.Background()
 	te.readFeed(reader, 1) // the reader is active: the inbox holds the newest 3
-	marker, err := te.redis.ZRangeByScore(ctx, te.keys.inbox(reader), &redis.ZRangeBy{Min: "-1", Max: "-1"}).Result()
+	marker, err := te.redis.ZRangeByScore(ctx, te.keys.Inbox(reader), &redis.ZRangeBy{Min: "-1", Max: "-1"}).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(marker) != 1 || marker[0] == "~0" {
 		t.Fatalf("inbox marker %v: want a floor above 0, the inbox holding only part of the feed", marker)
 	}
-	if n := te.redis.ZCard(ctx, te.keys.inbox(reader)).Val(); n != 4 {
+	if n := te.redis.ZCard(ctx, te.keys.Inbox(reader)).Val(); n != 4 {
 		t.Fatalf("the inbox holds %d members, want 3 entries and the marker", n)
 	}
-	fallbacks := lcReads(te, readPullFallback)
+	fallbacks := lcReads(te, metrics.ReadPullFallback)
 
 	size := 2
 	read := 0
@@ -335,7 +338,7 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 	if !slices.EqualFunc(backward, want, feedItemEqual) {
 		t.Fatalf("paging backward by 2 from the end:\n got %v\nwant %v", backward, want)
 	}
-	if lcReads(te, readPullFallback) != fallbacks {
+	if lcReads(te, metrics.ReadPullFallback) != fallbacks {
 		t.Fatal("a page fell back to MySQL; the test wants the inbox path")
 	}
 }
@@ -344,7 +347,7 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 // fan-out, and the next read rebuilds it, complete.
 func TestInboxTTLRefreshedOnRead(t *testing.T) {
 	const ttl = 2 * time.Second
-	te := newTestEngine(t, func(c *Config) { c.InboxTTL = ttl; c.InboxCap = 20 })
+	te := newTestEngine(t, func(c *config.Config) { c.InboxTTL = ttl; c.InboxCap = 20 })
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
 	te.follow(reader, a)
@@ -355,7 +358,7 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 	te.settle()
 	lcCheckFeeds(t, te, "first read", reader)
 	ctx := context.Background()
-	inbox, sources := te.keys.inbox(reader), te.keys.inboxSources(reader)
+	inbox, sources := te.keys.Inbox(reader), te.keys.InboxSources(reader)
 	for _, key := range []string{inbox, sources} {
 		if !lcExists(t, te, key) {
 			t.Fatalf("%s does not exist after a read", key)
@@ -387,9 +390,9 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 	if lcExists(t, te, inbox) {
 		t.Fatal("fan-out created the inbox of an inactive reader")
 	}
-	rebuilds := lcCount(te.metrics.rebuilds)
+	rebuilds := lcCount(te.metrics.Rebuilds)
 	lcCheckFeeds(t, te, "after expiry", reader)
-	if got := lcCount(te.metrics.rebuilds) - rebuilds; got != 1 {
+	if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != 1 {
 		t.Fatalf("reading after expiry rebuilt %v times, want 1", got)
 	}
 	lcWantScore(t, te, reader, fresh, fresh)
@@ -402,7 +405,7 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 // reader's inbox at once; unfollowing takes them out, except entries another
 // followee reposted, which stay at that repost's place with fewer reposters.
 func TestFollowBackfillsAndUnfollowRemoves(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.InboxCap = 20 })
+	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 20 })
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
 	c1 := te.post(c, "c1")
@@ -470,7 +473,7 @@ func lcWantFeed(t testing.TB, te *testEngine, stage string, reader int64, want [
 // its author and through its reposters; deleting a repost merges it out of
 // its entry.
 func TestDeleteRemovesFromEveryInbox(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Mode = ModePush; c.InboxCap = 20 })
+	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.InboxCap = 20 })
 	a, r, s := te.user("author"), te.user("reposter_r"), te.user("reposter_s")
 	f1, f2, f3, f4, g := te.user("f_author"), te.user("f_reposter"), te.user("f_both"), te.user("f_author2"), te.user("g_reposters")
 	for _, f := range []int64{f1, f3, f4} {
@@ -531,7 +534,7 @@ func TestDeleteRemovesFromEveryInbox(t *testing.T) {
 // are dispatched, the inboxes catch up.
 func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 	env := lcNewEnv(t)
-	te := env.start(t, func(c *Config) { c.Dispatch = false; c.InboxCap = 40 })
+	te := env.start(t, func(c *config.Config) { c.Dispatch = false; c.InboxCap = 40 })
 	ctx := context.Background()
 	reader := te.user("reader")
 	a, b, c, d := te.user("author_a"), te.user("author_b"), te.user("author_c"), te.user("author_d")
@@ -546,7 +549,7 @@ func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 	}
 	ra := te.repost(a, posts[c][1]) // c's post stays in the feed through a
 	te.readFeed(reader, 5)          // the reader is active: the inbox holds every entry
-	if n := te.redis.ZCard(ctx, te.keys.inbox(reader)).Val(); n != 25 {
+	if n := te.redis.ZCard(ctx, te.keys.Inbox(reader)).Val(); n != 25 {
 		t.Fatalf("the inbox holds %d members, want 24 entries and the marker", n)
 	}
 
@@ -576,9 +579,9 @@ func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 
 	isFresh := func(it feedItem) bool { return it.Post == fresh }
 	want := slices.DeleteFunc(te.pulledFeed(reader), isFresh)
-	inboxReads := lcReads(te, readInbox)
+	inboxReads := lcReads(te, metrics.ReadInbox)
 	for _, size := range []int{1, 3, 5, 100} {
-		conn, err := te.Feed(ctx, reader, PageArgs{First: &size})
+		conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,7 +601,7 @@ func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 			t.Fatalf("feed read %d a page before the workers ran:\n got %v\nwant %v", size, got, want)
 		}
 	}
-	if lcReads(te, readInbox) == inboxReads || lcReads(te, readPullFallback) != 0 {
+	if lcReads(te, metrics.ReadInbox) == inboxReads || lcReads(te, metrics.ReadPullFallback) != 0 {
 		t.Fatal("the reads did not take the inbox path")
 	}
 	if got := lcFind(t, want, posts[c][1]); got.Key != ra {
@@ -611,7 +614,7 @@ func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 	}
 
 	// Another instance dispatches: the inboxes catch up.
-	te2 := env.start(t, func(c *Config) { c.InboxCap = 40 })
+	te2 := env.start(t, func(c *config.Config) { c.InboxCap = 40 })
 	te2.settle()
 	lcCheckFeeds(t, te2, "after dispatch", reader)
 	lcWantScore(t, te2, reader, fresh, fresh)
@@ -642,12 +645,12 @@ func TestCelebrityCrossingChangesNothing(t *testing.T) {
 	stage := func(name string, celebrity bool) {
 		t.Helper()
 		te.settle()
-		is, err := te.redis.SIsMember(ctx, te.keys.celebrities(), star).Result()
+		is, err := te.redis.SIsMember(ctx, te.keys.Celebrities(), star).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if is != celebrity {
-			n := te.redis.SMembers(ctx, te.keys.celebrities()).Val()
+			n := te.redis.SMembers(ctx, te.keys.Celebrities()).Val()
 			t.Fatalf("%s: star in the celebrities set: %v, want %v (set %v)", name, is, celebrity, n)
 		}
 		lcCheckFeeds(t, te, name+", before posting", f...)
@@ -675,9 +678,9 @@ func TestCelebrityCrossingChangesNothing(t *testing.T) {
 // follow give one entry, at the first repost, with the reposters most
 // recent first, in every mode.
 func TestRepostMergingInAllModes(t *testing.T) {
-	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
-			te := newTestEngine(t, func(c *Config) { c.Mode = mode; c.InboxCap = 20 })
+			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.InboxCap = 20 })
 			reader, x, o := te.user("reader"), te.user("stranger"), te.user("friend")
 			r := []int64{te.user("rep1"), te.user("rep2"), te.user("rep3")}
 			for _, f := range append([]int64{o}, r...) {
@@ -704,9 +707,9 @@ func TestRepostMergingInAllModes(t *testing.T) {
 				t.Fatalf("pulled feed:\n got %v\nwant %v", got, want)
 			}
 			lcWantFeed(t, te, string(mode), reader, want)
-			if mode != ModePull {
+			if mode != config.ModePull {
 				lcWantScore(t, te, reader, p, rp1)
-				if lcReads(te, readPullFallback) != 0 {
+				if lcReads(te, metrics.ReadPullFallback) != 0 {
 					t.Fatal("reads fell back to MySQL")
 				}
 			}

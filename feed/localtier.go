@@ -35,11 +35,10 @@ import (
 	"github.com/maypok86/otter/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
 	"feedservice/models"
 )
-
-// tierLocal is the label tier of the local tier's metrics.
-const tierLocal = "local"
 
 // localTier is one kind of value (users, posts) cached in this process by
 // id. A nil *localTier is the tier turned off: every lookup misses and
@@ -72,7 +71,7 @@ type flight[V any] struct {
 // newLocalTier makes a tier of at most maxEntries entries and maxBytes
 // bytes (as size weighs them), each kept for ttl after it was written; nil
 // (off) when maxEntries is not positive.
-func newLocalTier[V any](kind string, maxEntries int, maxBytes int64, ttl time.Duration, size func(V) int, m *metrics) *localTier[V] {
+func newLocalTier[V any](kind string, maxEntries int, maxBytes int64, ttl time.Duration, size func(V) int, m *metrics.Metrics) *localTier[V] {
 	if maxEntries <= 0 {
 		return nil
 	}
@@ -86,9 +85,9 @@ func newLocalTier[V any](kind string, maxEntries int, maxBytes int64, ttl time.D
 			},
 			ExpiryCalculator: otter.ExpiryWriting[int64, V](ttl),
 		}),
-		hits:    m.cacheLookups.WithLabelValues(tierLocal, kind, "hit"),
-		misses:  m.cacheLookups.WithLabelValues(tierLocal, kind, "miss"),
-		fillDur: m.cacheFillSeconds.WithLabelValues(tierLocal, kind),
+		hits:    m.CacheLookups.WithLabelValues(metrics.TierLocal, kind, "hit"),
+		misses:  m.CacheLookups.WithLabelValues(metrics.TierLocal, kind, "miss"),
+		fillDur: m.CacheFillSeconds.WithLabelValues(metrics.TierLocal, kind),
 		flights: map[int64]*flight[V]{},
 	}
 }
@@ -258,11 +257,11 @@ type localTiers struct {
 	followees *otter.Cache[int64, followeeCopy]
 }
 
-func newLocalTiers(cfg Config, m *metrics) localTiers {
+func newLocalTiers(cfg config.Config, m *metrics.Metrics) localTiers {
 	t := localTiers{
-		users:       newLocalTier(kindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
-		posts:       newLocalTier(kindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
-		outboxes:    newLocalTier(kindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, outboxCopyBytes, m),
+		users:       newLocalTier(metrics.KindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, m),
+		posts:       newLocalTier(metrics.KindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, m),
+		outboxes:    newLocalTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, outboxCopyBytes, m),
 		celebrities: &celebrityGuess{},
 	}
 	if cfg.LocalCacheMaxEntries > 0 {
@@ -335,11 +334,11 @@ func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.loca
 func (e *Engine) dropLocal(ctx context.Context, users, posts []int64) {
 	e.local.users.drop(users)
 	e.local.posts.drop(posts)
-	if msg := invalidation(kindUser, users); msg != "" {
-		e.publish(ctx, e.keys.cacheInvalidateChannel(), msg)
+	if msg := invalidation(metrics.KindUser, users); msg != "" {
+		e.publish(ctx, e.keys.CacheInvalidateChannel(), msg)
 	}
-	if msg := invalidation(kindPost, posts); msg != "" {
-		e.publish(ctx, e.keys.cacheInvalidateChannel(), msg)
+	if msg := invalidation(metrics.KindPost, posts); msg != "" {
+		e.publish(ctx, e.keys.CacheInvalidateChannel(), msg)
 	}
 }
 
@@ -381,11 +380,11 @@ func (e *Engine) onInvalidation(payload string) {
 	}
 	kind, ids := parseInvalidation(payload)
 	switch kind {
-	case kindUser:
+	case metrics.KindUser:
 		e.local.users.drop(ids)
-	case kindPost:
+	case metrics.KindPost:
 		e.local.posts.drop(ids)
-	case kindOutbox:
+	case metrics.KindOutbox:
 		e.local.outboxes.drop(ids)
 	}
 }
@@ -415,7 +414,7 @@ func (e *Engine) SyncInvalidations(ctx context.Context) error {
 	done := make(chan struct{})
 	e.invalidationSyncs.Store(token, done)
 	defer e.invalidationSyncs.Delete(token)
-	if err := e.redis.Publish(ctx, e.keys.cacheInvalidateChannel(), invalidationSync+token).Err(); err != nil {
+	if err := e.redis.Publish(ctx, e.keys.CacheInvalidateChannel(), invalidationSync+token).Err(); err != nil {
 		return err
 	}
 	select {

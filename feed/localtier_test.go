@@ -3,13 +3,16 @@ package feed
 import (
 	"context"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )
@@ -38,7 +41,7 @@ func strBytes(s *string) int { return len(*s) }
 
 func newStringTier(t *testing.T, entries int, bytes int64, ttl time.Duration) *localTier[*string] {
 	t.Helper()
-	tier := newLocalTier(kindPost, entries, bytes, ttl, strBytes, newMetrics())
+	tier := newLocalTier(metrics.KindPost, entries, bytes, ttl, strBytes, metrics.New())
 	t.Cleanup(tier.stop)
 	return tier
 }
@@ -150,11 +153,11 @@ func TestLocalTierDropDuringFill(t *testing.T) {
 func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	long := func(c *Config) { c.LocalCacheTTL = time.Hour }
+	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
 	a := startTestEngine(t, st, rdb, prefix, long)
 	b := startTestEngine(t, st, rdb, prefix, long)
 	waitFor(t, "both hubs on the invalidate channel", func() bool {
-		return numSub(t, a, a.keys.cacheInvalidateChannel()) == 2
+		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
 	})
 	ctx := context.Background()
 	author, reader := a.user("author"), a.user("reader")
@@ -205,7 +208,7 @@ func TestLocalTierForgetsAllAfterResubscribing(t *testing.T) {
 	server := testenv.StartRedis(t) // its own: the test kills pub/sub clients
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, "resub:", func(c *Config) { c.LocalCacheTTL = time.Hour })
+	te := startTestEngine(t, newTestStore(t), rdb, "resub:", func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author := te.user("author")
 	waitFor(t, "the local tier to hold the author", func() bool {
@@ -224,7 +227,7 @@ func TestLocalTierForgetsAllAfterResubscribing(t *testing.T) {
 
 // With the tier off, reads are still right, and nothing is cached.
 func TestLocalTierOff(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.LocalCacheMaxEntries = -1 })
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheMaxEntries = -1 })
 	ctx := context.Background()
 	author := te.user("author")
 	te.post(author, "one")
@@ -245,7 +248,7 @@ func TestLocalTierOff(t *testing.T) {
 // The instance that made a change reads it at once through its local tier,
 // each change checked alone: counts, a repost count, a profile, a delete.
 func TestLocalTierOwnWrites(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = time.Hour })
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author, fan := te.user("author"), te.user("fan")
 	post := te.post(author, "one")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
 )
@@ -22,7 +24,7 @@ import (
 type refModel struct{ m *feedmodel.Model }
 
 func newRefModel() *refModel {
-	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: MaxReposters, MaxUnreadCount: MaxUnreadCount})}
+	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: config.MaxReposters, MaxUnreadCount: config.MaxUnreadCount})}
 }
 
 func (r *refModel) follow(a, b int64)   { r.m.Follow(itoa(a), itoa(b)) }
@@ -104,7 +106,7 @@ func modelSeed(t *testing.T) uint64 {
 // on) taking turns; after the workers settle, every user's whole feed,
 // paged both ways on either instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
-	for _, mode := range []Mode{ModePull, ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			seed := modelSeed(t)
 			t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
@@ -128,17 +130,17 @@ func TestEngineMatchesModel(t *testing.T) {
 // modelRegressions are seeds of TestEngineMatchesModel that found a bug,
 // each with the steps and users its failure needed.
 var modelRegressions = []struct {
-	mode         Mode
+	mode         config.Mode
 	seed         uint64
 	steps, users int
 	issue        int
 	what         string
 }{
-	{ModeHybrid, 1795409467451867427, 800, 200, 16,
+	{config.ModeHybrid, 1795409467451867427, 800, 200, 16,
 		"step 795 pages a feed backward by 3 below a followed celebrity's window; the probe for older entries hung"},
 }
 
-func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
+func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
 	claimAfter := fanoutClaimAfter
 	fanoutClaimAfter = 200 * time.Millisecond
@@ -164,7 +166,7 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 		testenv.CheckSlots(t, rdb)
 		prefix = "model:"
 	}
-	setup := func(c *Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
+	setup := func(c *config.Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
 	te := startTestEngine(t, st, rdb, prefix, setup)
 	// A second instance on the same MySQL and Redis, as behind a load
 	// balancer: the steps alternate between the two (by step, not by rng,
@@ -248,7 +250,7 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 			// A read in the middle of everything: it must not fail, and it
 			// makes the reader active (an inbox exists from now on).
 			size := 1 + rng.IntN(6)
-			if _, err := on(step).Feed(ctx, u, PageArgs{First: &size}); err != nil {
+			if _, err := on(step).Feed(ctx, u, paging.PageArgs{First: &size}); err != nil {
 				t.Fatalf("step %d: read: %v", step, err)
 			}
 		case op < 91:
@@ -257,11 +259,11 @@ func runModel(t *testing.T, mode Mode, rng *rand.Rand, steps, userCount int) {
 			// by rng, so that the recorded seeds replay as they were.)
 			switch step % 3 {
 			case 0:
-				rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u), te.keys.following(u))
+				rdb.Del(ctx, te.keys.Inbox(u), te.keys.InboxSources(u), te.keys.Following(u))
 			case 1:
-				rdb.Del(ctx, te.keys.inbox(u), te.keys.inboxSources(u))
+				rdb.Del(ctx, te.keys.Inbox(u), te.keys.InboxSources(u))
 			default:
-				rdb.Del(ctx, te.keys.following(u))
+				rdb.Del(ctx, te.keys.Following(u))
 			}
 		case op < 93:
 			if err := flush(); err != nil { // Redis loses everything
@@ -308,7 +310,7 @@ func stealMessage(t *testing.T, te *testEngine) {
 	ctx := context.Background()
 	te.ensureGroup(ctx)
 	_, err := te.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: fanoutGroup, Consumer: "dead-worker", Streams: []string{te.keys.stream(), ">"}, Count: 1, Block: -1,
+		Group: fanoutGroup, Consumer: "dead-worker", Streams: []string{te.keys.Stream(), ">"}, Count: 1, Block: -1,
 	}).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func parseOutboxMember(m string) (outboxItem, error) {
 // then drops the local copies of the outbox.
 func (e *Engine) changeOutbox(ctx context.Context, script *redis.Script, author int64, args ...any) error {
 	defer e.outboxChanged(ctx, author)
-	keys := []string{e.keys.outbox(author), e.keys.outboxLock(author)}
+	keys := []string{e.keys.Outbox(author), e.keys.OutboxLock(author)}
 	for {
 		n, err := script.Run(ctx, e.redis, keys, args...).Int()
 		if err != nil || n != inboxRebuilding {
@@ -89,7 +89,7 @@ func (e *Engine) changeOutbox(ctx context.Context, script *redis.Script, author 
 
 // ensureOutbox rebuilds a missing outbox from MySQL, once across instances.
 func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
-	key, lock := e.keys.outbox(author), e.keys.outboxLock(author)
+	key, lock := e.keys.Outbox(author), e.keys.OutboxLock(author)
 	for {
 		n, err := e.redis.Exists(ctx, key).Result()
 		if err != nil || n == 1 {
@@ -114,7 +114,7 @@ func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
 }
 
 func (e *Engine) rebuildOutbox(ctx context.Context, author int64, token string) error {
-	key, lock := e.keys.outbox(author), e.keys.outboxLock(author)
+	key, lock := e.keys.Outbox(author), e.keys.OutboxLock(author)
 	defer e.redis.Del(context.WithoutCancel(ctx), lock)
 	posts, err := e.store.TimelinePage(ctx, author, store.Older, math.MaxInt64, e.cfg.InboxCap)
 	if err != nil {
@@ -128,7 +128,7 @@ func (e *Engine) rebuildOutbox(ctx context.Context, author int64, token string) 
 	for _, p := range posts {
 		members = append(members, redis.Z{Score: float64(p.ID), Member: outboxMember(p)})
 	}
-	tmp := e.keys.outboxTemp(author)
+	tmp := e.keys.OutboxTemp(author)
 	pipe := e.redis.TxPipeline()
 	pipe.Del(ctx, tmp)
 	pipe.ZAdd(ctx, tmp, members...)

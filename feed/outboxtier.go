@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,10 +28,6 @@ import (
 // the tier (see localTier). So a reader on the writer's instance sees the
 // change at once, and one elsewhere as soon as the message arrives, or
 // after LocalCacheTTL if it was lost.
-
-// kindOutbox is the kind of the local tier's outbox copies (metrics,
-// invalidation messages).
-const kindOutbox = "outbox"
 
 // outboxCopy is an author's outbox as this instance holds it: its floor and
 // its members, by score (the post id) from the lowest. Shared by the reads
@@ -125,14 +124,14 @@ func (e *Engine) readWholeOutboxes(ctx context.Context, authors []int64) (map[in
 	pipe := e.redis.Pipeline()
 	cmds := make([]*redis.Cmd, len(authors))
 	for i, a := range authors {
-		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, []string{e.keys.outbox(a)}, ttl)
+		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, []string{e.keys.Outbox(a)}, ttl)
 	}
 	pipe.Exec(ctx) // each command's own error is looked at below
 	out := make(map[int64]*outboxCopy, len(authors))
 	for i, a := range authors {
 		cmd := cmds[i]
 		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Redis restarted
-			cmd = readWholeOutboxScript.Run(ctx, e.redis, []string{e.keys.outbox(a)}, ttl)
+			cmd = readWholeOutboxScript.Run(ctx, e.redis, []string{e.keys.Outbox(a)}, ttl)
 		}
 		if errors.Is(cmd.Err(), redis.Nil) {
 			// Missing (expired, or Redis lost it): rebuild it from MySQL,
@@ -140,7 +139,7 @@ func (e *Engine) readWholeOutboxes(ctx context.Context, authors []int64) (map[in
 			if err := e.ensureOutbox(ctx, a); err != nil {
 				return nil, err
 			}
-			cmd = readWholeOutboxScript.Run(ctx, e.redis, []string{e.keys.outbox(a)}, ttl)
+			cmd = readWholeOutboxScript.Run(ctx, e.redis, []string{e.keys.Outbox(a)}, ttl)
 		}
 		vals, err := cmd.StringSlice()
 		if err != nil {
@@ -206,7 +205,7 @@ func (e *Engine) outboxChanged(ctx context.Context, author int64) {
 		return
 	}
 	e.local.outboxes.drop([]int64{author})
-	e.publish(context.WithoutCancel(ctx), e.keys.cacheInvalidateChannel(), invalidation(kindOutbox, []int64{author}))
+	e.publish(context.WithoutCancel(ctx), e.keys.CacheInvalidateChannel(), invalidation(metrics.KindOutbox, []int64{author}))
 }
 
 // celebrityGuess is the last celebrity set this instance read, for a read
@@ -225,7 +224,7 @@ func (g *celebrityGuess) remember(ids []int64) { g.ids.Store(&ids) }
 // The early inbox read (see inboxRead) looks them up in its round trip;
 // a guess that proves wrong costs the round trip it would have saved.
 func (e *Engine) guessLookups(followees []int64, older bool, bound int64, want int) []int64 {
-	if e.cfg.Mode != ModeHybrid || e.local.outboxes == nil || len(followees) == 0 {
+	if e.cfg.Mode != config.ModeHybrid || e.local.outboxes == nil || len(followees) == 0 {
 		return nil
 	}
 	celebs := e.local.celebrities.ids.Load()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
 
@@ -27,7 +29,7 @@ func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, floor := range []int64{0, 1_000_040} {
 		author := int64(900 + floor%7)
-		key := te.keys.outbox(author)
+		key := te.keys.Outbox(author)
 		members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
 		var ids []int64
 		for i := range 60 {
@@ -130,7 +132,7 @@ func celebrityWorld(t *testing.T, te *testEngine) (reader, star int64) {
 func firstPost(t *testing.T, te *testEngine, reader int64) int64 {
 	t.Helper()
 	one := 1
-	conn, err := te.Feed(context.Background(), reader, PageArgs{First: &one})
+	conn, err := te.Feed(context.Background(), reader, paging.PageArgs{First: &one})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func holdsCopy(t *testing.T, te *testEngine, reader, star int64) {
 // instance held a copy of the outbox and its copies last an hour; and the
 // author's delete leaves the feed before DeletePost returns.
 func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = time.Hour })
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	reader, star := celebrityWorld(t, te)
 	holdsCopy(t, te, reader, star)
 
@@ -179,11 +181,11 @@ func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
 func TestCelebrityPostReachesOtherInstance(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	long := func(c *Config) { c.LocalCacheTTL = time.Hour }
+	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
 	a := startTestEngine(t, st, rdb, prefix, long)
 	b := startTestEngine(t, st, rdb, prefix, long)
 	waitFor(t, "both hubs on the invalidate channel", func() bool {
-		return numSub(t, a, a.keys.cacheInvalidateChannel()) == 2
+		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
 	})
 	ctx := context.Background()
 	reader, star := celebrityWorld(t, a)
@@ -205,23 +207,23 @@ func TestCelebrityPostReachesOtherInstance(t *testing.T) {
 // the copy is read again from Redis once it is that old.
 func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
 	ttl := testenv.Scale(300 * time.Millisecond)
-	te := newTestEngine(t, func(c *Config) { c.LocalCacheTTL = ttl })
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = ttl })
 	ctx := context.Background()
 	reader, star := celebrityWorld(t, te)
 	post := te.post(star, "second")
 	te.settle()
 	// The post leaves the outbox with no message, and this instance
 	// copies the outbox without it.
-	key := te.keys.outbox(star)
+	key := te.keys.Outbox(star)
 	if n, err := te.redis.ZRem(ctx, key, strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
 		t.Fatalf("the post left the outbox: %d, %v", n, err)
 	}
 	te.local.outboxes.dropAll()
 	holdsCopy(t, te, reader, star)
 	if got := firstPost(t, te, reader); got == post {
-		inbox, _ := te.redis.ZRangeWithScores(ctx, te.keys.inbox(reader), 0, -1).Result()
+		inbox, _ := te.redis.ZRangeWithScores(ctx, te.keys.Inbox(reader), 0, -1).Result()
 		outbox, _ := te.redis.ZRangeWithScores(ctx, key, 0, -1).Result()
-		celebs, _ := te.redis.SMembers(ctx, te.keys.celebrities()).Result()
+		celebs, _ := te.redis.SMembers(ctx, te.keys.Celebrities()).Result()
 		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.local.outboxes.cached([]int64{star})[star])
 	}
 	// It comes back with no message: the copy is stale until it expires.

@@ -7,6 +7,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -20,7 +23,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, Body: body, CreatedAt: e.now().UTC()}
 	if err := e.store.CreatePost(ctx, p); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, ErrUnauthenticated
+			return nil, apperr.ErrUnauthenticated
 		}
 		return nil, err
 	}
@@ -40,16 +43,16 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 func checkPostBody(body string) (string, error) {
 	body = strings.TrimSpace(body)
 	if !utf8.ValidString(body) {
-		return "", BadInput("the post body is not valid UTF-8 text")
+		return "", apperr.BadInput("the post body is not valid UTF-8 text")
 	}
 	if err := refuseControls("the post body", body); err != nil {
 		return "", err
 	}
-	if n := utf8.RuneCountInString(body); n == 0 || n > MaxPostChars {
-		return "", BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", MaxPostChars, n)
+	if n := utf8.RuneCountInString(body); n == 0 || n > config.MaxPostChars {
+		return "", apperr.BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", config.MaxPostChars, n)
 	}
 	if !strings.ContainsFunc(body, visible) {
-		return "", BadInput("a post needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or variation selectors)")
+		return "", apperr.BadInput("a post needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or variation selectors)")
 	}
 	return body, nil
 }
@@ -76,7 +79,7 @@ func refuseControls(what, text string) error {
 	for _, r := range text {
 		n++
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return BadInput("%s holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", what, r, n)
+			return apperr.BadInput("%s holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", what, r, n)
 		}
 	}
 	return nil
@@ -97,7 +100,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 		e.afterCommit(ctx, nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("that post does not exist or was deleted")
+		return nil, apperr.NotFound("that post does not exist or was deleted")
 	}
 	return p, err
 }
@@ -117,9 +120,9 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return NotFound("that post does not exist")
+		return apperr.NotFound("that post does not exist")
 	case errors.Is(err, store.ErrForbidden):
-		return newError(CodeForbidden, "only its author may delete a post")
+		return apperr.New(apperr.CodeForbidden, "only its author may delete a post")
 	}
 	return err
 }
@@ -154,23 +157,23 @@ func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
 		return nil, err
 	}
 	if posts[0] == nil || posts[0].Deleted() {
-		return nil, NotFound("that post does not exist or was deleted")
+		return nil, apperr.NotFound("that post does not exist or was deleted")
 	}
 	return posts[0], nil
 }
 
 // Timeline pages the user's own posts and reposts, newest first.
-func (e *Engine) Timeline(ctx context.Context, user *models.User, args PageArgs) (*models.PostConnection, error) {
+func (e *Engine) Timeline(ctx context.Context, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
 		return e.store.TimelinePage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	}
-	posts, info, err := paginate(ctx, e.metrics, cursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
+	posts, info, err := paging.Paginate(ctx, e.metrics, paging.CursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
 	if err != nil {
 		return nil, err
 	}
 	conn := &models.PostConnection{PageInfo: info, TotalCount: user.PostCount, Edges: make([]*models.PostEdge, len(posts))}
 	for i, p := range posts {
-		conn.Edges[i] = &models.PostEdge{Cursor: encodeCursor(cursorTimeline, p.ID), Node: p}
+		conn.Edges[i] = &models.PostEdge{Cursor: paging.EncodeCursor(paging.CursorTimeline, p.ID), Node: p}
 	}
 	return conn, nil
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
 )
 
 // postBodyAllowed is the rule of post bodies written out by ranges, apart
@@ -24,7 +27,7 @@ func postBodyAllowed(body string) (trimmed string, ok bool) {
 			return trimmed, false
 		}
 	}
-	return trimmed, n >= 1 && n <= MaxPostChars && strings.ContainsFunc(trimmed, func(r rune) bool { return !postBlank(r) })
+	return trimmed, n >= 1 && n <= config.MaxPostChars && strings.ContainsFunc(trimmed, func(r rune) bool { return !postBlank(r) })
 }
 
 // postBlank is a character that shows as nothing, apart from visible:
@@ -47,20 +50,20 @@ func postBlank(r rune) bool {
 // MariaDB. A body the rule allows is stored and read back byte for byte,
 // trimmed; any other is refused with BAD_USER_INPUT and nothing is stored.
 func FuzzPostBody(f *testing.F) {
-	te := newTestEngine(f, func(c *Config) { c.FanoutWorkers = 0; c.Dispatch = false })
+	te := newTestEngine(f, func(c *config.Config) { c.FanoutWorkers = 0; c.Dispatch = false })
 	author := te.user("author")
 	ctx := context.Background()
 	for _, body := range []string{
 		"hello", "  padded\n", "line one\nline two\tend", "🙂", "👩‍👩‍👧‍👦 family", "e\u0301\u0301\u0301", "Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇",
 		"שלום עולם", "مرحبا بالعالم", "\u202eevil\u202c", "\u200b\ufeff\u2028", "\U0010FFFF", "\ufffd",
 		"nul\x00byte", "cr\r\nlf", "esc\x1b[31m", "del\x7f", "c1\u0085x", "bell\a", "\xff\xfe", "\xed\xa0\x80", "\xc0\xaf", "ab\xe2\x82",
-		strings.Repeat("a", MaxPostChars), strings.Repeat("🙂", MaxPostChars+1), " \u00a0\u3000 ",
+		strings.Repeat("a", config.MaxPostChars), strings.Repeat("🙂", config.MaxPostChars+1), " \u00a0\u3000 ",
 	} {
 		f.Add(body, uint16(0))
 	}
 	f.Add(strings.Repeat("🙂", 40), uint16(65535)) // 10 MiB
-	f.Add("x", uint16(MaxPostChars-1))
-	f.Add("x", uint16(MaxPostChars))
+	f.Add("x", uint16(config.MaxPostChars-1))
+	f.Add("x", uint16(config.MaxPostChars))
 
 	f.Fuzz(func(t *testing.T, piece string, copies uint16) {
 		body := strings.Repeat(piece, 1+int(copies))
@@ -71,8 +74,8 @@ func FuzzPostBody(f *testing.F) {
 		}
 		p, err := te.CreatePost(ctx, author, body)
 		if !ok {
-			if err == nil || CodeOf(err) != CodeBadUserInput {
-				t.Fatalf("a body of %d bytes (%.40q...) outside the rule: %v, want %s", len(body), body, err, CodeBadUserInput)
+			if err == nil || apperr.CodeOf(err) != apperr.CodeBadUserInput {
+				t.Fatalf("a body of %d bytes (%.40q...) outside the rule: %v, want %s", len(body), body, err, apperr.CodeBadUserInput)
 			}
 			after, err := te.store.UserByID(ctx, author)
 			if err != nil {

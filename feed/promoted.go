@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
 	"feedservice/store"
 )
 
@@ -22,7 +24,7 @@ func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) e
 	if err := e.store.SetPromoted(ctx, postID, promoted); err != nil {
 		return fmt.Errorf("set promoted %d: %w", postID, err)
 	}
-	if err := e.redis.Del(ctx, e.keys.promoted()).Err(); err != nil {
+	if err := e.redis.Del(ctx, e.keys.Promoted()).Err(); err != nil {
 		e.warnCache("drop the promoted posts' copy; it expires by itself", err)
 	}
 	return nil
@@ -44,7 +46,7 @@ func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err erro
 	if err != nil {
 		e.warnCache("read the promoted posts' copy; reading MySQL", err)
 	}
-	ids, err := e.store.PromotedPostIDs(ctx, MaxPromotedPosts)
+	ids, err := e.store.PromotedPostIDs(ctx, config.MaxPromotedPosts)
 	if err != nil {
 		return nil, fmt.Errorf("promoted posts: %w", err)
 	}
@@ -53,9 +55,9 @@ func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err erro
 		zs = append(zs, redis.Z{Member: id})
 	}
 	_, werr := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, e.keys.promoted())
-		p.ZAdd(ctx, e.keys.promoted(), zs...)
-		p.Expire(ctx, e.keys.promoted(), PromotedCacheTTL)
+		p.Del(ctx, e.keys.Promoted())
+		p.ZAdd(ctx, e.keys.Promoted(), zs...)
+		p.Expire(ctx, e.keys.Promoted(), config.PromotedCacheTTL)
 		return nil
 	})
 	if werr != nil {
@@ -80,14 +82,14 @@ func (e *Engine) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bo
 	// The count moves first: a set being worked out from MySQL now, which
 	// may not hold this dismissal, is then not kept (keepInsertsScript).
 	_, err := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, e.keys.homeEpoch(viewerID))
-		p.Expire(ctx, e.keys.homeEpoch(viewerID), 2*e.cfg.HomeCandidatesTTL)
-		p.Del(ctx, e.keys.homeCandidates(viewerID))
+		p.Incr(ctx, e.keys.HomeEpoch(viewerID))
+		p.Expire(ctx, e.keys.HomeEpoch(viewerID), 2*e.cfg.HomeCandidatesTTL)
+		p.Del(ctx, e.keys.HomeCandidates(viewerID))
 		return nil
 	})
 	if err != nil {
 		e.log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
-		return ErrUnavailable
+		return apperr.ErrUnavailable
 	}
 	return nil
 }

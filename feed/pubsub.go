@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/keyspace"
 	"feedservice/internal/slot"
 )
 
@@ -101,7 +102,7 @@ type listener struct {
 type feedAdd struct{ post, key int64 }
 
 func newHub(ctx context.Context, e *Engine) *hub {
-	ps := e.redis.Subscribe(ctx, e.keys.celebritiesChannel(), e.keys.cacheInvalidateChannel())
+	ps := e.redis.Subscribe(ctx, e.keys.CelebritiesChannel(), e.keys.CacheInvalidateChannel())
 	cluster, _ := e.redis.(*redis.ClusterClient)
 	return &hub{e: e, ctx: ctx, broadcast: ps, cluster: cluster, subs: map[string]map[*listener]struct{}{},
 		nodes: map[string]*nodeSub{}, orphans: map[string]bool{}, regroupWake: make(chan struct{}, 1)}
@@ -142,7 +143,7 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 			}
 			switch m := msg.(type) {
 			case *redis.Subscription:
-				if m.Channel == h.e.keys.cacheInvalidateChannel() {
+				if m.Channel == h.e.keys.CacheInvalidateChannel() {
 					if m.Kind == "subscribe" {
 						h.e.onInvalidationsResubscribed()
 					}
@@ -152,7 +153,7 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
 				}
 			case *redis.Message:
-				if m.Channel == h.e.keys.cacheInvalidateChannel() {
+				if m.Channel == h.e.keys.CacheInvalidateChannel() {
 					h.e.onInvalidation(m.Payload)
 					continue
 				}
@@ -171,11 +172,11 @@ func (h *hub) deliver(channel, payload string) {
 		add.post, _ = strconv.ParseInt(post, 10, 64)
 		add.key, _ = strconv.ParseInt(key, 10, 64)
 	}
-	refresh := verb == "follow" || verb == "unfollow" || channel == h.e.keys.celebritiesChannel()
+	refresh := verb == "follow" || verb == "unfollow" || channel == h.e.keys.CelebritiesChannel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	targets := h.subs[channel]
-	if channel == h.e.keys.celebritiesChannel() {
+	if channel == h.e.keys.CelebritiesChannel() {
 		targets = map[*listener]struct{}{}
 		for _, ls := range h.subs {
 			for l := range ls {
@@ -231,9 +232,9 @@ func (h *hub) update(ctx context.Context, l *listener) error {
 	if err != nil {
 		return err
 	}
-	want := []string{h.e.keys.readerChannel(l.reader)}
+	want := []string{h.e.keys.ReaderChannel(l.reader)}
 	for _, a := range authors {
-		want = append(want, h.e.keys.authorChannel(a))
+		want = append(want, h.e.keys.AuthorChannel(a))
 	}
 	l.mu.Lock()
 	old := l.channels
@@ -333,7 +334,7 @@ func (h *hub) unsubscribe(ctx context.Context, channels []string) {
 // sharded reports whether channel is a sharded one: on a Redis Cluster,
 // every channel but the broadcast ones.
 func (e *Engine) sharded(channel string) bool {
-	return e.onCluster() && channel != e.keys.celebritiesChannel() && channel != e.keys.cacheInvalidateChannel()
+	return e.onCluster() && channel != e.keys.CelebritiesChannel() && channel != e.keys.CacheInvalidateChannel()
 }
 
 // onCluster reports whether Redis is a Redis Cluster.
@@ -383,6 +384,6 @@ func (h *hub) channels() int {
 }
 
 // isReaderChannel tells a reader's channel from an author's.
-func isReaderChannel(k keys, channel string) bool {
-	return strings.HasPrefix(channel, k.prefix+"dots:")
+func isReaderChannel(k keyspace.Keys, channel string) bool {
+	return strings.HasPrefix(channel, k.Prefix()+"dots:")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestHubChannelsAreReferenceCounted(t *testing.T) {
 	te := newTestEngine(t)
 	reader := te.user("reader")
-	channel := te.keys.readerChannel(reader)
+	channel := te.keys.ReaderChannel(reader)
 	first, stopFirst := context.WithCancel(context.Background())
 	second, stopSecond := context.WithCancel(context.Background())
 	defer stopFirst()
@@ -63,7 +64,7 @@ func TestHubChannelsAreReferenceCounted(t *testing.T) {
 // other clients, and when it reads at last it gets the newest count, not a
 // backlog.
 func TestSlowClientBlocksNobody(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Mode = ModePush })
+	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush })
 	author, slow, fast := te.user("author"), te.user("slow"), te.user("fast")
 	te.follow(slow, author)
 	te.follow(fast, author)

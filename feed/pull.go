@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 
+	"feedservice/feed/config"
 	"feedservice/store"
 )
 
@@ -112,7 +113,7 @@ func (e *Engine) addReposters(ctx context.Context, viewerID int64, followees []i
 	}
 	by := map[int64][]int64{}
 	for _, r := range reposts {
-		if o := *r.RepostOfID; len(by[o]) < MaxReposters {
+		if o := *r.RepostOfID; len(by[o]) < config.MaxReposters {
 			by[o] = append(by[o], r.AuthorID)
 		}
 	}

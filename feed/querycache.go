@@ -43,8 +43,8 @@ func (c *PersistedQueries) Get(ctx context.Context, hash string) (string, bool) 
 	var doc *redis.StringCmd
 	var sent *redis.FloatCmd
 	_, err := c.e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		doc = p.HGet(ctx, c.e.keys.persistedQueries(), hash)
-		sent = p.ZScore(ctx, c.e.keys.persistedQueriesSent(), hash)
+		doc = p.HGet(ctx, c.e.keys.PersistedQueries(), hash)
+		sent = p.ZScore(ctx, c.e.keys.PersistedQueriesSent(), hash)
 		return nil
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func (c *PersistedQueries) Add(ctx context.Context, hash, doc string) {
 	}
 	k := c.e.keys
 	err := addPersistedQueryScript.Run(ctx, c.e.redis,
-		[]string{k.persistedQueries(), k.persistedQueriesSent(), k.persistedQueriesBytes()},
+		[]string{k.PersistedQueries(), k.PersistedQueriesSent(), k.PersistedQueriesBytes()},
 		hash, doc, time.Now().UnixMilli(), c.limits.TTL.Milliseconds(), strconv.Itoa(c.limits.MaxEntries), strconv.Itoa(c.limits.MaxBytes)).Err()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		c.e.log.Warn("persisted query not kept: redis failed", "err", err)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"feedservice/feed/apperr"
+
 	"github.com/go-redis/redis_rate/v10"
 )
 
@@ -66,12 +68,12 @@ func (e *Engine) Allow(ctx context.Context, limit string, rate Rate, subject str
 	if rate.Off() {
 		return nil
 	}
-	res, err := e.limiter.Allow(ctx, e.keys.rateLimit(limit, subject),
+	res, err := e.limiter.Allow(ctx, e.keys.RateLimit(limit, subject),
 		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period})
 	var retryAfter time.Duration
 	switch {
 	case err != nil:
-		e.metrics.rateLimitFallback.Inc()
+		e.metrics.RateLimitFallback.Inc()
 		if ok, suppressed := e.fallbackWarn.take(time.Now()); ok {
 			e.log.Warn("rate limit checked in this process only: redis failed", "limit", limit, "err", err, "suppressed", suppressed)
 		}
@@ -83,9 +85,9 @@ func (e *Engine) Allow(ctx context.Context, limit string, rate Rate, subject str
 	default:
 		retryAfter = res.RetryAfter
 	}
-	e.metrics.rateLimited.WithLabelValues(limit).Inc()
-	return &Error{
-		Code:       CodeRateLimited,
+	e.metrics.RateLimited.WithLabelValues(limit).Inc()
+	return &apperr.Error{
+		Code:       apperr.CodeRateLimited,
 		Message:    fmt.Sprintf("too many requests: at most %d per %s (%s); retry later", rate.Count, rate.Period, limit),
 		RetryAfter: retryAfter,
 	}

@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -48,8 +50,8 @@ func allowN(t *testing.T, e *Engine, rate Rate, subject string, n int) {
 // refused checks that err is RATE_LIMITED with a wait of at most period.
 func refused(t *testing.T, err error, period time.Duration) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeRateLimited {
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code != apperr.CodeRateLimited {
 		t.Fatalf("want RATE_LIMITED, got %v", err)
 	}
 	if e.RetryAfter <= 0 || e.RetryAfter > period || e.RetryAfterSeconds() < 1 {
@@ -60,10 +62,10 @@ func refused(t *testing.T, err error, period time.Duration) {
 func TestAllowAtTheEdge(t *testing.T) {
 	const n = 5
 	rate := Rate{Count: n, Period: time.Hour}
-	te := newTestEngine(t, func(c *Config) { c.FanoutWorkers = 0 })
+	te := newTestEngine(t, func(c *config.Config) { c.FanoutWorkers = 0 })
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", n)
 	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
-	if got := counterValue(te.metrics.rateLimited.WithLabelValues("test")); got != 1 {
+	if got := counterValue(te.metrics.RateLimited.WithLabelValues("test")); got != 1 {
 		t.Errorf("feed_rate_limited_total %v, want 1", got)
 	}
 	// Subjects and limits have budgets of their own; off allows everything.
@@ -79,14 +81,14 @@ func TestAllowSharedByInstances(t *testing.T) {
 	rate := Rate{Count: n, Period: time.Hour}
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	first := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
-	second := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	first := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
+	second := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
 	allowN(t, first.Engine, rate, "user:1", n/2)
 	allowN(t, second.Engine, rate, "user:1", n-n/2)
 	refused(t, first.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
 	refused(t, second.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
 	// The budget is under the key prefix: tenants and tests keep apart.
-	other := startTestEngine(t, st, rdb, prefix+"other:", func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	other := startTestEngine(t, st, rdb, prefix+"other:", func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
 	allowN(t, other.Engine, rate, "user:1", n)
 }
 
@@ -99,7 +101,7 @@ func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()},
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
 	rate := Rate{Count: 1, Period: time.Hour}
 	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
 	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
@@ -111,7 +113,7 @@ func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 	if err := te.Allow(context.Background(), "other", wide, "ip:192.0.2.1"); err != nil {
 		t.Errorf("another limit of the same subject, in process: %v", err)
 	}
-	if got := counterValue(te.metrics.rateLimitFallback); got != 8 {
+	if got := counterValue(te.metrics.RateLimitFallback); got != 8 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 8", got)
 	}
 	// Back, empty: limits hold again, Redis's (the in-process budget of
@@ -131,8 +133,8 @@ func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 func TestPersistedQueries(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	first := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
-	second := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	first := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
+	second := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
 	ctx := context.Background()
 	limits := PersistedQueryLimits{TTL: time.Hour, MaxEntries: 100, MaxBytes: 1 << 20}
 	cache := first.PersistedQueries(limits)
@@ -143,7 +145,7 @@ func TestPersistedQueries(t *testing.T) {
 	if doc, ok := second.PersistedQueries(limits).Get(ctx, "h1"); !ok || doc != "{ viewer { id } }" {
 		t.Errorf("on a second instance: %q, %v", doc, ok)
 	}
-	if ttl := rdb.TTL(ctx, first.keys.persistedQueries()).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := rdb.TTL(ctx, first.keys.PersistedQueries()).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("TTL %v, want within (0, 1h]", ttl)
 	}
 	// At the size limit it is kept; one byte over, it is not (it still runs).
@@ -162,17 +164,17 @@ func TestPersistedQueries(t *testing.T) {
 func TestPersistedQueryCaps(t *testing.T) {
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	e := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.FanoutWorkers = 0 })
+	e := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
 	ctx := context.Background()
 	doc := func(i int) string { return fmt.Sprintf("{ viewer { id } } # %04d", i) } // 24 bytes each
 	kept := func(c *PersistedQueries, i int) bool { _, ok := c.Get(ctx, strconv.Itoa(i)); return ok }
 	t.Run("entries", func(t *testing.T) {
-		rdb.Del(ctx, e.keys.persistedQueries(), e.keys.persistedQueriesSent(), e.keys.persistedQueriesBytes())
+		rdb.Del(ctx, e.keys.PersistedQueries(), e.keys.PersistedQueriesSent(), e.keys.PersistedQueriesBytes())
 		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 10, MaxBytes: 1 << 20})
 		for i := range 100 {
 			c.Add(ctx, strconv.Itoa(i), doc(i))
 		}
-		if n := rdb.HLen(ctx, e.keys.persistedQueries()).Val(); n != 10 {
+		if n := rdb.HLen(ctx, e.keys.PersistedQueries()).Val(); n != 10 {
 			t.Errorf("%d documents kept, want the cap of 10", n)
 		}
 		if !kept(c, 99) || !kept(c, 90) || kept(c, 89) {
@@ -180,15 +182,15 @@ func TestPersistedQueryCaps(t *testing.T) {
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		rdb.Del(ctx, e.keys.persistedQueries(), e.keys.persistedQueriesSent(), e.keys.persistedQueriesBytes())
+		rdb.Del(ctx, e.keys.PersistedQueries(), e.keys.PersistedQueriesSent(), e.keys.PersistedQueriesBytes())
 		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 1000, MaxBytes: 5 * len(doc(0))})
 		for i := range 100 {
 			c.Add(ctx, strconv.Itoa(i), doc(i))
 		}
-		if n := rdb.HLen(ctx, e.keys.persistedQueries()).Val(); n != 5 {
+		if n := rdb.HLen(ctx, e.keys.PersistedQueries()).Val(); n != 5 {
 			t.Errorf("%d documents kept, want the 5 that fit in MaxBytes", n)
 		}
-		if b, _ := rdb.Get(ctx, e.keys.persistedQueriesBytes()).Int(); b != 5*len(doc(0)) {
+		if b, _ := rdb.Get(ctx, e.keys.PersistedQueriesBytes()).Int(); b != 5*len(doc(0)) {
 			t.Errorf("byte count %d, want %d", b, 5*len(doc(0)))
 		}
 		if !kept(c, 99) || !kept(c, 95) || kept(c, 94) {
@@ -267,7 +269,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 		}
 	})
 	log := &uncheckedLog{}
-	te := startTestEngineWithLog(t, newTestStore(t), rdb, testenv.Name("t")+":", slog.New(log), func(c *Config) {
+	te := startTestEngineWithLog(t, newTestStore(t), rdb, testenv.Name("t")+":", slog.New(log), func(c *config.Config) {
 		c.FanoutWorkers, c.Dispatch, c.RateLimitWarnInterval = 0, false, interval
 	})
 	rate := Rate{Count: 100, Period: time.Hour}
@@ -280,7 +282,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	if got := log.warnings(); !slices.Equal(got, []int64{0}) {
 		t.Fatalf("50 limits checked in process within %s logged %d warnings (suppressed counts %v), want 1", interval, len(got), got)
 	}
-	if got := counterValue(te.metrics.rateLimitFallback); got != 50 {
+	if got := counterValue(te.metrics.RateLimitFallback); got != 50 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 50", got)
 	}
 	time.Sleep(interval)
@@ -288,7 +290,7 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	if got := log.warnings(); !slices.Equal(got, []int64{0, 49}) {
 		t.Fatalf("after the interval: suppressed counts %v, want [0 49]", got)
 	}
-	if got := counterValue(te.metrics.rateLimitFallback); got != 51 {
+	if got := counterValue(te.metrics.RateLimitFallback); got != 51 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 51", got)
 	}
 }
@@ -370,7 +372,7 @@ func TestFallbackLimiterSubjectsEdge(t *testing.T) {
 	if got := l.size(); got != 1 {
 		t.Fatalf("%d budgets held after the whole ones were dropped, want 1", got)
 	}
-	if got := (Config{}).withDefaults().RateLimitFallbackSubjects; got != DefaultRateLimitFallbackSubjects {
-		t.Fatalf("default RateLimitFallbackSubjects %d, want %d", got, DefaultRateLimitFallbackSubjects)
+	if got := (config.Config{}).WithDefaults().RateLimitFallbackSubjects; got != config.DefaultRateLimitFallbackSubjects {
+		t.Fatalf("default RateLimitFallbackSubjects %d, want %d", got, config.DefaultRateLimitFallbackSubjects)
 	}
 }

@@ -10,6 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -71,12 +74,12 @@ type inboxRead struct {
 
 // earlyRead is the inbox read that a page of args starts with (see
 // paginate and mergePass), or nil when args are bad (paginate says why).
-func earlyRead(args PageArgs, kind cursorKind) *inboxRead {
-	w, err := args.window(kind)
+func earlyRead(args paging.PageArgs, kind paging.CursorKind) *inboxRead {
+	w, err := args.Window(kind)
 	if err != nil {
 		return nil
 	}
-	dir, bound, limit := w.firstFetch()
+	dir, bound, limit := w.FirstFetch()
 	return &inboxRead{older: dir == store.Older, bound: bound, want: readWant(limit, 0)}
 }
 
@@ -107,7 +110,7 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, *models.User, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
-	stateKeys := []string{e.keys.inbox(viewer), e.keys.following(viewer), e.keys.followingVersion(viewer)}
+	stateKeys := []string{e.keys.Inbox(viewer), e.keys.Following(viewer), e.keys.FollowingVersion(viewer)}
 	// The copy is taken once: only the version sent with it may be
 	// confirmed, whatever another read stores meanwhile.
 	held := e.local.followeeCopy(viewer)
@@ -117,10 +120,10 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 		early.cmd = e.queueInboxRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
-	if e.cfg.Mode == ModeHybrid {
-		members = pipe.SMembers(ctx, e.keys.celebrities())
+	if e.cfg.Mode == config.ModeHybrid {
+		members = pipe.SMembers(ctx, e.keys.Celebrities())
 	}
-	info, counts := pipe.Get(ctx, e.keys.cachedUserInfo(viewer)), pipe.Get(ctx, e.keys.cachedUserCounts(viewer))
+	info, counts := pipe.Get(ctx, e.keys.CachedUserInfo(viewer)), pipe.Get(ctx, e.keys.CachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
 	self, err := decodeUser(viewer, info, counts)
 	if err != nil {
@@ -161,10 +164,10 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	}
 	switch set.state {
 	case followingUnchanged:
-		e.metrics.followingUnchanged.Inc()
+		e.metrics.FollowingUnchanged.Inc()
 		r.followees, r.loaded = held.ids, true
 	case followingWhole:
-		e.metrics.followingSent.Inc()
+		e.metrics.FollowingSent.Inc()
 		r.followees, r.loaded = set.ids, true
 		e.local.keepFolloweeCopy(viewer, followeeCopy{version: set.version, ids: set.ids})
 	case followingMissing:
@@ -489,7 +492,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		if (older && next >= bound) || (!older && next <= bound) {
 			// The sources answered nothing beyond the bound: another round
 			// would read the same one. Return what this pass has.
-			e.metrics.noProgress.WithLabelValues(noProgressMerge).Inc()
+			e.metrics.NoProgress.WithLabelValues(metrics.NoProgressMerge).Inc()
 			e.log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
 			break
 		}
@@ -626,7 +629,7 @@ func entryFromSources(post int64, sources []source) entry {
 	sources = slices.CompactFunc(sources, func(a, b source) bool { return a.Event == b.Event })
 	en := entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
 	for _, s := range sources {
-		if s.Event != post && len(en.Reposters) < MaxReposters {
+		if s.Event != post && len(en.Reposters) < config.MaxReposters {
 			en.Reposters = append(en.Reposters, s.User)
 		}
 	}
@@ -674,7 +677,7 @@ func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPos
 	if len(unlisted) == 0 {
 		return out, nil
 	}
-	e.metrics.repostListMisses.Add(float64(len(unlisted)))
+	e.metrics.RepostListMisses.Add(float64(len(unlisted)))
 	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
 		out = append(out, entry{Key: pos, PostID: id})

@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
 
@@ -102,12 +104,12 @@ type readerStateFixture struct {
 	reader, author, other, cel int64
 }
 
-func newReaderStateFixture(t *testing.T, mode Mode) readerStateFixture {
+func newReaderStateFixture(t *testing.T, mode config.Mode) readerStateFixture {
 	t.Helper()
 	st := newTestStore(t)
 	sql := watchReaderSQL(t, st.DB()) // before the engine runs: gorm's callbacks are not safe to change under it
 	rdb, prefix := testenv.Redis(t)
-	te := startTestEngine(t, st, rdb, prefix, func(c *Config) { c.Mode, c.InboxCap, c.CelebrityFollowers = mode, 50, 3 })
+	te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.Mode, c.InboxCap, c.CelebrityFollowers = mode, 50, 3 })
 	f := readerStateFixture{te: te, sql: sql, reader: te.user("reader"), author: te.user("author"), other: te.user("other"), cel: te.user("celebrity")}
 	te.follow(f.reader, f.author)
 	te.follow(f.reader, f.other)
@@ -138,7 +140,7 @@ func newReaderStateFixture(t *testing.T, mode Mode) readerStateFixture {
 // still followed, the celebrities' reposts of the candidates. Their followee
 // set, read with the inbox check, and the celebrities' outboxes answer.
 func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
-	for _, mode := range []Mode{ModePush, ModeHybrid} {
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			f := newReaderStateFixture(t, mode)
 			te, sql := f.te, f.sql
@@ -157,7 +159,7 @@ func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
 			// show.
 			for page := 1; page == 1 || cursor != nil; page++ {
 				trips.n.Store(0)
-				conn, err := te.Feed(countedContext(), f.reader, PageArgs{First: &size, After: cursor})
+				conn, err := te.Feed(countedContext(), f.reader, paging.PageArgs{First: &size, After: cursor})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,7 +196,7 @@ func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
 // marker; nil when it is missing.
 func followingOf(t *testing.T, te *testEngine, reader int64) []int64 {
 	t.Helper()
-	members, err := te.redis.SMembers(context.Background(), te.keys.following(reader)).Result()
+	members, err := te.redis.SMembers(context.Background(), te.keys.Following(reader)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +220,7 @@ func sortedIDs(ids ...int64) []int64 {
 // not touch the inbox itself: its worker would), and asks MySQL nothing
 // about it.
 func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
-	f := newReaderStateFixture(t, ModePush)
+	f := newReaderStateFixture(t, config.ModePush)
 	te := f.te
 	te.readFeed(f.reader, 50)
 	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, f.other, f.cel); !slices.Equal(got, want) {
@@ -227,8 +229,8 @@ func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
 	// Stop the workers and the dispatcher: only the mutations themselves
 	// act from here on.
 	te.stop()
-	te = startTestEngine(t, te.store, te.redis, te.keys.prefix, func(c *Config) {
-		c.Mode, c.InboxCap, c.FanoutWorkers, c.Dispatch = ModePush, 50, 0, false
+	te = startTestEngine(t, te.store, te.redis, te.keys.Prefix(), func(c *config.Config) {
+		c.Mode, c.InboxCap, c.FanoutWorkers, c.Dispatch = config.ModePush, 50, 0, false
 	})
 	newcomer := te.user("newcomer")
 	te.follow(f.reader, newcomer)
@@ -245,7 +247,7 @@ func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
 
 	sql := f.sql
 	size := 50
-	conn, err := te.Feed(countedContext(), f.reader, PageArgs{First: &size})
+	conn, err := te.Feed(countedContext(), f.reader, paging.PageArgs{First: &size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +272,7 @@ func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
 func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	members, err := te.redis.ZRangeByScore(ctx, te.keys.inbox(reader), &redis.ZRangeBy{Min: "0", Max: "+inf"}).Result()
+	members, err := te.redis.ZRangeByScore(ctx, te.keys.Inbox(reader), &redis.ZRangeBy{Min: "0", Max: "+inf"}).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,28 +294,28 @@ func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 // The set is swapped in with the inbox, with its TTL, refreshed with it on
 // read; a set that outlived its inbox is replaced by the rebuild.
 func TestFollowingLivesWithTheInbox(t *testing.T) {
-	f := newReaderStateFixture(t, ModeHybrid)
+	f := newReaderStateFixture(t, config.ModeHybrid)
 	te := f.te
 	ctx := context.Background()
 	// The fixture's first read built the inbox, and the set with it.
-	inboxTTL, setTTL := te.redis.PTTL(ctx, te.keys.inbox(f.reader)).Val(), te.redis.PTTL(ctx, te.keys.following(f.reader)).Val()
+	inboxTTL, setTTL := te.redis.PTTL(ctx, te.keys.Inbox(f.reader)).Val(), te.redis.PTTL(ctx, te.keys.Following(f.reader)).Val()
 	if setTTL <= 0 || inboxTTL-setTTL > time.Second || setTTL-inboxTTL > time.Second {
 		t.Fatalf("followee set TTL %v, inbox TTL %v", setTTL, inboxTTL)
 	}
 	// Refreshed on read.
-	te.redis.PExpire(ctx, te.keys.following(f.reader), time.Minute)
+	te.redis.PExpire(ctx, te.keys.Following(f.reader), time.Minute)
 	te.readFeed(f.reader, 5)
-	if ttl := te.redis.PTTL(ctx, te.keys.following(f.reader)).Val(); ttl < te.cfg.InboxTTL-time.Minute {
+	if ttl := te.redis.PTTL(ctx, te.keys.Following(f.reader)).Val(); ttl < te.cfg.InboxTTL-time.Minute {
 		t.Fatalf("followee set TTL after a read = %v, want about %v", ttl, te.cfg.InboxTTL)
 	}
 	// The inbox is evicted alone, and the set holds a stale member: the
 	// rebuild replaces it with MySQL's followees.
 	stranger := te.user("stranger")
-	te.redis.SAdd(ctx, te.keys.following(f.reader), stranger)
-	te.redis.Del(ctx, te.keys.inbox(f.reader), te.keys.inboxSources(f.reader))
-	rebuilds := lcCount(te.metrics.rebuilds)
+	te.redis.SAdd(ctx, te.keys.Following(f.reader), stranger)
+	te.redis.Del(ctx, te.keys.Inbox(f.reader), te.keys.InboxSources(f.reader))
+	rebuilds := lcCount(te.metrics.Rebuilds)
 	te.readFeed(f.reader, 5)
-	if lcCount(te.metrics.rebuilds) != rebuilds+1 {
+	if lcCount(te.metrics.Rebuilds) != rebuilds+1 {
 		t.Fatal("the inbox was not rebuilt")
 	}
 	if got, want := followingOf(t, te, f.reader), sortedIDs(f.author, f.other, f.cel); !slices.Equal(got, want) {
@@ -326,7 +328,7 @@ func TestFollowingLivesWithTheInbox(t *testing.T) {
 // while a newer change went through, does not stay: the writer checks
 // MySQL after its write.
 func TestLateFollowingWriteIsUndone(t *testing.T) {
-	f := newReaderStateFixture(t, ModePush)
+	f := newReaderStateFixture(t, config.ModePush)
 	te := f.te
 	ctx := context.Background()
 	if !slices.Contains(followingOf(t, te, f.reader), f.author) {
@@ -404,22 +406,22 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			rdb, prefix := testenv.Redis(t)
-			te := startTestEngine(t, newTestStore(t), rdb, prefix, func(c *Config) { c.Mode = ModePush })
+			te := startTestEngine(t, newTestStore(t), rdb, prefix, func(c *config.Config) { c.Mode = config.ModePush })
 			reader, author, late := te.user("reader"), te.user("author"), te.user("late")
 			te.follow(reader, author)
 			te.post(author, "p")
 			te.settle()
 			te.readFeed(reader, 5)
-			dropped := []string{te.keys.inbox(reader), te.keys.inboxSources(reader)}
+			dropped := []string{te.keys.Inbox(reader), te.keys.InboxSources(reader)}
 			if !oldSet {
-				dropped = append(dropped, te.keys.following(reader))
+				dropped = append(dropped, te.keys.Following(reader))
 			}
 			rdb.Del(ctx, dropped...)
 			if err := changeFollowingScript.Load(ctx, rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			followed := make(chan error, 1)
-			hook := &raceFollow{tempKey: te.keys.followingTemp(reader), waiting: make(chan struct{}), follow: func() {
+			hook := &raceFollow{tempKey: te.keys.FollowingTemp(reader), waiting: make(chan struct{}), follow: func() {
 				_, err := te.Follow(ctx, reader, late)
 				followed <- err
 			}}
@@ -444,7 +446,7 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 // A missing set (evicted while the inbox lives) and a flushed Redis: MySQL
 // answers, the reads stay right, and the set comes back.
 func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
-	f := newReaderStateFixture(t, ModeHybrid)
+	f := newReaderStateFixture(t, config.ModeHybrid)
 	te := f.te
 	ctx := context.Background()
 	want := te.pulledFeed(f.reader)
@@ -463,14 +465,14 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("cold")
 
 	// Evicted alone: the read answers from MySQL and puts the set back.
-	te.redis.Del(ctx, te.keys.following(f.reader))
-	fallbacks := lcCount(te.metrics.followingFallback)
+	te.redis.Del(ctx, te.keys.Following(f.reader))
+	fallbacks := lcCount(te.metrics.FollowingFallback)
 	followed, err := te.FollowedBy(ctx, f.reader, []int64{f.cel})
 	if err != nil || !followed[f.cel] {
 		t.Fatalf("FollowedBy with no set = %v, %v", followed, err)
 	}
 	check("set evicted")
-	if lcCount(te.metrics.followingFallback) < fallbacks+2 {
+	if lcCount(te.metrics.FollowingFallback) < fallbacks+2 {
 		t.Fatal("the missing set was not counted as answered by MySQL")
 	}
 	if got := followingOf(t, te, f.reader); !slices.Equal(got, sortedIDs(f.author, f.other, f.cel)) {
@@ -478,7 +480,7 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	}
 
 	// Redis loses everything; a follow change meanwhile finds no set.
-	if _, err := testenv.DeletePrefix(ctx, te.redis, te.keys.prefix); err != nil {
+	if _, err := testenv.DeletePrefix(ctx, te.redis, te.keys.Prefix()); err != nil {
 		t.Fatal(err)
 	}
 	te.unfollow(f.reader, f.other)

@@ -25,9 +25,9 @@ var errRebuildTimeout = errors.New("timed out waiting for an inbox rebuild")
 // sees half a feed; concurrent callers, on any instance, wait for the one
 // rebuild. It reports whether this call rebuilt it.
 func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
-	lock := e.keys.rebuildLock(reader)
+	lock := e.keys.RebuildLock(reader)
 	for {
-		n, err := e.redis.Exists(ctx, e.keys.inbox(reader)).Result()
+		n, err := e.redis.Exists(ctx, e.keys.Inbox(reader)).Result()
 		if err != nil || n == 1 {
 			return false, err
 		}
@@ -39,7 +39,7 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 		if got {
 			// Someone may have swapped a rebuilt inbox in between our check
 			// and our lock: then there is nothing to do.
-			if n, err := e.redis.Exists(ctx, e.keys.inbox(reader)).Result(); err != nil || n == 1 {
+			if n, err := e.redis.Exists(ctx, e.keys.Inbox(reader)).Result(); err != nil || n == 1 {
 				e.redis.Del(ctx, lock)
 				return false, err
 			}
@@ -72,12 +72,12 @@ func (e *Engine) waitForUnlock(ctx context.Context, lock string) error {
 // their sources, and swaps them in as the inbox. MySQL may be a replica
 // that holds every commit from before locked, when the lock was taken.
 func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, locked time.Time) error {
-	defer e.redis.Del(context.WithoutCancel(ctx), e.keys.rebuildLock(reader)) // after a failure; the swap deletes it on success
+	defer e.redis.Del(context.WithoutCancel(ctx), e.keys.RebuildLock(reader)) // after a failure; the swap deletes it on success
 	// A followee set that outlived its inbox goes before MySQL is read: a
 	// follow committed after that read finds no set and the lock, waits for
 	// the swap and lands on the set swapped in, where it would otherwise
 	// land on the old set and be lost by the swap.
-	if err := e.redis.Del(ctx, e.keys.following(reader), e.keys.followingVersion(reader)).Err(); err != nil {
+	if err := e.redis.Del(ctx, e.keys.Following(reader), e.keys.FollowingVersion(reader)).Err(); err != nil {
 		return err
 	}
 	mysql := e.laggingSince(ctx, locked, reader)
@@ -97,7 +97,7 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 	if err != nil {
 		return err
 	}
-	tmp, tmpSrc, tmpFollowing := e.keys.inboxTemp(reader), e.keys.inboxSourcesTemp(reader), e.keys.followingTemp(reader)
+	tmp, tmpSrc, tmpFollowing := e.keys.InboxTemp(reader), e.keys.InboxSourcesTemp(reader), e.keys.FollowingTemp(reader)
 	pipe := e.redis.TxPipeline()
 	pipe.Del(ctx, tmp, tmpSrc, tmpFollowing)
 	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees)...)
@@ -112,12 +112,12 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	keys := []string{tmp, tmpSrc, e.keys.inbox(reader), e.keys.inboxSources(reader), e.keys.rebuildLock(reader),
-		tmpFollowing, e.keys.following(reader), e.keys.followingVersion(reader)}
+	keys := []string{tmp, tmpSrc, e.keys.Inbox(reader), e.keys.InboxSources(reader), e.keys.RebuildLock(reader),
+		tmpFollowing, e.keys.Following(reader), e.keys.FollowingVersion(reader)}
 	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
 		return err
 	}
-	e.metrics.rebuilds.Inc()
+	e.metrics.Rebuilds.Inc()
 	return nil
 }
 

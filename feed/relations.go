@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -11,7 +13,7 @@ import (
 // Follow makes the viewer follow userID. Idempotent.
 func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	if viewerID == userID {
-		return nil, BadInput("you cannot follow yourself")
+		return nil, apperr.BadInput("you cannot follow yourself")
 	}
 	now := e.now().UTC()
 	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
@@ -22,7 +24,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.publish(ctx, e.keys.readerChannel(viewerID), "follow "+itoa(userID))
+		e.publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -37,7 +39,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.publish(ctx, e.keys.readerChannel(viewerID), "unfollow "+itoa(userID))
+		e.publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -50,7 +52,7 @@ func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*m
 		e.noteFollowing(ctx, userID, viewerID, false)
 		e.noteRelationLists(ctx, userID, viewerID)
 		e.afterCommit(ctx, nil)
-		e.publish(ctx, e.keys.readerChannel(userID), "unfollow "+itoa(viewerID))
+		e.publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+itoa(viewerID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -65,36 +67,36 @@ func (e *Engine) followPayload(ctx context.Context, viewerID, userID int64, err 
 		return nil, err
 	}
 	if users[1] == nil {
-		return nil, ErrUnauthenticated
+		return nil, apperr.ErrUnauthenticated
 	}
 	if users[0] == nil {
-		return nil, NotFound("no such user")
+		return nil, apperr.NotFound("no such user")
 	}
 	return &models.FollowPayload{User: users[0], Viewer: users[1]}, nil
 }
 
 // Followers pages who follows user, most recent follow first.
-func (e *Engine) Followers(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
-	return e.relations(ctx, cursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+func (e *Engine) Followers(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
+	return e.relations(ctx, paging.CursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
 		return e.store.FollowersPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 
 // Following pages whom user follows, most recent follow first.
-func (e *Engine) Following(ctx context.Context, user *models.User, args PageArgs) (*models.UserConnection, error) {
-	return e.relations(ctx, cursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+func (e *Engine) Following(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
+	return e.relations(ctx, paging.CursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
 		return e.store.FollowingPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 
-func (e *Engine) relations(ctx context.Context, kind cursorKind, total int, args PageArgs, fetch fetchFunc[models.Relation]) (*models.UserConnection, error) {
-	rows, info, err := paginate(ctx, e.metrics, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
+func (e *Engine) relations(ctx context.Context, kind paging.CursorKind, total int, args paging.PageArgs, fetch paging.FetchFunc[models.Relation]) (*models.UserConnection, error) {
+	rows, info, err := paging.Paginate(ctx, e.metrics, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
 	if err != nil {
 		return nil, err
 	}
 	conn := &models.UserConnection{PageInfo: info, TotalCount: total, Edges: make([]*models.UserEdge, len(rows))}
 	for i, r := range rows {
-		conn.Edges[i] = &models.UserEdge{Cursor: encodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
+		conn.Edges[i] = &models.UserEdge{Cursor: paging.EncodeCursor(kind, r.ID), UserID: r.UserID, FollowedAt: r.FollowedAt}
 	}
 	return conn, nil
 }

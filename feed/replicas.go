@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/internal/viewer"
 	"feedservice/store"
 )
 
@@ -61,7 +62,7 @@ func (e *Engine) markWrote(ctx context.Context, users []int64) {
 	ids := concerned(ctx, users)
 	pipe := e.redis.Pipeline()
 	for _, id := range ids {
-		pipe.Set(ctx, e.keys.recentWrite(id), 1, e.readYourWritesTTL())
+		pipe.Set(ctx, e.keys.RecentWrite(id), 1, e.readYourWritesTTL())
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		e.warnCache("mark a write for read-your-writes; the replicas' lag bound still holds", err)
@@ -90,7 +91,7 @@ func (e *Engine) wroteLately(ctx context.Context, users []int64) bool {
 	pipe := e.redis.Pipeline()
 	cmds := make([]*redis.IntCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.Exists(ctx, e.keys.recentWrite(id))
+		cmds[i] = pipe.Exists(ctx, e.keys.RecentWrite(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return true
@@ -105,7 +106,7 @@ func (e *Engine) wroteLately(ctx context.Context, users []int64) bool {
 
 // concerned is users and the viewer, without zeros or repeats.
 func concerned(ctx context.Context, users []int64) []int64 {
-	ids := append([]int64{ViewerID(ctx)}, users...)
+	ids := append([]int64{viewer.ID(ctx)}, users...)
 	ids = slices.DeleteFunc(ids, func(id int64) bool { return id == 0 })
 	slices.Sort(ids)
 	return slices.Compact(ids)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"feedservice/feed/config"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,7 +17,7 @@ import (
 // only logged, since the event will do it.
 func (e *Engine) afterCommit(ctx context.Context, ownInbox func(context.Context) error) {
 	e.poke()
-	if ownInbox == nil || e.cfg.Mode == ModePull {
+	if ownInbox == nil || e.cfg.Mode == config.ModePull {
 		return
 	}
 	if err := ownInbox(ctx); err != nil {
@@ -57,11 +59,11 @@ func (e *Engine) settled(ctx context.Context) (bool, error) {
 	if err != nil || n > 0 {
 		return false, err
 	}
-	last, err := e.redis.XRevRangeN(ctx, e.keys.stream(), "+", "-", 1).Result()
+	last, err := e.redis.XRevRangeN(ctx, e.keys.Stream(), "+", "-", 1).Result()
 	if err != nil || len(last) == 0 {
 		return err == nil, err
 	}
-	groups, err := e.redis.XInfoGroups(ctx, e.keys.stream()).Result()
+	groups, err := e.redis.XInfoGroups(ctx, e.keys.Stream()).Result()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return false, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -23,7 +24,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { rdb.Close() })
 	testenv.CheckSlots(t, rdb)
-	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *Config) { c.Mode = ModePush })
+	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.Mode = config.ModePush })
 	author, reader := te.user("author"), te.user("reader")
 	te.follow(reader, author)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -36,10 +37,10 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 		t.Fatalf("first count %d, want 0", n)
 	}
 
-	channel := te.keys.readerChannel(reader)
+	channel := te.keys.ReaderChannel(reader)
 	owner := cluster.MasterOf(slot.Of(channel))
-	if slot.Of(channel) != slot.Of(te.keys.inbox(reader)) {
-		t.Fatalf("%s and %s are in different slots", channel, te.keys.inbox(reader))
+	if slot.Of(channel) != slot.Of(te.keys.Inbox(reader)) {
+		t.Fatalf("%s and %s are in different slots", channel, te.keys.Inbox(reader))
 	}
 	waitFor(t, "the sharded subscription on the slot's master", func() bool {
 		return shardNumSub(t, owner, channel) == 1
@@ -47,7 +48,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	for _, addr := range cluster.Addrs() {
 		node := redis.NewClient(&redis.Options{Addr: addr})
 		defer node.Close()
-		channels, err := node.PubSubShardChannels(ctx, te.keys.prefix+"*").Result()
+		channels, err := node.PubSubShardChannels(ctx, te.keys.Prefix()+"*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +92,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	if n, err := rdb.SPublish(ctx, channel, "change").Result(); err != nil || n != 1 {
 		t.Fatalf("SPUBLISH on %s reached %d subscribers (%v), want 1", channel, n, err)
 	}
-	if n, err := testenv.NumSub(ctx, rdb, te.keys.cacheInvalidateChannel()); err != nil || n != 1 {
+	if n, err := testenv.NumSub(ctx, rdb, te.keys.CacheInvalidateChannel()); err != nil || n != 1 {
 		t.Fatalf("%d subscriptions to the broadcast channel (%v), want 1 classic", n, err)
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -30,7 +31,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	cluster := testenv.StartRedisCluster(t)
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *Config) { c.Mode = ModePush })
+	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.Mode = config.ModePush })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -38,7 +39,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	listeners := map[string]*listener{}
 	seen := map[int]bool{}
 	for id := int64(1); len(listeners) < shardTestSlots; id++ {
-		channel := te.keys.readerChannel(id)
+		channel := te.keys.ReaderChannel(id)
 		if seen[slot.Of(channel)] {
 			continue
 		}
@@ -100,9 +101,9 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	delivers("before the failover")
 	connections("before the failover")
 
-	victim := cluster.MasterOf(slot.Of(te.keys.readerChannel(1)))
+	victim := cluster.MasterOf(slot.Of(te.keys.ReaderChannel(1)))
 	cluster.Kill(victim)
-	cluster.WaitFailover(victim, slot.Of(te.keys.readerChannel(1)), 30*time.Second)
+	cluster.WaitFailover(victim, slot.Of(te.keys.ReaderChannel(1)), 30*time.Second)
 	delivers("after the failover")
 	connections("after the failover")
 

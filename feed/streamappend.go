@@ -87,7 +87,7 @@ func (e *Engine) appendStream(ctx context.Context, entries [][]any) error {
 // queueAppends queues the XADDs of entries on p.
 func (e *Engine) queueAppends(ctx context.Context, p redis.Pipeliner, entries [][]any) {
 	for _, values := range entries {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.Stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
 	}
 }
 
@@ -99,7 +99,7 @@ func (e *Engine) streamNode(ctx context.Context) (*redis.Client, error) {
 	case *redis.Client:
 		return c, nil
 	case *redis.ClusterClient:
-		return c.MasterForKey(ctx, e.keys.stream())
+		return c.MasterForKey(ctx, e.keys.Stream())
 	}
 	return nil, nil
 }

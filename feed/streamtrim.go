@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -60,7 +59,7 @@ return {trimmed, redis.call('XLEN', KEYS[1])}`)
 // trimStream drops the stream entries every group acknowledged, and
 // returns how many it dropped and the stream's length after.
 func (e *Engine) trimStream(ctx context.Context) (trimmed, length int64, err error) {
-	res, err := trimStreamScript.Run(ctx, e.redis, []string{e.keys.stream()}).Int64Slice()
+	res, err := trimStreamScript.Run(ctx, e.redis, []string{e.keys.Stream()}).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -79,9 +78,5 @@ func (e *Engine) trimStreamOnce(ctx context.Context) {
 		}
 		return
 	}
-	e.metrics.streamLength.Set(float64(length))
+	e.metrics.StreamLength.Set(float64(length))
 }
-
-// DefaultStreamTrimInterval is how often the dispatching instance trims the
-// fan-out stream by default.
-const DefaultStreamTrimInterval = time.Second

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ func stAdd(t *testing.T, te *testEngine, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
-		id, err := te.redis.XAdd(context.Background(), &redis.XAddArgs{Stream: te.keys.stream(), Values: []any{"kind", "none"}}).Result()
+		id, err := te.redis.XAdd(context.Background(), &redis.XAddArgs{Stream: te.keys.Stream(), Values: []any{"kind", "none"}}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +31,7 @@ func stAdd(t *testing.T, te *testEngine, n int) []string {
 func stRead(t *testing.T, te *testEngine, group string, n int) []string {
 	t.Helper()
 	streams, err := te.redis.XReadGroup(context.Background(), &redis.XReadGroupArgs{
-		Group: group, Consumer: "c", Streams: []string{te.keys.stream(), ">"}, Count: int64(n), Block: -1,
+		Group: group, Consumer: "c", Streams: []string{te.keys.Stream(), ">"}, Count: int64(n), Block: -1,
 	}).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func stRead(t *testing.T, te *testEngine, group string, n int) []string {
 
 func stAck(t *testing.T, te *testEngine, group string, ids ...string) {
 	t.Helper()
-	if err := te.redis.XAck(context.Background(), te.keys.stream(), group, ids...).Err(); err != nil {
+	if err := te.redis.XAck(context.Background(), te.keys.Stream(), group, ids...).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -57,7 +58,7 @@ func stTrim(t *testing.T, te *testEngine, stage string, wantLen int64, first str
 	if err != nil {
 		t.Fatalf("%s: trim: %v", stage, err)
 	}
-	left, err := te.redis.XRangeN(context.Background(), te.keys.stream(), "-", "+", 1).Result()
+	left, err := te.redis.XRangeN(context.Background(), te.keys.Stream(), "-", "+", 1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func stTrim(t *testing.T, te *testEngine, stage string, wantLen int64, first str
 func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 	t.Parallel()
 	// No worker, no dispatcher, no trim loop: the test alone moves the stream.
-	te := newTestEngine(t, func(c *Config) { c.FanoutWorkers = 0; c.Dispatch = false; c.StreamTrimInterval = time.Hour })
+	te := newTestEngine(t, func(c *config.Config) { c.FanoutWorkers = 0; c.Dispatch = false; c.StreamTrimInterval = time.Hour })
 	ctx := context.Background()
 	stTrim(t, te, "no stream", 0, "")
 	ids := stAdd(t, te, 50)
@@ -94,7 +95,7 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 		}
 	}
 	stTrim(t, te, "the 10th and 30th pending", 41, ids[9])
-	claimed, err := te.redis.XClaim(ctx, &redis.XClaimArgs{Stream: te.keys.stream(), Group: fanoutGroup, Consumer: "other", Messages: []string{ids[9]}}).Result()
+	claimed, err := te.redis.XClaim(ctx, &redis.XClaimArgs{Stream: te.keys.Stream(), Group: fanoutGroup, Consumer: "other", Messages: []string{ids[9]}}).Result()
 	if err != nil || len(claimed) != 1 || claimed[0].Values["kind"] != "none" {
 		t.Fatalf("claim the pending 10th entry after the trim: %v %v", claimed, err)
 	}
@@ -104,7 +105,7 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 	stTrim(t, te, "all acknowledged", 0, "")
 
 	// A second group that starts here and reads slowly.
-	if err := te.redis.XGroupCreate(ctx, te.keys.stream(), "slow", "$").Err(); err != nil {
+	if err := te.redis.XGroupCreate(ctx, te.keys.Stream(), "slow", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	more := stAdd(t, te, 20)
@@ -123,7 +124,7 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 // the trim it would keep every entry up to the MAXLEN cap.
 func TestStreamStaysNearEventsInFlight(t *testing.T) {
 	t.Parallel()
-	te := newTestEngine(t, func(c *Config) { c.Mode = ModePush; c.StreamTrimInterval = 20 * time.Millisecond })
+	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.StreamTrimInterval = 20 * time.Millisecond })
 	ctx := context.Background()
 	author := te.user("author")
 	for i := range 5 {
@@ -133,13 +134,13 @@ func TestStreamStaysNearEventsInFlight(t *testing.T) {
 		te.post(author, "burst "+itoa(int64(i)))
 	}
 	te.settle()
-	handled := lcCount(te.metrics.eventsHandled.WithLabelValues(taskKind))
+	handled := lcCount(te.metrics.EventsHandled.WithLabelValues(taskKind))
 	if handled < 30*3 {
 		t.Fatalf("%v fan-out tasks handled, want at least 90: the burst did not go through the stream", handled)
 	}
 	deadline := time.Now().Add(testenv.Scale(10 * time.Second))
 	for {
-		n, err := te.redis.XLen(ctx, te.keys.stream()).Result()
+		n, err := te.redis.XLen(ctx, te.keys.Stream()).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestStreamStaysNearEventsInFlight(t *testing.T) {
 
 func stGauge(te *testEngine) float64 {
 	var m dto.Metric
-	if err := te.metrics.streamLength.Write(&m); err != nil {
+	if err := te.metrics.StreamLength.Write(&m); err != nil {
 		panic(err)
 	}
 	return m.GetGauge().GetValue()
@@ -171,7 +172,7 @@ func TestStreamTrimOnTheEmbeddedRedis(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, "embedded:", func(c *Config) {
+	te := startTestEngine(t, newTestStore(t), rdb, "embedded:", func(c *config.Config) {
 		c.FanoutWorkers = 0
 		c.Dispatch = false
 		c.StreamTrimInterval = time.Hour

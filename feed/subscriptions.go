@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -63,7 +65,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 					unread[k] = true
 				}
 			}
-			if n := min(len(unread), MaxUnreadCount); counted && n != last {
+			if n := min(len(unread), config.MaxUnreadCount); counted && n != last {
 				last = n
 				select {
 				case <-out: // replace a count the client has not taken yet
@@ -101,7 +103,7 @@ const (
 // hasInbox makes sure a live reader has an inbox in push and hybrid modes,
 // and says whether it could.
 func (e *Engine) hasInbox(ctx context.Context, viewerID int64) bool {
-	if e.cfg.Mode == ModePull {
+	if e.cfg.Mode == config.ModePull {
 		return true
 	}
 	_, err := e.ensureInbox(ctx, viewerID)
@@ -148,7 +150,7 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 // keepInbox makes sure a live reader has an inbox: fan-out only reaches
 // readers who have one, and announces new entries only there.
 func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
-	if e.cfg.Mode == ModePull {
+	if e.cfg.Mode == config.ModePull {
 		return
 	}
 	if _, err := e.ensureInbox(ctx, viewerID); err != nil && ctx.Err() == nil {
@@ -168,13 +170,13 @@ func (e *Engine) refreshListener(ctx context.Context, l *listener) {
 // that key now (a repost of a post already in the feed does not enter it).
 func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add feedAdd) (*models.FeedEdge, error) {
 	one := 1
-	after := encodeCursor(cursorFeed, add.key+1)
-	conn, err := e.Feed(ctx, viewerID, PageArgs{First: &one, After: &after})
+	after := paging.EncodeCursor(paging.CursorFeed, add.key+1)
+	conn, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
 	if err != nil || len(conn.Edges) == 0 {
 		return nil, err
 	}
 	edge := conn.Edges[0]
-	if edge.Node.PostID != add.post || edge.Cursor != encodeCursor(cursorFeed, add.key) {
+	if edge.Node.PostID != add.post || edge.Cursor != paging.EncodeCursor(paging.CursorFeed, add.key) {
 		return nil, nil
 	}
 	return edge, nil
@@ -185,9 +187,9 @@ func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add feedAdd) (*mode
 // followed celebrities in hybrid mode, every followee in pull mode.
 func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, error) {
 	switch e.cfg.Mode {
-	case ModePull:
+	case config.ModePull:
 		return e.store.FolloweeIDs(ctx, reader)
-	case ModeHybrid:
+	case config.ModeHybrid:
 		celebs, err := e.celebrityIDs(ctx)
 		if err != nil && ctx.Err() == nil {
 			// Redis failed (away, or its pool busy past its timeout): MySQL
@@ -236,7 +238,7 @@ func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([
 	r, err := e.newReader(ctx, viewerID, nil)
 	if err == nil {
 		var unread []entry
-		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, MaxUnreadCount); err == nil {
+		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
 			return unread, nil
 		}
 	}
@@ -248,5 +250,5 @@ func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([
 	if err != nil {
 		return nil, err
 	}
-	return e.pullEntries(ctx, followees, store.Newer, marker, MaxUnreadCount)
+	return e.pullEntries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
 }

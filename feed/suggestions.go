@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/config"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -69,8 +70,8 @@ type candidateRead struct {
 func (e *Engine) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
 	r := &candidateRead{e: e, viewerID: viewerID}
 	_, _ = e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.promotedCmd = p.ZRange(ctx, e.keys.promoted(), 0, -1)
-		r.ownCmd = p.ZRangeWithScores(ctx, e.keys.homeCandidates(viewerID), 0, -1)
+		r.promotedCmd = p.ZRange(ctx, e.keys.Promoted(), 0, -1)
+		r.ownCmd = p.ZRangeWithScores(ctx, e.keys.HomeCandidates(viewerID), 0, -1)
 		return nil
 	})
 	return r
@@ -128,7 +129,7 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 // on a miss (then kept for HomeCandidatesTTL). Redis failing, MySQL
 // answers.
 func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
-	key := e.keys.homeCandidates(viewerID)
+	key := e.keys.HomeCandidates(viewerID)
 	if err == nil && len(zs) > 0 {
 		out := make([]insertion, 0, len(zs))
 		for _, z := range zs {
@@ -144,7 +145,7 @@ func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []i
 	}
 	// The dismissal count before MySQL is read: a dismissal committed
 	// after this read would not be in the answer, and moves the count.
-	epoch, eerr := e.redis.Get(ctx, e.keys.homeEpoch(viewerID)).Result()
+	epoch, eerr := e.redis.Get(ctx, e.keys.HomeEpoch(viewerID)).Result()
 	keep := eerr == nil || errors.Is(eerr, redis.Nil)
 	out, err := e.workOutInserts(ctx, viewerID, promoted)
 	if err != nil {
@@ -157,7 +158,7 @@ func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []i
 	for _, c := range out {
 		args = append(args, float64(c.followedBy), c.packed)
 	}
-	if werr := keepInsertsScript.Run(ctx, e.redis, []string{key, e.keys.homeEpoch(viewerID)}, args...).Err(); werr != nil {
+	if werr := keepInsertsScript.Run(ctx, e.redis, []string{key, e.keys.HomeEpoch(viewerID)}, args...).Err(); werr != nil {
 		e.warnCache("keep the home inserts", werr)
 	}
 	return out, nil
@@ -188,11 +189,11 @@ return 1`)
 // of the promoted posts the viewer dismissed. Bounded work, whatever the
 // sizes of the lists.
 func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
-	followees, err := e.store.RecentFolloweeIDs(ctx, viewerID, SuggestFollowees)
+	followees, err := e.store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
-	theirs, err := e.store.RecentFolloweesOf(ctx, followees, SuggestPerFollowee)
+	theirs, err := e.store.RecentFolloweesOf(ctx, followees, config.SuggestPerFollowee)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
@@ -204,7 +205,7 @@ func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []
 	}
 	var ids []int64
 	for id, n := range counts {
-		if n >= SuggestMinFollowedBy {
+		if n >= config.SuggestMinFollowedBy {
 			ids = append(ids, id)
 		}
 	}
@@ -225,7 +226,7 @@ func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []
 	slices.SortFunc(out, func(a, b insertion) int {
 		return cmp.Or(cmp.Compare(b.followedBy, a.followedBy), cmp.Compare(a.packed, b.packed))
 	})
-	out = out[:min(len(out), MaxSuggestions)]
+	out = out[:min(len(out), config.MaxSuggestions)]
 	gone, err := e.store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
 	if err != nil {
 		return nil, err

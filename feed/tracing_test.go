@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"feedservice/feed/config"
 	"feedservice/models"
 )
 
@@ -23,9 +24,9 @@ import (
 func TestTraceContextTravelsWithTheEvent(t *testing.T) {
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	te := newTestEngine(t, func(c *Config) {
+	te := newTestEngine(t, func(c *config.Config) {
 		c.TracerProvider = tp
-		c.Mode = ModePush
+		c.Mode = config.ModePush
 		c.FanoutBatchSize = 1
 		c.StreamTrimInterval = time.Hour // the entries stay for the test to read
 	})
@@ -103,7 +104,7 @@ func TestTraceContextTravelsWithTheEvent(t *testing.T) {
 
 	// The stream entries: the traced post's carry a traceparent, the
 	// untraced post's do not, as those of an earlier version.
-	entries, err := te.redis.XRange(context.Background(), te.keys.stream(), "-", "+").Result()
+	entries, err := te.redis.XRange(context.Background(), te.keys.Stream(), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,16 @@ package feed
 import (
 	"context"
 
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
 
-// MaxUnreadCount caps the unread count: past it the red dot shows this
-// number, and counting stops there, so a long-absent reader costs no more.
-const MaxUnreadCount = 999
-
 // UnreadCount is the number of feed entries newer than the viewer's read
 // marker, at most MaxUnreadCount.
 func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
-	e.metrics.unreadCounts.Inc()
+	e.metrics.UnreadCounts.Inc()
 	unread, _, err := e.unreadEntries(ctx, viewerID)
 	return len(unread), err
 }
@@ -26,7 +24,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 	if err != nil {
 		return nil, 0, err
 	}
-	if e.cfg.Mode != ModePull {
+	if e.cfg.Mode != config.ModePull {
 		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 		return unread, u.FeedReadKey, err
 	}
@@ -35,7 +33,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := e.pullEntries(lagging, followees, store.Newer, u.FeedReadKey, MaxUnreadCount)
+	unread, err := e.pullEntries(lagging, followees, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 
@@ -45,7 +43,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 // that also reads the feed has it from the reader's state, read with it in
 // one round trip.
 func (e *Engine) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
-	if e.cfg.Mode != ModePull && memoFor(ctx, viewerID) != nil {
+	if e.cfg.Mode != config.ModePull && memoFor(ctx, viewerID) != nil {
 		if _, err := e.newReader(ctx, viewerID, nil); err == nil {
 			if u := memoSelf(ctx, viewerID); u != nil {
 				return u, nil
@@ -69,17 +67,17 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 	var key int64
 	if upTo != nil {
 		var err error
-		if key, err = decodeCursor(cursorFeed, *upTo); err != nil {
+		if key, err = paging.DecodeCursor(paging.CursorFeed, *upTo); err != nil {
 			return 0, err
 		}
 	} else {
 		one := 1
-		newest, err := e.Feed(ctx, viewerID, PageArgs{First: &one})
+		newest, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &one})
 		if err != nil {
 			return 0, err
 		}
 		if len(newest.Edges) > 0 {
-			key, _ = decodeCursor(cursorFeed, newest.Edges[0].Cursor)
+			key, _ = paging.DecodeCursor(paging.CursorFeed, newest.Edges[0].Cursor)
 		}
 	}
 	moved, err := e.store.MoveFeedReadKey(ctx, viewerID, key, e.now().UTC())
@@ -90,6 +88,6 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 		e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
 		e.poke()
 	}
-	e.publish(ctx, e.keys.readerChannel(viewerID), "change") // every device of the viewer
+	e.publish(ctx, e.keys.ReaderChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)
 }

@@ -3,8 +3,8 @@ package resolvers
 import (
 	"context"
 
-	"feedservice/feed"
 	"feedservice/graph/model"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
@@ -17,7 +17,7 @@ func (r *mutationResolver) LogIn(ctx context.Context, input model.LogInInput) (*
 }
 
 func (r *mutationResolver) LogOut(ctx context.Context) (bool, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -25,7 +25,7 @@ func (r *mutationResolver) LogOut(ctx context.Context) (bool, error) {
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*models.User, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 package resolvers
 
 import (
-	"feedservice/feed"
+	"feedservice/feed/config"
 	"feedservice/graph"
 )
 
@@ -42,7 +42,7 @@ func Complexity() graph.ComplexityRoot {
 	c.User.Followers = relationCost
 	c.User.Following = relationCost
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
-	c.FeedItem.Reposters = func(child int) int { return 1 + feed.MaxReposters*child }
+	c.FeedItem.Reposters = func(child int) int { return 1 + config.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }
 	return c
 }
@@ -58,14 +58,14 @@ func connectionCost(child int, first *int, _ *string, last *int, _ *string) int 
 
 // pageSize is the entries a page may hold, as connectionCost counts them.
 func pageSize(first, last *int) int {
-	size := feed.DefaultPageSize
+	size := config.DefaultPageSize
 	switch {
 	case first != nil:
 		size = *first
 	case last != nil:
 		size = *last
 	}
-	return min(max(size, 1), feed.MaxPageSize)
+	return min(max(size, 1), config.MaxPageSize)
 }
 
 // userListCost prices a page of a user's timeline, followers or following:

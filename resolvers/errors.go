@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"runtime/debug"
 
+	"feedservice/feed/apperr"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"feedservice/feed"
 )
 
 // RequestIDFunc returns the id of the request ctx belongs to, for the
@@ -30,36 +30,36 @@ type RequestIDFunc func(ctx context.Context) string
 func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes int64) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		var engineErr *feed.Error
+		var engineErr *apperr.Error
 		switch {
 		case errors.As(err, &engineErr):
 			gqlErr.Message = engineErr.Message
 			setCode(gqlErr, engineErr.Code)
-			if engineErr.Code == feed.CodeRateLimited {
+			if engineErr.Code == apperr.CodeRateLimited {
 				gqlErr.Extensions["retryAfter"] = engineErr.RetryAfterSeconds()
 			}
 		case gqlErr.Extensions["code"] == errPersistedQueryNotFound:
 		case isDocumentError(gqlErr):
-			setCode(gqlErr, feed.CodeBadUserInput)
+			setCode(gqlErr, apperr.CodeBadUserInput)
 		case !graphql.HasOperationContext(ctx):
 			// The transport failed to read the request before any operation
 			// existed. Its message would echo the body back: replace it.
 			gqlErr.Message = fmt.Sprintf("the request body must be a JSON GraphQL request of at most %d bytes", bodyLimitBytes)
-			setCode(gqlErr, feed.CodeBadUserInput)
-		case feed.IsUnavailable(err):
+			setCode(gqlErr, apperr.CodeBadUserInput)
+		case apperr.IsUnavailable(err):
 			// Logged as a warning: the outage is the operator's news, not a bug.
 			log.Warn("backend unavailable", "requestId", requestID(ctx), "path", gqlErr.Path.String(), "err", err)
-			gqlErr.Message = feed.ErrUnavailable.Message
-			setCode(gqlErr, feed.CodeUnavailable)
+			gqlErr.Message = apperr.ErrUnavailable.Message
+			setCode(gqlErr, apperr.CodeUnavailable)
 		case errors.Is(err, context.Canceled):
 			// The client went away; nobody reads this answer, and it is no fault.
-			setCode(gqlErr, feed.CodeInternal)
+			setCode(gqlErr, apperr.CodeInternal)
 			gqlErr.Message = "request cancelled"
 		default:
 			id := requestID(ctx)
 			log.ErrorContext(ctx, "internal error", "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = "internal server error (request " + id + ")"
-			setCode(gqlErr, feed.CodeInternal)
+			setCode(gqlErr, apperr.CodeInternal)
 		}
 		return gqlErr
 	}
@@ -78,7 +78,7 @@ func isDocumentError(e *gqlerror.Error) bool {
 	return code == errcode.ParseFailed || code == errcode.ValidationFailed || code == errComplexityLimit
 }
 
-func setCode(e *gqlerror.Error, code feed.Code) {
+func setCode(e *gqlerror.Error, code apperr.Code) {
 	if e.Extensions == nil {
 		e.Extensions = map[string]any{}
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql"
+	"feedservice/feed/apperr"
 
-	"feedservice/feed"
+	"github.com/99designs/gqlgen/graphql"
 )
 
 func presentFor(t *testing.T, err error) (code, message, logged string) {
@@ -34,8 +34,8 @@ func TestRecoveredPanicIsAnInternalError(t *testing.T) {
 		t.Fatalf("the panic is not logged with its stack: %s", log.String())
 	}
 	code, message, _ := presentFor(t, recovered)
-	if code != string(feed.CodeInternal) {
-		t.Fatalf("code %q, want %s", code, feed.CodeInternal)
+	if code != string(apperr.CodeInternal) {
+		t.Fatalf("code %q, want %s", code, apperr.CodeInternal)
 	}
 	if strings.Contains(message, "secret") || !strings.Contains(message, "req-42") {
 		t.Fatalf("message %q leaks the panic or lacks the request id", message)
@@ -46,12 +46,12 @@ func TestRecoveredPanicIsAnInternalError(t *testing.T) {
 // internal, logged with its text, and sent without it but with the request
 // id. (The logger adds the request id to the line: api_metrics_test.go.)
 func TestErrorPresenterCodes(t *testing.T) {
-	code, message, _ := presentFor(t, feed.BadInput("first and last are at most %d", 100))
-	if code != string(feed.CodeBadUserInput) || message != "first and last are at most 100" {
+	code, message, _ := presentFor(t, apperr.BadInput("first and last are at most %d", 100))
+	if code != string(apperr.CodeBadUserInput) || message != "first and last are at most 100" {
 		t.Fatalf("engine error presented as %s %q", code, message)
 	}
 	code, message, logged := presentFor(t, errors.New("dial tcp 10.0.0.1:3306: connection refused"))
-	if code != string(feed.CodeInternal) || strings.Contains(message, "3306") {
+	if code != string(apperr.CodeInternal) || strings.Contains(message, "3306") {
 		t.Fatalf("internal error presented as %s %q", code, message)
 	}
 	if !strings.Contains(logged, "3306") || !strings.Contains(message, "req-42") {

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *mutationResolver) MarkFeedRead(ctx context.Context, upTo *string) (*models.MarkFeedReadPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (r *mutationResolver) MarkFeedRead(ctx context.Context, upTo *string) (*mod
 // UnreadCount is counted once per response: each alias of the feed asks
 // the same loader.
 func (r *feedConnectionResolver) UnreadCount(ctx context.Context, _ *models.FeedConnection) (int, error) {
-	if _, err := feed.RequireViewer(ctx); err != nil {
+	if _, err := viewer.Require(ctx); err != nil {
 		return 0, err
 	}
 	return dataloader.For(ctx).UnreadCount.Get(ctx)

@@ -4,16 +4,18 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/feed/paging"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *queryResolver) Home(ctx context.Context, first *int, after *string, last *int, before *string) (*models.HomeConnection, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conn, page, err := r.Engine.Home(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	conn, page, err := r.Engine.Home(ctx, viewer, paging.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err == nil {
 		err = dataloader.For(ctx).PrimeHome(ctx, conn, page)
 	}
@@ -25,7 +27,7 @@ func (r *queryResolver) Home(ctx context.Context, first *int, after *string, las
 
 // UnreadCount is the feed's red dot: the inserted kinds never count.
 func (r *homeConnectionResolver) UnreadCount(ctx context.Context, _ *models.HomeConnection) (int, error) {
-	if _, err := feed.RequireViewer(ctx); err != nil {
+	if _, err := viewer.Require(ctx); err != nil {
 		return 0, err
 	}
 	return dataloader.For(ctx).UnreadCount.Get(ctx)
@@ -55,7 +57,7 @@ func (r *mutationResolver) UnpromotePost(ctx context.Context, postID string) (*m
 }
 
 func (r *mutationResolver) setPromoted(ctx context.Context, postID string, promoted bool) (*models.PromotePostPayload, error) {
-	if err := feed.RequireOperator(ctx); err != nil {
+	if err := viewer.RequireOperator(ctx); err != nil {
 		return nil, err
 	}
 	id, err := parseID(models.KindPost, postID)
@@ -69,13 +71,13 @@ func (r *mutationResolver) setPromoted(ctx context.Context, postID string, promo
 }
 
 func (r *mutationResolver) DismissHomeEntry(ctx context.Context, id string) (*models.DismissHomeEntryPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
 	kind, n, err := models.ParseNodeID(id)
 	if err != nil {
-		return nil, feed.BadInput("%q is not a valid id", id)
+		return nil, apperr.BadInput("%q is not a valid id", id)
 	}
 	if err := r.Engine.DismissHomeEntry(ctx, viewer, kind == models.KindUser, n); err != nil {
 		return nil, err

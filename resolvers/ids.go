@@ -1,7 +1,7 @@
 package resolvers
 
 import (
-	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/models"
 )
 
@@ -9,10 +9,10 @@ import (
 func parseID(kind, id string) (int64, error) {
 	k, n, err := models.ParseNodeID(id)
 	if err != nil {
-		return 0, feed.BadInput("%q is not a valid id", id)
+		return 0, apperr.BadInput("%q is not a valid id", id)
 	}
 	if k != kind {
-		return 0, feed.BadInput("%q is the id of a %s, not of a %s", id, k, kind)
+		return 0, apperr.BadInput("%q is the id of a %s, not of a %s", id, k, kind)
 	}
 	return n, nil
 }

@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/feed/apperr"
 	"feedservice/models"
 )
 
 func (r *postResolver) Author(ctx context.Context, obj *models.Post) (*models.User, error) {
 	u, err := dataloader.For(ctx).Users.Load(ctx, obj.AuthorID)
 	if u == nil && err == nil {
-		return nil, feed.NotFound("the author of post %d no longer exists", obj.ID)
+		return nil, apperr.NotFound("the author of post %d no longer exists", obj.ID)
 	}
 	return u, err
 }

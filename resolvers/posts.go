@@ -3,13 +3,13 @@ package resolvers
 import (
 	"context"
 
-	"feedservice/feed"
 	"feedservice/graph/model"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*models.CreatePostPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +21,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 }
 
 func (r *mutationResolver) Repost(ctx context.Context, postID string) (*models.CreatePostPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (r *mutationResolver) Repost(ctx context.Context, postID string) (*models.C
 }
 
 func (r *mutationResolver) DeletePost(ctx context.Context, postID string) (*models.DeletePostPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}

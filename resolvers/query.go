@@ -4,21 +4,24 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {
 	kind, n, err := models.ParseNodeID(id)
 	if err != nil {
-		return nil, feed.BadInput("%q is not a valid id", id)
+		return nil, apperr.BadInput("%q is not a valid id", id)
 	}
 	return loadNode(ctx, kind, n)
 }
 
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node, error) {
-	if len(ids) > feed.MaxNodesPerRequest {
-		return nil, feed.BadInput("nodes takes at most %d ids", feed.MaxNodesPerRequest)
+	if len(ids) > config.MaxNodesPerRequest {
+		return nil, apperr.BadInput("nodes takes at most %d ids", config.MaxNodesPerRequest)
 	}
 	nodes := make([]models.Node, len(ids))
 	for i, id := range ids {
@@ -51,7 +54,7 @@ func loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
 }
 
 func (r *queryResolver) Viewer(ctx context.Context) (*models.User, error) {
-	id := feed.ViewerID(ctx)
+	id := viewer.ID(ctx)
 	if id == 0 {
 		return nil, nil
 	}
@@ -63,11 +66,11 @@ func (r *queryResolver) User(ctx context.Context, username string) (*models.User
 }
 
 func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*models.FeedConnection, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := r.Engine.Feed(ctx, viewer, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	conn, err := r.Engine.Feed(ctx, viewer, paging.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err == nil {
 		err = dataloader.For(ctx).PrimeFeed(ctx, conn)
 	}

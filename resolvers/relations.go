@@ -3,7 +3,7 @@ package resolvers
 import (
 	"context"
 
-	"feedservice/feed"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
@@ -11,7 +11,7 @@ type relationChange func(ctx context.Context, viewerID, userID int64) (*models.F
 
 // changeRelation checks the viewer and the user id, then makes the change.
 func changeRelation(ctx context.Context, userID string, change relationChange) (*models.FollowPayload, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -5,12 +5,13 @@ import (
 	"sync/atomic"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *subscriptionResolver) UnreadCount(ctx context.Context) (<-chan int, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +22,7 @@ func (r *subscriptionResolver) UnreadCount(ctx context.Context) (<-chan int, err
 }
 
 func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *models.FeedEdge, error) {
-	viewer, err := feed.RequireViewer(ctx)
+	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func reserveSubscription(ctx context.Context) error {
 	}
 	if l.live.Add(1) > l.max {
 		l.live.Add(-1)
-		return feed.RateLimited("a connection may hold at most %d subscriptions", l.max)
+		return apperr.RateLimited("a connection may hold at most %d subscriptions", l.max)
 	}
 	go func() {
 		<-ctx.Done()

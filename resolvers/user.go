@@ -4,30 +4,32 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	"feedservice/feed/apperr"
+	"feedservice/feed/paging"
+	"feedservice/internal/viewer"
 	"feedservice/models"
 )
 
 func (r *userResolver) ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error) {
-	if feed.ViewerID(ctx) == 0 {
+	if viewer.ID(ctx) == 0 {
 		return false, nil
 	}
 	return dataloader.For(ctx).ViewerFollows.Load(ctx, obj.ID)
 }
 
 func (r *userResolver) FollowsViewer(ctx context.Context, obj *models.User) (bool, error) {
-	if feed.ViewerID(ctx) == 0 {
+	if viewer.ID(ctx) == 0 {
 		return false, nil
 	}
 	return dataloader.For(ctx).FollowsViewer.Load(ctx, obj.ID)
 }
 
 func (r *userResolver) Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error) {
-	return r.Engine.Timeline(ctx, obj, feed.PageArgs{First: first, After: after, Last: last, Before: before})
+	return r.Engine.Timeline(ctx, obj, paging.PageArgs{First: first, After: after, Last: last, Before: before})
 }
 
 func (r *userResolver) Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {
-	args := feed.PageArgs{First: first, After: after, Last: last, Before: before}
+	args := paging.PageArgs{First: first, After: after, Last: last, Before: before}
 	jump, err := args.JumpArgs(offset)
 	if err != nil || jump != nil {
 		return jumpOrError(ctx, obj, jump, err, r.Engine.FollowersAt)
@@ -36,7 +38,7 @@ func (r *userResolver) Followers(ctx context.Context, obj *models.User, first *i
 }
 
 func (r *userResolver) Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {
-	args := feed.PageArgs{First: first, After: after, Last: last, Before: before}
+	args := paging.PageArgs{First: first, After: after, Last: last, Before: before}
 	jump, err := args.JumpArgs(offset)
 	if err != nil || jump != nil {
 		return jumpOrError(ctx, obj, jump, err, r.Engine.FollowingAt)
@@ -44,10 +46,10 @@ func (r *userResolver) Following(ctx context.Context, obj *models.User, first *i
 	return r.Engine.Following(ctx, obj, args)
 }
 
-type jumpFunc func(ctx context.Context, user *models.User, args feed.JumpArgs) (*models.UserConnection, error)
+type jumpFunc func(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error)
 
 // jumpOrError answers a relation list's page jump, or the error of its arguments.
-func jumpOrError(ctx context.Context, user *models.User, args *feed.JumpArgs, err error, jump jumpFunc) (*models.UserConnection, error) {
+func jumpOrError(ctx context.Context, user *models.User, args *paging.JumpArgs, err error, jump jumpFunc) (*models.UserConnection, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +59,7 @@ func jumpOrError(ctx context.Context, user *models.User, args *feed.JumpArgs, er
 func (r *userEdgeResolver) Node(ctx context.Context, obj *models.UserEdge) (*models.User, error) {
 	u, err := dataloader.For(ctx).Users.Load(ctx, obj.UserID)
 	if u == nil && err == nil {
-		return nil, feed.NotFound("user %d of this list no longer exists", obj.UserID)
+		return nil, apperr.NotFound("user %d of this list no longer exists", obj.UserID)
 	}
 	return u, err
 }

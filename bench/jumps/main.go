@@ -30,6 +30,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"feedservice/feed"
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -128,7 +130,7 @@ func run(o options) error {
 	if !o.keep {
 		defer deleteKeys(context.Background(), rdb, prefix)
 	}
-	cfg := feed.Config{KeyPrefix: prefix, TokenSecret: []byte(strings.Repeat("b", 32)), NodeID: 1, Mode: feed.ModeHybrid}
+	cfg := config.Config{KeyPrefix: prefix, TokenSecret: []byte(strings.Repeat("b", 32)), NodeID: 1, Mode: config.ModeHybrid}
 	engine, err := feed.New(ctx, cfg, st, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
@@ -137,7 +139,7 @@ func run(o options) error {
 	small := &models.User{ID: smallID, FollowerCount: o.small}
 	// Claims a short list so that MySQL's offset index answers: the count
 	// only picks the path, the index counts the rows itself.
-	big := &models.User{ID: mysqlBig, FollowerCount: feed.DefaultJumpCacheFollowers - 1}
+	big := &models.User{ID: mysqlBig, FollowerCount: config.DefaultJumpCacheFollowers - 1}
 
 	const size = 25
 	deep := o.million - size    // page 40,000 of 25 for a million: the last one
@@ -152,10 +154,10 @@ func run(o options) error {
 	}
 	for _, warm := range warms {
 		t := time.Now()
-		if _, err := engine.FollowersAt(ctx, warm.user, feed.JumpArgs{Offset: 0, First: ptr(size)}); err != nil {
+		if _, err := engine.FollowersAt(ctx, warm.user, paging.JumpArgs{Offset: 0, First: ptr(size)}); err != nil {
 			return err
 		}
-		if _, err := engine.FollowersAt(ctx, warm.user, feed.JumpArgs{Offset: 5_000, First: ptr(size)}); err != nil {
+		if _, err := engine.FollowersAt(ctx, warm.user, paging.JumpArgs{Offset: 5_000, First: ptr(size)}); err != nil {
 			return err
 		}
 		fmt.Printf("built the %s in %s\n", warm.name, time.Since(t).Round(time.Millisecond))
@@ -257,7 +259,7 @@ func measure(ctx context.Context, e *feed.Engine, user *models.User, offset, siz
 	start := time.Now()
 	for i := range requests {
 		t := time.Now()
-		conn, err := e.FollowersAt(ctx, user, feed.JumpArgs{Offset: offset, First: &size})
+		conn, err := e.FollowersAt(ctx, user, paging.JumpArgs{Offset: offset, First: &size})
 		if err != nil {
 			return row{}, err
 		}

@@ -43,8 +43,8 @@ type Model struct {
 
 // Limits are the engine's caps that the rules name.
 type Limits struct {
-	MaxReposters   int // reposters listed on an entry (feed.MaxReposters)
-	MaxUnreadCount int // the most unreadCount says (feed.MaxUnreadCount)
+	MaxReposters   int // reposters listed on an entry (config.MaxReposters)
+	MaxUnreadCount int // the most unreadCount says (config.MaxUnreadCount)
 }
 
 // Post is a post or (RepostOf set) a repost, as the model knows it.

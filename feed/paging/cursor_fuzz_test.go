@@ -1,10 +1,12 @@
-package feed
+package paging
 
 import (
 	"encoding/base64"
 	"math"
 	"testing"
 	"unicode/utf8"
+
+	"feedservice/feed/apperr"
 )
 
 // FuzzCursor decodes arbitrary strings as cursors of every list, and encodes
@@ -13,9 +15,9 @@ import (
 // message; an encoded positive key decodes to itself in its own list only.
 func FuzzCursor(f *testing.F) {
 	raw := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-	for _, kind := range cursorKinds {
-		f.Add(encodeCursor(kind, 1), int64(1))
-		f.Add(encodeCursor(kind, math.MaxInt64), int64(math.MaxInt64))
+	for _, kind := range CursorKinds {
+		f.Add(EncodeCursor(kind, 1), int64(1))
+		f.Add(EncodeCursor(kind, math.MaxInt64), int64(math.MaxInt64))
 	}
 	for _, s := range []string{
 		"", "=", "ZmVlZDox", "ZmVlZDox==", "ZmVl\nZDox", "ZmVl ZDox", "ZmVlZDox\r\n",
@@ -30,11 +32,11 @@ func FuzzCursor(f *testing.F) {
 	f.Add("", int64(math.MinInt64))
 
 	f.Fuzz(func(t *testing.T, cursor string, key int64) {
-		for _, kind := range cursorKinds {
-			got, err := decodeCursor(kind, cursor)
+		for _, kind := range CursorKinds {
+			got, err := DecodeCursor(kind, cursor)
 			if err != nil {
-				if CodeOf(err) != CodeBadUserInput {
-					t.Fatalf("decodeCursor(%s, %q): %v has code %s, want %s", kind, cursor, err, CodeOf(err), CodeBadUserInput)
+				if apperr.CodeOf(err) != apperr.CodeBadUserInput {
+					t.Fatalf("decodeCursor(%s, %q): %v has code %s, want %s", kind, cursor, err, apperr.CodeOf(err), apperr.CodeBadUserInput)
 				}
 				if !utf8.ValidString(err.Error()) {
 					t.Fatalf("decodeCursor(%s, %q): the message %q is not valid UTF-8", kind, cursor, err.Error())
@@ -44,21 +46,21 @@ func FuzzCursor(f *testing.F) {
 			if got <= 0 {
 				t.Fatalf("decodeCursor(%s, %q) = %d, want a positive key", kind, cursor, got)
 			}
-			if again := encodeCursor(kind, got); again != cursor {
+			if again := EncodeCursor(kind, got); again != cursor {
 				t.Fatalf("decodeCursor(%s, %q) = %d, which encodes as %q: two cursors for one place", kind, cursor, got, again)
 			}
 		}
 		if key <= 0 {
 			return
 		}
-		for _, kind := range cursorKinds {
-			c := encodeCursor(kind, key)
-			for _, other := range cursorKinds {
-				got, err := decodeCursor(other, c)
+		for _, kind := range CursorKinds {
+			c := EncodeCursor(kind, key)
+			for _, other := range CursorKinds {
+				got, err := DecodeCursor(other, c)
 				switch {
 				case other == kind && (err != nil || got != key):
 					t.Fatalf("decodeCursor(%s, encodeCursor(%s, %d)) = %d, %v", other, kind, key, got, err)
-				case other != kind && CodeOf(err) != CodeBadUserInput:
+				case other != kind && apperr.CodeOf(err) != apperr.CodeBadUserInput:
 					t.Fatalf("a %s cursor decoded as a %s cursor: %d, %v", kind, other, got, err)
 				}
 			}

@@ -1,4 +1,6 @@
-package feed
+// Package config holds the engine's settings (Config), their defaults, and
+// the limits of the public API.
+package config
 
 import (
 	"fmt"
@@ -36,6 +38,9 @@ const (
 	// page jump: past the longest list this service expects (a celebrity's
 	// tens of millions), small enough that an offset cannot overflow a rank.
 	MaxListOffset = 100_000_000
+	// MaxUnreadCount caps the unread count: past it the red dot shows this
+	// number, and counting stops there, so a long-absent reader costs no more.
+	MaxUnreadCount = 999
 )
 
 // Config holds the engine's settings; the server fills it from flags and
@@ -133,9 +138,6 @@ type Config struct {
 	// promoted posts they dismissed) are kept in Redis before they are
 	// worked out again from MySQL.
 	HomeCandidatesTTL time.Duration
-	// OperatorToken is the secret an operator sends in the X-Operator-Token
-	// header to promote posts; empty lets no one.
-	OperatorToken string
 	// TracerProvider makes the spans of the write path across instances
 	// (see tracing.go); nil makes none.
 	TracerProvider trace.TracerProvider
@@ -219,10 +221,13 @@ const (
 	// PromotedCacheTTL bounds how long an instance may show the promoted
 	// posts of before a change whose cache drop failed.
 	PromotedCacheTTL = time.Minute
+	// DefaultStreamTrimInterval is how often the dispatching instance trims
+	// the fan-out stream by default.
+	DefaultStreamTrimInterval = time.Second
 )
 
-// withDefaults fills the zero settings with their defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults fills the zero settings with their defaults.
+func (c Config) WithDefaults() Config {
 	if c.TracerProvider == nil {
 		c.TracerProvider = noop.NewTracerProvider()
 	}

@@ -1,4 +1,4 @@
-package feed
+package ids
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"feedservice/feed/internal/keyspace"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,13 +29,13 @@ if redis.call("GET", KEYS[1]) == ARGV[1] then
 end
 return redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") and 1 or 0`)
 
-// leaseNode takes a free node number and keeps it until ctx ends.
-func leaseNode(ctx context.Context, rdb redis.UniversalClient, k keys, log *slog.Logger) (int, error) {
+// LeaseNode takes a free node number and keeps it until ctx ends.
+func LeaseNode(ctx context.Context, rdb redis.UniversalClient, k keyspace.Keys, log *slog.Logger) (int, error) {
 	buf := make([]byte, 16)
 	rand.Read(buf)
 	token := hex.EncodeToString(buf)
 	for n := 0; n < MaxNodes; n++ {
-		ok, err := rdb.SetNX(ctx, k.idNode(n), token, nodeLeaseTTL).Result()
+		ok, err := rdb.SetNX(ctx, k.IdNode(n), token, nodeLeaseTTL).Result()
 		if err != nil {
 			return 0, err
 		}
@@ -46,10 +48,10 @@ func leaseNode(ctx context.Context, rdb redis.UniversalClient, k keys, log *slog
 			for {
 				select {
 				case <-ctx.Done():
-					rdb.Del(context.WithoutCancel(ctx), k.idNode(n))
+					rdb.Del(context.WithoutCancel(ctx), k.IdNode(n))
 					return
 				case <-t.C:
-					kept, err := renewLease.Run(ctx, rdb, []string{k.idNode(n)}, token, nodeLeaseTTL.Milliseconds()).Int()
+					kept, err := renewLease.Run(ctx, rdb, []string{k.IdNode(n)}, token, nodeLeaseTTL.Milliseconds()).Int()
 					if err == nil && kept == 0 {
 						log.Error("id node lease taken by another instance; ids may collide until restart", "node", n)
 					} else if err != nil && ctx.Err() == nil {

@@ -1,24 +1,26 @@
-package feed
+package viewer
 
 import (
 	"context"
 	"crypto/subtle"
 	"strings"
+
+	"feedservice/feed/apperr"
 )
 
 type operatorKey struct{}
 
 // ErrNotOperator refuses an operator's action to anyone else.
-var ErrNotOperator = newError(CodeForbidden, "only an operator may do this: send the operator token in the X-Operator-Token header")
+var ErrNotOperator = apperr.New(apperr.CodeForbidden, "only an operator may do this: send the operator token in the X-Operator-Token header")
 
-// WithOperatorHeader marks ctx as an operator's when header is the
+// WithOperatorHeader marks ctx as an operator's when header is token, the
 // configured operator token. With no token configured no one is.
-func (e *Engine) WithOperatorHeader(ctx context.Context, header string) context.Context {
+func WithOperatorHeader(ctx context.Context, header, token string) context.Context {
 	header = strings.TrimSpace(header)
-	if e.cfg.OperatorToken == "" || header == "" {
+	if token == "" || header == "" {
 		return ctx
 	}
-	if subtle.ConstantTimeCompare([]byte(header), []byte(e.cfg.OperatorToken)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(header), []byte(token)) != 1 {
 		return ctx
 	}
 	return context.WithValue(ctx, operatorKey{}, true)

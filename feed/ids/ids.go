@@ -1,4 +1,6 @@
-package feed
+// Package ids makes the time-ordered 53-bit ids of users, posts and follows,
+// and leases each instance its node number.
+package ids
 
 import (
 	"fmt"

@@ -1,10 +1,15 @@
-package feed
+// Package paging reads Relay connection pages: the arguments (PageArgs), the
+// cursors, and Paginate, which pages any list read by key.
+package paging
 
 import (
 	"context"
 	"math"
 	"slices"
 
+	"feedservice/feed/apperr"
+	"feedservice/feed/config"
+	"feedservice/feed/internal/metrics"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -15,52 +20,52 @@ type PageArgs struct {
 	After, Before *string
 }
 
-// fetchFunc reads up to limit entries beyond bound in direction dir, in
+// FetchFunc reads up to limit entries beyond bound in direction dir, in
 // page order (Older: descending keys; Newer: ascending).
-type fetchFunc[T any] func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]T, error)
+type FetchFunc[T any] func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]T, error)
 
-// window is a checked PageArgs: a direction, a size, and the cursor keys
+// Window is a checked PageArgs: a direction, a size, and the cursor keys
 // (0 where a cursor is absent).
-type window struct {
+type Window struct {
 	backward      bool
 	size          int
 	after, before int64
 }
 
-func (a PageArgs) window(kind cursorKind) (window, error) {
-	var w window
+func (a PageArgs) Window(kind CursorKind) (Window, error) {
+	var w Window
 	if a.First != nil && a.Last != nil {
-		return w, BadInput("pass first or last, not both")
+		return w, apperr.BadInput("pass first or last, not both")
 	}
-	w.size = DefaultPageSize
+	w.size = config.DefaultPageSize
 	for _, n := range []*int{a.First, a.Last} {
 		if n == nil {
 			continue
 		}
 		if *n < 0 {
-			return w, BadInput("first and last cannot be negative")
+			return w, apperr.BadInput("first and last cannot be negative")
 		}
-		if *n > MaxPageSize {
-			return w, BadInput("first and last are at most %d", MaxPageSize)
+		if *n > config.MaxPageSize {
+			return w, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
 		}
 		w.size = *n
 	}
 	w.backward = a.Last != nil
 	var err error
 	if a.After != nil {
-		if w.after, err = decodeCursor(kind, *a.After); err != nil {
+		if w.after, err = DecodeCursor(kind, *a.After); err != nil {
 			return w, err
 		}
 	}
 	if a.Before != nil {
-		if w.before, err = decodeCursor(kind, *a.Before); err != nil {
+		if w.before, err = DecodeCursor(kind, *a.Before); err != nil {
 			return w, err
 		}
 	}
 	return w, nil
 }
 
-// paginate reads one Relay page, newest first, with exact hasNextPage and
+// Paginate reads one Relay page, newest first, with exact hasNextPage and
 // hasPreviousPage: the far side of a cursor is probed for one entry.
 //
 // A page claims another one only past the cursor it was asked from: a
@@ -69,13 +74,13 @@ func (a PageArgs) window(kind cursorKind) (window, error) {
 // cursor would send it round the same page forever. Such a page, which a
 // fetch that ignored its bound would give, says there is no more instead,
 // and m counts it.
-func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args PageArgs, fetch fetchFunc[T], key func(T) int64) ([]T, *models.PageInfo, error) {
-	w, err := args.window(kind)
+func Paginate[T any](ctx context.Context, m *metrics.Metrics, kind CursorKind, args PageArgs, fetch FetchFunc[T], key func(T) int64) ([]T, *models.PageInfo, error) {
+	w, err := args.Window(kind)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Forward pages stop at before; backward pages stop at after.
-	dir, bound, limit := w.firstFetch()
+	dir, bound, limit := w.FirstFetch()
 	stop, farCursor, farDir := w.before, w.after, store.Newer
 	beyondStop := func(k int64) bool { return stop != 0 && k <= stop }
 	if w.backward {
@@ -95,7 +100,7 @@ func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args Page
 	}
 	if more && farCursor != 0 && len(items) > 0 && !beyond(key(items[len(items)-1]), farCursor, dir) {
 		more = false
-		m.noProgress.WithLabelValues(noProgressCursor).Inc()
+		m.NoProgress.WithLabelValues(metrics.NoProgressCursor).Inc()
 	}
 	behind := false
 	if farCursor != 0 {
@@ -117,16 +122,16 @@ func paginate[T any](ctx context.Context, m *metrics, kind cursorKind, args Page
 		info.HasNextPage, info.HasPreviousPage = behind, more
 	}
 	if len(items) > 0 {
-		start, end := encodeCursor(kind, key(items[0])), encodeCursor(kind, key(items[len(items)-1]))
+		start, end := EncodeCursor(kind, key(items[0])), EncodeCursor(kind, key(items[len(items)-1]))
 		info.StartCursor, info.EndCursor = &start, &end
 	}
 	return items, info, nil
 }
 
-// firstFetch is the read paginate starts with: forward pages read older
+// FirstFetch is the read Paginate starts with: forward pages read older
 // from after (or the top), backward pages newer from before (or the
 // bottom), one entry more than the page, to learn whether more follow.
-func (w window) firstFetch() (dir store.Direction, bound int64, limit int) {
+func (w Window) FirstFetch() (dir store.Direction, bound int64, limit int) {
 	dir, bound, from := store.Older, int64(math.MaxInt64), w.after
 	if w.backward {
 		dir, bound, from = store.Newer, 0, w.before

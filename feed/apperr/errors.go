@@ -1,4 +1,6 @@
-package feed
+// Package apperr holds the errors the engine shows its clients: a code
+// (sent as extensions.code) and a message a person understands.
+package apperr
 
 import (
 	"errors"
@@ -41,27 +43,28 @@ func (e *Error) Error() string { return e.Message }
 // client that waits that long is not refused again; 0 when there is none.
 func (e *Error) RetryAfterSeconds() int { return int(math.Ceil(e.RetryAfter.Seconds())) }
 
-func newError(code Code, format string, args ...any) *Error {
+// New is an error of code with a message made as fmt.Sprintf makes it.
+func New(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // BadInput is a BAD_USER_INPUT error with a message a person understands.
-func BadInput(format string, args ...any) error { return newError(CodeBadUserInput, format, args...) }
+func BadInput(format string, args ...any) error { return New(CodeBadUserInput, format, args...) }
 
 // NotFound is a NOT_FOUND error.
-func NotFound(format string, args ...any) error { return newError(CodeNotFound, format, args...) }
+func NotFound(format string, args ...any) error { return New(CodeNotFound, format, args...) }
 
 // ErrUnauthenticated is returned where a signed-in viewer is required.
-var ErrUnauthenticated = newError(CodeUnauthenticated, "sign in first: this needs a valid bearer token")
+var ErrUnauthenticated = New(CodeUnauthenticated, "sign in first: this needs a valid bearer token")
 
 // ErrBadCredentials is the one answer to a wrong username or password.
-var ErrBadCredentials = newError(CodeUnauthenticated, "wrong username or password")
+var ErrBadCredentials = New(CodeUnauthenticated, "wrong username or password")
 
 // ErrBadToken is returned for a malformed, forged or expired token.
-var ErrBadToken = newError(CodeUnauthenticated, "the bearer token is malformed, forged or expired: sign in again")
+var ErrBadToken = New(CodeUnauthenticated, "the bearer token is malformed, forged or expired: sign in again")
 
 // ErrRevokedToken is returned for a token its user revoked by logging out.
-var ErrRevokedToken = newError(CodeUnauthenticated, "the bearer token was revoked (its user logged out): sign in again")
+var ErrRevokedToken = New(CodeUnauthenticated, "the bearer token was revoked (its user logged out): sign in again")
 
 // CodeOf is the client code of err: its own for an *Error, else internal.
 func CodeOf(err error) Code {
@@ -73,10 +76,10 @@ func CodeOf(err error) Code {
 }
 
 // RateLimited is a RATE_LIMITED error.
-func RateLimited(format string, args ...any) error { return newError(CodeRateLimited, format, args...) }
+func RateLimited(format string, args ...any) error { return New(CodeRateLimited, format, args...) }
 
 // ErrUnavailable is what a client is told when a backend cannot be reached.
-var ErrUnavailable = newError(CodeUnavailable, "the service cannot reach its database just now; nothing was half done: retry in a moment")
+var ErrUnavailable = New(CodeUnavailable, "the service cannot reach its database just now; nothing was half done: retry in a moment")
 
 // IsUnavailable says whether err is a backend that could not be reached or
 // went away mid-call, rather than a fault of the request or of the code.

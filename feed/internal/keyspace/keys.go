@@ -1,4 +1,5 @@
-package feed
+// Package keyspace names every Redis key of the engine.
+package keyspace
 
 import (
 	"strconv"
@@ -6,13 +7,19 @@ import (
 	"feedservice/store"
 )
 
-// keys names every Redis key of the engine. Every key starts with
+// Keys names every Redis key of the engine. Every key starts with
 // Config.KeyPrefix; the keys of one user carry the hash tag {u<id>} so that
 // they share a Redis Cluster slot, and every multi-key operation (a Lua
 // script, a RENAME) touches the keys of one user only.
-type keys struct{ prefix string }
+type Keys struct{ prefix string }
 
-func (k keys) user(id int64) string { return "{u" + strconv.FormatInt(id, 10) + "}" }
+// New names the keys that start with prefix.
+func New(prefix string) Keys { return Keys{prefix: prefix} }
+
+// Prefix is what every key starts with.
+func (k Keys) Prefix() string { return k.prefix }
+
+func (k Keys) user(id int64) string { return "{u" + strconv.FormatInt(id, 10) + "}" }
 
 // inbox is user id's home-feed inbox: a sorted set of original post ids
 // scored by the entry's sort key (the id of its first arrival), plus one
@@ -20,18 +27,18 @@ func (k keys) user(id int64) string { return "{u" + strconv.FormatInt(id, 10) + 
 // (MySQL serves them; floor 0 means MySQL has nothing older). At most
 // Config.InboxCap entries; TTL Config.InboxTTL, refreshed on read. A missing
 // key is an inactive reader, whose inbox is rebuilt on the next read.
-func (k keys) inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
+func (k Keys) Inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
 
 // inboxSources is a hash beside the inbox: for each entry that did not come
 // from its author alone, the sources that brought it, "user:event,...",
 // where event is the id of the post or repost. Same TTL as the inbox.
-func (k keys) inboxSources(id int64) string { return k.prefix + "feedsrc:" + k.user(id) }
+func (k Keys) InboxSources(id int64) string { return k.prefix + "feedsrc:" + k.user(id) }
 
 // inboxTemp is where a rebuild writes before it swaps the inbox in.
-func (k keys) inboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id) + ":tmp" }
+func (k Keys) InboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id) + ":tmp" }
 
 // inboxSourcesTemp is where a rebuild writes the sources.
-func (k keys) inboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" + k.user(id) + ":tmp" }
+func (k Keys) InboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" + k.user(id) + ":tmp" }
 
 // following is the set of the ids user id follows, beside their inbox,
 // plus the marker member "~" so that an empty set is told from a missing
@@ -40,44 +47,44 @@ func (k keys) inboxSourcesTemp(id int64) string { return k.prefix + "feedsrc:" +
 // swapped in with the inbox, same TTL, refreshed with it on read; changed
 // by follow, unfollow and removeFollower after their commit and again by
 // their stream events. Missing: MySQL answers.
-func (k keys) following(id int64) string { return k.prefix + "following:" + k.user(id) }
+func (k Keys) Following(id int64) string { return k.prefix + "following:" + k.user(id) }
 
 // followingVersion is a token that every write of user id's followee set
 // replaces (a random one from the writer, in the same script), with the
 // set's TTL. A reader that keeps a copy of the set uses it only while the
 // token it read the copy with is the one there: see followeeCopies.
-func (k keys) followingVersion(id int64) string { return k.prefix + "following:" + k.user(id) + ":v" }
+func (k Keys) FollowingVersion(id int64) string { return k.prefix + "following:" + k.user(id) + ":v" }
 
 // followingTemp is where a rebuild writes the followee set.
-func (k keys) followingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
+func (k Keys) FollowingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
 
 // recentWrite is "1" while user id's lag-tolerant reads must stay on the
 // MySQL primary after a write of theirs (see replicas.go); a string with
 // TTL 2 x ReplicaMaxLag, set only when replicas are configured.
-func (k keys) recentWrite(id int64) string { return k.prefix + "wrote:" + k.user(id) }
+func (k Keys) RecentWrite(id int64) string { return k.prefix + "wrote:" + k.user(id) }
 
 // rebuildLock is held (a token, TTL rebuildLockTTL) while a rebuild of user
 // id's inbox runs, so that one runs at a time across instances.
-func (k keys) rebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }
+func (k Keys) RebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }
 
 // outbox is author id's recent posts: a sorted set of "post" or
 // "repost:original" members scored by post id, with the same "~<floor>"
 // marker as an inbox. At most Config.InboxCap entries, TTL Config.InboxTTL,
 // refreshed on read; rebuilt from MySQL when missing.
-func (k keys) outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
+func (k Keys) Outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
 
 // outboxTemp is where a rebuild writes an outbox before it swaps it in.
-func (k keys) outboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
+func (k Keys) OutboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
 
 // outboxLock is held while author id's outbox is rebuilt.
-func (k keys) outboxLock(id int64) string { return k.prefix + "rebuild:posts:" + k.user(id) }
+func (k Keys) OutboxLock(id int64) string { return k.prefix + "rebuild:posts:" + k.user(id) }
 
 // cachedPost is the Redis copy of post id (decimal id, no hash tag: a
 // batch reads many posts, one GET each, pipelined): a string holding the
 // post in the binary encoding of cache.go, deleted ones as a tombstone
 // (DeletedAt set). Written only by setIfNewerScript; TTL
 // Config.PostCacheTTL, not refreshed on read.
-func (k keys) cachedPost(id int64) string {
+func (k Keys) CachedPost(id int64) string {
 	return k.prefix + "cache:post:" + strconv.FormatInt(id, 10)
 }
 
@@ -85,60 +92,60 @@ func (k keys) cachedPost(id int64) string {
 // username, display name, bio, created_at (never the password hash). A
 // string in the binary encoding of cache.go, written only by
 // setIfNewerScript; TTL Config.UserCacheTTL, not refreshed on read.
-func (k keys) cachedUserInfo(id int64) string { return k.prefix + "cache:user:" + k.user(id) + ":info" }
+func (k Keys) CachedUserInfo(id int64) string { return k.prefix + "cache:user:" + k.user(id) + ":info" }
 
 // cachedUserCounts is the Redis copy of what of user id changes often: the
 // follower, following and post counts and the feed read marker. Encoding,
 // writer and TTL as cachedUserInfo.
-func (k keys) cachedUserCounts(id int64) string {
+func (k Keys) CachedUserCounts(id int64) string {
 	return k.prefix + "cache:user:" + k.user(id) + ":counts"
 }
 
 // celebrities is a set of the ids of authors whose posts are merged at read
 // time, not fanned out (hybrid mode). Small: a handful of authors. No TTL;
 // rebuilt from MySQL when missing.
-func (k keys) celebrities() string { return k.prefix + "celebrities" }
+func (k Keys) Celebrities() string { return k.prefix + "celebrities" }
 
 // stream is the fan-out stream (Redis Streams) that the dispatcher fills
 // and the workers' consumer group reads. Entries every group acknowledged
 // are trimmed every Config.StreamTrimInterval (streamtrim.go), so it holds
 // about the events in flight; capped at about streamMaxLen as a backstop.
-func (k keys) stream() string { return k.prefix + "fanout" }
+func (k Keys) Stream() string { return k.prefix + "fanout" }
 
 // dispatcherLease is held by the one instance dispatching the outbox.
-func (k keys) dispatcherLease() string { return k.prefix + "dispatcher" }
+func (k Keys) DispatcherLease() string { return k.prefix + "dispatcher" }
 
 // readerChannel is the pub/sub channel of user id's feed: "add <post>
 // <key>" when an entry enters their inbox, "change" when their unread count
 // may have changed otherwise (an entry left or moved, the read marker moved,
 // they followed or unfollowed someone).
-func (k keys) readerChannel(id int64) string { return k.prefix + "dots:" + k.user(id) }
+func (k Keys) ReaderChannel(id int64) string { return k.prefix + "dots:" + k.user(id) }
 
 // authorChannel is the pub/sub channel of author id's posts that are not
 // fanned out (a celebrity's, or everyone's in pull mode): "add <post> <key>"
 // for a post or repost, "change" for a deletion. Instances subscribe to it
 // for the connected readers who follow the author.
-func (k keys) authorChannel(id int64) string { return k.prefix + "author:" + k.user(id) }
+func (k Keys) AuthorChannel(id int64) string { return k.prefix + "author:" + k.user(id) }
 
 // celebritiesChannel announces that the set of celebrities changed, so
 // that every instance re-subscribes its readers to the right authors.
-func (k keys) celebritiesChannel() string { return k.prefix + "celebrities:changed" }
+func (k Keys) CelebritiesChannel() string { return k.prefix + "celebrities:changed" }
 
 // cacheInvalidateChannel is the pub/sub channel on which an instance names
 // the users and posts it changed ("user 1 2", "post 3"), so that every
 // instance drops its local copies of them. Every hub subscribes to it.
-func (k keys) cacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
+func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
 
 // idNode is a string holding the token of the instance that leases node n
 // of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
-func (k keys) idNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
+func (k Keys) IdNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
 
 // rateLimit is the budget of subject (a user id or a client IP) under the
 // named limit: redis_rate's GCRA state, a string holding the time at which
 // the budget is whole again, which expires then. redis_rate writes it under
 // its own "rate:" prefix before this name, so the key in Redis is
 // "rate:<KeyPrefix>ratelimit:<limit>:<subject>". A single key: no hash tag.
-func (k keys) rateLimit(limit, subject string) string {
+func (k Keys) RateLimit(limit, subject string) string {
 	return k.prefix + "ratelimit:" + limit + ":" + subject
 }
 
@@ -151,14 +158,14 @@ func (k keys) rateLimit(limit, subject string) string {
 // persistedQueries is a hash: SHA-256 of a document -> its text, each at
 // most MaxPersistedQueryBytes, at most MaxEntries of them and MaxBytes in
 // all.
-func (k keys) persistedQueries() string { return k.prefix + "apq:{apq}:docs" }
+func (k Keys) PersistedQueries() string { return k.prefix + "apq:{apq}:docs" }
 
 // persistedQueriesSent is a sorted set of the same hashes scored by when
 // each was last sent in full, in Unix milliseconds.
-func (k keys) persistedQueriesSent() string { return k.prefix + "apq:{apq}:sent" }
+func (k Keys) PersistedQueriesSent() string { return k.prefix + "apq:{apq}:sent" }
 
 // persistedQueriesBytes is a string: the bytes of the documents kept.
-func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }
+func (k Keys) PersistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }
 
 // homeCandidates is user id's inserted home entries: a sorted set whose
 // members pack the kind into the item id (kind<<53 | id, seed 000's
@@ -167,16 +174,16 @@ func (k keys) persistedQueriesBytes() string { return k.prefix + "apq:{apq}:byte
 // the other kinds), plus the member 0 so that an empty set is told from a
 // missing one. At most MaxSuggestions + MaxPromotedPosts + 1 members; TTL
 // Config.HomeCandidatesTTL. Missing: worked out again from MySQL.
-func (k keys) homeCandidates(id int64) string { return k.prefix + "home:" + k.user(id) }
+func (k Keys) HomeCandidates(id int64) string { return k.prefix + "home:" + k.user(id) }
 
 // homeEpoch is a counter of user id's dismissals, in the slot of their
 // home inserts: a set worked out from MySQL is kept only if no dismissal
 // came in between (keepInsertsScript). TTL 2 x Config.HomeCandidatesTTL.
-func (k keys) homeEpoch(id int64) string { return k.homeCandidates(id) + ":epoch" }
+func (k Keys) HomeEpoch(id int64) string { return k.HomeCandidates(id) + ":epoch" }
 
 // promoted is the promoted post ids (the same packing), plus the member 0;
 // at most MaxPromotedPosts; TTL PromotedCacheTTL, dropped by every change.
-func (k keys) promoted() string { return k.prefix + "home:promoted" }
+func (k Keys) Promoted() string { return k.prefix + "home:promoted" }
 
 // relationList is the ordered copy of user id's followers or following
 // list (store.RelationList 1 or 2) that page jumps read (jumps.go): a
@@ -185,24 +192,24 @@ func (k keys) promoted() string { return k.prefix + "home:promoted" }
 // Config.JumpCacheFollowers entries (about 60 bytes a member past the
 // listpack size: some 60 MB for a million followers); TTL
 // Config.JumpCacheTTL, refreshed by each jump.
-func (k keys) relationList(list store.RelationList, id int64) string {
+func (k Keys) RelationList(list store.RelationList, id int64) string {
 	return k.prefix + "rel:" + strconv.Itoa(int(list)) + ":" + k.user(id)
 }
 
 // relationListTemp is where a build writes the copy before it swaps it in.
-func (k keys) relationListTemp(list store.RelationList, id int64) string {
-	return k.relationList(list, id) + ":tmp"
+func (k Keys) RelationListTemp(list store.RelationList, id int64) string {
+	return k.RelationList(list, id) + ":tmp"
 }
 
 // relationListLock is held (a token, TTL relationListLockTTL) while the
 // copy is built, so that one build runs at a time across instances.
-func (k keys) relationListLock(list store.RelationList, id int64) string {
-	return k.relationList(list, id) + ":lock"
+func (k Keys) RelationListLock(list store.RelationList, id int64) string {
+	return k.RelationList(list, id) + ":lock"
 }
 
 // relationListPending is a list of the other users' ids whose relation
 // changed while the copy was built, for the builder to settle; TTL
 // relationListLockTTL.
-func (k keys) relationListPending(list store.RelationList, id int64) string {
-	return k.relationList(list, id) + ":pending"
+func (k Keys) RelationListPending(list store.RelationList, id int64) string {
+	return k.RelationList(list, id) + ":pending"
 }

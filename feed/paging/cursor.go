@@ -1,24 +1,26 @@
-package feed
+package paging
 
 import (
 	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
+
+	"feedservice/feed/apperr"
 )
 
-// cursorKind names the list a cursor belongs to, so that a cursor of one
+// CursorKind names the list a cursor belongs to, so that a cursor of one
 // list is refused by another instead of paging it from a wrong place.
-type cursorKind string
+type CursorKind string
 
 const (
-	cursorFeed      cursorKind = "feed"
-	cursorTimeline  cursorKind = "timeline"
-	cursorFollowers cursorKind = "followers"
-	cursorFollowing cursorKind = "following"
+	CursorFeed      CursorKind = "feed"
+	CursorTimeline  CursorKind = "timeline"
+	CursorFollowers CursorKind = "followers"
+	CursorFollowing CursorKind = "following"
 )
 
-var cursorKinds = []cursorKind{cursorFeed, cursorTimeline, cursorFollowers, cursorFollowing}
+var CursorKinds = []CursorKind{CursorFeed, CursorTimeline, CursorFollowers, CursorFollowing}
 
 // A cursor is base64url("kind:key"), where key is the entry's sort key (a
 // post id, or a follow's id). It holds no reference to a stored row, so it
@@ -26,7 +28,7 @@ var cursorKinds = []cursorKind{cursorFeed, cursorTimeline, cursorFollowers, curs
 //
 // It builds the cursor in buffers on the stack: a page encodes one per
 // edge, and the string is its only allocation.
-func encodeCursor(kind cursorKind, key int64) string {
+func EncodeCursor(kind CursorKind, key int64) string {
 	var raw [32]byte
 	b := append(raw[:0], kind...)
 	b = append(b, ':')
@@ -42,18 +44,18 @@ func encodeCursor(kind cursorKind, key int64) string {
 	return string(out)
 }
 
-// decodeCursor accepts only the spelling encodeCursor gives: base64 skips
+// DecodeCursor accepts only the spelling EncodeCursor gives: base64 skips
 // line breaks and ignores spare bits, and ParseInt takes "+5" and "05", so
 // without the check one place would have many cursors.
-func decodeCursor(kind cursorKind, cursor string) (int64, error) {
+func DecodeCursor(kind CursorKind, cursor string) (int64, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	k, num, _ := strings.Cut(string(raw), ":")
 	key, keyErr := strconv.ParseInt(num, 10, 64)
-	if err != nil || keyErr != nil || key <= 0 || !slices.Contains(cursorKinds, cursorKind(k)) || encodeCursor(cursorKind(k), key) != cursor {
-		return 0, BadInput("the cursor %q is not one this API handed out", cursor)
+	if err != nil || keyErr != nil || key <= 0 || !slices.Contains(CursorKinds, CursorKind(k)) || EncodeCursor(CursorKind(k), key) != cursor {
+		return 0, apperr.BadInput("the cursor %q is not one this API handed out", cursor)
 	}
-	if cursorKind(k) != kind {
-		return 0, BadInput("that cursor belongs to a %s list, not to a %s list", k, kind)
+	if CursorKind(k) != kind {
+		return 0, apperr.BadInput("that cursor belongs to a %s list, not to a %s list", k, kind)
 	}
 	return key, nil
 }
