@@ -1,0 +1,88 @@
+// Package archtest holds the tests that guard the shape of the whole
+// module: which package may import which (layers below, checked by
+// TestPackageLayering), the package diagram of docs/architecture.md, and
+// the Lua scripts' use of their KEYS.
+package archtest
+
+// A layer is a set of packages that may import the packages of every layer
+// below it, and none of their own layer or above.
+type layer struct {
+	name     string
+	packages []string // import paths relative to the module: "feed/apperr"; "." is the module's root package
+}
+
+// layers is the module's import layering, lowest first. Every package of
+// the module is in exactly one layer; a new package is added here in the
+// layer its imports call for.
+//
+// The feed/... entries (and internal/viewer) are the target layout of the
+// split of package feed (issue 24). Entries for packages that do not exist
+// yet are allowed and simply unused until the package appears. The middle
+// feed packages each have a layer of their own, in the order of the target
+// layout, so that one may import those before it: they call one another,
+// and a shared layer would refuse every such import.
+var layers = []layer{
+	{"leaves of the module", []string{
+		"models",                     // gorm entities and GraphQL model types
+		"internal/slot",              // Redis Cluster's hash slots
+		"graph/model",                // generated GraphQL types
+		"internal/fastexec",          // runtime of the fast GraphQL executor
+		"web",                        // the embedded React app
+		"internal/testenv/testrun",   // record of what test processes make
+		"internal/gqlclient",         // GraphQL client of the tests, bench and soak
+		"internal/feedmodel",         // reference model of the home feed, for tests
+		"internal/fastexec/difftest", // test-only
+		"bench/localtier",            // test-only
+		"internal/archtest",          // test-only: this package
+	}},
+	{"storage, and helpers over the leaves", []string{
+		"store",
+		"internal/testenv",
+		"internal/serverproc",
+		"internal/fastexec/plugin",
+		"playground",
+	}},
+	{"feed: errors and settings", []string{
+		"feed/apperr",
+		"feed/config",
+	}},
+	{"feed: leaves", []string{
+		"feed/ids",
+		"feed/paging",
+		"feed/internal/keyspace",
+		"feed/internal/metrics",
+		"feed/internal/redisx",
+		"internal/viewer",
+	}},
+	{"feed: shared resources", []string{"feed/internal/deps"}},
+	{"feed: live-update hub", []string{"feed/live"}},
+	{"feed: read replicas", []string{"feed/replicas"}},
+	{"feed: cache tiers", []string{"feed/cache"}},
+	{"feed: inboxes and outboxes", []string{"feed/inbox"}},
+	{"feed: page jumps", []string{"feed/jumps"}},
+	{"feed: pull reads", []string{"feed/pull"}},
+	{"feed: fan-out", []string{"feed/fanout"}},
+	{"feed: read path", []string{"feed/readpath"}},
+	{"feed: home feed", []string{"feed/home"}},
+	{"feed: subscriptions", []string{"feed/subscriptions"}},
+	{"feed: the engine's facade", []string{"feed"}},
+	{"loaders and schema", []string{
+		"dataloader",
+		"graph",
+	}},
+	{"resolvers", []string{"resolvers"}},
+	{"HTTP", []string{"api"}},
+	{"programs", []string{
+		".", // the server
+		"bench",
+		"bench/jumps",
+		"soak",
+		"internal/fastexec/cmd/gqlgen",
+		"internal/testenv/cmd/testctl",
+	}},
+}
+
+// sameLayerImports are the imports within one layer that are allowed, as
+// "importer imports imported". Keep it empty: an import within a layer
+// means the layer should be split.
+var sameLayerImports = map[string]bool{}
