@@ -46,12 +46,14 @@ var layers = []layer{
 		"feed/apperr",
 		"feed/config",
 	}},
-	{"feed: leaves", []string{
-		"feed/ids",
-		"feed/paging",
+	{"feed: key names, metrics, Redis helpers", []string{
 		"feed/internal/keyspace",
 		"feed/internal/metrics",
 		"feed/internal/redisx",
+	}},
+	{"feed: leaves", []string{
+		"feed/ids",
+		"feed/paging",
 		"internal/viewer",
 	}},
 	{"feed: shared resources", []string{"feed/internal/deps"}},
