@@ -45,7 +45,7 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 	}
 	// The new user's first reads (the viewer, a follow's payload) must find
 	// them: no replica may have the row yet, and no cache holds it.
-	e.markWrote(ctx, []int64{u.ID})
+	e.rep.MarkWrote(ctx, []int64{u.ID})
 	return e.authPayload(u)
 }
 
@@ -98,7 +98,7 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 	if err != nil {
 		return nil, err
 	}
-	e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
+	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
 	e.poke()
 	return u, nil
 }
@@ -112,24 +112,10 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 	return u, err
 }
 
-// Users loads users by id, in the order of ids; nil where unknown. It reads
-// the local tier, then the tiers below for the rest in one batch. The users
-// are shared with other readers: read them only.
+// Users loads users by id, in the order of ids; nil where unknown, from
+// the cache tiers. The users are shared with other readers: read them only.
 func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	byID, err := e.local.users.getMany(laggingFills(ctx), ids, e.usersBelowLocal)
-	if err != nil {
-		return nil, err
-	}
-	return inOrder(ids, byID), nil
-}
-
-// inOrder lists byID's values in the order of ids; nil where absent.
-func inOrder[V any](ids []int64, byID map[int64]*V) []*V {
-	out := make([]*V, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out
+	return e.cache.Users(ctx, ids)
 }
 
 func checkUsername(username string) error {

@@ -93,7 +93,7 @@ func (e *Engine) ViewerFromHeader(ctx context.Context, header string) (int64, er
 // every instance by message, so another instance refuses a revoked token
 // once the message arrives, and within LocalCacheTTL if it missed it.
 func (e *Engine) checkTokenVersion(ctx context.Context, id, version int64) error {
-	byID, err := e.local.users.getMany(ctx, []int64{id}, e.usersBelowLocal)
+	byID, err := e.cache.UsersByID(ctx, []int64{id})
 	if err != nil {
 		return fmt.Errorf("check the token version of user %d: %w", id, err)
 	}
@@ -115,7 +115,7 @@ func (e *Engine) LogOut(ctx context.Context, viewerID int64) error {
 	if err != nil {
 		return err
 	}
-	e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
+	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
 	return nil
 }
 

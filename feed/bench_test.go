@@ -39,6 +39,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -111,7 +112,7 @@ func captureRedisLog(b *testing.B) {
 // benchUsers inserts n users named prefix0, prefix1, ... directly.
 func benchUsers(te *testEngine, prefix string, n int) []int64 {
 	te.t.Helper()
-	now := nowMillis()
+	now := deps.NowMillis()
 	users := make([]*models.User, n)
 	ids := make([]int64, n)
 	for i := range users {
@@ -130,7 +131,7 @@ func benchUsers(te *testEngine, prefix string, n int) []int64 {
 // Counts are fixed afterwards by benchRecount.
 func benchFollows(te *testEngine, pairs [][2]int64) {
 	te.t.Helper()
-	now := nowMillis()
+	now := deps.NowMillis()
 	fwing := make([]*models.Following, len(pairs))
 	fwers := make([]*models.Follower, len(pairs))
 	for i, p := range pairs {
@@ -198,7 +199,7 @@ func feedFixture(b *testing.B, mode config.Mode, followees int) (*testEngine, in
 
 	var posts []*models.Post
 	newPost := func(author int64, repostOf *int64) *models.Post {
-		p := &models.Post{ID: te.ids.Next(), AuthorID: author, CreatedAt: nowMillis(), RepostOfID: repostOf}
+		p := &models.Post{ID: te.ids.Next(), AuthorID: author, CreatedAt: deps.NowMillis(), RepostOfID: repostOf}
 		if repostOf == nil {
 			p.Body = benchBody
 		}

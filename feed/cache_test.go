@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -12,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -279,8 +278,8 @@ func TestCacheSetIfNewerRefusesOlder(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The late fill of the read that began before the deletion.
-	writes := append([]cacheWrite{te.postWrite(stale[0])}, te.userWrites(staleUsers[0])...)
-	if err := te.writeCached(ctx, writes); err != nil {
+	writes := append([]cache.Write{te.cache.PostWrite(stale[0])}, te.cache.UserWrites(staleUsers[0])...)
+	if err := te.cache.WriteCached(ctx, writes); err != nil {
 		t.Fatal(err)
 	}
 	if !ctSamePost(t, te, "after a stale fill", p).Deleted() {
@@ -292,7 +291,7 @@ func TestCacheSetIfNewerRefusesOlder(t *testing.T) {
 	// A newer version replaces an older one.
 	newer := *stale[0]
 	newer.Version, newer.Body = 99, "newer"
-	if err := te.writeCached(ctx, []cacheWrite{te.postWrite(&newer)}); err != nil {
+	if err := te.cache.WriteCached(ctx, []cache.Write{te.cache.PostWrite(&newer)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := ctPost(t, te, p); got.Body != "newer" || got.Version != 99 {
@@ -300,9 +299,9 @@ func TestCacheSetIfNewerRefusesOlder(t *testing.T) {
 	}
 	// Versions past one varint byte compare right in the script.
 	newer.Version, newer.Body = 300, "300"
-	te.writeCached(ctx, []cacheWrite{te.postWrite(&newer)})
+	te.cache.WriteCached(ctx, []cache.Write{te.cache.PostWrite(&newer)})
 	newer.Version, newer.Body = 299, "299"
-	te.writeCached(ctx, []cacheWrite{te.postWrite(&newer)})
+	te.cache.WriteCached(ctx, []cache.Write{te.cache.PostWrite(&newer)})
 	if got := ctPost(t, te, p); got.Version != 300 {
 		t.Fatalf("version 299 replaced 300: %+v", got)
 	}
@@ -418,59 +417,6 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 	ctSamePost(t, te, "Redis back", q)
 	if te.redis.Exists(context.Background(), te.keys.CachedPost(q)).Val() != 1 {
 		t.Fatal("the post's copy was not refilled after Redis came back")
-	}
-}
-
-// TestCacheEncodingSize measures what a typical post and user cost in
-// Redis (MEMORY USAGE) in JSON and in the binary encoding the copies use,
-// which must be the smaller. The numbers are in cache.go's comment.
-func TestCacheEncodingSize(t *testing.T) {
-	rdb, prefix := testenv.Redis(t)
-	ctx := context.Background()
-	k := keyspace.New(prefix)
-	at := time.Date(2026, 11, 23, 13, 0, 0, 123e6, time.UTC)
-	orig := int64(7391826354718293)
-	post := &models.Post{ID: 7391826354718299, AuthorID: 7391826354700001, Body: strings.Repeat("typical post text ", 8)[:140],
-		RepostOfID: &orig, RepostCount: 3, CreatedAt: at, Version: 4}
-	post.RepostOfID = nil // a typical post is an original
-	user := &models.User{ID: 7391826354700001, Username: "someone_1234", DisplayName: "Someone Somebody",
-		Bio: strings.Repeat("bio words ", 8), CreatedAt: at, FollowerCount: 1234, FollowingCount: 321, PostCount: 456,
-		FeedReadKey: 7391826354718000, Version: 2011}
-	size := func(key string, value []byte) int64 {
-		t.Helper()
-		if err := rdb.Set(ctx, key, value, time.Hour).Err(); err != nil {
-			t.Fatal(err)
-		}
-		n, err := rdb.MemoryUsage(ctx, key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	jsonOf := func(v any) []byte { b, _ := json.Marshal(v); return b }
-	info := map[string]any{"v": user.Version, "username": user.Username, "displayName": user.DisplayName, "bio": user.Bio, "createdAt": user.CreatedAt}
-	counts := map[string]any{"v": user.Version, "followers": user.FollowerCount, "following": user.FollowingCount, "posts": user.PostCount, "readKey": user.FeedReadKey}
-	rows := []struct {
-		name         string
-		key          string
-		json, binary []byte
-	}{
-		{"post", k.CachedPost(post.ID), jsonOf(post), encodePost(post)},
-		{"user info", k.CachedUserInfo(user.ID), jsonOf(info), encodeUserInfo(user)},
-		{"user counts", k.CachedUserCounts(user.ID), jsonOf(counts), encodeUserCounts(user)},
-	}
-	var report []string
-	for _, r := range rows {
-		j, b := size(r.key, r.json), size(r.key, r.binary)
-		report = append(report, fmt.Sprintf("%s: JSON %d bytes (value %d), binary %d bytes (value %d)", r.name, j, len(r.json), b, len(r.binary)))
-		if b >= j {
-			t.Errorf("%s: the binary copy takes %d bytes, JSON %d", r.name, b, j)
-		}
-	}
-	t.Log("MEMORY USAGE, key included:\n" + strings.Join(report, "\n"))
-	back, err := decodePost(post.ID, encodePost(post))
-	if err != nil || !ctPostEqual(back, post) {
-		t.Fatalf("post round trip: %+v, %v", back, err)
 	}
 }
 

@@ -78,7 +78,7 @@ func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
 	if u.FollowerCount >= e.cfg.CelebrityFollowers {
 		added, err := e.redis.SAdd(ctx, e.keys.Celebrities(), user).Result()
 		if added == 1 {
-			e.publish(ctx, e.keys.CelebritiesChannel(), "change")
+			e.pub.Publish(ctx, e.keys.CelebritiesChannel(), "change")
 		}
 		return err
 	}
@@ -86,6 +86,6 @@ func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
 	if err != nil || removed == 0 {
 		return err
 	}
-	e.publish(ctx, e.keys.CelebritiesChannel(), "change")
+	e.pub.Publish(ctx, e.keys.CelebritiesChannel(), "change")
 	return e.fanout(ctx, task{Op: opBackfill, User: user})
 }

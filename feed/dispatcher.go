@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/redisx"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -41,7 +44,7 @@ return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and 1 or 0`)
 // runDispatcher dispatches while it holds the lease, until ctx ends; the
 // lease holder also purges old dispatched events and trims the stream.
 func (e *Engine) runDispatcher(ctx context.Context) {
-	token := newToken()
+	token := redisx.NewToken()
 	lease := e.keys.DispatcherLease()
 	defer e.redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
 	var leaseUntil time.Time
@@ -51,7 +54,7 @@ func (e *Engine) runDispatcher(ctx context.Context) {
 		if time.Until(leaseUntil) < dispatcherLeaseTTL/2 {
 			held, err := renewDispatcherLease.Run(ctx, e.redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
 			if err != nil || held == 0 {
-				e.pause(ctx, dispatchErrorPause)
+				deps.Pause(ctx, dispatchErrorPause)
 				continue
 			}
 			leaseUntil = time.Now().Add(dispatcherLeaseTTL)
@@ -62,7 +65,7 @@ func (e *Engine) runDispatcher(ctx context.Context) {
 				e.log.Warn("dispatch outbox events; retrying", "err", err)
 			}
 			failing = true
-			e.pause(ctx, dispatchErrorPause)
+			deps.Pause(ctx, dispatchErrorPause)
 			continue
 		}
 		if failing {

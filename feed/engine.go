@@ -1,5 +1,7 @@
 // Package feed is the service's engine: accounts, relations, posts and the
 // home feed, over the store (MySQL) and Redis. It knows nothing of GraphQL.
+// Its Engine is the facade the API calls; the work is done by the packages
+// below it (docs/architecture.md, "Packages").
 package feed
 
 import (
@@ -13,15 +15,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/live"
+	"feedservice/feed/replicas"
+	"feedservice/models"
 	"feedservice/store"
 )
 
 // Engine carries out every action of the API.
 type Engine struct {
+	d     *deps.Deps
 	cfg   config.Config
 	store *store.Store
 	redis redis.UniversalClient
@@ -30,11 +39,15 @@ type Engine struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	metrics  *metrics.Metrics
+	metrics *metrics.Metrics
+	pub     *live.Publisher
+	rep     *replicas.Router
+	cache   *cache.Tiers
+
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
-	hub      *hub // live subscriptions; set by Start
+	hub      *live.Hub // live subscriptions; set by Start
 	limiter  *redis_rate.Limiter
 	// fallback is the in-process budget of the rate limits while Redis
 	// fails; fallbackWarn spaces the warnings of it, which would otherwise
@@ -46,9 +59,7 @@ type Engine struct {
 
 	decoy string // a password hash no password matches, for unknown users
 
-	local localTiers // in-process copies of users and posts
-	// invalidationSyncs are the SyncInvalidations waiting, by token.
-	invalidationSyncs sync.Map
+	local localTiers // in-process copies of celebrities' outboxes and followee sets
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is
@@ -58,18 +69,10 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 		return nil, fmt.Errorf("token secret must be at least 32 bytes")
 	}
 	cfg = cfg.WithDefaults()
-	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: nowMillis, metrics: metrics.New(),
-		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
+	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: deps.NowMillis, metrics: metrics.New(),
+		pokes: make(chan struct{}, 1), instance: redisx.NewToken(), limiter: redis_rate.NewLimiter(rdb),
 		fallback:     &fallbackLimiter{maxSubjects: cfg.RateLimitFallbackSubjects},
 		fallbackWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
-	e.local = newLocalTiers(cfg, e.metrics)
-	// The decoy is made now, not at the first unknown user's log-in, which
-	// would otherwise take two bcrypt runs and stand out.
-	decoy, err := e.hashPassword("decoy password, never valid")
-	if err != nil {
-		return nil, fmt.Errorf("bcrypt decoy: %w", err)
-	}
-	e.decoy = decoy
 	node := cfg.NodeID
 	if node < 0 {
 		var err error
@@ -77,11 +80,24 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 			return nil, fmt.Errorf("lease id node: %w", err)
 		}
 	}
-	ids, err := ids.NewIDGenerator(node)
+	gen, err := ids.NewIDGenerator(node)
 	if err != nil {
 		return nil, err
 	}
-	e.ids = ids
+	e.ids = gen
+	e.d = &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: e.keys, Log: log, Metrics: e.metrics, Now: e.now, IDs: gen, WarnRedis: e.warnCache}
+	e.pub = live.NewPublisher(e.d)
+	e.rep = replicas.New(e.d)
+	e.cache = cache.New(e.d, e.pub, e.rep)
+	e.local = newLocalTiers(cfg, e.metrics)
+	e.cache.Register(metrics.KindOutbox, e.local.outboxes)
+	// The decoy is made now, not at the first unknown user's log-in, which
+	// would otherwise take two bcrypt runs and stand out.
+	decoy, err := e.hashPassword("decoy password, never valid")
+	if err != nil {
+		return nil, fmt.Errorf("bcrypt decoy: %w", err)
+	}
+	e.decoy = decoy
 	if cfg.Mode != config.ModePull || cfg.FanoutWorkers > 0 {
 		e.ensureGroup(ctx)
 	}
@@ -89,9 +105,36 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	return e, nil
 }
 
-// nowMillis is the time to the millisecond: what MySQL's DATETIME(3) keeps,
-// so a time returned by a mutation is the time later reads return.
-func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+// Start runs the live-update hub, the dispatcher and the fan-out workers
+// until ctx ends.
+func (e *Engine) Start(ctx context.Context) {
+	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed)
+	e.goRun(ctx, e.hub.Run)
+	if e.cfg.Dispatch {
+		e.goRun(ctx, e.runDispatcher)
+	}
+	for i := range e.cfg.FanoutWorkers {
+		consumer := fmt.Sprintf("%s-%d", e.instance, i)
+		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
+	}
+	e.goRun(ctx, e.watchLag)
+	e.goRun(ctx, func(ctx context.Context) {
+		<-ctx.Done()
+		e.cache.Stop()
+		e.local.outboxes.Stop()
+	})
+}
+
+// Wait blocks until everything Start started has stopped.
+func (e *Engine) Wait() { e.running.Wait() }
+
+func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
+	e.running.Add(1)
+	go func() {
+		defer e.running.Done()
+		fn(ctx)
+	}()
+}
 
 // Ready checks that MySQL and Redis both answer.
 func (e *Engine) Ready(ctx context.Context) error {
@@ -106,3 +149,31 @@ func (e *Engine) Ready(ctx context.Context) error {
 
 // Registry is the registry of the engine's metrics, for /metrics.
 func (e *Engine) Registry() *prometheus.Registry { return e.metrics.Registry }
+
+// warnCache logs a failure of Redis that a read or write survives (the
+// deps' WarnRedis), at most once per RateLimitWarnInterval with the count
+// of those held back.
+func (e *Engine) warnCache(msg string, err error) {
+	if ok, suppressed := e.cacheWarn.take(time.Now()); ok {
+		e.log.Warn(msg, "err", err, "suppressed", suppressed)
+	}
+}
+
+// CachedUsers returns the users of ids that this instance holds in its
+// local tier, without I/O, for callers that would otherwise wait to batch
+// a load (the dataloaders). The values are shared: read them only.
+func (e *Engine) CachedUsers(ids []int64) map[int64]*models.User { return e.cache.CachedUsers(ids) }
+
+// CachedPosts is CachedUsers for posts, deleted ones included.
+func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.cache.CachedPosts(ids) }
+
+// SyncInvalidations returns once this instance has applied every
+// invalidation message published before the call. Tests use it to read
+// across instances "after the messages arrived", as Settle is "after the
+// workers".
+func (e *Engine) SyncInvalidations(ctx context.Context) error {
+	if e.hub == nil {
+		return nil // not started: no local copies to drop by message
+	}
+	return e.cache.SyncInvalidations(ctx)
+}

@@ -13,6 +13,8 @@ import (
 
 	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/live"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -57,37 +59,6 @@ type task struct {
 	Readers []int64 `json:"readers"`
 }
 
-// Start runs the dispatcher and the fan-out workers until ctx ends.
-func (e *Engine) Start(ctx context.Context) {
-	e.hub = newHub(ctx, e)
-	e.goRun(ctx, e.hub.run)
-	if e.cfg.Dispatch {
-		e.goRun(ctx, e.runDispatcher)
-	}
-	for i := range e.cfg.FanoutWorkers {
-		consumer := fmt.Sprintf("%s-%d", e.instance, i)
-		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
-	}
-	e.goRun(ctx, e.watchLag)
-	e.goRun(ctx, func(ctx context.Context) {
-		<-ctx.Done()
-		e.local.users.stop()
-		e.local.posts.stop()
-		e.local.outboxes.stop()
-	})
-}
-
-// Wait blocks until everything Start started has stopped.
-func (e *Engine) Wait() { e.running.Wait() }
-
-func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
-	e.running.Add(1)
-	go func() {
-		defer e.running.Done()
-		fn(ctx)
-	}()
-}
-
 // runWorker reads and handles stream messages until ctx ends. After a
 // message failed or a read did (Redis away, a failover), the worker first
 // takes its own unacknowledged messages again (retryOwn), after
@@ -99,7 +70,7 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 	retries := 0 // passes over its own pending messages still to make
 	for ctx.Err() == nil {
 		if retries > 0 {
-			e.pause(ctx, fanoutRetryPause)
+			deps.Pause(ctx, fanoutRetryPause)
 			switch e.retryOwn(ctx, consumer) {
 			case retryDone:
 				retries = 0
@@ -287,7 +258,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if p.RepostOfID != nil {
 			posts = append(posts, *p.RepostOfID)
 		}
-		if err := e.refreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
+		if err := e.cache.RefreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
 			return err
 		}
 		if kind == models.EventPostCreated {
@@ -299,7 +270,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &f); err != nil {
 			return nil
 		}
-		if err := e.refreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
+		if err := e.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
 		if err := e.syncFollowing(ctx, f); err != nil {
@@ -317,7 +288,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := json.Unmarshal([]byte(payload), &u); err != nil {
 			return nil
 		}
-		return e.refreshCopies(ctx, []int64{u.UserID}, nil)
+		return e.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
 	}
 	return nil
 }
@@ -325,7 +296,7 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 // onPostCreated adds a post to its author's outbox and, for an ordinary
 // author, to the inboxes of the author's followers.
 func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
-	posts, err := e.storedPosts(ctx, []int64{ev.PostID})
+	posts, err := e.cache.StoredPosts(ctx, []int64{ev.PostID})
 	if err != nil {
 		return err
 	}
@@ -336,7 +307,7 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if err := e.changeOutbox(ctx, addOutboxScript, p.AuthorID, outboxMember(p), p.ID, e.cfg.InboxCap); err != nil {
 		return err
 	}
-	original, err := e.livePost(ctx, p.OriginalID())
+	original, err := e.cache.LivePost(ctx, p.OriginalID())
 	if err != nil {
 		return ignoreNotFound(err)
 	}
@@ -346,7 +317,7 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	}
 	if e.cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		e.publish(ctx, e.keys.AuthorChannel(p.AuthorID), addMessage(original.ID, p.ID))
+		e.pub.Publish(ctx, e.keys.AuthorChannel(p.AuthorID), live.AddMessage(original.ID, p.ID))
 		return nil
 	}
 	return e.fanout(ctx, task{Op: opAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
@@ -363,12 +334,12 @@ func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 	if err := e.changeOutbox(ctx, removeOutboxScript, ev.AuthorID, member); err != nil {
 		return err
 	}
-	e.publish(ctx, e.keys.AuthorChannel(ev.AuthorID), "change")
+	e.pub.Publish(ctx, e.keys.AuthorChannel(ev.AuthorID), "change")
 	if e.cfg.Mode == config.ModePull {
 		return nil
 	}
 	if ev.RepostOfID != nil {
-		originals, err := e.storedPosts(ctx, []int64{*ev.RepostOfID})
+		originals, err := e.cache.StoredPosts(ctx, []int64{*ev.RepostOfID})
 		if err != nil || originals[0] == nil {
 			return err
 		}
@@ -476,7 +447,7 @@ func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 			reposted = append(reposted, *p.RepostOfID)
 		}
 	}
-	loaded, err := e.storedPosts(ctx, reposted)
+	loaded, err := e.cache.StoredPosts(ctx, reposted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -588,7 +559,7 @@ func (e *Engine) watchLag(ctx context.Context) {
 		if n, err := e.redis.XLen(ctx, e.keys.Stream()).Result(); err == nil {
 			e.metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
 		}
-		e.pause(ctx, 5*time.Second)
+		deps.Pause(ctx, 5*time.Second)
 	}
 }
 

@@ -428,7 +428,7 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 	// This instance's local copy of the star's outbox serves its pages
 	// until the tier revalidates it (LOCAL_CACHE_TTL); the next page after
 	// that finds Redis's copy gone and rebuilds it.
-	waitFor(t, "the star's outbox to be rebuilt once the local copy is revalidated", func() bool {
+	testenv.WaitFor(t, "the star's outbox to be rebuilt once the local copy is revalidated", func() bool {
 		te.readFeed(f[0], 5)
 		return lcExists(t, te, te.keys.Outbox(star))
 	})

@@ -4,9 +4,11 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/redisx"
 	"feedservice/models"
 )
 
@@ -153,13 +155,13 @@ func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, fol
 		op = "add"
 	}
 	keys := []string{e.keys.Following(follower), e.keys.RebuildLock(follower), e.keys.FollowingVersion(follower)}
-	version := newToken()
+	version := redisx.NewToken()
 	for {
 		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee, version).Int()
 		if err != nil || n != inboxRebuilding {
 			return err
 		}
-		if err := e.waitForUnlock(ctx, keys[1]); err != nil {
+		if err := redisx.WaitForUnlock(ctx, e.redis, keys[1], rebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -251,10 +253,10 @@ func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (
 func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
 	e.metrics.FollowingFallback.Inc()
 	lock := e.keys.RebuildLock(reader)
-	token := newToken()
+	token := redisx.NewToken()
 	got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
 	if err != nil {
-		return nil, errRedis{err}
+		return nil, redisx.Fail(err)
 	}
 	ids, err := e.store.FolloweeIDs(ctx, reader)
 	if err != nil || !got {
@@ -272,7 +274,7 @@ func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, e
 		return ids, nil // the read has its answer; the set waits for the next one
 	}
 	keys := []string{tmp, e.keys.Following(reader), lock, e.keys.Inbox(reader), e.keys.FollowingVersion(reader)}
-	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
+	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
 		e.redis.Del(context.WithoutCancel(ctx), lock)
 	}
 	return ids, nil

@@ -7,6 +7,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
 	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/redisx"
 	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
@@ -30,12 +31,12 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	if e.cfg.Mode != config.ModePull {
 		path = metrics.ReadInbox
 		entries, info, posts, err = e.feedFromInbox(ctx, viewerID, args, &path)
-		var re errRedis
+		var re redisx.Error
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the client went away: nothing to fall back for
 		}
 		if errors.As(err, &re) {
-			e.log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.err)
+			e.log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.Err)
 			path = metrics.ReadPullFallback
 		} else if err != nil {
 			return nil, err
@@ -43,7 +44,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	}
 	var followees []int64
 	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
-		lagging := e.lagging(ctx, viewerID)
+		lagging := e.rep.Lagging(ctx, viewerID)
 		if followees, err = e.store.FolloweeIDs(lagging, viewerID); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/live"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -125,7 +126,7 @@ end
 // ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries when
 // it holds more than ARGV[6] + ARGV[7].
 // Recording a source twice changes nothing. ARGV[1] is the reader's channel.
-var addSourceScript = newPublishingScript(luaInboxLib + `
+var addSourceScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local list, known = sources(o, author)
@@ -140,7 +141,7 @@ return 1`)
 // removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
 // (author ARGV[5]): the one with event ARGV[4], or all of them for "*".
 // The entry moves to its next arrival, or leaves when none is left.
-var removeSourceScript = newPublishingScript(luaInboxLib + `
+var removeSourceScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
@@ -152,7 +153,7 @@ store(o, author, kept, floor())
 return 1`)
 
 // dropEntryScript takes entry ARGV[2] out (its post was deleted).
-var dropEntryScript = newPublishingScript(luaInboxLib + `
+var dropEntryScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[2])
@@ -164,7 +165,7 @@ return 1`)
 // leave, and MySQL serves that part of the feed. A backfill that cannot add
 // all of a followee's posts raises the floor to the oldest one it adds, so
 // that none of the followee's older posts is missed.
-var raiseFloorScript = newPublishingScript(luaInboxLib + `
+var raiseFloorScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 if tonumber(ARGV[2]) <= floor() then return 1 end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '(' .. ARGV[2])
@@ -408,7 +409,7 @@ func formatSources(list []source) string {
 
 // inboxChange is one change of one reader's inbox.
 type inboxChange struct {
-	script *redis.Script
+	script *live.Script
 	reader int64
 	args   []any
 }
@@ -484,7 +485,7 @@ func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (in
 		pipe := e.redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			cmds[i] = e.publishing(c.script).EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
+			cmds[i] = c.script.For(e.redis).EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return applied, err
@@ -493,7 +494,7 @@ func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (in
 		for i, cmd := range cmds {
 			n, err := cmd.Int()
 			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				n, err = e.publishing(changes[i].script).Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
+				n, err = changes[i].script.For(e.redis).Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
 			}
 			switch {
 			case err != nil:

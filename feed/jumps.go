@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/redisx"
 	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
@@ -100,10 +101,10 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 			continue
 		}
 		if err == redis.Nil {
-			return nil, 0, errRedis{errors.New("the copy of a relation list is still missing after two builds")}
+			return nil, 0, redisx.Fail(errors.New("the copy of a relation list is still missing after two builds"))
 		}
 		if err != nil {
-			return nil, 0, errRedis{err}
+			return nil, 0, redisx.Fail(err)
 		}
 		length, _ := reply[0].(int64)
 		var ids []int64
@@ -122,20 +123,20 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 // another instance builds, it waits for that build instead.
 func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList, userID int64) error {
 	lock := e.keys.RelationListLock(list, userID)
-	token := newToken()
+	token := redisx.NewToken()
 	got, err := e.redis.SetNX(ctx, lock, token, relationListLockTTL).Result()
 	if err != nil {
-		return errRedis{err}
+		return redisx.Fail(err)
 	}
 	if !got {
-		return e.waitForListUnlock(ctx, lock)
+		return redisx.WaitForUnlock(ctx, e.redis, lock, relationListLockTTL, 10*time.Millisecond)
 	}
 	e.metrics.RelationListBuilds.Inc()
 	release := func() { e.redis.Del(context.WithoutCancel(ctx), lock) }
 	tmp := e.keys.RelationListTemp(list, userID)
 	if err := e.redis.Del(ctx, tmp).Err(); err != nil {
 		release()
-		return errRedis{err}
+		return redisx.Fail(err)
 	}
 	var after int64
 	for {
@@ -151,7 +152,7 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 			}
 			if err := e.redis.ZAdd(ctx, tmp, members...).Err(); err != nil {
 				release()
-				return errRedis{err}
+				return redisx.Fail(err)
 			}
 		}
 		if len(rows) < relationListBatch {
@@ -162,14 +163,14 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 		// renews it while it is still ours.
 		if err := renewLockScript.Run(ctx, e.redis, []string{lock}, token, relationListLockTTL.Milliseconds()).Err(); err != nil {
 			release()
-			return errRedis{err}
+			return redisx.Fail(err)
 		}
 	}
 	keys := []string{tmp, e.keys.RelationList(list, userID), lock, e.keys.RelationListPending(list, userID)}
 	pending, err := installRelationListScript.Run(ctx, e.redis, keys, token, e.cfg.JumpCacheTTL.Milliseconds()).StringSlice()
 	if err != nil {
 		release()
-		return errRedis{err}
+		return redisx.Fail(err)
 	}
 	// The copy no longer needs MySQL's offset index, which would cost each
 	// follow of a big list a statement for nothing.
@@ -191,7 +192,7 @@ func (e *Engine) waitForListUnlock(ctx context.Context, lock string) error {
 	for time.Now().Before(deadline) {
 		n, err := e.redis.Exists(ctx, lock).Result()
 		if err != nil {
-			return errRedis{err}
+			return redisx.Fail(err)
 		}
 		if n == 0 {
 			return nil
@@ -202,7 +203,7 @@ func (e *Engine) waitForListUnlock(ctx context.Context, lock string) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return errRebuildTimeout
+	return redisx.ErrLockTimeout
 }
 
 // renewLockScript extends the lock KEYS[1] to ARGV[2] ms if it still

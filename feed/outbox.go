@@ -7,9 +7,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/redisx"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -81,7 +83,7 @@ func (e *Engine) changeOutbox(ctx context.Context, script *redis.Script, author 
 		if err != nil || n != inboxRebuilding {
 			return err
 		}
-		if err := e.waitForUnlock(ctx, keys[1]); err != nil {
+		if err := redisx.WaitForUnlock(ctx, e.redis, keys[1], rebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -95,7 +97,7 @@ func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
 		if err != nil || n == 1 {
 			return err
 		}
-		token := newToken()
+		token := redisx.NewToken()
 		got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
 		if err != nil {
 			return err
@@ -107,7 +109,7 @@ func (e *Engine) ensureOutbox(ctx context.Context, author int64) error {
 			}
 			return e.rebuildOutbox(ctx, author, token)
 		}
-		if err := e.waitForUnlock(ctx, lock); err != nil {
+		if err := redisx.WaitForUnlock(ctx, e.redis, lock, rebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -114,7 +114,7 @@ func (e *Engine) outboxCopies(ctx context.Context, authors []int64) (map[int64]*
 	if len(authors) == 0 {
 		return nil, nil
 	}
-	return e.local.outboxes.getMany(ctx, authors, e.readWholeOutboxes)
+	return e.local.outboxes.GetMany(ctx, authors, e.readWholeOutboxes)
 }
 
 // readWholeOutboxes reads the outboxes of authors from Redis, in one round
@@ -204,8 +204,8 @@ func (e *Engine) outboxChanged(ctx context.Context, author int64) {
 	if e.local.outboxes == nil {
 		return
 	}
-	e.local.outboxes.drop([]int64{author})
-	e.publish(context.WithoutCancel(ctx), e.keys.CacheInvalidateChannel(), invalidation(metrics.KindOutbox, []int64{author}))
+	e.local.outboxes.Drop([]int64{author})
+	e.cache.Invalidate(context.WithoutCancel(ctx), metrics.KindOutbox, []int64{author})
 }
 
 // celebrityGuess is the last celebrity set this instance read, for a read
@@ -238,7 +238,7 @@ func (e *Engine) guessLookups(followees []int64, older bool, bound int64, want i
 		}
 	}
 	var out []int64
-	for _, c := range e.local.outboxes.cached(followed) {
+	for _, c := range e.local.outboxes.Cached(followed) {
 		for _, it := range c.page(older, bound, want) {
 			out = append(out, it.OriginalID)
 		}
@@ -246,5 +246,5 @@ func (e *Engine) guessLookups(followees []int64, older bool, bound int64, want i
 	if len(out) == 0 {
 		return nil
 	}
-	return uniq(out)
+	return slices.Compact(slices.Sorted(slices.Values(out)))
 }

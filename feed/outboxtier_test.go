@@ -147,9 +147,9 @@ func firstPost(t *testing.T, te *testEngine, reader int64) int64 {
 // change does not prime the tier).
 func holdsCopy(t *testing.T, te *testEngine, reader, star int64) {
 	t.Helper()
-	waitFor(t, "the local tier to hold the celebrity's outbox", func() bool {
+	testenv.WaitFor(t, "the local tier to hold the celebrity's outbox", func() bool {
 		firstPost(t, te, reader)
-		return len(te.local.outboxes.cached([]int64{star})) == 1
+		return len(te.local.outboxes.Cached([]int64{star})) == 1
 	})
 }
 
@@ -184,7 +184,7 @@ func TestCelebrityPostReachesOtherInstance(t *testing.T) {
 	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
 	a := startTestEngine(t, st, rdb, prefix, long)
 	b := startTestEngine(t, st, rdb, prefix, long)
-	waitFor(t, "both hubs on the invalidate channel", func() bool {
+	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
 		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
 	})
 	ctx := context.Background()
@@ -218,13 +218,13 @@ func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
 	if n, err := te.redis.ZRem(ctx, key, strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
 		t.Fatalf("the post left the outbox: %d, %v", n, err)
 	}
-	te.local.outboxes.dropAll()
+	te.local.outboxes.DropAll()
 	holdsCopy(t, te, reader, star)
 	if got := firstPost(t, te, reader); got == post {
 		inbox, _ := te.redis.ZRangeWithScores(ctx, te.keys.Inbox(reader), 0, -1).Result()
 		outbox, _ := te.redis.ZRangeWithScores(ctx, key, 0, -1).Result()
 		celebs, _ := te.redis.SMembers(ctx, te.keys.Celebrities()).Result()
-		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.local.outboxes.cached([]int64{star})[star])
+		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.local.outboxes.Cached([]int64{star})[star])
 	}
 	// It comes back with no message: the copy is stale until it expires.
 	if err := te.redis.ZAdd(ctx, key, redis.Z{Score: float64(post), Member: strconv.FormatInt(post, 10)}).Err(); err != nil {

@@ -27,7 +27,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 		}
 		return nil, err
 	}
-	e.refreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID})
+	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID})
 	e.afterCommit(ctx, nil)
 	return p, nil
 }
@@ -88,7 +88,7 @@ func refuseControls(what, text string) error {
 // Repost reposts postID (or, for a repost, its original) as the viewer.
 // Reposting the same post again returns the existing repost.
 func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Post, error) {
-	target, err := e.livePost(ctx, postID)
+	target, err := e.cache.LivePost(ctx, postID)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
 	p, created, err := e.store.Repost(ctx, p)
 	if created {
-		e.refreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID, original})
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID, original})
 		e.afterCommit(ctx, nil)
 	}
 	if errors.Is(err, store.ErrNotFound) {
@@ -115,7 +115,7 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 		if p.RepostOfID != nil {
 			posts = append(posts, *p.RepostOfID)
 		}
-		e.refreshAfterCommit(ctx, []int64{viewerID}, posts)
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, posts)
 		e.afterCommit(ctx, nil)
 	}
 	switch {
@@ -127,45 +127,17 @@ func (e *Engine) DeletePost(ctx context.Context, viewerID, postID int64) error {
 	return err
 }
 
-// Posts loads posts by id in one query, in the order of ids; nil where
-// unknown. Deleted posts are included: callers decide how they show.
-// It reads the local tier, then the tiers below for the rest in one batch.
-// The posts are shared with other readers: read them only.
+// Posts loads posts by id, in the order of ids; nil where unknown, from
+// the cache tiers. Deleted posts are included: callers decide how they
+// show. The posts are shared with other readers: read them only.
 func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	byID, err := e.local.posts.getMany(laggingFills(ctx), ids, e.postsBelowLocal)
-	if err != nil {
-		return nil, err
-	}
-	return inOrder(ids, byID), nil
-}
-
-// storedPosts is Posts without the local tier, for the writers (fan-out,
-// rebuild, repost) that act on a post's state: another instance's change
-// reaches the local tier by a message that may come after the stream
-// event that acts on it.
-func (e *Engine) storedPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	byID, err := e.postsBelowLocal(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	return inOrder(ids, byID), nil
-}
-
-func (e *Engine) livePost(ctx context.Context, id int64) (*models.Post, error) {
-	posts, err := e.storedPosts(ctx, []int64{id})
-	if err != nil {
-		return nil, err
-	}
-	if posts[0] == nil || posts[0].Deleted() {
-		return nil, apperr.NotFound("that post does not exist or was deleted")
-	}
-	return posts[0], nil
+	return e.cache.Posts(ctx, ids)
 }
 
 // Timeline pages the user's own posts and reposts, newest first.
 func (e *Engine) Timeline(ctx context.Context, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
-		return e.store.TimelinePage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.TimelinePage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	}
 	posts, info, err := paging.Paginate(ctx, e.metrics, paging.CursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // commit, so every instance reads the new one at its next home page.
 func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
 	if promoted {
-		if _, err := e.livePost(ctx, postID); err != nil {
+		if _, err := e.cache.LivePost(ctx, postID); err != nil {
 			return err
 		}
 	}

@@ -41,21 +41,21 @@ func TestHubChannelsAreReferenceCounted(t *testing.T) {
 	second, stopSecond := context.WithCancel(context.Background())
 	defer stopFirst()
 	defer stopSecond()
-	if _, err := te.hub.listen(first, reader); err != nil {
+	if _, err := te.hub.Listen(first, reader, te.unpushedFollowees); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := te.hub.listen(second, reader); err != nil {
+	if _, err := te.hub.Listen(second, reader, te.unpushedFollowees); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "one subscription to the reader's channel", func() bool { return numSub(t, te, channel) == 1 })
+	testenv.WaitFor(t, "one subscription to the reader's channel", func() bool { return numSub(t, te, channel) == 1 })
 	stopFirst()
 	time.Sleep(100 * time.Millisecond)
 	if n := numSub(t, te, channel); n != 1 {
 		t.Fatalf("after the first listener left: %d subscriptions, want 1", n)
 	}
 	stopSecond()
-	waitFor(t, "the channel to be unsubscribed", func() bool { return numSub(t, te, channel) == 0 })
-	if n := te.hub.channels(); n != 0 {
+	testenv.WaitFor(t, "the channel to be unsubscribed", func() bool { return numSub(t, te, channel) == 0 })
+	if n := te.hub.Channels(); n != 0 {
 		t.Fatalf("hub still tracks %d channels", n)
 	}
 }
@@ -95,7 +95,7 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 		}
 	}
 	// The slow client's stream holds only the newest count.
-	waitFor(t, "the slow client's newest count", func() bool {
+	testenv.WaitFor(t, "the slow client's newest count", func() bool {
 		select {
 		case n := <-slowCounts:
 			return n == posts

@@ -10,8 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/redisx"
 	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
@@ -32,12 +34,6 @@ import (
 
 // readMaxPasses bounds the re-reads after repairs.
 const readMaxPasses = 3
-
-// errRedis marks a failure of Redis, on which a read falls back to MySQL.
-type errRedis struct{ err error }
-
-func (e errRedis) Error() string { return "redis: " + e.err.Error() }
-func (e errRedis) Unwrap() error { return e.err }
 
 // reader holds what one feed request learns once and uses on every fetch.
 type reader struct {
@@ -125,7 +121,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	}
 	info, counts := pipe.Get(ctx, e.keys.CachedUserInfo(viewer)), pipe.Get(ctx, e.keys.CachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
-	self, err := decodeUser(viewer, info, counts)
+	self, err := cache.DecodeUser(viewer, info, counts)
 	if err != nil {
 		self = nil // missing or unreadable: the unread count reads it apart
 	}
@@ -133,11 +129,11 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version) // Redis restarted
 	}
 	if members != nil && members.Err() != nil {
-		return nil, nil, errRedis{members.Err()}
+		return nil, nil, redisx.Fail(members.Err())
 	}
 	inbox, set, err := readerState(state)
 	if err != nil {
-		return nil, nil, errRedis{err}
+		return nil, nil, redisx.Fail(err)
 	}
 	var celebs []int64
 	if inbox && early != nil {
@@ -147,18 +143,18 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
 		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
-			return nil, nil, errRedis{err}
+			return nil, nil, redisx.Fail(err)
 		}
 		if celebs, err = e.celebrityIDs(ctx); err != nil {
-			return nil, nil, errRedis{err}
+			return nil, nil, redisx.Fail(err)
 		}
 		e.local.celebrities.remember(celebs)
 		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version)); err != nil {
-			return nil, nil, errRedis{err}
+			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
 		if celebs, err = e.celebritiesFrom(ctx, members.Val()); err != nil {
-			return nil, nil, errRedis{err}
+			return nil, nil, redisx.Fail(err)
 		}
 		e.local.celebrities.remember(celebs)
 	}
@@ -236,7 +232,7 @@ func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64
 
 func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
 	if !r.loaded {
-		ids, err := e.store.FolloweeIDs(e.lagging(ctx, r.id), r.id)
+		ids, err := e.store.FolloweeIDs(e.rep.Lagging(ctx, r.id), r.id)
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +280,7 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 	if err != nil {
 		return nil, err
 	}
-	ctx = e.lagging(ctx, r.id)
+	ctx = e.rep.Lagging(ctx, r.id)
 	if older {
 		rest, err := e.pullEntries(ctx, followees, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err
@@ -315,19 +311,19 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		// loadReader made it, with the posts it guessed.
 		copies, err := e.outboxCopies(ctx, r.celebs)
 		if err != nil {
-			return nil, 0, false, errRedis{err}
+			return nil, 0, false, redisx.Fail(err)
 		}
 		outboxes := make([]*outboxCopy, len(r.celebs))
 		var lookups []int64
 		for k, celeb := range r.celebs {
 			if outboxes[k] = copies[celeb]; outboxes[k] == nil {
-				return nil, 0, false, errRedis{fmt.Errorf("no outbox of %d", celeb)}
+				return nil, 0, false, redisx.Fail(fmt.Errorf("no outbox of %d", celeb))
 			}
 			for _, it := range outboxes[k].page(older, bound, want) {
 				lookups = append(lookups, it.OriginalID)
 			}
 		}
-		lookups = uniq(lookups)
+		lookups = slices.Compact(slices.Sorted(slices.Values(lookups)))
 		var page inboxPage
 		inboxCmd, asked := r.takeEarly(older, bound, want)
 		if inboxCmd != nil {
@@ -339,12 +335,12 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := e.ensureInbox(ctx, r.id); err != nil {
-				return nil, 0, false, errRedis{err}
+				return nil, 0, false, redisx.Fail(err)
 			}
 			continue
 		}
 		if err != nil {
-			return nil, 0, false, errRedis{err}
+			return nil, 0, false, redisx.Fail(err)
 		}
 		window = page.Floor
 		// edge is the far end of what every source has fully given: a
@@ -426,7 +422,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			pipe.Exec(ctx) // each command's own error is looked at below
 			known, err := lookup()
 			if err != nil {
-				return nil, 0, false, errRedis{err}
+				return nil, 0, false, redisx.Fail(err)
 			}
 			for _, it := range known {
 				c := cands[it.PostID]
@@ -451,7 +447,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		}
 		if len(repairs) > 0 {
 			if _, err := e.applyInbox(ctx, repairs); err != nil {
-				return nil, 0, false, errRedis{err}
+				return nil, 0, false, redisx.Fail(err)
 			}
 		}
 		// The part of the window this round covered: up to edge, or all of
@@ -544,7 +540,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			events = append(events, s.Event)
 		}
 	}
-	posts, err := e.Posts(ctx, uniq(events))
+	posts, err := e.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -569,7 +565,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			users = append(users, s.User)
 		}
 	}
-	followed, err := r.follows(ctx, e, uniq(users))
+	followed, err := r.follows(ctx, e, slices.Compact(slices.Sorted(slices.Values(users))))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -683,9 +679,4 @@ func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPos
 		out = append(out, entry{Key: pos, PostID: id})
 	}
 	return out, err
-}
-
-func uniq(ids []int64) []int64 {
-	slices.Sort(ids)
-	return slices.Compact(ids)
 }

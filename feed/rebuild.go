@@ -2,23 +2,18 @@ package feed
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/redisx"
 	"feedservice/store"
 )
 
 // rebuildLockTTL bounds a rebuild: a crashed rebuilder frees the lock then.
 const rebuildLockTTL = 10 * time.Second
-
-// errRebuildTimeout is returned when a rebuild by someone else took too long.
-var errRebuildTimeout = errors.New("timed out waiting for an inbox rebuild")
 
 // ensureInbox makes sure the reader has an inbox. A missing one is rebuilt
 // from MySQL into temporary keys and swapped in atomically, so no reader
@@ -31,7 +26,7 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 		if err != nil || n == 1 {
 			return false, err
 		}
-		token, locked := newToken(), time.Now()
+		token, locked := redisx.NewToken(), time.Now()
 		got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
 		if err != nil {
 			return false, err
@@ -45,7 +40,7 @@ func (e *Engine) ensureInbox(ctx context.Context, reader int64) (bool, error) {
 			}
 			return true, e.rebuildInbox(ctx, reader, token, locked)
 		}
-		if err := e.waitForUnlock(ctx, lock); err != nil {
+		if err := redisx.WaitForUnlock(ctx, e.redis, lock, rebuildLockTTL, 5*time.Millisecond); err != nil {
 			return false, err
 		}
 	}
@@ -65,7 +60,7 @@ func (e *Engine) waitForUnlock(ctx context.Context, lock string) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return errRebuildTimeout
+	return redisx.ErrLockTimeout
 }
 
 // rebuildInbox pulls the reader's newest InboxCap entries from MySQL, with
@@ -80,7 +75,7 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 	if err := e.redis.Del(ctx, e.keys.Following(reader), e.keys.FollowingVersion(reader)).Err(); err != nil {
 		return err
 	}
-	mysql := e.laggingSince(ctx, locked, reader)
+	mysql := e.rep.LaggingSince(ctx, locked, reader)
 	followees, err := e.store.FolloweeIDs(mysql, reader)
 	if err != nil {
 		return err
@@ -114,7 +109,7 @@ func (e *Engine) rebuildInbox(ctx context.Context, reader int64, token string, l
 	}
 	keys := []string{tmp, tmpSrc, e.keys.Inbox(reader), e.keys.InboxSources(reader), e.keys.RebuildLock(reader),
 		tmpFollowing, e.keys.Following(reader), e.keys.FollowingVersion(reader)}
-	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), newToken()).Err(); err != nil {
+	if err := swapInboxScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
 		return err
 	}
 	e.metrics.Rebuilds.Inc()
@@ -137,7 +132,7 @@ func (e *Engine) entrySources(ctx context.Context, followees []int64, entries []
 	if err != nil || len(reposts) == 0 {
 		return out, err
 	}
-	originals, err := e.storedPosts(ctx, ids)
+	originals, err := e.cache.StoredPosts(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -156,10 +151,4 @@ func (e *Engine) entrySources(ctx context.Context, followees []int64, entries []
 		}
 	}
 	return out, nil
-}
-
-func newToken() string {
-	buf := make([]byte, 12)
-	rand.Read(buf)
-	return hex.EncodeToString(buf)
 }

@@ -18,13 +18,13 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	now := e.now().UTC()
 	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
 	if changed {
-		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, viewerID, userID, true)
 		e.noteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+itoa(userID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -33,13 +33,13 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
-		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, viewerID, userID, false)
 		e.noteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+itoa(userID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+itoa(userID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -48,11 +48,11 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
-		e.refreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
 		e.noteFollowing(ctx, userID, viewerID, false)
 		e.noteRelationLists(ctx, userID, viewerID)
 		e.afterCommit(ctx, nil)
-		e.publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+itoa(viewerID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+itoa(viewerID))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -78,14 +78,14 @@ func (e *Engine) followPayload(ctx context.Context, viewerID, userID int64, err 
 // Followers pages who follows user, most recent follow first.
 func (e *Engine) Followers(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, paging.CursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowersPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.FollowersPage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 
 // Following pages whom user follows, most recent follow first.
 func (e *Engine) Following(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, paging.CursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowingPage(e.lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.FollowingPage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 

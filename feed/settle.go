@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -44,7 +45,7 @@ func (e *Engine) Settle(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
-			e.pause(ctx, settlePoll)
+			deps.Pause(ctx, settlePoll)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	if slot.Of(channel) != slot.Of(te.keys.Inbox(reader)) {
 		t.Fatalf("%s and %s are in different slots", channel, te.keys.Inbox(reader))
 	}
-	waitFor(t, "the sharded subscription on the slot's master", func() bool {
+	testenv.WaitFor(t, "the sharded subscription on the slot's master", func() bool {
 		return shardNumSub(t, owner, channel) == 1
 	})
 	for _, addr := range cluster.Addrs() {
@@ -97,8 +97,8 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	}
 
 	cancel()
-	waitFor(t, "the sharded channel to be unsubscribed", func() bool { return shardNumSub(t, owner, channel) == 0 })
-	if n := te.hub.channels(); n != 0 {
+	testenv.WaitFor(t, "the sharded channel to be unsubscribed", func() bool { return shardNumSub(t, owner, channel) == 0 })
+	if n := te.hub.Channels(); n != 0 {
 		t.Fatalf("hub still tracks %d channels", n)
 	}
 }

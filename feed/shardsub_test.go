@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/live"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -36,7 +37,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	defer cancel()
 
 	// Readers whose channels fall in shardTestSlots different slots.
-	listeners := map[string]*listener{}
+	listeners := map[string]*live.Listener{}
 	seen := map[int]bool{}
 	for id := int64(1); len(listeners) < shardTestSlots; id++ {
 		channel := te.keys.ReaderChannel(id)
@@ -44,7 +45,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 			continue
 		}
 		seen[slot.Of(channel)] = true
-		l, err := te.hub.listen(ctx, id)
+		l, err := te.hub.Listen(ctx, id, te.unpushedFollowees)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 
 	delivers := func(when string) {
 		t.Helper()
-		pending := map[string]*listener{}
+		pending := map[string]*live.Listener{}
 		for c, l := range listeners {
 			pending[c] = l
 		}
@@ -92,7 +93,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 			}
 			total += n
 		}
-		if held := te.hub.nodeConnections(); held != total || held > 3*maxShardConnsPerNode {
+		if held := te.hub.NodeConnections(); held != total || held > 3*maxShardConnsPerNode {
 			t.Errorf("%s: the hub holds %d node connections, the nodes count %d, want at most %d", when, held, total, 3*maxShardConnsPerNode)
 		}
 		t.Logf("%s: %d channels in %d slots on %d sharded connections", when, len(listeners), shardTestSlots, total)
@@ -108,7 +109,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	connections("after the failover")
 
 	cancel()
-	waitFor(t, "every channel unsubscribed", func() bool { return te.hub.channels() == 0 && te.hub.nodeConnections() == 0 })
+	testenv.WaitFor(t, "every channel unsubscribed", func() bool { return te.hub.Channels() == 0 && te.hub.NodeConnections() == 0 })
 }
 
 // shardSubscribers counts the connections of the node at addr that hold
@@ -135,12 +136,12 @@ func shardSubscribers(t *testing.T, addr string) int {
 }
 
 // heard waits for l to hear of post (skipping what earlier rounds sent).
-func heard(l *listener, post int64) bool {
+func heard(l *live.Listener, post int64) bool {
 	timeout := time.After(testenv.Scale(5 * time.Second))
 	for {
 		select {
-		case a := <-l.added:
-			if a.post == post {
+		case a := <-l.Added():
+			if a.Post == post {
 				return true
 			}
 		case <-timeout:
@@ -149,7 +150,7 @@ func heard(l *listener, post int64) bool {
 	}
 }
 
-func firstKeys(m map[string]*listener, n int) []string {
+func firstKeys(m map[string]*live.Listener, n int) []string {
 	var out []string
 	for k := range m {
 		if len(out) == n {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"feedservice/feed/internal/redisx"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -119,7 +121,7 @@ func (e *Engine) streamNodeFailed(ctx context.Context, err error) {
 // was cut off waits for it rather than acknowledge alone; on one Redis,
 // ROLE, which lists the replicas linked now.
 func (e *Engine) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cmd {
-	if e.onCluster() {
+	if redisx.OnCluster(e.redis) {
 		return p.Do(ctx, "CLUSTER", "NODES")
 	}
 	return p.Do(ctx, "ROLE")
@@ -130,7 +132,7 @@ func (e *Engine) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cm
 // replica the cluster declared failed (flag "fail") is not counted: waiting
 // for it would stop the fan-out until it is back.
 func (e *Engine) replicasOf(cmd *redis.Cmd) int64 {
-	if e.onCluster() {
+	if redisx.OnCluster(e.redis) {
 		text, err := cmd.Text()
 		if err != nil {
 			return 0

@@ -3,10 +3,11 @@ package feed
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/live"
 	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
@@ -16,14 +17,12 @@ import (
 // once, then the new value after each change. A client that reads slowly
 // gets the newest count, never a backlog. The stream ends with ctx.
 func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
-	l, err := e.hub.listen(ctx, viewerID)
+	l, err := e.hub.Listen(ctx, viewerID, e.unpushedFollowees)
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan int, 1)
-	l.countMu.Lock()
-	l.recount = true // the first count is an exact one
-	l.countMu.Unlock()
+	l.Recount() // the first count is an exact one
 	go func() {
 		defer close(out)
 		// The count is the set of unread keys: a new entry's key joins it
@@ -40,7 +39,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		wait := inboxRetryFirst
 		for {
 			e.refreshListener(ctx, l)
-			recount, keys := l.takeCount()
+			recount, keys := l.TakeCount()
 			if recount {
 				if retry == nil && !e.hasInbox(ctx, viewerID) {
 					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
@@ -48,9 +47,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 				entries, m, err := e.unreadEntries(ctx, viewerID)
 				if err != nil {
 					if ctx.Err() == nil {
-						l.countMu.Lock()
-						l.recount = true // again at the next change
-						l.countMu.Unlock()
+						l.Recount() // again at the next change
 						e.log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
 					}
 				} else {
@@ -76,7 +73,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 			select {
 			case <-ctx.Done():
 				return
-			case <-l.wake:
+			case <-l.Wake():
 			case <-retry:
 				retry = nil
 				if !e.hasInbox(ctx, viewerID) {
@@ -84,9 +81,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 					continue
 				}
 				wait = inboxRetryFirst
-				l.countMu.Lock()
-				l.recount = true // entries may have come while there was no inbox
-				l.countMu.Unlock()
+				l.Recount() // entries may have come while there was no inbox
 			}
 		}
 	}()
@@ -113,7 +108,7 @@ func (e *Engine) hasInbox(ctx context.Context, viewerID int64) bool {
 // FeedItemsAdded streams each entry as it enters the viewer's feed, with a
 // cursor for paging. The stream ends with ctx.
 func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
-	l, err := e.hub.listen(ctx, viewerID)
+	l, err := e.hub.Listen(ctx, viewerID, e.unpushedFollowees)
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +120,10 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 			select {
 			case <-ctx.Done():
 				return
-			case <-l.wake:
+			case <-l.Wake():
 				e.refreshListener(ctx, l)
 				e.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
-			case add := <-l.added:
+			case add := <-l.Added():
 				edge, err := e.edgeAt(ctx, viewerID, add)
 				if err != nil && ctx.Err() == nil {
 					e.log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
@@ -158,25 +153,25 @@ func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
 	}
 }
 
-func (e *Engine) refreshListener(ctx context.Context, l *listener) {
-	if l.refresh.Swap(false) {
-		if err := e.hub.update(ctx, l); err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "re-subscribe listener", "viewer", l.reader, "err", err)
+func (e *Engine) refreshListener(ctx context.Context, l *live.Listener) {
+	if l.TakeRefresh() {
+		if err := e.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
 		}
 	}
 }
 
 // edgeAt is the feed edge of add if the post is in the viewer's feed at
 // that key now (a repost of a post already in the feed does not enter it).
-func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add feedAdd) (*models.FeedEdge, error) {
+func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*models.FeedEdge, error) {
 	one := 1
-	after := paging.EncodeCursor(paging.CursorFeed, add.key+1)
+	after := paging.EncodeCursor(paging.CursorFeed, add.Key+1)
 	conn, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
 	if err != nil || len(conn.Edges) == 0 {
 		return nil, err
 	}
 	edge := conn.Edges[0]
-	if edge.Node.PostID != add.post || edge.Cursor != paging.EncodeCursor(paging.CursorFeed, add.key) {
+	if edge.Node.PostID != add.Post || edge.Cursor != paging.EncodeCursor(paging.CursorFeed, add.Key) {
 		return nil, nil
 	}
 	return edge, nil
@@ -213,25 +208,6 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 	return nil, nil
 }
 
-// publish tells a channel's listeners, on every instance, of a change. A
-// lost message costs a late red dot, never data: it is only logged. On a
-// Redis Cluster a reader's or author's channel is sharded (see hub).
-func (e *Engine) publish(ctx context.Context, channel, message string) {
-	var err error
-	if e.sharded(channel) {
-		err = e.redis.SPublish(ctx, channel, message).Err()
-	} else {
-		err = e.redis.Publish(ctx, channel, message).Err()
-	}
-	if err != nil && ctx.Err() == nil {
-		e.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
-	}
-}
-
-func addMessage(post, key int64) string {
-	return "add " + strconv.FormatInt(post, 10) + " " + strconv.FormatInt(key, 10)
-}
-
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
 func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]entry, error) {
@@ -242,7 +218,7 @@ func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([
 			return unread, nil
 		}
 	}
-	var re errRedis
+	var re redisx.Error
 	if !errors.As(err, &re) {
 		return nil, err
 	}

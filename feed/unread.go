@@ -28,7 +28,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 		unread, err := e.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 		return unread, u.FeedReadKey, err
 	}
-	lagging := e.lagging(ctx, viewerID)
+	lagging := e.rep.Lagging(ctx, viewerID)
 	followees, err := e.store.FolloweeIDs(lagging, viewerID)
 	if err != nil {
 		return nil, 0, err
@@ -50,7 +50,7 @@ func (e *Engine) readMarker(ctx context.Context, viewerID int64) (*models.User, 
 			}
 		}
 	}
-	users, err := e.usersBelowLocal(ctx, []int64{viewerID})
+	users, err := e.cache.UsersBelowLocal(ctx, []int64{viewerID})
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +85,9 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 		return 0, err
 	}
 	if moved {
-		e.refreshAfterCommit(ctx, []int64{viewerID}, nil)
+		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
 		e.poke()
 	}
-	e.publish(ctx, e.keys.ReaderChannel(viewerID), "change") // every device of the viewer
+	e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)
 }

@@ -1,4 +1,4 @@
-package feed
+package live
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/deps"
 	"feedservice/internal/slot"
 )
 
@@ -32,7 +33,7 @@ import (
 type nodeSub struct {
 	addr     string
 	ps       *redis.PubSub
-	channels map[string]bool // guarded by hub.subMu
+	channels map[string]bool // guarded by Hub.subMu
 	closed   atomic.Bool
 }
 
@@ -48,7 +49,7 @@ const regroupPause = 100 * time.Millisecond
 // subscribeSharded subscribes channels (wanted ones; the caller holds
 // h.subMu) on the connections of their slots' masters, one SSUBSCRIBE per
 // slot.
-func (h *hub) subscribeSharded(ctx context.Context, channels []string) error {
+func (h *Hub) subscribeSharded(ctx context.Context, channels []string) error {
 	var first error
 	for sl, group := range bySlot(channels) {
 		node, err := h.cluster.MasterForKey(ctx, group[0])
@@ -72,7 +73,7 @@ func (h *hub) subscribeSharded(ctx context.Context, channels []string) error {
 		if err := ns.ps.SSubscribe(ctx, group...); err != nil {
 			// Not sent (the node is away): the connection is dropped and
 			// its channels grouped again.
-			h.e.log.DebugContext(ctx, "sharded subscribe", "node", addr, "slot", sl, "err", err) // retried; receiveNode warned
+			h.d.Log.DebugContext(ctx, "sharded subscribe", "node", addr, "slot", sl, "err", err) // retried; receiveNode warned
 			h.dropNode(ns)
 			if first == nil {
 				first = err
@@ -88,7 +89,7 @@ func (h *hub) subscribeSharded(ctx context.Context, channels []string) error {
 
 // unsubscribeSharded unsubscribes channels that no listener wants (the
 // caller holds h.subMu); a node's connection closes with its last channel.
-func (h *hub) unsubscribeSharded(ctx context.Context, channels []string) {
+func (h *Hub) unsubscribeSharded(ctx context.Context, channels []string) {
 	for _, group := range bySlot(channels) {
 		for _, ns := range h.nodes {
 			var here []string
@@ -115,7 +116,7 @@ func (h *hub) unsubscribeSharded(ctx context.Context, channels []string) {
 
 // receiveNode hands the messages of one node's connection to listeners
 // until the hub ends or the connection is closed or fails.
-func (h *hub) receiveNode(ns *nodeSub) {
+func (h *Hub) receiveNode(ns *nodeSub) {
 	pinged := false
 	for {
 		msg, err := ns.ps.ReceiveTimeout(h.ctx, shardPingEvery)
@@ -135,7 +136,7 @@ func (h *hub) receiveNode(ns *nodeSub) {
 				h.movedSlot(ns, err)
 				continue
 			}
-			h.e.log.WarnContext(h.ctx, "sharded subscriptions lost their node; subscribing again", "node", ns.addr, "err", err)
+			h.d.Log.WarnContext(h.ctx, "sharded subscriptions lost their node; subscribing again", "node", ns.addr, "err", err)
 			h.subMu.Lock()
 			h.dropNode(ns)
 			h.subMu.Unlock()
@@ -159,7 +160,7 @@ func (h *hub) receiveNode(ns *nodeSub) {
 // movedChannel answers a sunsubscribe the hub did not ask for: the node
 // stopped serving the channel's slot (a failover made it a replica, or the
 // slot moved) and dropped its subscribers there.
-func (h *hub) movedChannel(ns *nodeSub, channel string) {
+func (h *Hub) movedChannel(ns *nodeSub, channel string) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	if h.nodes[ns.addr] != ns || !ns.channels[channel] {
@@ -170,7 +171,7 @@ func (h *hub) movedChannel(ns *nodeSub, channel string) {
 
 // movedSlot answers MOVED to an SSUBSCRIBE: the channels of that slot
 // were not subscribed on this node.
-func (h *hub) movedSlot(ns *nodeSub, err error) {
+func (h *Hub) movedSlot(ns *nodeSub, err error) {
 	f := strings.Fields(err.Error()) // MOVED <slot> <addr>
 	if len(f) < 2 {
 		return
@@ -193,7 +194,7 @@ func (h *hub) movedSlot(ns *nodeSub, err error) {
 // leaveNode takes channels off ns (not subscribed there any more) and has
 // them subscribed again where their slot is now. The caller holds
 // h.subMu.
-func (h *hub) leaveNode(ns *nodeSub, channels []string) {
+func (h *Hub) leaveNode(ns *nodeSub, channels []string) {
 	for _, c := range channels {
 		delete(ns.channels, c)
 	}
@@ -205,7 +206,7 @@ func (h *hub) leaveNode(ns *nodeSub, channels []string) {
 
 // dropNode closes a failed node's connection and has all of its channels
 // subscribed again by the slot map of now. The caller holds h.subMu.
-func (h *hub) dropNode(ns *nodeSub) {
+func (h *Hub) dropNode(ns *nodeSub) {
 	if h.nodes[ns.addr] != ns {
 		return
 	}
@@ -218,7 +219,7 @@ func (h *hub) dropNode(ns *nodeSub) {
 }
 
 // closeNode closes ns and forgets it. The caller holds h.subMu.
-func (h *hub) closeNode(ns *nodeSub) {
+func (h *Hub) closeNode(ns *nodeSub) {
 	ns.closed.Store(true)
 	ns.ps.Close()
 	if h.nodes[ns.addr] == ns {
@@ -228,7 +229,7 @@ func (h *hub) closeNode(ns *nodeSub) {
 
 // orphan notes channels to subscribe again, and wakes regroup. The caller
 // holds h.subMu.
-func (h *hub) orphan(channels []string) {
+func (h *Hub) orphan(channels []string) {
 	if len(channels) == 0 {
 		return
 	}
@@ -245,7 +246,7 @@ func (h *hub) orphan(channels []string) {
 // their slots' masters by the cluster's slot map of then, until ctx ends.
 // A channel that fails again is orphaned again and retried after another
 // pause.
-func (h *hub) regroup(ctx context.Context) {
+func (h *Hub) regroup(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -253,7 +254,7 @@ func (h *hub) regroup(ctx context.Context) {
 		case <-h.regroupWake:
 		}
 		h.cluster.ReloadState(ctx)
-		h.e.pause(ctx, regroupPause)
+		deps.Pause(ctx, regroupPause)
 		h.subMu.Lock()
 		var channels []string
 		for c := range h.orphans {
@@ -267,9 +268,9 @@ func (h *hub) regroup(ctx context.Context) {
 	}
 }
 
-// nodeConnections is how many sharded connections the hub holds, for
+// NodeConnections is how many sharded connections the hub holds, for
 // tests.
-func (h *hub) nodeConnections() int {
+func (h *Hub) NodeConnections() int {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	return len(h.nodes)

@@ -1,17 +1,4 @@
-package feed
-
-import (
-	"context"
-	"slices"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"feedservice/internal/viewer"
-	"feedservice/store"
-)
-
-// Which reads go to MySQL's read replicas (store.Config.ReplicaDSNs), and
+// Package replicas says which reads go to MySQL's read replicas (store.Config.ReplicaDSNs), and
 // the read-your-writes rule that keeps a user's own writes in view.
 //
 // Replicas serve only the reads that may lag: relation pages (followers,
@@ -23,7 +10,7 @@ import (
 // other stream handlers, live unread counts.
 //
 // Read your writes: a committed mutation marks the users whose rows it
-// changed (refreshAfterCommit's users, and the viewer) in Redis, where every
+// changed (the cache's RefreshAfterCommit's users, and the viewer) in Redis, where every
 // instance sees it, for readYourWritesTTL = 2 x ReplicaMaxLag. A lag-tolerant
 // read concerning a marked user (the viewer, the user whose list or
 // timeline is read, or a user whose row a cache fill reads) goes to the
@@ -45,6 +32,25 @@ import (
 // only where no copy exists: a row changed within ReplicaMaxLag whose
 // refreshed copy Redis lost in that time; the next change of the row or
 // the copy's TTL ends it.
+package replicas
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/deps"
+	"feedservice/internal/viewer"
+	"feedservice/store"
+)
+
+// Router sends the lag-tolerant reads to the replicas when it may.
+type Router struct{ d *deps.Deps }
+
+// New is the router of d's store.
+func New(d *deps.Deps) *Router { return &Router{d: d} }
 
 // rebuildFreshWait is how long a rebuild waits for the replicas to hold
 // what was committed before its lock: two polls.
@@ -52,46 +58,46 @@ const rebuildFreshWait = 2 * store.ReplicaPollInterval
 
 // readYourWritesTTL is how long a write keeps its users' lag-tolerant reads
 // on the primary.
-func (e *Engine) readYourWritesTTL() time.Duration { return 2 * e.store.ReplicaMaxLag() }
+func (r *Router) readYourWritesTTL() time.Duration { return 2 * r.d.Store.ReplicaMaxLag() }
 
-// markWrote records that users (and the viewer) changed just now.
-func (e *Engine) markWrote(ctx context.Context, users []int64) {
-	if !e.store.HasReplicas() {
+// MarkWrote records that users (and the viewer) changed just now.
+func (r *Router) MarkWrote(ctx context.Context, users []int64) {
+	if !r.d.Store.HasReplicas() {
 		return
 	}
 	ids := concerned(ctx, users)
-	pipe := e.redis.Pipeline()
+	pipe := r.d.Redis.Pipeline()
 	for _, id := range ids {
-		pipe.Set(ctx, e.keys.RecentWrite(id), 1, e.readYourWritesTTL())
+		pipe.Set(ctx, r.d.Keys.RecentWrite(id), 1, r.readYourWritesTTL())
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		e.warnCache("mark a write for read-your-writes; the replicas' lag bound still holds", err)
+		r.d.WarnRedis("mark a write for read-your-writes; the replicas' lag bound still holds", err)
 	}
 }
 
-// lagging allows ctx's reads to go to a replica unless the viewer or one of
+// Lagging allows ctx's reads to go to a replica unless the viewer or one of
 // users wrote lately (or Redis cannot tell).
-func (e *Engine) lagging(ctx context.Context, users ...int64) context.Context {
-	if !e.store.HasReplicas() || e.wroteLately(ctx, users) {
+func (r *Router) Lagging(ctx context.Context, users ...int64) context.Context {
+	if !r.d.Store.HasReplicas() || r.wroteLately(ctx, users) {
 		return ctx
 	}
 	return store.AllowReplica(ctx)
 }
 
-// laggingSince is lagging for a read that must see every commit before t.
-func (e *Engine) laggingSince(ctx context.Context, t time.Time, users ...int64) context.Context {
-	if !e.store.HasReplicas() || e.wroteLately(ctx, users) || !e.store.WaitFresh(ctx, t, rebuildFreshWait) {
+// LaggingSince is Lagging for a read that must see every commit before t.
+func (r *Router) LaggingSince(ctx context.Context, t time.Time, users ...int64) context.Context {
+	if !r.d.Store.HasReplicas() || r.wroteLately(ctx, users) || !r.d.Store.WaitFresh(ctx, t, rebuildFreshWait) {
 		return ctx
 	}
 	return store.AllowReplicaSince(ctx, t)
 }
 
-func (e *Engine) wroteLately(ctx context.Context, users []int64) bool {
+func (r *Router) wroteLately(ctx context.Context, users []int64) bool {
 	ids := concerned(ctx, users)
-	pipe := e.redis.Pipeline()
+	pipe := r.d.Redis.Pipeline()
 	cmds := make([]*redis.IntCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.Exists(ctx, e.keys.RecentWrite(id))
+		cmds[i] = pipe.Exists(ctx, r.d.Keys.RecentWrite(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return true
@@ -115,20 +121,20 @@ func concerned(ctx context.Context, users []int64) []int64 {
 // fillKey marks a context whose cache fills may read a replica.
 type fillKey struct{}
 
-// laggingFills lets the cache fills under ctx read a replica (the request
-// path's Users and Posts), subject to lagging's rule when they reach MySQL.
-func laggingFills(ctx context.Context) context.Context {
+// LaggingFills lets the cache fills under ctx read a replica (the request
+// path's Users and Posts), subject to Lagging's rule when they reach MySQL.
+func LaggingFills(ctx context.Context) context.Context {
 	return context.WithValue(ctx, fillKey{}, true)
 }
 
-// fillContext is the context of a cache fill's MySQL read of the rows of
+// FillContext is the context of a cache fill's MySQL read of the rows of
 // users (a fill of users' rows) or of rows of no one in particular (posts):
 // the fill reads the primary if the viewer or one of users wrote lately.
 // A user who just signed up is in no replica yet, and whoever reads them
 // first (a follow's payload, a profile) must find them.
-func (e *Engine) fillContext(ctx context.Context, users ...int64) context.Context {
+func (r *Router) FillContext(ctx context.Context, users ...int64) context.Context {
 	if ok, _ := ctx.Value(fillKey{}).(bool); ok {
-		return e.lagging(ctx, users...)
+		return r.Lagging(ctx, users...)
 	}
 	return ctx
 }

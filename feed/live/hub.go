@@ -1,4 +1,7 @@
-package feed
+// Package live is this instance's Redis pub/sub: the Hub that hands the
+// messages of readers' and authors' channels to live subscriptions, and
+// the publishing of those messages.
+package live
 
 import (
 	"context"
@@ -10,11 +13,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/internal/slot"
 )
 
-// The hub is this instance's Redis pub/sub. It subscribes to the channels
+// The Hub is this instance's Redis pub/sub. It subscribes to the channels
 // of the readers with a live subscription here (their own channel, and the
 // channels of the authors they follow whose posts are not fanned out),
 // reference-counted: the last listener of a channel gone, the channel is
@@ -37,9 +41,14 @@ import (
 // classic connection may be to any node, so a master's failure does not
 // stop them longer than a reconnect. The sharded channels share one
 // connection per node (see shardsub.go).
-type hub struct {
-	e   *Engine
-	ctx context.Context // the hub's life: its receivers end with it
+type Hub struct {
+	d *deps.Deps
+	// onInvalidation and onResubscribed are the cache's handlers of the
+	// invalidate channel: a message, and a (re)subscription after which
+	// the messages sent meanwhile are lost.
+	onInvalidation func(payload string)
+	onResubscribed func()
+	ctx            context.Context // the hub's life: its receivers end with it
 	// broadcast is the classic connection: the broadcast channels, and on a
 	// single Redis the readers' and authors' channels too.
 	broadcast *redis.PubSub
@@ -47,7 +56,7 @@ type hub struct {
 	cluster *redis.ClusterClient
 
 	mu   sync.Mutex
-	subs map[string]map[*listener]struct{}
+	subs map[string]map[*Listener]struct{}
 
 	// subMu orders the subscribe and unsubscribe calls, each of which
 	// first checks that h.subs still wants it, so that of a channel's
@@ -70,9 +79,9 @@ const listenerQueue = 64
 // past it the client recounts instead.
 const maxPendingKeys = 4096
 
-// takeCount hands the count what arrived since it last looked: whether it
+// TakeCount hands the count what arrived since it last looked: whether it
 // must recount, and the keys of new entries.
-func (l *listener) takeCount() (recount bool, keys []int64) {
+func (l *Listener) TakeCount() (recount bool, keys []int64) {
 	l.countMu.Lock()
 	defer l.countMu.Unlock()
 	recount, keys = l.recount, l.pending
@@ -80,11 +89,12 @@ func (l *listener) takeCount() (recount bool, keys []int64) {
 	return recount, keys
 }
 
-// listener is one live subscription of one reader.
-type listener struct {
+// Listener is one live subscription of one reader.
+type Listener struct {
 	reader  int64
+	authors AuthorsFunc   // the authors whose channels it listens to besides its reader's
 	wake    chan struct{} // cap 1: something changed, look again
-	added   chan feedAdd  // entries that may have entered the feed
+	added   chan Add      // entries that may have entered the feed
 	refresh atomic.Bool   // the authors to listen to may have changed
 
 	// An inbox's "add" is always a new entry: an unread count adds its key
@@ -98,18 +108,22 @@ type listener struct {
 	channels []string
 }
 
-// feedAdd says that post entered a feed at key.
-type feedAdd struct{ post, key int64 }
+// Add says that Post entered a feed at Key.
+type Add struct{ Post, Key int64 }
 
-func newHub(ctx context.Context, e *Engine) *hub {
-	ps := e.redis.Subscribe(ctx, e.keys.CelebritiesChannel(), e.keys.CacheInvalidateChannel())
-	cluster, _ := e.redis.(*redis.ClusterClient)
-	return &hub{e: e, ctx: ctx, broadcast: ps, cluster: cluster, subs: map[string]map[*listener]struct{}{},
+// New starts a hub that lives until ctx ends (Run hands its messages on):
+// subscribed to the broadcast channels, the invalidate channel's messages
+// going to onInvalidation, and each (re)subscription of it to
+// onResubscribed.
+func New(ctx context.Context, d *deps.Deps, onInvalidation func(payload string), onResubscribed func()) *Hub {
+	ps := d.Redis.Subscribe(ctx, d.Keys.CelebritiesChannel(), d.Keys.CacheInvalidateChannel())
+	cluster, _ := d.Redis.(*redis.ClusterClient)
+	return &Hub{d: d, ctx: ctx, onInvalidation: onInvalidation, onResubscribed: onResubscribed, broadcast: ps, cluster: cluster, subs: map[string]map[*Listener]struct{}{},
 		nodes: map[string]*nodeSub{}, orphans: map[string]bool{}, regroupWake: make(chan struct{}, 1)}
 }
 
-// run hands messages to listeners until ctx ends.
-func (h *hub) run(ctx context.Context) {
+// Run hands messages to listeners until ctx ends.
+func (h *Hub) Run(ctx context.Context) {
 	defer func() {
 		h.subMu.Lock()
 		defer h.subMu.Unlock()
@@ -130,7 +144,7 @@ func (h *hub) run(ctx context.Context) {
 
 // receive hands the messages of one connection to listeners until ctx ends
 // or the connection is closed.
-func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
+func (h *Hub) receive(ctx context.Context, ps *redis.PubSub) {
 	defer ps.Close()
 	ch := ps.ChannelWithSubscriptions(redis.WithChannelSize(4096))
 	for {
@@ -143,9 +157,9 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 			}
 			switch m := msg.(type) {
 			case *redis.Subscription:
-				if m.Channel == h.e.keys.CacheInvalidateChannel() {
+				if m.Channel == h.d.Keys.CacheInvalidateChannel() {
 					if m.Kind == "subscribe" {
-						h.e.onInvalidationsResubscribed()
+						h.onResubscribed()
 					}
 					continue
 				}
@@ -153,8 +167,8 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
 				}
 			case *redis.Message:
-				if m.Channel == h.e.keys.CacheInvalidateChannel() {
-					h.e.onInvalidation(m.Payload)
+				if m.Channel == h.d.Keys.CacheInvalidateChannel() {
+					h.onInvalidation(m.Payload)
 					continue
 				}
 				h.deliver(m.Channel, m.Payload)
@@ -164,20 +178,20 @@ func (h *hub) receive(ctx context.Context, ps *redis.PubSub) {
 }
 
 // deliver hands one message to the listeners of its channel, never waiting.
-func (h *hub) deliver(channel, payload string) {
+func (h *Hub) deliver(channel, payload string) {
 	verb, rest, _ := strings.Cut(payload, " ")
-	var add feedAdd
+	var add Add
 	if verb == "add" {
 		post, key, _ := strings.Cut(rest, " ")
-		add.post, _ = strconv.ParseInt(post, 10, 64)
-		add.key, _ = strconv.ParseInt(key, 10, 64)
+		add.Post, _ = strconv.ParseInt(post, 10, 64)
+		add.Key, _ = strconv.ParseInt(key, 10, 64)
 	}
-	refresh := verb == "follow" || verb == "unfollow" || channel == h.e.keys.CelebritiesChannel()
+	refresh := verb == "follow" || verb == "unfollow" || channel == h.d.Keys.CelebritiesChannel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	targets := h.subs[channel]
-	if channel == h.e.keys.CelebritiesChannel() {
-		targets = map[*listener]struct{}{}
+	if channel == h.d.Keys.CelebritiesChannel() {
+		targets = map[*Listener]struct{}{}
 		for _, ls := range h.subs {
 			for l := range ls {
 				targets[l] = struct{}{}
@@ -186,19 +200,19 @@ func (h *hub) deliver(channel, payload string) {
 	}
 	// Only an inbox's add is surely a new entry: an author's channel also
 	// announces reposts of posts the reader may have already.
-	countable := add.post != 0 && isReaderChannel(h.e.keys, channel)
+	countable := add.Post != 0 && isReaderChannel(h.d.Keys, channel)
 	for l := range targets {
 		if refresh {
 			l.refresh.Store(true)
 		}
 		l.countMu.Lock()
-		if (countable || (add.post != 0 && add.post == add.key)) && len(l.pending) < maxPendingKeys {
-			l.pending = append(l.pending, add.key) // a new entry, or a new post of its author's
+		if (countable || (add.Post != 0 && add.Post == add.Key)) && len(l.pending) < maxPendingKeys {
+			l.pending = append(l.pending, add.Key) // a new entry, or a new post of its author's
 		} else {
 			l.recount = true
 		}
 		l.countMu.Unlock()
-		if add.post != 0 {
+		if add.Post != 0 {
 			select {
 			case l.added <- add:
 			default: // full: this client catches up by paging
@@ -211,10 +225,15 @@ func (h *hub) deliver(channel, payload string) {
 	}
 }
 
-// listen registers a listener for reader until ctx ends.
-func (h *hub) listen(ctx context.Context, reader int64) (*listener, error) {
-	l := &listener{reader: reader, wake: make(chan struct{}, 1), added: make(chan feedAdd, listenerQueue)}
-	if err := h.update(ctx, l); err != nil {
+// AuthorsFunc finds the authors whose posts reach reader without fan-out:
+// a listener of reader listens to their channels too.
+type AuthorsFunc func(ctx context.Context, reader int64) ([]int64, error)
+
+// Listen registers a listener for reader until ctx ends, on reader's
+// channel and those of the authors that authors finds.
+func (h *Hub) Listen(ctx context.Context, reader int64, authors AuthorsFunc) (*Listener, error) {
+	l := &Listener{reader: reader, authors: authors, wake: make(chan struct{}, 1), added: make(chan Add, listenerQueue)}
+	if err := h.Update(ctx, l); err != nil {
 		h.drop(l)
 		return nil, err
 	}
@@ -225,16 +244,16 @@ func (h *hub) listen(ctx context.Context, reader int64) (*listener, error) {
 	return l, nil
 }
 
-// update subscribes l to the channels it needs now: its reader's, and the
+// Update subscribes l to the channels it needs now: its reader's, and the
 // authors' whose posts reach the reader without fan-out.
-func (h *hub) update(ctx context.Context, l *listener) error {
-	authors, err := h.e.unpushedFollowees(ctx, l.reader)
+func (h *Hub) Update(ctx context.Context, l *Listener) error {
+	authors, err := l.authors(ctx, l.reader)
 	if err != nil {
 		return err
 	}
-	want := []string{h.e.keys.ReaderChannel(l.reader)}
+	want := []string{h.d.Keys.ReaderChannel(l.reader)}
 	for _, a := range authors {
-		want = append(want, h.e.keys.AuthorChannel(a))
+		want = append(want, h.d.Keys.AuthorChannel(a))
 	}
 	l.mu.Lock()
 	old := l.channels
@@ -244,7 +263,7 @@ func (h *hub) update(ctx context.Context, l *listener) error {
 	h.mu.Lock()
 	for _, c := range want {
 		if h.subs[c] == nil {
-			h.subs[c] = map[*listener]struct{}{}
+			h.subs[c] = map[*Listener]struct{}{}
 			subscribe = append(subscribe, c)
 		}
 		h.subs[c][l] = struct{}{}
@@ -260,7 +279,7 @@ func (h *hub) update(ctx context.Context, l *listener) error {
 }
 
 // drop removes l from every channel, unsubscribing the ones left empty.
-func (h *hub) drop(l *listener) {
+func (h *Hub) drop(l *Listener) {
 	l.mu.Lock()
 	channels := l.channels
 	l.channels = nil
@@ -276,7 +295,7 @@ func (h *hub) drop(l *listener) {
 
 // leave takes l off channel c; it returns c when no listener is left on it.
 // The caller holds h.mu.
-func (h *hub) leave(c string, l *listener) []string {
+func (h *Hub) leave(c string, l *Listener) []string {
 	delete(h.subs[c], l)
 	if len(h.subs[c]) > 0 {
 		return nil
@@ -287,7 +306,7 @@ func (h *hub) leave(c string, l *listener) []string {
 
 // wanted keeps the channels that some listener still needs (or, with
 // want false, that none needs) now.
-func (h *hub) wanted(channels []string, want bool) []string {
+func (h *Hub) wanted(channels []string, want bool) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -302,7 +321,7 @@ func (h *hub) wanted(channels []string, want bool) []string {
 // subscribe subscribes to the channels that are still wanted: on the
 // broadcast connection on a single Redis, on their nodes' connections on a
 // cluster.
-func (h *hub) subscribe(ctx context.Context, channels []string) error {
+func (h *Hub) subscribe(ctx context.Context, channels []string) error {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	channels = h.wanted(channels, true)
@@ -317,7 +336,7 @@ func (h *hub) subscribe(ctx context.Context, channels []string) error {
 
 // unsubscribe unsubscribes from the channels no listener wants any more;
 // a node's connection closes with its last channel.
-func (h *hub) unsubscribe(ctx context.Context, channels []string) {
+func (h *Hub) unsubscribe(ctx context.Context, channels []string) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	channels = h.wanted(channels, false)
@@ -331,41 +350,6 @@ func (h *hub) unsubscribe(ctx context.Context, channels []string) {
 	h.unsubscribeSharded(ctx, channels)
 }
 
-// sharded reports whether channel is a sharded one: on a Redis Cluster,
-// every channel but the broadcast ones.
-func (e *Engine) sharded(channel string) bool {
-	return e.onCluster() && channel != e.keys.CelebritiesChannel() && channel != e.keys.CacheInvalidateChannel()
-}
-
-// onCluster reports whether Redis is a Redis Cluster.
-func (e *Engine) onCluster() bool {
-	_, ok := e.redis.(*redis.ClusterClient)
-	return ok
-}
-
-// shardedTwins maps each script that publishes on a reader's channel to
-// its twin that does so with SPUBLISH, for a Redis Cluster. A script runs
-// on the node of its keys' slot, which is the slot of the reader's channel
-// too (both carry the reader's hash tag), as SPUBLISH in a script needs.
-var shardedTwins = map[*redis.Script]*redis.Script{}
-
-// newPublishingScript makes a script whose redis.call('PUBLISH', ...)
-// publish on a reader's channel, and registers its sharded twin.
-func newPublishingScript(src string) *redis.Script {
-	s := redis.NewScript(src)
-	shardedTwins[s] = redis.NewScript(strings.ReplaceAll(src, "redis.call('PUBLISH'", "redis.call('SPUBLISH'"))
-	return s
-}
-
-// publishing is script as this engine runs it: its sharded twin on a
-// Redis Cluster.
-func (e *Engine) publishing(script *redis.Script) *redis.Script {
-	if twin := shardedTwins[script]; twin != nil && e.onCluster() {
-		return twin
-	}
-	return script
-}
-
 // bySlot groups channels by their hash slot.
 func bySlot(channels []string) map[int][]string {
 	out := map[int][]string{}
@@ -376,8 +360,8 @@ func bySlot(channels []string) map[int][]string {
 	return out
 }
 
-// channels is how many channels the hub is subscribed to, for tests.
-func (h *hub) channels() int {
+// channels is how many channels the Hub is subscribed to, for tests.
+func (h *Hub) Channels() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
@@ -387,3 +371,24 @@ func (h *hub) channels() int {
 func isReaderChannel(k keyspace.Keys, channel string) bool {
 	return strings.HasPrefix(channel, k.Prefix()+"dots:")
 }
+
+// Recount asks the listener's count for an exact recount at its next look.
+func (l *Listener) Recount() {
+	l.countMu.Lock()
+	l.recount = true
+	l.countMu.Unlock()
+}
+
+// Wake receives when something changed for the listener: look again.
+func (l *Listener) Wake() <-chan struct{} { return l.wake }
+
+// Added receives the entries that may have entered the reader's feed.
+func (l *Listener) Added() <-chan Add { return l.added }
+
+// Reader is the reader the listener listens for.
+func (l *Listener) Reader() int64 { return l.reader }
+
+// TakeRefresh says, once, that the authors to listen to may have changed
+// (the reader followed or unfollowed someone, or the celebrities changed):
+// the caller then calls Hub.Update.
+func (l *Listener) TakeRefresh() bool { return l.refresh.Swap(false) }

@@ -1,0 +1,322 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/metrics"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// The Redis copies of posts and users (keys.cachedPost, cachedUserInfo,
+// cachedUserCounts): the second tier of the cache tiers (docs/architecture.md), between
+// the in-process tier and MySQL. A batch of ids is one pipeline of GETs
+// (not an MGET: on Redis Cluster the keys lie in different slots, and a
+// pipeline costs one round trip per node); the misses are loaded from MySQL
+// in one query and written back in one pipeline.
+//
+// Every copy carries its row's version (models.User.Version), and every
+// write goes through setIfNewerScript, so of two writes that race (a fill
+// that read the row before a mutation, and the mutation's refresh after
+// its commit) the newer stays, whatever their order. A mutation refreshes
+// the rows it changed after its commit, before it answers (refreshCached),
+// and the dispatcher's handler of its outbox event refreshes them again,
+// which repairs what a process that died in between left behind.
+//
+// Redis failing never fails a read: the lookup falls back to MySQL, counts
+// the error and warns at most once per Config.RateLimitWarnInterval.
+
+// setIfNewerScript writes ARGV[1] (whose leading uvarint is its version) to
+// KEYS[1] with TTL ARGV[3] milliseconds, unless the key holds a version at
+// least ARGV[2]. It answers 1 when it wrote.
+var setIfNewerScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local v, mul = 0, 1
+  for i = 1, #cur do
+    local b = string.byte(cur, i)
+    if b < 128 then
+      v = v + b * mul
+      break
+    end
+    v = v + (b - 128) * mul
+    mul = mul * 128
+  end
+  if v >= tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1`)
+
+// Write is one copy to write through setIfNewerScript.
+type Write struct {
+	key     string
+	value   []byte
+	version int64
+	ttl     time.Duration
+}
+
+// PostsBelowLocal loads posts from their Redis copies, and the misses from
+// MySQL, writing those back. Unknown ids are left out.
+func (c *Tiers) PostsBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.Post, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	out := make(map[int64]*models.Post, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := c.d.Redis.Pipeline()
+	cmds := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.Get(ctx, c.d.Keys.CachedPost(id))
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var missing []int64
+	var failure error
+	hits := 0
+	for i, cmd := range cmds {
+		b, err := cmd.Bytes()
+		if err != nil {
+			if !errors.Is(err, redis.Nil) {
+				failure = err
+			}
+			missing = append(missing, ids[i])
+			continue
+		}
+		p, err := decodePost(ids[i], b)
+		if err != nil {
+			failure = err
+			missing = append(missing, ids[i])
+			continue
+		}
+		out[p.ID] = p
+		hits++
+	}
+	c.countLookups(metrics.KindPost, hits, len(missing), failure)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	start := time.Now()
+	posts, err := c.loadPosts(c.rep.FillContext(ctx), missing)
+	if err != nil {
+		return nil, err
+	}
+	writes := make([]Write, 0, len(posts))
+	for _, p := range posts {
+		out[p.ID] = p
+		writes = append(writes, c.PostWrite(p))
+	}
+	if failure == nil {
+		// After a failed read Redis is likely away: writing back would
+		// only add its timeout to the read.
+		c.WriteCached(ctx, writes)
+	}
+	c.d.Metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindPost).Observe(time.Since(start).Seconds())
+	return out, nil
+}
+
+// loadPosts loads posts from MySQL with the lists of live reposts their
+// copies keep: one statement more, for the originals that have reposts
+// and not more than RepostListMax of them. The post's row is read first:
+// its version moves with every repost and deletion of a repost of it, in
+// the same transaction, so the list read after it is at least as new as
+// the version it is written with (setIfNewerScript keeps the newest); a
+// list newer than the row is not kept.
+func (c *Tiers) loadPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	posts, err := c.d.Store.PostsByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var listed []int64 // sorted, as ids are
+	for _, p := range posts {
+		switch {
+		case p.RepostOfID != nil:
+		case p.RepostCount == 0:
+			p.RepostsKept = true
+		case p.RepostCount <= c.d.Cfg.RepostListMax:
+			listed = append(listed, p.ID)
+		}
+	}
+	if len(listed) == 0 {
+		return posts, nil
+	}
+	slices.Sort(listed)
+	reposts, err := c.d.Store.LiveReposts(ctx, listed)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range posts {
+		// A list that changed since the row was read is not kept: the
+		// change's refresh comes next. So a kept list is as long as the
+		// copy's repost count, which decodePost checks.
+		if _, ok := slices.BinarySearch(listed, p.ID); ok && len(reposts[p.ID]) == p.RepostCount {
+			p.Reposts, p.RepostsKept = reposts[p.ID], true
+		}
+	}
+	return posts, nil
+}
+
+// UsersBelowLocal loads users from their Redis copies (info and counts),
+// and the users missing either from MySQL, writing both back. Unknown ids
+// are left out.
+func (c *Tiers) UsersBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.User, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	out := make(map[int64]*models.User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := c.d.Redis.Pipeline()
+	infos := make([]*redis.StringCmd, len(ids))
+	counts := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		infos[i] = pipe.Get(ctx, c.d.Keys.CachedUserInfo(id))
+		counts[i] = pipe.Get(ctx, c.d.Keys.CachedUserCounts(id))
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var missing []int64
+	var failure error
+	hits := 0
+	for i := range ids {
+		u, err := DecodeUser(ids[i], infos[i], counts[i])
+		if err != nil {
+			if !errors.Is(err, redis.Nil) {
+				failure = err
+			}
+			missing = append(missing, ids[i])
+			continue
+		}
+		out[u.ID] = u
+		hits++
+	}
+	c.countLookups(metrics.KindUser, hits, len(missing), failure)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	start := time.Now()
+	users, err := c.d.Store.UsersByIDs(c.rep.FillContext(ctx, missing...), missing)
+	if err != nil {
+		return nil, err
+	}
+	writes := make([]Write, 0, 2*len(users))
+	for _, u := range users {
+		// A miss returns what a hit returns: the copies keep neither.
+		u.PasswordHash, u.LastActiveAt = "", time.Time{}
+		out[u.ID] = u
+		writes = append(writes, c.UserWrites(u)...)
+	}
+	if failure == nil {
+		c.WriteCached(ctx, writes)
+	}
+	c.d.Metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindUser).Observe(time.Since(start).Seconds())
+	return out, nil
+}
+
+// countLookups counts a batch's lookups; with a failure, every miss counts
+// as an error (a failed read cannot tell the two apart).
+func (c *Tiers) countLookups(kind string, hits, misses int, failure error) {
+	c.d.Metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, "hit").Add(float64(hits))
+	result := "miss"
+	if failure != nil {
+		result = "error"
+		c.d.WarnRedis("redis cache read failed; reading MySQL", failure)
+	}
+	c.d.Metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, result).Add(float64(misses))
+}
+
+// refreshCached re-reads the given users and posts from MySQL and writes
+// their copies, keeping any newer one. Mutations call it after their
+// commit, before they answer, so that the instance that served one reads
+// its own write at once; the dispatcher's handlers call it again for each
+// event. A failure is returned to the handlers (the event is retried) and
+// only logged by mutations (the event repairs it).
+func (c *Tiers) refreshCached(ctx context.Context, users, posts []int64) error {
+	ctx = store.Primary(ctx) // the copy must hold the commit: no replica
+	var writes []Write
+	if len(users) > 0 {
+		loaded, err := c.d.Store.UsersByIDs(ctx, slices.Compact(slices.Sorted(slices.Values(users))))
+		if err != nil {
+			return err
+		}
+		for _, u := range loaded {
+			writes = append(writes, c.UserWrites(u)...)
+		}
+	}
+	if len(posts) > 0 {
+		loaded, err := c.loadPosts(ctx, slices.Compact(slices.Sorted(slices.Values(posts))))
+		if err != nil {
+			return err
+		}
+		for _, p := range loaded {
+			writes = append(writes, c.PostWrite(p))
+		}
+	}
+	return c.WriteCached(ctx, writes)
+}
+
+// RefreshCopies refreshes the Redis copies of users and posts from MySQL,
+// then drops the local copies of them here and, by message, on every
+// instance: a local fill from then on reads Redis's new copy. The stream's
+// handlers run it for every event, so that the copies of a change whose
+// own instance died before refreshing them are right within the
+// dispatcher's lag (and an instance that missed the message, within the
+// local tier's bound).
+func (c *Tiers) RefreshCopies(ctx context.Context, users, posts []int64) error {
+	err := c.refreshCached(ctx, users, posts)
+	c.DropLocal(ctx, users, posts)
+	return err
+}
+
+// RefreshAfterCommit is refreshCopies for a mutation that has committed:
+// a failure is only logged, since the outbox event will refresh again. It
+// first marks the users for read-your-writes (package replicas).
+func (c *Tiers) RefreshAfterCommit(ctx context.Context, users, posts []int64) {
+	c.rep.MarkWrote(ctx, users)
+	if err := c.RefreshCopies(ctx, users, posts); err != nil {
+		c.d.WarnRedis("refresh cached copies after a commit; the outbox event will", err)
+	}
+}
+
+// WriteCached writes copies through setIfNewerScript in one pipeline. A
+// failure is logged (throttled) and returned; the copies are only copies.
+func (c *Tiers) WriteCached(ctx context.Context, writes []Write) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	args := func(w Write) []any { return []any{w.value, w.version, w.ttl.Milliseconds()} }
+	pipe := c.d.Redis.Pipeline()
+	cmds := make([]*redis.Cmd, len(writes))
+	for i, w := range writes {
+		cmds[i] = setIfNewerScript.EvalSha(ctx, pipe, []string{w.key}, args(w)...)
+	}
+	pipe.Exec(ctx) // each command's error is read below
+	var failure error
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			err = setIfNewerScript.Run(ctx, c.d.Redis, []string{writes[i].key}, args(writes[i])...).Err()
+		}
+		if err != nil {
+			failure = err
+		}
+	}
+	if failure != nil {
+		c.d.WarnRedis("redis cache write failed", failure)
+		return fmt.Errorf("write cached copies: %w", failure)
+	}
+	return nil
+}
+
+func (c *Tiers) PostWrite(p *models.Post) Write {
+	return Write{key: c.d.Keys.CachedPost(p.ID), value: encodePost(p), version: p.Version, ttl: c.d.Cfg.PostCacheTTL}
+}
+
+func (c *Tiers) UserWrites(u *models.User) []Write {
+	return []Write{
+		{key: c.d.Keys.CachedUserInfo(u.ID), value: encodeUserInfo(u), version: u.Version, ttl: c.d.Cfg.UserCacheTTL},
+		{key: c.d.Keys.CachedUserCounts(u.ID), value: encodeUserCounts(u), version: u.Version, ttl: c.d.Cfg.UserCacheTTL},
+	}
+}

@@ -1,0 +1,62 @@
+// Package redisx holds the engine's helpers over go-redis: the failure a
+// read falls back to MySQL on, lock tokens and the wait for a lock, and
+// whether the client is a Redis Cluster.
+package redisx
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Error marks a failure of Redis, on which a read falls back to MySQL.
+type Error struct{ Err error }
+
+func (e Error) Error() string { return "redis: " + e.Err.Error() }
+func (e Error) Unwrap() error { return e.Err }
+
+// Fail marks err as a failure of Redis.
+func Fail(err error) error { return Error{Err: err} }
+
+// ErrLockTimeout is returned when a lock held by someone else (a rebuild, a
+// build of a list's copy) was not freed in time.
+var ErrLockTimeout = errors.New("timed out waiting for a lock held by another instance")
+
+// WaitForUnlock polls lock every poll until it is gone, for at most limit.
+func WaitForUnlock(ctx context.Context, rdb redis.UniversalClient, lock string, limit, poll time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		n, err := rdb.Exists(ctx, lock).Result()
+		if err != nil || n == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+	return ErrLockTimeout
+}
+
+// NewToken is a random token: a lock's holder, a set's version, an
+// instance's name.
+func NewToken() string {
+	buf := make([]byte, 12)
+	rand.Read(buf)
+	return hex.EncodeToString(buf)
+}
+
+// OnCluster reports whether rdb is a Redis Cluster client.
+func OnCluster(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.ClusterClient)
+	return ok
+}
+
+// IsNoScript says whether err is Redis not knowing a script's SHA (it
+// restarted, or the node is new): the script must be sent whole.
+func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }

@@ -1,0 +1,68 @@
+package live
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/redisx"
+)
+
+// Publisher publishes the messages of the channels the hubs listen to.
+type Publisher struct{ d *deps.Deps }
+
+// NewPublisher publishes through d's Redis.
+func NewPublisher(d *deps.Deps) *Publisher { return &Publisher{d: d} }
+
+// Publish tells a channel's listeners, on every instance, of a change. A
+// lost message costs a late red dot, never data: it is only logged. On a
+// Redis Cluster a reader's or author's channel is sharded (see Hub).
+func (p *Publisher) Publish(ctx context.Context, channel, message string) {
+	var err error
+	if p.sharded(channel) {
+		err = p.d.Redis.SPublish(ctx, channel, message).Err()
+	} else {
+		err = p.d.Redis.Publish(ctx, channel, message).Err()
+	}
+	if err != nil && ctx.Err() == nil {
+		p.d.Log.WarnContext(ctx, "publish", "channel", channel, "err", err)
+	}
+}
+
+// sharded reports whether channel is a sharded one: on a Redis Cluster,
+// every channel but the broadcast ones.
+func (p *Publisher) sharded(channel string) bool {
+	k := p.d.Keys
+	return redisx.OnCluster(p.d.Redis) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel()
+}
+
+// AddMessage is the message of an entry that entered a feed: "add <post> <key>".
+func AddMessage(post, key int64) string {
+	return "add " + strconv.FormatInt(post, 10) + " " + strconv.FormatInt(key, 10)
+}
+
+// Script is a Lua script whose redis.call('PUBLISH', ...) publish on a
+// reader's channel, with its twin that does so with SPUBLISH, for a Redis
+// Cluster. A script runs on the node of its keys' slot, which is the slot
+// of the reader's channel too (both carry the reader's hash tag), as
+// SPUBLISH in a script needs.
+type Script struct{ plain, sharded *redis.Script }
+
+// NewScript makes a publishing script of src.
+func NewScript(src string) *Script {
+	return &Script{
+		plain:   redis.NewScript(src),
+		sharded: redis.NewScript(strings.ReplaceAll(src, "redis.call('PUBLISH'", "redis.call('SPUBLISH'")),
+	}
+}
+
+// For is the script as it runs on rdb: its sharded twin on a Redis Cluster.
+func (s *Script) For(rdb redis.UniversalClient) *redis.Script {
+	if redisx.OnCluster(rdb) {
+		return s.sharded
+	}
+	return s.plain
+}
