@@ -39,6 +39,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
@@ -277,11 +278,11 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	entries, err := te.pullEntries(ctx, followees, store.Older, math.MaxInt64, pages*size)
+	entries, err := te.pull.Entries(ctx, followees, store.Older, math.MaxInt64, pages*size)
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	if err := te.addReposters(ctx, reader, followees, entries); err != nil {
+	if err := te.pull.AddReposters(ctx, reader, followees, entries); err != nil {
 		te.t.Fatal(err)
 	}
 	want := make([]feedItem, len(entries))
@@ -460,7 +461,7 @@ func BenchmarkFanoutTask(b *testing.B) {
 			// Every inbox got every post (up to the cap, past which it holds
 			// between the cap and the cap and its slack), beside its marker.
 			benchWantInboxSizes(b, te, readers, int64(min(b.N, te.cfg.InboxCap)+1),
-				int64(min(b.N, te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap))+1))
+				int64(min(b.N, te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap))+1))
 		})
 	}
 }

@@ -18,11 +18,15 @@ import (
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
+	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
+	"feedservice/feed/jumps"
 	"feedservice/feed/live"
+	"feedservice/feed/outbox"
+	"feedservice/feed/pull"
 	"feedservice/feed/replicas"
 	"feedservice/models"
 	"feedservice/store"
@@ -39,10 +43,14 @@ type Engine struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	metrics *metrics.Metrics
-	pub     *live.Publisher
-	rep     *replicas.Router
-	cache   *cache.Tiers
+	metrics  *metrics.Metrics
+	pub      *live.Publisher
+	rep      *replicas.Router
+	cache    *cache.Tiers
+	pull     *pull.Feeds
+	inboxes  *inbox.Inboxes
+	outboxes *outbox.Outboxes
+	jumps    *jumps.Lists
 
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the fan-out consumers
@@ -58,8 +66,6 @@ type Engine struct {
 	cacheWarn warnThrottle
 
 	decoy string // a password hash no password matches, for unknown users
-
-	local localTiers // in-process copies of celebrities' outboxes and followee sets
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is
@@ -89,8 +95,10 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.pub = live.NewPublisher(e.d)
 	e.rep = replicas.New(e.d)
 	e.cache = cache.New(e.d, e.pub, e.rep)
-	e.local = newLocalTiers(cfg, e.metrics)
-	e.cache.Register(metrics.KindOutbox, e.local.outboxes)
+	e.pull = pull.New(e.d, e.cache)
+	e.inboxes = inbox.New(e.d, e.cache, e.rep, e.pull)
+	e.outboxes = outbox.New(e.d, e.cache)
+	e.jumps = jumps.New(e.d)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")
@@ -121,7 +129,7 @@ func (e *Engine) Start(ctx context.Context) {
 	e.goRun(ctx, func(ctx context.Context) {
 		<-ctx.Done()
 		e.cache.Stop()
-		e.local.outboxes.Stop()
+		e.outboxes.Stop()
 	})
 }
 

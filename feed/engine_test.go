@@ -256,11 +256,11 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	entries, err := te.pullEntries(ctx, followees, store.Older, 1<<62, 1<<20)
+	entries, err := te.pull.Entries(ctx, followees, store.Older, 1<<62, 1<<20)
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	if err := te.addReposters(ctx, reader, followees, entries); err != nil {
+	if err := te.pull.AddReposters(ctx, reader, followees, entries); err != nil {
 		te.t.Fatal(err)
 	}
 	out := make([]feedItem, len(entries))

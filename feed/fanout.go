@@ -13,6 +13,7 @@ import (
 
 	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/live"
 	"feedservice/models"
@@ -273,10 +274,10 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if err := e.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
-		if err := e.syncFollowing(ctx, f); err != nil {
+		if err := e.inboxes.SyncFollowing(ctx, f); err != nil {
 			return err
 		}
-		if err := e.syncRelationLists(ctx, f); err != nil {
+		if err := e.jumps.SyncRelationLists(ctx, f); err != nil {
 			return err
 		}
 		if kind == models.EventFollowed {
@@ -304,14 +305,14 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if p == nil || p.Deleted() {
 		return nil // deleted meanwhile: nothing to add
 	}
-	if err := e.changeOutbox(ctx, addOutboxScript, p.AuthorID, outboxMember(p), p.ID, e.cfg.InboxCap); err != nil {
+	if err := e.outboxes.Add(ctx, p); err != nil {
 		return err
 	}
 	original, err := e.cache.LivePost(ctx, p.OriginalID())
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	celeb, err := e.isCelebrity(ctx, p.AuthorID)
+	celeb, err := e.outboxes.IsCelebrity(ctx, p.AuthorID)
 	if err != nil {
 		return err
 	}
@@ -327,11 +328,11 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 // inbox it reached: an original leaves the inboxes of its author's and its
 // reposters' followers; a repost is merged out of its original's entry.
 func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
-	member := strconv.FormatInt(ev.PostID, 10)
+	var original int64
 	if ev.RepostOfID != nil {
-		member += ":" + strconv.FormatInt(*ev.RepostOfID, 10)
+		original = *ev.RepostOfID
 	}
-	if err := e.changeOutbox(ctx, removeOutboxScript, ev.AuthorID, member); err != nil {
+	if err := e.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
 		return err
 	}
 	e.pub.Publish(ctx, e.keys.AuthorChannel(ev.AuthorID), "change")
@@ -366,7 +367,7 @@ func (e *Engine) onFollowed(ctx context.Context, ev models.FollowEventPayload) e
 	if e.cfg.Mode == config.ModePull {
 		return nil
 	}
-	if celeb, err := e.isCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
+	if celeb, err := e.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
 		return err // merged at read time
 	}
 	return e.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
@@ -390,13 +391,13 @@ func (e *Engine) onUnfollowed(ctx context.Context, ev models.FollowEventPayload)
 	if err != nil {
 		return err
 	}
-	var changes []inboxChange
+	var changes []inbox.Change
 	for _, p := range posts {
 		if o := originals[p.OriginalID()]; o != nil {
-			changes = append(changes, removeSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
+			changes = append(changes, inbox.RemoveSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
 		}
 	}
-	_, err = e.applyInbox(ctx, changes)
+	_, err = e.inboxes.Apply(ctx, changes)
 	return err
 }
 
@@ -410,7 +411,7 @@ func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) erro
 	if err != nil {
 		return err
 	}
-	var changes []inboxChange
+	var changes []inbox.Change
 	for _, r := range readers {
 		if !following[r] {
 			continue
@@ -418,15 +419,15 @@ func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) erro
 		if len(posts) == e.cfg.InboxCap {
 			// The user has more posts than an inbox holds: the older ones
 			// come from MySQL, below the oldest one added here.
-			changes = append(changes, raiseFloor(r, posts[len(posts)-1].ID))
+			changes = append(changes, inbox.RaiseFloor(r, posts[len(posts)-1].ID))
 		}
 		for _, p := range posts {
 			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
-				changes = append(changes, addSource(r, o.ID, o.AuthorID, source{User: user, Event: p.ID}, e.cfg.InboxCap))
+				changes = append(changes, inbox.AddSource(r, o.ID, o.AuthorID, inbox.Source{User: user, Event: p.ID}, e.cfg.InboxCap))
 			}
 		}
 	}
-	n, err := e.applyInbox(ctx, changes)
+	n, err := e.inboxes.Apply(ctx, changes)
 	e.metrics.FanoutEntries.Add(float64(n))
 	return err
 }
@@ -519,19 +520,19 @@ func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 			}
 		}
 	}
-	changes := make([]inboxChange, 0, len(readers))
+	changes := make([]inbox.Change, 0, len(readers))
 	for _, r := range readers {
 		switch t.Op {
 		case opAdd:
-			changes = append(changes, addSource(r, t.Post, t.Author, source{User: t.User, Event: t.Event}, e.cfg.InboxCap))
+			changes = append(changes, inbox.AddSource(r, t.Post, t.Author, inbox.Source{User: t.User, Event: t.Event}, e.cfg.InboxCap))
 		case opRemove:
-			changes = append(changes, removeSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
+			changes = append(changes, inbox.RemoveSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
 		case opDrop:
-			changes = append(changes, dropEntry(r, t.Post))
+			changes = append(changes, inbox.DropEntry(r, t.Post))
 		}
 	}
 	writing, write := e.startInboxWriteSpan(ctx, len(changes))
-	n, err := e.applyInbox(writing, changes)
+	n, err := e.inboxes.Apply(writing, changes)
 	endSpan(write, err)
 	e.metrics.FanoutEntries.Add(float64(n))
 	return err
@@ -568,4 +569,27 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
+}
+
+// updateCelebrity promotes or demotes user after their follower count
+// changed. A demoted celebrity's recent posts are fanned out to their
+// followers' inboxes, since readers stop merging their outbox.
+func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
+	if e.cfg.Mode != config.ModeHybrid {
+		return nil
+	}
+	u, err := e.store.UserByID(ctx, user)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	celebrity := u.FollowerCount >= e.cfg.CelebrityFollowers
+	changed, err := e.outboxes.SetCelebrity(ctx, user, celebrity)
+	if err != nil || !changed {
+		return err
+	}
+	e.pub.Publish(ctx, e.keys.CelebritiesChannel(), "change")
+	if celebrity {
+		return nil
+	}
+	return e.fanout(ctx, task{Op: opBackfill, User: user})
 }

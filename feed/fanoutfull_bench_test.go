@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -63,5 +64,5 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
 
 	// Every inbox holds its cap, up to its slack more, beside its marker.
-	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inboxTrimSlack(te.cfg.InboxCap)+1))
+	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap)+1))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,7 +220,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 		for _, s := range streams {
 			for _, m := range s.Messages {
 				taken++
-				if m.Values["kind"] == models.EventPostCreated && strings.Contains(m.Values["payload"].(string), itoa(p)) {
+				if m.Values["kind"] == models.EventPostCreated && strings.Contains(m.Values["payload"].(string), strconv.FormatInt(p, 10)) {
 					hasPost = true
 				}
 			}
@@ -442,7 +443,7 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 	}
 	lcWantScore(t, te, f[0], pa, pa)
 	lcWantScore(t, te, f[1], pa, pa)
-	if _, err := te.redis.ZScore(ctx, te.keys.Outbox(star), itoa(ps)).Result(); err != nil {
+	if _, err := te.redis.ZScore(ctx, te.keys.Outbox(star), strconv.FormatInt(ps, 10)).Result(); err != nil {
 		t.Fatalf("the star's new post is not in the rebuilt outbox: %v", err)
 	}
 	lcCheckFeeds(t, te, "new posts after the flush", f...)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func (h *followingReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 
 func (h *followingReplies) note(cmd redis.Cmder) {
 	args := cmd.Args()
-	if len(args) < 2 || args[1] != readerStateScript.Hash() {
+	if len(args) < 2 || args[1] != inbox.Scripts.State.Hash() {
 		return
 	}
 	vals, err := cmd.(*redis.Cmd).Slice()

@@ -9,6 +9,7 @@ import (
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -23,7 +24,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	}
 	path := metrics.ReadPull
 	var (
-		entries []entry
+		entries []pull.Entry
 		info    *models.PageInfo
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
@@ -49,15 +50,15 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 			return nil, err
 		}
 		// The page's reads share the one read-your-writes check above.
-		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
-			return e.pullEntries(lagging, followees, dir, bound, limit)
+		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+			return e.pull.Entries(lagging, followees, dir, bound, limit)
 		}
 		if entries, info, err = paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
 	}
 	e.metrics.Reads.WithLabelValues(path).Inc()
-	if err := e.addReposters(ctx, viewerID, followees, entries); err != nil {
+	if err := e.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
@@ -70,7 +71,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	return conn, nil
 }
 
-func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]entry, *models.PageInfo, map[int64]*models.Post, error) {
+func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]pull.Entry, *models.PageInfo, map[int64]*models.Post, error) {
 	r, err := e.newReader(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
@@ -78,11 +79,11 @@ func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.
 	if r.rebuilt {
 		*path = metrics.ReadRebuild
 	}
-	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]entry, error) {
+	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 		return e.fetchMerged(ctx, r, dir, bound, limit)
 	}
 	entries, info, err := paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 
-func entryKey(en entry) int64 { return en.Key }
+func entryKey(en pull.Entry) int64 { return en.Key }

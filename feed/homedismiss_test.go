@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"feedservice/feed/config"
@@ -31,7 +32,7 @@ func TestDismissalBeatsAConcurrentWorkOut(t *testing.T) {
 	}
 	kept := func() bool {
 		t.Helper()
-		_, err := te.redis.ZScore(ctx, key, itoa(member)).Result()
+		_, err := te.redis.ZScore(ctx, key, strconv.FormatInt(member, 10)).Result()
 		if err != nil && err != redis.Nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -17,9 +18,9 @@ import (
 // one MySQL computes before and after.
 func TestInboxTrimSlack(t *testing.T) {
 	const capEntries = 32
-	slack := inboxTrimSlack(capEntries)
+	slack := inbox.TrimSlack(capEntries)
 	if slack != 2 {
-		t.Fatalf("inboxTrimSlack(%d) = %d, want 2", capEntries, slack)
+		t.Fatalf("inbox.TrimSlack(%d) = %d, want 2", capEntries, slack)
 	}
 	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.InboxCap = capEntries })
 	ctx := context.Background()

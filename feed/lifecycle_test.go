@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func lcCheckFeeds(t testing.TB, te *testEngine, stage string, readers ...int64) 
 // not there.
 func lcScore(t testing.TB, te *testEngine, reader, post int64) (score int64, ok bool) {
 	t.Helper()
-	s, err := te.redis.ZScore(context.Background(), te.keys.Inbox(reader), itoa(post)).Result()
+	s, err := te.redis.ZScore(context.Background(), te.keys.Inbox(reader), strconv.FormatInt(post, 10)).Result()
 	if err == redis.Nil {
 		return 0, false
 	}
@@ -118,14 +119,16 @@ func lcWantScore(t testing.TB, te *testEngine, reader, post, want int64) {
 // lcSources is the sources field of post in reader's inbox ("" if none).
 func lcSources(t testing.TB, te *testEngine, reader, post int64) string {
 	t.Helper()
-	s, err := te.redis.HGet(context.Background(), te.keys.InboxSources(reader), itoa(post)).Result()
+	s, err := te.redis.HGet(context.Background(), te.keys.InboxSources(reader), strconv.FormatInt(post, 10)).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func lcSrc(user, event int64) string { return itoa(user) + ":" + itoa(event) }
+func lcSrc(user, event int64) string {
+	return strconv.FormatInt(user, 10) + ":" + strconv.FormatInt(event, 10)
+}
 
 // lcExists says whether key exists.
 func lcExists(t testing.TB, te *testEngine, key string) bool {

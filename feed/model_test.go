@@ -27,36 +27,40 @@ func newRefModel() *refModel {
 	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: config.MaxReposters, MaxUnreadCount: config.MaxUnreadCount})}
 }
 
-func (r *refModel) follow(a, b int64)   { r.m.Follow(itoa(a), itoa(b)) }
-func (r *refModel) unfollow(a, b int64) { r.m.Unfollow(itoa(a), itoa(b)) }
+func (r *refModel) follow(a, b int64) { r.m.Follow(strconv.FormatInt(a, 10), strconv.FormatInt(b, 10)) }
+func (r *refModel) unfollow(a, b int64) {
+	r.m.Unfollow(strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
+}
 
 // post records author's original post id.
-func (r *refModel) post(author, id int64) { r.m.AddPost(itoa(author), itoa(id), time.Time{}) }
+func (r *refModel) post(author, id int64) {
+	r.m.AddPost(strconv.FormatInt(author, 10), strconv.FormatInt(id, 10), time.Time{})
+}
 
 // repost records user's repost of target, which the engine answered with
 // id; it fails the test unless that is what the model expects: a new
 // repost, or the user's live repost of the same original.
 func (r *refModel) repost(t testing.TB, user, target, id int64) {
 	t.Helper()
-	if want := r.m.Repost(itoa(user), itoa(id), itoa(target), time.Time{}); want != itoa(id) {
+	if want := r.m.Repost(strconv.FormatInt(user, 10), strconv.FormatInt(id, 10), strconv.FormatInt(target, 10), time.Time{}); want != strconv.FormatInt(id, 10) {
 		t.Fatalf("repost of %d by %d answered %d, the model says %s", target, user, id, want)
 	}
 }
 
 // canRepost reports whether target and its original are live.
-func (r *refModel) canRepost(target int64) bool { return r.m.CanRepost(itoa(target)) }
+func (r *refModel) canRepost(target int64) bool { return r.m.CanRepost(strconv.FormatInt(target, 10)) }
 
 // author is the author of a recorded post or repost.
-func (r *refModel) author(id int64) int64 { return refID(r.m.Lookup(itoa(id)).Author) }
+func (r *refModel) author(id int64) int64 { return refID(r.m.Lookup(strconv.FormatInt(id, 10)).Author) }
 
-func (r *refModel) delete(id int64) { r.m.Delete(itoa(id)) }
+func (r *refModel) delete(id int64) { r.m.Delete(strconv.FormatInt(id, 10)) }
 
 // feed is user's whole feed: each live original that a followee wrote or
 // reposted (live), at its earliest such arrival, newest first, with the
 // reposting followees most recent first.
 func (r *refModel) feed(user int64) []feedItem {
 	out := []feedItem{}
-	for _, e := range r.m.Feed(itoa(user)) {
+	for _, e := range r.m.Feed(strconv.FormatInt(user, 10)) {
 		reposters := []int64{}
 		for _, id := range e.Reposters {
 			reposters = append(reposters, refID(id))

@@ -2,10 +2,6 @@ package feed
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -16,102 +12,6 @@ import (
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
-
-// A copy of an outbox answers every read as Redis does on the outbox
-// itself: for bounds below, at, between and above its members, both ways,
-// with and without a floor, the items of copy.page equal those of the
-// range commands the outbox read ran (ZREVRANGEBYSCORE and ZRANGEBYSCORE
-// with the same bounds and limit), and copy.reposts equals a scan of the
-// outbox's members from the lowest original up.
-func TestOutboxCopyAnswersAsRedis(t *testing.T) {
-	te := newTestEngine(t)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(7, 11))
-	for _, floor := range []int64{0, 1_000_040} {
-		author := int64(900 + floor%7)
-		key := te.keys.Outbox(author)
-		members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
-		var ids []int64
-		for i := range 60 {
-			id := int64(1_000_000 + 2*i) // even ids: odd bounds fall between
-			if id < floor {
-				continue
-			}
-			ids = append(ids, id)
-			m := strconv.FormatInt(id, 10)
-			if i%4 == 1 {
-				m += ":" + strconv.FormatInt(1_000_000+int64(rng.IntN(i+1))*2, 10)
-			}
-			members = append(members, redis.Z{Score: float64(id), Member: m})
-		}
-		if err := te.redis.ZAdd(ctx, key, members...).Err(); err != nil {
-			t.Fatal(err)
-		}
-		copies, err := te.readWholeOutboxes(ctx, []int64{author})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := copies[author]
-		if c.floor != floor || len(c.items) != len(ids) {
-			t.Fatalf("copy of floor %d with %d items, want %d and %d", c.floor, len(c.items), floor, len(ids))
-		}
-		bounds := []int64{0, 1, 999_999, 1_000_000, 1_000_001, floor, floor + 1, 1_000_118, 1_000_119, 2_000_000, math.MaxInt64}
-		for _, bound := range bounds {
-			for _, limit := range []int{1, 4, 7, 100} {
-				for _, older := range []bool{true, false} {
-					var want []string
-					if older {
-						want, err = te.redis.ZRevRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(floor, 10), Max: "(" + scoreArg(bound), Count: int64(limit)}).Result()
-					} else {
-						lo := "(" + strconv.FormatInt(bound, 10)
-						if bound < floor {
-							lo = strconv.FormatInt(floor, 10)
-						}
-						want, err = te.redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: lo, Max: "+inf", Count: int64(limit)}).Result()
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					var got []string
-					for _, it := range c.page(older, bound, limit) {
-						m := strconv.FormatInt(it.PostID, 10)
-						if it.OriginalID != it.PostID {
-							m += ":" + strconv.FormatInt(it.OriginalID, 10)
-						}
-						got = append(got, m)
-					}
-					if !slices.Equal(got, want) {
-						t.Fatalf("floor %d, bound %d, limit %d, older %v:\n got %v\nwant %v", floor, bound, limit, older, got, want)
-					}
-				}
-			}
-		}
-		for _, lowest := range []int64{floor - 1, floor, 1_000_050} {
-			originals := map[int64]bool{lowest: true, 1_000_060: true, 1_000_000: true}
-			got, ok := c.reposts(author, lowest, originals)
-			if ok != (floor <= lowest) {
-				t.Fatalf("floor %d, lowest %d: answered %v", floor, lowest, ok)
-			}
-			if !ok {
-				continue
-			}
-			all, err := te.redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(lowest, 10), Max: "+inf"}).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[int64][]source{}
-			for _, m := range all {
-				it, err := parseOutboxMember(m)
-				if err == nil && it.OriginalID != it.PostID && originals[it.OriginalID] {
-					want[it.OriginalID] = append(want[it.OriginalID], source{User: author, Event: it.PostID})
-				}
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("floor %d, lowest %d: reposts %v, want %v", floor, lowest, got, want)
-			}
-		}
-	}
-}
 
 // celebrityWorld is a reader following a celebrity, who posted once since
 // the reader's first read.
@@ -149,7 +49,7 @@ func holdsCopy(t *testing.T, te *testEngine, reader, star int64) {
 	t.Helper()
 	testenv.WaitFor(t, "the local tier to hold the celebrity's outbox", func() bool {
 		firstPost(t, te, reader)
-		return len(te.local.outboxes.Cached([]int64{star})) == 1
+		return len(te.outboxes.Copied([]int64{star})) == 1
 	})
 }
 
@@ -218,13 +118,13 @@ func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
 	if n, err := te.redis.ZRem(ctx, key, strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
 		t.Fatalf("the post left the outbox: %d, %v", n, err)
 	}
-	te.local.outboxes.DropAll()
+	te.outboxes.DropCopies()
 	holdsCopy(t, te, reader, star)
 	if got := firstPost(t, te, reader); got == post {
 		inbox, _ := te.redis.ZRangeWithScores(ctx, te.keys.Inbox(reader), 0, -1).Result()
 		outbox, _ := te.redis.ZRangeWithScores(ctx, key, 0, -1).Result()
 		celebs, _ := te.redis.SMembers(ctx, te.keys.Celebrities()).Result()
-		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.local.outboxes.Cached([]int64{star})[star])
+		t.Fatalf("the feed opens with %d, which the outbox no longer holds; inbox %v outbox %v celebs %v copy %+v", got, inbox, outbox, celebs, te.outboxes.Copied([]int64{star})[star])
 	}
 	// It comes back with no message: the copy is stale until it expires.
 	if err := te.redis.ZAdd(ctx, key, redis.Z{Score: float64(post), Member: strconv.FormatInt(post, 10)}).Err(); err != nil {

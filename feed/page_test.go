@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
@@ -51,7 +52,7 @@ func (h *replayInbox) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // answer (the read may go alone or in a pipeline with the outboxes').
 func (h *replayInbox) replay(cmd redis.Cmder) {
 	args := cmd.Args()
-	if cmd.Err() != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != readInboxScript.Hash() || args[3] != h.key {
+	if cmd.Err() != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != inbox.Scripts.Read.Hash() || args[3] != h.key {
 		return
 	}
 	h.mu.Lock()
@@ -87,7 +88,7 @@ func TestMergeStopsWithoutProgress(t *testing.T) {
 	for _, p := range posts[2:11] {
 		te.deletePost(author, p) // the newest stays; the 9 below it go
 	}
-	if err := readInboxScript.Load(ctx, rdb).Err(); err != nil {
+	if err := inbox.Scripts.Read.Load(ctx, rdb).Err(); err != nil {
 		t.Fatal(err)
 	}
 	hook.key = te.keys.Inbox(reader)

@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -106,14 +110,11 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, *models.User, error) {
 	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := e.redis.Pipeline()
-	stateKeys := []string{e.keys.Inbox(viewer), e.keys.Following(viewer), e.keys.FollowingVersion(viewer)}
-	// The copy is taken once: only the version sent with it may be
-	// confirmed, whatever another read stores meanwhile.
-	held := e.local.followeeCopy(viewer)
-	state := readerStateScript.EvalSha(ctx, pipe, stateKeys, e.cfg.FollowingReadMax, held.version)
+	state := e.inboxes.QueueState(ctx, pipe, viewer)
+	held := state.Held
 	if early != nil {
-		early.lookups = e.guessLookups(held.ids, early.older, early.bound, early.want)
-		early.cmd = e.queueInboxRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
+		early.lookups = e.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want)
+		early.cmd = e.inboxes.QueueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
 	if e.cfg.Mode == config.ModeHybrid {
@@ -125,49 +126,46 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	if err != nil {
 		self = nil // missing or unreadable: the unread count reads it apart
 	}
-	if redis.HasErrorPrefix(state.Err(), "NOSCRIPT") {
-		state = readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version) // Redis restarted
-	}
 	if members != nil && members.Err() != nil {
 		return nil, nil, redisx.Fail(members.Err())
 	}
-	inbox, set, err := readerState(state)
+	hasInbox, set, err := e.inboxes.FinishState(ctx, state)
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
 	var celebs []int64
-	if inbox && early != nil {
+	if hasInbox && early != nil {
 		r.early = early
 	}
-	if !inbox {
+	if !hasInbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
-		if r.rebuilt, err = e.ensureInbox(ctx, viewer); err != nil {
+		if r.rebuilt, err = e.inboxes.Ensure(ctx, viewer); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		if celebs, err = e.celebrityIDs(ctx); err != nil {
+		if celebs, err = e.outboxes.Celebrities(ctx); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		e.local.celebrities.remember(celebs)
-		if _, set, err = readerState(readerStateScript.Run(ctx, e.redis, stateKeys, e.cfg.FollowingReadMax, held.version)); err != nil {
+		e.outboxes.Remember(celebs)
+		if _, set, err = e.inboxes.ReadState(ctx, state); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = e.celebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = e.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		e.local.celebrities.remember(celebs)
+		e.outboxes.Remember(celebs)
 	}
-	switch set.state {
-	case followingUnchanged:
+	switch set.State {
+	case inbox.FollowingUnchanged:
 		e.metrics.FollowingUnchanged.Inc()
-		r.followees, r.loaded = held.ids, true
-	case followingWhole:
+		r.followees, r.loaded = held.IDs, true
+	case inbox.FollowingWhole:
 		e.metrics.FollowingSent.Inc()
-		r.followees, r.loaded = set.ids, true
-		e.local.keepFolloweeCopy(viewer, followeeCopy{version: set.version, ids: set.ids})
-	case followingMissing:
-		if r.followees, err = e.restoreFollowing(ctx, viewer); err != nil {
+		r.followees, r.loaded = set.IDs, true
+		e.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs})
+	case inbox.FollowingMissing:
+		if r.followees, err = e.inboxes.RestoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
@@ -187,34 +185,6 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	return r, self, nil
 }
 
-// followingState is what readerStateScript said of the followee set.
-type followingState struct {
-	state   int
-	ids     []int64 // sorted; when read whole
-	version string  // the set's version, when read whole or unchanged; "" for none
-}
-
-// readerState decodes readerStateScript's answer: whether the inbox exists,
-// and the followee set.
-func readerState(cmd *redis.Cmd) (bool, followingState, error) {
-	vals, err := cmd.Slice()
-	if err != nil {
-		return false, followingState{}, err
-	}
-	if len(vals) != 4 {
-		return false, followingState{}, fmt.Errorf("reader state: %v", vals)
-	}
-	inbox, _ := vals[0].(int64)
-	state, _ := vals[1].(int64)
-	joined, _ := vals[2].(string)
-	version, _ := vals[3].(string)
-	set := followingState{state: int(state), version: version}
-	if set.state == followingWhole {
-		set.ids = parseFollowing(joined)
-	}
-	return inbox == 1, set, nil
-}
-
 // follows returns which of ids the reader follows: from the followees read
 // whole, else from the followee set (one round trip), else from MySQL.
 func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64]bool, error) {
@@ -227,7 +197,7 @@ func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64
 		}
 		return found, nil
 	}
-	return e.followedAmong(ctx, r.id, ids)
+	return e.inboxes.FollowedAmong(ctx, r.id, ids)
 }
 
 func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
@@ -247,16 +217,16 @@ func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
 type candidate struct {
 	post     int64
 	inInbox  bool
-	score    int64    // its inbox score
-	recorded []source // its inbox sources; User 0 stands for its author
-	celeb    []source // celebrity arrivals seen in outboxes
+	score    int64          // its inbox score
+	recorded []inbox.Source // its inbox sources; User 0 stands for its author
+	celeb    []inbox.Source // celebrity arrivals seen in outboxes
 }
 
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
-func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) ([]entry, error) {
+func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 	var (
-		merged    []entry
+		merged    []pull.Entry
 		window    int64
 		reordered bool
 		err       error
@@ -282,15 +252,15 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 	}
 	ctx = e.rep.Lagging(ctx, r.id)
 	if older {
-		rest, err := e.pullEntries(ctx, followees, dir, min(bound, window), limit-len(merged))
+		rest, err := e.pull.Entries(ctx, followees, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err
 	}
 	// Newer from below the window: MySQL's part first, then the window's.
-	below, err := e.pullEntries(ctx, followees, dir, bound, limit)
+	below, err := e.pull.Entries(ctx, followees, dir, bound, limit)
 	if err != nil {
 		return nil, err
 	}
-	if i := slices.IndexFunc(below, func(en entry) bool { return en.Key >= window }); i >= 0 {
+	if i := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= window }); i >= 0 {
 		below = below[:i]
 	}
 	out := append(below, merged...)
@@ -299,42 +269,42 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 
 // mergePass is one attempt of fetchMerged; reordered says a repair moved an
 // entry into the range this pass already read, so it must be read again.
-func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) (out []entry, window int64, reordered bool, err error) {
+func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
-	var emitted []entry
+	var emitted []pull.Entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
 		// The followed celebrities' outboxes, from this instance's copies
 		// (see outboxtier.go); then the inbox, with the posts those hold
 		// looked up in it, in one round trip: the early one when
 		// loadReader made it, with the posts it guessed.
-		copies, err := e.outboxCopies(ctx, r.celebs)
+		copies, err := e.outboxes.Copies(ctx, r.celebs)
 		if err != nil {
 			return nil, 0, false, redisx.Fail(err)
 		}
-		outboxes := make([]*outboxCopy, len(r.celebs))
+		outboxes := make([]*outbox.Copy, len(r.celebs))
 		var lookups []int64
 		for k, celeb := range r.celebs {
 			if outboxes[k] = copies[celeb]; outboxes[k] == nil {
 				return nil, 0, false, redisx.Fail(fmt.Errorf("no outbox of %d", celeb))
 			}
-			for _, it := range outboxes[k].page(older, bound, want) {
+			for _, it := range outboxes[k].Page(older, bound, want) {
 				lookups = append(lookups, it.OriginalID)
 			}
 		}
 		lookups = slices.Compact(slices.Sorted(slices.Values(lookups)))
-		var page inboxPage
+		var page inbox.Page
 		inboxCmd, asked := r.takeEarly(older, bound, want)
 		if inboxCmd != nil {
-			page, err = e.finishInboxRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+			page, err = e.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
 		} else {
 			asked = lookups
-			page, err = e.readInbox(ctx, r.id, older, bound, want, asked)
+			page, err = e.inboxes.Read(ctx, r.id, older, bound, want, asked)
 		}
-		if errors.Is(err, errNoInbox) {
+		if errors.Is(err, inbox.ErrNoInbox) {
 			// Expired between reads: rebuild and read again.
-			if _, err := e.ensureInbox(ctx, r.id); err != nil {
+			if _, err := e.inboxes.Ensure(ctx, r.id); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 			continue
@@ -369,17 +339,17 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			c := get(it.PostID)
 			c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
 			if c.recorded == nil {
-				c.recorded = []source{{User: 0, Event: it.PostID}}
+				c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
 			}
 			last = it.Score
 		}
 		note(len(page.Items), last)
 		for k, celeb := range r.celebs {
-			floor, items := outboxes[k].floor, outboxes[k].page(older, bound, want)
+			floor, items := outboxes[k].Floor(), outboxes[k].Page(older, bound, want)
 			window = max(window, floor)
 			for _, it := range items {
 				c := get(it.OriginalID)
-				c.celeb = append(c.celeb, source{User: celeb, Event: it.PostID})
+				c.celeb = append(c.celeb, inbox.Source{User: celeb, Event: it.PostID})
 				last = it.PostID
 			}
 			note(len(items), last)
@@ -391,7 +361,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			if c := cands[it.PostID]; c != nil && !c.inInbox {
 				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
 				if c.recorded == nil {
-					c.recorded = []source{{User: 0, Event: it.PostID}}
+					c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
 				}
 			}
 		}
@@ -418,7 +388,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		}
 		if len(unseen) > 0 {
 			pipe := e.redis.Pipeline()
-			lookup := e.inboxEntries(ctx, pipe, r.id, unseen)
+			lookup := e.inboxes.Lookup(ctx, pipe, r.id, unseen)
 			pipe.Exec(ctx) // each command's own error is looked at below
 			known, err := lookup()
 			if err != nil {
@@ -428,11 +398,11 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				c := cands[it.PostID]
 				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
 				if c.recorded == nil {
-					c.recorded = []source{{User: 0, Event: it.PostID}}
+					c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
 				}
 			}
 		}
-		arrivals, err := e.copiedReposts(ctx, copies, r.celebs, inWindow)
+		arrivals, err := e.outboxes.CopiedReposts(ctx, copies, r.celebs, inWindow)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -446,7 +416,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			return nil, 0, false, err
 		}
 		if len(repairs) > 0 {
-			if _, err := e.applyInbox(ctx, repairs); err != nil {
+			if _, err := e.inboxes.Apply(ctx, repairs); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 		}
@@ -509,8 +479,8 @@ func inRange(pos, start, bound int64, older bool) bool {
 	return pos > start && pos <= bound
 }
 
-func sortEntries(es []entry, older bool) {
-	slices.SortFunc(es, func(a, b entry) int {
+func sortEntries(es []pull.Entry, older bool) {
+	slices.SortFunc(es, func(a, b pull.Entry) int {
 		if older {
 			return cmp.Compare(b.Key, a.Key)
 		}
@@ -522,8 +492,8 @@ func sortEntries(es []entry, older bool) {
 // earliest live arrival from a source the reader still follows. Candidates
 // that no longer belong get none. It also returns the inbox repairs that
 // take stale sources out.
-func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64]*candidate, window int64) (map[int64]entry, []inboxChange, error) {
-	positions := map[int64]entry{}
+func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
+	positions := map[int64]pull.Entry{}
 	if len(cands) == 0 {
 		return positions, nil, nil
 	}
@@ -569,20 +539,20 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 	if err != nil {
 		return nil, nil, err
 	}
-	var repairs []inboxChange
+	var repairs []inbox.Change
 	var early []earlyPost // posts older than the window
 	for id, c := range cands {
 		o := live[id]
 		if o == nil {
 			if c.inInbox {
-				repairs = append(repairs, dropEntry(r.id, id))
+				repairs = append(repairs, inbox.DropEntry(r.id, id))
 			}
 			continue
 		}
 		if slices.Contains(r.celebs, o.AuthorID) {
-			c.celeb = append(c.celeb, source{User: o.AuthorID, Event: o.ID})
+			c.celeb = append(c.celeb, inbox.Source{User: o.AuthorID, Event: o.ID})
 		}
-		var valid []source
+		var valid []inbox.Source
 		for _, s := range c.recorded {
 			if s.User == 0 {
 				s.User = o.AuthorID
@@ -590,7 +560,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			if followed[s.User] && live[s.Event] != nil {
 				valid = append(valid, s)
 			} else {
-				repairs = append(repairs, removeSource(r.id, id, o.AuthorID, s.User, itoa(s.Event)))
+				repairs = append(repairs, inbox.RemoveSource(r.id, id, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
 			}
 		}
 		for _, s := range c.celeb {
@@ -620,10 +590,10 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 // entryFromSources places a post at its earliest source; the others that
 // are reposts (every source but the post itself) are its reposters, most
 // recent first.
-func entryFromSources(post int64, sources []source) entry {
-	slices.SortFunc(sources, func(a, b source) int { return cmp.Compare(b.Event, a.Event) })
-	sources = slices.CompactFunc(sources, func(a, b source) bool { return a.Event == b.Event })
-	en := entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
+func entryFromSources(post int64, sources []inbox.Source) pull.Entry {
+	slices.SortFunc(sources, func(a, b inbox.Source) int { return cmp.Compare(b.Event, a.Event) })
+	sources = slices.CompactFunc(sources, func(a, b inbox.Source) bool { return a.Event == b.Event })
+	en := pull.Entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
 	for _, s := range sources {
 		if s.Event != post && len(en.Reposters) < config.MaxReposters {
 			en.Reposters = append(en.Reposters, s.User)
@@ -636,7 +606,7 @@ func entryFromSources(post int64, sources []source) entry {
 // from followees that the inbox and the outboxes gave it.
 type earlyPost struct {
 	post  *models.Post
-	valid []source
+	valid []inbox.Source
 }
 
 // exactPositions places posts older than the window, whose earliest
@@ -648,19 +618,19 @@ type earlyPost struct {
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.
-func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPost, followed map[int64]bool) ([]entry, error) {
-	var out []entry
+func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPost, followed map[int64]bool) ([]pull.Entry, error) {
+	var out []pull.Entry
 	var unlisted []int64
 	for _, ep := range posts {
 		p := ep.post
 		switch {
 		case followed[p.AuthorID]:
-			out = append(out, entry{Key: p.ID, PostID: p.ID})
+			out = append(out, pull.Entry{Key: p.ID, PostID: p.ID})
 		case p.RepostsKept:
 			sources := ep.valid
 			for _, rp := range p.Reposts {
 				if followed[rp.AuthorID] {
-					sources = append(sources, source{User: rp.AuthorID, Event: rp.ID})
+					sources = append(sources, inbox.Source{User: rp.AuthorID, Event: rp.ID})
 				}
 			}
 			if len(sources) > 0 {
@@ -676,7 +646,7 @@ func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPos
 	e.metrics.RepostListMisses.Add(float64(len(unlisted)))
 	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
-		out = append(out, entry{Key: pos, PostID: id})
+		out = append(out, pull.Entry{Key: pos, PostID: id})
 	}
 	return out, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed/config"
+	"feedservice/feed/inbox"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
@@ -203,10 +205,10 @@ func followingOf(t *testing.T, te *testEngine, reader int64) []int64 {
 	if len(members) == 0 {
 		return nil
 	}
-	if !slices.Contains(members, followingMarker) {
+	if !slices.Contains(members, "~") {
 		t.Fatalf("followee set %v has no marker", members)
 	}
-	return parseFollowing(strings.Join(members, ","))
+	return idsOf(members)
 }
 
 func sortedIDs(ids ...int64) []int64 {
@@ -278,7 +280,7 @@ func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 	}
 	var ids []int64
 	for _, m := range members {
-		ids = append(ids, parseFollowing(m)...)
+		ids = append(ids, idsOf(strings.Split(m, ","))...)
 	}
 	posts, err := te.store.PostsByIDs(ctx, ids)
 	if err != nil {
@@ -335,7 +337,7 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 		t.Fatal("the fixture's reader does not follow its author in the set")
 	}
 	// An unfollow's write arriving after a follow that came later.
-	te.noteFollowing(ctx, f.reader, f.author, false)
+	te.inboxes.NoteFollowing(ctx, f.reader, f.author, false)
 	if !slices.Contains(followingOf(t, te, f.reader), f.author) {
 		t.Fatal("a late unfollow write stayed in the followee set; MySQL says the reader follows the author")
 	}
@@ -343,7 +345,7 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 	if _, err := te.Unfollow(ctx, f.reader, f.author); err != nil {
 		t.Fatal(err)
 	}
-	te.noteFollowing(ctx, f.reader, f.author, true)
+	te.inboxes.NoteFollowing(ctx, f.reader, f.author, true)
 	if slices.Contains(followingOf(t, te, f.reader), f.author) {
 		t.Fatal("a late follow write stayed in the followee set; MySQL says the reader does not follow the author")
 	}
@@ -367,8 +369,8 @@ func (h *raceFollow) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		args := cmd.Args()
-		if len(args) > 1 && args[0] == "evalsha" && args[1] == changeFollowingScript.Hash() {
-			if n, _ := cmd.(*redis.Cmd).Int(); n == inboxRebuilding {
+		if len(args) > 1 && args[0] == "evalsha" && args[1] == inbox.Scripts.ChangeFollowing.Hash() {
+			if n, _ := cmd.(*redis.Cmd).Int(); n == inbox.Rebuilding {
 				h.once.Do(func() { close(h.waiting) })
 			}
 		}
@@ -417,7 +419,7 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 				dropped = append(dropped, te.keys.Following(reader))
 			}
 			rdb.Del(ctx, dropped...)
-			if err := changeFollowingScript.Load(ctx, rdb).Err(); err != nil {
+			if err := inbox.Scripts.ChangeFollowing.Load(ctx, rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			followed := make(chan error, 1)
@@ -489,7 +491,7 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("after a flush")
 
 	// Redis fails on the set: MySQL answers.
-	te.redis.AddHook(failScript{changeFollowingScript.Hash(), followingAmongScript.Hash()})
+	te.redis.AddHook(failScript{inbox.Scripts.ChangeFollowing.Hash(), inbox.Scripts.FollowingAmong.Hash()})
 	te.unfollow(f.reader, f.author)
 	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
 	if err != nil || followed[f.author] || !followed[f.cel] {
@@ -518,4 +520,17 @@ func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// idsOf reads the ids among a followee set's members, sorted; the marker
+// and anything else that is not an id are skipped.
+func idsOf(members []string) []int64 {
+	var ids []int64
+	for _, m := range members {
+		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"feedservice/feed/apperr"
 	"feedservice/feed/paging"
@@ -19,12 +20,12 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
 	if changed {
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.noteFollowing(ctx, viewerID, userID, true)
-		e.noteRelationLists(ctx, viewerID, userID)
+		e.inboxes.NoteFollowing(ctx, viewerID, userID, true)
+		e.jumps.NoteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+itoa(userID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+strconv.FormatInt(userID, 10))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -34,12 +35,12 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.noteFollowing(ctx, viewerID, userID, false)
-		e.noteRelationLists(ctx, viewerID, userID)
+		e.inboxes.NoteFollowing(ctx, viewerID, userID, false)
+		e.jumps.NoteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
 			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
-		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+itoa(userID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+strconv.FormatInt(userID, 10))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -49,10 +50,10 @@ func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*m
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.noteFollowing(ctx, userID, viewerID, false)
-		e.noteRelationLists(ctx, userID, viewerID)
+		e.inboxes.NoteFollowing(ctx, userID, viewerID, false)
+		e.jumps.NoteRelationLists(ctx, userID, viewerID)
 		e.afterCommit(ctx, nil)
-		e.pub.Publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+itoa(viewerID))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+strconv.FormatInt(viewerID, 10))
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -108,10 +109,20 @@ func (e *Engine) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (m
 	if found, ok := memoFollowed(ctx, viewerID, ids); ok {
 		return found, nil // the query's feed read loaded the whole set
 	}
-	return e.followedAmong(ctx, viewerID, ids)
+	return e.inboxes.FollowedAmong(ctx, viewerID, ids)
 }
 
 // FollowersOf returns which of ids follow the viewer.
 func (e *Engine) FollowersOf(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return e.store.FollowersAmong(ctx, viewerID, ids)
+}
+
+// FollowersAt is the page of user's followers at args.Offset.
+func (e *Engine) FollowersAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return e.jumps.FollowersAt(ctx, user, args)
+}
+
+// FollowingAt is the page of whom user follows at args.Offset.
+func (e *Engine) FollowingAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return e.jumps.FollowingAt(ctx, user, args)
 }

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -128,10 +129,10 @@ func TestStreamStaysNearEventsInFlight(t *testing.T) {
 	ctx := context.Background()
 	author := te.user("author")
 	for i := range 5 {
-		te.follow(te.user("reader"+itoa(int64(i))), author) // five followers: three tasks of two per post
+		te.follow(te.user("reader"+strconv.FormatInt(int64(i), 10)), author) // five followers: three tasks of two per post
 	}
 	for i := range 30 {
-		te.post(author, "burst "+itoa(int64(i)))
+		te.post(author, "burst "+strconv.FormatInt(int64(i), 10))
 	}
 	te.settle()
 	handled := lcCount(te.metrics.EventsHandled.WithLabelValues(taskKind))

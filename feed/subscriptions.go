@@ -9,6 +9,7 @@ import (
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/live"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -101,7 +102,7 @@ func (e *Engine) hasInbox(ctx context.Context, viewerID int64) bool {
 	if e.cfg.Mode == config.ModePull {
 		return true
 	}
-	_, err := e.ensureInbox(ctx, viewerID)
+	_, err := e.inboxes.Ensure(ctx, viewerID)
 	return err == nil
 }
 
@@ -148,7 +149,7 @@ func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
 	if e.cfg.Mode == config.ModePull {
 		return
 	}
-	if _, err := e.ensureInbox(ctx, viewerID); err != nil && ctx.Err() == nil {
+	if _, err := e.inboxes.Ensure(ctx, viewerID); err != nil && ctx.Err() == nil {
 		e.log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
 	}
 }
@@ -185,7 +186,7 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 	case config.ModePull:
 		return e.store.FolloweeIDs(ctx, reader)
 	case config.ModeHybrid:
-		celebs, err := e.celebrityIDs(ctx)
+		celebs, err := e.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {
 			// Redis failed (away, or its pool busy past its timeout): MySQL
 			// knows the celebrities too, and a subscription must not fail
@@ -196,7 +197,7 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
-		followed, err := e.followedAmong(ctx, reader, celebs)
+		followed, err := e.inboxes.FollowedAmong(ctx, reader, celebs)
 		var out []int64
 		for _, c := range celebs {
 			if followed[c] {
@@ -210,10 +211,10 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
-func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]entry, error) {
+func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]pull.Entry, error) {
 	r, err := e.newReader(ctx, viewerID, nil)
 	if err == nil {
-		var unread []entry
+		var unread []pull.Entry
 		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
 			return unread, nil
 		}
@@ -226,5 +227,5 @@ func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([
 	if err != nil {
 		return nil, err
 	}
-	return e.pullEntries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
+	return e.pull.Entries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
 }

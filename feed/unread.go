@@ -5,6 +5,7 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -19,7 +20,7 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 
 // unreadEntries lists the feed entries newer than the viewer's read marker
 // (at most MaxUnreadCount), and the marker.
-func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, int64, error) {
+func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry, int64, error) {
 	u, err := e.readMarker(ctx, viewerID)
 	if err != nil {
 		return nil, 0, err
@@ -33,7 +34,7 @@ func (e *Engine) unreadEntries(ctx context.Context, viewerID int64) ([]entry, in
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := e.pullEntries(lagging, followees, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
+	unread, err := e.pull.Entries(lagging, followees, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 

@@ -60,3 +60,7 @@ func OnCluster(rdb redis.UniversalClient) bool {
 // IsNoScript says whether err is Redis not knowing a script's SHA (it
 // restarted, or the node is new): the script must be sent whole.
 func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// RebuildLockTTL bounds a rebuild of an inbox or an outbox: a crashed
+// rebuilder frees the lock then.
+const RebuildLockTTL = 10 * time.Second

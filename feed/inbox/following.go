@@ -1,4 +1,4 @@
-package feed
+package inbox
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"feedservice/models"
 )
 
-// The reader's followee set (see keys.following) answers, on a warm read,
+// The reader's followee set (see keyspace.Keys.Following) answers, on a warm read,
 // what MySQL answered before: which celebrities the reader follows, whether
-// an entry's source is still followed, and viewerIsFollowing. It is exact
+// an entry's Source is still followed, and viewerIsFollowing. It is exact
 // while it exists:
 //
 //   - A rebuild of the inbox, holding the rebuild lock, deletes the old set,
@@ -39,7 +39,7 @@ const followingMarker = "~"
 // changeFollowingScript adds ("add") or removes ARGV[2] in the followee
 // set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. When the
 // set changes, its version KEYS[3] becomes ARGV[3], with the set's TTL.
-// Answers like an inbox change: inboxMissing, inboxDone or inboxRebuilding.
+// Answers like an inbox change: inboxMissing, inboxDone or Rebuilding.
 var changeFollowingScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
@@ -60,14 +60,6 @@ if n == 1 then
   end
 end
 return 1`)
-
-// The state of a reader's followee set, as readerStateScript tells it.
-const (
-	followingMissing   = 0
-	followingWhole     = 1 // read whole: the ids came back
-	followingLarge     = 2 // more members than FollowingReadMax: ask per page
-	followingUnchanged = 3 // the caller's copy is at the set's version: no ids sent
-)
 
 // readerStateScript is what a read learns of the reader's own keys in one
 // round trip: {inbox exists (0 or 1), followee set state, its members
@@ -149,40 +141,40 @@ func parseFollowing(joined string) []int64 {
 
 // setFollowing records in follower's followee set, if it exists, whether
 // they follow followee, waiting out a running rebuild of their inbox.
-func (e *Engine) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+func (x *Inboxes) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
 	op := "remove"
 	if follows {
 		op = "add"
 	}
-	keys := []string{e.keys.Following(follower), e.keys.RebuildLock(follower), e.keys.FollowingVersion(follower)}
+	keys := []string{x.d.Keys.Following(follower), x.d.Keys.RebuildLock(follower), x.d.Keys.FollowingVersion(follower)}
 	version := redisx.NewToken()
 	for {
-		n, err := changeFollowingScript.Run(ctx, e.redis, keys, op, followee, version).Int()
-		if err != nil || n != inboxRebuilding {
+		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, followee, version).Int()
+		if err != nil || n != Rebuilding {
 			return err
 		}
-		if err := redisx.WaitForUnlock(ctx, e.redis, keys[1], rebuildLockTTL, 5*time.Millisecond); err != nil {
+		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
 
-// noteFollowing is settleFollowing after a follow change commits. A
+// NoteFollowing is settleFollowing after a follow change commits. A
 // failure is only logged: the change's stream event sets the set again.
-func (e *Engine) noteFollowing(ctx context.Context, follower, followee int64, follows bool) {
-	if err := e.settleFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
-		e.log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
+func (x *Inboxes) NoteFollowing(ctx context.Context, follower, followee int64, follows bool) {
+	if err := x.settleFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
+		x.d.Log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
 	}
 }
 
-// syncFollowing sets follower's followee set to MySQL's answer about
+// SyncFollowing sets follower's followee set to MySQL's answer about
 // followee: the stream's repair of a change whose own write was lost.
-func (e *Engine) syncFollowing(ctx context.Context, ev models.FollowEventPayload) error {
-	follows, err := e.store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
+func (x *Inboxes) SyncFollowing(ctx context.Context, ev models.FollowEventPayload) error {
+	follows, err := x.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
 	if err != nil {
 		return err
 	}
-	return e.settleFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
+	return x.settleFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
 }
 
 // followingSettleRounds bounds the writes of one settleFollowing: more
@@ -196,12 +188,12 @@ const followingSettleRounds = 3
 // and writing it, and write after a newer change's writer: whoever writes
 // last has checked MySQL after its own write, so a late write is undone by
 // its own writer. The check costs each follow change one statement.
-func (e *Engine) settleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+func (x *Inboxes) settleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
 	for range followingSettleRounds {
-		if err := e.setFollowing(ctx, follower, followee, follows); err != nil {
+		if err := x.setFollowing(ctx, follower, followee, follows); err != nil {
 			return err
 		}
-		now, err := e.store.Follows(ctx, follower, followee)
+		now, err := x.d.Store.Follows(ctx, follower, followee)
 		if err != nil || now == follows {
 			return err
 		}
@@ -210,30 +202,30 @@ func (e *Engine) settleFollowing(ctx context.Context, follower, followee int64, 
 	return nil
 }
 
-// followedAmong returns which of ids reader follows: from their followee
+// FollowedAmong returns which of ids reader follows: from their followee
 // set when it exists, else (missing, or Redis failed) from MySQL.
-func (e *Engine) followedAmong(ctx context.Context, reader int64, ids []int64) (map[int64]bool, error) {
+func (x *Inboxes) FollowedAmong(ctx context.Context, reader int64, ids []int64) (map[int64]bool, error) {
 	if len(ids) == 0 {
 		return map[int64]bool{}, nil
 	}
-	if found, ok := e.followedInSet(ctx, reader, ids); ok {
+	if found, ok := x.followedInSet(ctx, reader, ids); ok {
 		return found, nil
 	}
-	return e.store.FollowedAmong(ctx, reader, ids)
+	return x.d.Store.FollowedAmong(ctx, reader, ids)
 }
 
 // followedInSet answers followedAmong from the followee set; ok is false
 // when the set is missing or Redis failed.
-func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (map[int64]bool, bool) {
+func (x *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) (map[int64]bool, bool) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	hits, err := followingAmongScript.Run(ctx, e.redis, []string{e.keys.Following(reader)}, args...).Int64Slice()
+	hits, err := followingAmongScript.Run(ctx, x.d.Redis, []string{x.d.Keys.Following(reader)}, args...).Int64Slice()
 	if err != nil {
 		// Missing, or Redis failed: either way MySQL answers, and a Redis
 		// outage shows in the metric rather than a warning per question.
-		e.metrics.FollowingFallback.Inc()
+		x.d.Metrics.FollowingFallback.Inc()
 		return nil, false
 	}
 	found := make(map[int64]bool, len(ids))
@@ -245,37 +237,37 @@ func (e *Engine) followedInSet(ctx context.Context, reader int64, ids []int64) (
 	return found, true
 }
 
-// restoreFollowing loads reader's followees from MySQL when their inbox
+// RestoreFollowing loads reader's followees from MySQL when their inbox
 // exists but their followee set does not (it was evicted), and puts the set
 // back under the rebuild lock, so that a follow committed meanwhile waits
 // for it as it would for a rebuild. When someone holds the lock, the ids
 // only serve this read.
-func (e *Engine) restoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
-	e.metrics.FollowingFallback.Inc()
-	lock := e.keys.RebuildLock(reader)
+func (x *Inboxes) RestoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
+	x.d.Metrics.FollowingFallback.Inc()
+	lock := x.d.Keys.RebuildLock(reader)
 	token := redisx.NewToken()
-	got, err := e.redis.SetNX(ctx, lock, token, rebuildLockTTL).Result()
+	got, err := x.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
 	if err != nil {
 		return nil, redisx.Fail(err)
 	}
-	ids, err := e.store.FolloweeIDs(ctx, reader)
+	ids, err := x.d.Store.FolloweeIDs(ctx, reader)
 	if err != nil || !got {
 		if got {
-			e.redis.Del(context.WithoutCancel(ctx), lock)
+			x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 		}
 		return ids, err
 	}
-	tmp := e.keys.FollowingTemp(reader)
-	pipe := e.redis.TxPipeline()
+	tmp := x.d.Keys.FollowingTemp(reader)
+	pipe := x.d.Redis.TxPipeline()
 	pipe.Del(ctx, tmp)
 	pipe.SAdd(ctx, tmp, followingMembers(ids)...)
 	if _, err := pipe.Exec(ctx); err != nil {
-		e.redis.Del(context.WithoutCancel(ctx), lock)
+		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 		return ids, nil // the read has its answer; the set waits for the next one
 	}
-	keys := []string{tmp, e.keys.Following(reader), lock, e.keys.Inbox(reader), e.keys.FollowingVersion(reader)}
-	if err := installFollowingScript.Run(ctx, e.redis, keys, token, e.cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
-		e.redis.Del(context.WithoutCancel(ctx), lock)
+	keys := []string{tmp, x.d.Keys.Following(reader), lock, x.d.Keys.Inbox(reader), x.d.Keys.FollowingVersion(reader)}
+	if err := installFollowingScript.Run(ctx, x.d.Redis, keys, token, x.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
+		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 	}
 	return ids, nil
 }

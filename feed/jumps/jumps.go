@@ -1,21 +1,5 @@
-package feed
-
-import (
-	"context"
-	"errors"
-	"strconv"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"feedservice/feed/internal/redisx"
-	"feedservice/feed/paging"
-	"feedservice/models"
-	"feedservice/store"
-)
-
-// Page jumps: the page at an offset of a followers or following list
-// (seed 004's "elevator" paging), at a cost that does not grow with the
+// Package jumps serves page jumps: the page at an offset of a followers or following list
+// (a jump straight to page N), at a cost that does not grow with the
 // offset. A list of at least Config.JumpCacheFollowers entries is read
 // from its ordered copy in Redis (keys.relationList), whose rank ranges
 // cost O(log n + page); a shorter one from MySQL's offset index
@@ -29,6 +13,28 @@ import (
 // is numbered afresh on each look (a page may then repeat the last entry
 // of the page before, or skip one). The cursors of the answer step on from
 // there by follow id, unmoved by such changes.
+package jumps
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/paging"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Lists serves the page jumps of followers and following lists.
+type Lists struct{ d *deps.Deps }
+
+// New serves jumps over d's store and Redis.
+func New(d *deps.Deps) *Lists { return &Lists{d: d} }
 
 // relationListBatch is the most members one ZADD of a build writes.
 const relationListBatch = 10_000
@@ -38,27 +44,27 @@ const relationListBatch = 10_000
 const relationListLockTTL = 60 * time.Second
 
 // FollowersAt is the page of user's followers at args.Offset.
-func (e *Engine) FollowersAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
-	return e.jump(ctx, store.FollowersList, paging.CursorFollowers, user.ID, user.FollowerCount, args)
+func (l *Lists) FollowersAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return l.jump(ctx, store.FollowersList, paging.CursorFollowers, user.ID, user.FollowerCount, args)
 }
 
 // FollowingAt is the page of whom user follows at args.Offset.
-func (e *Engine) FollowingAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
-	return e.jump(ctx, store.FollowingList, paging.CursorFollowing, user.ID, user.FollowingCount, args)
+func (l *Lists) FollowingAt(ctx context.Context, user *models.User, args paging.JumpArgs) (*models.UserConnection, error) {
+	return l.jump(ctx, store.FollowingList, paging.CursorFollowing, user.ID, user.FollowingCount, args)
 }
 
-func (e *Engine) jump(ctx context.Context, list store.RelationList, kind paging.CursorKind, userID int64, total int, args paging.JumpArgs) (*models.UserConnection, error) {
+func (l *Lists) jump(ctx context.Context, list store.RelationList, kind paging.CursorKind, userID int64, total int, args paging.JumpArgs) (*models.UserConnection, error) {
 	size, err := args.Size()
 	if err != nil {
 		return nil, err
 	}
 	var rows []models.Relation
 	var length int
-	if total >= e.cfg.JumpCacheFollowers {
-		rows, length, err = e.cachedRelationsAt(ctx, list, userID, args.Offset, size)
+	if total >= l.d.Cfg.JumpCacheFollowers {
+		rows, length, err = l.cachedRelationsAt(ctx, list, userID, args.Offset, size)
 	} else {
-		e.dropRelationList(ctx, list, userID)
-		rows, length, err = e.store.RelationsAt(ctx, list, userID, args.Offset, size)
+		l.dropRelationList(ctx, list, userID)
+		rows, length, err = l.d.Store.RelationsAt(ctx, list, userID, args.Offset, size)
 	}
 	if err != nil {
 		return nil, err
@@ -89,13 +95,13 @@ return out`)
 // cachedRelationsAt reads a jump from the list's copy in Redis, building
 // the copy first when it is missing. The follow times come from MySQL by
 // primary key, one statement per page.
-func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList, userID int64, offset, size int) ([]models.Relation, int, error) {
-	key := e.keys.RelationList(list, userID)
+func (l *Lists) cachedRelationsAt(ctx context.Context, list store.RelationList, userID int64, offset, size int) ([]models.Relation, int, error) {
+	key := l.d.Keys.RelationList(list, userID)
 	for attempt := 0; ; attempt++ {
-		reply, err := readRelationListScript.Run(ctx, e.redis, []string{key}, offset, offset+size-1, e.cfg.JumpCacheTTL.Milliseconds()).Slice()
+		reply, err := readRelationListScript.Run(ctx, l.d.Redis, []string{key}, offset, offset+size-1, l.d.Cfg.JumpCacheTTL.Milliseconds()).Slice()
 		if err == redis.Nil && attempt < 2 {
 			// Missing: build it (or wait for another instance's build).
-			if err := e.buildRelationList(ctx, list, userID); err != nil {
+			if err := l.buildRelationList(ctx, list, userID); err != nil {
 				return nil, 0, err
 			}
 			continue
@@ -112,7 +118,7 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 			other, _ := strconv.ParseInt(reply[i].(string), 10, 64)
 			ids = append(ids, other)
 		}
-		rows, err := e.store.RelationsOf(ctx, list, userID, ids)
+		rows, err := l.d.Store.RelationsOf(ctx, list, userID, ids)
 		return rows, int(length), err
 	}
 }
@@ -121,26 +127,26 @@ func (e *Engine) cachedRelationsAt(ctx context.Context, list store.RelationList,
 // batches, under the list's lock; follow changes meanwhile are queued by
 // changeRelationListScript and settled once the copy is in place. When
 // another instance builds, it waits for that build instead.
-func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList, userID int64) error {
-	lock := e.keys.RelationListLock(list, userID)
+func (l *Lists) buildRelationList(ctx context.Context, list store.RelationList, userID int64) error {
+	lock := l.d.Keys.RelationListLock(list, userID)
 	token := redisx.NewToken()
-	got, err := e.redis.SetNX(ctx, lock, token, relationListLockTTL).Result()
+	got, err := l.d.Redis.SetNX(ctx, lock, token, relationListLockTTL).Result()
 	if err != nil {
 		return redisx.Fail(err)
 	}
 	if !got {
-		return redisx.WaitForUnlock(ctx, e.redis, lock, relationListLockTTL, 10*time.Millisecond)
+		return redisx.WaitForUnlock(ctx, l.d.Redis, lock, relationListLockTTL, 10*time.Millisecond)
 	}
-	e.metrics.RelationListBuilds.Inc()
-	release := func() { e.redis.Del(context.WithoutCancel(ctx), lock) }
-	tmp := e.keys.RelationListTemp(list, userID)
-	if err := e.redis.Del(ctx, tmp).Err(); err != nil {
+	l.d.Metrics.RelationListBuilds.Inc()
+	release := func() { l.d.Redis.Del(context.WithoutCancel(ctx), lock) }
+	tmp := l.d.Keys.RelationListTemp(list, userID)
+	if err := l.d.Redis.Del(ctx, tmp).Err(); err != nil {
 		release()
 		return redisx.Fail(err)
 	}
 	var after int64
 	for {
-		rows, err := e.store.RelationsAfter(ctx, list, userID, after, relationListBatch)
+		rows, err := l.d.Store.RelationsAfter(ctx, list, userID, after, relationListBatch)
 		if err != nil {
 			release()
 			return err
@@ -150,7 +156,7 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 			for i, r := range rows {
 				members[i] = redis.Z{Score: float64(r.ID), Member: r.UserID}
 			}
-			if err := e.redis.ZAdd(ctx, tmp, members...).Err(); err != nil {
+			if err := l.d.Redis.ZAdd(ctx, tmp, members...).Err(); err != nil {
 				release()
 				return redisx.Fail(err)
 			}
@@ -161,49 +167,29 @@ func (e *Engine) buildRelationList(ctx context.Context, list store.RelationList,
 		after = rows[len(rows)-1].ID
 		// The lock bounds a stalled build, not a long one: each batch
 		// renews it while it is still ours.
-		if err := renewLockScript.Run(ctx, e.redis, []string{lock}, token, relationListLockTTL.Milliseconds()).Err(); err != nil {
+		if err := renewLockScript.Run(ctx, l.d.Redis, []string{lock}, token, relationListLockTTL.Milliseconds()).Err(); err != nil {
 			release()
 			return redisx.Fail(err)
 		}
 	}
-	keys := []string{tmp, e.keys.RelationList(list, userID), lock, e.keys.RelationListPending(list, userID)}
-	pending, err := installRelationListScript.Run(ctx, e.redis, keys, token, e.cfg.JumpCacheTTL.Milliseconds()).StringSlice()
+	keys := []string{tmp, l.d.Keys.RelationList(list, userID), lock, l.d.Keys.RelationListPending(list, userID)}
+	pending, err := installRelationListScript.Run(ctx, l.d.Redis, keys, token, l.d.Cfg.JumpCacheTTL.Milliseconds()).StringSlice()
 	if err != nil {
 		release()
 		return redisx.Fail(err)
 	}
 	// The copy no longer needs MySQL's offset index, which would cost each
 	// follow of a big list a statement for nothing.
-	if err := e.store.DropMarks(ctx, list, userID); err != nil {
-		e.log.WarnContext(ctx, "drop offset index of a cached list", "user", userID, "err", err)
+	if err := l.d.Store.DropMarks(ctx, list, userID); err != nil {
+		l.d.Log.WarnContext(ctx, "drop offset index of a cached list", "user", userID, "err", err)
 	}
 	for _, p := range pending {
 		other, _ := strconv.ParseInt(p, 10, 64)
-		if err := e.settleRelationList(ctx, list, userID, other); err != nil {
+		if err := l.settleRelationList(ctx, list, userID, other); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// waitForListUnlock polls until a build's lock is gone.
-func (e *Engine) waitForListUnlock(ctx context.Context, lock string) error {
-	deadline := time.Now().Add(relationListLockTTL)
-	for time.Now().Before(deadline) {
-		n, err := e.redis.Exists(ctx, lock).Result()
-		if err != nil {
-			return redisx.Fail(err)
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return redisx.ErrLockTimeout
 }
 
 // renewLockScript extends the lock KEYS[1] to ARGV[2] ms if it still
@@ -273,22 +259,22 @@ const relationListSettleRounds = 3
 // again until the two agree, so that a writer that stalled and wrote late
 // is undone by its own check (see settleFollowing). It asks MySQL only
 // when a copy exists or is being built.
-func (e *Engine) settleRelationList(ctx context.Context, list store.RelationList, userID, other int64) error {
-	keys := []string{e.keys.RelationList(list, userID), e.keys.RelationListLock(list, userID), e.keys.RelationListPending(list, userID)}
-	state, err := relationListStateScript.Run(ctx, e.redis, keys[:2]).Int()
+func (l *Lists) settleRelationList(ctx context.Context, list store.RelationList, userID, other int64) error {
+	keys := []string{l.d.Keys.RelationList(list, userID), l.d.Keys.RelationListLock(list, userID), l.d.Keys.RelationListPending(list, userID)}
+	state, err := relationListStateScript.Run(ctx, l.d.Redis, keys[:2]).Int()
 	if err != nil || state == 0 {
 		return err
 	}
-	seq, err := e.store.RelationID(ctx, list, userID, other)
+	seq, err := l.d.Store.RelationID(ctx, list, userID, other)
 	if err != nil {
 		return err
 	}
 	for range relationListSettleRounds {
-		err := changeRelationListScript.Run(ctx, e.redis, keys, other, seq, e.cfg.JumpCacheFollowers, relationListLockTTL.Milliseconds()).Err()
+		err := changeRelationListScript.Run(ctx, l.d.Redis, keys, other, seq, l.d.Cfg.JumpCacheFollowers, relationListLockTTL.Milliseconds()).Err()
 		if err != nil {
 			return err
 		}
-		now, err := e.store.RelationID(ctx, list, userID, other)
+		now, err := l.d.Store.RelationID(ctx, list, userID, other)
 		if err != nil || now == seq {
 			return err
 		}
@@ -297,29 +283,29 @@ func (e *Engine) settleRelationList(ctx context.Context, list store.RelationList
 	return nil
 }
 
-// syncRelationLists settles both lists a follow change touched: the
+// SyncRelationLists settles both lists a follow change touched: the
 // followee's followers and the follower's following.
-func (e *Engine) syncRelationLists(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := e.settleRelationList(ctx, store.FollowersList, ev.FolloweeID, ev.FollowerID); err != nil {
+func (l *Lists) SyncRelationLists(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := l.settleRelationList(ctx, store.FollowersList, ev.FolloweeID, ev.FollowerID); err != nil {
 		return err
 	}
-	return e.settleRelationList(ctx, store.FollowingList, ev.FollowerID, ev.FolloweeID)
+	return l.settleRelationList(ctx, store.FollowingList, ev.FollowerID, ev.FolloweeID)
 }
 
-// noteRelationLists is syncRelationLists after a follow change commits, so
+// NoteRelationLists is syncRelationLists after a follow change commits, so
 // that the instance that served it reads its own write at once. A failure
 // is only logged: the change's stream event settles the lists again.
-func (e *Engine) noteRelationLists(ctx context.Context, followerID, followeeID int64) {
-	err := e.syncRelationLists(ctx, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID})
+func (l *Lists) NoteRelationLists(ctx context.Context, followerID, followeeID int64) {
+	err := l.SyncRelationLists(ctx, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID})
 	if err != nil && ctx.Err() == nil {
-		e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", followerID, "err", err)
+		l.d.Log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", followerID, "err", err)
 	}
 }
 
 // dropRelationList deletes the copy of a list that fell under the
 // threshold. A failure is only logged: the copy then expires.
-func (e *Engine) dropRelationList(ctx context.Context, list store.RelationList, userID int64) {
-	if err := e.redis.Del(ctx, e.keys.RelationList(list, userID)).Err(); err != nil && ctx.Err() == nil {
-		e.log.WarnContext(ctx, "drop a relation list's copy", "user", userID, "err", err)
+func (l *Lists) dropRelationList(ctx context.Context, list store.RelationList, userID int64) {
+	if err := l.d.Redis.Del(ctx, l.d.Keys.RelationList(list, userID)).Err(); err != nil && ctx.Err() == nil {
+		l.d.Log.WarnContext(ctx, "drop a relation list's copy", "user", userID, "err", err)
 	}
 }

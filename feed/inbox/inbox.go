@@ -1,4 +1,4 @@
-package feed
+package inbox
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// An inbox holds a reader's recent feed entries (see keys.inbox). Each entry
+// An inbox holds a reader's recent feed entries (see keyspace.Keys.Inbox). Each entry
 // is an original post, scored by its first arrival, with the sources that
 // brought it (see keys.inboxSources): its author, at the post's own id, and
 // the followees who reposted it, at their reposts' ids. With the sources at
@@ -23,17 +23,17 @@ import (
 // back or asking MySQL about it. Every change runs in a Lua script over the
 // keys of one user, so it is atomic and one Cluster slot.
 
-// source is one arrival of an entry: user brought it with post event.
-type source struct {
+// Source is one arrival of an entry: user brought it with post event.
+type Source struct {
 	User  int64
 	Event int64
 }
 
 // The outcome of a script that changes an inbox.
 const (
-	inboxMissing    = 0 // no inbox: an inactive reader, nothing to do
-	inboxDone       = 1
-	inboxRebuilding = 2 // a rebuild is running: wait for it, then apply
+	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
+	inboxDone    = 1
+	Rebuilding   = 2 // a rebuild is running: wait for it, then apply
 )
 
 // luaInboxLib is shared by the scripts that change an inbox.
@@ -110,7 +110,7 @@ local function store(o, author, list, fl, known)
   end
 end
 -- trim takes the inbox back to cap entries once it holds more than cap +
--- slack (see inboxTrimSlack).
+-- slack (see TrimSlack).
 local function trim(cap, slack)
   local n = redis.call('ZCARD', KEYS[1]) - 1
   if n <= cap + slack then return end
@@ -125,7 +125,7 @@ end
 // addSourceScript records that ARGV[3] brought entry ARGV[2] (author
 // ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries when
 // it holds more than ARGV[6] + ARGV[7].
-// Recording a source twice changes nothing. ARGV[1] is the reader's channel.
+// Recording a Source twice changes nothing. ARGV[1] is the reader's channel.
 var addSourceScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -242,56 +242,56 @@ end
 redis.call('DEL', KEYS[5])
 return 1`)
 
-// inboxItem is one entry read from an inbox.
-type inboxItem struct {
+// Item is one entry read from an inbox.
+type Item struct {
 	PostID  int64
 	Score   int64
-	Sources []source // nil: the author alone, at the post's id
+	Sources []Source // nil: the author alone, at the post's id
 }
 
-// inboxPage is what one read of an inbox found.
-type inboxPage struct {
+// Page is what one read of an inbox found.
+type Page struct {
 	Floor int64 // entries below it are not in the inbox; 0: MySQL has nothing older
-	Items []inboxItem
+	Items []Item
 	// Looked are the posts looked up beside the page that are in the
 	// inbox, wherever they lie.
-	Looked []inboxItem
+	Looked []Item
 }
 
-// errNoInbox is returned by readInbox when the reader has no inbox.
-var errNoInbox = errors.New("no inbox")
+// ErrNoInbox is returned by readInbox when the reader has no inbox.
+var ErrNoInbox = errors.New("no inbox")
 
-// readInbox reads up to limit entries beyond bound, looks up the posts
+// Read reads up to limit entries beyond bound, looks up the posts
 // lookups, and refreshes the TTL.
-func (e *Engine) readInbox(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
-	keys, args := e.inboxReadArgs(userID, older, bound, limit, lookups)
-	return parseInboxPage(userID, readInboxScript.Run(ctx, e.redis, keys, args...))
+func (x *Inboxes) Read(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
+	keys, args := x.readArgs(userID, older, bound, limit, lookups)
+	return parseInboxPage(userID, readInboxScript.Run(ctx, x.d.Redis, keys, args...))
 }
 
-// queueInboxRead adds readInbox's script to pipe, for a read that shares a
+// QueueRead adds readInbox's script to pipe, for a read that shares a
 // round trip with others; finishInboxRead reads its answer.
-func (e *Engine) queueInboxRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
-	keys, args := e.inboxReadArgs(userID, older, bound, limit, lookups)
+func (x *Inboxes) QueueRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
+	keys, args := x.readArgs(userID, older, bound, limit, lookups)
 	return readInboxScript.EvalSha(ctx, pipe, keys, args...)
 }
 
-// finishInboxRead is the page a queued inbox read answered, or, when the
+// FinishRead is the page a queued inbox read answered, or, when the
 // script was not loaded yet (Redis restarted), the page read again alone.
-func (e *Engine) finishInboxRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
+func (x *Inboxes) FinishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return e.readInbox(ctx, userID, older, bound, limit, lookups)
+		return x.Read(ctx, userID, older, bound, limit, lookups)
 	}
 	return parseInboxPage(userID, cmd)
 }
 
-func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
+func (x *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
 	dir := "newer"
 	if older {
 		dir = "older"
 	}
-	keys := []string{e.keys.Inbox(userID), e.keys.InboxSources(userID), e.keys.Following(userID), e.keys.FollowingVersion(userID)}
+	keys := []string{x.d.Keys.Inbox(userID), x.d.Keys.InboxSources(userID), x.d.Keys.Following(userID), x.d.Keys.FollowingVersion(userID)}
 	args := make([]any, 0, 4+len(lookups))
-	args = append(args, dir, scoreArg(bound), limit, e.cfg.InboxTTL.Milliseconds())
+	args = append(args, dir, scoreArg(bound), limit, x.d.Cfg.InboxTTL.Milliseconds())
 	for _, id := range lookups {
 		args = append(args, itoa(id))
 	}
@@ -299,15 +299,15 @@ func (e *Engine) inboxReadArgs(userID int64, older bool, bound int64, limit int,
 }
 
 // parseInboxPage reads readInboxScript's answer.
-func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
+func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 	raw, err := cmd.Slice()
 	if errors.Is(err, redis.Nil) {
-		return inboxPage{}, errNoInbox
+		return Page{}, ErrNoInbox
 	}
 	if err != nil {
-		return inboxPage{}, err
+		return Page{}, err
 	}
-	var page inboxPage
+	var page Page
 	page.Floor, _ = strconv.ParseInt(raw[0].(string), 10, 64)
 	items, _ := raw[1].([]any)
 	srcs, _ := raw[2].([]any)
@@ -315,9 +315,9 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 		id, err1 := strconv.ParseInt(items[i].(string), 10, 64)
 		score, err2 := strconv.ParseFloat(items[i+1].(string), 64)
 		if err1 != nil || err2 != nil {
-			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
+			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
 		}
-		item := inboxItem{PostID: id, Score: int64(score)}
+		item := Item{PostID: id, Score: int64(score)}
 		if s, ok := srcs[i/2].(string); ok {
 			item.Sources = parseSources(s)
 		}
@@ -330,9 +330,9 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 		id, err1 := strconv.ParseInt(m, 10, 64)
 		score, err2 := strconv.ParseFloat(sc, 64)
 		if err1 != nil || err2 != nil {
-			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
+			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
 		}
-		item := inboxItem{PostID: id, Score: int64(score)}
+		item := Item{PostID: id, Score: int64(score)}
 		if s, _ := looked[i+2].(string); s != "" {
 			item.Sources = parseSources(s)
 		}
@@ -341,25 +341,25 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 	return page, nil
 }
 
-// inboxEntries queues, on pipe, the lookup of the given posts in the
+// Lookup queues, on pipe, the lookup of the given posts in the
 // reader's inbox; the function it returns, once pipe ran, gives those in
 // it (the others are left out). With no posts, pipe is not used (nil will do).
-func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]inboxItem, error) {
+func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]Item, error) {
 	if len(posts) == 0 {
-		return func() ([]inboxItem, error) { return nil, nil }
+		return func() ([]Item, error) { return nil, nil }
 	}
 	scores := make([]*redis.FloatCmd, len(posts))
 	members := make([]string, len(posts))
 	for i, p := range posts {
 		members[i] = itoa(p)
-		scores[i] = pipe.ZScore(ctx, e.keys.Inbox(reader), members[i])
+		scores[i] = pipe.ZScore(ctx, x.d.Keys.Inbox(reader), members[i])
 	}
-	srcs := pipe.HMGet(ctx, e.keys.InboxSources(reader), members...)
-	return func() ([]inboxItem, error) {
+	srcs := pipe.HMGet(ctx, x.d.Keys.InboxSources(reader), members...)
+	return func() ([]Item, error) {
 		if err := srcs.Err(); err != nil {
 			return nil, err
 		}
-		var out []inboxItem
+		var out []Item
 		for i, p := range posts {
 			score, err := scores[i].Result()
 			if errors.Is(err, redis.Nil) {
@@ -368,7 +368,7 @@ func (e *Engine) inboxEntries(ctx context.Context, pipe redis.Pipeliner, reader 
 			if err != nil {
 				return nil, err
 			}
-			item := inboxItem{PostID: p, Score: int64(score)}
+			item := Item{PostID: p, Score: int64(score)}
 			if s, ok := srcs.Val()[i].(string); ok {
 				item.Sources = parseSources(s)
 			}
@@ -386,20 +386,20 @@ func scoreArg(bound int64) string {
 	return strconv.FormatInt(bound, 10)
 }
 
-func parseSources(s string) []source {
-	var out []source
+func parseSources(s string) []Source {
+	var out []Source
 	for _, part := range strings.Split(s, ",") {
 		u, ev, ok := strings.Cut(part, ":")
 		uid, err1 := strconv.ParseInt(u, 10, 64)
 		eid, err2 := strconv.ParseInt(ev, 10, 64)
 		if ok && err1 == nil && err2 == nil {
-			out = append(out, source{User: uid, Event: eid})
+			out = append(out, Source{User: uid, Event: eid})
 		}
 	}
 	return out
 }
 
-func formatSources(list []source) string {
+func formatSources(list []Source) string {
 	parts := make([]string, len(list))
 	for i, s := range list {
 		parts[i] = strconv.FormatInt(s.User, 10) + ":" + strconv.FormatInt(s.Event, 10)
@@ -407,15 +407,17 @@ func formatSources(list []source) string {
 	return strings.Join(parts, ",")
 }
 
-// inboxChange is one change of one reader's inbox.
-type inboxChange struct {
+// Change is one change of one reader's inbox.
+type Change struct {
 	script *live.Script
 	reader int64
 	args   []any
 }
 
-func addSource(reader, postID, author int64, s source, capEntries int) inboxChange {
-	return inboxChange{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries, inboxTrimSlack(capEntries)}}
+// AddSource records that s brought reader's entry postID (by author),
+// trimming the inbox to capEntries past its slack.
+func AddSource(reader, postID, author int64, s Source, capEntries int) Change {
+	return Change{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries, TrimSlack(capEntries)}}
 }
 
 // inboxTrimSlackDivisor sets how far past its cap an inbox may grow before
@@ -428,28 +430,32 @@ func addSource(reader, postID, author int64, s source, capEntries int) inboxChan
 // them as any other.
 const inboxTrimSlackDivisor = 16
 
-// inboxTrimSlack is how many entries past capEntries an inbox may hold.
-func inboxTrimSlack(capEntries int) int { return capEntries / inboxTrimSlackDivisor }
+// TrimSlack is how many entries past capEntries an inbox may hold.
+func TrimSlack(capEntries int) int { return capEntries / inboxTrimSlackDivisor }
 
-func removeSource(reader, postID, author, user int64, event string) inboxChange {
-	return inboxChange{removeSourceScript, reader, []any{postID, user, event, author}}
+// RemoveSource takes user's arrival event ("*": all of theirs) out of
+// reader's entry postID (by author).
+func RemoveSource(reader, postID, author, user int64, event string) Change {
+	return Change{removeSourceScript, reader, []any{postID, user, event, author}}
 }
 
-func raiseFloor(reader, floor int64) inboxChange {
-	return inboxChange{raiseFloorScript, reader, []any{floor}}
+// RaiseFloor raises reader's inbox floor to floor.
+func RaiseFloor(reader, floor int64) Change {
+	return Change{raiseFloorScript, reader, []any{floor}}
 }
 
-func dropEntry(reader, postID int64) inboxChange {
-	return inboxChange{dropEntryScript, reader, []any{postID}}
+// DropEntry takes reader's entry postID out (its post was deleted).
+func DropEntry(reader, postID int64) Change {
+	return Change{dropEntryScript, reader, []any{postID}}
 }
 
-func (e *Engine) inboxKeys(reader int64) []string {
-	return []string{e.keys.Inbox(reader), e.keys.InboxSources(reader), e.keys.RebuildLock(reader)}
+func (x *Inboxes) keys(reader int64) []string {
+	return []string{x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader)}
 }
 
-// inboxArgs are a change's script arguments, after the reader's channel.
-func (e *Engine) inboxArgs(c inboxChange) []any {
-	return append([]any{e.keys.ReaderChannel(c.reader)}, c.args...)
+// args are a change's script arguments, after the reader's channel.
+func (x *Inboxes) args(c Change) []any {
+	return append([]any{x.d.Keys.ReaderChannel(c.reader)}, c.args...)
 }
 
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
@@ -461,45 +467,45 @@ const rebuildWaitLimit = 5 * time.Second
 // readers is one round trip.
 const inboxPipelineSize = config.DefaultFanoutBatchSize
 
-// applyInbox runs changes, pipelined in rounds of inboxPipelineSize. A
+// Apply runs changes, pipelined in rounds of inboxPipelineSize. A
 // change that meets a running rebuild waits for it and runs again, so it
 // lands on the rebuilt inbox. It returns how many changes found an inbox.
-func (e *Engine) applyInbox(ctx context.Context, changes []inboxChange) (int, error) {
+func (x *Inboxes) Apply(ctx context.Context, changes []Change) (int, error) {
 	applied := 0
 	for len(changes) > inboxPipelineSize {
-		n, err := e.applyInboxRound(ctx, changes[:inboxPipelineSize])
+		n, err := x.applyRound(ctx, changes[:inboxPipelineSize])
 		applied += n
 		if err != nil {
 			return applied, err
 		}
 		changes = changes[inboxPipelineSize:]
 	}
-	n, err := e.applyInboxRound(ctx, changes)
+	n, err := x.applyRound(ctx, changes)
 	return applied + n, err
 }
 
-func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (int, error) {
+func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error) {
 	applied := 0
 	deadline := time.Now().Add(rebuildWaitLimit)
 	for len(changes) > 0 {
-		pipe := e.redis.Pipeline()
+		pipe := x.d.Redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			cmds[i] = c.script.For(e.redis).EvalSha(ctx, pipe, e.inboxKeys(c.reader), e.inboxArgs(c)...)
+			cmds[i] = c.script.For(x.d.Redis).EvalSha(ctx, pipe, x.keys(c.reader), x.args(c)...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return applied, err
 		}
-		var again []inboxChange
+		var again []Change
 		for i, cmd := range cmds {
 			n, err := cmd.Int()
 			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				n, err = changes[i].script.For(e.redis).Run(ctx, e.redis, e.inboxKeys(changes[i].reader), e.inboxArgs(changes[i])...).Int()
+				n, err = changes[i].script.For(x.d.Redis).Run(ctx, x.d.Redis, x.keys(changes[i].reader), x.args(changes[i])...).Int()
 			}
 			switch {
 			case err != nil:
 				return applied, err
-			case n == inboxRebuilding:
+			case n == Rebuilding:
 				again = append(again, changes[i])
 			case n == inboxDone:
 				applied++
@@ -517,3 +523,9 @@ func (e *Engine) applyInboxRound(ctx context.Context, changes []inboxChange) (in
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Scripts are the package's Lua scripts that tests recognise on the wire (a
+// Redis hook that fails or delays one by its SHA).
+var Scripts = struct{ Read, State, ChangeFollowing, FollowingAmong *redis.Script }{
+	readInboxScript, readerStateScript, changeFollowingScript, followingAmongScript,
+}

@@ -1,19 +1,33 @@
-package feed
+// Package pull reads home feeds from MySQL alone (fan-in at read time): the
+// whole feed in pull mode, and below the window the inboxes hold in the
+// other modes.
+package pull
 
 import (
 	"context"
 
+	"feedservice/feed/cache"
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
 	"feedservice/store"
 )
 
-// entry is one home-feed entry: an original post at the place it first
+// Entry is one home-feed Entry: an original post at the place it first
 // entered the feed.
-type entry struct {
+type Entry struct {
 	Key       int64   // sort key: the id of the post or repost that brought it first
 	PostID    int64   // the original post
 	Reposters []int64 // followees who reposted it, most recent first; nil: not known yet
 }
+
+// Feeds reads feed entries from MySQL.
+type Feeds struct {
+	d     *deps.Deps
+	cache *cache.Tiers
+}
+
+// New reads through d's store, and the posts it checks through c.
+func New(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }
 
 // The pull scan reads followees' posts in id order in batches that grow
 // from pullBatchMin (at least twice the page) up to pullBatchMax.
@@ -22,13 +36,13 @@ const (
 	pullBatchMax = 2000
 )
 
-// pullEntries computes feed entries beyond bound from MySQL alone (fan-in at
+// Entries computes feed entries beyond bound from MySQL alone (fan-in at
 // read time). An original post's place is its earliest arrival: the post
 // itself when a followee wrote it, else the first live repost by a
 // followee. Scanning followees' posts in order and keeping each event that
 // is its original's first arrival yields entries in order, each once.
-func (e *Engine) pullEntries(ctx context.Context, followees []int64, dir store.Direction, bound int64, limit int) ([]entry, error) {
-	var out []entry
+func (f *Feeds) Entries(ctx context.Context, followees []int64, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+	var out []Entry
 	if len(followees) == 0 || limit <= 0 {
 		return out, nil
 	}
@@ -38,17 +52,17 @@ func (e *Engine) pullEntries(ctx context.Context, followees []int64, dir store.D
 	}
 	batch := max(2*limit, pullBatchMin)
 	for {
-		events, err := e.store.FeedEvents(ctx, followees, dir, bound, batch)
+		events, err := f.d.Store.FeedEvents(ctx, followees, dir, bound, batch)
 		if err != nil {
 			return nil, err
 		}
-		firsts, err := e.firstArrivals(ctx, followees, followed, events)
+		firsts, err := f.firstArrivals(ctx, followees, followed, events)
 		if err != nil {
 			return nil, err
 		}
 		for _, ev := range events {
 			if ev.RepostOfID == nil || firsts[*ev.RepostOfID] == ev.ID {
-				out = append(out, entry{Key: ev.ID, PostID: ev.OriginalID()})
+				out = append(out, Entry{Key: ev.ID, PostID: ev.OriginalID()})
 				if len(out) == limit {
 					return out, nil
 				}
@@ -65,7 +79,7 @@ func (e *Engine) pullEntries(ctx context.Context, followees []int64, dir store.D
 // firstArrivals maps each original reposted in events to the id of its
 // first repost by a followee, for originals that are live and whose author
 // is not followed (a followed author's post arrives first by itself).
-func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed map[int64]bool, events []store.FeedEvent) (map[int64]int64, error) {
+func (f *Feeds) firstArrivals(ctx context.Context, followees []int64, followed map[int64]bool, events []store.FeedEvent) (map[int64]int64, error) {
 	var reposted []int64
 	for _, ev := range events {
 		if ev.RepostOfID != nil {
@@ -75,7 +89,7 @@ func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed 
 	if len(reposted) == 0 {
 		return nil, nil
 	}
-	originals, err := e.Posts(ctx, reposted)
+	originals, err := f.cache.Posts(ctx, reposted)
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +99,13 @@ func (e *Engine) firstArrivals(ctx context.Context, followees []int64, followed 
 			candidates = append(candidates, o.ID)
 		}
 	}
-	return e.store.FirstReposts(ctx, followees, candidates)
+	return f.d.Store.FirstReposts(ctx, followees, candidates)
 }
 
-// addReposters fills in the reposters of the entries that lack them: the
+// AddReposters fills in the reposters of the entries that lack them: the
 // followees who reposted each, most recent first, at most MaxReposters.
 // With followees nil, MySQL finds the viewer's followees itself.
-func (e *Engine) addReposters(ctx context.Context, viewerID int64, followees []int64, entries []entry) error {
+func (f *Feeds) AddReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
 	var ids []int64
 	for _, en := range entries {
 		if en.Reposters == nil {
@@ -104,9 +118,9 @@ func (e *Engine) addReposters(ctx context.Context, viewerID int64, followees []i
 	var reposts []store.FeedEvent
 	var err error
 	if followees == nil {
-		reposts, err = e.store.RepostsByFollowees(ctx, viewerID, ids)
+		reposts, err = f.d.Store.RepostsByFollowees(ctx, viewerID, ids)
 	} else {
-		reposts, err = e.store.Reposts(ctx, followees, ids)
+		reposts, err = f.d.Store.Reposts(ctx, followees, ids)
 	}
 	if err != nil {
 		return err

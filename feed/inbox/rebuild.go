@@ -1,0 +1,135 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/pull"
+	"feedservice/store"
+)
+
+// Ensure makes sure the reader has an inbox. A missing one is rebuilt
+// from MySQL into temporary keys and swapped in atomically, so no reader
+// sees half a feed; concurrent callers, on any instance, wait for the one
+// rebuild. It reports whether this call rebuilt it.
+func (x *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
+	lock := x.d.Keys.RebuildLock(reader)
+	for {
+		n, err := x.d.Redis.Exists(ctx, x.d.Keys.Inbox(reader)).Result()
+		if err != nil || n == 1 {
+			return false, err
+		}
+		token, locked := redisx.NewToken(), time.Now()
+		got, err := x.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
+		if err != nil {
+			return false, err
+		}
+		if got {
+			// Someone may have swapped a rebuilt inbox in between our check
+			// and our lock: then there is nothing to do.
+			if n, err := x.d.Redis.Exists(ctx, x.d.Keys.Inbox(reader)).Result(); err != nil || n == 1 {
+				x.d.Redis.Del(ctx, lock)
+				return false, err
+			}
+			return true, x.rebuild(ctx, reader, token, locked)
+		}
+		if err := redisx.WaitForUnlock(ctx, x.d.Redis, lock, redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
+			return false, err
+		}
+	}
+}
+
+// rebuild pulls the reader's newest InboxCap entries from MySQL, with
+// their sources, and swaps them in as the inbox. MySQL may be a replica
+// that holds every commit from before locked, when the lock was taken.
+func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locked time.Time) error {
+	defer x.d.Redis.Del(context.WithoutCancel(ctx), x.d.Keys.RebuildLock(reader)) // after a failure; the swap deletes it on success
+	// A followee set that outlived its inbox goes before MySQL is read: a
+	// follow committed after that read finds no set and the lock, waits for
+	// the swap and lands on the set swapped in, where it would otherwise
+	// land on the old set and be lost by the swap.
+	if err := x.d.Redis.Del(ctx, x.d.Keys.Following(reader), x.d.Keys.FollowingVersion(reader)).Err(); err != nil {
+		return err
+	}
+	mysql := x.rep.LaggingSince(ctx, locked, reader)
+	followees, err := x.d.Store.FolloweeIDs(mysql, reader)
+	if err != nil {
+		return err
+	}
+	entries, err := x.pull.Entries(mysql, followees, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
+	if err != nil {
+		return err
+	}
+	var floor int64
+	if len(entries) == x.d.Cfg.InboxCap {
+		floor = entries[len(entries)-1].Key
+	}
+	sources, err := x.entrySources(mysql, followees, entries)
+	if err != nil {
+		return err
+	}
+	tmp, tmpSrc, tmpFollowing := x.d.Keys.InboxTemp(reader), x.d.Keys.InboxSourcesTemp(reader), x.d.Keys.FollowingTemp(reader)
+	pipe := x.d.Redis.TxPipeline()
+	pipe.Del(ctx, tmp, tmpSrc, tmpFollowing)
+	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees)...)
+	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
+	for _, en := range entries {
+		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
+	}
+	pipe.ZAdd(ctx, tmp, members...)
+	for id, list := range sources {
+		pipe.HSet(ctx, tmpSrc, id, formatSources(list))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	keys := []string{tmp, tmpSrc, x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader),
+		tmpFollowing, x.d.Keys.Following(reader), x.d.Keys.FollowingVersion(reader)}
+	if err := swapInboxScript.Run(ctx, x.d.Redis, keys, token, x.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
+		return err
+	}
+	x.d.Metrics.Rebuilds.Inc()
+	return nil
+}
+
+// entrySources lists the sources of the entries that did not come from
+// their author alone: the followed author at the post's id, and each
+// followee's live repost.
+func (x *Inboxes) entrySources(ctx context.Context, followees []int64, entries []pull.Entry) (map[int64][]Source, error) {
+	out := map[int64][]Source{}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, len(entries))
+	for i, en := range entries {
+		ids[i] = en.PostID
+	}
+	reposts, err := x.d.Store.Reposts(ctx, followees, ids)
+	if err != nil || len(reposts) == 0 {
+		return out, err
+	}
+	originals, err := x.cache.StoredPosts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	followed := make(map[int64]bool, len(followees))
+	for _, id := range followees {
+		followed[id] = true
+	}
+	// Only reposted entries need their sources written down: an entry its
+	// author alone brought has none (the author is implied).
+	for _, r := range reposts {
+		out[*r.RepostOfID] = append(out[*r.RepostOfID], Source{User: r.AuthorID, Event: r.ID})
+	}
+	for _, o := range originals {
+		if o != nil && followed[o.AuthorID] && out[o.ID] != nil {
+			out[o.ID] = append(out[o.ID], Source{User: o.AuthorID, Event: o.ID})
+		}
+	}
+	return out, nil
+}

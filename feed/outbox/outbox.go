@@ -1,0 +1,177 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/internal/redisx"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// An author's outbox (see keys.outbox) holds their recent posts and
+// reposts. Readers merge the outboxes of the celebrities they follow at read
+// time. KEYS[1] outbox, KEYS[2] rebuild lock.
+
+// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3].
+var addOutboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local n = redis.call('ZCARD', KEYS[1]) - 1
+if n > tonumber(ARGV[3]) then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, n - tonumber(ARGV[3]))
+  local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
+  redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
+end
+return 1`)
+
+// rebuilding is what an outbox script answers while the outbox is being
+// rebuilt: wait for it, then apply.
+const rebuilding = 2
+
+// removeOutboxScript takes member ARGV[1] out.
+var removeOutboxScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+  return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1`)
+
+// Item is one post of an outbox: the post and the original it stands for.
+type Item struct {
+	PostID     int64
+	OriginalID int64
+}
+
+func member(p *models.Post) string {
+	if p.RepostOfID != nil {
+		return fmt.Sprintf("%d:%d", p.ID, *p.RepostOfID)
+	}
+	return strconv.FormatInt(p.ID, 10)
+}
+
+func parseMember(m string) (Item, error) {
+	post, orig, isRepost := strings.Cut(m, ":")
+	id, err := strconv.ParseInt(post, 10, 64)
+	if err != nil {
+		return Item{}, err
+	}
+	item := Item{PostID: id, OriginalID: id}
+	if isRepost {
+		if item.OriginalID, err = strconv.ParseInt(orig, 10, 64); err != nil {
+			return Item{}, err
+		}
+	}
+	return item, nil
+}
+
+// change runs an outbox script, waiting out a running rebuild, and
+// then drops the local copies of the outbox.
+func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int64, args ...any) error {
+	defer o.changed(ctx, author)
+	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)}
+	for {
+		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
+		if err != nil || n != rebuilding {
+			return err
+		}
+		if err := redisx.WaitForUnlock(ctx, o.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// Ensure rebuilds a missing outbox from MySQL, once across instances.
+func (o *Outboxes) Ensure(ctx context.Context, author int64) error {
+	key, lock := o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)
+	for {
+		n, err := o.d.Redis.Exists(ctx, key).Result()
+		if err != nil || n == 1 {
+			return err
+		}
+		token := redisx.NewToken()
+		got, err := o.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
+		if err != nil {
+			return err
+		}
+		if got {
+			if n, err := o.d.Redis.Exists(ctx, key).Result(); err != nil || n == 1 {
+				o.d.Redis.Del(ctx, lock)
+				return err
+			}
+			return o.rebuild(ctx, author, token)
+		}
+		if err := redisx.WaitForUnlock(ctx, o.d.Redis, lock, redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) error {
+	key, lock := o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)
+	defer o.d.Redis.Del(context.WithoutCancel(ctx), lock)
+	posts, err := o.d.Store.TimelinePage(ctx, author, store.Older, math.MaxInt64, o.d.Cfg.InboxCap)
+	if err != nil {
+		return err
+	}
+	var floor int64
+	if len(posts) == o.d.Cfg.InboxCap {
+		floor = posts[len(posts)-1].ID
+	}
+	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
+	for _, p := range posts {
+		members = append(members, redis.Z{Score: float64(p.ID), Member: member(p)})
+	}
+	tmp := o.d.Keys.OutboxTemp(author)
+	pipe := o.d.Redis.TxPipeline()
+	pipe.Del(ctx, tmp)
+	pipe.ZAdd(ctx, tmp, members...)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, []string{tmp, key, lock}, token, o.d.Cfg.InboxTTL.Milliseconds()).Int()
+	if err == nil && swapped == 0 {
+		err = errors.New("outbox rebuild lost its lock")
+	}
+	return err
+}
+
+// swapOutboxScript replaces the outbox with a rebuilt one if the rebuild
+// still holds the lock (token ARGV[1]). KEYS: temp, outbox, lock.
+var swapOutboxScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3])
+return 1`)
+
+// Add adds post p to its author's outbox (trimmed to InboxCap), waiting out
+// a running rebuild; an outbox that does not exist is left so.
+func (o *Outboxes) Add(ctx context.Context, p *models.Post) error {
+	return o.change(ctx, addOutboxScript, p.AuthorID, member(p), p.ID, o.d.Cfg.InboxCap)
+}
+
+// Remove takes author's post (a repost of original, when not 0) out of
+// their outbox.
+func (o *Outboxes) Remove(ctx context.Context, author, post, original int64) error {
+	m := strconv.FormatInt(post, 10)
+	if original != 0 {
+		m += ":" + strconv.FormatInt(original, 10)
+	}
+	return o.change(ctx, removeOutboxScript, author, m)
+}
