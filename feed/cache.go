@@ -316,7 +316,7 @@ func (e *Engine) writeCached(ctx context.Context, writes []cacheWrite) error {
 // with the count of those held back: while Redis is away every read would
 // otherwise log one.
 func (e *Engine) warnCache(msg string, err error) {
-	if ok, suppressed := e.cacheWarn.take(time.Now()); ok {
+	if ok, suppressed := e.cacheWarn.Take(time.Now()); ok {
 		e.log.Warn(msg, "err", err, "suppressed", suppressed)
 	}
 }

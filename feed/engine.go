@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -17,6 +16,7 @@ import (
 	"feedservice/feed/ids"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
+	"feedservice/internal/throttle"
 	"feedservice/store"
 )
 
@@ -35,14 +35,8 @@ type Engine struct {
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
 	hub      *hub // live subscriptions; set by Start
-	limiter  *redis_rate.Limiter
-	// fallback is the in-process budget of the rate limits while Redis
-	// fails; fallbackWarn spaces the warnings of it, which would otherwise
-	// come once per request while Redis is away.
-	fallback     *fallbackLimiter
-	fallbackWarn warnThrottle
 	// cacheWarn spaces the warnings of failed cache reads and writes.
-	cacheWarn warnThrottle
+	cacheWarn throttle.Throttle
 
 	decoy string // a password hash no password matches, for unknown users
 
@@ -59,9 +53,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	cfg = cfg.WithDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: nowMillis, metrics: metrics.New(),
-		pokes: make(chan struct{}, 1), instance: newToken(), limiter: redis_rate.NewLimiter(rdb),
-		fallback:     &fallbackLimiter{maxSubjects: cfg.RateLimitFallbackSubjects},
-		fallbackWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
+		pokes: make(chan struct{}, 1), instance: newToken(),
+		cacheWarn: throttle.Throttle{Every: cfg.RateLimitWarnInterval}}
 	e.local = newLocalTiers(cfg, e.metrics)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
