@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
 	feedconfig "feedservice/feed/config"
+	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 )
 
@@ -342,7 +342,7 @@ func TestLimitsComplexityBudget(t *testing.T) {
 	t.Parallel()
 	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
 	for _, c := range []struct{ budget, runs int }{{3 * 263, 3}, {3*263 - 1, 2}} {
-		s := newTestServer(t, backendReal, func(cfg *config) { cfg.ComplexityRate = feed.Rate{Count: c.budget, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(cfg *config) { cfg.ComplexityRate = ratelimit.Rate{Count: c.budget, Period: time.Hour} })
 		ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 		for i := range c.runs {
 			if r, _ := limitsDo(t, s, ann.Token, nil, op, nil, nil); len(r.Errors) > 0 {
@@ -426,7 +426,7 @@ func TestLimitsBatchSharesComplexity(t *testing.T) {
 func TestLimitsRateMutationsPerViewer(t *testing.T) {
 	t.Parallel()
 	const n = 3
-	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 	create := `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`
 	for i := range n {
@@ -460,7 +460,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
 	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
 	t.Run("per address, across instances", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = feed.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
 			t.Fatalf("sign-up: %+v", r.Errors)
 		}
@@ -484,7 +484,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 	})
 	t.Run("X-Forwarded-For from a trusted proxy", func(t *testing.T) {
 		s := newTestServer(t, backendReal, func(c *config) {
-			c.AuthRate = feed.Rate{Count: n, Period: time.Hour}
+			c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour}
 			c.TrustedProxies, _ = parsePrefixes("10.0.0.0/8, 127.0.0.1")
 		})
 		from := func(chain string) http.Header { return http.Header{"X-Forwarded-For": {chain}} }
@@ -502,7 +502,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		}
 	})
 	t.Run("X-Forwarded-For from anyone else", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = feed.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		for i := range n {
 			from := http.Header{"X-Forwarded-For": {fmt.Sprintf("203.0.113.%d", i)}}
 			if r, _ := limitsDo(t, s, "", from, logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
@@ -514,7 +514,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		limitsRateLimited(t, r, res, "a forged X-Forwarded-For")
 	})
 	t.Run("signed-out mutations per address", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		follow := `mutation { follow(userId: "VXNlcjox") { user { id } } }`
 		for i := range n {
 			if r, _ := limitsDo(t, s, "", nil, follow, nil, nil); r.Code() == "RATE_LIMITED" || len(r.Errors) == 0 {
@@ -525,7 +525,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		limitsRateLimited(t, r, res, "signed-out mutation n+1")
 	})
 	t.Run("embedded default", func(t *testing.T) {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.AuthRate = feed.Rate{Count: 1, Period: time.Hour} })
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.AuthRate = ratelimit.Rate{Count: 1, Period: time.Hour} })
 		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
 			t.Fatalf("sign-up: %+v", r.Errors)
 		}
@@ -547,7 +547,7 @@ func TestLimitsRateAuthWithRedisDown(t *testing.T) {
 	r := testenv.StartRedis(t)
 	s := newTestServer(t, backendReal, func(c *config) {
 		c.RedisAddr = r.Addr()
-		c.AuthRate = feed.Rate{Count: n, Period: time.Hour}
+		c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour}
 		c.TrustedProxies, _ = parsePrefixes("127.0.0.1")
 	})
 	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
@@ -778,7 +778,7 @@ func liveMutate(t *testing.T, c *liveConn, query string) liveResult {
 func TestLimitsRateMutationsOverWebsocket(t *testing.T) {
 	t.Parallel()
 	const n = 3
-	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = feed.Rate{Count: n, Period: time.Hour} })
+	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 	ws := liveConnect(t, s, liveTransportWS, ann.Token)
 	create := func(body string) string {

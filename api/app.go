@@ -18,6 +18,7 @@ import (
 	"feedservice/feed"
 	feedconfig "feedservice/feed/config"
 	"feedservice/graph"
+	"feedservice/internal/ratelimit"
 	"feedservice/resolvers"
 	"feedservice/store"
 )
@@ -30,6 +31,7 @@ type app struct {
 	store   *store.Store
 	redis   redis.UniversalClient
 	engine  *feed.Engine
+	limiter *ratelimit.Limiter // spends the budgets of the rate limits (limits.go)
 	sockets socketCounts
 	// operations bounds the operations in flight (inflight.go).
 	operations *operationGate
@@ -178,6 +180,9 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	if err != nil {
 		return nil, err
 	}
+	// The limiter's metrics are on the engine's registry, which /metrics
+	// serves.
+	a.limiter = ratelimit.New(a.redis, cfg.KeyPrefix, a.engine.Registry(), cfg.RateLimitWarnInterval, ratelimit.DefaultFallbackSubjects, log)
 	a.resolvers = &resolvers.Resolver{Engine: a.engine}
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
 	ok = true

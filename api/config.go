@@ -16,12 +16,11 @@ import (
 	"sync"
 	"time"
 
-	feedconfig "feedservice/feed/config"
-
 	mysqldriver "github.com/go-sql-driver/mysql"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
+	feedconfig "feedservice/feed/config"
+	"feedservice/internal/ratelimit"
 	"feedservice/store"
 )
 
@@ -172,8 +171,8 @@ type config struct {
 	MaxQueryComplexity int
 	MaxQueryDepth      int
 	MaxBatchOperations int
-	MutationRate       feed.Rate
-	AuthRate           feed.Rate
+	MutationRate       ratelimit.Rate
+	AuthRate           ratelimit.Rate
 	TrustedProxies     []netip.Prefix
 	PersistedQueryTTL  time.Duration
 	MaxQueryTokens     int
@@ -343,10 +342,10 @@ func (c *config) requestFlags(fs *flag.FlagSet) (mutationRate, authRate *string)
 // readText parses the settings that the flags read as text.
 func (c *config) readText(text textSettings) error {
 	var err error
-	if c.MutationRate, err = feed.ParseRate(*text.mutationRate); err != nil {
+	if c.MutationRate, err = ratelimit.ParseRate(*text.mutationRate); err != nil {
 		return fmt.Errorf("-mutation-rate: %w", err)
 	}
-	if c.AuthRate, err = feed.ParseRate(*text.authRate); err != nil {
+	if c.AuthRate, err = ratelimit.ParseRate(*text.authRate); err != nil {
 		return fmt.Errorf("-auth-rate: %w", err)
 	}
 	if _, err := parseOrigins(c.AllowedOrigins); err != nil {
@@ -475,7 +474,7 @@ func (c config) describe() []any {
 }
 
 // formatRate writes r as the rate flags take it: 120/1m, or off.
-func formatRate(r feed.Rate) string {
+func formatRate(r ratelimit.Rate) string {
 	if r.Off() {
 		return "off"
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"feedservice/dataloader"
-	"feedservice/feed"
 	feedconfig "feedservice/feed/config"
+	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -345,9 +345,9 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 		}
 	}
 	fields(reflect.ValueOf(c))
-	for key, rate := range map[string]feed.Rate{"mutationrate": c.MutationRate, "authrate": c.AuthRate} {
+	for key, rate := range map[string]ratelimit.Rate{"mutationrate": c.MutationRate, "authrate": c.AuthRate} {
 		s, _ := values[key].(string)
-		if back, err := feed.ParseRate(s); err != nil || back != rate {
+		if back, err := ratelimit.ParseRate(s); err != nil || back != rate {
 			t.Errorf("%s = %v is logged as %#v, not as a rate the flags take", key, rate, values[key])
 		}
 	}

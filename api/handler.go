@@ -106,8 +106,8 @@ func (a *app) graphqlHandler() http.Handler {
 		present = withoutSuggestions(present)
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
-	srv.Use(complexityBudget{engine: a.engine, rate: a.cfg.ComplexityRate, present: present})
-	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{engine: a.engine, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
+	srv.Use(complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present})
+	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
 	srv.Use(apq.keeper()) // last: keeps a document that passed every check

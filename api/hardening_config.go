@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"feedservice/feed"
+	"feedservice/internal/ratelimit"
 )
 
 // Defaults of the settings that bound what one client can hold of the
@@ -92,7 +92,7 @@ type hardeningConfig struct {
 	MaxOperationsInFlight    int
 	MaxOperationsPerAddress  int
 	MaxOperationsPerSocket   int
-	ComplexityRate           feed.Rate
+	ComplexityRate           ratelimit.Rate
 	MaxConnections           int
 	MetricsAddr              string
 	MetricsPprof             bool
@@ -149,8 +149,8 @@ func (h hardeningConfig) describe() []any {
 		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }
 
-// rateValue is a flag of a feed.Rate, written count/period or off.
-type rateValue struct{ r *feed.Rate }
+// rateValue is a flag of a ratelimit.Rate, written count/period or off.
+type rateValue struct{ r *ratelimit.Rate }
 
 func (v rateValue) String() string {
 	if v.r == nil {
@@ -160,7 +160,7 @@ func (v rateValue) String() string {
 }
 
 func (v rateValue) Set(s string) error {
-	r, err := feed.ParseRate(s)
+	r, err := ratelimit.ParseRate(s)
 	if err != nil {
 		return err
 	}
@@ -169,12 +169,12 @@ func (v rateValue) Set(s string) error {
 }
 
 // envRate reads a rate from the environment, or def.
-func envRate(name, def string) feed.Rate {
+func envRate(name, def string) ratelimit.Rate {
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {
 		v = def
 	}
-	r, err := feed.ParseRate(v)
+	r, err := ratelimit.ParseRate(v)
 	if err != nil {
 		envErrors = append(envErrors, fmt.Errorf("%s=%q: %w", name, v, err))
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed"
+	"feedservice/internal/ratelimit"
 )
 
 // TestHardeningSettings: each setting of hardeningConfig has its default,
@@ -22,7 +22,7 @@ func TestHardeningSettings(t *testing.T) {
 		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
 		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
 		MaxOperationsInFlight: DefaultMaxOperationsInFlight, MaxOperationsPerAddress: DefaultMaxOperationsPerAddress,
-		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, ComplexityRate: feed.Rate{Count: 300_000, Period: time.Minute},
+		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
 		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
@@ -60,7 +60,7 @@ func TestHardeningSettings(t *testing.T) {
 	// variable or flag stops the server.
 	t.Run("COMPLEXITY_RATE", func(t *testing.T) {
 		t.Setenv("COMPLEXITY_RATE", "10/1s")
-		if c, err := parseConfig(nil); err != nil || c.ComplexityRate != (feed.Rate{Count: 10, Period: time.Second}) {
+		if c, err := parseConfig(nil); err != nil || c.ComplexityRate != (ratelimit.Rate{Count: 10, Period: time.Second}) {
 			t.Fatalf("COMPLEXITY_RATE=10/1s: %v, %v", c.ComplexityRate, err)
 		}
 		if c, err := parseConfig([]string{"-complexity-rate", "off"}); err != nil || !c.ComplexityRate.Off() {

@@ -18,8 +18,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"feedservice/feed"
 	"feedservice/feed/apperr"
+	"feedservice/internal/ratelimit"
 	"feedservice/internal/viewer"
 )
 
@@ -176,7 +176,7 @@ type batchKey struct{}
 // RATE_LIMITED with retryAfter alone. An operation costing more than the
 // whole budget spends all of it.
 //
-// The budget is a GCRA in Redis, spent through feed.Engine.Allow, which
+// The budget is a GCRA in Redis, spent through ratelimit.Limiter.Allow, which
 // spends one action at a rate: an operation of price p spends one action
 // at the rate of count/p per period. A GCRA keeps one time per subject
 // (when its budget is whole again) and each action moves it on by
@@ -186,8 +186,8 @@ type batchKey struct{}
 // down charges at most count/(count/p rounded down) times the price: 3% more
 // for an operation at the complexity limit under the default budget.
 type complexityBudget struct {
-	engine  *feed.Engine
-	rate    feed.Rate
+	limiter *ratelimit.Limiter
+	rate    ratelimit.Rate
 	present graphql.ErrorPresenterFunc
 }
 
@@ -204,9 +204,9 @@ func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 	if b.rate.Off() || price <= 0 {
 		return next(ctx)
 	}
-	share := feed.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
+	share := ratelimit.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
 	var refusal *apperr.Error
-	if err := b.engine.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
+	if err := b.limiter.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
 		return next(ctx) // allowed, by Redis's budget or, while Redis fails, this instance's
 	}
 	refusal = &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
@@ -230,9 +230,9 @@ func budgetSubject(ctx context.Context) string {
 // field answers RATE_LIMITED with extensions.retryAfter; the rest of the
 // operation runs as usual. It runs inside fieldHooks.
 type rateLimits struct {
-	engine    *feed.Engine
-	mutations feed.Rate
-	auth      feed.Rate
+	limiter   *ratelimit.Limiter
+	mutations ratelimit.Rate
+	auth      ratelimit.Rate
 }
 
 // limitField spends the budget of a mutation field, then runs it.
@@ -244,11 +244,11 @@ func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any,
 	var err error
 	switch viewer := viewer.ID(ctx); {
 	case fc.Field.Name == "signUp" || fc.Field.Name == "logIn":
-		err = l.engine.Allow(ctx, limitAuth, l.auth, "ip:"+clientAddress(ctx))
+		err = l.limiter.Allow(ctx, limitAuth, l.auth, "ip:"+clientAddress(ctx))
 	case viewer != 0:
-		err = l.engine.Allow(ctx, limitMutations, l.mutations, "user:"+strconv.FormatInt(viewer, 10))
+		err = l.limiter.Allow(ctx, limitMutations, l.mutations, "user:"+strconv.FormatInt(viewer, 10))
 	default:
-		err = l.engine.Allow(ctx, limitMutations, l.mutations, "ip:"+clientAddress(ctx))
+		err = l.limiter.Allow(ctx, limitMutations, l.mutations, "ip:"+clientAddress(ctx))
 	}
 	if err != nil {
 		var refusal *apperr.Error

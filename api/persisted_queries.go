@@ -11,8 +11,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"feedservice/feed"
 	"feedservice/feed/apperr"
+	"feedservice/internal/apq"
 	"feedservice/internal/viewer"
 )
 
@@ -97,7 +97,7 @@ func (keepPersistedQuery) Validate(graphql.ExecutableSchema) error { return nil 
 
 func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	stats, _ := opCtx.Stats.GetExtension(apqStats).(*extension.ApqStats)
-	if stats != nil && stats.SentQuery && viewer.ID(ctx) != 0 && len(opCtx.RawQuery) <= feed.MaxPersistedQueryBytes {
+	if stats != nil && stats.SentQuery && viewer.ID(ctx) != 0 && len(opCtx.RawQuery) <= apq.MaxDocumentBytes {
 		k.cache.Add(ctx, stats.Hash, opCtx.RawQuery)
 	}
 	return nil
@@ -108,9 +108,9 @@ func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *g
 // process (the in-process Redis would hold the same documents with no cap
 // and more overhead).
 func (a *app) persistedQueryCache() graphql.Cache[string] {
-	limits := feed.PersistedQueryLimits{TTL: a.cfg.PersistedQueryTTL, MaxEntries: a.cfg.PersistedQueryMaxEntries, MaxBytes: a.cfg.PersistedQueryMaxBytes}
+	limits := apq.Limits{TTL: a.cfg.PersistedQueryTTL, MaxEntries: a.cfg.PersistedQueryMaxEntries, MaxBytes: a.cfg.PersistedQueryMaxBytes}
 	if a.cfg.RedisAddr == "" {
 		return newBoundedLRU(limits.MaxEntries, limits.MaxBytes, limits.TTL, func(_, doc string) int { return len(doc) })
 	}
-	return a.engine.PersistedQueries(limits)
+	return apq.New(a.redis, a.cfg.KeyPrefix, a.log, limits)
 }

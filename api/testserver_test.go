@@ -17,8 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"feedservice/feed"
 	"feedservice/internal/gqlclient"
+	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -123,7 +123,7 @@ func testConfig(t testing.TB, backend string, change ...func(*config)) config {
 	// Tests act fast and from one address: the rate limits, the complexity
 	// budget and the bound on one address's operations in flight are off
 	// but in the tests of them (api_limits_test.go, inflight_test.go).
-	cfg.MutationRate, cfg.AuthRate, cfg.ComplexityRate = feed.Rate{}, feed.Rate{}, feed.Rate{}
+	cfg.MutationRate, cfg.AuthRate, cfg.ComplexityRate = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
 	cfg.MaxOperationsPerAddress = cfg.MaxOperationsInFlight
 	cfg.NodeID = -1
 	if backend == backendReal {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -28,6 +27,7 @@ import (
 	"feedservice/feed/outbox"
 	"feedservice/feed/pull"
 	"feedservice/feed/replicas"
+	"feedservice/internal/throttle"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -56,14 +56,8 @@ type Engine struct {
 	instance string        // this instance's name among the fan-out consumers
 	running  sync.WaitGroup
 	hub      *live.Hub // live subscriptions; set by Start
-	limiter  *redis_rate.Limiter
-	// fallback is the in-process budget of the rate limits while Redis
-	// fails; fallbackWarn spaces the warnings of it, which would otherwise
-	// come once per request while Redis is away.
-	fallback     *fallbackLimiter
-	fallbackWarn warnThrottle
 	// cacheWarn spaces the warnings of failed cache reads and writes.
-	cacheWarn warnThrottle
+	cacheWarn throttle.Throttle
 
 	decoy string // a password hash no password matches, for unknown users
 }
@@ -76,9 +70,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	cfg = cfg.WithDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: deps.NowMillis, metrics: metrics.New(),
-		pokes: make(chan struct{}, 1), instance: redisx.NewToken(), limiter: redis_rate.NewLimiter(rdb),
-		fallback:     &fallbackLimiter{maxSubjects: cfg.RateLimitFallbackSubjects},
-		fallbackWarn: warnThrottle{every: cfg.RateLimitWarnInterval}, cacheWarn: warnThrottle{every: cfg.RateLimitWarnInterval}}
+		pokes: make(chan struct{}, 1), instance: redisx.NewToken(),
+		cacheWarn: throttle.Throttle{Every: cfg.RateLimitWarnInterval}}
 	node := cfg.NodeID
 	if node < 0 {
 		var err error
@@ -162,7 +155,7 @@ func (e *Engine) Registry() *prometheus.Registry { return e.metrics.Registry }
 // deps' WarnRedis), at most once per RateLimitWarnInterval with the count
 // of those held back.
 func (e *Engine) warnCache(msg string, err error) {
-	if ok, suppressed := e.cacheWarn.take(time.Now()); ok {
+	if ok, suppressed := e.cacheWarn.Take(time.Now()); ok {
 		e.log.Warn(msg, "err", err, "suppressed", suppressed)
 	}
 }

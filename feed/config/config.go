@@ -100,14 +100,10 @@ type Config struct {
 	// it the append fails and is tried again.
 	StreamReplicaTimeout time.Duration
 	// RateLimitWarnInterval is the least time between two warnings that a
-	// rate limit was checked in process because Redis failed; the ones
-	// between are counted in the next.
+	// cache read or write failed because Redis did (the server gives its
+	// rate limiter the same interval); the ones between are counted in the
+	// next.
 	RateLimitWarnInterval time.Duration
-	// RateLimitFallbackSubjects is the most budgets (a limit and a subject
-	// each) the in-process fallback of the rate limits holds while Redis
-	// fails (see ratelimit.go); past it, budgets already whole are dropped
-	// first, then any.
-	RateLimitFallbackSubjects int
 	// PostCacheTTL is how long the Redis copy of a post lives after it was
 	// written (see cache.go); a read does not extend it.
 	PostCacheTTL time.Duration
@@ -187,13 +183,11 @@ const (
 	// data centre (it acknowledges within a millisecond or so) and short
 	// enough that a stalled replica delays the fan-out only briefly.
 	DefaultStreamReplicaTimeout = 500 * time.Millisecond
-	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning
-	// about unchecked rate limits every ten seconds, however many requests
-	// come meanwhile.
+	// DefaultRateLimitWarnInterval keeps a Redis outage to one warning of
+	// each kind (failed cache reads and writes; in the server, unchecked
+	// rate limits) every ten seconds, however many requests come
+	// meanwhile.
 	DefaultRateLimitWarnInterval = 10 * time.Second
-	// DefaultRateLimitFallbackSubjects bounds the fallback's memory to
-	// about 10 MB (a key of about 50 bytes, a time and the map's own).
-	DefaultRateLimitFallbackSubjects = 100_000
 	// DefaultPostCacheTTL keeps a post's copy for a day: a post is read
 	// mostly in the day after it is written, and its copy changes only
 	// with its repost count and its deletion.
@@ -281,9 +275,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RateLimitWarnInterval <= 0 {
 		c.RateLimitWarnInterval = DefaultRateLimitWarnInterval
-	}
-	if c.RateLimitFallbackSubjects <= 0 {
-		c.RateLimitFallbackSubjects = DefaultRateLimitFallbackSubjects
 	}
 	if c.PostCacheTTL <= 0 {
 		c.PostCacheTTL = DefaultPostCacheTTL

@@ -31,6 +31,7 @@ var layers = []layer{
 		"internal/testenv/testrun",   // record of what test processes make
 		"internal/gqlclient",         // GraphQL client of the tests, bench and soak
 		"internal/feedmodel",         // reference model of the home feed, for tests
+		"internal/throttle",          // spacing of repeated warnings
 		"internal/fastexec/difftest", // test-only
 		"bench/localtier",            // test-only
 		"internal/archtest",          // test-only: this package
@@ -45,6 +46,10 @@ var layers = []layer{
 	{"feed: errors and settings", []string{
 		"feed/apperr",
 		"feed/config",
+	}},
+	{"the API's helpers over Redis: rate limits, persisted queries", []string{
+		"internal/ratelimit",
+		"internal/apq",
 	}},
 	{"feed: key names, metrics, Redis helpers", []string{
 		"feed/internal/keyspace",

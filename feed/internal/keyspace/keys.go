@@ -140,33 +140,6 @@ func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalid
 // of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
 func (k Keys) IdNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
 
-// rateLimit is the budget of subject (a user id or a client IP) under the
-// named limit: redis_rate's GCRA state, a string holding the time at which
-// the budget is whole again, which expires then. redis_rate writes it under
-// its own "rate:" prefix before this name, so the key in Redis is
-// "rate:<KeyPrefix>ratelimit:<limit>:<subject>". A single key: no hash tag.
-func (k Keys) RateLimit(limit, subject string) string {
-	return k.prefix + "ratelimit:" + limit + ":" + subject
-}
-
-// The persisted-query cache (automatic persisted queries): three keys that
-// share the hash tag {apq}, so that the script that adds a document and
-// drops the least recently sent ones past PersistedQueryLimits touches one
-// Redis Cluster slot. Each has the TTL PersistedQueryLimits.TTL, refreshed
-// on every add; a document past its own TTL is dropped on the next add.
-//
-// persistedQueries is a hash: SHA-256 of a document -> its text, each at
-// most MaxPersistedQueryBytes, at most MaxEntries of them and MaxBytes in
-// all.
-func (k Keys) PersistedQueries() string { return k.prefix + "apq:{apq}:docs" }
-
-// persistedQueriesSent is a sorted set of the same hashes scored by when
-// each was last sent in full, in Unix milliseconds.
-func (k Keys) PersistedQueriesSent() string { return k.prefix + "apq:{apq}:sent" }
-
-// persistedQueriesBytes is a string: the bytes of the documents kept.
-func (k Keys) PersistedQueriesBytes() string { return k.prefix + "apq:{apq}:bytes" }
-
 // homeCandidates is user id's inserted home entries: a sorted set whose
 // members pack the kind into the item id (kind<<53 | id, seed 000's
 // packing: integers, so a listpack holds each in a few bytes), scored by

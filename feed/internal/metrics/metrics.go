@@ -36,10 +36,8 @@ type Metrics struct {
 	HandlerFailure prometheus.Counter
 	NoProgress     *prometheus.CounterVec
 
-	RateLimited       *prometheus.CounterVec
-	RateLimitFallback prometheus.Counter
-	PasswordHashes    *prometheus.CounterVec
-	UnreadCounts      prometheus.Counter
+	PasswordHashes *prometheus.CounterVec
+	UnreadCounts   prometheus.Counter
 
 	// cacheLookups counts the keys looked up in a cache tier, by tier
 	// (local, redis), kind (post, user; outbox in the local tier only) and
@@ -108,12 +106,6 @@ func New() *Metrics {
 		NoProgress: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_page_no_progress_total", Help: "Page reads cut short because they made no progress, by where: cursor or merge.",
 		}, []string{"at"}),
-		RateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feed_rate_limited_total", Help: "Actions refused with RATE_LIMITED, by limit.",
-		}, []string{"limit"}),
-		RateLimitFallback: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "feed_rate_limit_fallback_total", Help: "Actions checked against this instance's in-process budget because Redis failed.",
-		}),
 		PasswordHashes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_password_hashes_total", Help: "bcrypt evaluations (the CPU of sign-up and log-in), by use: hash or compare.",
 		}, []string{"use"}),
@@ -142,7 +134,7 @@ func New() *Metrics {
 	}
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure,
-		m.NoProgress, m.RateLimited, m.RateLimitFallback, m.PasswordHashes, m.UnreadCounts,
+		m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.

@@ -1,12 +1,12 @@
-package feed
+package ratelimit
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +17,21 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/apperr"
-	"feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
+
+// testWarnEvery is the warning interval of the test limiters, the
+// server's default; TestUncheckedRateLimitWarnsOncePerInterval sets its own.
+const testWarnEvery = 10 * time.Second
+
+// newTestLimiter is a limiter over rdb under prefix, with metrics of its
+// own, writing its log to log (nowhere when nil).
+func newTestLimiter(rdb redis.UniversalClient, prefix string, warnEvery time.Duration, log *slog.Logger) *Limiter {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return New(rdb, prefix, prometheus.NewRegistry(), warnEvery, 0, log)
+}
 
 func TestParseRate(t *testing.T) {
 	for in, want := range map[string]Rate{
@@ -38,10 +50,10 @@ func TestParseRate(t *testing.T) {
 }
 
 // allowN spends n actions of subject's budget and fails t unless all pass.
-func allowN(t *testing.T, e *Engine, rate Rate, subject string, n int) {
+func allowN(t *testing.T, l *Limiter, rate Rate, subject string, n int) {
 	t.Helper()
 	for i := range n {
-		if err := e.Allow(context.Background(), "test", rate, subject); err != nil {
+		if err := l.Allow(context.Background(), "test", rate, subject); err != nil {
 			t.Fatalf("action %d of %d: %v", i+1, n, err)
 		}
 	}
@@ -62,34 +74,60 @@ func refused(t *testing.T, err error, period time.Duration) {
 func TestAllowAtTheEdge(t *testing.T) {
 	const n = 5
 	rate := Rate{Count: n, Period: time.Hour}
-	te := newTestEngine(t, func(c *config.Config) { c.FanoutWorkers = 0 })
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", n)
-	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
-	if got := counterValue(te.metrics.RateLimited.WithLabelValues("test")); got != 1 {
+	rdb, prefix := testenv.Redis(t)
+	l := newTestLimiter(rdb, prefix, testWarnEvery, nil)
+	allowN(t, l, rate, "ip:192.0.2.1", n)
+	refused(t, l.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+	if got := counterValue(l.limited.WithLabelValues("test")); got != 1 {
 		t.Errorf("feed_rate_limited_total %v, want 1", got)
 	}
 	// Subjects and limits have budgets of their own; off allows everything.
-	allowN(t, te.Engine, rate, "ip:192.0.2.2", n)
-	if err := te.Allow(context.Background(), "other", rate, "ip:192.0.2.1"); err != nil {
+	allowN(t, l, rate, "ip:192.0.2.2", n)
+	if err := l.Allow(context.Background(), "other", rate, "ip:192.0.2.1"); err != nil {
 		t.Errorf("another limit of the same subject: %v", err)
 	}
-	allowN(t, te.Engine, Rate{}, "ip:192.0.2.1", 3*n)
+	allowN(t, l, Rate{}, "ip:192.0.2.1", 3*n)
+	// The budget is the key named by key, under redis_rate's prefix.
+	if n, err := rdb.Exists(context.Background(), "rate:"+l.key("test", "ip:192.0.2.1")).Result(); err != nil || n != 1 {
+		t.Errorf("the budget's key %q: %d, %v; want it to exist", "rate:"+l.key("test", "ip:192.0.2.1"), n, err)
+	}
+}
+
+// The metrics are registered, under their names, on the registerer New
+// is given (the engine's, so that /metrics shows them).
+func TestMetricsOnTheRegistererGiven(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	reg := prometheus.NewRegistry()
+	l := New(rdb, prefix, reg, testWarnEvery, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rate := Rate{Count: 1, Period: time.Hour}
+	allowN(t, l, rate, "ip:192.0.2.1", 1)
+	refused(t, l.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	if want := []string{"feed_rate_limit_fallback_total", "feed_rate_limited_total"}; !slices.Equal(names, want) {
+		t.Errorf("metrics registered %v, want %v", names, want)
+	}
 }
 
 func TestAllowSharedByInstances(t *testing.T) {
 	const n = 4
 	rate := Rate{Count: n, Period: time.Hour}
-	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
-	first := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
-	second := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
-	allowN(t, first.Engine, rate, "user:1", n/2)
-	allowN(t, second.Engine, rate, "user:1", n-n/2)
+	first := newTestLimiter(rdb, prefix, testWarnEvery, nil)
+	second := newTestLimiter(rdb, prefix, testWarnEvery, nil)
+	allowN(t, first, rate, "user:1", n/2)
+	allowN(t, second, rate, "user:1", n-n/2)
 	refused(t, first.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
 	refused(t, second.Allow(context.Background(), "test", rate, "user:1"), rate.Period)
 	// The budget is under the key prefix: tenants and tests keep apart.
-	other := startTestEngine(t, st, rdb, prefix+"other:", func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
-	allowN(t, other.Engine, rate, "user:1", n)
+	other := newTestLimiter(rdb, prefix+"other:", testWarnEvery, nil)
+	allowN(t, other, rate, "user:1", n)
 }
 
 // With Redis away the limiter spends from an in-process budget of the same
@@ -101,19 +139,19 @@ func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()},
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
+	l := newTestLimiter(rdb, testenv.Name("t")+":", testWarnEvery, nil)
 	rate := Rate{Count: 1, Period: time.Hour}
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
-	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
+	allowN(t, l, rate, "ip:192.0.2.1", 1)
+	refused(t, l.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
 	server.Kill()
 	wide := Rate{Count: 3, Period: time.Hour}
-	allowN(t, te.Engine, wide, "ip:192.0.2.1", 3)
-	refused(t, te.Allow(context.Background(), "test", wide, "ip:192.0.2.1"), wide.Period)
-	allowN(t, te.Engine, wide, "ip:192.0.2.2", 3) // a subject of its own
-	if err := te.Allow(context.Background(), "other", wide, "ip:192.0.2.1"); err != nil {
+	allowN(t, l, wide, "ip:192.0.2.1", 3)
+	refused(t, l.Allow(context.Background(), "test", wide, "ip:192.0.2.1"), wide.Period)
+	allowN(t, l, wide, "ip:192.0.2.2", 3) // a subject of its own
+	if err := l.Allow(context.Background(), "other", wide, "ip:192.0.2.1"); err != nil {
 		t.Errorf("another limit of the same subject, in process: %v", err)
 	}
-	if got := counterValue(te.metrics.RateLimitFallback); got != 8 {
+	if got := counterValue(l.fallbackChecks); got != 8 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 8", got)
 	}
 	// Back, empty: limits hold again, Redis's (the in-process budget of
@@ -126,85 +164,8 @@ func TestAllowFallsBackInProcessWithoutRedis(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
-	refused(t, te.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
-}
-
-func TestPersistedQueries(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	first := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
-	second := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers, c.Dispatch = 0, false })
-	ctx := context.Background()
-	limits := PersistedQueryLimits{TTL: time.Hour, MaxEntries: 100, MaxBytes: 1 << 20}
-	cache := first.PersistedQueries(limits)
-	if _, ok := cache.Get(ctx, "h1"); ok {
-		t.Fatal("a hash never added was found")
-	}
-	cache.Add(ctx, "h1", "{ viewer { id } }")
-	if doc, ok := second.PersistedQueries(limits).Get(ctx, "h1"); !ok || doc != "{ viewer { id } }" {
-		t.Errorf("on a second instance: %q, %v", doc, ok)
-	}
-	if ttl := rdb.TTL(ctx, first.keys.PersistedQueries()).Val(); ttl <= 0 || ttl > time.Hour {
-		t.Errorf("TTL %v, want within (0, 1h]", ttl)
-	}
-	// At the size limit it is kept; one byte over, it is not (it still runs).
-	cache.Add(ctx, "big", strings.Repeat(" ", MaxPersistedQueryBytes))
-	cache.Add(ctx, "bigger", strings.Repeat(" ", MaxPersistedQueryBytes+1))
-	if _, ok := cache.Get(ctx, "big"); !ok {
-		t.Errorf("a document of MaxPersistedQueryBytes was not kept")
-	}
-	if _, ok := cache.Get(ctx, "bigger"); ok {
-		t.Errorf("a document over MaxPersistedQueryBytes was kept")
-	}
-}
-
-// TestPersistedQueryCaps: past MaxEntries documents, or MaxBytes of them,
-// the least recently sent go first; a document past its TTL is a miss.
-func TestPersistedQueryCaps(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	e := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.FanoutWorkers = 0 })
-	ctx := context.Background()
-	doc := func(i int) string { return fmt.Sprintf("{ viewer { id } } # %04d", i) } // 24 bytes each
-	kept := func(c *PersistedQueries, i int) bool { _, ok := c.Get(ctx, strconv.Itoa(i)); return ok }
-	t.Run("entries", func(t *testing.T) {
-		rdb.Del(ctx, e.keys.PersistedQueries(), e.keys.PersistedQueriesSent(), e.keys.PersistedQueriesBytes())
-		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 10, MaxBytes: 1 << 20})
-		for i := range 100 {
-			c.Add(ctx, strconv.Itoa(i), doc(i))
-		}
-		if n := rdb.HLen(ctx, e.keys.PersistedQueries()).Val(); n != 10 {
-			t.Errorf("%d documents kept, want the cap of 10", n)
-		}
-		if !kept(c, 99) || !kept(c, 90) || kept(c, 89) {
-			t.Errorf("not the 10 most recently sent were kept")
-		}
-	})
-	t.Run("bytes", func(t *testing.T) {
-		rdb.Del(ctx, e.keys.PersistedQueries(), e.keys.PersistedQueriesSent(), e.keys.PersistedQueriesBytes())
-		c := e.PersistedQueries(PersistedQueryLimits{TTL: time.Hour, MaxEntries: 1000, MaxBytes: 5 * len(doc(0))})
-		for i := range 100 {
-			c.Add(ctx, strconv.Itoa(i), doc(i))
-		}
-		if n := rdb.HLen(ctx, e.keys.PersistedQueries()).Val(); n != 5 {
-			t.Errorf("%d documents kept, want the 5 that fit in MaxBytes", n)
-		}
-		if b, _ := rdb.Get(ctx, e.keys.PersistedQueriesBytes()).Int(); b != 5*len(doc(0)) {
-			t.Errorf("byte count %d, want %d", b, 5*len(doc(0)))
-		}
-		if !kept(c, 99) || !kept(c, 95) || kept(c, 94) {
-			t.Errorf("not the 5 most recently sent were kept")
-		}
-	})
-	t.Run("TTL", func(t *testing.T) {
-		c := e.PersistedQueries(PersistedQueryLimits{TTL: 50 * time.Millisecond, MaxEntries: 10, MaxBytes: 1 << 20})
-		c.Add(ctx, "short", doc(0))
-		time.Sleep(60 * time.Millisecond)
-		if _, ok := c.Get(ctx, "short"); ok {
-			t.Errorf("a document past its TTL was found")
-		}
-	})
+	allowN(t, l, rate, "ip:192.0.2.1", 1)
+	refused(t, l.Allow(context.Background(), "test", rate, "ip:192.0.2.1"), rate.Period)
 }
 
 func counterValue(c prometheus.Counter) float64 {
@@ -247,8 +208,8 @@ func (l *uncheckedLog) warnings() []int64 {
 }
 
 // With Redis away, many limits checked in process log one warning per
-// RateLimitWarnInterval, the next one saying how many were held back,
-// while feed_rate_limit_fallback_total counts every one.
+// warning interval, the next one saying how many were held back, while
+// feed_rate_limit_fallback_total counts every one.
 func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 	t.Parallel()
 	interval := testenv.Scale(time.Second) // 50 refused dials must fit in it
@@ -269,45 +230,27 @@ func TestUncheckedRateLimitWarnsOncePerInterval(t *testing.T) {
 		}
 	})
 	log := &uncheckedLog{}
-	te := startTestEngineWithLog(t, newTestStore(t), rdb, testenv.Name("t")+":", slog.New(log), func(c *config.Config) {
-		c.FanoutWorkers, c.Dispatch, c.RateLimitWarnInterval = 0, false, interval
-	})
+	l := newTestLimiter(rdb, testenv.Name("t")+":", interval, slog.New(log))
 	rate := Rate{Count: 100, Period: time.Hour}
 	server.Kill()
 	start := time.Now()
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", 50)
+	allowN(t, l, rate, "ip:192.0.2.1", 50)
 	if time.Since(start) >= interval {
 		t.Fatalf("50 failing checks took %s, longer than the interval %s the test relies on", time.Since(start), interval)
 	}
 	if got := log.warnings(); !slices.Equal(got, []int64{0}) {
 		t.Fatalf("50 limits checked in process within %s logged %d warnings (suppressed counts %v), want 1", interval, len(got), got)
 	}
-	if got := counterValue(te.metrics.RateLimitFallback); got != 50 {
+	if got := counterValue(l.fallbackChecks); got != 50 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 50", got)
 	}
 	time.Sleep(interval)
-	allowN(t, te.Engine, rate, "ip:192.0.2.1", 1)
+	allowN(t, l, rate, "ip:192.0.2.1", 1)
 	if got := log.warnings(); !slices.Equal(got, []int64{0, 49}) {
 		t.Fatalf("after the interval: suppressed counts %v, want [0 49]", got)
 	}
-	if got := counterValue(te.metrics.RateLimitFallback); got != 51 {
+	if got := counterValue(l.fallbackChecks); got != 51 {
 		t.Errorf("feed_rate_limit_fallback_total %v, want 51", got)
-	}
-}
-
-// The throttle's edge: a warning exactly one interval after the last one
-// passes, one a nanosecond earlier is held back.
-func TestWarnThrottleEdge(t *testing.T) {
-	w := warnThrottle{every: time.Second}
-	t0 := time.Unix(1000, 0)
-	for i, step := range []struct {
-		at         time.Duration
-		ok         bool
-		suppressed int
-	}{{0, true, 0}, {time.Second - 1, false, 0}, {time.Second, true, 1}, {time.Second, false, 0}, {2*time.Second - 1, false, 0}, {2 * time.Second, true, 2}} {
-		if ok, n := w.take(t0.Add(step.at)); ok != step.ok || n != step.suppressed {
-			t.Errorf("step %d at +%s: %v %d, want %v %d", i, step.at, ok, n, step.ok, step.suppressed)
-		}
 	}
 }
 
@@ -344,9 +287,9 @@ func TestFallbackLimiterEdge(t *testing.T) {
 	}
 }
 
-// The fallback holds at most RateLimitFallbackSubjects budgets: at the
-// limit it keeps every one; one more drops the budgets already whole
-// first, and when none is, a hundredth of them (one here).
+// The fallback holds at most fallbackSubjects budgets: at the limit it
+// keeps every one; one more drops the budgets already whole first, and
+// when none is, a hundredth of them (one here).
 func TestFallbackLimiterSubjectsEdge(t *testing.T) {
 	const max = 10
 	rate := Rate{Count: 1, Period: time.Hour}
@@ -372,7 +315,13 @@ func TestFallbackLimiterSubjectsEdge(t *testing.T) {
 	if got := l.size(); got != 1 {
 		t.Fatalf("%d budgets held after the whole ones were dropped, want 1", got)
 	}
-	if got := (config.Config{}).WithDefaults().RateLimitFallbackSubjects; got != config.DefaultRateLimitFallbackSubjects {
-		t.Fatalf("default RateLimitFallbackSubjects %d, want %d", got, config.DefaultRateLimitFallbackSubjects)
+	// New takes 0 subjects for the default, and any other count as is.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialed
+	t.Cleanup(func() { rdb.Close() })
+	for given, want := range map[int]int{0: DefaultFallbackSubjects, -1: DefaultFallbackSubjects, max: max} {
+		lim := New(rdb, "", prometheus.NewRegistry(), testWarnEvery, given, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if got := lim.fallback.maxSubjects; got != want {
+			t.Errorf("New with %d fallback subjects holds at most %d, want %d", given, got, want)
+		}
 	}
 }

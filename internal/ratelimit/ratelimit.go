@@ -1,0 +1,217 @@
+// Package ratelimit spends budgets of actions per subject (a user, an IP)
+// from Redis, shared by every instance, and from budgets kept in this
+// process while Redis fails.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/apperr"
+	"feedservice/internal/throttle"
+)
+
+// DefaultFallbackSubjects is the most budgets (a limit and a subject each)
+// the in-process fallback holds while Redis fails, unless New is given
+// another count; past it, budgets already whole are dropped first, then
+// any. It bounds the fallback's memory to about 10 MB (a key of about 50
+// bytes, a time and the map's own).
+const DefaultFallbackSubjects = 100_000
+
+// Rate is a budget of actions per period, for one subject (a user, an IP).
+// The zero Rate allows everything.
+type Rate struct {
+	Count  int
+	Period time.Duration
+}
+
+// ParseRate reads a rate written "count/period", such as "60/1m" or
+// "10/1h"; "0" or "off" turns the limit off.
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" || strings.EqualFold(s, "off") {
+		return Rate{}, nil
+	}
+	count, period, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil || n < 1 {
+		return Rate{}, fmt.Errorf("rate %q: want count/period such as 60/1m, or off", s)
+	}
+	d, err := time.ParseDuration(period)
+	if err != nil || d <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: the period %q is not a duration such as 1m", s, period)
+	}
+	return Rate{Count: n, Period: d}, nil
+}
+
+// Off says the rate allows everything.
+func (r Rate) Off() bool { return r.Count <= 0 }
+
+func (r Rate) String() string {
+	if r.Off() {
+		return "off"
+	}
+	return strconv.Itoa(r.Count) + "/" + r.Period.String()
+}
+
+// Limiter spends the budgets of the rate limits (see Allow).
+type Limiter struct {
+	redis     *redis_rate.Limiter
+	keyPrefix string
+	log       *slog.Logger
+	// limited counts the actions refused, by limit (feed_rate_limited_total);
+	// fallbackChecks those checked in process (feed_rate_limit_fallback_total).
+	limited        *prometheus.CounterVec
+	fallbackChecks prometheus.Counter
+	// fallback is the in-process budget of the rate limits while Redis
+	// fails; fallbackWarn spaces the warnings of it, which would otherwise
+	// come once per request while Redis is away.
+	fallback     *fallbackLimiter
+	fallbackWarn throttle.Throttle
+}
+
+// New is a limiter over rdb whose budgets are keys that start with
+// keyPrefix. It registers its metrics on reg, warns that a limit was
+// checked in process at most once per warnEvery, and holds at most
+// fallbackSubjects budgets in process (DefaultFallbackSubjects when 0 or
+// less).
+func New(rdb redis.UniversalClient, keyPrefix string, reg prometheus.Registerer, warnEvery time.Duration, fallbackSubjects int, log *slog.Logger) *Limiter {
+	if fallbackSubjects <= 0 {
+		fallbackSubjects = DefaultFallbackSubjects
+	}
+	l := &Limiter{
+		redis: redis_rate.NewLimiter(rdb), keyPrefix: keyPrefix, log: log,
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_rate_limited_total", Help: "Actions refused with RATE_LIMITED, by limit.",
+		}, []string{"limit"}),
+		fallbackChecks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_rate_limit_fallback_total", Help: "Actions checked against this instance's in-process budget because Redis failed.",
+		}),
+		fallback:     &fallbackLimiter{maxSubjects: fallbackSubjects},
+		fallbackWarn: throttle.Throttle{Every: warnEvery},
+	}
+	reg.MustRegister(l.limited, l.fallbackChecks)
+	return l
+}
+
+// key is the budget of subject (a user id or a client IP) under the named
+// limit: redis_rate's GCRA state, a string holding the time at which the
+// budget is whole again, which expires then. redis_rate writes it under its
+// own "rate:" prefix before this name, so the key in Redis is
+// "rate:<KeyPrefix>ratelimit:<limit>:<subject>". A single key: no hash tag.
+func (l *Limiter) key(limit, subject string) string {
+	return l.keyPrefix + "ratelimit:" + limit + ":" + subject
+}
+
+// Allow spends one action of subject's budget under the named limit, and
+// answers RATE_LIMITED, with how long to wait, when the budget is spent.
+// The budget lives in Redis (a GCRA, github.com/go-redis/redis_rate), so
+// every instance spends from the same one. The whole budget may be spent
+// at once (the burst is the count); it then refills evenly over the period.
+//
+// When Redis does not answer, Allow spends from a budget of the same rate
+// kept in this process (fallbackLimiter), counts the action in
+// feed_rate_limit_fallback_total and warns, at most once every warnEvery
+// of New (with the count of the warnings held back). So while Redis is
+// away each instance holds every subject to the rate on its own: with n
+// instances a subject may spend up to n budgets. Refusing everything
+// instead would take the whole API down with Redis, and letting everything
+// through would open log-in to password guessing. The in-process budgets
+// are not carried over to Redis when it is back.
+func (l *Limiter) Allow(ctx context.Context, limit string, rate Rate, subject string) error {
+	if rate.Off() {
+		return nil
+	}
+	res, err := l.redis.Allow(ctx, l.key(limit, subject),
+		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period})
+	var retryAfter time.Duration
+	switch {
+	case err != nil:
+		l.fallbackChecks.Inc()
+		if ok, suppressed := l.fallbackWarn.Take(time.Now()); ok {
+			l.log.Warn("rate limit checked in this process only: redis failed", "limit", limit, "err", err, "suppressed", suppressed)
+		}
+		if retryAfter = l.fallback.allow(limit+":"+subject, rate, time.Now()); retryAfter <= 0 {
+			return nil
+		}
+	case res.Allowed > 0:
+		return nil
+	default:
+		retryAfter = res.RetryAfter
+	}
+	l.limited.WithLabelValues(limit).Inc()
+	return &apperr.Error{
+		Code:       apperr.CodeRateLimited,
+		Message:    fmt.Sprintf("too many requests: at most %d per %s (%s); retry later", rate.Count, rate.Period, limit),
+		RetryAfter: retryAfter,
+	}
+}
+
+// fallbackLimiter holds the budgets of Allow in this process, for while
+// Redis fails: the GCRA that redis_rate runs in Redis (burst = count,
+// refilled evenly over the period), keyed by limit and subject. It holds
+// at most maxSubjects budgets; a budget whole again is the same as none,
+// and is the first dropped when the map is full.
+type fallbackLimiter struct {
+	maxSubjects int
+	mu          sync.Mutex
+	full        map[string]time.Time // when each budget is whole again
+}
+
+// allow spends one action of key's budget at now; 0 when allowed, else
+// how long until one action is allowed again.
+func (l *fallbackLimiter) allow(key string, rate Rate, now time.Time) (retryAfter time.Duration) {
+	interval := rate.Period / time.Duration(rate.Count)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.full == nil {
+		l.full = map[string]time.Time{}
+	}
+	whole, ok := l.full[key]
+	if !ok || whole.Before(now) {
+		whole = now
+	}
+	next := whole.Add(interval)
+	if wait := next.Sub(now) - rate.Period; wait > 0 {
+		return wait
+	}
+	if !ok && len(l.full) >= l.maxSubjects {
+		l.dropOne(now)
+	}
+	l.full[key] = next
+	return 0
+}
+
+// dropOne makes room for a budget: it drops every budget whole again by
+// now, or, when none is, a hundredth of the budgets (at least one; Go's
+// map order picks which), so that a flood of new subjects scans the map
+// once per hundredth, not once per subject.
+func (l *fallbackLimiter) dropOne(now time.Time) {
+	for key, whole := range l.full {
+		if !whole.After(now) {
+			delete(l.full, key)
+		}
+	}
+	for key := range l.full {
+		if len(l.full) <= l.maxSubjects-max(l.maxSubjects/100, 1) {
+			return
+		}
+		delete(l.full, key)
+	}
+}
+
+// size is how many budgets the limiter holds.
+func (l *fallbackLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.full)
+}
