@@ -99,7 +99,7 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 		return nil, err
 	}
 	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
-	e.poke()
+	e.stream.Poke()
 	return u, nil
 }
 

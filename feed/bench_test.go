@@ -39,6 +39,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
@@ -451,8 +452,8 @@ func BenchmarkFanoutTask(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				post := te.ids.Next()
-				t := task{Op: opAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
-				if err := te.runTask(ctx, t); err != nil {
+				t := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
+				if err := te.stream.RunTask(ctx, t); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -333,7 +333,7 @@ func TestCacheRepairedByDispatcher(t *testing.T) {
 	if _, err := te.store.MoveFeedReadKey(ctx, a, 12345, now); err != nil {
 		t.Fatal(err)
 	}
-	te.poke()
+	te.stream.Poke()
 	te.settle()
 	if !ctSamePost(t, te, "after the dispatcher", p).Deleted() {
 		t.Fatal("no tombstone after the dispatcher")

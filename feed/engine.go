@@ -16,12 +16,12 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/feed/ids"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
-	"feedservice/feed/internal/redisx"
 	"feedservice/feed/jumps"
 	"feedservice/feed/live"
 	"feedservice/feed/outbox"
@@ -51,11 +51,10 @@ type Engine struct {
 	inboxes  *inbox.Inboxes
 	outboxes *outbox.Outboxes
 	jumps    *jumps.Lists
+	stream   *fanout.Stream
 
-	pokes    chan struct{} // wakes the dispatcher after a commit
-	instance string        // this instance's name among the fan-out consumers
-	running  sync.WaitGroup
-	hub      *live.Hub // live subscriptions; set by Start
+	running sync.WaitGroup
+	hub     *live.Hub // live subscriptions; set by Start
 	// cacheWarn spaces the warnings of failed cache reads and writes.
 	cacheWarn throttle.Throttle
 
@@ -70,7 +69,6 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	cfg = cfg.WithDefaults()
 	e := &Engine{cfg: cfg, store: st, redis: rdb, keys: keyspace.New(cfg.KeyPrefix), log: log, now: deps.NowMillis, metrics: metrics.New(),
-		pokes: make(chan struct{}, 1), instance: redisx.NewToken(),
 		cacheWarn: throttle.Throttle{Every: cfg.RateLimitWarnInterval}}
 	node := cfg.NodeID
 	if node < 0 {
@@ -92,6 +90,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.inboxes = inbox.New(e.d, e.cache, e.rep, e.pull)
 	e.outboxes = outbox.New(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
+	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")
@@ -100,7 +99,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	e.decoy = decoy
 	if cfg.Mode != config.ModePull || cfg.FanoutWorkers > 0 {
-		e.ensureGroup(ctx)
+		e.stream.EnsureGroup(ctx)
 	}
 	log.Info("engine ready", "idNode", node)
 	return e, nil
@@ -111,14 +110,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 func (e *Engine) Start(ctx context.Context) {
 	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed)
 	e.goRun(ctx, e.hub.Run)
-	if e.cfg.Dispatch {
-		e.goRun(ctx, e.runDispatcher)
-	}
-	for i := range e.cfg.FanoutWorkers {
-		consumer := fmt.Sprintf("%s-%d", e.instance, i)
-		e.goRun(ctx, func(ctx context.Context) { e.runWorker(ctx, consumer) })
-	}
-	e.goRun(ctx, e.watchLag)
+	e.stream.Start(ctx, e.goRun)
 	e.goRun(ctx, func(ctx context.Context) {
 		<-ctx.Done()
 		e.cache.Stop()
@@ -178,3 +170,8 @@ func (e *Engine) SyncInvalidations(ctx context.Context) error {
 	}
 	return e.cache.SyncInvalidations(ctx)
 }
+
+// Settle waits until every committed change has gone through the fan-out
+// and the read replicas (see fanout.Stream.Settle): tests and benchmarks
+// read feeds "after the workers settle".
+func (e *Engine) Settle(ctx context.Context) error { return e.stream.Settle(ctx) }

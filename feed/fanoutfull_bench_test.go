@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/feed/inbox"
 
 	"github.com/redis/go-redis/v9"
@@ -56,8 +57,8 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		post := te.ids.Next()
-		t := task{Op: opAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
-		if err := te.runTask(ctx, t); err != nil {
+		t := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
+		if err := te.stream.RunTask(ctx, t); err != nil {
 			b.Fatal(err)
 		}
 	}

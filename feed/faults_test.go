@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -141,7 +142,7 @@ func TestRedisDownFallsBackToPull(t *testing.T) {
 // ftStreamPending is the fan-out group's count of read, unacknowledged messages.
 func ftStreamPending(t testing.TB, te *testEngine) *redis.XPending {
 	t.Helper()
-	p, err := te.redis.XPending(context.Background(), te.keys.Stream(), fanoutGroup).Result()
+	p, err := te.redis.XPending(context.Background(), te.keys.Stream(), fanout.Group).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +182,12 @@ func (s ftInboxState) equal(o ftInboxState) bool {
 }
 
 // 11. A message a worker read and never acknowledged (it died) is claimed
-// by another worker after fanoutClaimAfter and handled; handling a task
+// by another worker after fanout.ClaimAfter and handled; handling a task
 // twice leaves the inboxes as once did.
 func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
-	claimAfter := fanoutClaimAfter
-	fanoutClaimAfter = 300 * time.Millisecond
-	t.Cleanup(func() { fanoutClaimAfter = claimAfter }) // after the engines stopped (cleanups run last first)
+	claimAfter := fanout.ClaimAfter
+	fanout.ClaimAfter = 300 * time.Millisecond
+	t.Cleanup(func() { fanout.ClaimAfter = claimAfter }) // after the engines stopped (cleanups run last first)
 	ctx := context.Background()
 
 	t.Run("reclaimed", func(t *testing.T) {
@@ -211,7 +212,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 
 		// The dead worker reads every message and never acknowledges.
 		streams, err := te.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: "dead", Streams: []string{te.keys.Stream(), ">"}, Count: 100, Block: -1,
+			Group: fanout.Group, Consumer: "dead", Streams: []string{te.keys.Stream(), ">"}, Count: 100, Block: -1,
 		}).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -276,19 +277,19 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 		// Events stay in the outbox: the test runs the tasks itself.
 		p := te.post(a, "p")
 		rp := te.repost(b, p)
-		tasks := []task{
-			{Op: opAdd, Post: p, Author: a, User: a, Event: p, Readers: readers},
-			{Op: opAdd, Post: p, Author: a, User: b, Event: rp, Readers: readers},
-			{Op: opRemove, Post: p, Author: a, User: a, Event: p, Readers: readers},
-			{Op: opDrop, Post: p, User: a, Readers: readers},
-			{Op: opBackfill, User: b, Readers: readers},
+		tasks := []fanout.Task{
+			{Op: fanout.OpAdd, Post: p, Author: a, User: a, Event: p, Readers: readers},
+			{Op: fanout.OpAdd, Post: p, Author: a, User: b, Event: rp, Readers: readers},
+			{Op: fanout.OpRemove, Post: p, Author: a, User: a, Event: p, Readers: readers},
+			{Op: fanout.OpDrop, Post: p, User: a, Readers: readers},
+			{Op: fanout.OpBackfill, User: b, Readers: readers},
 		}
 		for _, tk := range tasks {
 			before := map[int64]ftInboxState{}
 			for _, r := range readers {
 				before[r] = ftInbox(t, te, r)
 			}
-			if err := te.runTask(ctx, tk); err != nil {
+			if err := te.stream.RunTask(ctx, tk); err != nil {
 				t.Fatalf("task %+v: %v", tk, err)
 			}
 			once := map[int64]ftInboxState{}
@@ -298,7 +299,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 					t.Fatalf("task %+v changed nothing in the inbox of %d; the test wants a task that does", tk, r)
 				}
 			}
-			if err := te.runTask(ctx, tk); err != nil {
+			if err := te.stream.RunTask(ctx, tk); err != nil {
 				t.Fatalf("task %+v again: %v", tk, err)
 			}
 			for _, r := range readers {
@@ -438,7 +439,7 @@ func TestFlushAllRebuildsEverything(t *testing.T) {
 	pa, ps := te.post(a, "after the flush"), te.post(star, "after the flush")
 	te.settle()
 	groups, err := te.redis.XInfoGroups(ctx, te.keys.Stream()).Result()
-	if err != nil || !slices.ContainsFunc(groups, func(g redis.XInfoGroup) bool { return g.Name == fanoutGroup }) {
+	if err != nil || !slices.ContainsFunc(groups, func(g redis.XInfoGroup) bool { return g.Name == fanout.Group }) {
 		t.Fatalf("fan-out groups after the flush: %v (%v)", groups, err)
 	}
 	lcWantScore(t, te, f[0], pa, pa)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/feed/paging"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
@@ -146,9 +147,9 @@ var modelRegressions = []struct {
 
 func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
-	claimAfter := fanoutClaimAfter
-	fanoutClaimAfter = 200 * time.Millisecond
-	t.Cleanup(func() { fanoutClaimAfter = claimAfter })
+	claimAfter := fanout.ClaimAfter
+	fanout.ClaimAfter = 200 * time.Millisecond
+	t.Cleanup(func() { fanout.ClaimAfter = claimAfter })
 
 	st := newTestStore(t)
 	// A Redis of its own, so that the test can FLUSHALL it. On a cluster
@@ -312,9 +313,9 @@ func checkAgainstModel(t *testing.T, te *testEngine, model *refModel, users []in
 // without acknowledging it; a live worker must claim and handle it.
 func stealMessage(t *testing.T, te *testEngine) {
 	ctx := context.Background()
-	te.ensureGroup(ctx)
+	te.stream.EnsureGroup(ctx)
 	_, err := te.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: fanoutGroup, Consumer: "dead-worker", Streams: []string{te.keys.Stream(), ">"}, Count: 1, Block: -1,
+		Group: fanout.Group, Consumer: "dead-worker", Streams: []string{te.keys.Stream(), ">"}, Count: 1, Block: -1,
 	}).Result()
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)

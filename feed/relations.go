@@ -23,7 +23,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 		e.inboxes.NoteFollowing(ctx, viewerID, userID, true)
 		e.jumps.NoteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
-			return e.onFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
+			return e.stream.OnFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
 		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+strconv.FormatInt(userID, 10))
 	}
@@ -38,7 +38,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 		e.inboxes.NoteFollowing(ctx, viewerID, userID, false)
 		e.jumps.NoteRelationLists(ctx, viewerID, userID)
 		e.afterCommit(ctx, func(ctx context.Context) error {
-			return e.onUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
+			return e.stream.OnUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
 		})
 		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+strconv.FormatInt(userID, 10))
 	}

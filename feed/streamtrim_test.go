@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ func stAck(t *testing.T, te *testEngine, group string, ids ...string) {
 // at first ("" for empty).
 func stTrim(t *testing.T, te *testEngine, stage string, wantLen int64, first string) {
 	t.Helper()
-	_, length, err := te.trimStream(context.Background())
+	_, length, err := te.stream.TrimStream(context.Background())
 	if err != nil {
 		t.Fatalf("%s: trim: %v", stage, err)
 	}
@@ -81,10 +82,10 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 	stTrim(t, te, "no stream", 0, "")
 	ids := stAdd(t, te, 50)
 	stTrim(t, te, "no group", 50, ids[0])
-	te.ensureGroup(ctx)
+	te.stream.EnsureGroup(ctx)
 	stTrim(t, te, "nothing read", 50, ids[0])
 
-	read := stRead(t, te, fanoutGroup, 50)
+	read := stRead(t, te, fanout.Group, 50)
 	if len(read) != 50 {
 		t.Fatalf("read %d entries, want 50", len(read))
 	}
@@ -92,17 +93,17 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 	// Every entry acknowledged but the 10th and the 30th.
 	for i, id := range ids {
 		if i != 9 && i != 29 {
-			stAck(t, te, fanoutGroup, id)
+			stAck(t, te, fanout.Group, id)
 		}
 	}
 	stTrim(t, te, "the 10th and 30th pending", 41, ids[9])
-	claimed, err := te.redis.XClaim(ctx, &redis.XClaimArgs{Stream: te.keys.Stream(), Group: fanoutGroup, Consumer: "other", Messages: []string{ids[9]}}).Result()
+	claimed, err := te.redis.XClaim(ctx, &redis.XClaimArgs{Stream: te.keys.Stream(), Group: fanout.Group, Consumer: "other", Messages: []string{ids[9]}}).Result()
 	if err != nil || len(claimed) != 1 || claimed[0].Values["kind"] != "none" {
 		t.Fatalf("claim the pending 10th entry after the trim: %v %v", claimed, err)
 	}
-	stAck(t, te, fanoutGroup, ids[9])
+	stAck(t, te, fanout.Group, ids[9])
 	stTrim(t, te, "the 30th pending", 21, ids[29])
-	stAck(t, te, fanoutGroup, ids[29])
+	stAck(t, te, fanout.Group, ids[29])
 	stTrim(t, te, "all acknowledged", 0, "")
 
 	// A second group that starts here and reads slowly.
@@ -111,7 +112,7 @@ func TestStreamTrimKeepsPendingAndUnread(t *testing.T) {
 	}
 	more := stAdd(t, te, 20)
 	stTrim(t, te, "new entries unread by either group", 20, more[0])
-	stAck(t, te, fanoutGroup, stRead(t, te, fanoutGroup, 20)...)
+	stAck(t, te, fanout.Group, stRead(t, te, fanout.Group, 20)...)
 	stTrim(t, te, "new entries done in one group, unread in the other", 20, more[0])
 	stAck(t, te, "slow", stRead(t, te, "slow", 10)...)
 	stTrim(t, te, "the slow group halfway", 10, more[10])
@@ -135,7 +136,7 @@ func TestStreamStaysNearEventsInFlight(t *testing.T) {
 		te.post(author, "burst "+strconv.FormatInt(int64(i), 10))
 	}
 	te.settle()
-	handled := lcCount(te.metrics.EventsHandled.WithLabelValues(taskKind))
+	handled := lcCount(te.metrics.EventsHandled.WithLabelValues(fanout.TaskKind))
 	if handled < 30*3 {
 		t.Fatalf("%v fan-out tasks handled, want at least 90: the burst did not go through the stream", handled)
 	}
@@ -179,10 +180,10 @@ func TestStreamTrimOnTheEmbeddedRedis(t *testing.T) {
 		c.StreamTrimInterval = time.Hour
 	})
 	ids := stAdd(t, te, 5)
-	te.ensureGroup(context.Background())
+	te.stream.EnsureGroup(context.Background())
 	stTrim(t, te, "nothing read", 5, ids[0])
-	stAck(t, te, fanoutGroup, stRead(t, te, fanoutGroup, 3)...)
+	stAck(t, te, fanout.Group, stRead(t, te, fanout.Group, 3)...)
 	stTrim(t, te, "three acknowledged", 2, ids[3])
-	stAck(t, te, fanoutGroup, stRead(t, te, fanoutGroup, 2)...)
+	stAck(t, te, fanout.Group, stRead(t, te, fanout.Group, 2)...)
 	stTrim(t, te, "all acknowledged", 0, "")
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/models"
 )
 
@@ -80,25 +81,25 @@ func TestTraceContextTravelsWithTheEvent(t *testing.T) {
 	for _, s := range named("client") {
 		clientSpan = s
 	}
-	dispatch := children(clientSpan, spanDispatch)
-	if len(dispatch) != 1 || len(named(spanDispatch)) != 1 {
-		t.Fatalf("%d dispatch spans under the client's, %d in all; want one, of the traced post only", len(dispatch), len(named(spanDispatch)))
+	dispatch := children(clientSpan, fanout.SpanDispatch)
+	if len(dispatch) != 1 || len(named(fanout.SpanDispatch)) != 1 {
+		t.Fatalf("%d dispatch spans under the client's, %d in all; want one, of the traced post only", len(dispatch), len(named(fanout.SpanDispatch)))
 	}
-	handled := children(dispatch[0], spanFanout+models.EventPostCreated)
+	handled := children(dispatch[0], fanout.SpanFanout+models.EventPostCreated)
 	if len(handled) != 1 {
-		t.Fatalf("%d %q spans under the dispatch, want 1", len(handled), spanFanout+models.EventPostCreated)
+		t.Fatalf("%d %q spans under the dispatch, want 1", len(handled), fanout.SpanFanout+models.EventPostCreated)
 	}
-	tasks := children(handled[0], spanFanout+taskKind)
+	tasks := children(handled[0], fanout.SpanFanout+fanout.TaskKind)
 	if len(tasks) != 2 {
 		t.Fatalf("%d task spans under the event's, want 2 (one per reader)", len(tasks))
 	}
 	for _, task := range tasks {
-		batches := children(task, spanBatch)
-		if len(batches) != 1 || len(children(batches[0], spanInboxWrite)) != 1 {
+		batches := children(task, fanout.SpanBatch)
+		if len(batches) != 1 || len(children(batches[0], fanout.SpanInboxWrite)) != 1 {
 			t.Fatalf("task span: %d batches, want 1 with one inbox write", len(batches))
 		}
 	}
-	if n := len(named(spanFanout + models.EventPostCreated)); n != 1 {
+	if n := len(named(fanout.SpanFanout + models.EventPostCreated)); n != 1 {
 		t.Errorf("%d post_created spans, want 1: the untraced post's handling makes none", n)
 	}
 
@@ -111,11 +112,11 @@ func TestTraceContextTravelsWithTheEvent(t *testing.T) {
 	withTrace := map[bool]int{}
 	for _, m := range entries {
 		if m.Values["kind"] == models.EventPostCreated {
-			_, ok := m.Values[traceField]
+			_, ok := m.Values[fanout.TraceField]
 			withTrace[ok]++
 		}
 	}
 	if withTrace[true] != 1 || withTrace[false] != 1 {
-		t.Errorf("post_created stream entries with and without %s: %v, want one of each", traceField, withTrace)
+		t.Errorf("post_created stream entries with and without %s: %v, want one of each", fanout.TraceField, withTrace)
 	}
 }

@@ -87,7 +87,7 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 	}
 	if moved {
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
-		e.poke()
+		e.stream.Poke()
 	}
 	e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "change") // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)

@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -25,33 +25,33 @@ import (
 // so that the tasks of one big fan-out spread over the idle workers instead
 // of queueing behind each other in one worker's read. A message is acknowledged only after
 // it was handled; one whose worker died stays pending and is claimed by
-// another worker after fanoutClaimAfter (XAUTOCLAIM). Handling a message
+// another worker after ClaimAfter (XAUTOCLAIM). Handling a message
 // twice changes nothing: each inbox change is idempotent.
 const (
-	fanoutGroup      = "fanout"
+	Group            = "fanout"
 	fanoutReadCount  = 1
 	fanoutBlock      = time.Second
 	fanoutClaimEvery = time.Second
 )
 
-// fanoutClaimAfter is how long a message may stay unacknowledged before
+// ClaimAfter is how long a message may stay unacknowledged before
 // another worker takes it over. A variable so tests can shorten it.
-var fanoutClaimAfter = 15 * time.Second
+var ClaimAfter = 15 * time.Second
 
-// taskKind is the stream kind of a fan-out task (the other kinds are the
+// TaskKind is the stream kind of a fan-out Task (the other kinds are the
 // outbox events' own).
-const taskKind = "task"
+const TaskKind = "task"
 
 // Task operations.
 const (
-	opAdd      = "add"      // add Source to entry Post (author Author)
-	opRemove   = "remove"   // take User's arrivals out of entry Post
-	opDrop     = "drop"     // take entry Post out (deleted)
-	opBackfill = "backfill" // add User's recent posts (a celebrity became ordinary)
+	OpAdd      = "add"      // add Source to entry Post (author Author)
+	OpRemove   = "remove"   // take User's arrivals out of entry Post
+	OpDrop     = "drop"     // take entry Post out (deleted)
+	OpBackfill = "backfill" // add User's recent posts (a celebrity became ordinary)
 )
 
-// task is one inbox change for a batch of at most FanoutBatchSize readers.
-type task struct {
+// Task is one inbox change for a batch of at most FanoutBatchSize readers.
+type Task struct {
 	Op      string  `json:"op"`
 	Post    int64   `json:"post,omitempty"`   // the original post of the entry
 	Author  int64   `json:"author,omitempty"` // its author
@@ -63,16 +63,16 @@ type task struct {
 // runWorker reads and handles stream messages until ctx ends. After a
 // message failed or a read did (Redis away, a failover), the worker first
 // takes its own unacknowledged messages again (retryOwn), after
-// fanoutRetryPause, instead of leaving them to fanoutClaimAfter: a
+// fanoutRetryPause, instead of leaving them to ClaimAfter: a
 // failover fails the messages in hand on every worker at once, and a
 // promoted replica may lack the acknowledgements of the last ones handled.
-func (e *Engine) runWorker(ctx context.Context, consumer string) {
+func (x *Stream) runWorker(ctx context.Context, consumer string) {
 	lastClaim := time.Time{}
 	retries := 0 // passes over its own pending messages still to make
 	for ctx.Err() == nil {
 		if retries > 0 {
 			deps.Pause(ctx, fanoutRetryPause)
-			switch e.retryOwn(ctx, consumer) {
+			switch x.retryOwn(ctx, consumer) {
 			case retryDone:
 				retries = 0
 			case retryFailed:
@@ -83,27 +83,27 @@ func (e *Engine) runWorker(ctx context.Context, consumer string) {
 		}
 		if time.Since(lastClaim) > fanoutClaimEvery {
 			lastClaim = time.Now()
-			e.claimStale(ctx, consumer)
+			x.claimStale(ctx, consumer)
 		}
-		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.Stream(), ">"},
+		streams, err := x.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: Group, Consumer: consumer, Streams: []string{x.d.Keys.Stream(), ">"},
 			Count: fanoutReadCount, Block: fanoutBlock,
 		}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue
 		case err != nil && redis.HasErrorPrefix(err, "NOGROUP"):
-			e.ensureGroup(ctx)
+			x.EnsureGroup(ctx)
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
-				e.log.Warn("read fan-out stream", "err", err)
+				x.d.Log.Warn("read fan-out stream", "err", err)
 				retries = fanoutRetryPasses
 			}
 			continue
 		}
 		for _, s := range streams {
-			if e.handleMessages(ctx, s.Messages) > 0 {
+			if x.handleMessages(ctx, s.Messages) > 0 {
 				retries = fanoutRetryPasses
 			}
 		}
@@ -118,7 +118,7 @@ const fanoutRetryPause = 250 * time.Millisecond
 // fanoutRetryPasses is how many passes over its own pending messages a
 // worker makes, fanoutRetryPause apart, while one keeps failing; a message
 // that fails in all of them is left to claimStale (after
-// fanoutClaimAfter), so that it does not hold the worker up.
+// ClaimAfter), so that it does not hold the worker up.
 const fanoutRetryPasses = 8
 
 // What a pass of retryOwn did.
@@ -130,11 +130,11 @@ const (
 
 // retryOwn handles once each message the consumer was given and did not
 // acknowledge (its entries in the group's pending list), oldest first.
-func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
+func (x *Stream) retryOwn(ctx context.Context, consumer string) int {
 	outcome := retryDone
 	for start := "0"; ctx.Err() == nil; {
-		streams, err := e.redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: fanoutGroup, Consumer: consumer, Streams: []string{e.keys.Stream(), start},
+		streams, err := x.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: Group, Consumer: consumer, Streams: []string{x.d.Keys.Stream(), start},
 			Count: fanoutRetryCount, Block: -1, // history: answered at once, never blocks
 		}).Result()
 		if err != nil {
@@ -142,7 +142,7 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
 				return outcome // nothing (more) pending: the stream or the group is new
 			}
 			// Still away: the read that failed first said so.
-			e.log.Debug("read own pending fan-out messages", "err", err)
+			x.d.Log.Debug("read own pending fan-out messages", "err", err)
 			return retryUnread
 		}
 		n := 0
@@ -152,12 +152,12 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
 				if m.Values != nil { // nil: trimmed from the stream, nothing to do
 					msgs = append(msgs, m)
 				} else {
-					e.redis.XAck(ctx, e.keys.Stream(), fanoutGroup, m.ID)
+					x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID)
 				}
 				start = m.ID
 				n++
 			}
-			if e.handleMessages(ctx, msgs) > 0 {
+			if x.handleMessages(ctx, msgs) > 0 {
 				outcome = retryFailed
 			}
 		}
@@ -171,28 +171,28 @@ func (e *Engine) retryOwn(ctx context.Context, consumer string) int {
 // fanoutRetryCount is how many pending messages retryOwn reads at a time.
 const fanoutRetryCount = 16
 
-// ensureGroup creates the stream and its consumer group if they are missing
+// EnsureGroup creates the stream and its consumer group if they are missing
 // (at start, and after Redis lost its data).
-func (e *Engine) ensureGroup(ctx context.Context) {
-	err := e.redis.XGroupCreateMkStream(ctx, e.keys.Stream(), fanoutGroup, "0").Err()
+func (x *Stream) EnsureGroup(ctx context.Context) {
+	err := x.d.Redis.XGroupCreateMkStream(ctx, x.d.Keys.Stream(), Group, "0").Err()
 	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") && ctx.Err() == nil {
-		e.log.Warn("create fan-out consumer group", "err", err)
+		x.d.Log.Warn("create fan-out consumer group", "err", err)
 	}
 }
 
 // claimStale takes over messages another worker left unacknowledged.
-func (e *Engine) claimStale(ctx context.Context, consumer string) {
-	msgs, _, err := e.redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream: e.keys.Stream(), Group: fanoutGroup, Consumer: consumer,
-		MinIdle: fanoutClaimAfter, Start: "0-0", Count: fanoutReadCount,
+func (x *Stream) claimStale(ctx context.Context, consumer string) {
+	msgs, _, err := x.d.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: x.d.Keys.Stream(), Group: Group, Consumer: consumer,
+		MinIdle: ClaimAfter, Start: "0-0", Count: fanoutReadCount,
 	}).Result()
 	if err == nil && len(msgs) > 0 {
-		e.handleMessages(ctx, msgs)
+		x.handleMessages(ctx, msgs)
 	}
 }
 
 // handleMessages handles msgs in order and returns how many failed.
-func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) int {
+func (x *Stream) handleMessages(ctx context.Context, msgs []redis.XMessage) int {
 	failed := 0
 	for _, m := range msgs {
 		if ctx.Err() != nil {
@@ -200,11 +200,11 @@ func (e *Engine) handleMessages(ctx context.Context, msgs []redis.XMessage) int 
 			// instance's worker (or this one's next start) claims them.
 			return failed
 		}
-		if err := e.handleMessage(ctx, m); err != nil {
+		if err := x.handleMessage(ctx, m); err != nil {
 			failed++
-			e.metrics.HandlerFailure.Inc()
+			x.d.Metrics.HandlerFailure.Inc()
 			if ctx.Err() == nil {
-				e.log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
+				x.d.Log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
 			}
 		}
 	}
@@ -218,8 +218,8 @@ const fanoutFinishTimeout = 5 * time.Second
 // handleMessage carries out one message and acknowledges it. A message
 // begun is finished even when the engine stops meanwhile (within
 // fanoutFinishTimeout), so that a clean stop leaves no message for another
-// worker to wait fanoutClaimAfter for.
-func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
+// worker to wait ClaimAfter for.
+func (x *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
 	finishing, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(fanoutFinishTimeout, cancel) })
@@ -227,24 +227,24 @@ func (e *Engine) handleMessage(ctx context.Context, m redis.XMessage) error {
 	ctx = finishing
 	kind, _ := m.Values["kind"].(string)
 	payload, _ := m.Values["payload"].(string)
-	ctx, span := e.startMessageSpan(ctx, m, kind)
+	ctx, span := x.startMessageSpan(ctx, m, kind)
 	defer span.End()
-	if err := e.handle(ctx, kind, payload); err != nil {
+	if err := x.handle(ctx, kind, payload); err != nil {
 		failSpan(span, err)
 		return fmt.Errorf("%s: %w", kind, err)
 	}
-	e.metrics.EventsHandled.WithLabelValues(kind).Inc()
-	return e.redis.XAck(ctx, e.keys.Stream(), fanoutGroup, m.ID).Err()
+	x.d.Metrics.EventsHandled.WithLabelValues(kind).Inc()
+	return x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID).Err()
 }
 
 // handle carries out one stream message.
-func (e *Engine) handle(ctx context.Context, kind, payload string) error {
-	if kind == taskKind {
-		var t task
+func (x *Stream) handle(ctx context.Context, kind, payload string) error {
+	if kind == TaskKind {
+		var t Task
 		if err := json.Unmarshal([]byte(payload), &t); err != nil {
 			return nil // a message no handler can read: drop it rather than retry forever
 		}
-		return e.runTask(ctx, t)
+		return x.RunTask(ctx, t)
 	}
 	// Each event first refreshes the Redis copies of the rows it changed:
 	// the mutation did so before it answered, unless its process died
@@ -259,45 +259,45 @@ func (e *Engine) handle(ctx context.Context, kind, payload string) error {
 		if p.RepostOfID != nil {
 			posts = append(posts, *p.RepostOfID)
 		}
-		if err := e.cache.RefreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
+		if err := x.cache.RefreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
 			return err
 		}
 		if kind == models.EventPostCreated {
-			return e.onPostCreated(ctx, p)
+			return x.onPostCreated(ctx, p)
 		}
-		return e.onPostDeleted(ctx, p)
+		return x.onPostDeleted(ctx, p)
 	case models.EventFollowed, models.EventUnfollowed, models.EventFollowerRemoved:
 		var f models.FollowEventPayload
 		if err := json.Unmarshal([]byte(payload), &f); err != nil {
 			return nil
 		}
-		if err := e.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
+		if err := x.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
-		if err := e.inboxes.SyncFollowing(ctx, f); err != nil {
+		if err := x.inboxes.SyncFollowing(ctx, f); err != nil {
 			return err
 		}
-		if err := e.jumps.SyncRelationLists(ctx, f); err != nil {
+		if err := x.jumps.SyncRelationLists(ctx, f); err != nil {
 			return err
 		}
 		if kind == models.EventFollowed {
-			return e.onFollowed(ctx, f)
+			return x.OnFollowed(ctx, f)
 		}
-		return e.onUnfollowed(ctx, f)
+		return x.OnUnfollowed(ctx, f)
 	case models.EventUserChanged:
 		var u models.UserEventPayload
 		if err := json.Unmarshal([]byte(payload), &u); err != nil {
 			return nil
 		}
-		return e.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
+		return x.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
 	}
 	return nil
 }
 
 // onPostCreated adds a post to its author's outbox and, for an ordinary
 // author, to the inboxes of the author's followers.
-func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
-	posts, err := e.cache.StoredPosts(ctx, []int64{ev.PostID})
+func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
+	posts, err := x.cache.StoredPosts(ctx, []int64{ev.PostID})
 	if err != nil {
 		return err
 	}
@@ -305,89 +305,89 @@ func (e *Engine) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if p == nil || p.Deleted() {
 		return nil // deleted meanwhile: nothing to add
 	}
-	if err := e.outboxes.Add(ctx, p); err != nil {
+	if err := x.outboxes.Add(ctx, p); err != nil {
 		return err
 	}
-	original, err := e.cache.LivePost(ctx, p.OriginalID())
+	original, err := x.cache.LivePost(ctx, p.OriginalID())
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	celeb, err := e.outboxes.IsCelebrity(ctx, p.AuthorID)
+	celeb, err := x.outboxes.IsCelebrity(ctx, p.AuthorID)
 	if err != nil {
 		return err
 	}
-	if e.cfg.Mode == config.ModePull || celeb {
+	if x.d.Cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		e.pub.Publish(ctx, e.keys.AuthorChannel(p.AuthorID), live.AddMessage(original.ID, p.ID))
+		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), live.AddMessage(original.ID, p.ID))
 		return nil
 	}
-	return e.fanout(ctx, task{Op: opAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
+	return x.fanout(ctx, Task{Op: OpAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
 }
 
 // onPostDeleted takes a post out of its author's outbox and out of every
 // inbox it reached: an original leaves the inboxes of its author's and its
 // reposters' followers; a repost is merged out of its original's entry.
-func (e *Engine) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
+func (x *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
 	var original int64
 	if ev.RepostOfID != nil {
 		original = *ev.RepostOfID
 	}
-	if err := e.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
+	if err := x.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
 		return err
 	}
-	e.pub.Publish(ctx, e.keys.AuthorChannel(ev.AuthorID), "change")
-	if e.cfg.Mode == config.ModePull {
+	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), "change")
+	if x.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
 	if ev.RepostOfID != nil {
-		originals, err := e.cache.StoredPosts(ctx, []int64{*ev.RepostOfID})
+		originals, err := x.cache.StoredPosts(ctx, []int64{*ev.RepostOfID})
 		if err != nil || originals[0] == nil {
 			return err
 		}
-		return e.fanout(ctx, task{Op: opRemove, Post: originals[0].ID, Author: originals[0].AuthorID, User: ev.AuthorID, Event: ev.PostID})
+		return x.fanout(ctx, Task{Op: OpRemove, Post: originals[0].ID, Author: originals[0].AuthorID, User: ev.AuthorID, Event: ev.PostID})
 	}
-	reposters, err := e.store.ReposterIDs(ctx, ev.PostID)
+	reposters, err := x.d.Store.ReposterIDs(ctx, ev.PostID)
 	if err != nil {
 		return err
 	}
 	for _, user := range append([]int64{ev.AuthorID}, reposters...) {
-		if err := e.fanout(ctx, task{Op: opDrop, Post: ev.PostID, User: user}); err != nil {
+		if err := x.fanout(ctx, Task{Op: OpDrop, Post: ev.PostID, User: user}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// onFollowed promotes a followee who became a celebrity, and backfills the
+// OnFollowed promotes a followee who became a celebrity, and backfills the
 // followee's recent posts into the follower's inbox.
-func (e *Engine) onFollowed(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+func (x *Stream) OnFollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := x.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if e.cfg.Mode == config.ModePull {
+	if x.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
-	if celeb, err := e.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
+	if celeb, err := x.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
 		return err // merged at read time
 	}
-	return e.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
+	return x.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
 }
 
-// onUnfollowed takes the former followee's arrivals out of the follower's
+// OnUnfollowed takes the former followee's arrivals out of the follower's
 // inbox (entries that others also brought stay, at their next arrival),
 // and demotes a followee who stopped being a celebrity.
-func (e *Engine) onUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := e.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+func (x *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := x.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if e.cfg.Mode == config.ModePull {
+	if x.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
-	still, err := e.store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
+	still, err := x.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
 	if err != nil || still {
 		return err // followed again meanwhile
 	}
-	posts, originals, err := e.recentPosts(ctx, ev.FolloweeID)
+	posts, originals, err := x.recentPosts(ctx, ev.FolloweeID)
 	if err != nil {
 		return err
 	}
@@ -397,17 +397,17 @@ func (e *Engine) onUnfollowed(ctx context.Context, ev models.FollowEventPayload)
 			changes = append(changes, inbox.RemoveSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
 		}
 	}
-	_, err = e.inboxes.Apply(ctx, changes)
+	_, err = x.inboxes.Apply(ctx, changes)
 	return err
 }
 
 // backfill adds user's recent posts to the inboxes of readers who follow them.
-func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) error {
-	following, err := e.store.FollowersAmong(ctx, user, readers)
+func (x *Stream) backfill(ctx context.Context, user int64, readers []int64) error {
+	following, err := x.d.Store.FollowersAmong(ctx, user, readers)
 	if err != nil {
 		return err
 	}
-	posts, originals, err := e.recentPosts(ctx, user)
+	posts, originals, err := x.recentPosts(ctx, user)
 	if err != nil {
 		return err
 	}
@@ -416,26 +416,26 @@ func (e *Engine) backfill(ctx context.Context, user int64, readers []int64) erro
 		if !following[r] {
 			continue
 		}
-		if len(posts) == e.cfg.InboxCap {
+		if len(posts) == x.d.Cfg.InboxCap {
 			// The user has more posts than an inbox holds: the older ones
 			// come from MySQL, below the oldest one added here.
 			changes = append(changes, inbox.RaiseFloor(r, posts[len(posts)-1].ID))
 		}
 		for _, p := range posts {
 			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
-				changes = append(changes, inbox.AddSource(r, o.ID, o.AuthorID, inbox.Source{User: user, Event: p.ID}, e.cfg.InboxCap))
+				changes = append(changes, inbox.AddSource(r, o.ID, o.AuthorID, inbox.Source{User: user, Event: p.ID}, x.d.Cfg.InboxCap))
 			}
 		}
 	}
-	n, err := e.inboxes.Apply(ctx, changes)
-	e.metrics.FanoutEntries.Add(float64(n))
+	n, err := x.inboxes.Apply(ctx, changes)
+	x.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
 // recentPosts loads user's newest live posts (as many as an inbox holds)
 // and the originals they stand for, by id.
-func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, map[int64]*models.Post, error) {
-	posts, err := e.store.TimelinePage(ctx, user, store.Older, math.MaxInt64, e.cfg.InboxCap)
+func (x *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, map[int64]*models.Post, error) {
+	posts, err := x.d.Store.TimelinePage(ctx, user, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -448,7 +448,7 @@ func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 			reposted = append(reposted, *p.RepostOfID)
 		}
 	}
-	loaded, err := e.cache.StoredPosts(ctx, reposted)
+	loaded, err := x.cache.StoredPosts(ctx, reposted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -463,11 +463,11 @@ func (e *Engine) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 // fanout splits the readers of t (the followers of t.User) into tasks of at
 // most FanoutBatchSize. A single batch runs at once; more go to the stream,
 // so that many workers share a big fan-out and a crash retries one batch.
-func (e *Engine) fanout(ctx context.Context, t task) error {
+func (x *Stream) fanout(ctx context.Context, t Task) error {
 	bound := int64(math.MaxInt64)
-	var batches []task
+	var batches []Task
 	for {
-		page, err := e.store.FollowersPage(ctx, t.User, store.Older, bound, e.cfg.FanoutBatchSize)
+		page, err := x.d.Store.FollowersPage(ctx, t.User, store.Older, bound, x.d.Cfg.FanoutBatchSize)
 		if err != nil {
 			return err
 		}
@@ -480,13 +480,13 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 			b.Readers[i] = r.UserID
 		}
 		batches = append(batches, b)
-		if len(page) < e.cfg.FanoutBatchSize {
+		if len(page) < x.d.Cfg.FanoutBatchSize {
 			break
 		}
 		bound = page[len(page)-1].ID
 	}
 	if len(batches) == 1 {
-		return e.runTask(ctx, batches[0])
+		return x.RunTask(ctx, batches[0])
 	}
 	entries := make([][]any, len(batches))
 	for i, b := range batches {
@@ -495,21 +495,21 @@ func (e *Engine) fanout(ctx context.Context, t task) error {
 	}
 	// The event that made them is acknowledged only once a replica holds
 	// them (see streamappend.go).
-	return e.appendStream(ctx, entries)
+	return x.appendStream(ctx, entries)
 }
 
-// runTask applies one task to its readers' inboxes, pipelined.
-func (e *Engine) runTask(ctx context.Context, t task) (err error) {
-	e.metrics.FanoutTasks.Inc()
-	ctx, span := e.startBatchSpan(ctx, t)
+// RunTask applies one Task to its readers' inboxes, pipelined.
+func (x *Stream) RunTask(ctx context.Context, t Task) (err error) {
+	x.d.Metrics.FanoutTasks.Inc()
+	ctx, span := x.startBatchSpan(ctx, t)
 	defer func() { endSpan(span, err) }()
-	if t.Op == opBackfill {
-		return e.backfill(ctx, t.User, t.Readers)
+	if t.Op == OpBackfill {
+		return x.backfill(ctx, t.User, t.Readers)
 	}
 	readers := t.Readers
-	if t.Op == opAdd {
+	if t.Op == OpAdd {
 		// Only readers who still follow the user get the entry.
-		following, err := e.store.FollowersAmong(ctx, t.User, t.Readers)
+		following, err := x.d.Store.FollowersAmong(ctx, t.User, t.Readers)
 		if err != nil {
 			return err
 		}
@@ -523,42 +523,42 @@ func (e *Engine) runTask(ctx context.Context, t task) (err error) {
 	changes := make([]inbox.Change, 0, len(readers))
 	for _, r := range readers {
 		switch t.Op {
-		case opAdd:
-			changes = append(changes, inbox.AddSource(r, t.Post, t.Author, inbox.Source{User: t.User, Event: t.Event}, e.cfg.InboxCap))
-		case opRemove:
+		case OpAdd:
+			changes = append(changes, inbox.AddSource(r, t.Post, t.Author, inbox.Source{User: t.User, Event: t.Event}, x.d.Cfg.InboxCap))
+		case OpRemove:
 			changes = append(changes, inbox.RemoveSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
-		case opDrop:
+		case OpDrop:
 			changes = append(changes, inbox.DropEntry(r, t.Post))
 		}
 	}
-	writing, write := e.startInboxWriteSpan(ctx, len(changes))
-	n, err := e.inboxes.Apply(writing, changes)
+	writing, write := x.startInboxWriteSpan(ctx, len(changes))
+	n, err := x.inboxes.Apply(writing, changes)
 	endSpan(write, err)
-	e.metrics.FanoutEntries.Add(float64(n))
+	x.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
 // watchLag refreshes the lag gauges every few seconds.
-func (e *Engine) watchLag(ctx context.Context) {
+func (x *Stream) watchLag(ctx context.Context) {
 	for ctx.Err() == nil {
-		if n, oldest, err := e.store.OutboxLag(ctx); err == nil {
-			e.metrics.OutboxLag.Set(float64(n))
+		if n, oldest, err := x.d.Store.OutboxLag(ctx); err == nil {
+			x.d.Metrics.OutboxLag.Set(float64(n))
 			if n > 0 {
-				e.metrics.OutboxLagSecs.Set(time.Since(oldest).Seconds())
+				x.d.Metrics.OutboxLagSecs.Set(time.Since(oldest).Seconds())
 			} else {
-				e.metrics.OutboxLagSecs.Set(0)
+				x.d.Metrics.OutboxLagSecs.Set(0)
 			}
 		}
-		if groups, err := e.redis.XInfoGroups(ctx, e.keys.Stream()).Result(); err == nil {
+		if groups, err := x.d.Redis.XInfoGroups(ctx, x.d.Keys.Stream()).Result(); err == nil {
 			for _, g := range groups {
-				if g.Name == fanoutGroup {
-					e.metrics.StreamLag.Set(float64(max(g.Lag, 0)))
-					e.metrics.StreamPending.Set(float64(g.Pending))
+				if g.Name == Group {
+					x.d.Metrics.StreamLag.Set(float64(max(g.Lag, 0)))
+					x.d.Metrics.StreamPending.Set(float64(g.Pending))
 				}
 			}
 		}
-		if n, err := e.redis.XLen(ctx, e.keys.Stream()).Result(); err == nil {
-			e.metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
+		if n, err := x.d.Redis.XLen(ctx, x.d.Keys.Stream()).Result(); err == nil {
+			x.d.Metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
 		}
 		deps.Pause(ctx, 5*time.Second)
 	}
@@ -574,22 +574,22 @@ func ignoreNotFound(err error) error {
 // updateCelebrity promotes or demotes user after their follower count
 // changed. A demoted celebrity's recent posts are fanned out to their
 // followers' inboxes, since readers stop merging their outbox.
-func (e *Engine) updateCelebrity(ctx context.Context, user int64) error {
-	if e.cfg.Mode != config.ModeHybrid {
+func (x *Stream) updateCelebrity(ctx context.Context, user int64) error {
+	if x.d.Cfg.Mode != config.ModeHybrid {
 		return nil
 	}
-	u, err := e.store.UserByID(ctx, user)
+	u, err := x.d.Store.UserByID(ctx, user)
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	celebrity := u.FollowerCount >= e.cfg.CelebrityFollowers
-	changed, err := e.outboxes.SetCelebrity(ctx, user, celebrity)
+	celebrity := u.FollowerCount >= x.d.Cfg.CelebrityFollowers
+	changed, err := x.outboxes.SetCelebrity(ctx, user, celebrity)
 	if err != nil || !changed {
 		return err
 	}
-	e.pub.Publish(ctx, e.keys.CelebritiesChannel(), "change")
+	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), "change")
 	if celebrity {
 		return nil
 	}
-	return e.fanout(ctx, task{Op: opBackfill, User: user})
+	return x.fanout(ctx, Task{Op: OpBackfill, User: user})
 }

@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 // Tracing of the write path across instances. A mutation's trace context
 // is committed with its outbox event (store.appendEvent), the dispatcher
 // continues it and writes its own into the stream entry (the field
-// traceField), and the worker that takes the entry continues that one, as
-// does every fan-out task it queues. So one trace holds the mutation, the
+// TraceField), and the worker that takes the entry continues that one, as
+// does every fan-out Task it queues. So one trace holds the mutation, the
 // dispatch, each worker batch and the inbox writes, which publish the
 // readers' new unread counts, whichever instances ran them. Events and
 // entries written without a trace context (by an older version, or with
@@ -26,25 +26,25 @@ import (
 const (
 	// tracerName names the engine's spans' instrumentation scope.
 	tracerName = "feedservice/feed"
-	// traceField is the stream entry's field holding the W3C traceparent
+	// TraceField is the stream entry's field holding the W3C traceparent
 	// of the span that wrote the entry.
-	traceField = "traceparent"
+	TraceField = "traceparent"
 )
 
 // Span names of the write path, as a trace viewer lists them.
 const (
-	spanDispatch   = "outbox dispatch"
-	spanFanout     = "fanout "      // + the stream entry's kind
-	spanBatch      = "fanout batch" // one task: up to FanoutBatchSize readers
-	spanInboxWrite = "inbox write"  // pipelined inbox changes, each publishing its reader's unread count
+	SpanDispatch   = "outbox dispatch"
+	SpanFanout     = "fanout "      // + the stream entry's kind
+	SpanBatch      = "fanout batch" // one task: up to FanoutBatchSize readers
+	SpanInboxWrite = "inbox write"  // pipelined inbox changes, each publishing its reader's unread count
 )
 
 // traceContext is the propagation format of the trace context in the
 // outbox and the stream: W3C trace context, as OTLP tools expect.
 var traceContext propagation.TraceContext
 
-func (e *Engine) tracer() trace.Tracer {
-	return e.cfg.TracerProvider.Tracer(tracerName)
+func (x *Stream) tracer() trace.Tracer {
+	return x.d.Cfg.TracerProvider.Tracer(tracerName)
 }
 
 // withTraceParent is ctx continuing the remote trace of traceparent; ctx
@@ -62,7 +62,7 @@ type dispatchSpans []trace.Span
 
 // startDispatchSpans starts the dispatch spans of events; nil when none of
 // them carries a trace context (tracing off, or older events).
-func (e *Engine) startDispatchSpans(ctx context.Context, events []models.OutboxEvent) dispatchSpans {
+func (x *Stream) startDispatchSpans(ctx context.Context, events []models.OutboxEvent) dispatchSpans {
 	var spans dispatchSpans
 	for i, ev := range events {
 		if ev.TraceParent == "" {
@@ -71,7 +71,7 @@ func (e *Engine) startDispatchSpans(ctx context.Context, events []models.OutboxE
 		if spans == nil {
 			spans = make(dispatchSpans, len(events))
 		}
-		_, spans[i] = e.tracer().Start(withTraceParent(ctx, ev.TraceParent), spanDispatch,
+		_, spans[i] = x.tracer().Start(withTraceParent(ctx, ev.TraceParent), SpanDispatch,
 			trace.WithSpanKind(trace.SpanKindProducer),
 			trace.WithAttributes(attribute.Int64("feed.event.id", ev.ID), attribute.String("feed.event.kind", ev.Kind),
 				attribute.Int("feed.dispatch.batch", len(events))))
@@ -86,7 +86,7 @@ func (s dispatchSpans) streamValues(i int, values []any) []any {
 		return values
 	}
 	if tp := store.TraceParent(trace.ContextWithSpan(context.Background(), s[i])); tp != "" {
-		values = append(values, traceField, tp)
+		values = append(values, TraceField, tp)
 	}
 	return values
 }
@@ -102,8 +102,8 @@ func (s dispatchSpans) end(err error) {
 
 // startMessageSpan starts the span of a worker handling stream message m,
 // continuing the trace of whoever wrote it.
-func (e *Engine) startMessageSpan(ctx context.Context, m redis.XMessage, kind string) (context.Context, trace.Span) {
-	tp, _ := m.Values[traceField].(string)
+func (x *Stream) startMessageSpan(ctx context.Context, m redis.XMessage, kind string) (context.Context, trace.Span) {
+	tp, _ := m.Values[TraceField].(string)
 	if tp == "" {
 		// No trace to continue: a span of its own would make a root trace
 		// per message (trimming, follow-ups of untraced writes).
@@ -113,35 +113,35 @@ func (e *Engine) startMessageSpan(ctx context.Context, m redis.XMessage, kind st
 	if id, err := strconv.ParseInt(stringValue(m.Values["event"]), 10, 64); err == nil {
 		attrs = append(attrs, attribute.Int64("feed.event.id", id))
 	}
-	return e.tracer().Start(withTraceParent(ctx, tp), spanFanout+kind,
+	return x.tracer().Start(withTraceParent(ctx, tp), SpanFanout+kind,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
 }
 
-// taskValues are the stream fields of a fan-out task queued under ctx.
+// taskValues are the stream fields of a fan-out Task queued under ctx.
 func taskValues(ctx context.Context, payload []byte) []any {
-	values := []any{"kind", taskKind, "payload", string(payload)}
+	values := []any{"kind", TaskKind, "payload", string(payload)}
 	if tp := store.TraceParent(ctx); tp != "" {
-		values = append(values, traceField, tp)
+		values = append(values, TraceField, tp)
 	}
 	return values
 }
 
 // startBatchSpan starts the span of one fan-out task.
-func (e *Engine) startBatchSpan(ctx context.Context, t task) (context.Context, trace.Span) {
+func (x *Stream) startBatchSpan(ctx context.Context, t Task) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsSampled() {
 		return ctx, noSpan
 	}
-	return e.tracer().Start(ctx, spanBatch, trace.WithAttributes(
+	return x.tracer().Start(ctx, SpanBatch, trace.WithAttributes(
 		attribute.String("feed.task.op", t.Op), attribute.Int64("feed.task.user", t.User),
 		attribute.Int64("feed.task.post", t.Post), attribute.Int("feed.task.readers", len(t.Readers))))
 }
 
 // startInboxWriteSpan starts the span of a batch's inbox changes.
-func (e *Engine) startInboxWriteSpan(ctx context.Context, changes int) (context.Context, trace.Span) {
+func (x *Stream) startInboxWriteSpan(ctx context.Context, changes int) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsSampled() {
 		return ctx, noSpan
 	}
-	return e.tracer().Start(ctx, spanInboxWrite, trace.WithAttributes(attribute.Int("feed.inbox.changes", changes)))
+	return x.tracer().Start(ctx, SpanInboxWrite, trace.WithAttributes(attribute.Int("feed.inbox.changes", changes)))
 }
 
 // noSpan is the span of what is not traced: ending it does nothing.

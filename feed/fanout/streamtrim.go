@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -56,10 +56,10 @@ end
 local trimmed = redis.call('XTRIM', KEYS[1], 'MINID', floorText)
 return {trimmed, redis.call('XLEN', KEYS[1])}`)
 
-// trimStream drops the stream entries every group acknowledged, and
+// TrimStream drops the stream entries every group acknowledged, and
 // returns how many it dropped and the stream's length after.
-func (e *Engine) trimStream(ctx context.Context) (trimmed, length int64, err error) {
-	res, err := trimStreamScript.Run(ctx, e.redis, []string{e.keys.Stream()}).Int64Slice()
+func (x *Stream) TrimStream(ctx context.Context) (trimmed, length int64, err error) {
+	res, err := trimStreamScript.Run(ctx, x.d.Redis, []string{x.d.Keys.Stream()}).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -70,13 +70,13 @@ func (e *Engine) trimStream(ctx context.Context) (trimmed, length int64, err err
 // calls it every StreamTrimInterval while it holds its lease, so one
 // instance trims at a time (the script would make several safe, but each
 // would look at every group for nothing).
-func (e *Engine) trimStreamOnce(ctx context.Context) {
-	_, length, err := e.trimStream(ctx)
+func (x *Stream) trimStreamOnce(ctx context.Context) {
+	_, length, err := x.TrimStream(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			e.log.Warn("trim fan-out stream", "err", err)
+			x.d.Log.Warn("trim fan-out stream", "err", err)
 		}
 		return
 	}
-	e.metrics.StreamLength.Set(float64(length))
+	x.d.Metrics.StreamLength.Set(float64(length))
 }

@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -27,26 +27,26 @@ import (
 // errNotReplicated is an append the replicas did not confirm in time.
 type errNotReplicated struct{ got, want int64 }
 
-func (e errNotReplicated) Error() string {
-	return fmt.Sprintf("fan-out stream entries held by %d replicas of %d within the wait", e.got, e.want)
+func (n errNotReplicated) Error() string {
+	return fmt.Sprintf("fan-out stream entries held by %d replicas of %d within the wait", n.got, n.want)
 }
 
 // appendStream adds entries (each the field-value list of one stream
 // entry) to the fan-out stream, and waits until the stream master's
 // replicas hold them.
-func (e *Engine) appendStream(ctx context.Context, entries [][]any) error {
+func (x *Stream) appendStream(ctx context.Context, entries [][]any) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	node, err := e.streamNode(ctx)
+	node, err := x.streamNode(ctx)
 	if err != nil {
 		return err
 	}
 	if node == nil {
 		// A client that is neither one server nor a cluster: no
 		// connection of its own to wait on.
-		_, err := e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-			e.queueAppends(ctx, p, entries)
+		_, err := x.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+			x.queueAppends(ctx, p, entries)
 			return nil
 		})
 		return err
@@ -57,26 +57,26 @@ func (e *Engine) appendStream(ctx context.Context, entries [][]any) error {
 	defer conn.Close()
 	var replicas *redis.Cmd
 	cmds, _ := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
-		e.queueAppends(ctx, p, entries)
-		if e.cfg.StreamReplicas > 0 {
-			replicas = e.queueReplicas(ctx, p)
+		x.queueAppends(ctx, p, entries)
+		if x.d.Cfg.StreamReplicas > 0 {
+			replicas = x.queueReplicas(ctx, p)
 		}
 		return nil
 	})
 	for _, c := range cmds {
 		if c != replicas && c.Err() != nil {
-			e.streamNodeFailed(ctx, c.Err())
+			x.streamNodeFailed(ctx, c.Err())
 			return c.Err()
 		}
 	}
 	if replicas == nil {
 		return nil
 	}
-	want := min(int64(e.cfg.StreamReplicas), e.replicasOf(replicas))
+	want := min(int64(x.d.Cfg.StreamReplicas), x.replicasOf(replicas))
 	if want == 0 {
 		return nil
 	}
-	got, err := conn.Wait(ctx, int(want), e.cfg.StreamReplicaTimeout).Result()
+	got, err := conn.Wait(ctx, int(want), x.d.Cfg.StreamReplicaTimeout).Result()
 	if err != nil {
 		return err
 	}
@@ -87,21 +87,21 @@ func (e *Engine) appendStream(ctx context.Context, entries [][]any) error {
 }
 
 // queueAppends queues the XADDs of entries on p.
-func (e *Engine) queueAppends(ctx context.Context, p redis.Pipeliner, entries [][]any) {
+func (x *Stream) queueAppends(ctx context.Context, p redis.Pipeliner, entries [][]any) {
 	for _, values := range entries {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: e.keys.Stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: x.d.Keys.Stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
 	}
 }
 
 // streamNode is the client of the server that holds the stream: the one
 // Redis, or the master of the stream's slot on a cluster (as the cluster
 // client knows it now); nil for any other kind of client.
-func (e *Engine) streamNode(ctx context.Context) (*redis.Client, error) {
-	switch c := e.redis.(type) {
+func (x *Stream) streamNode(ctx context.Context) (*redis.Client, error) {
+	switch c := x.d.Redis.(type) {
 	case *redis.Client:
 		return c, nil
 	case *redis.ClusterClient:
-		return c.MasterForKey(ctx, e.keys.Stream())
+		return c.MasterForKey(ctx, x.d.Keys.Stream())
 	}
 	return nil, nil
 }
@@ -109,8 +109,8 @@ func (e *Engine) streamNode(ctx context.Context) (*redis.Client, error) {
 // streamNodeFailed has the cluster client map the slots again after an
 // append failed on the node it took for the stream's master: a failover
 // or a slot move (MOVED) makes that node's answers wrong until then.
-func (e *Engine) streamNodeFailed(ctx context.Context, err error) {
-	if c, ok := e.redis.(*redis.ClusterClient); ok && !errors.Is(err, context.Canceled) {
+func (x *Stream) streamNodeFailed(ctx context.Context, err error) {
+	if c, ok := x.d.Redis.(*redis.ClusterClient); ok && !errors.Is(err, context.Canceled) {
 		c.ReloadState(ctx)
 	}
 }
@@ -120,8 +120,8 @@ func (e *Engine) streamNodeFailed(ctx context.Context, err error) {
 // lists a replica that lost its link too, so that a master whose replica
 // was cut off waits for it rather than acknowledge alone; on one Redis,
 // ROLE, which lists the replicas linked now.
-func (e *Engine) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cmd {
-	if redisx.OnCluster(e.redis) {
+func (x *Stream) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cmd {
+	if redisx.OnCluster(x.d.Redis) {
 		return p.Do(ctx, "CLUSTER", "NODES")
 	}
 	return p.Do(ctx, "ROLE")
@@ -131,8 +131,8 @@ func (e *Engine) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cm
 // a server that knows neither command counts none. On a cluster, a
 // replica the cluster declared failed (flag "fail") is not counted: waiting
 // for it would stop the fan-out until it is back.
-func (e *Engine) replicasOf(cmd *redis.Cmd) int64 {
-	if redisx.OnCluster(e.redis) {
+func (x *Stream) replicasOf(cmd *redis.Cmd) int64 {
+	if redisx.OnCluster(x.d.Redis) {
 		text, err := cmd.Text()
 		if err != nil {
 			return 0

@@ -1,0 +1,52 @@
+// Package fanout carries committed changes to the inboxes: the dispatcher
+// moves outbox events (written with each change in MySQL) to a Redis
+// stream, and the workers of every instance take its messages in one
+// consumer group and apply them (to outboxes, inboxes, followee sets,
+// relation lists and the cached copies), splitting a big fan-out into
+// tasks on the same stream.
+package fanout
+
+import (
+	"context"
+	"fmt"
+
+	"feedservice/feed/cache"
+	"feedservice/feed/inbox"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/jumps"
+	"feedservice/feed/live"
+	"feedservice/feed/outbox"
+)
+
+// Stream is the fan-out: its dispatcher, its workers and their handlers.
+type Stream struct {
+	d        *deps.Deps
+	pub      *live.Publisher
+	cache    *cache.Tiers
+	inboxes  *inbox.Inboxes
+	outboxes *outbox.Outboxes
+	jumps    *jumps.Lists
+	pokes    chan struct{} // wakes the dispatcher after a commit
+	instance string        // this instance's name among the stream's consumers
+}
+
+// New makes the fan-out of d over the given parts.
+func New(d *deps.Deps, pub *live.Publisher, c *cache.Tiers, x *inbox.Inboxes, o *outbox.Outboxes, j *jumps.Lists) *Stream {
+	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
+		pokes: make(chan struct{}, 1), instance: redisx.NewToken()}
+}
+
+// Start runs, through run (which tracks the goroutines), the dispatcher
+// (when Config.Dispatch says so), Config.FanoutWorkers workers and the lag
+// gauges, until ctx ends.
+func (x *Stream) Start(ctx context.Context, run func(context.Context, func(context.Context))) {
+	if x.d.Cfg.Dispatch {
+		run(ctx, x.runDispatcher)
+	}
+	for i := range x.d.Cfg.FanoutWorkers {
+		consumer := fmt.Sprintf("%s-%d", x.instance, i)
+		run(ctx, func(ctx context.Context) { x.runWorker(ctx, consumer) })
+	}
+	run(ctx, x.watchLag)
+}
