@@ -17,6 +17,7 @@ import (
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
+	"feedservice/feed/home"
 	"feedservice/feed/ids"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
@@ -26,7 +27,9 @@ import (
 	"feedservice/feed/live"
 	"feedservice/feed/outbox"
 	"feedservice/feed/pull"
+	"feedservice/feed/readpath"
 	"feedservice/feed/replicas"
+	"feedservice/feed/subscriptions"
 	"feedservice/internal/throttle"
 	"feedservice/models"
 	"feedservice/store"
@@ -52,6 +55,9 @@ type Engine struct {
 	outboxes *outbox.Outboxes
 	jumps    *jumps.Lists
 	stream   *fanout.Stream
+	reads    *readpath.Reads
+	home     *home.Mixer
+	subs     *subscriptions.Listeners // set by Start
 
 	running sync.WaitGroup
 	hub     *live.Hub // live subscriptions; set by Start
@@ -91,6 +97,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.outboxes = outbox.New(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
 	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
+	e.reads = readpath.New(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
+	e.home = home.New(e.d, e.cache, e.reads)
 	// The decoy is made now, not at the first unknown user's log-in, which
 	// would otherwise take two bcrypt runs and stand out.
 	decoy, err := e.hashPassword("decoy password, never valid")
@@ -109,6 +117,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 // until ctx ends.
 func (e *Engine) Start(ctx context.Context) {
 	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed)
+	e.subs = subscriptions.New(e.d, e.hub, e.reads, e.inboxes, e.outboxes)
 	e.goRun(ctx, e.hub.Run)
 	e.stream.Start(ctx, e.goRun)
 	e.goRun(ctx, func(ctx context.Context) {

@@ -87,12 +87,12 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 		t.Helper()
 		sentBefore, sameBefore := lcCount(te.metrics.FollowingSent), lcCount(te.metrics.FollowingUnchanged)
 		replies.take()
-		r, _, err := te.loadReader(context.Background(), reader, nil)
+		followees, loaded, err := te.reads.Followees(context.Background(), reader)
 		if err != nil {
 			t.Fatalf("%s: load reader: %v", step, err)
 		}
-		if got := slices.Sorted(slices.Values(r.followees)); !r.loaded || !slices.Equal(got, want) {
-			t.Errorf("%s: the read went by followees %v (loaded %v), want %v", step, got, r.loaded, want)
+		if got := slices.Sorted(slices.Values(followees)); !loaded || !slices.Equal(got, want) {
+			t.Errorf("%s: the read went by followees %v (loaded %v), want %v", step, got, loaded, want)
 		}
 		sizes := replies.take()
 		if len(sizes) == 0 {
@@ -149,12 +149,12 @@ func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
 	te.settle()
 	for i := range 3 {
 		sent := lcCount(te.metrics.FollowingSent)
-		r, _, err := te.loadReader(context.Background(), reader, nil)
+		followees, _, err := te.reads.Followees(context.Background(), reader)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(r.followees, []int64{alice}) {
-			t.Errorf("read %d went by followees %v, want [%d]", i, r.followees, alice)
+		if !slices.Equal(followees, []int64{alice}) {
+			t.Errorf("read %d went by followees %v, want [%d]", i, followees, alice)
 		}
 		if lcCount(te.metrics.FollowingSent) != sent+1 || lcCount(te.metrics.FollowingUnchanged) != 0 {
 			t.Errorf("read %d: the set was not sent whole", i)

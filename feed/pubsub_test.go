@@ -41,10 +41,10 @@ func TestHubChannelsAreReferenceCounted(t *testing.T) {
 	second, stopSecond := context.WithCancel(context.Background())
 	defer stopFirst()
 	defer stopSecond()
-	if _, err := te.hub.Listen(first, reader, te.unpushedFollowees); err != nil {
+	if _, err := te.hub.Listen(first, reader, te.subs.Authors); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := te.hub.Listen(second, reader, te.unpushedFollowees); err != nil {
+	if _, err := te.hub.Listen(second, reader, te.subs.Authors); err != nil {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, "one subscription to the reader's channel", func() bool { return numSub(t, te, channel) == 1 })

@@ -102,14 +102,10 @@ func (e *Engine) relations(ctx context.Context, kind paging.CursorKind, total in
 	return conn, nil
 }
 
-// FollowedBy returns which of ids the viewer follows: from the followee set
-// a feed read of the same query loaded, or from their followee set when it
-// exists (an active reader), else from MySQL.
+// FollowedBy returns which of ids the viewer follows (see
+// readpath.Reads.FollowedBy).
 func (e *Engine) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
-	if found, ok := memoFollowed(ctx, viewerID, ids); ok {
-		return found, nil // the query's feed read loaded the whole set
-	}
-	return e.inboxes.FollowedAmong(ctx, viewerID, ids)
+	return e.reads.FollowedBy(ctx, viewerID, ids)
 }
 
 // FollowersOf returns which of ids follow the viewer.

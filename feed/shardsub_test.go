@@ -45,7 +45,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 			continue
 		}
 		seen[slot.Of(channel)] = true
-		l, err := te.hub.Listen(ctx, id, te.unpushedFollowees)
+		l, err := te.hub.Listen(ctx, id, te.subs.Authors)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package feed
+package readpath
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type readMemo struct {
 type memoReader struct {
 	once sync.Once
 	done atomic.Bool // once has finished: r, self and err may be read
-	r    *reader     // shared: callers take a copy
+	r    *readState  // shared: callers take a copy
 	self *models.User
 	err  error
 }
@@ -54,16 +54,16 @@ func memoFor(ctx context.Context, viewer int64) *memoReader {
 	return mr
 }
 
-// newReader is the reader's state for a read: from ctx's memo when it
+// state is the reader's state for a read: from ctx's memo when it
 // has one (read once per response), else read now.
-func (e *Engine) newReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, error) {
+func (x *Reads) state(ctx context.Context, viewer int64, early *inboxRead) (*readState, error) {
 	m := memoFor(ctx, viewer)
 	if m == nil {
-		r, _, err := e.loadReader(ctx, viewer, early)
+		r, _, err := x.loadState(ctx, viewer, early)
 		return r, err
 	}
 	m.once.Do(func() {
-		m.r, m.self, m.err = e.loadReader(ctx, viewer, early)
+		m.r, m.self, m.err = x.loadState(ctx, viewer, early)
 		m.done.Store(true)
 	})
 	if m.err != nil {
@@ -72,10 +72,10 @@ func (e *Engine) newReader(ctx context.Context, viewer int64, early *inboxRead) 
 	return m.r.copy(), nil
 }
 
-// copy is a reader for one more read of the same state: what it learns
+// copy is a readState for one more read of the same state: what it learns
 // as it reads (the posts it checked, followees loaded from MySQL) stays
 // its own.
-func (r *reader) copy() *reader {
+func (r *readState) copy() *readState {
 	c := *r
 	c.posts = map[int64]*models.Post{}
 	return &c
@@ -108,4 +108,25 @@ func memoSelf(ctx context.Context, viewer int64) *models.User {
 		return nil
 	}
 	return m.self
+}
+
+// FollowedBy returns which of ids the viewer follows: from the followee set
+// a feed read of the same query loaded, or from their followee set when it
+// exists (an active readState), else from MySQL.
+func (x *Reads) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	if found, ok := memoFollowed(ctx, viewerID, ids); ok {
+		return found, nil // the query's feed read loaded the whole set
+	}
+	return x.inboxes.FollowedAmong(ctx, viewerID, ids)
+}
+
+// Followees are the followees a page read of viewer goes by, as its state
+// loads them; loaded is false when the set is too large to read whole (a
+// page then asks about the ids it needs).
+func (x *Reads) Followees(ctx context.Context, viewer int64) (ids []int64, loaded bool, err error) {
+	r, _, err := x.loadState(ctx, viewer, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return r.followees, r.loaded, nil
 }

@@ -1,4 +1,4 @@
-package feed
+package home
 
 import (
 	"context"
@@ -15,17 +15,17 @@ import (
 // SetPromoted puts a live post among the promoted home entries, or takes
 // it out (then it need not be live). The cached list is dropped after the
 // commit, so every instance reads the new one at its next home page.
-func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
+func (x *Mixer) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
 	if promoted {
-		if _, err := e.cache.LivePost(ctx, postID); err != nil {
+		if _, err := x.cache.LivePost(ctx, postID); err != nil {
 			return err
 		}
 	}
-	if err := e.store.SetPromoted(ctx, postID, promoted); err != nil {
+	if err := x.d.Store.SetPromoted(ctx, postID, promoted); err != nil {
 		return fmt.Errorf("set promoted %d: %w", postID, err)
 	}
-	if err := e.redis.Del(ctx, e.keys.Promoted()).Err(); err != nil {
-		e.warnCache("drop the promoted posts' copy; it expires by itself", err)
+	if err := x.d.Redis.Del(ctx, x.d.Keys.Promoted()).Err(); err != nil {
+		x.d.WarnRedis("drop the promoted posts' copy; it expires by itself", err)
 	}
 	return nil
 }
@@ -33,7 +33,7 @@ func (e *Engine) SetPromoted(ctx context.Context, postID int64, promoted bool) e
 // promotedPostIDs is the promoted posts from their Redis copy (members,
 // as read with err), or from MySQL on a miss (then kept for
 // PromotedCacheTTL).
-func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
+func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
 	if err == nil && len(members) > 0 {
 		ids := make([]int64, 0, len(members))
 		for _, m := range members {
@@ -44,9 +44,9 @@ func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err erro
 		return ids, nil
 	}
 	if err != nil {
-		e.warnCache("read the promoted posts' copy; reading MySQL", err)
+		x.d.WarnRedis("read the promoted posts' copy; reading MySQL", err)
 	}
-	ids, err := e.store.PromotedPostIDs(ctx, config.MaxPromotedPosts)
+	ids, err := x.d.Store.PromotedPostIDs(ctx, config.MaxPromotedPosts)
 	if err != nil {
 		return nil, fmt.Errorf("promoted posts: %w", err)
 	}
@@ -54,14 +54,14 @@ func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err erro
 	for _, id := range ids {
 		zs = append(zs, redis.Z{Member: id})
 	}
-	_, werr := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, e.keys.Promoted())
-		p.ZAdd(ctx, e.keys.Promoted(), zs...)
-		p.Expire(ctx, e.keys.Promoted(), config.PromotedCacheTTL)
+	_, werr := x.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, x.d.Keys.Promoted())
+		p.ZAdd(ctx, x.d.Keys.Promoted(), zs...)
+		p.Expire(ctx, x.d.Keys.Promoted(), config.PromotedCacheTTL)
 		return nil
 	})
 	if werr != nil {
-		e.warnCache("keep the promoted posts' copy", werr)
+		x.d.WarnRedis("keep the promoted posts' copy", werr)
 	}
 	return ids, nil
 }
@@ -71,24 +71,24 @@ func (e *Engine) promotedPostIDs(ctx context.Context, members []string, err erro
 // are dropped so that the next page works them out again without it. If
 // Redis cannot drop them the dismissal is refused (it is idempotent: the
 // client retries), since the copy would show the entry again.
-func (e *Engine) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
+func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
 	kind := store.DismissPromoted
 	if isUser {
 		kind = store.DismissSuggested
 	}
-	if err := e.store.Dismiss(ctx, viewerID, kind, id); err != nil {
+	if err := x.d.Store.Dismiss(ctx, viewerID, kind, id); err != nil {
 		return fmt.Errorf("dismiss %d: %w", id, err)
 	}
 	// The count moves first: a set being worked out from MySQL now, which
 	// may not hold this dismissal, is then not kept (keepInsertsScript).
-	_, err := e.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, e.keys.HomeEpoch(viewerID))
-		p.Expire(ctx, e.keys.HomeEpoch(viewerID), 2*e.cfg.HomeCandidatesTTL)
-		p.Del(ctx, e.keys.HomeCandidates(viewerID))
+	_, err := x.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, x.d.Keys.HomeEpoch(viewerID))
+		p.Expire(ctx, x.d.Keys.HomeEpoch(viewerID), 2*x.d.Cfg.HomeCandidatesTTL)
+		p.Del(ctx, x.d.Keys.HomeCandidates(viewerID))
 		return nil
 	})
 	if err != nil {
-		e.log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
+		x.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
 		return apperr.ErrUnavailable
 	}
 	return nil

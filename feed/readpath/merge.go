@@ -1,4 +1,4 @@
-package feed
+package readpath
 
 import (
 	"cmp"
@@ -39,11 +39,11 @@ import (
 // readMaxPasses bounds the re-reads after repairs.
 const readMaxPasses = 3
 
-// reader holds what one feed request learns once and uses on every fetch.
-type reader struct {
+// readState holds what one feed request learns once and uses on every fetch.
+type readState struct {
 	id     int64
 	celebs []int64 // followed celebrities, merged at read time
-	// followees are everyone the reader follows, sorted, when loaded: from
+	// followees are everyone the readState follows, sorted, when loaded: from
 	// their followee set in Redis when it is small enough to read whole,
 	// else from MySQL when that must serve part of the page.
 	followees []int64
@@ -52,13 +52,13 @@ type reader struct {
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
 	posts map[int64]*models.Post
-	// early is the page's first inbox read, made in loadReader's round
+	// early is the page's first inbox read, made in loadState's round
 	// trip; mergePass takes it once (takeEarly).
 	early *inboxRead
 }
 
 // inboxRead is the inbox read a page will start with, queued early: in the
-// round trip that loads the reader's state (loadReader), so that a warm
+// round trip that loads the reader's state (loadState), so that a warm
 // page in push mode reads its inbox without a round trip of its own, and a
 // hybrid one with only its celebrities' outboxes left to read. It is kept
 // only when that state found the inbox.
@@ -85,7 +85,7 @@ func earlyRead(args paging.PageArgs, kind paging.CursorKind) *inboxRead {
 
 // takeEarly is the early read's command, and the posts it looked up, when
 // it is the read asked for, once; nil otherwise.
-func (r *reader) takeEarly(older bool, bound int64, want int) (*redis.Cmd, []int64) {
+func (r *readState) takeEarly(older bool, bound int64, want int) (*redis.Cmd, []int64) {
 	early := r.early
 	if early == nil || early.older != older || early.bound != bound || early.want != want {
 		return nil, nil
@@ -99,7 +99,7 @@ func (r *reader) takeEarly(older bool, bound int64, want int) (*redis.Cmd, []int
 // be dropped (deleted, unfollowed) or merged (one post from two sources).
 func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 
-// loadReader makes sure the reader has an inbox and finds the celebrities
+// loadState makes sure the readState has an inbox and finds the celebrities
 // they follow. A warm read learns all of it in one round trip: the state
 // of the reader's own keys (the inbox's existence and, unless it is large,
 // the whole followee set, or only its version when this instance's copy of
@@ -107,20 +107,20 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 // celebrity set and the reader's own Redis copy (on the same slot), whose
 // read marker the unread count needs; self is nil when that copy is
 // missing.
-func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead) (*reader, *models.User, error) {
-	r := &reader{id: viewer, posts: map[int64]*models.Post{}}
-	pipe := e.redis.Pipeline()
-	state := e.inboxes.QueueState(ctx, pipe, viewer)
+func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
+	r := &readState{id: viewer, posts: map[int64]*models.Post{}}
+	pipe := x.d.Redis.Pipeline()
+	state := x.inboxes.QueueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = e.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want)
-		early.cmd = e.inboxes.QueueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
+		early.lookups = x.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want)
+		early.cmd = x.inboxes.QueueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
-	if e.cfg.Mode == config.ModeHybrid {
-		members = pipe.SMembers(ctx, e.keys.Celebrities())
+	if x.d.Cfg.Mode == config.ModeHybrid {
+		members = pipe.SMembers(ctx, x.d.Keys.Celebrities())
 	}
-	info, counts := pipe.Get(ctx, e.keys.CachedUserInfo(viewer)), pipe.Get(ctx, e.keys.CachedUserCounts(viewer))
+	info, counts := pipe.Get(ctx, x.d.Keys.CachedUserInfo(viewer)), pipe.Get(ctx, x.d.Keys.CachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
 	self, err := cache.DecodeUser(viewer, info, counts)
 	if err != nil {
@@ -129,7 +129,7 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	if members != nil && members.Err() != nil {
 		return nil, nil, redisx.Fail(members.Err())
 	}
-	hasInbox, set, err := e.inboxes.FinishState(ctx, state)
+	hasInbox, set, err := x.inboxes.FinishState(ctx, state)
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
@@ -140,39 +140,39 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	if !hasInbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
-		if r.rebuilt, err = e.inboxes.Ensure(ctx, viewer); err != nil {
+		if r.rebuilt, err = x.inboxes.Ensure(ctx, viewer); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		if celebs, err = e.outboxes.Celebrities(ctx); err != nil {
+		if celebs, err = x.outboxes.Celebrities(ctx); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		e.outboxes.Remember(celebs)
-		if _, set, err = e.inboxes.ReadState(ctx, state); err != nil {
+		x.outboxes.Remember(celebs)
+		if _, set, err = x.inboxes.ReadState(ctx, state); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = e.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = x.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		e.outboxes.Remember(celebs)
+		x.outboxes.Remember(celebs)
 	}
 	switch set.State {
 	case inbox.FollowingUnchanged:
-		e.metrics.FollowingUnchanged.Inc()
+		x.d.Metrics.FollowingUnchanged.Inc()
 		r.followees, r.loaded = held.IDs, true
 	case inbox.FollowingWhole:
-		e.metrics.FollowingSent.Inc()
+		x.d.Metrics.FollowingSent.Inc()
 		r.followees, r.loaded = set.IDs, true
-		e.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs})
+		x.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs})
 	case inbox.FollowingMissing:
-		if r.followees, err = e.inboxes.RestoreFollowing(ctx, viewer); err != nil {
+		if r.followees, err = x.inboxes.RestoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
 		slices.Sort(r.followees)
 	}
 	if len(celebs) > 0 {
-		followed, err := r.follows(ctx, e, celebs)
+		followed, err := r.follows(ctx, x, celebs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -185,9 +185,9 @@ func (e *Engine) loadReader(ctx context.Context, viewer int64, early *inboxRead)
 	return r, self, nil
 }
 
-// follows returns which of ids the reader follows: from the followees read
+// follows returns which of ids the readState follows: from the followees read
 // whole, else from the followee set (one round trip), else from MySQL.
-func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64]bool, error) {
+func (r *readState) follows(ctx context.Context, x *Reads, ids []int64) (map[int64]bool, error) {
 	if r.loaded {
 		found := make(map[int64]bool, len(ids))
 		for _, id := range ids {
@@ -197,12 +197,12 @@ func (r *reader) follows(ctx context.Context, e *Engine, ids []int64) (map[int64
 		}
 		return found, nil
 	}
-	return e.inboxes.FollowedAmong(ctx, r.id, ids)
+	return x.inboxes.FollowedAmong(ctx, r.id, ids)
 }
 
-func (r *reader) allFollowees(ctx context.Context, e *Engine) ([]int64, error) {
+func (r *readState) allFollowees(ctx context.Context, x *Reads) ([]int64, error) {
 	if !r.loaded {
-		ids, err := e.store.FolloweeIDs(e.rep.Lagging(ctx, r.id), r.id)
+		ids, err := x.d.Store.FolloweeIDs(x.rep.Lagging(ctx, r.id), r.id)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ type candidate struct {
 
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
-func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 	var (
 		merged    []pull.Entry
 		window    int64
@@ -232,7 +232,7 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 		err       error
 	)
 	for pass := 1; pass == 1 || (reordered && pass <= readMaxPasses); pass++ {
-		if merged, window, reordered, err = e.mergePass(ctx, r, dir, bound, limit); err != nil {
+		if merged, window, reordered, err = x.mergePass(ctx, r, dir, bound, limit); err != nil {
 			return nil, err
 		}
 	}
@@ -246,17 +246,17 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 	if !older && bound >= window {
 		return merged, nil
 	}
-	followees, err := r.allFollowees(ctx, e)
+	followees, err := r.allFollowees(ctx, x)
 	if err != nil {
 		return nil, err
 	}
-	ctx = e.rep.Lagging(ctx, r.id)
+	ctx = x.rep.Lagging(ctx, r.id)
 	if older {
-		rest, err := e.pull.Entries(ctx, followees, dir, min(bound, window), limit-len(merged))
+		rest, err := x.pull.Entries(ctx, followees, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err
 	}
 	// Newer from below the window: MySQL's part first, then the window's.
-	below, err := e.pull.Entries(ctx, followees, dir, bound, limit)
+	below, err := x.pull.Entries(ctx, followees, dir, bound, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (e *Engine) fetchMerged(ctx context.Context, r *reader, dir store.Direction
 
 // mergePass is one attempt of fetchMerged; reordered says a repair moved an
 // entry into the range this pass already read, so it must be read again.
-func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
+func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
 	var emitted []pull.Entry
@@ -278,8 +278,8 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		// The followed celebrities' outboxes, from this instance's copies
 		// (see outboxtier.go); then the inbox, with the posts those hold
 		// looked up in it, in one round trip: the early one when
-		// loadReader made it, with the posts it guessed.
-		copies, err := e.outboxes.Copies(ctx, r.celebs)
+		// loadState made it, with the posts it guessed.
+		copies, err := x.outboxes.Copies(ctx, r.celebs)
 		if err != nil {
 			return nil, 0, false, redisx.Fail(err)
 		}
@@ -297,14 +297,14 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		var page inbox.Page
 		inboxCmd, asked := r.takeEarly(older, bound, want)
 		if inboxCmd != nil {
-			page, err = e.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+			page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
 		} else {
 			asked = lookups
-			page, err = e.inboxes.Read(ctx, r.id, older, bound, want, asked)
+			page, err = x.inboxes.Read(ctx, r.id, older, bound, want, asked)
 		}
 		if errors.Is(err, inbox.ErrNoInbox) {
 			// Expired between reads: rebuild and read again.
-			if _, err := e.inboxes.Ensure(ctx, r.id); err != nil {
+			if _, err := x.inboxes.Ensure(ctx, r.id); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 			continue
@@ -387,8 +387,8 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 			}
 		}
 		if len(unseen) > 0 {
-			pipe := e.redis.Pipeline()
-			lookup := e.inboxes.Lookup(ctx, pipe, r.id, unseen)
+			pipe := x.d.Redis.Pipeline()
+			lookup := x.inboxes.Lookup(ctx, pipe, r.id, unseen)
 			pipe.Exec(ctx) // each command's own error is looked at below
 			known, err := lookup()
 			if err != nil {
@@ -402,7 +402,7 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				}
 			}
 		}
-		arrivals, err := e.outboxes.CopiedReposts(ctx, copies, r.celebs, inWindow)
+		arrivals, err := x.outboxes.CopiedReposts(ctx, copies, r.celebs, inWindow)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -411,12 +411,12 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 				c.celeb = append(c.celeb, list...)
 			}
 		}
-		positions, repairs, err := e.placeCandidates(ctx, r, cands, window)
+		positions, repairs, err := x.placeCandidates(ctx, r, cands, window)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		if len(repairs) > 0 {
-			if _, err := e.inboxes.Apply(ctx, repairs); err != nil {
+			if _, err := x.inboxes.Apply(ctx, repairs); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 		}
@@ -458,8 +458,8 @@ func (e *Engine) mergePass(ctx context.Context, r *reader, dir store.Direction, 
 		if (older && next >= bound) || (!older && next <= bound) {
 			// The sources answered nothing beyond the bound: another round
 			// would read the same one. Return what this pass has.
-			e.metrics.NoProgress.WithLabelValues(metrics.NoProgressMerge).Inc()
-			e.log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
+			x.d.Metrics.NoProgress.WithLabelValues(metrics.NoProgressMerge).Inc()
+			x.d.Log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
 			break
 		}
 		bound = next
@@ -489,10 +489,10 @@ func sortEntries(es []pull.Entry, older bool) {
 }
 
 // placeCandidates finds each candidate's place in the reader's feed: its
-// earliest live arrival from a source the reader still follows. Candidates
+// earliest live arrival from a source the readState still follows. Candidates
 // that no longer belong get none. It also returns the inbox repairs that
 // take stale sources out.
-func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
+func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
 	positions := map[int64]pull.Entry{}
 	if len(cands) == 0 {
 		return positions, nil, nil
@@ -510,7 +510,7 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			events = append(events, s.Event)
 		}
 	}
-	posts, err := e.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
+	posts, err := x.cache.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -535,12 +535,12 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 			users = append(users, s.User)
 		}
 	}
-	followed, err := r.follows(ctx, e, slices.Compact(slices.Sorted(slices.Values(users))))
+	followed, err := r.follows(ctx, x, slices.Compact(slices.Sorted(slices.Values(users))))
 	if err != nil {
 		return nil, nil, err
 	}
 	var repairs []inbox.Change
-	var early []earlyPost // posts older than the window
+	var older []olderPost // posts older than the window
 	for id, c := range cands {
 		o := live[id]
 		if o == nil {
@@ -570,13 +570,13 @@ func (e *Engine) placeCandidates(ctx context.Context, r *reader, cands map[int64
 		}
 		switch {
 		case id < window:
-			early = append(early, earlyPost{o, valid})
+			older = append(older, olderPost{o, valid})
 		case len(valid) > 0:
 			positions[id] = entryFromSources(id, valid)
 		}
 	}
-	if len(early) > 0 {
-		exact, err := e.exactPositions(ctx, r, early, followed)
+	if len(older) > 0 {
+		exact, err := x.exactPositions(ctx, r, older, followed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -602,9 +602,9 @@ func entryFromSources(post int64, sources []inbox.Source) pull.Entry {
 	return en
 }
 
-// earlyPost is a candidate older than the window, with the live sources
+// olderPost is a candidate older than the window, with the live sources
 // from followees that the inbox and the outboxes gave it.
-type earlyPost struct {
+type olderPost struct {
 	post  *models.Post
 	valid []inbox.Source
 }
@@ -618,7 +618,7 @@ type earlyPost struct {
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.
-func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPost, followed map[int64]bool) ([]pull.Entry, error) {
+func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]pull.Entry, error) {
 	var out []pull.Entry
 	var unlisted []int64
 	for _, ep := range posts {
@@ -643,8 +643,8 @@ func (e *Engine) exactPositions(ctx context.Context, r *reader, posts []earlyPos
 	if len(unlisted) == 0 {
 		return out, nil
 	}
-	e.metrics.RepostListMisses.Add(float64(len(unlisted)))
-	first, err := e.store.FirstRepostsByFollowees(ctx, r.id, unlisted)
+	x.d.Metrics.RepostListMisses.Add(float64(len(unlisted)))
+	first, err := x.d.Store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
 		out = append(out, pull.Entry{Key: pos, PostID: id})
 	}

@@ -1,24 +1,20 @@
-package feed
+package subscriptions
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"feedservice/feed/config"
-	"feedservice/feed/internal/redisx"
 	"feedservice/feed/live"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
 	"feedservice/models"
-	"feedservice/store"
 )
 
 // UnreadCounts streams the viewer's unread count: the current value at
 // once, then the new value after each change. A client that reads slowly
 // gets the newest count, never a backlog. The stream ends with ctx.
-func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
-	l, err := e.hub.Listen(ctx, viewerID, e.unpushedFollowees)
+func (x *Listeners) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
+	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
 	if err != nil {
 		return nil, err
 	}
@@ -39,17 +35,17 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 		var retry <-chan time.Time
 		wait := inboxRetryFirst
 		for {
-			e.refreshListener(ctx, l)
+			x.refreshListener(ctx, l)
 			recount, keys := l.TakeCount()
 			if recount {
-				if retry == nil && !e.hasInbox(ctx, viewerID) {
+				if retry == nil && !x.hasInbox(ctx, viewerID) {
 					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
 				}
-				entries, m, err := e.unreadEntries(ctx, viewerID)
+				entries, m, err := x.reads.UnreadEntries(ctx, viewerID)
 				if err != nil {
 					if ctx.Err() == nil {
 						l.Recount() // again at the next change
-						e.log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
+						x.d.Log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
 					}
 				} else {
 					marker, unread, counted = m, make(map[int64]bool, len(entries)), true
@@ -77,7 +73,7 @@ func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, 
 			case <-l.Wake():
 			case <-retry:
 				retry = nil
-				if !e.hasInbox(ctx, viewerID) {
+				if !x.hasInbox(ctx, viewerID) {
 					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
 					continue
 				}
@@ -98,36 +94,36 @@ const (
 
 // hasInbox makes sure a live reader has an inbox in push and hybrid modes,
 // and says whether it could.
-func (e *Engine) hasInbox(ctx context.Context, viewerID int64) bool {
-	if e.cfg.Mode == config.ModePull {
+func (x *Listeners) hasInbox(ctx context.Context, viewerID int64) bool {
+	if x.d.Cfg.Mode == config.ModePull {
 		return true
 	}
-	_, err := e.inboxes.Ensure(ctx, viewerID)
+	_, err := x.inboxes.Ensure(ctx, viewerID)
 	return err == nil
 }
 
 // FeedItemsAdded streams each entry as it enters the viewer's feed, with a
 // cursor for paging. The stream ends with ctx.
-func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
-	l, err := e.hub.Listen(ctx, viewerID, e.unpushedFollowees)
+func (x *Listeners) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
+	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan *models.FeedEdge)
 	go func() {
 		defer close(out)
-		e.keepInbox(ctx, viewerID)
+		x.keepInbox(ctx, viewerID)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-l.Wake():
-				e.refreshListener(ctx, l)
-				e.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
+				x.refreshListener(ctx, l)
+				x.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
 			case add := <-l.Added():
-				edge, err := e.edgeAt(ctx, viewerID, add)
+				edge, err := x.edgeAt(ctx, viewerID, add)
 				if err != nil && ctx.Err() == nil {
-					e.log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
+					x.d.Log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
 				}
 				if edge == nil {
 					continue
@@ -145,29 +141,29 @@ func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *mo
 
 // keepInbox makes sure a live reader has an inbox: fan-out only reaches
 // readers who have one, and announces new entries only there.
-func (e *Engine) keepInbox(ctx context.Context, viewerID int64) {
-	if e.cfg.Mode == config.ModePull {
+func (x *Listeners) keepInbox(ctx context.Context, viewerID int64) {
+	if x.d.Cfg.Mode == config.ModePull {
 		return
 	}
-	if _, err := e.inboxes.Ensure(ctx, viewerID); err != nil && ctx.Err() == nil {
-		e.log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
+	if _, err := x.inboxes.Ensure(ctx, viewerID); err != nil && ctx.Err() == nil {
+		x.d.Log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
 	}
 }
 
-func (e *Engine) refreshListener(ctx context.Context, l *live.Listener) {
+func (x *Listeners) refreshListener(ctx context.Context, l *live.Listener) {
 	if l.TakeRefresh() {
-		if err := e.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
+		if err := x.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
+			x.d.Log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
 		}
 	}
 }
 
 // edgeAt is the feed edge of add if the post is in the viewer's feed at
 // that key now (a repost of a post already in the feed does not enter it).
-func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*models.FeedEdge, error) {
+func (x *Listeners) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*models.FeedEdge, error) {
 	one := 1
 	after := paging.EncodeCursor(paging.CursorFeed, add.Key+1)
-	conn, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
+	conn, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
 	if err != nil || len(conn.Edges) == 0 {
 		return nil, err
 	}
@@ -178,26 +174,26 @@ func (e *Engine) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*mod
 	return edge, nil
 }
 
-// unpushedFollowees are the followees whose posts reach the reader without
+// Authors are the followees whose posts reach the reader without
 // fan-out, so the reader's listeners hear of them on the authors' channels:
 // followed celebrities in hybrid mode, every followee in pull mode.
-func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, error) {
-	switch e.cfg.Mode {
+func (x *Listeners) Authors(ctx context.Context, reader int64) ([]int64, error) {
+	switch x.d.Cfg.Mode {
 	case config.ModePull:
-		return e.store.FolloweeIDs(ctx, reader)
+		return x.d.Store.FolloweeIDs(ctx, reader)
 	case config.ModeHybrid:
-		celebs, err := e.outboxes.Celebrities(ctx)
+		celebs, err := x.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {
 			// Redis failed (away, or its pool busy past its timeout): MySQL
 			// knows the celebrities too, and a subscription must not fail
 			// for a cache.
-			e.log.WarnContext(ctx, "celebrities of a listener from MySQL", "reader", reader, "err", err)
-			celebs, err = e.store.UserIDsWithFollowers(ctx, e.cfg.CelebrityFollowers)
+			x.d.Log.WarnContext(ctx, "celebrities of a listener from MySQL", "reader", reader, "err", err)
+			celebs, err = x.d.Store.UserIDsWithFollowers(ctx, x.d.Cfg.CelebrityFollowers)
 		}
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
-		followed, err := e.inboxes.FollowedAmong(ctx, reader, celebs)
+		followed, err := x.inboxes.FollowedAmong(ctx, reader, celebs)
 		var out []int64
 		for _, c := range celebs {
 			if followed[c] {
@@ -207,25 +203,4 @@ func (e *Engine) unpushedFollowees(ctx context.Context, reader int64) ([]int64, 
 		return out, err
 	}
 	return nil, nil
-}
-
-// unreadFromInbox lists the entries newer than the marker in push and
-// hybrid modes, falling back to MySQL when Redis fails.
-func (e *Engine) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]pull.Entry, error) {
-	r, err := e.newReader(ctx, viewerID, nil)
-	if err == nil {
-		var unread []pull.Entry
-		if unread, err = e.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
-			return unread, nil
-		}
-	}
-	var re redisx.Error
-	if !errors.As(err, &re) {
-		return nil, err
-	}
-	followees, err := e.store.FolloweeIDs(ctx, viewerID)
-	if err != nil {
-		return nil, err
-	}
-	return e.pull.Entries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
 }

@@ -1,4 +1,4 @@
-package feed
+package home
 
 import (
 	"context"
@@ -72,7 +72,7 @@ type homeItem struct {
 // Home pages the viewer's home: feed's entries with the insertions in
 // their slots. It returns the feed page it read as well, whose posts the
 // caller primes its loaders with.
-func (e *Engine) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
+func (x *Mixer) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
 	if args.First != nil && args.Last != nil {
 		return nil, nil, apperr.BadInput("pass first or last, not both")
 	}
@@ -102,9 +102,9 @@ func (e *Engine) Home(ctx context.Context, viewerID int64, args paging.PageArgs)
 		}
 	}
 	if args.Last != nil {
-		return e.homeBackward(ctx, viewerID, size, before, after)
+		return x.homeBackward(ctx, viewerID, size, before, after)
 	}
-	return e.homeForward(ctx, viewerID, size, after, before)
+	return x.homeForward(ctx, viewerID, size, after, before)
 }
 
 // fetchSize is how many feed entries a home page of size reads: one more,
@@ -116,13 +116,13 @@ func fetchSize(size int) int { return min(size+1, config.MaxPageSize) }
 // whose read left the viewer's followee set for the follow check. So a
 // home page costs the feed page's time plus the work on the answer, not a
 // round trip more.
-func (e *Engine) startInsertions(ctx context.Context, viewerID int64) *pendingInsertions {
+func (x *Mixer) startInsertions(ctx context.Context, viewerID int64) *pendingInsertions {
 	p := &pendingInsertions{read: make(chan *candidateRead, 1)}
-	if e.cfg.HomeInsertEvery == 0 {
+	if x.d.Cfg.HomeInsertEvery == 0 {
 		p.read <- nil
 		return p
 	}
-	go func() { p.read <- e.readHomeCandidates(ctx, viewerID) }()
+	go func() { p.read <- x.readHomeCandidates(ctx, viewerID) }()
 	return p
 }
 
@@ -140,8 +140,8 @@ func (p *pendingInsertions) finish(ctx context.Context) ([]insertion, error) {
 // drop waits for the read, so that its goroutine ends with the request.
 func (p *pendingInsertions) drop() { <-p.read }
 
-func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
-	n := e.cfg.HomeInsertEvery
+func (x *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
+	n := x.d.Cfg.HomeInsertEvery
 	st := homeState{}
 	var feedAfter *string
 	if after != nil {
@@ -150,8 +150,8 @@ func (e *Engine) homeForward(ctx context.Context, viewerID int64, size int, afte
 		feedAfter = &c
 	}
 	k := fetchSize(size)
-	insertions := e.startInsertions(ctx, viewerID)
-	page, err := e.Feed(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
+	insertions := x.startInsertions(ctx, viewerID)
+	page, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
 	if err != nil {
 		insertions.drop()
 		return nil, nil, err
@@ -212,8 +212,8 @@ func homeAbove(a, b homeState) bool {
 	return !a.slot && b.slot
 }
 
-func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
-	n := e.cfg.HomeInsertEvery
+func (x *Mixer) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
+	n := x.d.Cfg.HomeInsertEvery
 	// st is the count at the position walked to, going up.
 	st := homeState{prev: bottomPrev}
 	if n == 0 {
@@ -234,8 +234,8 @@ func (e *Engine) homeBackward(ctx context.Context, viewerID int64, size int, bef
 		feedBefore = &c
 	}
 	k := fetchSize(size)
-	insertions := e.startInsertions(ctx, viewerID)
-	page, err := e.Feed(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
+	insertions := x.startInsertions(ctx, viewerID)
+	page, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
 		insertions.drop()
 		return nil, nil, err
@@ -324,9 +324,9 @@ func homeConnection(items []homeItem, info *models.PageInfo) *models.HomeConnect
 	return conn
 }
 
-// HomeCandidatesKey names the Redis key of a viewer's insertions (by global
+// CandidatesKey names the Redis key of a viewer's insertions (by global
 // id), for tests that drop it to make the engine work them out again.
-func (e *Engine) HomeCandidatesKey(viewerGlobalID string) string {
+func (x *Mixer) CandidatesKey(viewerGlobalID string) string {
 	_, id, _ := models.ParseNodeID(viewerGlobalID)
-	return e.keys.HomeCandidates(id)
+	return x.d.Keys.HomeCandidates(id)
 }

@@ -1,4 +1,4 @@
-package feed
+package home
 
 import (
 	"cmp"
@@ -47,18 +47,18 @@ type insertion struct {
 	post       *models.Post // promoted posts: the post, as loaded to check it is live
 }
 
-// homeCandidates is what a viewer's home may insert now, in packed order:
+// candidates is what a viewer's home may insert now, in packed order:
 // the promoted posts still live and not dismissed, and the suggested
 // users not dismissed and not followed meanwhile.
 // Both Redis copies are read in one round trip.
-func (e *Engine) homeCandidates(ctx context.Context, viewerID int64) ([]insertion, error) {
-	return e.readHomeCandidates(ctx, viewerID).finish(ctx)
+func (x *Mixer) candidates(ctx context.Context, viewerID int64) ([]insertion, error) {
+	return x.readHomeCandidates(ctx, viewerID).finish(ctx)
 }
 
 // candidateRead is the one Redis round trip of a home page's insertions:
 // the promoted posts and the viewer's own set, read together.
 type candidateRead struct {
-	e           *Engine
+	x           *Mixer
 	viewerID    int64
 	promotedCmd *redis.StringSliceCmd
 	ownCmd      *redis.ZSliceCmd
@@ -67,23 +67,23 @@ type candidateRead struct {
 // readHomeCandidates makes the round trip; finish turns its answer into
 // insertions (reading MySQL on a miss, and the followee set for the
 // follow check).
-func (e *Engine) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
-	r := &candidateRead{e: e, viewerID: viewerID}
-	_, _ = e.redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.promotedCmd = p.ZRange(ctx, e.keys.Promoted(), 0, -1)
-		r.ownCmd = p.ZRangeWithScores(ctx, e.keys.HomeCandidates(viewerID), 0, -1)
+func (x *Mixer) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
+	r := &candidateRead{x: x, viewerID: viewerID}
+	_, _ = x.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		r.promotedCmd = p.ZRange(ctx, x.d.Keys.Promoted(), 0, -1)
+		r.ownCmd = p.ZRangeWithScores(ctx, x.d.Keys.HomeCandidates(viewerID), 0, -1)
 		return nil
 	})
 	return r
 }
 
 func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
-	e, viewerID, promotedCmd, ownCmd := r.e, r.viewerID, r.promotedCmd, r.ownCmd
-	promoted, err := e.promotedPostIDs(ctx, promotedCmd.Val(), redisErr(promotedCmd.Err()))
+	x, viewerID, promotedCmd, ownCmd := r.x, r.viewerID, r.promotedCmd, r.ownCmd
+	promoted, err := x.promotedPostIDs(ctx, promotedCmd.Val(), redisErr(promotedCmd.Err()))
 	if err != nil {
 		return nil, err
 	}
-	own, err := e.viewerInserts(ctx, viewerID, promoted, ownCmd.Val(), redisErr(ownCmd.Err()))
+	own, err := x.viewerInserts(ctx, viewerID, promoted, ownCmd.Val(), redisErr(ownCmd.Err()))
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 		}
 	}
 	if len(promoted) > 0 {
-		posts, err := e.Posts(ctx, promoted)
+		posts, err := x.cache.Posts(ctx, promoted)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 		}
 	}
 	if len(users) > 0 {
-		followed, err := e.FollowedBy(ctx, viewerID, users)
+		followed, err := x.reads.FollowedBy(ctx, viewerID, users)
 		if err != nil {
 			return nil, err
 		}
@@ -128,8 +128,8 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 // from their Redis copy (zs, as read with err), or worked out from MySQL
 // on a miss (then kept for HomeCandidatesTTL). Redis failing, MySQL
 // answers.
-func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
-	key := e.keys.HomeCandidates(viewerID)
+func (x *Mixer) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
+	key := x.d.Keys.HomeCandidates(viewerID)
 	if err == nil && len(zs) > 0 {
 		out := make([]insertion, 0, len(zs))
 		for _, z := range zs {
@@ -141,25 +141,25 @@ func (e *Engine) viewerInserts(ctx context.Context, viewerID int64, promoted []i
 		return out, nil
 	}
 	if err != nil {
-		e.warnCache("read the cached home inserts; reading MySQL", err)
+		x.d.WarnRedis("read the cached home inserts; reading MySQL", err)
 	}
 	// The dismissal count before MySQL is read: a dismissal committed
 	// after this read would not be in the answer, and moves the count.
-	epoch, eerr := e.redis.Get(ctx, e.keys.HomeEpoch(viewerID)).Result()
+	epoch, eerr := x.d.Redis.Get(ctx, x.d.Keys.HomeEpoch(viewerID)).Result()
 	keep := eerr == nil || errors.Is(eerr, redis.Nil)
-	out, err := e.workOutInserts(ctx, viewerID, promoted)
+	out, err := x.workOutInserts(ctx, viewerID, promoted)
 	if err != nil {
 		return nil, err
 	}
 	if !keep {
 		return out, nil // Redis failing: answer from MySQL, keep nothing
 	}
-	args := []any{epoch, int64(e.cfg.HomeCandidatesTTL / time.Millisecond), 0, 0}
+	args := []any{epoch, int64(x.d.Cfg.HomeCandidatesTTL / time.Millisecond), 0, 0}
 	for _, c := range out {
 		args = append(args, float64(c.followedBy), c.packed)
 	}
-	if werr := keepInsertsScript.Run(ctx, e.redis, []string{key, e.keys.HomeEpoch(viewerID)}, args...).Err(); werr != nil {
-		e.warnCache("keep the home inserts", werr)
+	if werr := keepInsertsScript.Run(ctx, x.d.Redis, []string{key, x.d.Keys.HomeEpoch(viewerID)}, args...).Err(); werr != nil {
+		x.d.WarnRedis("keep the home inserts", werr)
 	}
 	return out, nil
 }
@@ -188,12 +188,12 @@ return 1`)
 // nor dismissed, the most followed first (at most MaxSuggestions); and which
 // of the promoted posts the viewer dismissed. Bounded work, whatever the
 // sizes of the lists.
-func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
-	followees, err := e.store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
+func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
+	followees, err := x.d.Store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
-	theirs, err := e.store.RecentFolloweesOf(ctx, followees, config.SuggestPerFollowee)
+	theirs, err := x.d.Store.RecentFolloweesOf(ctx, followees, config.SuggestPerFollowee)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
@@ -209,11 +209,11 @@ func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []
 			ids = append(ids, id)
 		}
 	}
-	followed, err := e.store.FollowedAmong(ctx, viewerID, ids)
+	followed, err := x.d.Store.FollowedAmong(ctx, viewerID, ids)
 	if err != nil {
 		return nil, err
 	}
-	dismissed, err := e.store.DismissedAmong(ctx, viewerID, store.DismissSuggested, ids)
+	dismissed, err := x.d.Store.DismissedAmong(ctx, viewerID, store.DismissSuggested, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (e *Engine) workOutInserts(ctx context.Context, viewerID int64, promoted []
 		return cmp.Or(cmp.Compare(b.followedBy, a.followedBy), cmp.Compare(a.packed, b.packed))
 	})
 	out = out[:min(len(out), config.MaxSuggestions)]
-	gone, err := e.store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
+	gone, err := x.d.Store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package feed
+package readpath
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // push and hybrid modes read the inbox (rebuilding a missing one) merged
 // with followed celebrities' outboxes, and fall back to MySQL when Redis
 // fails, so a read is slower then but still right.
-func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
+func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
 	if _, err := args.Window(paging.CursorFeed); err != nil {
 		return nil, err // bad arguments are the client's, whatever the mode
 	}
@@ -29,15 +29,15 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
 	)
-	if e.cfg.Mode != config.ModePull {
+	if x.d.Cfg.Mode != config.ModePull {
 		path = metrics.ReadInbox
-		entries, info, posts, err = e.feedFromInbox(ctx, viewerID, args, &path)
+		entries, info, posts, err = x.feedFromInbox(ctx, viewerID, args, &path)
 		var re redisx.Error
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the client went away: nothing to fall back for
 		}
 		if errors.As(err, &re) {
-			e.log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.Err)
+			x.d.Log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.Err)
 			path = metrics.ReadPullFallback
 		} else if err != nil {
 			return nil, err
@@ -45,20 +45,20 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	}
 	var followees []int64
 	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
-		lagging := e.rep.Lagging(ctx, viewerID)
-		if followees, err = e.store.FolloweeIDs(lagging, viewerID); err != nil {
+		lagging := x.rep.Lagging(ctx, viewerID)
+		if followees, err = x.d.Store.FolloweeIDs(lagging, viewerID); err != nil {
 			return nil, err
 		}
 		// The page's reads share the one read-your-writes check above.
 		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
-			return e.pull.Entries(lagging, followees, dir, bound, limit)
+			return x.pull.Entries(lagging, followees, dir, bound, limit)
 		}
-		if entries, info, err = paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
+		if entries, info, err = paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
 	}
-	e.metrics.Reads.WithLabelValues(path).Inc()
-	if err := e.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
+	x.d.Metrics.Reads.WithLabelValues(path).Inc()
+	if err := x.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
@@ -71,8 +71,8 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 	return conn, nil
 }
 
-func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]pull.Entry, *models.PageInfo, map[int64]*models.Post, error) {
-	r, err := e.newReader(ctx, viewerID, earlyRead(args, paging.CursorFeed))
+func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]pull.Entry, *models.PageInfo, map[int64]*models.Post, error) {
+	r, err := x.state(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -80,9 +80,9 @@ func (e *Engine) feedFromInbox(ctx context.Context, viewerID int64, args paging.
 		*path = metrics.ReadRebuild
 	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
-		return e.fetchMerged(ctx, r, dir, bound, limit)
+		return x.fetchMerged(ctx, r, dir, bound, limit)
 	}
-	entries, info, err := paging.Paginate(ctx, e.metrics, paging.CursorFeed, args, fetch, entryKey)
+	entries, info, err := paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 

@@ -1,0 +1,132 @@
+package home
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/cache"
+	"feedservice/feed/config"
+	"feedservice/feed/ids"
+	"feedservice/feed/inbox"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
+	"feedservice/feed/internal/metrics"
+	"feedservice/feed/live"
+	"feedservice/feed/outbox"
+	"feedservice/feed/pull"
+	"feedservice/feed/readpath"
+	"feedservice/feed/replicas"
+	"feedservice/internal/testenv"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// TestDismissalBeatsAConcurrentWorkOut: a viewer's suggestions being worked
+// out from MySQL while a dismissal commits (their answer may lack it) are
+// not kept: the dismissal moves the viewer's count first, and the set is
+// written only at the count read before MySQL. Without the count the
+// stale set was kept, and the dismissed suggestion came back for a whole
+// HOME_CANDIDATES_TTL.
+func TestDismissalBeatsAConcurrentWorkOut(t *testing.T) {
+	t.Parallel()
+	m, rdb := newTestMixer(t)
+	ctx := context.Background()
+	viewer, suggested := testUser(t, m, "viewer"), testUser(t, m, "suggested")
+	key, epochKey := m.d.Keys.HomeCandidates(viewer), m.d.Keys.HomeEpoch(viewer)
+	member := packKind(kindSuggested, suggested)
+	keep := func(epoch string) {
+		t.Helper()
+		args := []any{epoch, int64(60_000), 0, 0, 2.0, member}
+		if err := keepInsertsScript.Run(ctx, rdb, []string{key, epochKey}, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func() bool {
+		t.Helper()
+		_, err := rdb.ZScore(ctx, key, strconv.FormatInt(member, 10)).Result()
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	// A work-out that read the count (none yet) and then MySQL ...
+	before, err := rdb.Get(ctx, epochKey).Result()
+	if err != redis.Nil {
+		t.Fatalf("setup: a count before any dismissal: %q %v", before, err)
+	}
+	// ... while the viewer dismisses the suggestion ...
+	if err := m.DismissHomeEntry(ctx, viewer, true, suggested); err != nil {
+		t.Fatal(err)
+	}
+	// ... does not keep what it found.
+	keep("")
+	if kept() {
+		t.Fatal("a set worked out before the dismissal was kept after it: the dismissed suggestion would show again")
+	}
+	// A work-out that starts after the dismissal keeps its set.
+	now, err := rdb.Get(ctx, epochKey).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(now)
+	if !kept() {
+		t.Fatal("a set worked out after the dismissal, at the current count, was not kept")
+	}
+	// And the engine's own read never offers the dismissed user again.
+	rdb.Del(ctx, key)
+	cands, err := m.candidates(ctx, viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		if c.packed == member {
+			t.Fatal("the dismissed suggestion is offered again")
+		}
+	}
+}
+
+// newTestMixer is a Mixer over the engine's lower parts, on a MariaDB
+// database and a Redis key prefix of the test's own.
+func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := testenv.Redis(t)
+	gen, err := ids.NewIDGenerator(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{KeyPrefix: prefix, HomeInsertEvery: 5}.WithDefaults()
+	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
+		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
+	rep := replicas.New(d)
+	c := cache.New(d, live.NewPublisher(d), rep)
+	f := pull.New(d, c)
+	x := inbox.New(d, c, rep, f)
+	o := outbox.New(d, c)
+	t.Cleanup(func() { c.Stop(); o.Stop() })
+	return New(d, c, readpath.New(d, rep, c, f, x, o)), rdb
+}
+
+// testUser creates a user called name and returns their id.
+func testUser(t *testing.T, m *Mixer, name string) int64 {
+	t.Helper()
+	now := m.d.Now()
+	u := &models.User{ID: m.d.IDs.Next(), Username: name, DisplayName: name, PasswordHash: "x", CreatedAt: now, LastActiveAt: now}
+	if err := m.d.Store.CreateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}

@@ -1,0 +1,84 @@
+package readpath
+
+import (
+	"context"
+	"errors"
+
+	"feedservice/feed/config"
+	"feedservice/feed/internal/redisx"
+	"feedservice/feed/pull"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// UnreadCount is the number of feed entries newer than the viewer's read
+// marker, at most MaxUnreadCount.
+func (x *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
+	x.d.Metrics.UnreadCounts.Inc()
+	unread, _, err := x.UnreadEntries(ctx, viewerID)
+	return len(unread), err
+}
+
+// UnreadEntries lists the feed entries newer than the viewer's read marker
+// (at most MaxUnreadCount), and the marker.
+func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry, int64, error) {
+	u, err := x.readMarker(ctx, viewerID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if x.d.Cfg.Mode != config.ModePull {
+		unread, err := x.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
+		return unread, u.FeedReadKey, err
+	}
+	lagging := x.rep.Lagging(ctx, viewerID)
+	followees, err := x.d.Store.FolloweeIDs(lagging, viewerID)
+	if err != nil {
+		return nil, 0, err
+	}
+	unread, err := x.pull.Entries(lagging, followees, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
+	return unread, u.FeedReadKey, err
+}
+
+// readMarker is the viewer as their Redis copy holds them, for the read
+// marker: the copy, not the local tier, since the copy is refreshed before
+// markFeedRead answers, so it is the viewer's own latest write. A query
+// that also reads the feed has it from the reader's state, read with it in
+// one round trip.
+func (x *Reads) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
+	if x.d.Cfg.Mode != config.ModePull && memoFor(ctx, viewerID) != nil {
+		if _, err := x.state(ctx, viewerID, nil); err == nil {
+			if u := memoSelf(ctx, viewerID); u != nil {
+				return u, nil
+			}
+		}
+	}
+	users, err := x.cache.UsersBelowLocal(ctx, []int64{viewerID})
+	if err != nil {
+		return nil, err
+	}
+	if u := users[viewerID]; u != nil {
+		return u, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+// unreadFromInbox lists the entries newer than the marker in push and
+// hybrid modes, falling back to MySQL when Redis fails.
+func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]pull.Entry, error) {
+	r, err := x.state(ctx, viewerID, nil)
+	if err == nil {
+		var unread []pull.Entry
+		if unread, err = x.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
+			return unread, nil
+		}
+	}
+	var re redisx.Error
+	if !errors.As(err, &re) {
+		return nil, err
+	}
+	followees, err := x.d.Store.FolloweeIDs(ctx, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	return x.pull.Entries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
+}
