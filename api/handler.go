@@ -182,7 +182,7 @@ func codeRefusedGet(next http.Handler) http.Handler {
 func (a *app) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if id, err := a.engine.ViewerFromHeader(ctx, r.Header.Get("Authorization")); err != nil {
+		if id, err := a.viewerOf(ctx, r.Header.Get("Authorization")); err != nil {
 			ctx = viewer.WithBadToken(ctx, err)
 		} else if id != 0 {
 			ctx = viewer.With(ctx, id)
@@ -215,7 +215,7 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	if header == "" {
 		return refuse(closeUnauthorized, "Unauthorized", apperr.ErrUnauthenticated)
 	}
-	id, err := a.engine.ViewerFromHeader(ctx, header)
+	id, err := a.viewerOf(ctx, header)
 	if err != nil {
 		return refuse(closeForbidden, "Forbidden", err)
 	}
@@ -313,4 +313,20 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// viewerOf reads "Authorization: Bearer <token>" into the user it acts
+// for. An empty header is signed out (0, nil); a header of another scheme
+// or a token that is not valid is apperr.ErrBadToken, and a token its user
+// revoked (by logging out) apperr.ErrRevokedToken.
+func (a *app) viewerOf(ctx context.Context, header string) (int64, error) {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return 0, nil
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return 0, apperr.ErrBadToken
+	}
+	return a.engine.Viewer(ctx, strings.TrimSpace(token))
 }

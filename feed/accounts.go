@@ -31,7 +31,7 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 			return nil, err
 		}
 	}
-	hash, err := e.hashPassword(password)
+	hash, err := e.passwords.Hash(password)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (e *Engine) LogIn(ctx context.Context, username, password string) (*models.
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
-	if !e.checkPassword(hash, password) {
+	if !e.passwords.Check(hash, password) {
 		return nil, apperr.ErrBadCredentials
 	}
 	return e.authPayload(u)

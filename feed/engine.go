@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/auth"
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
@@ -64,7 +65,8 @@ type Engine struct {
 	// cacheWarn spaces the warnings of failed cache reads and writes.
 	cacheWarn throttle.Throttle
 
-	decoy string // a password hash no password matches, for unknown users
+	tokens    *auth.Tokens
+	passwords *auth.Passwords
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is
@@ -99,13 +101,10 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
 	e.reads = readpath.New(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
 	e.home = home.New(e.d, e.cache, e.reads)
-	// The decoy is made now, not at the first unknown user's log-in, which
-	// would otherwise take two bcrypt runs and stand out.
-	decoy, err := e.hashPassword("decoy password, never valid")
-	if err != nil {
-		return nil, fmt.Errorf("bcrypt decoy: %w", err)
+	e.tokens = auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, e.now)
+	if e.passwords, err = auth.NewPasswords(cfg.BcryptCost, e.metrics.PasswordHashes); err != nil {
+		return nil, err
 	}
-	e.decoy = decoy
 	if cfg.Mode != config.ModePull || cfg.FanoutWorkers > 0 {
 		e.stream.EnsureGroup(ctx)
 	}

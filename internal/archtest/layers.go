@@ -57,6 +57,7 @@ var layers = []layer{
 		"feed/internal/redisx",
 	}},
 	{"feed: leaves", []string{
+		"feed/auth",
 		"feed/ids",
 		"feed/paging",
 		"internal/viewer",
