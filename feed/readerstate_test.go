@@ -337,7 +337,9 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 		t.Fatal("the fixture's reader does not follow its author in the set")
 	}
 	// An unfollow's write arriving after a follow that came later.
-	te.inboxes.NoteFollowing(ctx, f.reader, f.author, false)
+	if err := te.inboxes.SettleFollowing(ctx, f.reader, f.author, false); err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Contains(followingOf(t, te, f.reader), f.author) {
 		t.Fatal("a late unfollow write stayed in the followee set; MySQL says the reader follows the author")
 	}
@@ -345,7 +347,9 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 	if _, err := te.Unfollow(ctx, f.reader, f.author); err != nil {
 		t.Fatal(err)
 	}
-	te.inboxes.NoteFollowing(ctx, f.reader, f.author, true)
+	if err := te.inboxes.SettleFollowing(ctx, f.reader, f.author, true); err != nil {
+		t.Fatal(err)
+	}
 	if slices.Contains(followingOf(t, te, f.reader), f.author) {
 		t.Fatal("a late follow write stayed in the followee set; MySQL says the reader does not follow the author")
 	}

@@ -16,16 +16,9 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	if viewerID == userID {
 		return nil, apperr.BadInput("you cannot follow yourself")
 	}
-	now := e.now().UTC()
-	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), now)
+	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
-		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.inboxes.NoteFollowing(ctx, viewerID, userID, true)
-		e.jumps.NoteRelationLists(ctx, viewerID, userID)
-		e.afterCommit(ctx, func(ctx context.Context) error {
-			return e.stream.OnFollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
-		})
-		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "follow "+strconv.FormatInt(userID, 10))
+		e.relationChanged(ctx, viewerID, userID, true, e.stream.OnFollowed)
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -34,13 +27,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
-		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.inboxes.NoteFollowing(ctx, viewerID, userID, false)
-		e.jumps.NoteRelationLists(ctx, viewerID, userID)
-		e.afterCommit(ctx, func(ctx context.Context) error {
-			return e.stream.OnUnfollowed(ctx, models.FollowEventPayload{FollowerID: viewerID, FolloweeID: userID})
-		})
-		e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "unfollow "+strconv.FormatInt(userID, 10))
+		e.relationChanged(ctx, viewerID, userID, false, e.stream.OnUnfollowed)
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
@@ -49,13 +36,39 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
 	if changed {
-		e.cache.RefreshAfterCommit(ctx, []int64{viewerID, userID}, nil)
-		e.inboxes.NoteFollowing(ctx, userID, viewerID, false)
-		e.jumps.NoteRelationLists(ctx, userID, viewerID)
-		e.afterCommit(ctx, nil)
-		e.pub.Publish(ctx, e.keys.ReaderChannel(userID), "unfollow "+strconv.FormatInt(viewerID, 10))
+		// The follower is not the actor: their inbox waits for the event.
+		e.relationChanged(ctx, userID, viewerID, false, nil)
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
+}
+
+// relationChanged runs what follows the commit of follower's follow (or
+// unfollow) of followee: the cached copies, the follower's followee set
+// and both relation lists are settled, so that the instance that served
+// it reads its own write at once; the dispatcher wakes; the actor's own
+// inbox changes at once (onOwnInbox; nil when the follower is not the
+// actor); and the follower's live listeners re-subscribe. A failure is
+// only logged: the change's stream event does it all again.
+func (e *Engine) relationChanged(ctx context.Context, follower, followee int64, follows bool, onOwnInbox func(context.Context, models.FollowEventPayload) error) {
+	e.cache.RefreshAfterCommit(ctx, []int64{follower, followee}, nil)
+	if err := e.inboxes.SettleFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
+	}
+	if err := e.jumps.SettleRelationLists(ctx, follower, followee); err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", follower, "err", err)
+	}
+	var ownInbox func(context.Context) error
+	if onOwnInbox != nil {
+		ownInbox = func(ctx context.Context) error {
+			return onOwnInbox(ctx, models.FollowEventPayload{FollowerID: follower, FolloweeID: followee})
+		}
+	}
+	e.afterCommit(ctx, ownInbox)
+	verb := "unfollow "
+	if follows {
+		verb = "follow "
+	}
+	e.pub.Publish(ctx, e.keys.ReaderChannel(follower), verb+strconv.FormatInt(followee, 10))
 }
 
 // followPayload answers a relation change with both users as now stored.

@@ -14,8 +14,8 @@ import (
 	"feedservice/store"
 )
 
-// The Redis copies of posts and users (keys.cachedPost, cachedUserInfo,
-// cachedUserCounts): the second tier of the cache tiers (docs/architecture.md), between
+// The Redis copies of posts and users (keyspace.Keys.CachedPost, CachedUserInfo,
+// CachedUserCounts): the second tier of the cache tiers (docs/architecture.md), between
 // the in-process tier and MySQL. A batch of ids is one pipeline of GETs
 // (not an MGET: on Redis Cluster the keys lie in different slots, and a
 // pipeline costs one round trip per node); the misses are loaded from MySQL

@@ -26,7 +26,7 @@ const (
 	// MaxHomeInsertEvery is the largest Config.HomeInsertEvery: past it
 	// the inserted kinds would not show on a page of MaxPageSize.
 	MaxHomeInsertEvery = 100
-	// The bounds of the suggested users of one viewer (suggestions.go):
+	// The bounds of the suggested users of one viewer (package home):
 	// the work is at most SuggestFollowees * SuggestPerFollowee index
 	// entries, once per HomeCandidatesTTL.
 	SuggestFollowees     = 50  // the viewer's most recent followees looked at
@@ -76,7 +76,7 @@ type Config struct {
 	FollowingReadMax int
 	// JumpCacheFollowers is the length from which a followers or following
 	// list's page jumps are read from its ordered copy in Redis, not from
-	// MySQL's offset index (see jumps.go).
+	// MySQL's offset index (see package jumps).
 	JumpCacheFollowers int
 	// JumpCacheTTL is how long such a copy lives after the last jump.
 	JumpCacheTTL time.Duration
@@ -93,7 +93,7 @@ type Config struct {
 	// acknowledged.
 	StreamTrimInterval time.Duration
 	// StreamReplicas is how many replicas of the stream's master must
-	// hold an entry before it counts as added (see streamappend.go): all
+	// hold an entry before it counts as added (see fanout/streamappend.go): all
 	// of them when the master has fewer; negative waits for none.
 	StreamReplicas int
 	// StreamReplicaTimeout is the longest an append waits for them; past
@@ -105,10 +105,10 @@ type Config struct {
 	// next.
 	RateLimitWarnInterval time.Duration
 	// PostCacheTTL is how long the Redis copy of a post lives after it was
-	// written (see cache.go); a read does not extend it.
+	// written (see package cache); a read does not extend it.
 	PostCacheTTL time.Duration
 	// RepostListMax is the most live reposts a post's copy lists (see
-	// cache.go): a feed entry that is a repost of a post older than the
+	// package cache): a feed entry that is a repost of a post older than the
 	// inbox window is placed from that list. A post reposted more often
 	// keeps no list, and such an entry is placed from MySQL.
 	RepostListMax int
@@ -135,7 +135,7 @@ type Config struct {
 	// worked out again from MySQL.
 	HomeCandidatesTTL time.Duration
 	// TracerProvider makes the spans of the write path across instances
-	// (see tracing.go); nil makes none.
+	// (see package fanout); nil makes none.
 	TracerProvider trace.TracerProvider
 }
 
@@ -205,7 +205,8 @@ const (
 	// DefaultLocalCacheMaxBytes keeps the two tiers within 128 MiB of a
 	// server's memory at most.
 	DefaultLocalCacheMaxBytes = 64 << 20
-	// DefaultLocalCacheTTL is seed 002's revalidation bound.
+	// DefaultLocalCacheTTL is the bound of a local copy's staleness after
+	// a lost invalidation message (docs/architecture.md, "Cache tiers").
 	DefaultLocalCacheTTL = time.Second
 	// DefaultHomeInsertEvery makes every fifth home entry an insert.
 	DefaultHomeInsertEvery = 5

@@ -248,7 +248,7 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 	}
 	// Each event first refreshes the Redis copies of the rows it changed:
 	// the mutation did so before it answered, unless its process died
-	// between the commit and the refresh (see cache.go).
+	// between the commit and the refresh (see package cache).
 	switch kind {
 	case models.EventPostCreated, models.EventPostDeleted:
 		var p models.PostEventPayload
@@ -274,10 +274,14 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		if err := x.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
-		if err := x.inboxes.SyncFollowing(ctx, f); err != nil {
+		follows, err := x.d.Store.Follows(ctx, f.FollowerID, f.FolloweeID)
+		if err != nil {
 			return err
 		}
-		if err := x.jumps.SyncRelationLists(ctx, f); err != nil {
+		if err := x.inboxes.SettleFollowing(ctx, f.FollowerID, f.FolloweeID, follows); err != nil {
+			return err
+		}
+		if err := x.jumps.SettleRelationLists(ctx, f.FollowerID, f.FolloweeID); err != nil {
 			return err
 		}
 		if kind == models.EventFollowed {

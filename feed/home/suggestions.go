@@ -24,8 +24,8 @@ func redisErr(err error) error {
 	return err
 }
 
-// The kinds of inserted home entries, packed into the item id the way
-// seed 000 packs an entry's kind into its timeline member. Candidates are
+// The kinds of inserted home entries, packed into the item id
+// (keyspace.Keys.HomeCandidates). Candidates are
 // ordered by the packed value: promoted posts first, then suggestions.
 const (
 	kindPromoted          = 1

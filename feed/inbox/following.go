@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
-	"feedservice/models"
 )
 
 // The reader's followee set (see keyspace.Keys.Following) answers, on a warm read,
@@ -28,7 +27,7 @@ import (
 //     a process that died between the commit and its change leaves the set
 //     wrong only for the dispatcher's lag.
 //   - Every writer checks MySQL after its write and writes again if the
-//     relation changed meanwhile (settleFollowing), so a write that comes
+//     relation changed meanwhile (SettleFollowing), so a write that comes
 //     late, after a newer change's, does not stay.
 //
 // A missing set (evicted, or the reader has no inbox) is MySQL's to answer.
@@ -159,36 +158,21 @@ func (x *Inboxes) setFollowing(ctx context.Context, follower, followee int64, fo
 	}
 }
 
-// NoteFollowing is settleFollowing after a follow change commits. A
-// failure is only logged: the change's stream event sets the set again.
-func (x *Inboxes) NoteFollowing(ctx context.Context, follower, followee int64, follows bool) {
-	if err := x.settleFollowing(ctx, follower, followee, follows); err != nil && ctx.Err() == nil {
-		x.d.Log.WarnContext(ctx, "change followee set; the stream event will", "follower", follower, "err", err)
-	}
-}
-
-// SyncFollowing sets follower's followee set to MySQL's answer about
-// followee: the stream's repair of a change whose own write was lost.
-func (x *Inboxes) SyncFollowing(ctx context.Context, ev models.FollowEventPayload) error {
-	follows, err := x.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
-	if err != nil {
-		return err
-	}
-	return x.settleFollowing(ctx, ev.FollowerID, ev.FolloweeID, follows)
-}
-
-// followingSettleRounds bounds the writes of one settleFollowing: more
+// followingSettleRounds bounds the writes of one SettleFollowing: more
 // would mean the relation flips between every write and check, and the
 // flipping changes' own writers settle it then.
 const followingSettleRounds = 3
 
-// settleFollowing writes follows into follower's followee set, then asks
+// SettleFollowing writes follows into follower's followee set, then asks
 // MySQL again and writes its answer until the two agree. A writer may
 // stall between learning the relation (its commit, or its read of MySQL)
 // and writing it, and write after a newer change's writer: whoever writes
 // last has checked MySQL after its own write, so a late write is undone by
-// its own writer. The check costs each follow change one statement.
-func (x *Inboxes) settleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+// its own writer. The check costs each follow change one statement. A
+// mutation settles the set after its commit, with what it committed; the
+// change's stream event settles it again with MySQL's answer, which
+// repairs a change whose process died before its own write.
+func (x *Inboxes) SettleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
 	for range followingSettleRounds {
 		if err := x.setFollowing(ctx, follower, followee, follows); err != nil {
 			return err

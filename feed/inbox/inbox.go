@@ -17,7 +17,7 @@ import (
 
 // An inbox holds a reader's recent feed entries (see keyspace.Keys.Inbox). Each entry
 // is an original post, scored by its first arrival, with the sources that
-// brought it (see keys.inboxSources): its author, at the post's own id, and
+// brought it (see keyspace.Keys.InboxSources): its author, at the post's own id, and
 // the followees who reposted it, at their reposts' ids. With the sources at
 // hand, an unfollow or a delete fixes an entry without reading the inbox
 // back or asking MySQL about it. Every change runs in a Lua script over the

@@ -1,7 +1,7 @@
 // Package jumps serves page jumps: the page at an offset of a followers or following list
 // (a jump straight to page N), at a cost that does not grow with the
 // offset. A list of at least Config.JumpCacheFollowers entries is read
-// from its ordered copy in Redis (keys.relationList), whose rank ranges
+// from its ordered copy in Redis (keyspace.Keys.RelationList), whose rank ranges
 // cost O(log n + page); a shorter one from MySQL's offset index
 // (store.RelationsAt). The copy is built on the first jump, under a lock,
 // kept by every follow and unfollow (after the commit, and again by the
@@ -283,23 +283,16 @@ func (l *Lists) settleRelationList(ctx context.Context, list store.RelationList,
 	return nil
 }
 
-// SyncRelationLists settles both lists a follow change touched: the
-// followee's followers and the follower's following.
-func (l *Lists) SyncRelationLists(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := l.settleRelationList(ctx, store.FollowersList, ev.FolloweeID, ev.FollowerID); err != nil {
+// SettleRelationLists settles both lists a follow change of follower to
+// followee touched: the followee's followers and the follower's following.
+// A mutation settles them after its commit, so that the instance that
+// served it reads its own write at once; the change's stream event settles
+// them again.
+func (l *Lists) SettleRelationLists(ctx context.Context, follower, followee int64) error {
+	if err := l.settleRelationList(ctx, store.FollowersList, followee, follower); err != nil {
 		return err
 	}
-	return l.settleRelationList(ctx, store.FollowingList, ev.FollowerID, ev.FolloweeID)
-}
-
-// NoteRelationLists is syncRelationLists after a follow change commits, so
-// that the instance that served it reads its own write at once. A failure
-// is only logged: the change's stream event settles the lists again.
-func (l *Lists) NoteRelationLists(ctx context.Context, followerID, followeeID int64) {
-	err := l.SyncRelationLists(ctx, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID})
-	if err != nil && ctx.Err() == nil {
-		l.d.Log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", followerID, "err", err)
-	}
+	return l.settleRelationList(ctx, store.FollowingList, follower, followee)
 }
 
 // dropRelationList deletes the copy of a list that fell under the

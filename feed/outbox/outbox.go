@@ -16,7 +16,7 @@ import (
 	"feedservice/store"
 )
 
-// An author's outbox (see keys.outbox) holds their recent posts and
+// An author's outbox (see keyspace.Keys.Outbox) holds their recent posts and
 // reposts. Readers merge the outboxes of the celebrities they follow at read
 // time. KEYS[1] outbox, KEYS[2] rebuild lock.
 

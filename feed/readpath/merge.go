@@ -31,7 +31,7 @@ import (
 // Reads trust no stored entry blindly: each candidate's sources are checked
 // (is the post live, is its source still followed) in one batch of each
 // kind per page, the second against the reader's followee set (see
-// following.go), which an unfollow changes before it returns; so a post
+// inbox/following.go), which an unfollow changes before it returns; so a post
 // deleted or a followee unfollowed a moment ago never shows, even before a
 // worker has reached the inbox. A stale source found this way is repaired in place, and a page that
 // a repair reorders is read again.
@@ -276,7 +276,7 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
 		// The followed celebrities' outboxes, from this instance's copies
-		// (see outboxtier.go); then the inbox, with the posts those hold
+		// (see outbox/copies.go); then the inbox, with the posts those hold
 		// looked up in it, in one round trip: the early one when
 		// loadState made it, with the posts it guessed.
 		copies, err := x.outboxes.Copies(ctx, r.celebs)
@@ -614,7 +614,7 @@ type olderPost struct {
 // when its author is followed (then it lies below the window, where MySQL
 // serves it), else its first live repost by a followee. That repost, and
 // the reposters, come from the list of live reposts that the post's copy
-// keeps (see cache.go), checked against the followee set, with the
+// keeps (see cache/copies.go), checked against the followee set, with the
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.

@@ -59,7 +59,7 @@ func (k Keys) FollowingVersion(id int64) string { return k.prefix + "following:"
 func (k Keys) FollowingTemp(id int64) string { return k.prefix + "following:" + k.user(id) + ":tmp" }
 
 // recentWrite is "1" while user id's lag-tolerant reads must stay on the
-// MySQL primary after a write of theirs (see replicas.go); a string with
+// MySQL primary after a write of theirs (see package replicas); a string with
 // TTL 2 x ReplicaMaxLag, set only when replicas are configured.
 func (k Keys) RecentWrite(id int64) string { return k.prefix + "wrote:" + k.user(id) }
 
@@ -81,7 +81,7 @@ func (k Keys) OutboxLock(id int64) string { return k.prefix + "rebuild:posts:" +
 
 // cachedPost is the Redis copy of post id (decimal id, no hash tag: a
 // batch reads many posts, one GET each, pipelined): a string holding the
-// post in the binary encoding of cache.go, deleted ones as a tombstone
+// post in the binary encoding of cache/encoding.go, deleted ones as a tombstone
 // (DeletedAt set). Written only by setIfNewerScript; TTL
 // Config.PostCacheTTL, not refreshed on read.
 func (k Keys) CachedPost(id int64) string {
@@ -90,7 +90,7 @@ func (k Keys) CachedPost(id int64) string {
 
 // cachedUserInfo is the Redis copy of what of user id changes rarely:
 // username, display name, bio, created_at (never the password hash). A
-// string in the binary encoding of cache.go, written only by
+// string in the binary encoding of cache/encoding.go, written only by
 // setIfNewerScript; TTL Config.UserCacheTTL, not refreshed on read.
 func (k Keys) CachedUserInfo(id int64) string { return k.prefix + "cache:user:" + k.user(id) + ":info" }
 
@@ -108,7 +108,7 @@ func (k Keys) Celebrities() string { return k.prefix + "celebrities" }
 
 // stream is the fan-out stream (Redis Streams) that the dispatcher fills
 // and the workers' consumer group reads. Entries every group acknowledged
-// are trimmed every Config.StreamTrimInterval (streamtrim.go), so it holds
+// are trimmed every Config.StreamTrimInterval (fanout/streamtrim.go), so it holds
 // about the events in flight; capped at about streamMaxLen as a backstop.
 func (k Keys) Stream() string { return k.prefix + "fanout" }
 
@@ -137,12 +137,11 @@ func (k Keys) CelebritiesChannel() string { return k.prefix + "celebrities:chang
 func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
 
 // idNode is a string holding the token of the instance that leases node n
-// of the id layout (see ids.go). TTL nodeLeaseTTL, renewed while it lives.
+// of the id layout (see package ids). TTL nodeLeaseTTL, renewed while it lives.
 func (k Keys) IdNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
 
 // homeCandidates is user id's inserted home entries: a sorted set whose
-// members pack the kind into the item id (kind<<53 | id, seed 000's
-// packing: integers, so a listpack holds each in a few bytes), scored by
+// members pack the kind into the item id (kind<<53 | id: integers, so a listpack holds each in a few bytes), scored by
 // the count of the viewer's followees who follow a suggested user (0 for
 // the other kinds), plus the member 0 so that an empty set is told from a
 // missing one. At most MaxSuggestions + MaxPromotedPosts + 1 members; TTL
@@ -159,7 +158,7 @@ func (k Keys) HomeEpoch(id int64) string { return k.HomeCandidates(id) + ":epoch
 func (k Keys) Promoted() string { return k.prefix + "home:promoted" }
 
 // relationList is the ordered copy of user id's followers or following
-// list (store.RelationList 1 or 2) that page jumps read (jumps.go): a
+// list (store.RelationList 1 or 2) that page jumps read (package jumps): a
 // sorted set of the other users' ids scored by the follow id, so that rank
 // 0 of ZREVRANGE is the newest follow. Kept only for lists of at least
 // Config.JumpCacheFollowers entries (about 60 bytes a member past the

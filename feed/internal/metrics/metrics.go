@@ -56,7 +56,7 @@ type Metrics struct {
 	FollowingReads                    *prometheus.CounterVec
 	FollowingSent, FollowingUnchanged prometheus.Counter
 	// relationListBuilds counts builds of a relation list's copy for page
-	// jumps (jumps.go).
+	// jumps (package jumps).
 	RelationListBuilds prometheus.Counter
 	// repostListMisses counts feed entries, reposts of posts older than
 	// the inbox window, that MySQL placed: the post's copy keeps no list
