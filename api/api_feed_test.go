@@ -536,7 +536,7 @@ func feedRepostFails(t *testing.T, c *client, id string) {
 	c.mustFail(t, "NOT_FOUND", `mutation($id: ID!) { repost(postId: $id) { post { id } } }`, map[string]any{"id": id})
 }
 
-// TestFeedRepostersCapped: past feed.MaxReposters reposters the entry lists
+// TestFeedRepostersCapped: past feedconfig.MaxReposters reposters the entry lists
 // the most recent ones; the viewer's own post reposted by a followee reaches
 // the feed; the viewer's own reposts do not count.
 func TestFeedRepostersCapped(t *testing.T) {
@@ -746,7 +746,7 @@ func TestFeedPaging(t *testing.T) {
 			}
 		}
 
-		// Without first or last a page holds feed.DefaultPageSize entries.
+		// Without first or last a page holds feedconfig.DefaultPageSize entries.
 		entries, info = feedGet(t, viewer, nil)
 		if len(entries) != feedconfig.DefaultPageSize || !info.HasNextPage || info.HasPreviousPage {
 			t.Fatalf("default page: %d entries, %+v", len(entries), info)
@@ -1155,7 +1155,7 @@ func TestFeedUnreadCount(t *testing.T) {
 	})
 }
 
-// TestFeedUnreadCountCapped: the unread count stops at feed.MaxUnreadCount.
+// TestFeedUnreadCountCapped: the unread count stops at feedconfig.MaxUnreadCount.
 func TestFeedUnreadCountCapped(t *testing.T) {
 	t.Parallel() // it waits far more than it computes
 	forEachBackend(t, func(t *testing.T, s *testServer) {

@@ -414,7 +414,7 @@ func (c *liveConn) expectAdded(id, postID string, within time.Duration, what str
 // feed, and (in push and hybrid modes) the reader's inbox exists, which the
 // subscription builds after it listens. Fan-out announces new entries only
 // to readers who have an inbox (the names are the engine's: see
-// feed/keys.go); an entry fanned out before the inbox is built is in the
+// feed/internal/keyspace/keys.go); an entry fanned out before the inbox is built is in the
 // feed, found by the build, but announced to no one. For the subscriptions
 // that send nothing at once.
 func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.Duration) {

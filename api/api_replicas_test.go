@@ -15,7 +15,7 @@ import (
 )
 
 // Read replicas with replication stopped (store/replicas.go,
-// feed/replicas.go). Both tests stop the replica that
+// feed/replicas/replicas.go). Both tests stop the replica that
 // testenv.StoppableReplica keeps for them, so neither runs in parallel.
 
 // TestReplicaStoppedKeepsOwnWrites: with the replica's replication stopped

@@ -398,7 +398,7 @@ func (c config) check() error {
 		return fmt.Errorf("-gogc (GOGC) must be %d to %d", MinGOGC, MaxGOGC)
 	}
 	// A brace in the prefix would be the hash tag of every key, and put all
-	// of them in one Redis Cluster slot (see feed/keys.go).
+	// of them in one Redis Cluster slot (see feed/internal/keyspace/keys.go).
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
 		return fmt.Errorf("-key-prefix %q must not contain { or }: on Redis Cluster every key would share one slot", c.KeyPrefix)
 	}

@@ -29,7 +29,7 @@ var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, Repost
 const SeedPassword = "demo-password"
 
 // seedIDNode is the id node number (see feed/ids) of the rows the seed
-// writes in bulk: no server leases it while fewer than feed.MaxNodes
+// writes in bulk: no server leases it while fewer than ids.MaxNodes
 // instances run, so the seed's ids cannot meet a server's. (The benchmark's
 // bulk load takes it too, in a database of its own.)
 const seedIDNode = ids.MaxNodes - 1

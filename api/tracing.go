@@ -38,7 +38,7 @@ import (
 // Spans: the HTTP request (otelhttp), the GraphQL operation and the
 // resolvers' fields (graphqlTracing and fieldHooks), each Redis command and
 // pipeline (redisotel), each SQL statement (gorm's plugin), and the fan-out
-// of a change across instances (feed/tracing.go).
+// of a change across instances (feed/fanout/tracing.go).
 
 // TracingShutdownTimeout bounds the flush of the spans still buffered when
 // the server stops.

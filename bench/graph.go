@@ -10,7 +10,7 @@ package main
 // popularity weight, capped so that no ordinary user comes near the
 // celebrity threshold. Posts are spread over the last 30 days, with about 10%
 // reposts of followees' posts. IDs come from the service's own layout
-// (feed.IDAt plus a node number no server uses), so the server treats the
+// (ids.IDAt plus a node number no server uses), so the server treats the
 // rows as its own.
 
 import (

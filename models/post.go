@@ -17,7 +17,7 @@ type Post struct {
 	// highest they were given.
 	Version int64 `gorm:"not null;default:0"`
 	// Reposts are the live reposts of an original, oldest first, as the
-	// cache copies keep them (feed/cache.go); RepostsKept says the list is
+	// cache copies keep them (feed/cache/copies.go); RepostsKept says the list is
 	// whole. Not a column: a post loaded from MySQL alone has neither.
 	Reposts     []Repost `gorm:"-"`
 	RepostsKept bool     `gorm:"-"`

@@ -6,8 +6,8 @@ import (
 )
 
 // UnreadCountCost is the price of FeedConnection.unreadCount: a count reads
-// the viewer's row and up to feed.MaxUnreadCount inbox keys, priced like a
-// default page (feed.DefaultPageSize) of one field each. It is computed once
+// the viewer's row and up to config.MaxUnreadCount inbox keys, priced like a
+// default page (config.DefaultPageSize) of one field each. It is computed once
 // per response (dataloader.Loaders.UnreadCount), so aliases do not repeat
 // it; each is priced all the same, with the feed page it reads.
 const UnreadCountCost = 20

@@ -17,7 +17,7 @@ import (
 // interval (the first holds the start-up) AND it rose in each of the last
 // growthRises intervals. A series that levels off, or steps up once and
 // stays, passes; one that keeps climbing fails. The fan-out stream is
-// trimmed to the entries in flight (feed/streamtrim.go), a number that
+// trimmed to the entries in flight (feed/fanout/streamtrim.go), a number that
 // rises and falls with the load and sits near zero when it is light, where
 // the rule's ratio means nothing; so its length (the feed_stream_length_entries
 // gauge reports the same) and memory are printed on every row apart, not

@@ -153,7 +153,7 @@ func migrateV1(db *gorm.DB) error {
 
 // Version 2: a row version on users and posts, moved by every update of
 // the row in the same statement, so that the Redis copies of a row (see
-// feed/cache.go) keep the newest of two writes that race.
+// feed/cache/copies.go) keep the newest of two writes that race.
 func migrateV2(db *gorm.DB) error {
 	for _, table := range []string{"users", "posts"} {
 		if err := db.Exec("ALTER TABLE " + table + " ADD COLUMN version BIGINT NOT NULL DEFAULT 0").Error; err != nil {
@@ -210,7 +210,7 @@ func migrateV5(db *gorm.DB) error {
 }
 
 // Version 6: the trace context of an outbox event's change (see
-// feed/tracing.go); events written before it have none.
+// feed/fanout/tracing.go); events written before it have none.
 func migrateV6(db *gorm.DB) error {
 	return db.Exec("ALTER TABLE outbox_events ADD COLUMN trace_parent VARCHAR(64) NOT NULL DEFAULT ''").Error
 }
