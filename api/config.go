@@ -247,7 +247,11 @@ func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
 	var text textSettings
 	text.replicaDSNs = c.backendFlags(fs)
 	text.trustedProxies = c.clientFlags(fs)
-	c.engineFlags(fs)
+	c.feedFlags(fs)
+	c.fanoutFlags(fs)
+	c.cacheFlags(fs)
+	c.homeFlags(fs)
+	c.websocketFlags(fs)
 	text.mutationRate, text.authRate = c.requestFlags(fs)
 	c.hardeningConfig.flags(fs)
 	return fs, text
@@ -293,9 +297,9 @@ func (c *config) clientFlags(fs *flag.FlagSet) (trustedProxies *string) {
 	return trustedProxies
 }
 
-// engineFlags registers the feed engine's settings: the feed mode, the
-// inboxes and the fan-out, the cache tiers, page jumps and home entries.
-func (c *config) engineFlags(fs *flag.FlagSet) {
+// feedFlags registers how feeds are built and read: the feed mode, the
+// celebrity threshold, the inboxes, page jumps and followee reads.
+func (c *config) feedFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feedconfig.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feedconfig.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feedconfig.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
@@ -303,12 +307,23 @@ func (c *config) engineFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feedconfig.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
 	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feedconfig.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
 	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feedconfig.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
+}
+
+// fanoutFlags registers the fan-out of new posts to inboxes: task size,
+// workers, the fan-out stream and its dispatcher.
+func (c *config) fanoutFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feedconfig.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feedconfig.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
 	fs.IntVar(&c.StreamReplicas, "stream-replicas", envInt("STREAM_REPLICAS", feedconfig.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
 	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", envDuration("STREAM_REPLICA_TIMEOUT", feedconfig.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
 	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
+}
+
+// cacheFlags registers the cache tiers (the local copies, the Redis copies
+// of posts and users), with the loader wait, the rate-limit warning
+// interval and the garbage collector's target that stand among them.
+func (c *config) cacheFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feedconfig.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
 	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
@@ -318,16 +333,26 @@ func (c *config) engineFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.IntVar(&c.GOGC, "gogc", envInt("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
+}
+
+// homeFlags registers the home connection's promoted posts and suggested
+// users.
+func (c *config) homeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feedconfig.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
 	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feedconfig.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
 }
 
-// requestFlags registers what one request or websocket may ask: the
-// document limits, batches, persisted queries, rates and the websocket's
-// timers. It returns the two rates, read as text.
-func (c *config) requestFlags(fs *flag.FlagSet) (mutationRate, authRate *string) {
+// websocketFlags registers the websocket's timers: the keep-alive ping and
+// the wait for connection_init.
+func (c *config) websocketFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
 	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
+}
+
+// requestFlags registers what one request may ask: the document limits,
+// batches, persisted queries and rates. It returns the two rates, read as
+// text.
+func (c *config) requestFlags(fs *flag.FlagSet) (mutationRate, authRate *string) {
 	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
 	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", envInt("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
 	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
