@@ -91,8 +91,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	e.ids = gen
 	e.d = &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: e.keys, Log: log, Metrics: e.metrics, Now: e.now, IDs: gen, WarnRedis: e.warnCache}
-	e.pub = live.NewPublisher(e.d)
-	e.rep = replicas.New(e.d)
+	e.pub = live.NewPublisher(rdb, e.keys, log)
+	e.rep = replicas.New(st, rdb, e.keys, e.warnCache)
 	e.cache = cache.New(e.d, e.pub, e.rep)
 	e.pull = pull.New(e.d, e.cache)
 	e.inboxes = inbox.New(e.d, e.cache, e.rep, e.pull)

@@ -64,22 +64,47 @@ type Write struct {
 // PostsBelowLocal loads posts from their Redis copies, and the misses from
 // MySQL, writing those back. Unknown ids are left out.
 func (c *Tiers) PostsBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.Post, error) {
+	return belowLocal(ctx, c, c.postCopies, ids)
+}
+
+// UsersBelowLocal loads users from their Redis copies (info and counts),
+// and the users missing either from MySQL, writing both back. Unknown ids
+// are left out.
+func (c *Tiers) UsersBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.User, error) {
+	return belowLocal(ctx, c, c.userCopies, ids)
+}
+
+// copies is how one kind of value is copied in Redis.
+type copies[V any] struct {
+	kind string // the metrics' label: metrics.KindPost or KindUser
+	// queue queues, on pipe, the reads of id's copies; the function it
+	// returns decodes them once pipe ran (redis.Nil: a copy is missing).
+	queue func(ctx context.Context, pipe redis.Pipeliner, id int64) func() (V, error)
+	// load reads the values of ids from MySQL.
+	load func(ctx context.Context, ids []int64) ([]V, error)
+	// id is a value's id, and writes its copies.
+	id     func(V) int64
+	writes func(V) []Write
+}
+
+// belowLocal loads ids of k's kind from their Redis copies in one
+// pipeline, and the misses from MySQL in one batch, writing those back.
+func belowLocal[V any](ctx context.Context, c *Tiers, k copies[V], ids []int64) (map[int64]V, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	out := make(map[int64]*models.Post, len(ids))
+	out := make(map[int64]V, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	pipe := c.d.Redis.Pipeline()
-	cmds := make([]*redis.StringCmd, len(ids))
+	reads := make([]func() (V, error), len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.Get(ctx, c.d.Keys.CachedPost(id))
+		reads[i] = k.queue(ctx, pipe, id)
 	}
 	pipe.Exec(ctx) // each command's error is read below
 	var missing []int64
 	var failure error
-	hits := 0
-	for i, cmd := range cmds {
-		b, err := cmd.Bytes()
+	for i, read := range reads {
+		v, err := read()
 		if err != nil {
 			if !errors.Is(err, redis.Nil) {
 				failure = err
@@ -87,36 +112,72 @@ func (c *Tiers) PostsBelowLocal(ctx context.Context, ids []int64) (map[int64]*mo
 			missing = append(missing, ids[i])
 			continue
 		}
-		p, err := decodePost(ids[i], b)
-		if err != nil {
-			failure = err
-			missing = append(missing, ids[i])
-			continue
-		}
-		out[p.ID] = p
-		hits++
+		out[ids[i]] = v
 	}
-	c.countLookups(metrics.KindPost, hits, len(missing), failure)
+	c.countLookups(k.kind, len(out), len(missing), failure)
 	if len(missing) == 0 {
 		return out, nil
 	}
 	start := time.Now()
-	posts, err := c.loadPosts(c.rep.FillContext(ctx), missing)
+	loaded, err := k.load(ctx, missing)
 	if err != nil {
 		return nil, err
 	}
-	writes := make([]Write, 0, len(posts))
-	for _, p := range posts {
-		out[p.ID] = p
-		writes = append(writes, c.PostWrite(p))
+	writes := make([]Write, 0, 2*len(loaded))
+	for _, v := range loaded {
+		out[k.id(v)] = v
+		writes = append(writes, k.writes(v)...)
 	}
 	if failure == nil {
 		// After a failed read Redis is likely away: writing back would
 		// only add its timeout to the read.
 		c.WriteCached(ctx, writes)
 	}
-	c.d.Metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindPost).Observe(time.Since(start).Seconds())
+	c.d.Metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, k.kind).Observe(time.Since(start).Seconds())
 	return out, nil
+}
+
+// postCopiesOf are the Redis copies of posts: one key each.
+func (c *Tiers) postCopiesOf() copies[*models.Post] {
+	return copies[*models.Post]{
+		kind: metrics.KindPost,
+		queue: func(ctx context.Context, pipe redis.Pipeliner, id int64) func() (*models.Post, error) {
+			cmd := pipe.Get(ctx, c.d.Keys.CachedPost(id))
+			return func() (*models.Post, error) {
+				b, err := cmd.Bytes()
+				if err != nil {
+					return nil, err
+				}
+				return decodePost(id, b)
+			}
+		},
+		load: func(ctx context.Context, ids []int64) ([]*models.Post, error) {
+			return c.loadPosts(c.rep.FillContext(ctx), ids)
+		},
+		id:     func(p *models.Post) int64 { return p.ID },
+		writes: func(p *models.Post) []Write { return []Write{c.PostWrite(p)} },
+	}
+}
+
+// userCopiesOf are the Redis copies of users: two keys each, info and counts.
+func (c *Tiers) userCopiesOf() copies[*models.User] {
+	return copies[*models.User]{
+		kind: metrics.KindUser,
+		queue: func(ctx context.Context, pipe redis.Pipeliner, id int64) func() (*models.User, error) {
+			info, counts := pipe.Get(ctx, c.d.Keys.CachedUserInfo(id)), pipe.Get(ctx, c.d.Keys.CachedUserCounts(id))
+			return func() (*models.User, error) { return DecodeUser(id, info, counts) }
+		},
+		load: func(ctx context.Context, ids []int64) ([]*models.User, error) {
+			users, err := c.d.Store.UsersByIDs(c.rep.FillContext(ctx, ids...), ids)
+			for _, u := range users {
+				// A miss returns what a hit returns: the copies keep neither.
+				u.PasswordHash, u.LastActiveAt = "", time.Time{}
+			}
+			return users, err
+		},
+		id:     func(u *models.User) int64 { return u.ID },
+		writes: c.UserWrites,
+	}
 }
 
 // loadPosts loads posts from MySQL with the lists of live reposts their
@@ -158,61 +219,6 @@ func (c *Tiers) loadPosts(ctx context.Context, ids []int64) ([]*models.Post, err
 		}
 	}
 	return posts, nil
-}
-
-// UsersBelowLocal loads users from their Redis copies (info and counts),
-// and the users missing either from MySQL, writing both back. Unknown ids
-// are left out.
-func (c *Tiers) UsersBelowLocal(ctx context.Context, ids []int64) (map[int64]*models.User, error) {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	out := make(map[int64]*models.User, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	pipe := c.d.Redis.Pipeline()
-	infos := make([]*redis.StringCmd, len(ids))
-	counts := make([]*redis.StringCmd, len(ids))
-	for i, id := range ids {
-		infos[i] = pipe.Get(ctx, c.d.Keys.CachedUserInfo(id))
-		counts[i] = pipe.Get(ctx, c.d.Keys.CachedUserCounts(id))
-	}
-	pipe.Exec(ctx) // each command's error is read below
-	var missing []int64
-	var failure error
-	hits := 0
-	for i := range ids {
-		u, err := DecodeUser(ids[i], infos[i], counts[i])
-		if err != nil {
-			if !errors.Is(err, redis.Nil) {
-				failure = err
-			}
-			missing = append(missing, ids[i])
-			continue
-		}
-		out[u.ID] = u
-		hits++
-	}
-	c.countLookups(metrics.KindUser, hits, len(missing), failure)
-	if len(missing) == 0 {
-		return out, nil
-	}
-	start := time.Now()
-	users, err := c.d.Store.UsersByIDs(c.rep.FillContext(ctx, missing...), missing)
-	if err != nil {
-		return nil, err
-	}
-	writes := make([]Write, 0, 2*len(users))
-	for _, u := range users {
-		// A miss returns what a hit returns: the copies keep neither.
-		u.PasswordHash, u.LastActiveAt = "", time.Time{}
-		out[u.ID] = u
-		writes = append(writes, c.UserWrites(u)...)
-	}
-	if failure == nil {
-		c.WriteCached(ctx, writes)
-	}
-	c.d.Metrics.CacheFillSeconds.WithLabelValues(metrics.TierRedis, metrics.KindUser).Observe(time.Since(start).Seconds())
-	return out, nil
 }
 
 // countLookups counts a batch's lookups; with a failure, every miss counts

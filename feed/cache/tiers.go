@@ -26,6 +26,9 @@ type Tiers struct {
 	rep   *replicas.Router
 	users *Tier[*models.User]
 	posts *Tier[*models.Post]
+	// userCopies and postCopies read and write their Redis copies.
+	userCopies copies[*models.User]
+	postCopies copies[*models.Post]
 	// others are the local tiers of other parts of the engine (the
 	// celebrities' outboxes), by kind, which the invalidate channel's
 	// messages drop too.
@@ -44,11 +47,13 @@ type Dropper interface {
 // positive).
 func New(d *deps.Deps, pub *live.Publisher, rep *replicas.Router) *Tiers {
 	cfg := d.Cfg
-	return &Tiers{d: d, pub: pub, rep: rep,
+	c := &Tiers{d: d, pub: pub, rep: rep,
 		users:  NewTier(metrics.KindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, d.Metrics),
 		posts:  NewTier(metrics.KindPost, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, postBytes, d.Metrics),
 		others: map[string]Dropper{},
 	}
+	c.userCopies, c.postCopies = c.userCopiesOf(), c.postCopiesOf()
+	return c
 }
 
 // Register has the invalidation messages of kind drop from t. Call it

@@ -111,8 +111,8 @@ func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 	cfg := config.Config{KeyPrefix: prefix, HomeInsertEvery: 5}.WithDefaults()
 	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
 		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
-	rep := replicas.New(d)
-	c := cache.New(d, live.NewPublisher(d), rep)
+	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
+	c := cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := pull.New(d, c)
 	x := inbox.New(d, c, rep, f)
 	o := outbox.New(d, c)

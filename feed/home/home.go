@@ -140,6 +140,22 @@ func (p *pendingInsertions) finish(ctx context.Context) ([]insertion, error) {
 // drop waits for the read, so that its goroutine ends with the request.
 func (p *pendingInsertions) drop() { <-p.read }
 
+// feedAndInsertions reads the viewer's feed page of args and, meanwhile,
+// what the page's slots may show.
+func (x *Mixer) feedAndInsertions(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, []insertion, error) {
+	insertions := x.startInsertions(ctx, viewerID)
+	page, err := x.reads.Feed(ctx, viewerID, args)
+	if err != nil {
+		insertions.drop()
+		return nil, nil, err
+	}
+	cands, err := insertions.finish(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return page, cands, nil
+}
+
 func (x *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
 	n := x.d.Cfg.HomeInsertEvery
 	st := homeState{}
@@ -150,13 +166,7 @@ func (x *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after
 		feedAfter = &c
 	}
 	k := fetchSize(size)
-	insertions := x.startInsertions(ctx, viewerID)
-	page, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
-	if err != nil {
-		insertions.drop()
-		return nil, nil, err
-	}
-	cands, err := insertions.finish(ctx)
+	page, cands, err := x.feedAndInsertions(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,13 +244,7 @@ func (x *Mixer) homeBackward(ctx context.Context, viewerID int64, size int, befo
 		feedBefore = &c
 	}
 	k := fetchSize(size)
-	insertions := x.startInsertions(ctx, viewerID)
-	page, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
-	if err != nil {
-		insertions.drop()
-		return nil, nil, err
-	}
-	cands, err := insertions.finish(ctx)
+	page, cands, err := x.feedAndInsertions(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,20 +2,28 @@ package live
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/redisx"
 )
 
 // Publisher publishes the messages of the channels the hubs listen to.
-type Publisher struct{ d *deps.Deps }
+type Publisher struct {
+	rdb  redis.UniversalClient
+	keys keyspace.Keys
+	log  *slog.Logger
+}
 
-// NewPublisher publishes through d's Redis.
-func NewPublisher(d *deps.Deps) *Publisher { return &Publisher{d: d} }
+// NewPublisher publishes through rdb on the channels keys names, logging
+// what it could not publish to log.
+func NewPublisher(rdb redis.UniversalClient, keys keyspace.Keys, log *slog.Logger) *Publisher {
+	return &Publisher{rdb: rdb, keys: keys, log: log}
+}
 
 // Publish tells a channel's listeners, on every instance, of a change. A
 // lost message costs a late red dot, never data: it is only logged. On a
@@ -23,20 +31,20 @@ func NewPublisher(d *deps.Deps) *Publisher { return &Publisher{d: d} }
 func (p *Publisher) Publish(ctx context.Context, channel, message string) {
 	var err error
 	if p.sharded(channel) {
-		err = p.d.Redis.SPublish(ctx, channel, message).Err()
+		err = p.rdb.SPublish(ctx, channel, message).Err()
 	} else {
-		err = p.d.Redis.Publish(ctx, channel, message).Err()
+		err = p.rdb.Publish(ctx, channel, message).Err()
 	}
 	if err != nil && ctx.Err() == nil {
-		p.d.Log.WarnContext(ctx, "publish", "channel", channel, "err", err)
+		p.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
 	}
 }
 
 // sharded reports whether channel is a sharded one: on a Redis Cluster,
 // every channel but the broadcast ones.
 func (p *Publisher) sharded(channel string) bool {
-	k := p.d.Keys
-	return redisx.OnCluster(p.d.Redis) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel()
+	k := p.keys
+	return redisx.OnCluster(p.rdb) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel()
 }
 
 // AddMessage is the message of an entry that entered a feed: "add <post> <key>".

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -31,8 +32,9 @@ import (
 // outbox's members from the lowest original up.
 func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
-	d := &deps.Deps{Cfg: config.Config{InboxTTL: time.Hour}.WithDefaults(), Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New()}
-	o := New(d, cache.New(d, live.NewPublisher(d), replicas.New(d)))
+	d := &deps.Deps{Cfg: config.Config{InboxTTL: time.Hour}.WithDefaults(), Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New(),
+		Log: slog.New(slog.DiscardHandler), WarnRedis: func(string, error) {}}
+	o := New(d, cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)))
 	t.Cleanup(o.Stop)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))

@@ -41,16 +41,23 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
 	"feedservice/internal/viewer"
 	"feedservice/store"
 )
 
 // Router sends the lag-tolerant reads to the replicas when it may.
-type Router struct{ d *deps.Deps }
+type Router struct {
+	store *store.Store
+	rdb   redis.UniversalClient // where the marks of recent writes are
+	keys  keyspace.Keys
+	warn  func(msg string, err error) // a failure to mark a write
+}
 
-// New is the router of d's store.
-func New(d *deps.Deps) *Router { return &Router{d: d} }
+// New routes the reads of st, keeping the marks of recent writes in rdb.
+func New(st *store.Store, rdb redis.UniversalClient, keys keyspace.Keys, warn func(msg string, err error)) *Router {
+	return &Router{store: st, rdb: rdb, keys: keys, warn: warn}
+}
 
 // rebuildFreshWait is how long a rebuild waits for the replicas to hold
 // what was committed before its lock: two polls.
@@ -58,27 +65,27 @@ const rebuildFreshWait = 2 * store.ReplicaPollInterval
 
 // readYourWritesTTL is how long a write keeps its users' lag-tolerant reads
 // on the primary.
-func (r *Router) readYourWritesTTL() time.Duration { return 2 * r.d.Store.ReplicaMaxLag() }
+func (r *Router) readYourWritesTTL() time.Duration { return 2 * r.store.ReplicaMaxLag() }
 
 // MarkWrote records that users (and the viewer) changed just now.
 func (r *Router) MarkWrote(ctx context.Context, users []int64) {
-	if !r.d.Store.HasReplicas() {
+	if !r.store.HasReplicas() {
 		return
 	}
 	ids := concerned(ctx, users)
-	pipe := r.d.Redis.Pipeline()
+	pipe := r.rdb.Pipeline()
 	for _, id := range ids {
-		pipe.Set(ctx, r.d.Keys.RecentWrite(id), 1, r.readYourWritesTTL())
+		pipe.Set(ctx, r.keys.RecentWrite(id), 1, r.readYourWritesTTL())
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		r.d.WarnRedis("mark a write for read-your-writes; the replicas' lag bound still holds", err)
+		r.warn("mark a write for read-your-writes; the replicas' lag bound still holds", err)
 	}
 }
 
 // Lagging allows ctx's reads to go to a replica unless the viewer or one of
 // users wrote lately (or Redis cannot tell).
 func (r *Router) Lagging(ctx context.Context, users ...int64) context.Context {
-	if !r.d.Store.HasReplicas() || r.wroteLately(ctx, users) {
+	if !r.store.HasReplicas() || r.wroteLately(ctx, users) {
 		return ctx
 	}
 	return store.AllowReplica(ctx)
@@ -86,7 +93,7 @@ func (r *Router) Lagging(ctx context.Context, users ...int64) context.Context {
 
 // LaggingSince is Lagging for a read that must see every commit before t.
 func (r *Router) LaggingSince(ctx context.Context, t time.Time, users ...int64) context.Context {
-	if !r.d.Store.HasReplicas() || r.wroteLately(ctx, users) || !r.d.Store.WaitFresh(ctx, t, rebuildFreshWait) {
+	if !r.store.HasReplicas() || r.wroteLately(ctx, users) || !r.store.WaitFresh(ctx, t, rebuildFreshWait) {
 		return ctx
 	}
 	return store.AllowReplicaSince(ctx, t)
@@ -94,10 +101,10 @@ func (r *Router) LaggingSince(ctx context.Context, t time.Time, users ...int64) 
 
 func (r *Router) wroteLately(ctx context.Context, users []int64) bool {
 	ids := concerned(ctx, users)
-	pipe := r.d.Redis.Pipeline()
+	pipe := r.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.Exists(ctx, r.d.Keys.RecentWrite(id))
+		cmds[i] = pipe.Exists(ctx, r.keys.RecentWrite(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return true
