@@ -118,8 +118,28 @@ func (t *Tier[V]) GetMany(ctx context.Context, ids []int64, load func(context.Co
 	if t == nil {
 		return load(ctx, ids)
 	}
-	out := make(map[int64]V, len(ids))
-	var missing []int64
+	out, missing := t.lookUp(ids)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	epoch, owned, joined := t.claim(missing)
+	if len(owned) > 0 {
+		if err := t.fill(ctx, load, epoch, owned, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(joined) > 0 {
+		if err := t.await(ctx, load, joined, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lookUp returns the values of ids the tier holds, and the ids it misses
+// (each once), counting both.
+func (t *Tier[V]) lookUp(ids []int64) (out map[int64]V, missing []int64) {
+	out = make(map[int64]V, len(ids))
 	asked := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		if asked[id] {
@@ -133,16 +153,17 @@ func (t *Tier[V]) GetMany(ctx context.Context, ids []int64, load func(context.Co
 		}
 	}
 	t.hits.Add(float64(len(out)))
-	if len(missing) == 0 {
-		return out, nil
-	}
 	t.misses.Add(float64(len(missing)))
+	return out, missing
+}
 
+// claim starts a fill of each of missing that no reader is filling since
+// the last drop (owned), and joins the fills of the others (joined).
+func (t *Tier[V]) claim(missing []int64) (epoch uint64, owned, joined map[int64]*flight[V]) {
 	t.mu.Lock()
-	epoch := t.epoch
-	var mine []int64
-	owned := map[int64]*flight[V]{}
-	joined := map[int64]*flight[V]{}
+	defer t.mu.Unlock()
+	epoch = t.epoch
+	owned, joined = map[int64]*flight[V]{}, map[int64]*flight[V]{}
 	for _, id := range missing {
 		if f := t.flights[id]; f != nil && f.epoch == epoch {
 			joined[id] = f
@@ -151,60 +172,70 @@ func (t *Tier[V]) GetMany(ctx context.Context, ids []int64, load func(context.Co
 		f := &flight[V]{done: make(chan struct{}), epoch: epoch}
 		t.flights[id] = f
 		owned[id] = f
+	}
+	return epoch, owned, joined
+}
+
+// fill loads the owned keys in one call, hands the values to the readers
+// that joined, adds them to out and, unless a drop came meanwhile, primes
+// the tier with them.
+func (t *Tier[V]) fill(ctx context.Context, load func(context.Context, []int64) (map[int64]V, error), epoch uint64, owned map[int64]*flight[V], out map[int64]V) error {
+	mine := make([]int64, 0, len(owned))
+	for id := range owned {
 		mine = append(mine, id)
 	}
-	t.mu.Unlock()
-
-	if len(mine) > 0 {
-		start := time.Now()
-		got, err := load(ctx, mine)
-		t.fillDur.Observe(time.Since(start).Seconds())
-		t.mu.Lock()
-		prime := err == nil && t.epoch == epoch
-		for id, f := range owned {
-			f.value, f.found = got[id]
-			f.err = err
-			if t.flights[id] == f {
-				delete(t.flights, id)
-			}
-			if f.found {
-				out[id] = f.value
-				if prime {
-					t.cache.Set(id, f.value)
-				}
-			}
-			close(f.done)
+	start := time.Now()
+	got, err := load(ctx, mine)
+	t.fillDur.Observe(time.Since(start).Seconds())
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prime := err == nil && t.epoch == epoch
+	for id, f := range owned {
+		f.value, f.found = got[id]
+		f.err = err
+		if t.flights[id] == f {
+			delete(t.flights, id)
 		}
-		t.mu.Unlock()
-		if err != nil {
-			return nil, err
+		if f.found {
+			out[id] = f.value
+			if prime {
+				t.cache.Set(id, f.value)
+			}
 		}
+		close(f.done)
 	}
+	return err
+}
 
+// await waits for the fills other readers own and adds their values to
+// out; the keys whose fill failed are loaded again, here: the filler's
+// failure (its context, say) need not be this reader's.
+func (t *Tier[V]) await(ctx context.Context, load func(context.Context, []int64) (map[int64]V, error), joined map[int64]*flight[V], out map[int64]V) error {
 	var again []int64
 	for id, f := range joined {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		switch {
 		case f.err != nil:
-			again = append(again, id) // the filler's failure (its context, say) need not be this reader's
+			again = append(again, id)
 		case f.found:
 			out[id] = f.value
 		}
 	}
-	if len(again) > 0 {
-		got, err := load(ctx, again)
-		if err != nil {
-			return nil, err
-		}
-		for id, v := range got {
-			out[id] = v
-		}
+	if len(again) == 0 {
+		return nil
 	}
-	return out, nil
+	got, err := load(ctx, again)
+	if err != nil {
+		return err
+	}
+	for id, v := range got {
+		out[id] = v
+	}
+	return nil
 }
 
 // Drop forgets ids, and makes the fills in progress neither prime the tier

@@ -222,6 +222,15 @@ type candidate struct {
 	celeb    []inbox.Source // celebrity arrivals seen in outboxes
 }
 
+// fromInbox records that c is in the inbox as it: at its score, brought
+// by its sources there (none stands for its author alone).
+func (c *candidate) fromInbox(it inbox.Item) {
+	c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
+	if c.recorded == nil {
+		c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
+	}
+}
+
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
 func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
@@ -269,39 +278,16 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 
 // mergePass is one attempt of fetchMerged; reordered says a repair moved an
 // entry into the range this pass already read, so it must be read again.
+// Each round reads the sources beyond bound, places their candidates and
+// emits those in the part of the window every source covered, until the
+// page is full or the window is read to its end.
 func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
 	var emitted []pull.Entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
-		// The followed celebrities' outboxes, from this instance's copies
-		// (see outbox/copies.go); then the inbox, with the posts those hold
-		// looked up in it, in one round trip: the early one when
-		// loadState made it, with the posts it guessed.
-		copies, err := x.outboxes.Copies(ctx, r.celebs)
-		if err != nil {
-			return nil, 0, false, redisx.Fail(err)
-		}
-		outboxes := make([]*outbox.Copy, len(r.celebs))
-		var lookups []int64
-		for k, celeb := range r.celebs {
-			if outboxes[k] = copies[celeb]; outboxes[k] == nil {
-				return nil, 0, false, redisx.Fail(fmt.Errorf("no outbox of %d", celeb))
-			}
-			for _, it := range outboxes[k].Page(older, bound, want) {
-				lookups = append(lookups, it.OriginalID)
-			}
-		}
-		lookups = slices.Compact(slices.Sorted(slices.Values(lookups)))
-		var page inbox.Page
-		inboxCmd, asked := r.takeEarly(older, bound, want)
-		if inboxCmd != nil {
-			page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
-		} else {
-			asked = lookups
-			page, err = x.inboxes.Read(ctx, r.id, older, bound, want, asked)
-		}
+		src, err := x.readRound(ctx, r, older, bound, want)
 		if errors.Is(err, inbox.ErrNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := x.inboxes.Ensure(ctx, r.id); err != nil {
@@ -310,108 +296,14 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 			continue
 		}
 		if err != nil {
-			return nil, 0, false, redisx.Fail(err)
-		}
-		window = page.Floor
-		// edge is the far end of what every source has fully given: a
-		// source that filled its quota may hold more beyond its last item.
-		edge, full := int64(0), false
-		note := func(n int, last int64) {
-			if n < want {
-				return
-			}
-			if !full || (older && last > edge) || (!older && last < edge) {
-				edge = last
-			}
-			full = true
-		}
-		cands := map[int64]*candidate{}
-		get := func(id int64) *candidate {
-			c := cands[id]
-			if c == nil {
-				c = &candidate{post: id}
-				cands[id] = c
-			}
-			return c
-		}
-		var last int64
-		for _, it := range page.Items {
-			c := get(it.PostID)
-			c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
-			if c.recorded == nil {
-				c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
-			}
-			last = it.Score
-		}
-		note(len(page.Items), last)
-		for k, celeb := range r.celebs {
-			floor, items := outboxes[k].Floor(), outboxes[k].Page(older, bound, want)
-			window = max(window, floor)
-			for _, it := range items {
-				c := get(it.OriginalID)
-				c.celeb = append(c.celeb, inbox.Source{User: celeb, Event: it.PostID})
-				last = it.PostID
-			}
-			note(len(items), last)
-		}
-		// A post seen only in an outbox may sit elsewhere in the inbox, with
-		// arrivals of its own: the inbox read looked up the posts it was
-		// asked to; the others (a guess that missed) are looked up now.
-		for _, it := range page.Looked {
-			if c := cands[it.PostID]; c != nil && !c.inInbox {
-				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
-				if c.recorded == nil {
-					c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
-				}
-			}
-		}
-		var unseen []int64
-		for id, c := range cands {
-			if !c.inInbox {
-				if _, ok := slices.BinarySearch(asked, id); !ok {
-					unseen = append(unseen, id)
-				}
-			}
-		}
-		// Celebrities' reposts of the candidates that their outboxes did
-		// not show in this range may be earlier arrivals: those of the
-		// candidates in the window are in the outboxes too, found in the
-		// copies (the candidates below the window are placed from MySQL,
-		// see exactPositions).
-		var inWindow []int64
-		if len(r.celebs) > 0 {
-			for id := range cands {
-				if id >= window {
-					inWindow = append(inWindow, id)
-				}
-			}
-		}
-		if len(unseen) > 0 {
-			pipe := x.d.Redis.Pipeline()
-			lookup := x.inboxes.Lookup(ctx, pipe, r.id, unseen)
-			pipe.Exec(ctx) // each command's own error is looked at below
-			known, err := lookup()
-			if err != nil {
-				return nil, 0, false, redisx.Fail(err)
-			}
-			for _, it := range known {
-				c := cands[it.PostID]
-				c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
-				if c.recorded == nil {
-					c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
-				}
-			}
-		}
-		arrivals, err := x.outboxes.CopiedReposts(ctx, copies, r.celebs, inWindow)
-		if err != nil {
 			return nil, 0, false, err
 		}
-		for id, list := range arrivals {
-			if c := cands[id]; c != nil {
-				c.celeb = append(c.celeb, list...)
-			}
+		rd := src.gather(r, older, bound, want)
+		window = rd.window
+		if err := x.complete(ctx, r, src, rd); err != nil {
+			return nil, 0, false, err
 		}
-		positions, repairs, err := x.placeCandidates(ctx, r, cands, window)
+		positions, repairs, err := x.placeCandidates(ctx, r, rd.cands, window)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -420,21 +312,9 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 				return nil, 0, false, redisx.Fail(err)
 			}
 		}
-		// The part of the window this round covered: up to edge, or all of
-		// it when every source ran dry.
-		lo, hi := window, bound
-		if !older {
-			lo, hi = bound, math.MaxInt64
-		}
-		if full {
-			if older {
-				lo = max(edge, window)
-			} else {
-				hi = edge
-			}
-		}
+		lo, hi := rd.covered(older, bound)
 		for id, en := range positions {
-			c, pos := cands[id], en.Key
+			c, pos := rd.cands[id], en.Key
 			if c.inInbox && pos != c.score && inRange(pos, start, bound, older) {
 				reordered = true // a repair moved it into what this pass already read
 			}
@@ -443,7 +323,7 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 			}
 		}
 		sortEntries(emitted, older)
-		if !full || (older && lo == window) {
+		if !rd.full || (older && lo == window) {
 			// Every source ran dry, or (paging older) the round reached the
 			// window's floor: the window is read to its end, and what lies
 			// below it is MySQL's. A source that holds more below the floor
@@ -470,6 +350,168 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 	return emitted, window, reordered, nil
 }
 
+// sources is what one merge round read beyond its bound: the followed
+// celebrities' outbox copies (by celebrity, and in the order of
+// readState.celebs), and the inbox page with the posts it was asked to
+// look up beside it.
+type sources struct {
+	copies   map[int64]*outbox.Copy
+	outboxes []*outbox.Copy
+	page     inbox.Page
+	asked    []int64
+}
+
+// readRound reads a round's sources: the followed celebrities' outboxes,
+// from this instance's copies (see outbox/copies.go); then the inbox,
+// with the posts those hold looked up in it, in one round trip: the early
+// one when loadState made it, with the posts it guessed. A missing inbox
+// is inbox.ErrNoInbox; another failure is Redis's (redisx.Error).
+func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound int64, want int) (sources, error) {
+	copies, err := x.outboxes.Copies(ctx, r.celebs)
+	if err != nil {
+		return sources{}, redisx.Fail(err)
+	}
+	src := sources{copies: copies, outboxes: make([]*outbox.Copy, len(r.celebs))}
+	var lookups []int64
+	for k, celeb := range r.celebs {
+		if src.outboxes[k] = copies[celeb]; src.outboxes[k] == nil {
+			return sources{}, redisx.Fail(fmt.Errorf("no outbox of %d", celeb))
+		}
+		for _, it := range src.outboxes[k].Page(older, bound, want) {
+			lookups = append(lookups, it.OriginalID)
+		}
+	}
+	lookups = slices.Compact(slices.Sorted(slices.Values(lookups)))
+	inboxCmd, asked := r.takeEarly(older, bound, want)
+	if inboxCmd != nil {
+		src.page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+	} else {
+		asked = lookups
+		src.page, err = x.inboxes.Read(ctx, r.id, older, bound, want, asked)
+	}
+	src.asked = asked
+	if err != nil && !errors.Is(err, inbox.ErrNoInbox) {
+		err = redisx.Fail(err)
+	}
+	return src, err
+}
+
+// round is what a merge round made of its sources: the candidates, the
+// window (the highest floor of the sources), and how far every source has
+// fully given: edge, the far end of it, when full (a source that filled its
+// quota may hold more beyond its last item).
+type round struct {
+	cands  map[int64]*candidate
+	window int64
+	edge   int64
+	full   bool
+}
+
+// gather collects the candidates of a round's sources.
+func (src sources) gather(r *readState, older bool, bound int64, want int) round {
+	rd := round{cands: map[int64]*candidate{}, window: src.page.Floor}
+	note := func(n int, last int64) {
+		if n < want {
+			return
+		}
+		if !rd.full || (older && last > rd.edge) || (!older && last < rd.edge) {
+			rd.edge = last
+		}
+		rd.full = true
+	}
+	get := func(id int64) *candidate {
+		c := rd.cands[id]
+		if c == nil {
+			c = &candidate{post: id}
+			rd.cands[id] = c
+		}
+		return c
+	}
+	var last int64
+	for _, it := range src.page.Items {
+		get(it.PostID).fromInbox(it)
+		last = it.Score
+	}
+	note(len(src.page.Items), last)
+	for k, celeb := range r.celebs {
+		floor, items := src.outboxes[k].Floor(), src.outboxes[k].Page(older, bound, want)
+		rd.window = max(rd.window, floor)
+		for _, it := range items {
+			c := get(it.OriginalID)
+			c.celeb = append(c.celeb, inbox.Source{User: celeb, Event: it.PostID})
+			last = it.PostID
+		}
+		note(len(items), last)
+	}
+	// A post seen only in an outbox may sit elsewhere in the inbox, with
+	// arrivals of its own: the inbox read looked up the posts it was
+	// asked to; the others (a guess that missed) are looked up by complete.
+	for _, it := range src.page.Looked {
+		if c := rd.cands[it.PostID]; c != nil && !c.inInbox {
+			c.fromInbox(it)
+		}
+	}
+	return rd
+}
+
+// complete looks up in the inbox the candidates the round's inbox read was
+// not asked about, and adds the celebrities' reposts of the candidates in
+// the window that their outboxes did not show in this range: they may be
+// earlier arrivals, found in the copies (the candidates below the window
+// are placed from MySQL, see exactPositions).
+func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd round) error {
+	var unseen, inWindow []int64
+	for id, c := range rd.cands {
+		if !c.inInbox {
+			if _, ok := slices.BinarySearch(src.asked, id); !ok {
+				unseen = append(unseen, id)
+			}
+		}
+		if len(r.celebs) > 0 && id >= rd.window {
+			inWindow = append(inWindow, id)
+		}
+	}
+	if len(unseen) > 0 {
+		pipe := x.d.Redis.Pipeline()
+		lookup := x.inboxes.Lookup(ctx, pipe, r.id, unseen)
+		pipe.Exec(ctx) // each command's own error is looked at below
+		known, err := lookup()
+		if err != nil {
+			return redisx.Fail(err)
+		}
+		for _, it := range known {
+			rd.cands[it.PostID].fromInbox(it)
+		}
+	}
+	arrivals, err := x.outboxes.CopiedReposts(ctx, src.copies, r.celebs, inWindow)
+	if err != nil {
+		return err
+	}
+	for id, list := range arrivals {
+		if c := rd.cands[id]; c != nil {
+			c.celeb = append(c.celeb, list...)
+		}
+	}
+	return nil
+}
+
+// covered is the part of the window a round covered: up to its edge, or
+// all of it when every source ran dry.
+func (rd round) covered(older bool, bound int64) (lo, hi int64) {
+	lo, hi = rd.window, bound
+	if !older {
+		lo, hi = bound, math.MaxInt64
+	}
+	if rd.full {
+		if older {
+			lo = max(rd.edge, rd.window)
+		} else {
+			hi = rd.edge
+		}
+	}
+	return lo, hi
+}
+
 // inRange says whether pos lies between start and the current bound, the
 // part of the feed a pass has already read.
 func inRange(pos, start, bound int64, older bool) bool {
@@ -489,7 +531,7 @@ func sortEntries(es []pull.Entry, older bool) {
 }
 
 // placeCandidates finds each candidate's place in the reader's feed: its
-// earliest live arrival from a source the readState still follows. Candidates
+// earliest live arrival from a source the reader still follows. Candidates
 // that no longer belong get none. It also returns the inbox repairs that
 // take stale sources out.
 func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
@@ -497,45 +539,11 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 	if len(cands) == 0 {
 		return positions, nil, nil
 	}
-	ids := make([]int64, 0, len(cands))
-	for id := range cands {
-		ids = append(ids, id)
-	}
-	events := slices.Clone(ids)
-	for _, c := range cands {
-		for _, s := range c.recorded {
-			events = append(events, s.Event)
-		}
-		for _, s := range c.celeb {
-			events = append(events, s.Event)
-		}
-	}
-	posts, err := x.cache.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
+	live, err := x.livePosts(ctx, r, cands)
 	if err != nil {
 		return nil, nil, err
 	}
-	live := map[int64]*models.Post{}
-	for _, p := range posts {
-		if p != nil && !p.Deleted() {
-			live[p.ID] = p
-			r.posts[p.ID] = p
-		}
-	}
-	var users []int64
-	for id, c := range cands {
-		if o := live[id]; o != nil {
-			users = append(users, o.AuthorID)
-			if id < window {
-				for _, rp := range o.Reposts {
-					users = append(users, rp.AuthorID)
-				}
-			}
-		}
-		for _, s := range c.recorded {
-			users = append(users, s.User)
-		}
-	}
-	followed, err := r.follows(ctx, x, slices.Compact(slices.Sorted(slices.Values(users))))
+	followed, err := r.follows(ctx, x, sourceUsers(cands, live, window))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -549,25 +557,8 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 			}
 			continue
 		}
-		if slices.Contains(r.celebs, o.AuthorID) {
-			c.celeb = append(c.celeb, inbox.Source{User: o.AuthorID, Event: o.ID})
-		}
-		var valid []inbox.Source
-		for _, s := range c.recorded {
-			if s.User == 0 {
-				s.User = o.AuthorID
-			}
-			if followed[s.User] && live[s.Event] != nil {
-				valid = append(valid, s)
-			} else {
-				repairs = append(repairs, inbox.RemoveSource(r.id, id, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
-			}
-		}
-		for _, s := range c.celeb {
-			if live[s.Event] != nil {
-				valid = append(valid, s)
-			}
-		}
+		valid, stale := c.validSources(r, o, live, followed)
+		repairs = append(repairs, stale...)
 		switch {
 		case id < window:
 			older = append(older, olderPost{o, valid})
@@ -585,6 +576,81 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 		}
 	}
 	return positions, repairs, nil
+}
+
+// livePosts loads the candidates and the events of their sources, and
+// returns the live ones by id (which the reader keeps: the page's posts go
+// out with them).
+func (x *Reads) livePosts(ctx context.Context, r *readState, cands map[int64]*candidate) (map[int64]*models.Post, error) {
+	events := make([]int64, 0, 2*len(cands))
+	for id, c := range cands {
+		events = append(events, id)
+		for _, s := range c.recorded {
+			events = append(events, s.Event)
+		}
+		for _, s := range c.celeb {
+			events = append(events, s.Event)
+		}
+	}
+	posts, err := x.cache.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
+	if err != nil {
+		return nil, err
+	}
+	live := map[int64]*models.Post{}
+	for _, p := range posts {
+		if p != nil && !p.Deleted() {
+			live[p.ID] = p
+			r.posts[p.ID] = p
+		}
+	}
+	return live, nil
+}
+
+// sourceUsers are the users whose following decides the candidates'
+// places: the authors of the live ones, their inbox sources, and, for those
+// older than the window, their reposters.
+func sourceUsers(cands map[int64]*candidate, live map[int64]*models.Post, window int64) []int64 {
+	var users []int64
+	for id, c := range cands {
+		if o := live[id]; o != nil {
+			users = append(users, o.AuthorID)
+			if id < window {
+				for _, rp := range o.Reposts {
+					users = append(users, rp.AuthorID)
+				}
+			}
+		}
+		for _, s := range c.recorded {
+			users = append(users, s.User)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(users)))
+}
+
+// validSources are the arrivals of candidate c (live post o) that still
+// count: the inbox's from users the reader follows, of live events, and the
+// celebrities' of live events; stale are the repairs that take the other
+// inbox sources out.
+func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*models.Post, followed map[int64]bool) (valid []inbox.Source, stale []inbox.Change) {
+	if slices.Contains(r.celebs, o.AuthorID) {
+		c.celeb = append(c.celeb, inbox.Source{User: o.AuthorID, Event: o.ID})
+	}
+	for _, s := range c.recorded {
+		if s.User == 0 {
+			s.User = o.AuthorID
+		}
+		if followed[s.User] && live[s.Event] != nil {
+			valid = append(valid, s)
+		} else {
+			stale = append(stale, inbox.RemoveSource(r.id, c.post, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
+		}
+	}
+	for _, s := range c.celeb {
+		if live[s.Event] != nil {
+			valid = append(valid, s)
+		}
+	}
+	return valid, stale
 }
 
 // entryFromSources places a post at its earliest source; the others that
