@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/redisx"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -301,11 +302,7 @@ func (c *Tiers) WriteCached(ctx context.Context, writes []Write) error {
 	pipe.Exec(ctx) // each command's error is read below
 	var failure error
 	for i, cmd := range cmds {
-		err := cmd.Err()
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			err = setIfNewerScript.Run(ctx, c.d.Redis, []string{writes[i].key}, args(writes[i])...).Err()
-		}
-		if err != nil {
+		if err := redisx.Queued(ctx, c.d.Redis, setIfNewerScript, cmd, []string{writes[i].key}, args(writes[i])...).Err(); err != nil {
 			failure = err
 		}
 	}

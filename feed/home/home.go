@@ -73,20 +73,9 @@ type homeItem struct {
 // their slots. It returns the feed page it read as well, whose posts the
 // caller primes its loaders with.
 func (x *Mixer) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
-	if args.First != nil && args.Last != nil {
-		return nil, nil, apperr.BadInput("pass first or last, not both")
-	}
-	size := config.DefaultPageSize
-	for _, n := range []*int{args.First, args.Last} {
-		if n != nil {
-			if *n < 0 {
-				return nil, nil, apperr.BadInput("first and last cannot be negative")
-			}
-			if *n > config.MaxPageSize {
-				return nil, nil, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
-			}
-			size = *n
-		}
+	size, err := args.Size()
+	if err != nil {
+		return nil, nil, err
 	}
 	var after, before *homeState
 	for _, c := range []struct {

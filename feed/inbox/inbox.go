@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/redisx"
 	"feedservice/feed/live"
 
 	"github.com/redis/go-redis/v9"
@@ -278,7 +279,7 @@ func (x *Inboxes) QueueRead(ctx context.Context, pipe redis.Pipeliner, userID in
 // FinishRead is the page a queued inbox read answered, or, when the
 // script was not loaded yet (Redis restarted), the page read again alone.
 func (x *Inboxes) FinishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if redisx.IsNoScript(cmd.Err()) {
 		return x.Read(ctx, userID, older, bound, limit, lookups)
 	}
 	return parseInboxPage(userID, cmd)
@@ -493,15 +494,13 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 		for i, c := range changes {
 			cmds[i] = c.script.For(x.d.Redis).EvalSha(ctx, pipe, x.keys(c.reader), x.args(c)...)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if _, err := pipe.Exec(ctx); err != nil && !redisx.IsNoScript(err) {
 			return applied, err
 		}
 		var again []Change
 		for i, cmd := range cmds {
-			n, err := cmd.Int()
-			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				n, err = changes[i].script.For(x.d.Redis).Run(ctx, x.d.Redis, x.keys(changes[i].reader), x.args(changes[i])...).Int()
-			}
+			c := changes[i]
+			n, err := redisx.Queued(ctx, x.d.Redis, c.script.For(x.d.Redis), cmd, x.keys(c.reader), x.args(c)...).Int()
 			switch {
 			case err != nil:
 				return applied, err

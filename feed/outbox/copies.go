@@ -10,6 +10,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/redisx"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -132,10 +133,7 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 	pipe.Exec(ctx) // each command's own error is looked at below
 	out := make(map[int64]*Copy, len(authors))
 	for i, a := range authors {
-		cmd := cmds[i]
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Redis restarted
-			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, []string{o.d.Keys.Outbox(a)}, ttl)
-		}
+		cmd := redisx.Queued(ctx, o.d.Redis, readWholeOutboxScript, cmds[i], []string{o.d.Keys.Outbox(a)}, ttl)
 		if errors.Is(cmd.Err(), redis.Nil) {
 			// Missing (expired, or Redis lost it): rebuild it from MySQL,
 			// then read it.

@@ -20,16 +20,7 @@ func (a JumpArgs) Size() (int, error) {
 	if a.Offset > config.MaxListOffset {
 		return 0, apperr.BadInput("offset is at most %d", config.MaxListOffset)
 	}
-	if a.First == nil {
-		return config.DefaultPageSize, nil
-	}
-	if *a.First < 0 {
-		return 0, apperr.BadInput("first cannot be negative")
-	}
-	if *a.First > config.MaxPageSize {
-		return 0, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
-	}
-	return *a.First, nil
+	return PageArgs{First: a.First}.Size()
 }
 
 // JumpArgs reads a relation connection's offset argument: nil when the

@@ -24,6 +24,28 @@ type PageArgs struct {
 // page order (Older: descending keys; Newer: ascending).
 type FetchFunc[T any] func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]T, error)
 
+// Size is the page size a asks for: first or last (not both), from 0 to
+// MaxPageSize; DefaultPageSize when neither is given.
+func (a PageArgs) Size() (int, error) {
+	if a.First != nil && a.Last != nil {
+		return 0, apperr.BadInput("pass first or last, not both")
+	}
+	size := config.DefaultPageSize
+	for _, n := range []*int{a.First, a.Last} {
+		if n == nil {
+			continue
+		}
+		if *n < 0 {
+			return 0, apperr.BadInput("first and last cannot be negative")
+		}
+		if *n > config.MaxPageSize {
+			return 0, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
+		}
+		size = *n
+	}
+	return size, nil
+}
+
 // Window is a checked PageArgs: a direction, a size, and the cursor keys
 // (0 where a cursor is absent).
 type Window struct {
@@ -34,24 +56,11 @@ type Window struct {
 
 func (a PageArgs) Window(kind CursorKind) (Window, error) {
 	var w Window
-	if a.First != nil && a.Last != nil {
-		return w, apperr.BadInput("pass first or last, not both")
-	}
-	w.size = config.DefaultPageSize
-	for _, n := range []*int{a.First, a.Last} {
-		if n == nil {
-			continue
-		}
-		if *n < 0 {
-			return w, apperr.BadInput("first and last cannot be negative")
-		}
-		if *n > config.MaxPageSize {
-			return w, apperr.BadInput("first and last are at most %d", config.MaxPageSize)
-		}
-		w.size = *n
+	var err error
+	if w.size, err = a.Size(); err != nil {
+		return w, err
 	}
 	w.backward = a.Last != nil
-	var err error
 	if a.After != nil {
 		if w.after, err = DecodeCursor(kind, *a.After); err != nil {
 			return w, err

@@ -64,3 +64,14 @@ func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err,
 // RebuildLockTTL bounds a rebuild of an inbox or an outbox: a crashed
 // rebuilder frees the lock then.
 const RebuildLockTTL = 10 * time.Second
+
+// Queued is the answer of script, queued on a pipeline as cmd (EvalSha)
+// with keys and args: cmd's own, or, when Redis did not know the script
+// (it restarted, or the node is new), the script's run alone, which loads
+// it.
+func Queued(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, cmd *redis.Cmd, keys []string, args ...any) *redis.Cmd {
+	if IsNoScript(cmd.Err()) {
+		return script.Run(ctx, rdb, keys, args...)
+	}
+	return cmd
+}
