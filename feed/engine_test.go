@@ -93,6 +93,22 @@ func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalCl
 	return te
 }
 
+// startTwoEngines starts two instances on one store and one Redis prefix,
+// as behind a load balancer, and waits until both hubs listen on the
+// invalidate channel, so that each hears every message the other sends
+// from then on.
+func startTwoEngines(t *testing.T, change ...func(*config.Config)) (a, b *testEngine) {
+	t.Helper()
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	a = startTestEngine(t, st, rdb, prefix, change...)
+	b = startTestEngine(t, st, rdb, prefix, change...)
+	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
+		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
+	})
+	return a, b
+}
+
 // stop ends the engine's workers and waits for them.
 func (te *testEngine) stop() {
 	te.cancel()

@@ -70,11 +70,8 @@ func (h *followingReplies) take() []int {
 // another instance, and a rebuild of the set after it was dropped, are
 // seen by the next read.
 func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	push := func(c *config.Config) { c.Mode = config.ModePush }
-	one := startTestEngine(t, st, rdb, prefix, push)
-	two := startTestEngine(t, st, rdb, prefix, push)
+	one, two := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
+	rdb := one.redis
 	replies := &followingReplies{}
 	rdb.AddHook(replies)
 	reader, a, b := one.user("reader"), one.user("alice"), one.user("bob")

@@ -16,14 +16,7 @@ import (
 // made on one reach the other's local tier by message, long before the
 // tier's TTL (an hour here) would.
 func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
-	a := startTestEngine(t, st, rdb, prefix, long)
-	b := startTestEngine(t, st, rdb, prefix, long)
-	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
-		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
-	})
+	a, b := startTwoEngines(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author, reader := a.user("author"), a.user("reader")
 	post := a.post(author, "hello")
