@@ -14,30 +14,11 @@ import (
 )
 
 // followingReplies records the size of the members part of every
-// readerStateScript reply: what of the followee set crossed the wire.
+// readerStateScript reply: what of the followee set crossed the wire. Its
+// note sees every reply (testenv.AfterEachCommand).
 type followingReplies struct {
 	mu    sync.Mutex
 	sizes []int
-}
-
-func (h *followingReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *followingReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.note(cmd)
-		return err
-	}
-}
-
-func (h *followingReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, cmd := range cmds {
-			h.note(cmd)
-		}
-		return err
-	}
 }
 
 func (h *followingReplies) note(cmd redis.Cmder) {
@@ -73,7 +54,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	one, two := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
 	rdb := one.redis
 	replies := &followingReplies{}
-	rdb.AddHook(replies)
+	rdb.AddHook(testenv.AfterEachCommand(replies.note))
 	reader, a, b := one.user("reader"), one.user("alice"), one.user("bob")
 	one.follow(reader, a)
 	one.settle()
