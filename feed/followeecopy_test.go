@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,10 +15,7 @@ import (
 // followingReplies records the size of the members part of every
 // readerStateScript reply: what of the followee set crossed the wire. Its
 // note sees every reply (testenv.AfterEachCommand).
-type followingReplies struct {
-	mu    sync.Mutex
-	sizes []int
-}
+type followingReplies struct{ recorder[int] }
 
 func (h *followingReplies) note(cmd redis.Cmder) {
 	args := cmd.Args()
@@ -31,18 +27,7 @@ func (h *followingReplies) note(cmd redis.Cmder) {
 		return
 	}
 	joined, _ := vals[2].(string)
-	h.mu.Lock()
-	h.sizes = append(h.sizes, len(joined))
-	h.mu.Unlock()
-}
-
-// take returns the sizes recorded since the last take.
-func (h *followingReplies) take() []int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.sizes
-	h.sizes = nil
-	return out
+	h.add(len(joined))
 }
 
 // A reader's followee set crosses the wire only when it changed since this
