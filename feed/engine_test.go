@@ -218,6 +218,21 @@ func (te *testEngine) readFeed(reader int64, pageSize int) []feedItem {
 	return te.pageFeed(reader, pageSize, false, len(te.pulledFeed(reader)), nil)
 }
 
+// checkFeeds reads each reader's whole feed a few entries a page and in
+// one page, and fails the test unless both are want(reader), the feed that
+// source (named in the message) holds.
+func checkFeeds(t testing.TB, te *testEngine, stage, source string, want func(reader int64) []feedItem, readers ...int64) {
+	t.Helper()
+	for _, r := range readers {
+		wanted := want(r)
+		for _, size := range []int{2, 100} {
+			if got := te.readFeed(r, size); !slices.EqualFunc(got, wanted, feedItemEqual) {
+				t.Fatalf("%s: feed of %d, page size %d, differs from %s:\n got %v\nwant %v", stage, r, size, source, got, wanted)
+			}
+		}
+	}
+}
+
 // feedPageTimeout bounds one page read in the tests, so that a read that
 // loops inside the engine fails the test instead of hanging it.
 const feedPageTimeout = time.Minute

@@ -78,14 +78,7 @@ func lcItems(edges []*models.FeedEdge) []feedItem {
 // page and in one page, is the feed pulled from MySQL.
 func lcCheckFeeds(t testing.TB, te *testEngine, stage string, readers ...int64) {
 	t.Helper()
-	for _, r := range readers {
-		want := te.pulledFeed(r)
-		for _, size := range []int{2, 100} {
-			if got := te.readFeed(r, size); !slices.EqualFunc(got, want, feedItemEqual) {
-				t.Fatalf("%s: feed of %d, page size %d:\n got %v\nwant %v", stage, r, size, got, want)
-			}
-		}
-	}
+	checkFeeds(t, te, stage, "the feed pulled from MySQL", te.pulledFeed, readers...)
 }
 
 // lcScore is post's score in reader's inbox; ok is false when the post is
