@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,28 +179,6 @@ func (te *testEngine) deletePost(user, post int64) {
 	if err := te.DeletePost(context.Background(), user, post); err != nil {
 		te.t.Fatalf("delete: %v", err)
 	}
-}
-
-// recorder collects what goroutines of the engine report, until the test
-// takes it.
-type recorder[T any] struct {
-	mu  sync.Mutex
-	got []T
-}
-
-func (r *recorder[T]) add(v T) {
-	r.mu.Lock()
-	r.got = append(r.got, v)
-	r.mu.Unlock()
-}
-
-// take returns what was recorded since the last take.
-func (r *recorder[T]) take() []T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.got
-	r.got = nil
-	return out
 }
 
 // feedItem is one entry of a feed read through the engine.
