@@ -80,15 +80,10 @@ func newBenchEngine(b *testing.B, mode config.Mode) *testEngine {
 // in the middle of its result line, which benchstat then cannot read. So the
 // benchmarks collect the log and hand it to b.Logf when the benchmark ends.
 // (Set only once a benchmark starts: the package's tests run before any.)
-type benchRedisLog struct {
-	mu    sync.Mutex
-	lines []string
-}
+type benchRedisLog struct{ recorder[string] }
 
 func (l *benchRedisLog) Printf(_ context.Context, format string, v ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, v...))
+	l.add(fmt.Sprintf(format, v...))
 }
 
 var (
@@ -101,11 +96,7 @@ var (
 func captureRedisLog(b *testing.B) {
 	benchLogOnce.Do(func() { redis.SetLogger(benchLog) })
 	b.Cleanup(func() {
-		benchLog.mu.Lock()
-		lines := benchLog.lines
-		benchLog.lines = nil
-		benchLog.mu.Unlock()
-		for _, line := range lines {
+		for _, line := range benchLog.take() {
 			b.Logf("go-redis logged: %s", line)
 		}
 	})
@@ -429,14 +420,7 @@ func BenchmarkFanoutTask(b *testing.B) {
 				b.Fatalf("FanoutBatchSize %d, want %d", te.cfg.FanoutBatchSize, batch)
 			}
 			ctx := context.Background()
-			author := benchUsers(te, "author", 1)[0]
-			readers := benchUsers(te, "follower", batch)
-			pairs := make([][2]int64, len(readers))
-			for i, r := range readers {
-				pairs[i] = [2]int64{r, author}
-			}
-			benchFollows(te, pairs)
-			benchRecount(te)
+			author, readers := benchFanoutAudience(te, batch)
 			// An empty inbox is its floor marker "~0" at score -1 (MySQL has
 			// nothing older), with the TTL a read would give it.
 			pipe := te.redis.Pipeline()
@@ -449,15 +433,7 @@ func BenchmarkFanoutTask(b *testing.B) {
 			}
 			b.Logf("mode=%s: author, %d followers and their inboxes set up in %v", mode, batch, time.Since(start).Round(time.Millisecond))
 
-			b.ReportAllocs()
-			for b.Loop() {
-				post := te.ids.Next()
-				t := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
-				if err := te.stream.RunTask(ctx, t); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
+			benchRunFanoutTasks(b, te, author, readers)
 
 			// Every inbox got every post (up to the cap, past which it holds
 			// between the cap and the cap and its slack), beside its marker.
@@ -465,6 +441,38 @@ func BenchmarkFanoutTask(b *testing.B) {
 				int64(min(b.N, te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap))+1))
 		})
 	}
+}
+
+// benchFanoutAudience inserts an author and n followers of theirs, with
+// the counts the API would have kept.
+func benchFanoutAudience(te *testEngine, n int) (author int64, readers []int64) {
+	te.t.Helper()
+	author = benchUsers(te, "author", 1)[0]
+	readers = benchUsers(te, "follower", n)
+	pairs := make([][2]int64, len(readers))
+	for i, r := range readers {
+		pairs[i] = [2]int64{r, author}
+	}
+	benchFollows(te, pairs)
+	benchRecount(te)
+	return author, readers
+}
+
+// benchRunFanoutTasks runs one fan-out task an iteration, a new post of
+// author's added to the inboxes of readers, and reports the inbox entries
+// added a second.
+func benchRunFanoutTasks(b *testing.B, te *testEngine, author int64, readers []int64) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		post := te.ids.Next()
+		task := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
+		if err := te.stream.RunTask(ctx, task); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(readers)*b.N)/b.Elapsed().Seconds(), "entries/s")
 }
 
 // benchWantInboxSizes fails b unless every reader's inbox holds from least

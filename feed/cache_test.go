@@ -66,22 +66,25 @@ func ctLookups(te *testEngine, kind, result string) float64 {
 // Redis copies under it (localtier_test.go has the local tier's).
 func ctQuiet(c *config.Config) { c.Dispatch, c.FanoutWorkers, c.LocalCacheMaxEntries = false, 0, -1 }
 
-func ctPost(t testing.TB, te *testEngine, id int64) *models.Post {
+// ctOne reads the post or user id through read (the engine's Posts or
+// Users), as a request would.
+func ctOne[T any](t testing.TB, read func(context.Context, []int64) ([]*T, error), id int64) *T {
 	t.Helper()
-	posts, err := te.Posts(context.Background(), []int64{id})
+	got, err := read(context.Background(), []int64{id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return posts[0]
+	return got[0]
+}
+
+func ctPost(t testing.TB, te *testEngine, id int64) *models.Post {
+	t.Helper()
+	return ctOne(t, te.Posts, id)
 }
 
 func ctUser(t testing.TB, te *testEngine, id int64) *models.User {
 	t.Helper()
-	users, err := te.Users(context.Background(), []int64{id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return users[0]
+	return ctOne(t, te.Users, id)
 }
 
 // ctSameUser compares what a page shows of a user: the cached copy against

@@ -93,6 +93,22 @@ func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalCl
 	return te
 }
 
+// startTwoEngines starts two instances on one store and one Redis prefix,
+// as behind a load balancer, and waits until both hubs listen on the
+// invalidate channel, so that each hears every message the other sends
+// from then on.
+func startTwoEngines(t *testing.T, change ...func(*config.Config)) (a, b *testEngine) {
+	t.Helper()
+	st := newTestStore(t)
+	rdb, prefix := testenv.Redis(t)
+	a = startTestEngine(t, st, rdb, prefix, change...)
+	b = startTestEngine(t, st, rdb, prefix, change...)
+	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
+		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
+	})
+	return a, b
+}
+
 // stop ends the engine's workers and waits for them.
 func (te *testEngine) stop() {
 	te.cancel()
@@ -177,6 +193,21 @@ type feedItem struct {
 func (te *testEngine) readFeed(reader int64, pageSize int) []feedItem {
 	te.t.Helper()
 	return te.pageFeed(reader, pageSize, false, len(te.pulledFeed(reader)), nil)
+}
+
+// checkFeeds reads each reader's whole feed a few entries a page and in
+// one page, and fails the test unless both are want(reader), the feed that
+// source (named in the message) holds.
+func checkFeeds(t testing.TB, te *testEngine, stage, source string, want func(reader int64) []feedItem, readers ...int64) {
+	t.Helper()
+	for _, r := range readers {
+		wanted := want(r)
+		for _, size := range []int{2, 100} {
+			if got := te.readFeed(r, size); !slices.EqualFunc(got, wanted, feedItemEqual) {
+				t.Fatalf("%s: feed of %d, page size %d, differs from %s:\n got %v\nwant %v", stage, r, size, source, got, wanted)
+			}
+		}
+	}
 }
 
 // feedPageTimeout bounds one page read in the tests, so that a read that

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"feedservice/feed/config"
-	"feedservice/feed/fanout"
 	"feedservice/feed/inbox"
 
 	"github.com/redis/go-redis/v9"
@@ -26,14 +25,7 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	captureRedisLog(b)
 	te := newBenchEngine(b, config.ModePush)
 	ctx := context.Background()
-	author := benchUsers(te, "author", 1)[0]
-	readers := benchUsers(te, "follower", batch)
-	pairs := make([][2]int64, len(readers))
-	for i, r := range readers {
-		pairs[i] = [2]int64{r, author}
-	}
-	benchFollows(te, pairs)
-	benchRecount(te)
+	author, readers := benchFanoutAudience(te, batch)
 	// The same InboxCap older entries (the author's, with no sources hash)
 	// in every inbox, above a floor at the oldest.
 	old := make([]redis.Z, te.cfg.InboxCap)
@@ -54,15 +46,7 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	}
 	b.Logf("author, %d followers and their full inboxes (%d entries) set up in %v", batch, te.cfg.InboxCap, time.Since(start).Round(time.Millisecond))
 
-	b.ReportAllocs()
-	for b.Loop() {
-		post := te.ids.Next()
-		t := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: readers}
-		if err := te.stream.RunTask(ctx, t); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "entries/s")
+	benchRunFanoutTasks(b, te, author, readers)
 
 	// Every inbox holds its cap, up to its slack more, beside its marker.
 	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap)+1))

@@ -477,14 +477,7 @@ func (m ftModel) follow(te *testEngine, follower, followee int64) {
 func (m ftModel) check(t testing.TB, te *testEngine, stage string, readers ...int64) {
 	t.Helper()
 	te.settle()
-	for _, r := range readers {
-		want := m.feed(r)
-		for _, size := range []int{2, 100} {
-			if got := te.readFeed(r, size); !slices.EqualFunc(got, want, feedItemEqual) {
-				t.Fatalf("%s: feed of %d, page size %d, differs from the reference model:\n got %v\nwant %v", stage, r, size, got, want)
-			}
-		}
-	}
+	checkFeeds(t, te, stage, "the reference model", m.feed, readers...)
 }
 
 // waitForRedis waits until rdb reaches its restarted server again: the

@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -14,31 +13,9 @@ import (
 )
 
 // followingReplies records the size of the members part of every
-// readerStateScript reply: what of the followee set crossed the wire.
-type followingReplies struct {
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (h *followingReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *followingReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.note(cmd)
-		return err
-	}
-}
-
-func (h *followingReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, cmd := range cmds {
-			h.note(cmd)
-		}
-		return err
-	}
-}
+// readerStateScript reply: what of the followee set crossed the wire. Its
+// note sees every reply (testenv.AfterEachCommand).
+type followingReplies struct{ recorder[int] }
 
 func (h *followingReplies) note(cmd redis.Cmder) {
 	args := cmd.Args()
@@ -50,18 +27,7 @@ func (h *followingReplies) note(cmd redis.Cmder) {
 		return
 	}
 	joined, _ := vals[2].(string)
-	h.mu.Lock()
-	h.sizes = append(h.sizes, len(joined))
-	h.mu.Unlock()
-}
-
-// take returns the sizes recorded since the last take.
-func (h *followingReplies) take() []int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.sizes
-	h.sizes = nil
-	return out
+	h.add(len(joined))
 }
 
 // A reader's followee set crosses the wire only when it changed since this
@@ -70,13 +36,10 @@ func (h *followingReplies) take() []int {
 // another instance, and a rebuild of the set after it was dropped, are
 // seen by the next read.
 func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	push := func(c *config.Config) { c.Mode = config.ModePush }
-	one := startTestEngine(t, st, rdb, prefix, push)
-	two := startTestEngine(t, st, rdb, prefix, push)
+	one, two := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
+	rdb := one.redis
 	replies := &followingReplies{}
-	rdb.AddHook(replies)
+	rdb.AddHook(testenv.AfterEachCommand(replies.note))
 	reader, a, b := one.user("reader"), one.user("alice"), one.user("bob")
 	one.follow(reader, a)
 	one.settle()

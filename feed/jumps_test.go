@@ -19,6 +19,19 @@ import (
 // list of one entry or more).
 var jumpThresholds = map[string]int{"mysql": 1000, "redis": 1}
 
+// onEachJumpPath runs test once per path of a jump (jumpThresholds), as a
+// subtest named after the path, on an engine of its own whose threshold
+// takes that path, with a star whom followers users followed in turn.
+func onEachJumpPath(t *testing.T, followers int, test func(t *testing.T, te *testEngine, star int64, fans []int64)) {
+	for name, threshold := range jumpThresholds {
+		t.Run(name, func(t *testing.T) {
+			te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = threshold })
+			star, fans := te.starWithFollowers(followers)
+			test(t, te, star, fans)
+		})
+	}
+}
+
 // followersOf is the whole followers list by the cursor pages, newest first.
 func (te *testEngine) followersOf(user int64) []int64 {
 	te.t.Helper()
@@ -27,11 +40,7 @@ func (te *testEngine) followersOf(user int64) []int64 {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	var ids []int64
-	for _, e := range conn.Edges {
-		ids = append(ids, e.UserID)
-	}
-	return ids
+	return edgeUsers(conn)
 }
 
 // fresh reads user's row as a request would.
@@ -79,32 +88,28 @@ func (te *testEngine) starWithFollowers(n int) (int64, []int64) {
 // page, the last (short) page, a page just past the end and one far past
 // it; and the endCursor of a jump steps on to the next page by cursor.
 func TestJumpPages(t *testing.T) {
-	for name, threshold := range jumpThresholds {
-		t.Run(name, func(t *testing.T) {
-			te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = threshold })
-			star, _ := te.starWithFollowers(12)
-			all := te.followersOf(star)
-			for _, c := range []struct{ offset, size, from, to int }{
-				{0, 5, 0, 5}, {5, 5, 5, 10}, {10, 5, 10, 12}, {12, 5, 12, 12}, {1000, 5, 12, 12}, {3, 0, 3, 3},
-			} {
-				conn := te.jumpTo(star, c.offset, c.size)
-				if got := edgeUsers(conn); !slices.Equal(got, all[c.from:c.to]) {
-					t.Fatalf("offset %d size %d: got %v, want %v", c.offset, c.size, got, all[c.from:c.to])
-				}
-				if conn.TotalCount != 12 || conn.PageInfo.HasPreviousPage != (c.offset > 0) || conn.PageInfo.HasNextPage != (c.to < 12) {
-					t.Fatalf("offset %d size %d: total %d, page info %+v", c.offset, c.size, conn.TotalCount, conn.PageInfo)
-				}
+	onEachJumpPath(t, 12, func(t *testing.T, te *testEngine, star int64, _ []int64) {
+		all := te.followersOf(star)
+		for _, c := range []struct{ offset, size, from, to int }{
+			{0, 5, 0, 5}, {5, 5, 5, 10}, {10, 5, 10, 12}, {12, 5, 12, 12}, {1000, 5, 12, 12}, {3, 0, 3, 3},
+		} {
+			conn := te.jumpTo(star, c.offset, c.size)
+			if got := edgeUsers(conn); !slices.Equal(got, all[c.from:c.to]) {
+				t.Fatalf("offset %d size %d: got %v, want %v", c.offset, c.size, got, all[c.from:c.to])
 			}
-			page2 := te.jumpTo(star, 5, 5)
-			next, err := te.Followers(context.Background(), te.fresh(star), paging.PageArgs{First: ptr(5), After: page2.PageInfo.EndCursor})
-			if err != nil {
-				t.Fatal(err)
+			if conn.TotalCount != 12 || conn.PageInfo.HasPreviousPage != (c.offset > 0) || conn.PageInfo.HasNextPage != (c.to < 12) {
+				t.Fatalf("offset %d size %d: total %d, page info %+v", c.offset, c.size, conn.TotalCount, conn.PageInfo)
 			}
-			if got := edgeUsers(next); !slices.Equal(got, all[10:12]) {
-				t.Fatalf("after a jump's endCursor: got %v, want %v", got, all[10:12])
-			}
-		})
-	}
+		}
+		page2 := te.jumpTo(star, 5, 5)
+		next, err := te.Followers(context.Background(), te.fresh(star), paging.PageArgs{First: ptr(5), After: page2.PageInfo.EndCursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := edgeUsers(next); !slices.Equal(got, all[10:12]) {
+			t.Fatalf("after a jump's endCursor: got %v, want %v", got, all[10:12])
+		}
+	})
 }
 
 // The limits of a jump, each at its edge: first up to MaxPageSize, offset
@@ -145,31 +150,27 @@ func TestJumpLimits(t *testing.T) {
 // takes position 0 and pushes page 2 down by one; an unfollow on page 1
 // pulls page 2 up by one.
 func TestJumpListChangesBetweenJumps(t *testing.T) {
-	for name, threshold := range jumpThresholds {
-		t.Run(name, func(t *testing.T) {
-			te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = threshold })
-			star, fans := te.starWithFollowers(10)
-			before := te.followersOf(star)
-			if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[4:8]) {
-				t.Fatalf("page 2: got %v, want %v", got, before[4:8])
-			}
-			late := te.user("late")
-			te.follow(late, star)
-			if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[3:7]) {
-				t.Fatalf("page 2 after a follow: got %v, want %v", got, before[3:7])
-			}
-			te.unfollow(fans[len(fans)-1], star) // the newest of before, now at position 1
-			te.unfollow(before[2], star)
-			want := slices.Concat([]int64{late}, before[1:2], before[3:])
-			if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, want[4:8]) {
-				t.Fatalf("page 2 after two unfollows: got %v, want %v", got, want[4:8])
-			}
-			te.settle() // the stream events settle the same lists again
-			if got := edgeUsers(te.jumpTo(star, 0, 20)); !slices.Equal(got, want) || !slices.Equal(te.followersOf(star), want) {
-				t.Fatalf("whole list after the events: got %v, want %v", got, want)
-			}
-		})
-	}
+	onEachJumpPath(t, 10, func(t *testing.T, te *testEngine, star int64, fans []int64) {
+		before := te.followersOf(star)
+		if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[4:8]) {
+			t.Fatalf("page 2: got %v, want %v", got, before[4:8])
+		}
+		late := te.user("late")
+		te.follow(late, star)
+		if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[3:7]) {
+			t.Fatalf("page 2 after a follow: got %v, want %v", got, before[3:7])
+		}
+		te.unfollow(fans[len(fans)-1], star) // the newest of before, now at position 1
+		te.unfollow(before[2], star)
+		want := slices.Concat([]int64{late}, before[1:2], before[3:])
+		if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, want[4:8]) {
+			t.Fatalf("page 2 after two unfollows: got %v, want %v", got, want[4:8])
+		}
+		te.settle() // the stream events settle the same lists again
+		if got := edgeUsers(te.jumpTo(star, 0, 20)); !slices.Equal(got, want) || !slices.Equal(te.followersOf(star), want) {
+			t.Fatalf("whole list after the events: got %v, want %v", got, want)
+		}
+	})
 }
 
 // A list that grows to the threshold gets its copy in Redis on the next

@@ -78,14 +78,7 @@ func lcItems(edges []*models.FeedEdge) []feedItem {
 // page and in one page, is the feed pulled from MySQL.
 func lcCheckFeeds(t testing.TB, te *testEngine, stage string, readers ...int64) {
 	t.Helper()
-	for _, r := range readers {
-		want := te.pulledFeed(r)
-		for _, size := range []int{2, 100} {
-			if got := te.readFeed(r, size); !slices.EqualFunc(got, want, feedItemEqual) {
-				t.Fatalf("%s: feed of %d, page size %d:\n got %v\nwant %v", stage, r, size, got, want)
-			}
-		}
-	}
+	checkFeeds(t, te, stage, "the feed pulled from MySQL", te.pulledFeed, readers...)
 }
 
 // lcScore is post's score in reader's inbox; ok is false when the post is
@@ -313,33 +306,32 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 	}
 	fallbacks := lcReads(te, metrics.ReadPullFallback)
 
+	// Paged either way, every page but the last says there is more ahead
+	// (hasNextPage forward, hasPreviousPage backward), and every page but
+	// the first says there is more behind.
 	size := 2
-	read := 0
-	forward := te.pageFeed(reader, size, false, len(want), func(page int, conn *models.FeedConnection) {
-		read += len(conn.Edges)
-		if end := read >= len(want); conn.PageInfo.HasNextPage == end {
-			t.Fatalf("forward page %d (%d of %d entries read): hasNextPage %v", page, read, len(want), conn.PageInfo.HasNextPage)
+	for _, backward := range []bool{false, true} {
+		way, aheadFlag, behindFlag := "forward", "hasNextPage", "hasPreviousPage"
+		if backward {
+			way, aheadFlag, behindFlag = "backward", "hasPreviousPage", "hasNextPage"
 		}
-		if conn.PageInfo.HasPreviousPage != (page > 0) {
-			t.Fatalf("forward page %d: hasPreviousPage %v", page, conn.PageInfo.HasPreviousPage)
+		read := 0
+		got := te.pageFeed(reader, size, backward, len(want), func(page int, conn *models.FeedConnection) {
+			read += len(conn.Edges)
+			ahead, behind := conn.PageInfo.HasNextPage, conn.PageInfo.HasPreviousPage
+			if backward {
+				ahead, behind = behind, ahead
+			}
+			if end := read >= len(want); ahead == end {
+				t.Fatalf("%s page %d (%d of %d entries read): %s %v", way, page, read, len(want), aheadFlag, ahead)
+			}
+			if behind != (page > 0) {
+				t.Fatalf("%s page %d: %s %v", way, page, behindFlag, behind)
+			}
+		})
+		if !slices.EqualFunc(got, want, feedItemEqual) {
+			t.Fatalf("paging %s by %d from its start:\n got %v\nwant %v", way, size, got, want)
 		}
-	})
-	if !slices.EqualFunc(forward, want, feedItemEqual) {
-		t.Fatalf("paging forward by 2:\n got %v\nwant %v", forward, want)
-	}
-
-	read = 0
-	backward := te.pageFeed(reader, size, true, len(want), func(page int, conn *models.FeedConnection) {
-		read += len(conn.Edges)
-		if top := read >= len(want); conn.PageInfo.HasPreviousPage == top {
-			t.Fatalf("backward page %d (%d of %d entries read): hasPreviousPage %v", page, read, len(want), conn.PageInfo.HasPreviousPage)
-		}
-		if conn.PageInfo.HasNextPage != (page > 0) {
-			t.Fatalf("backward page %d: hasNextPage %v", page, conn.PageInfo.HasNextPage)
-		}
-	})
-	if !slices.EqualFunc(backward, want, feedItemEqual) {
-		t.Fatalf("paging backward by 2 from the end:\n got %v\nwant %v", backward, want)
 	}
 	if lcReads(te, metrics.ReadPullFallback) != fallbacks {
 		t.Fatal("a page fell back to MySQL; the test wants the inbox path")

@@ -16,40 +16,19 @@ import (
 // made on one reach the other's local tier by message, long before the
 // tier's TTL (an hour here) would.
 func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
-	a := startTestEngine(t, st, rdb, prefix, long)
-	b := startTestEngine(t, st, rdb, prefix, long)
-	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
-		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
-	})
+	a, b := startTwoEngines(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author, reader := a.user("author"), a.user("reader")
 	post := a.post(author, "hello")
 
-	user := func(e *testEngine, id int64) *models.User {
-		users, err := e.Users(ctx, []int64{id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return users[0]
-	}
-	postOn := func(e *testEngine, id int64) *models.Post {
-		posts, err := e.Posts(ctx, []int64{id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return posts[0]
-	}
 	// b caches the author and the post (a read whose fill crosses a's own
 	// messages does not prime the tier, so b reads until one does).
-	if u := user(b, author); u.PostCount != 1 || u.DisplayName != "author" {
+	if u := ctUser(t, b, author); u.PostCount != 1 || u.DisplayName != "author" {
 		t.Fatalf("b reads the author as %+v", u)
 	}
 	testenv.WaitFor(t, "b's local tier to hold the author and the post", func() bool {
-		user(b, author)
-		postOn(b, post)
+		ctUser(t, b, author)
+		ctPost(t, b, post)
 		return len(b.CachedUsers([]int64{author})) == 1 && len(b.CachedPosts([]int64{post})) == 1
 	})
 
@@ -57,14 +36,14 @@ func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
 	if _, err := a.UpdateProfile(ctx, author, &name, nil); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, "the profile change on b", func() bool { return user(b, author).DisplayName == name })
+	testenv.WaitFor(t, "the profile change on b", func() bool { return ctUser(t, b, author).DisplayName == name })
 
 	a.follow(reader, author)
-	testenv.WaitFor(t, "the follower count on b", func() bool { return user(b, author).FollowerCount == 1 })
+	testenv.WaitFor(t, "the follower count on b", func() bool { return ctUser(t, b, author).FollowerCount == 1 })
 
 	a.deletePost(author, post)
-	testenv.WaitFor(t, "the delete on b", func() bool { return postOn(b, post).Deleted() })
-	testenv.WaitFor(t, "the post count on b", func() bool { return user(b, author).PostCount == 0 })
+	testenv.WaitFor(t, "the delete on b", func() bool { return ctPost(t, b, post).Deleted() })
+	testenv.WaitFor(t, "the post count on b", func() bool { return ctUser(t, b, author).PostCount == 0 })
 }
 
 // An instance whose pub/sub connection dropped may have missed messages:

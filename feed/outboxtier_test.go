@@ -79,14 +79,7 @@ func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
 // instance has applied the messages sent until the workers settled: the
 // invalidation message brings it, not the copy's expiry.
 func TestCelebrityPostReachesOtherInstance(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	long := func(c *config.Config) { c.LocalCacheTTL = time.Hour }
-	a := startTestEngine(t, st, rdb, prefix, long)
-	b := startTestEngine(t, st, rdb, prefix, long)
-	testenv.WaitFor(t, "both hubs on the invalidate channel", func() bool {
-		return numSub(t, a, a.keys.CacheInvalidateChannel()) == 2
-	})
+	a, b := startTwoEngines(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	reader, star := celebrityWorld(t, a)
 	for range 3 {

@@ -16,36 +16,15 @@ import (
 	"feedservice/internal/testenv"
 )
 
-// replayInbox is a Redis hook that, once armed, answers every read of one
-// inbox with the first answer it saw: a Redis (or a proxy in front of it)
-// that ignores the bound it is asked from.
+// replayInbox, once armed, answers every read of one inbox (seen through
+// testenv.AfterEachCommand) with the first answer it saw: a Redis (or a
+// proxy in front of it) that ignores the bound it is asked from. A read
+// that failed is left as it is.
 type replayInbox struct {
 	key   string
 	armed atomic.Bool
 	mu    sync.Mutex
 	first any
-}
-
-func (h *replayInbox) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *replayInbox) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, cmd := range cmds {
-			h.replay(cmd)
-		}
-		return err
-	}
-}
-
-func (h *replayInbox) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if err := next(ctx, cmd); err != nil {
-			return err
-		}
-		h.replay(cmd)
-		return nil
-	}
 }
 
 // replay answers cmd, if it is a read of the inbox, with the first such
@@ -72,7 +51,7 @@ func TestMergeStopsWithoutProgress(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := testenv.Redis(t)
 	hook := &replayInbox{}
-	rdb.AddHook(hook)
+	rdb.AddHook(testenv.AfterEachCommand(hook.replay))
 	// No workers and no dispatcher: the deletes below stay out of the inbox,
 	// whose stale entries the read must then skip.
 	te := startTestEngine(t, newTestStore(t), rdb, prefix, func(c *config.Config) {

@@ -19,6 +19,19 @@ func numSub(t *testing.T, te *testEngine, channel string) int64 {
 	return n
 }
 
+// unreadCounts opens the stream of reader's unread counts, which stop,
+// or else the end of the test, closes.
+func (te *testEngine) unreadCounts(reader int64) (counts <-chan int, stop context.CancelFunc) {
+	te.t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	te.t.Cleanup(stop)
+	counts, err := te.UnreadCounts(ctx, reader)
+	if err != nil {
+		te.t.Fatalf("unread counts of %d: %v", reader, err)
+	}
+	return counts, stop
+}
+
 // waitFor polls cond until it holds, or fails after a few seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -68,16 +81,8 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 	author, slow, fast := te.user("author"), te.user("slow"), te.user("fast")
 	te.follow(slow, author)
 	te.follow(fast, author)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	slowCounts, err := te.UnreadCounts(ctx, slow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fastCounts, err := te.UnreadCounts(ctx, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
+	slowCounts, _ := te.unreadCounts(slow)
+	fastCounts, _ := te.unreadCounts(fast)
 	if n := <-fastCounts; n != 0 {
 		t.Fatalf("first count %d, want 0", n)
 	}

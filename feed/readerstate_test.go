@@ -33,10 +33,7 @@ func countedContext() context.Context {
 // about the reader's own state: the followings table (FollowedAmong,
 // FolloweeIDs, Follows) and the celebrities' reposts of given originals
 // (Reposts). Other statements (posts and users) are not this test's.
-type readerSQL struct {
-	mu    sync.Mutex
-	stmts []string
-}
+type readerSQL struct{ recorder[string] }
 
 func watchReaderSQL(t *testing.T, db *gorm.DB) *readerSQL {
 	t.Helper()
@@ -47,9 +44,7 @@ func watchReaderSQL(t *testing.T, db *gorm.DB) *readerSQL {
 		}
 		sql := tx.Statement.SQL.String()
 		if strings.Contains(sql, "followings") || strings.Contains(sql, "repost_of_id IN") {
-			w.mu.Lock()
-			w.stmts = append(w.stmts, sql)
-			w.mu.Unlock()
+			w.add(sql)
 		}
 	}
 	cb := db.Callback()
@@ -63,14 +58,6 @@ func watchReaderSQL(t *testing.T, db *gorm.DB) *readerSQL {
 		}
 	}
 	return w
-}
-
-func (w *readerSQL) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.stmts
-	w.stmts = nil
-	return out
 }
 
 // roundTrips counts the Redis round trips made in a counted context: a

@@ -27,12 +27,8 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.Mode = config.ModePush })
 	author, reader := te.user("author"), te.user("reader")
 	te.follow(reader, author)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	counts, err := te.UnreadCounts(ctx, reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
+	counts, stopCounts := te.unreadCounts(reader)
 	if n := <-counts; n != 0 {
 		t.Fatalf("first count %d, want 0", n)
 	}
@@ -96,7 +92,7 @@ func TestShardedChannelLivesOnItsSlotsNode(t *testing.T) {
 		t.Fatalf("%d subscriptions to the broadcast channel (%v), want 1 classic", n, err)
 	}
 
-	cancel()
+	stopCounts()
 	testenv.WaitFor(t, "the sharded channel to be unsubscribed", func() bool { return shardNumSub(t, owner, channel) == 0 })
 	if n := te.hub.Channels(); n != 0 {
 		t.Fatalf("hub still tracks %d channels", n)
