@@ -18,30 +18,9 @@ import (
 // sees half a feed; concurrent callers, on any instance, wait for the one
 // rebuild. It reports whether this call rebuilt it.
 func (x *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
-	lock := x.d.Keys.RebuildLock(reader)
-	for {
-		n, err := x.d.Redis.Exists(ctx, x.d.Keys.Inbox(reader)).Result()
-		if err != nil || n == 1 {
-			return false, err
-		}
-		token, locked := redisx.NewToken(), time.Now()
-		got, err := x.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
-		if err != nil {
-			return false, err
-		}
-		if got {
-			// Someone may have swapped a rebuilt inbox in between our check
-			// and our lock: then there is nothing to do.
-			if n, err := x.d.Redis.Exists(ctx, x.d.Keys.Inbox(reader)).Result(); err != nil || n == 1 {
-				x.d.Redis.Del(ctx, lock)
-				return false, err
-			}
-			return true, x.rebuild(ctx, reader, token, locked)
-		}
-		if err := redisx.WaitForUnlock(ctx, x.d.Redis, lock, redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
-			return false, err
-		}
-	}
+	return redisx.EnsureOnce(ctx, x.d.Redis, x.d.Keys.Inbox(reader), x.d.Keys.RebuildLock(reader), func(token string, locked time.Time) error {
+		return x.rebuild(ctx, reader, token, locked)
+	})
 }
 
 // rebuild pulls the reader's newest InboxCap entries from MySQL, with

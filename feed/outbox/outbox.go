@@ -95,28 +95,10 @@ func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int6
 
 // Ensure rebuilds a missing outbox from MySQL, once across instances.
 func (o *Outboxes) Ensure(ctx context.Context, author int64) error {
-	key, lock := o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)
-	for {
-		n, err := o.d.Redis.Exists(ctx, key).Result()
-		if err != nil || n == 1 {
-			return err
-		}
-		token := redisx.NewToken()
-		got, err := o.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
-		if err != nil {
-			return err
-		}
-		if got {
-			if n, err := o.d.Redis.Exists(ctx, key).Result(); err != nil || n == 1 {
-				o.d.Redis.Del(ctx, lock)
-				return err
-			}
-			return o.rebuild(ctx, author, token)
-		}
-		if err := redisx.WaitForUnlock(ctx, o.d.Redis, lock, redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
-			return err
-		}
-	}
+	_, err := redisx.EnsureOnce(ctx, o.d.Redis, o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), func(token string, _ time.Time) error {
+		return o.rebuild(ctx, author, token)
+	})
+	return err
 }
 
 func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) error {

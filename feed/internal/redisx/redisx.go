@@ -75,3 +75,35 @@ func Queued(ctx context.Context, rdb redis.UniversalClient, script *redis.Script
 	}
 	return cmd
 }
+
+// EnsureOnce makes sure key exists: when it is missing, rebuild writes it
+// under lock (a token, held for at most RebuildLockTTL), once across
+// instances. A caller that finds another's lock waits for it to go and
+// looks again. rebuild gets the lock's token and the time the lock was
+// taken, and frees the lock itself; EnsureOnce reports whether this call
+// rebuilt.
+func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string, rebuild func(token string, locked time.Time) error) (bool, error) {
+	for {
+		n, err := rdb.Exists(ctx, key).Result()
+		if err != nil || n == 1 {
+			return false, err
+		}
+		token, locked := NewToken(), time.Now()
+		got, err := rdb.SetNX(ctx, lock, token, RebuildLockTTL).Result()
+		if err != nil {
+			return false, err
+		}
+		if got {
+			// Someone may have swapped a rebuilt key in between the check
+			// and the lock: then there is nothing to do.
+			if n, err := rdb.Exists(ctx, key).Result(); err != nil || n == 1 {
+				rdb.Del(ctx, lock)
+				return false, err
+			}
+			return true, rebuild(token, locked)
+		}
+		if err := WaitForUnlock(ctx, rdb, lock, RebuildLockTTL, 5*time.Millisecond); err != nil {
+			return false, err
+		}
+	}
+}
