@@ -1,6 +1,6 @@
 # The README's commands. `make run` needs nothing installed; `make test`
 # starts (or installs) MariaDB and Redis itself.
-.PHONY: run test test-clean generate seed migrate soak soak-model fuzz difftest bench bench-quick bench-targets bench-go bench-feedpage bench-jumps services web
+.PHONY: run test test-clean generate seed migrate soak soak-model fuzz difftest bench bench-quick bench-targets bench-go bench-feedpage bench-feedpage-base bench-jumps services web
 
 run:
 	go run .
@@ -107,6 +107,13 @@ bench-go:
 # table, then the rate ratio and the allocations per page against issue
 # 12's bounds (at least 50% of raw; at most half of 1,592 allocations).
 FEEDPAGE_COUNT ?= 6
+
+# The engine's page of this tree beside the same page built from
+# FEEDPAGE_BASE (a commit), in alternating rounds; benchstat compares the
+# two (time and allocations per page). Issue 24's split was measured so.
+bench-feedpage-base:
+	bash scripts/bench-feedpage-base.sh
+
 bench-feedpage:
 	go test -c -o /tmp/feedpage.test ./feed
 	: > /tmp/feedpage-bench.txt
