@@ -81,7 +81,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	node := cfg.NodeID
 	if node < 0 {
 		var err error
-		if node, err = ids.LeaseNode(ctx, rdb, e.keys, log); err != nil {
+		if node, err = ids.LeaseNode(ctx, rdb, e.keys.IDNode, log); err != nil {
 			return nil, fmt.Errorf("lease id node: %w", err)
 		}
 	}

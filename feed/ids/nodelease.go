@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"feedservice/feed/internal/keyspace"
-
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,13 +27,14 @@ if redis.call("GET", KEYS[1]) == ARGV[1] then
 end
 return redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") and 1 or 0`)
 
-// LeaseNode takes a free node number and keeps it until ctx ends.
-func LeaseNode(ctx context.Context, rdb redis.UniversalClient, k keyspace.Keys, log *slog.Logger) (int, error) {
+// LeaseNode takes a free node number and keeps it until ctx ends; the
+// lease of node n is the string key(n) in rdb.
+func LeaseNode(ctx context.Context, rdb redis.UniversalClient, key func(n int) string, log *slog.Logger) (int, error) {
 	buf := make([]byte, 16)
 	rand.Read(buf)
 	token := hex.EncodeToString(buf)
 	for n := 0; n < MaxNodes; n++ {
-		ok, err := rdb.SetNX(ctx, k.IdNode(n), token, nodeLeaseTTL).Result()
+		ok, err := rdb.SetNX(ctx, key(n), token, nodeLeaseTTL).Result()
 		if err != nil {
 			return 0, err
 		}
@@ -48,10 +47,10 @@ func LeaseNode(ctx context.Context, rdb redis.UniversalClient, k keyspace.Keys, 
 			for {
 				select {
 				case <-ctx.Done():
-					rdb.Del(context.WithoutCancel(ctx), k.IdNode(n))
+					rdb.Del(context.WithoutCancel(ctx), key(n))
 					return
 				case <-t.C:
-					kept, err := renewLease.Run(ctx, rdb, []string{k.IdNode(n)}, token, nodeLeaseTTL.Milliseconds()).Int()
+					kept, err := renewLease.Run(ctx, rdb, []string{key(n)}, token, nodeLeaseTTL.Milliseconds()).Int()
 					if err == nil && kept == 0 {
 						log.Error("id node lease taken by another instance; ids may collide until restart", "node", n)
 					} else if err != nil && ctx.Err() == nil {

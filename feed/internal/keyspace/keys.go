@@ -138,7 +138,7 @@ func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalid
 
 // idNode is a string holding the token of the instance that leases node n
 // of the id layout (see package ids). TTL nodeLeaseTTL, renewed while it lives.
-func (k Keys) IdNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
+func (k Keys) IDNode(n int) string { return k.prefix + "idnode:" + strconv.Itoa(n) }
 
 // homeCandidates is user id's inserted home entries: a sorted set whose
 // members pack the kind into the item id (kind<<53 | id: integers, so a listpack holds each in a few bytes), scored by
