@@ -91,7 +91,7 @@ type copies[V any] struct {
 // belowLocal loads ids of k's kind from their Redis copies in one
 // pipeline, and the misses from MySQL in one batch, writing those back.
 func belowLocal[V any](ctx context.Context, c *Tiers, k copies[V], ids []int64) (map[int64]V, error) {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	ids = sortedSet(ids)
 	out := make(map[int64]V, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -244,7 +244,7 @@ func (c *Tiers) refreshCached(ctx context.Context, users, posts []int64) error {
 	ctx = store.Primary(ctx) // the copy must hold the commit: no replica
 	var writes []Write
 	if len(users) > 0 {
-		loaded, err := c.d.Store.UsersByIDs(ctx, slices.Compact(slices.Sorted(slices.Values(users))))
+		loaded, err := c.d.Store.UsersByIDs(ctx, sortedSet(users))
 		if err != nil {
 			return err
 		}
@@ -253,7 +253,7 @@ func (c *Tiers) refreshCached(ctx context.Context, users, posts []int64) error {
 		}
 	}
 	if len(posts) > 0 {
-		loaded, err := c.loadPosts(ctx, slices.Compact(slices.Sorted(slices.Values(posts))))
+		loaded, err := c.loadPosts(ctx, sortedSet(posts))
 		if err != nil {
 			return err
 		}
@@ -322,4 +322,12 @@ func (c *Tiers) UserWrites(u *models.User) []Write {
 		{key: c.d.Keys.CachedUserInfo(u.ID), value: encodeUserInfo(u), version: u.Version, ttl: c.d.Cfg.UserCacheTTL},
 		{key: c.d.Keys.CachedUserCounts(u.ID), value: encodeUserCounts(u), version: u.Version, ttl: c.d.Cfg.UserCacheTTL},
 	}
+}
+
+// sortedSet is ids sorted, without repeats, in a slice of its own (the
+// caller's is left alone).
+func sortedSet(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

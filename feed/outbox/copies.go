@@ -239,5 +239,6 @@ func (o *Outboxes) GuessLookups(followees []int64, older bool, bound int64, want
 	if len(out) == 0 {
 		return nil
 	}
-	return slices.Compact(slices.Sorted(slices.Values(out)))
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -381,7 +381,7 @@ func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound i
 			lookups = append(lookups, it.OriginalID)
 		}
 	}
-	lookups = slices.Compact(slices.Sorted(slices.Values(lookups)))
+	lookups = uniq(lookups)
 	inboxCmd, asked := r.takeEarly(older, bound, want)
 	if inboxCmd != nil {
 		src.page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
@@ -592,7 +592,7 @@ func (x *Reads) livePosts(ctx context.Context, r *readState, cands map[int64]*ca
 			events = append(events, s.Event)
 		}
 	}
-	posts, err := x.cache.Posts(ctx, slices.Compact(slices.Sorted(slices.Values(events))))
+	posts, err := x.cache.Posts(ctx, uniq(events))
 	if err != nil {
 		return nil, err
 	}
@@ -624,7 +624,7 @@ func sourceUsers(cands map[int64]*candidate, live map[int64]*models.Post, window
 			users = append(users, s.User)
 		}
 	}
-	return slices.Compact(slices.Sorted(slices.Values(users)))
+	return uniq(users)
 }
 
 // validSources are the arrivals of candidate c (live post o) that still
@@ -715,4 +715,10 @@ func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderP
 		out = append(out, pull.Entry{Key: pos, PostID: id})
 	}
 	return out, err
+}
+
+// uniq sorts ids in place and drops the repeats.
+func uniq(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
