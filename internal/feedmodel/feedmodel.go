@@ -11,7 +11,8 @@ import (
 )
 
 // Model is the reference model of the home feed: it records what
-// happened (sign-ups, follows, posts, reposts, deletions) and computes any
+// happened (sign-ups, follows, blocks, mutes, posts, reposts, deletions)
+// and computes any
 // user's whole expected feed by the plainest possible code, looping over
 // everything on each call. It knows nothing of the server's ids except as
 // opaque names: users and posts are keyed by the ids the caller gives (the
@@ -29,10 +30,16 @@ import (
 //     first, at most m.limits.MaxReposters;
 //   - the viewer's own posts arrive only through a followee's repost (nobody
 //     follows themselves);
-//   - deleted posts and deleted reposts count for nothing.
+//   - deleted posts and deleted reposts count for nothing;
+//   - an entry counts for the viewer only through followees the viewer
+//     neither mutes nor blocks (its place and its reposters alike), and
+//     never when its original's author is muted or blocked by the viewer,
+//     or blocks the viewer.
 type Model struct {
 	users   []string           // in sign-up order
 	follows map[[2]string]bool // {follower, followee}
+	blocks  map[[2]string]bool // {blocker, blocked}
+	mutes   map[[2]string]bool // {muter, muted}
 	posts   []*Post            // in creation order
 	byID    map[string]*Post
 	clock   int               // the order of the last recorded post
@@ -71,6 +78,8 @@ func New(limits Limits) *Model {
 	return &Model{
 		limits:  limits,
 		follows: map[[2]string]bool{},
+		blocks:  map[[2]string]bool{},
+		mutes:   map[[2]string]bool{},
 		byID:    map[string]*Post{},
 		names:   map[string]string{},
 		marker:  map[string]int{},
@@ -86,12 +95,15 @@ func (m *Model) SignUp(user, name string) {
 	m.names[user] = name
 }
 
-// Follow records that a follows b (idempotent; following oneself is refused by
-// the server and ignored here).
-func (m *Model) Follow(a, b string) {
-	if a != b {
-		m.follows[[2]string{a, b}] = true
+// Follow records that a follows b (idempotent). It reports false, recording
+// nothing, when the server refuses the follow (see CanFollow): following
+// oneself, or a follow between two users one of whom blocks the other.
+func (m *Model) Follow(a, b string) bool {
+	if !m.CanFollow(a, b) {
+		return false
 	}
+	m.follows[[2]string{a, b}] = true
+	return true
 }
 
 // Unfollow records that a no longer follows b (idempotent).
@@ -199,16 +211,16 @@ func (m *Model) add(p *Post) {
 func (m *Model) Feed(user string) []Entry {
 	var out []Entry
 	for _, orig := range m.posts {
-		if orig.RepostOf != "" || orig.Deleted {
+		if orig.RepostOf != "" || orig.Deleted || m.hidesAuthor(user, orig.Author) {
 			continue
 		}
 		var arrival *Post
-		if orig.Author != user && m.IsFollowing(user, orig.Author) {
+		if m.countsThrough(user, orig.Author) {
 			arrival = orig
 		}
 		var reposts []*Post
 		for _, r := range m.posts {
-			if r.RepostOf == orig.ID && !r.Deleted && r.Author != user && m.IsFollowing(user, r.Author) {
+			if r.RepostOf == orig.ID && !r.Deleted && m.countsThrough(user, r.Author) {
 				reposts = append(reposts, r)
 				if arrival == nil || r.Seq < arrival.Seq {
 					arrival = r
