@@ -12,14 +12,14 @@ import (
 
 // Model is the reference model of the home feed: it records what
 // happened (sign-ups, follows, blocks, mutes, posts, reposts, deletions)
-// and computes any
-// user's whole expected feed by the plainest possible code, looping over
-// everything on each call. It knows nothing of the server's ids except as
-// opaque names: users and posts are keyed by the ids the caller gives (the
-// API tests give GraphQL global ids, the engine tests numeric ids as text),
-// and time is the order in which operations were recorded (the server makes
-// time-ordered ids, and the tests run operations one after the other, so
-// recording order is the server's order).
+// and computes any user's whole expected feed by the plainest possible
+// code, looping over everything on each call. It knows nothing of the
+// server's ids except as opaque names: users and posts are keyed by the
+// ids the caller gives (the API tests give GraphQL global ids, the engine
+// tests numeric ids as text), and time is the order in which operations
+// were recorded (the server makes time-ordered ids, and the tests run
+// operations one after the other, so recording order is the server's
+// order).
 //
 // The rules it encodes are the contract's (Query.feed and FeedItem):
 //   - an original post is in a viewer's feed when its author is followed, or
