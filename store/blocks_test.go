@@ -447,3 +447,48 @@ func TestBlockAndMuteChecks(t *testing.T) {
 		}
 	})
 }
+
+// A block racing follows of the same two users never leaves a follow
+// beside the block, nor a count that disagrees with the rows: each
+// follow either ran first and was ended by the block, or saw the block
+// and was refused.
+func TestBlockRacingFollows(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := relationStore(t, s, 2)
+		const rounds = 30
+		seq := int64(1000)
+		for round := range rounds {
+			var errs [3]error
+			done := make(chan struct{})
+			seq += 3
+			for i, change := range []func() error{
+				func() error { _, err := s.Follow(ctx, 1, 2, seq, at); return err },
+				func() error { _, err := s.Follow(ctx, 2, 1, seq+1, at); return err },
+				func() error { _, err := s.Block(ctx, 1, 2, seq+2, at); return err },
+			} {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					errs[i] = change()
+				}()
+			}
+			for range errs {
+				<-done
+			}
+			for i, err := range errs {
+				if err != nil && !errors.Is(err, ErrBlocked) {
+					t.Fatalf("round %d: change %d: %v", round, i, err)
+				}
+			}
+			var rows int64
+			s.db.Model(&models.Following{}).Count(&rows)
+			c1, c2 := counts(t, s, 1), counts(t, s, 2)
+			if rows != 0 || c1 != [2]int{0, 0} || c2 != [2]int{0, 0} {
+				t.Fatalf("round %d: %d follows and counts %v, %v beside the block", round, rows, c1, c2)
+			}
+			if _, err := s.Unblock(ctx, 1, 2, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
