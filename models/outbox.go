@@ -10,6 +10,12 @@ const (
 	EventFollowed        = "followed"
 	EventUnfollowed      = "unfollowed"
 	EventFollowerRemoved = "follower_removed"
+	// A block writes, before its blocked event, the unfollowed and
+	// follower_removed events of the follows it ended (see store.Block).
+	EventBlocked   = "blocked"
+	EventUnblocked = "unblocked"
+	EventMuted     = "muted"
+	EventUnmuted   = "unmuted"
 	// EventUserChanged says a user row changed other than by the events
 	// above (a profile, a read marker): its cached copies are refreshed.
 	EventUserChanged = "user_changed"
@@ -38,6 +44,18 @@ type PostEventPayload struct {
 type FollowEventPayload struct {
 	FollowerID int64 `json:"followerId"`
 	FolloweeID int64 `json:"followeeId"`
+}
+
+// BlockEventPayload is the payload of blocked and unblocked.
+type BlockEventPayload struct {
+	BlockerID int64 `json:"blockerId"`
+	BlockedID int64 `json:"blockedId"`
+}
+
+// MuteEventPayload is the payload of muted and unmuted.
+type MuteEventPayload struct {
+	MuterID int64 `json:"muterId"`
+	MutedID int64 `json:"mutedId"`
 }
 
 // UserEventPayload is the payload of user_changed.

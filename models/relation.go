@@ -20,8 +20,9 @@ type Follower struct {
 	CreatedAt  time.Time
 }
 
-// Relation is one row of a followers or following list: the other user, and
-// the follow's id (its place in the list) and time.
+// Relation is one row of a followers, following, blocked or muted list: the
+// other user, and the edge's id (its place in the list) and the time it
+// began (for a block or a mute, FollowedAt is when the block or mute began).
 type Relation struct {
 	UserID     int64
 	ID         int64

@@ -24,6 +24,7 @@ var migrations = []migration{
 	{4, "promoted_posts, home_dismissals", migrateV4},
 	{5, "users.token_version", migrateV5},
 	{6, "outbox_events.trace_parent", migrateV6},
+	{7, "blocks, mutes", migrateV7},
 }
 
 // schemaMigration records an applied step.
@@ -213,4 +214,34 @@ func migrateV5(db *gorm.DB) error {
 // feed/fanout/tracing.go); events written before it have none.
 func migrateV6(db *gorm.DB) error {
 	return db.Exec("ALTER TABLE outbox_events ADD COLUMN trace_parent VARCHAR(64) NOT NULL DEFAULT ''").Error
+}
+
+// The tables of version 7: blocks and mutes, one row per edge. The primary
+// key (owner, other) answers "does A block B" and the owner's batch checks;
+// the _seq index is the owner's list, newest first by the edge's id, as a
+// follow list; the reverse index (other, owner) answers "who blocks me"
+// (or mutes me) for a given user: the set whole, or which of a batch. The
+// reverse direction is never paged (nobody is shown who blocks them), so
+// it is keyed by the owner, not by the id, which keeps a batch check one
+// probe per id however many block the user.
+
+type v7Block struct {
+	BlockerID int64 `gorm:"primaryKey;autoIncrement:false;index:ix_blocks_blocker_seq,priority:1;uniqueIndex:ux_blocks_blocked,priority:2"`
+	BlockedID int64 `gorm:"primaryKey;autoIncrement:false;uniqueIndex:ux_blocks_blocked,priority:1"`
+	ID        int64 `gorm:"not null;index:ix_blocks_blocker_seq,priority:2"`
+	CreatedAt time.Time
+}
+
+type v7Mute struct {
+	MuterID   int64 `gorm:"primaryKey;autoIncrement:false;index:ix_mutes_muter_seq,priority:1;uniqueIndex:ux_mutes_muted,priority:2"`
+	MutedID   int64 `gorm:"primaryKey;autoIncrement:false;uniqueIndex:ux_mutes_muted,priority:1"`
+	ID        int64 `gorm:"not null;index:ix_mutes_muter_seq,priority:2"`
+	CreatedAt time.Time
+}
+
+func (v7Block) TableName() string { return "blocks" }
+func (v7Mute) TableName() string  { return "mutes" }
+
+func migrateV7(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v7Block{}, &v7Mute{})
 }

@@ -13,11 +13,26 @@ import (
 
 // Follow makes follower follow followee: both relation rows, both counts and a
 // "followed" event in one transaction. seq orders the lists (a time-ordered
-// id). It reports false, changing nothing, when the relation already exists.
+// id). It reports false, changing nothing, when the relation already exists;
+// ErrBlocked when either user blocks the other, ErrNotFound when either is
+// unknown.
 func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
+		// The users' row locks, taken first as Block takes them, order a
+		// follow and a block of the same two: the check below sees a block
+		// committed before it, and a block after it sees the follow.
+		if err := s.findPair(tx, followerID, followeeID, true); err != nil {
+			return err
+		}
+		blocked, err := s.blockedEitherWay(tx, followerID, followeeID)
+		if err != nil {
+			return err
+		}
+		if blocked {
+			return ErrBlocked
+		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -44,28 +59,33 @@ func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, a
 func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		changed = false
-		var seq []int64
-		if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
-			return err
-		}
-		res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
-			return err
-		}
-		if err := bumpFollowCounts(tx, followerID, followeeID, -1); err != nil {
-			return err
-		}
-		if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1); err != nil {
-			return err
-		}
-		changed = true
-		return appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+		var err error
+		changed, err = unfollow(tx, followerID, followeeID, kind, at)
+		return err
 	})
 	return changed, err
+}
+
+// unfollow is Unfollow inside the caller's transaction.
+func unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+	var seq []int64
+	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
+		return false, err
+	}
+	res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
+	if res.Error != nil || res.RowsAffected == 0 {
+		return false, res.Error
+	}
+	if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
+		return false, err
+	}
+	if err := bumpFollowCounts(tx, followerID, followeeID, -1); err != nil {
+		return false, err
+	}
+	if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1); err != nil {
+		return false, err
+	}
+	return true, appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 }
 
 // bumpFollowCounts moves both users' counts, locking the two rows in id
@@ -94,19 +114,21 @@ func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int) erro
 
 // FollowersPage lists who follows userID, keyset-paged by follow id from bound.
 func (s *Store) FollowersPage(ctx context.Context, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
-	return s.relationPage(ctx, "followers", "follower_id", userID, dir, bound, limit)
+	return s.relationPage(ctx, "followers", "user_id", "follower_id", userID, dir, bound, limit)
 }
 
 // FollowingPage lists whom userID follows, keyset-paged by follow id from bound.
 func (s *Store) FollowingPage(ctx context.Context, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
-	return s.relationPage(ctx, "followings", "followee_id", userID, dir, bound, limit)
+	return s.relationPage(ctx, "followings", "user_id", "followee_id", userID, dir, bound, limit)
 }
 
-func (s *Store) relationPage(ctx context.Context, table, otherColumn string, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
+// relationPage pages the rows of table whose ownerColumn is userID, the
+// other user being in otherColumn.
+func (s *Store) relationPage(ctx context.Context, table, ownerColumn, otherColumn string, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
 	var rows []models.Relation
 	q := s.read(ctx).Table(table).
 		Select(otherColumn+" AS user_id, id, created_at AS followed_at").
-		Where("user_id = ?", userID)
+		Where(ownerColumn+" = ?", userID)
 	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&rows).Error
 	return rows, err
 }
@@ -128,21 +150,23 @@ func (s *Store) FolloweeIDs(ctx context.Context, userID int64) ([]int64, error) 
 
 // FollowedAmong returns which of ids userID follows.
 func (s *Store) FollowedAmong(ctx context.Context, userID int64, ids []int64) (map[int64]bool, error) {
-	return s.among(ctx, &models.Following{}, "followee_id", userID, ids)
+	return s.among(ctx, &models.Following{}, "user_id", "followee_id", userID, ids)
 }
 
 // FollowersAmong returns which of ids follow userID.
 func (s *Store) FollowersAmong(ctx context.Context, userID int64, ids []int64) (map[int64]bool, error) {
-	return s.among(ctx, &models.Follower{}, "follower_id", userID, ids)
+	return s.among(ctx, &models.Follower{}, "user_id", "follower_id", userID, ids)
 }
 
-func (s *Store) among(ctx context.Context, table any, column string, userID int64, ids []int64) (map[int64]bool, error) {
+// among returns which of ids are in column of the rows of table whose
+// ownerColumn is userID, read on the primary: the reader's own relations.
+func (s *Store) among(ctx context.Context, table any, ownerColumn, column string, userID int64, ids []int64) (map[int64]bool, error) {
 	found := map[int64]bool{}
 	if len(ids) == 0 {
 		return found, nil
 	}
 	var hits []int64
-	err := s.db.WithContext(ctx).Model(table).Where("user_id = ? AND "+column+" IN ?", userID, ids).Pluck(column, &hits).Error
+	err := s.db.WithContext(ctx).Model(table).Where(ownerColumn+" = ? AND "+column+" IN ?", userID, ids).Pluck(column, &hits).Error
 	for _, id := range hits {
 		found[id] = true
 	}

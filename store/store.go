@@ -23,6 +23,9 @@ import (
 var (
 	ErrNotFound      = errors.New("not found")
 	ErrUsernameTaken = errors.New("username taken")
+	// ErrBlocked refuses a follow between two users when either blocks
+	// the other.
+	ErrBlocked = errors.New("blocked")
 )
 
 // Direction says which way a keyset page runs from its bound.

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"feedservice/models"
+)
+
+// Block makes blocker block blocked, in one transaction: the block row, the
+// end of the follows between the two either way (rows, counts and list
+// marks exactly as Unfollow moves them) and the outbox events. id orders the
+// blocker's list (a time-ordered id). It reports false, changing nothing,
+// when the block already exists; ErrNotFound when either user is unknown.
+//
+// The events are those a separate unfollow and removal of the follower
+// would write, then one blocked event: an unfollowed event when the blocker
+// followed the blocked user, a follower_removed event when the blocked user
+// followed the blocker (the blocker, the actor, removed that follower). So
+// the dispatcher repairs inboxes, followee sets and relation lists for the
+// ended follows as it does for any unfollow, and the blocked event carries
+// only what is new, the block itself. Once Block returns, neither user
+// follows the other whatever the events were, so the caller may settle both
+// directions as "not following" after the commit.
+func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		// The same locks, in the same order, as Follow: see there.
+		if err := s.findPair(tx, blockerID, blockedID, true); err != nil {
+			return err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Block{BlockerID: blockerID, BlockedID: blockedID, ID: id, CreatedAt: at})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if _, err := unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
+			return err
+		}
+		if _, err := unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
+			return err
+		}
+		changed = true
+		return appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+	})
+	return changed, err
+}
+
+// Unblock ends blocker's block of blocked, with an unblocked event. It
+// restores no follow. It reports false, changing nothing, when there was no
+// block (an unknown user included, as Unfollow).
+func (s *Store) Unblock(ctx context.Context, blockerID, blockedID int64, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		res := tx.Where("blocker_id = ? AND blocked_id = ?", blockerID, blockedID).Delete(&models.Block{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		changed = true
+		return appendEvent(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+	})
+	return changed, err
+}
+
+// findPair checks that users a and b exist: ErrNotFound when either does
+// not. With lock, it takes the two rows' locks in id order on MySQL (the
+// order the follow counts take them in), which every change of the follows
+// and blocks between two users takes first, so that such changes of the
+// same two run one after the other. SQLite runs every transaction alone.
+func (s *Store) findPair(tx *gorm.DB, a, b int64, lock bool) error {
+	q := tx.Model(&models.User{}).Where("id IN ?", []int64{a, b}).Order("id")
+	if lock && s.mysql {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var found []int64
+	if err := q.Pluck("id", &found).Error; err != nil {
+		return err
+	}
+	want := 2
+	if a == b {
+		want = 1
+	}
+	if len(found) < want {
+		return fmt.Errorf("users %d and %d: %w", a, b, ErrNotFound)
+	}
+	return nil
+}
+
+// blockedEitherWay reports whether a blocks b or b blocks a. On MySQL it is
+// a locking read, which sees the newest committed rows whatever the
+// transaction read before.
+func (s *Store) blockedEitherWay(tx *gorm.DB, a, b int64) (bool, error) {
+	q := tx.Model(&models.Block{}).
+		Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", a, b, b, a)
+	if s.mysql {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var found []int64
+	err := q.Limit(1).Pluck("blocker_id", &found).Error
+	return len(found) > 0, err
+}
+
+// BlockedPage lists whom userID blocks, keyset-paged by the block's id from
+// bound.
+func (s *Store) BlockedPage(ctx context.Context, userID int64, dir Direction, bound int64, limit int) ([]models.Relation, error) {
+	return s.relationPage(ctx, "blocks", "blocker_id", "blocked_id", userID, dir, bound, limit)
+}
+
+// BlockedCount counts whom userID blocks.
+func (s *Store) BlockedCount(ctx context.Context, userID int64) (int, error) {
+	var n int64
+	err := s.read(ctx).Model(&models.Block{}).Where("blocker_id = ?", userID).Count(&n).Error
+	return int(n), err
+}
+
+// BlockedAmong returns which of ids viewer blocks.
+func (s *Store) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return s.among(ctx, &models.Block{}, "blocker_id", "blocked_id", viewerID, ids)
+}
+
+// BlockingAmong returns which of ids block viewer.
+func (s *Store) BlockingAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return s.among(ctx, &models.Block{}, "blocked_id", "blocker_id", viewerID, ids)
+}
+
+// Kinds of the rows of BlocksAndMutesOf's one query.
+const (
+	edgeBlocked   = 1
+	edgeBlockedBy = 2
+	edgeMuted     = 3
+)
+
+// BlocksAndMutesOf lists, in no given order, whom viewer blocks, who
+// blocks viewer and whom viewer mutes: the reader's whole filter, read in
+// one statement (so from one snapshot).
+func (s *Store) BlocksAndMutesOf(ctx context.Context, viewerID int64) (blocked, blockedBy, muted []int64, err error) {
+	var rows []struct {
+		Kind  int
+		Other int64
+	}
+	err = s.read(ctx).Raw(`SELECT ? AS kind, blocked_id AS other FROM blocks WHERE blocker_id = ?
+		UNION ALL SELECT ?, blocker_id FROM blocks WHERE blocked_id = ?
+		UNION ALL SELECT ?, muted_id FROM mutes WHERE muter_id = ?`,
+		edgeBlocked, viewerID, edgeBlockedBy, viewerID, edgeMuted, viewerID).Scan(&rows).Error
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, r := range rows {
+		switch r.Kind {
+		case edgeBlocked:
+			blocked = append(blocked, r.Other)
+		case edgeBlockedBy:
+			blockedBy = append(blockedBy, r.Other)
+		case edgeMuted:
+			muted = append(muted, r.Other)
+		}
+	}
+	return blocked, blockedBy, muted, nil
+}
