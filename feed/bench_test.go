@@ -43,6 +43,7 @@ import (
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -270,7 +271,7 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	entries, err := te.pull.Entries(ctx, followees, store.Older, math.MaxInt64, pages*size)
+	entries, err := te.pull.Entries(ctx, pull.NewView(followees, nil), store.Older, math.MaxInt64, pages*size)
 	if err != nil {
 		te.t.Fatal(err)
 	}

@@ -134,8 +134,22 @@ func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error)
 	return e.cache.Posts(ctx, ids)
 }
 
-// Timeline pages the user's own posts and reposts, newest first.
-func (e *Engine) Timeline(ctx context.Context, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
+// Timeline pages the user's own posts and reposts, newest first, as the
+// viewer (0 when signed out) may see them: none when either blocks the
+// other (an empty connection, not an error).
+func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
+	if viewerID != 0 && viewerID != user.ID {
+		blocked, err := e.store.BlockedEitherWay(ctx, viewerID, user.ID)
+		if err != nil {
+			return nil, err
+		}
+		if blocked {
+			if _, err := args.Window(paging.CursorTimeline); err != nil {
+				return nil, err // bad arguments are still the client's
+			}
+			return &models.PostConnection{PageInfo: &models.PageInfo{}, Edges: []*models.PostEdge{}}, nil
+		}
+	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
 		return e.store.TimelinePage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
 	}

@@ -20,6 +20,9 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	if changed {
 		e.relationChanged(ctx, viewerID, userID, true, e.stream.OnFollowed)
 	}
+	if err = forbiddenFollow(err); apperr.CodeOf(err) == apperr.CodeForbidden {
+		return nil, err
+	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 

@@ -67,3 +67,19 @@ type FeedItem struct {
 	// reposters: a plain field, which gqlgen resolves without a goroutine.
 	Reposters []*User
 }
+
+// RelatedUserConnection is a page of one of the viewer's own relation
+// lists (blocked or muted users).
+type RelatedUserConnection struct {
+	Edges      []*RelatedUserEdge
+	PageInfo   *PageInfo
+	TotalCount int
+}
+
+// RelatedUserEdge is one user of a RelatedUserConnection, with when the
+// relation began; its node is loaded by id.
+type RelatedUserEdge struct {
+	Cursor string
+	UserID int64
+	Since  time.Time
+}

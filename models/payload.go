@@ -26,3 +26,14 @@ type FollowPayload struct {
 type MarkFeedReadPayload struct {
 	UnreadCount int
 }
+
+// BlockPayload answers block and unblock.
+type BlockPayload struct {
+	User   *User
+	Viewer *User
+}
+
+// MutePayload answers mute and unmute.
+type MutePayload struct {
+	User *User
+}

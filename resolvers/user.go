@@ -25,7 +25,7 @@ func (r *userResolver) FollowsViewer(ctx context.Context, obj *models.User) (boo
 }
 
 func (r *userResolver) Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error) {
-	return r.Engine.Timeline(ctx, obj, paging.PageArgs{First: first, After: after, Last: last, Before: before})
+	return r.Engine.Timeline(ctx, viewer.ID(ctx), obj, paging.PageArgs{First: first, After: after, Last: last, Before: before})
 }
 
 func (r *userResolver) Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error) {

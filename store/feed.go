@@ -67,13 +67,15 @@ func (s *Store) Reposts(ctx context.Context, authorIDs, originalIDs []int64) ([]
 	return events, err
 }
 
-// followeesOf is the subquery of the users userID follows.
+// followeesOf is the subquery of the users userID's feed counts through:
+// those they follow and do not mute (see FeedView).
 func (s *Store) followeesOf(userID int64) any {
-	return s.db.Model(&models.Following{}).Select("followee_id").Where("user_id = ?", userID)
+	return s.db.Model(&models.Following{}).Select("followee_id").
+		Where("user_id = ? AND followee_id NOT IN (?)", userID, s.db.Model(&models.Mute{}).Select("muted_id").Where("muter_id = ?", userID))
 }
 
 // FirstRepostsByFollowees returns, for each original, the id of its
-// earliest live repost by anyone userID follows. The followees stay in
+// earliest live repost by anyone userID's feed counts through. The followees stay in
 // MySQL (a subquery), so the cost follows the reposts, not the followees.
 func (s *Store) FirstRepostsByFollowees(ctx context.Context, userID int64, originalIDs []int64) (map[int64]int64, error) {
 	first := map[int64]int64{}
@@ -94,7 +96,7 @@ func (s *Store) FirstRepostsByFollowees(ctx context.Context, userID int64, origi
 }
 
 // RepostsByFollowees lists the live reposts of the originals by anyone
-// userID follows, newest first.
+// userID's feed counts through, newest first.
 func (s *Store) RepostsByFollowees(ctx context.Context, userID int64, originalIDs []int64) ([]FeedEvent, error) {
 	var events []FeedEvent
 	if len(originalIDs) == 0 {

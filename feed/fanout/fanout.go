@@ -288,12 +288,48 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 			return x.OnFollowed(ctx, f)
 		}
 		return x.OnUnfollowed(ctx, f)
+	case models.EventBlocked, models.EventUnblocked:
+		var b models.BlockEventPayload
+		if err := json.Unmarshal([]byte(payload), &b); err != nil {
+			return nil
+		}
+		return x.onHidingChanged(ctx, b.BlockerID, b.BlockedID, true)
+	case models.EventMuted, models.EventUnmuted:
+		var m models.MuteEventPayload
+		if err := json.Unmarshal([]byte(payload), &m); err != nil {
+			return nil
+		}
+		return x.onHidingChanged(ctx, m.MuterID, m.MutedID, false)
 	case models.EventUserChanged:
 		var u models.UserEventPayload
 		if err := json.Unmarshal([]byte(payload), &u); err != nil {
 			return nil
 		}
 		return x.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
+	}
+	return nil
+}
+
+// onHidingChanged repeats, for a block or mute of other by actor (or its
+// end), the inbox resets its mutation made after the commit (see
+// feed.Engine.hidingChanged), where they were lost: for the actor, and for
+// a block the other user too. A reset tells the reader's live listeners.
+func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both bool) error {
+	if err := x.cache.RefreshCopies(ctx, []int64{actor, other}, nil); err != nil {
+		return err
+	}
+	readers := [][2]int64{{actor, other}}
+	if both {
+		readers = append(readers, [2]int64{other, actor})
+	}
+	for _, r := range readers {
+		reset, err := x.inboxes.ResetIfStale(ctx, r[0], r[1])
+		if err != nil {
+			return err
+		}
+		if reset {
+			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
+		}
 	}
 	return nil
 }

@@ -79,17 +79,24 @@ func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser boo
 	if err := x.d.Store.Dismiss(ctx, viewerID, kind, id); err != nil {
 		return fmt.Errorf("dismiss %d: %w", id, err)
 	}
-	// The count moves first: a set being worked out from MySQL now, which
-	// may not hold this dismissal, is then not kept (keepInsertsScript).
+	if err := x.ForgetInserts(ctx, viewerID); err != nil {
+		x.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
+		return apperr.ErrUnavailable
+	}
+	return nil
+}
+
+// ForgetInserts drops the viewer's cached home inserts after a commit that
+// changes them (a dismissal, a block or a mute), so that the next page
+// works them out again. The count moves first: a set being worked out from
+// MySQL now, which may not hold the commit, is then not kept
+// (keepInsertsScript).
+func (x *Mixer) ForgetInserts(ctx context.Context, viewerID int64) error {
 	_, err := x.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Incr(ctx, x.d.Keys.HomeEpoch(viewerID))
 		p.Expire(ctx, x.d.Keys.HomeEpoch(viewerID), 2*x.d.Cfg.HomeCandidatesTTL)
 		p.Del(ctx, x.d.Keys.HomeCandidates(viewerID))
 		return nil
 	})
-	if err != nil {
-		x.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
-		return apperr.ErrUnavailable
-	}
-	return nil
+	return err
 }

@@ -185,9 +185,11 @@ return 1`)
 // workOutInserts finds the accounts that at least SuggestMinFollowedBy of
 // the viewer's SuggestFollowees most recent followees follow (among their
 // SuggestPerFollowee most recent follows), that the viewer neither follows
-// nor dismissed, the most followed first (at most MaxSuggestions); and which
-// of the promoted posts the viewer dismissed. Bounded work, whatever the
-// sizes of the lists.
+// nor dismissed nor hides (mutes, blocks, or is blocked by), the most
+// followed first (at most MaxSuggestions); and which of the promoted posts
+// the viewer dismissed or must not see (their author is hidden: those are
+// kept out as dismissed ones are). Bounded work, whatever the sizes of the
+// lists.
 func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
 	followees, err := x.d.Store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
 	if err != nil {
@@ -217,9 +219,17 @@ func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []i
 	if err != nil {
 		return nil, err
 	}
+	_, hiddenIDs, err := x.d.Store.FeedView(ctx, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	hidden := make(map[int64]bool, len(hiddenIDs))
+	for _, id := range hiddenIDs {
+		hidden[id] = true
+	}
 	var out []insertion
 	for _, id := range ids {
-		if !followed[id] && !dismissed[id] {
+		if !followed[id] && !dismissed[id] && !hidden[id] {
 			out = append(out, insertion{packed: packKind(kindSuggested, id), followedBy: counts[id]})
 		}
 	}
@@ -230,6 +240,17 @@ func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []i
 	gone, err := x.d.Store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
 	if err != nil {
 		return nil, err
+	}
+	if len(hidden) > 0 {
+		posts, err := x.cache.Posts(ctx, promoted)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range posts {
+			if p != nil && hidden[p.AuthorID] {
+				gone[p.ID] = true
+			}
+		}
 	}
 	for id := range gone {
 		out = append(out, insertion{packed: packKind(kindDismissedPromoted, id)})

@@ -31,9 +31,19 @@ import (
 //     late, after a newer change's, does not stay.
 //
 // A missing set (evicted, or the reader has no inbox) is MySQL's to answer.
+//
+// The set also names, as "h<id>", everyone whose posts the reader's feed
+// hides (store.FeedView): whom they mute or block, and who blocks them.
+// A read learns both in the one round trip it makes for the set, and the
+// hidden members live and die with the set: built by the same rebuild,
+// changed after each commit of a block or mute (SettleHidden, the same
+// way as SettleFollowing), dropped with it.
 
 // followingMarker is the member that makes an empty set exist.
 const followingMarker = "~"
+
+// hiddenPrefix starts the members that name hidden users.
+const hiddenPrefix = "h"
 
 // changeFollowingScript adds ("add") or removes ARGV[2] in the followee
 // set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. When the
@@ -106,49 +116,66 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('SET', KEYS[5], ARGV[3], 'PX', ttl)
 return 1`)
 
-// followingMembers are the members of a followee set of ids.
-func followingMembers(ids []int64) []any {
-	out := make([]any, 0, len(ids)+1)
+// followingMembers are the members of a followee set of ids, with the
+// hidden users.
+func followingMembers(ids, hidden []int64) []any {
+	out := make([]any, 0, len(ids)+len(hidden)+1)
 	out = append(out, followingMarker)
 	for _, id := range ids {
 		out = append(out, strconv.FormatInt(id, 10))
+	}
+	for _, id := range hidden {
+		out = append(out, hiddenPrefix+strconv.FormatInt(id, 10))
 	}
 	return out
 }
 
 // parseFollowing reads the comma-joined members of a followee set into
-// sorted ids, skipping the marker.
-func parseFollowing(joined string) []int64 {
-	var ids []int64
+// sorted ids of followees and of hidden users, skipping the marker.
+func parseFollowing(joined string) (ids, hidden []int64) {
 	var n int64
-	digits := false
+	digits, hides := false, false
 	for i := 0; i <= len(joined); i++ {
 		if i < len(joined) && joined[i] >= '0' && joined[i] <= '9' {
 			n, digits = n*10+int64(joined[i]-'0'), true
 			continue
 		}
+		if i < len(joined) && joined[i] == hiddenPrefix[0] {
+			hides = true
+			continue
+		}
 		if i == len(joined) || joined[i] == ',' {
-			if digits {
+			switch {
+			case digits && hides:
+				hidden = append(hidden, n)
+			case digits:
 				ids = append(ids, n)
 			}
-			n, digits = 0, false
+			n, digits, hides = 0, false, false
 		}
 	}
 	slices.Sort(ids)
-	return ids
+	slices.Sort(hidden)
+	return ids, hidden
 }
 
 // setFollowing records in follower's followee set, if it exists, whether
 // they follow followee, waiting out a running rebuild of their inbox.
 func (x *Inboxes) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+	return x.setMember(ctx, follower, strconv.FormatInt(followee, 10), follows)
+}
+
+// setMember adds (in) or removes member in reader's followee set, if it
+// exists, waiting out a running rebuild of their inbox.
+func (x *Inboxes) setMember(ctx context.Context, reader int64, member string, in bool) error {
 	op := "remove"
-	if follows {
+	if in {
 		op = "add"
 	}
-	keys := []string{x.d.Keys.Following(follower), x.d.Keys.RebuildLock(follower), x.d.Keys.FollowingVersion(follower)}
+	keys := []string{x.d.Keys.Following(reader), x.d.Keys.RebuildLock(reader), x.d.Keys.FollowingVersion(reader)}
 	version := redisx.NewToken()
 	for {
-		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, followee, version).Int()
+		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, member, version).Int()
 		if err != nil || n != Rebuilding {
 			return err
 		}
@@ -221,37 +248,39 @@ func (x *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) 
 	return found, true
 }
 
-// RestoreFollowing loads reader's followees from MySQL when their inbox
-// exists but their followee set does not (it was evicted), and puts the set
-// back under the rebuild lock, so that a follow committed meanwhile waits
-// for it as it would for a rebuild. When someone holds the lock, the ids
-// only serve this read.
-func (x *Inboxes) RestoreFollowing(ctx context.Context, reader int64) ([]int64, error) {
+// RestoreFollowing loads reader's followees and hidden users from MySQL
+// when their inbox exists but their followee set does not (it was
+// evicted), and puts the set back under the rebuild lock, so that a follow
+// committed meanwhile waits for it as it would for a rebuild. When someone
+// holds the lock, the ids only serve this read.
+func (x *Inboxes) RestoreFollowing(ctx context.Context, reader int64) (ids, hidden []int64, err error) {
 	x.d.Metrics.FollowingFallback.Inc()
 	lock := x.d.Keys.RebuildLock(reader)
 	token := redisx.NewToken()
 	got, err := x.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
 	if err != nil {
-		return nil, redisx.Fail(err)
+		return nil, nil, redisx.Fail(err)
 	}
-	ids, err := x.d.Store.FolloweeIDs(ctx, reader)
+	ids, hidden, err = x.d.Store.FeedView(ctx, reader)
+	slices.Sort(ids)
+	slices.Sort(hidden)
 	if err != nil || !got {
 		if got {
 			x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 		}
-		return ids, err
+		return ids, hidden, err
 	}
 	tmp := x.d.Keys.FollowingTemp(reader)
 	pipe := x.d.Redis.TxPipeline()
 	pipe.Del(ctx, tmp)
-	pipe.SAdd(ctx, tmp, followingMembers(ids)...)
+	pipe.SAdd(ctx, tmp, followingMembers(ids, hidden)...)
 	if _, err := pipe.Exec(ctx); err != nil {
 		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
-		return ids, nil // the read has its answer; the set waits for the next one
+		return ids, hidden, nil // the read has its answer; the set waits for the next one
 	}
 	keys := []string{tmp, x.d.Keys.Following(reader), lock, x.d.Keys.Inbox(reader), x.d.Keys.FollowingVersion(reader)}
 	if err := installFollowingScript.Run(ctx, x.d.Redis, keys, token, x.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
 		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 	}
-	return ids, nil
+	return ids, hidden, nil
 }

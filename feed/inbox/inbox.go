@@ -38,7 +38,8 @@ const (
 )
 
 // luaInboxLib is shared by the scripts that change an inbox.
-// KEYS[1] inbox, KEYS[2] sources, KEYS[3] rebuild lock.
+// KEYS[1] inbox, KEYS[2] sources, KEYS[3] rebuild lock, KEYS[4] the
+// reader's followee set (which names the users their feed hides).
 const luaInboxLib = `
 local function gate()
   if redis.call('EXISTS', KEYS[1]) == 1 then return nil end
@@ -126,10 +127,16 @@ end
 // addSourceScript records that ARGV[3] brought entry ARGV[2] (author
 // ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries when
 // it holds more than ARGV[6] + ARGV[7].
-// Recording a Source twice changes nothing. ARGV[1] is the reader's channel.
+// Recording a Source twice changes nothing, nor does an arrival the
+// reader's feed hides (the followee set names its user or the post's
+// author): it neither enters nor is announced. ARGV[1] is the reader's
+// channel.
 var addSourceScript = live.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('SISMEMBER', KEYS[4], 'h' .. u) == 1 or redis.call('SISMEMBER', KEYS[4], 'h' .. author) == 1 then
+  return 1
+end
 local list, known = sources(o, author)
 for _, s in ipairs(list) do
   if s[1] == u and s[2] == e then return 1 end
@@ -451,7 +458,7 @@ func DropEntry(reader, postID int64) Change {
 }
 
 func (x *Inboxes) keys(reader int64) []string {
-	return []string{x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader)}
+	return []string{x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader), x.d.Keys.Following(reader)}
 }
 
 // args are a change's script arguments, after the reader's channel.

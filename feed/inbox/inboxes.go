@@ -35,7 +35,7 @@ func New(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inb
 		x.followees = otter.Must(&otter.Options[int64, FolloweeCopy]{
 			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),
 			Weigher: func(_ int64, c FolloweeCopy) uint32 {
-				return uint32(min(max(int64(100+len(c.Version)+8*len(c.IDs)), floor), 1<<31))
+				return uint32(min(max(int64(100+len(c.Version)+8*len(c.IDs)+8*len(c.Hidden)), floor), 1<<31))
 			},
 		})
 	}
@@ -55,6 +55,7 @@ func New(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inb
 type FolloweeCopy struct {
 	Version string
 	IDs     []int64
+	Hidden  []int64 // the hidden users named in the set, sorted
 }
 
 // FolloweeCopy returns this instance's copy of reader's followee set; the

@@ -36,11 +36,12 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 		return err
 	}
 	mysql := x.rep.LaggingSince(ctx, locked, reader)
-	followees, err := x.d.Store.FolloweeIDs(mysql, reader)
+	followees, hidden, err := x.d.Store.FeedView(mysql, reader)
 	if err != nil {
 		return err
 	}
-	entries, err := x.pull.Entries(mysql, followees, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
+	view := pull.NewView(followees, hidden)
+	entries, err := x.pull.Entries(mysql, view, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
 	if err != nil {
 		return err
 	}
@@ -48,14 +49,14 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	if len(entries) == x.d.Cfg.InboxCap {
 		floor = entries[len(entries)-1].Key
 	}
-	sources, err := x.entrySources(mysql, followees, entries)
+	sources, err := x.entrySources(mysql, view, entries)
 	if err != nil {
 		return err
 	}
 	tmp, tmpSrc, tmpFollowing := x.d.Keys.InboxTemp(reader), x.d.Keys.InboxSourcesTemp(reader), x.d.Keys.FollowingTemp(reader)
 	pipe := x.d.Redis.TxPipeline()
 	pipe.Del(ctx, tmp, tmpSrc, tmpFollowing)
-	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees)...)
+	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees, hidden)...)
 	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
 	for _, en := range entries {
 		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
@@ -78,8 +79,8 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 
 // entrySources lists the sources of the entries that did not come from
 // their author alone: the followed author at the post's id, and each
-// followee's live repost.
-func (x *Inboxes) entrySources(ctx context.Context, followees []int64, entries []pull.Entry) (map[int64][]Source, error) {
+// live repost by a followee the view counts through.
+func (x *Inboxes) entrySources(ctx context.Context, view pull.View, entries []pull.Entry) (map[int64][]Source, error) {
 	out := map[int64][]Source{}
 	if len(entries) == 0 {
 		return out, nil
@@ -88,7 +89,7 @@ func (x *Inboxes) entrySources(ctx context.Context, followees []int64, entries [
 	for i, en := range entries {
 		ids[i] = en.PostID
 	}
-	reposts, err := x.d.Store.Reposts(ctx, followees, ids)
+	reposts, err := x.d.Store.Reposts(ctx, view.Followees, ids)
 	if err != nil || len(reposts) == 0 {
 		return out, err
 	}
@@ -96,17 +97,13 @@ func (x *Inboxes) entrySources(ctx context.Context, followees []int64, entries [
 	if err != nil {
 		return nil, err
 	}
-	followed := make(map[int64]bool, len(followees))
-	for _, id := range followees {
-		followed[id] = true
-	}
 	// Only reposted entries need their sources written down: an entry its
 	// author alone brought has none (the author is implied).
 	for _, r := range reposts {
 		out[*r.RepostOfID] = append(out[*r.RepostOfID], Source{User: r.AuthorID, Event: r.ID})
 	}
 	for _, o := range originals {
-		if o != nil && followed[o.AuthorID] && out[o.ID] != nil {
+		if o != nil && view.Counts(o.AuthorID) && out[o.ID] != nil {
 			out[o.ID] = append(out[o.ID], Source{User: o.AuthorID, Event: o.ID})
 		}
 	}

@@ -21,6 +21,7 @@ const (
 type FollowingState struct {
 	State   int
 	IDs     []int64 // sorted; when read whole
+	Hidden  []int64 // the hidden users, sorted; when read whole
 	Version string  // the set's version, when read whole or unchanged; "" for none
 }
 
@@ -74,7 +75,7 @@ func parseState(cmd *redis.Cmd) (bool, FollowingState, error) {
 	version, _ := vals[3].(string)
 	set := FollowingState{State: int(state), Version: version}
 	if set.State == FollowingWhole {
-		set.IDs = parseFollowing(joined)
+		set.IDs, set.Hidden = parseFollowing(joined)
 	}
 	return inbox == 1, set, nil
 }

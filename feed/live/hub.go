@@ -186,7 +186,9 @@ func (h *Hub) deliver(channel, payload string) {
 		add.Post, _ = strconv.ParseInt(post, 10, 64)
 		add.Key, _ = strconv.ParseInt(key, 10, 64)
 	}
-	refresh := verb == "follow" || verb == "unfollow" || channel == h.d.Keys.CelebritiesChannel()
+	// A follow change or a block or mute ("hide") changes whose channels
+	// the reader hears.
+	refresh := verb == "follow" || verb == "unfollow" || verb == "hide" || channel == h.d.Keys.CelebritiesChannel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	targets := h.subs[channel]

@@ -18,9 +18,11 @@ const (
 	CursorTimeline  CursorKind = "timeline"
 	CursorFollowers CursorKind = "followers"
 	CursorFollowing CursorKind = "following"
+	CursorBlocked   CursorKind = "blocked"
+	CursorMuted     CursorKind = "muted"
 )
 
-var CursorKinds = []CursorKind{CursorFeed, CursorTimeline, CursorFollowers, CursorFollowing}
+var CursorKinds = []CursorKind{CursorFeed, CursorTimeline, CursorFollowers, CursorFollowing, CursorBlocked, CursorMuted}
 
 // A cursor is base64url("kind:key"), where key is the entry's sort key (a
 // post id, or a follow's id). It holds no reference to a stored row, so it

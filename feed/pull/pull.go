@@ -5,6 +5,7 @@ package pull
 
 import (
 	"context"
+	"slices"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
@@ -18,6 +19,42 @@ type Entry struct {
 	Key       int64   // sort key: the id of the post or repost that brought it first
 	PostID    int64   // the original post
 	Reposters []int64 // followees who reposted it, most recent first; nil: not known yet
+}
+
+// View is what a reader's feed is made of (see store.FeedView): the
+// followees it counts through, those the reader follows and does not hide,
+// and the users whose posts it hides wherever they come from.
+type View struct {
+	Followees []int64 // sorted
+	Hidden    []int64 // sorted
+}
+
+// NewView is the view of a reader who follows followees and hides hidden
+// (in any order, followees possibly among hidden). It keeps neither slice.
+func NewView(followees, hidden []int64) View {
+	v := View{Hidden: slices.Clone(hidden)}
+	slices.Sort(v.Hidden)
+	v.Hidden = slices.Compact(v.Hidden)
+	v.Followees = make([]int64, 0, len(followees))
+	for _, id := range followees {
+		if !v.Hides(id) {
+			v.Followees = append(v.Followees, id)
+		}
+	}
+	slices.Sort(v.Followees)
+	return v
+}
+
+// Counts reports whether the feed takes entries through user.
+func (v View) Counts(user int64) bool {
+	_, ok := slices.BinarySearch(v.Followees, user)
+	return ok
+}
+
+// Hides reports whether the feed hides user's posts.
+func (v View) Hides(user int64) bool {
+	_, ok := slices.BinarySearch(v.Hidden, user)
+	return ok
 }
 
 // Feeds reads feed entries from MySQL.
@@ -40,15 +77,14 @@ const (
 // read time). An original post's place is its earliest arrival: the post
 // itself when a followee wrote it, else the first live repost by a
 // followee. Scanning followees' posts in order and keeping each event that
-// is its original's first arrival yields entries in order, each once.
-func (f *Feeds) Entries(ctx context.Context, followees []int64, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+// is its original's first arrival yields entries in order, each once. The
+// followees are the view's (none it hides), and a repost of a post whose
+// author the view hides is no arrival.
+func (f *Feeds) Entries(ctx context.Context, view View, dir store.Direction, bound int64, limit int) ([]Entry, error) {
 	var out []Entry
+	followees := view.Followees
 	if len(followees) == 0 || limit <= 0 {
 		return out, nil
-	}
-	followed := make(map[int64]bool, len(followees))
-	for _, id := range followees {
-		followed[id] = true
 	}
 	batch := max(2*limit, pullBatchMin)
 	for {
@@ -56,7 +92,7 @@ func (f *Feeds) Entries(ctx context.Context, followees []int64, dir store.Direct
 		if err != nil {
 			return nil, err
 		}
-		firsts, err := f.firstArrivals(ctx, followees, followed, events)
+		firsts, err := f.firstArrivals(ctx, view, events)
 		if err != nil {
 			return nil, err
 		}
@@ -78,8 +114,9 @@ func (f *Feeds) Entries(ctx context.Context, followees []int64, dir store.Direct
 
 // firstArrivals maps each original reposted in events to the id of its
 // first repost by a followee, for originals that are live and whose author
-// is not followed (a followed author's post arrives first by itself).
-func (f *Feeds) firstArrivals(ctx context.Context, followees []int64, followed map[int64]bool, events []store.FeedEvent) (map[int64]int64, error) {
+// is neither counted (a followed author's post arrives first by itself)
+// nor hidden.
+func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.FeedEvent) (map[int64]int64, error) {
 	var reposted []int64
 	for _, ev := range events {
 		if ev.RepostOfID != nil {
@@ -95,16 +132,17 @@ func (f *Feeds) firstArrivals(ctx context.Context, followees []int64, followed m
 	}
 	var candidates []int64
 	for _, o := range originals {
-		if o != nil && !o.Deleted() && !followed[o.AuthorID] {
+		if o != nil && !o.Deleted() && !view.Counts(o.AuthorID) && !view.Hides(o.AuthorID) {
 			candidates = append(candidates, o.ID)
 		}
 	}
-	return f.d.Store.FirstReposts(ctx, followees, candidates)
+	return f.d.Store.FirstReposts(ctx, view.Followees, candidates)
 }
 
 // AddReposters fills in the reposters of the entries that lack them: the
 // followees who reposted each, most recent first, at most MaxReposters.
-// With followees nil, MySQL finds the viewer's followees itself.
+// With followees nil, MySQL finds the viewer's followees itself (those
+// the viewer does not mute); else they are a View's.
 func (f *Feeds) AddReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
 	var ids []int64
 	for _, en := range entries {

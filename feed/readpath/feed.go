@@ -46,12 +46,14 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	var followees []int64
 	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
 		lagging := x.rep.Lagging(ctx, viewerID)
-		if followees, err = x.d.Store.FolloweeIDs(lagging, viewerID); err != nil {
+		view, err := x.viewFromMySQL(lagging, viewerID)
+		if err != nil {
 			return nil, err
 		}
+		followees = view.Followees
 		// The page's reads share the one read-your-writes check above.
 		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
-			return x.pull.Entries(lagging, followees, dir, bound, limit)
+			return x.pull.Entries(lagging, view, dir, bound, limit)
 		}
 		if entries, info, err = paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
@@ -87,3 +89,13 @@ func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.P
 }
 
 func entryKey(en pull.Entry) int64 { return en.Key }
+
+// viewFromMySQL is the reader's view (whom their feed counts through, and
+// whose posts it hides) as MySQL has it.
+func (x *Reads) viewFromMySQL(ctx context.Context, reader int64) (pull.View, error) {
+	followees, hidden, err := x.d.Store.FeedView(ctx, reader)
+	if err != nil {
+		return pull.View{}, err
+	}
+	return pull.NewView(followees, hidden), nil
+}

@@ -43,11 +43,14 @@ const readMaxPasses = 3
 type readState struct {
 	id     int64
 	celebs []int64 // followed celebrities, merged at read time
-	// followees are everyone the readState follows, sorted, when loaded: from
-	// their followee set in Redis when it is small enough to read whole,
-	// else from MySQL when that must serve part of the page.
+	// followees are everyone the readState follows, sorted, and hidden the
+	// users whose posts their feed hides, when loaded: from their followee
+	// set in Redis when it is small enough to read whole, else from MySQL
+	// when that must serve part of the page.
 	followees []int64
+	hidden    []int64
 	loaded    bool
+	view      *pull.View // made of followees and hidden once loaded
 	rebuilt   bool
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
@@ -159,25 +162,24 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	switch set.State {
 	case inbox.FollowingUnchanged:
 		x.d.Metrics.FollowingUnchanged.Inc()
-		r.followees, r.loaded = held.IDs, true
+		r.followees, r.hidden, r.loaded = held.IDs, held.Hidden, true
 	case inbox.FollowingWhole:
 		x.d.Metrics.FollowingSent.Inc()
-		r.followees, r.loaded = set.IDs, true
-		x.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs})
+		r.followees, r.hidden, r.loaded = set.IDs, set.Hidden, true
+		x.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
 	case inbox.FollowingMissing:
-		if r.followees, err = x.inboxes.RestoreFollowing(ctx, viewer); err != nil {
+		if r.followees, r.hidden, err = x.inboxes.RestoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
-		slices.Sort(r.followees)
 	}
 	if len(celebs) > 0 {
-		followed, err := r.follows(ctx, x, celebs)
+		counted, _, err := r.sight(ctx, x, celebs)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, c := range celebs {
-			if followed[c] {
+			if counted[c] {
 				r.celebs = append(r.celebs, c)
 			}
 		}
@@ -185,31 +187,46 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	return r, self, nil
 }
 
-// follows returns which of ids the readState follows: from the followees read
-// whole, else from the followee set (one round trip), else from MySQL.
-func (r *readState) follows(ctx context.Context, x *Reads, ids []int64) (map[int64]bool, error) {
+// sight returns which of ids the reader's feed counts through (followed,
+// not hidden) and which it hides: from the followee set read whole, else
+// from the set (one round trip), else from MySQL.
+func (r *readState) sight(ctx context.Context, x *Reads, ids []int64) (counted, hidden map[int64]bool, err error) {
 	if r.loaded {
-		found := make(map[int64]bool, len(ids))
+		v := r.feedView()
+		counted, hidden = make(map[int64]bool, len(ids)), map[int64]bool{}
 		for _, id := range ids {
-			if _, ok := slices.BinarySearch(r.followees, id); ok {
-				found[id] = true
+			switch {
+			case v.Hides(id):
+				hidden[id] = true
+			case v.Counts(id):
+				counted[id] = true
 			}
 		}
-		return found, nil
+		return counted, hidden, nil
 	}
-	return x.inboxes.FollowedAmong(ctx, r.id, ids)
+	return x.inboxes.Sight(ctx, r.id, ids)
 }
 
-func (r *readState) allFollowees(ctx context.Context, x *Reads) ([]int64, error) {
-	if !r.loaded {
-		ids, err := x.d.Store.FolloweeIDs(x.rep.Lagging(ctx, r.id), r.id)
-		if err != nil {
-			return nil, err
-		}
-		slices.Sort(ids)
-		r.followees, r.loaded = ids, true
+// feedView is the loaded followees and hidden users as a pull.View.
+func (r *readState) feedView() pull.View {
+	if r.view == nil {
+		v := pull.NewView(r.followees, r.hidden)
+		r.view = &v
 	}
-	return r.followees, nil
+	return *r.view
+}
+
+// allFollowees is the reader's view whole, from MySQL when the followee
+// set was too large to read.
+func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, error) {
+	if !r.loaded {
+		followees, hidden, err := x.d.Store.FeedView(x.rep.Lagging(ctx, r.id), r.id)
+		if err != nil {
+			return pull.View{}, err
+		}
+		r.followees, r.hidden, r.loaded = followees, hidden, true
+	}
+	return r.feedView(), nil
 }
 
 // candidate is an original post seen while merging, with the sources that
@@ -255,17 +272,17 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 	if !older && bound >= window {
 		return merged, nil
 	}
-	followees, err := r.allFollowees(ctx, x)
+	view, err := r.allFollowees(ctx, x)
 	if err != nil {
 		return nil, err
 	}
 	ctx = x.rep.Lagging(ctx, r.id)
 	if older {
-		rest, err := x.pull.Entries(ctx, followees, dir, min(bound, window), limit-len(merged))
+		rest, err := x.pull.Entries(ctx, view, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err
 	}
 	// Newer from below the window: MySQL's part first, then the window's.
-	below, err := x.pull.Entries(ctx, followees, dir, bound, limit)
+	below, err := x.pull.Entries(ctx, view, dir, bound, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -531,9 +548,12 @@ func sortEntries(es []pull.Entry, older bool) {
 }
 
 // placeCandidates finds each candidate's place in the reader's feed: its
-// earliest live arrival from a source the reader still follows. Candidates
-// that no longer belong get none. It also returns the inbox repairs that
-// take stale sources out.
+// earliest live arrival from a source the reader's feed still counts
+// through. Candidates that no longer belong get none: among them every post
+// whose author the feed hides. It also returns the inbox repairs that take
+// stale sources out. A hidden user's arrival is passed over, not repaired:
+// the block or mute that hid it reset the inbox, so it can only be one that
+// raced it, and a repair could outlive an unmute that came meanwhile.
 func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
 	positions := map[int64]pull.Entry{}
 	if len(cands) == 0 {
@@ -543,7 +563,7 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 	if err != nil {
 		return nil, nil, err
 	}
-	followed, err := r.follows(ctx, x, sourceUsers(cands, live, window))
+	followed, hidden, err := r.sight(ctx, x, sourceUsers(cands, live, window))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -557,7 +577,10 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 			}
 			continue
 		}
-		valid, stale := c.validSources(r, o, live, followed)
+		if hidden[o.AuthorID] {
+			continue
+		}
+		valid, stale := c.validSources(r, o, live, followed, hidden)
 		repairs = append(repairs, stale...)
 		switch {
 		case id < window:
@@ -628,10 +651,11 @@ func sourceUsers(cands map[int64]*candidate, live map[int64]*models.Post, window
 }
 
 // validSources are the arrivals of candidate c (live post o) that still
-// count: the inbox's from users the reader follows, of live events, and the
-// celebrities' of live events; stale are the repairs that take the other
-// inbox sources out.
-func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*models.Post, followed map[int64]bool) (valid []inbox.Source, stale []inbox.Change) {
+// count: the inbox's from users the reader's feed counts through, of live
+// events, and the celebrities' of live events; stale are the repairs that
+// take the other inbox sources out, but those of hidden users (see
+// placeCandidates).
+func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*models.Post, followed, hidden map[int64]bool) (valid []inbox.Source, stale []inbox.Change) {
 	if slices.Contains(r.celebs, o.AuthorID) {
 		c.celeb = append(c.celeb, inbox.Source{User: o.AuthorID, Event: o.ID})
 	}
@@ -639,9 +663,11 @@ func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*m
 		if s.User == 0 {
 			s.User = o.AuthorID
 		}
-		if followed[s.User] && live[s.Event] != nil {
+		switch {
+		case followed[s.User] && live[s.Event] != nil:
 			valid = append(valid, s)
-		} else {
+		case hidden[s.User]:
+		default:
 			stale = append(stale, inbox.RemoveSource(r.id, c.post, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
 		}
 	}

@@ -31,11 +31,11 @@ func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry
 		return unread, u.FeedReadKey, err
 	}
 	lagging := x.rep.Lagging(ctx, viewerID)
-	followees, err := x.d.Store.FolloweeIDs(lagging, viewerID)
+	view, err := x.viewFromMySQL(lagging, viewerID)
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := x.pull.Entries(lagging, followees, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
+	unread, err := x.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 
@@ -76,9 +76,9 @@ func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]
 	if !errors.As(err, &re) {
 		return nil, err
 	}
-	followees, err := x.d.Store.FolloweeIDs(ctx, viewerID)
+	view, err := x.viewFromMySQL(ctx, viewerID)
 	if err != nil {
 		return nil, err
 	}
-	return x.pull.Entries(ctx, followees, store.Newer, marker, config.MaxUnreadCount)
+	return x.pull.Entries(ctx, view, store.Newer, marker, config.MaxUnreadCount)
 }

@@ -7,6 +7,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/live"
 	"feedservice/feed/paging"
+	"feedservice/feed/pull"
 	"feedservice/models"
 )
 
@@ -176,11 +177,13 @@ func (x *Listeners) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*
 
 // Authors are the followees whose posts reach the reader without
 // fan-out, so the reader's listeners hear of them on the authors' channels:
-// followed celebrities in hybrid mode, every followee in pull mode.
+// followed celebrities in hybrid mode, every followee in pull mode; none
+// whose posts the reader's feed hides.
 func (x *Listeners) Authors(ctx context.Context, reader int64) ([]int64, error) {
 	switch x.d.Cfg.Mode {
 	case config.ModePull:
-		return x.d.Store.FolloweeIDs(ctx, reader)
+		followees, hidden, err := x.d.Store.FeedView(ctx, reader)
+		return pull.NewView(followees, hidden).Followees, err
 	case config.ModeHybrid:
 		celebs, err := x.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -193,7 +196,7 @@ func (x *Listeners) Authors(ctx context.Context, reader int64) ([]int64, error) 
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
-		followed, err := x.inboxes.FollowedAmong(ctx, reader, celebs)
+		followed, _, err := x.inboxes.Sight(ctx, reader, celebs)
 		var out []int64
 		for _, c := range celebs {
 			if followed[c] {

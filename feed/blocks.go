@@ -1,0 +1,166 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"feedservice/feed/apperr"
+	"feedservice/feed/paging"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// Block makes the viewer block userID: the follows between them end both
+// ways, and until Unblock neither sees the other's posts nor may follow
+// the other. Idempotent.
+func (e *Engine) Block(ctx context.Context, viewerID, userID int64) (*models.BlockPayload, error) {
+	if viewerID == userID {
+		return nil, apperr.BadInput("you cannot block yourself")
+	}
+	changed, err := e.store.Block(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
+	if changed {
+		e.hidingChanged(ctx, viewerID, userID, true)
+	}
+	return e.blockPayload(ctx, viewerID, userID, err)
+}
+
+// Unblock ends the viewer's block of userID. It restores no follow.
+// Idempotent.
+func (e *Engine) Unblock(ctx context.Context, viewerID, userID int64) (*models.BlockPayload, error) {
+	if viewerID == userID {
+		return nil, apperr.BadInput("you cannot unblock yourself")
+	}
+	changed, err := e.store.Unblock(ctx, viewerID, userID, e.now().UTC())
+	if changed {
+		e.hidingChanged(ctx, viewerID, userID, true)
+	}
+	return e.blockPayload(ctx, viewerID, userID, err)
+}
+
+// Mute makes the viewer mute userID: any follow stays, and userID's posts
+// and reposts, and others' reposts of their posts, leave the viewer's
+// feed. Idempotent.
+func (e *Engine) Mute(ctx context.Context, viewerID, userID int64) (*models.MutePayload, error) {
+	if viewerID == userID {
+		return nil, apperr.BadInput("you cannot mute yourself")
+	}
+	changed, err := e.store.Mute(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
+	if changed {
+		e.hidingChanged(ctx, viewerID, userID, false)
+	}
+	return e.mutePayload(ctx, viewerID, userID, err)
+}
+
+// Unmute ends the viewer's mute of userID: what it hid comes back in its
+// place. Idempotent.
+func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.MutePayload, error) {
+	if viewerID == userID {
+		return nil, apperr.BadInput("you cannot unmute yourself")
+	}
+	changed, err := e.store.Unmute(ctx, viewerID, userID, e.now().UTC())
+	if changed {
+		e.hidingChanged(ctx, viewerID, userID, false)
+	}
+	return e.mutePayload(ctx, viewerID, userID, err)
+}
+
+// hidingChanged runs what follows the commit of actor's block or mute of
+// other (or its end), so that the actor's next read, on any instance,
+// reflects it: the cached copies of both (a block moves counts), the
+// actor's inbox and followee set dropped, to be rebuilt from MySQL through
+// the new view (inbox.Inboxes.Reset), their cached home inserts dropped,
+// and their live listeners told to re-subscribe and recount. A block does
+// the same for the other user, whose view changed too, and settles the
+// relation lists of the follows it ended. A failure is only logged: the
+// change's stream event resets the inboxes again.
+func (e *Engine) hidingChanged(ctx context.Context, actor, other int64, both bool) {
+	e.cache.RefreshAfterCommit(ctx, []int64{actor, other}, nil)
+	readers := [][2]int64{{actor, other}}
+	if both {
+		readers = append(readers, [2]int64{other, actor})
+	}
+	for _, r := range readers {
+		if both {
+			if err := e.jumps.SettleRelationLists(ctx, r[0], r[1]); err != nil && ctx.Err() == nil {
+				e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", r[0], "err", err)
+			}
+		}
+		if err := e.inboxes.Reset(ctx, r[0]); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "reset inbox after a block or mute; the stream event will", "reader", r[0], "err", err)
+		}
+		if err := e.home.ForgetInserts(ctx, r[0]); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "drop home inserts after a block or mute", "reader", r[0], "err", err)
+		}
+	}
+	e.afterCommit(ctx, nil)
+	for _, r := range readers {
+		e.pub.Publish(ctx, e.keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
+	}
+}
+
+// blockPayload answers a block change with both users as now stored.
+func (e *Engine) blockPayload(ctx context.Context, viewerID, userID int64, err error) (*models.BlockPayload, error) {
+	p, err := e.followPayload(ctx, viewerID, userID, err)
+	if err != nil {
+		return nil, err
+	}
+	return &models.BlockPayload{User: p.User, Viewer: p.Viewer}, nil
+}
+
+// mutePayload answers a mute change with the other user.
+func (e *Engine) mutePayload(ctx context.Context, viewerID, userID int64, err error) (*models.MutePayload, error) {
+	p, err := e.followPayload(ctx, viewerID, userID, err)
+	if err != nil {
+		return nil, err
+	}
+	return &models.MutePayload{User: p.User}, nil
+}
+
+// BlockedUsers pages whom the viewer blocks, most recent first.
+func (e *Engine) BlockedUsers(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.RelatedUserConnection, error) {
+	return e.relatedUsers(ctx, paging.CursorBlocked, args, e.store.BlockedCount, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+		return e.store.BlockedPage(e.rep.Lagging(ctx, viewerID), viewerID, dir, bound, limit)
+	}, viewerID)
+}
+
+// MutedUsers pages whom the viewer mutes, most recent first.
+func (e *Engine) MutedUsers(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.RelatedUserConnection, error) {
+	return e.relatedUsers(ctx, paging.CursorMuted, args, e.store.MutedCount, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
+		return e.store.MutedPage(e.rep.Lagging(ctx, viewerID), viewerID, dir, bound, limit)
+	}, viewerID)
+}
+
+func (e *Engine) relatedUsers(ctx context.Context, kind paging.CursorKind, args paging.PageArgs, count func(context.Context, int64) (int, error), fetch paging.FetchFunc[models.Relation], viewerID int64) (*models.RelatedUserConnection, error) {
+	rows, info, err := paging.Paginate(ctx, e.metrics, kind, args, fetch, func(r models.Relation) int64 { return r.ID })
+	if err != nil {
+		return nil, err
+	}
+	total, err := count(e.rep.Lagging(ctx, viewerID), viewerID)
+	if err != nil {
+		return nil, err
+	}
+	conn := &models.RelatedUserConnection{PageInfo: info, TotalCount: total, Edges: make([]*models.RelatedUserEdge, len(rows))}
+	for i, r := range rows {
+		conn.Edges[i] = &models.RelatedUserEdge{Cursor: paging.EncodeCursor(kind, r.ID), UserID: r.UserID, Since: r.FollowedAt}
+	}
+	return conn, nil
+}
+
+// BlockedAmong returns which of ids the viewer blocks.
+func (e *Engine) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.BlockedAmong(ctx, viewerID, ids)
+}
+
+// MutedAmong returns which of ids the viewer mutes.
+func (e *Engine) MutedAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.MutedAmong(ctx, viewerID, ids)
+}
+
+// forbiddenFollow turns a follow refused for a block into FORBIDDEN.
+func forbiddenFollow(err error) error {
+	if errors.Is(err, store.ErrBlocked) {
+		return apperr.New(apperr.CodeForbidden, "you cannot follow this user: one of you blocks the other")
+	}
+	return err
+}
