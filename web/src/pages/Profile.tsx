@@ -1,20 +1,25 @@
-import { useCallback, useState } from 'react';
 import { NavLink, Route, Routes, useParams, useSearchParams } from 'react-router';
 import { useQuery } from '@apollo/client/react';
 
+import { BlockButton } from '../components/BlockButton';
 import { ErrorNote } from '../components/ErrorNote';
 import { FollowButton } from '../components/FollowButton';
 import { LoadMore } from '../components/LoadMore';
+import { MuteButton } from '../components/MuteButton';
 import { PageNumbers } from '../components/PageNumbers';
 import { PostCard } from '../components/PostCard';
 import { Time } from '../components/Time';
 import { UserLink } from '../components/UserLink';
 import { FOLLOWERS, FOLLOWERS_PAGE, FOLLOWING, FOLLOWING_PAGE, PROFILE, TIMELINE, type UserEdge } from '../graphql';
+import { usePager } from '../pager';
 import { useViewer } from '../viewer';
 
 const PAGE_SIZE = 20;
 
-/** A user's page: who they are, their counts, and their timeline, followers and following. */
+/**
+ * A user's page: who they are, their counts, and their timeline, followers
+ * and following; for another user, buttons to follow, mute and block them.
+ */
 export function Profile() {
   const { username = '' } = useParams();
   const viewer = useViewer();
@@ -49,8 +54,27 @@ export function Profile() {
               {user.followsViewer && <span className="badge">Follows you</span>}
             </p>
           </div>
-          {viewer && !isViewer && <FollowButton user={user} />}
+          {viewer && !isViewer && (
+            <div className="profile-actions">
+              {/* A follow across a block is refused: unblock first. */}
+              {!user.viewerHasBlocked && <FollowButton user={user} />}
+              <div className="profile-actions-more">
+                <MuteButton user={user} />
+                <BlockButton user={user} />
+              </div>
+            </div>
+          )}
         </div>
+        {user.viewerHasBlocked && (
+          <p className="notice" data-testid="blocked-notice">
+            You block @{user.username}: neither of you sees the other's posts, and neither can follow the other.
+          </p>
+        )}
+        {user.viewerHasMuted && !user.viewerHasBlocked && (
+          <p className="notice" data-testid="muted-notice">
+            You mute @{user.username}: their posts and reposts stay out of your feed.
+          </p>
+        )}
         {user.bio && <p>{user.bio}</p>}
         <nav className="tabs" aria-label="Profile sections">
           <NavLink to={base} end><strong data-testid="post-count">{user.postCount}</strong> Posts</NavLink>
@@ -167,20 +191,4 @@ function RelationItems({ edges }: { edges: UserEdge[] }) {
 function listOf<T>(user: { followers: T } | { following: T } | null | undefined): T | undefined {
   if (!user) return undefined;
   return 'followers' in user ? user.followers : user.following;
-}
-
-/** State and handler of a LoadMore over a connection paged with fetchMore(after). */
-function usePager(
-  pageInfo: { hasNextPage: boolean; endCursor: string | null } | undefined,
-  fetchAfter: (after: string | null) => Promise<unknown>,
-) {
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const onLoad = useCallback(() => {
-    if (!pageInfo?.hasNextPage || loading) return;
-    setLoading(true);
-    setError(null);
-    fetchAfter(pageInfo.endCursor).catch(setError).finally(() => setLoading(false));
-  }, [pageInfo, loading, fetchAfter]);
-  return { hasMore: !!pageInfo?.hasNextPage, loading, error, onLoad };
 }
