@@ -667,6 +667,7 @@ test('the app: mute takes a followee\'s posts out of the feed and unmute brings 
     await button(profile, 'Unblock').waitFor();
     await profile.getByTestId('blocked-notice').waitFor();
     await profile.getByTestId('follower-count').filter({ hasText: /^0$/ }).waitFor();
+    await page.getByText('Their posts are hidden while you block them.').waitFor();
     assert.equal(await button(profile, 'Follow').count() + await button(profile, 'Unfollow').count(), 0,
       'a blocked user\'s profile offers to follow them');
     assert.deepEqual(await apiRelation(viewer.token, 'babbage'),

@@ -34,10 +34,11 @@ export function Hidden() {
           <NavLink to="/hidden/blocked">Blocked</NavLink>
         </nav>
       </section>
+      {/* Keyed: a switch of tabs starts the other list afresh, pager and all. */}
       <Routes>
         <Route index element={<Navigate to="muted" replace />} />
-        <Route path="muted" element={<HiddenList list="muted" />} />
-        <Route path="blocked" element={<HiddenList list="blocked" />} />
+        <Route path="muted" element={<HiddenList key="muted" list="muted" />} />
+        <Route path="blocked" element={<HiddenList key="blocked" list="blocked" />} />
       </Routes>
     </main>
   );

@@ -83,7 +83,7 @@ export function Profile() {
         </nav>
       </section>
       <Routes>
-        <Route index element={<Timeline username={user.username} />} />
+        <Route index element={<Timeline username={user.username} blocked={user.viewerHasBlocked} />} />
         <Route path="followers" element={<Relations username={user.username} list="followers" total={user.followerCount} />} />
         <Route path="following" element={<Relations username={user.username} list="following" total={user.followingCount} />} />
       </Routes>
@@ -91,8 +91,8 @@ export function Profile() {
   );
 }
 
-/** The user's own posts and reposts, newest first. */
-function Timeline({ username }: { username: string }) {
+/** The user's own posts and reposts, newest first (none across a block). */
+function Timeline({ username, blocked }: { username: string; blocked: boolean }) {
   const { data, error, fetchMore, refetch } = useQuery(TIMELINE, {
     variables: { username, first: PAGE_SIZE },
     fetchPolicy: 'cache-and-network',
@@ -102,7 +102,9 @@ function Timeline({ username }: { username: string }) {
 
   if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
   if (!conn) return <p className="muted">Loading…</p>;
-  if (conn.edges.length === 0) return <p className="card muted">No posts yet.</p>;
+  if (conn.edges.length === 0) {
+    return <p className="card muted">{blocked ? 'Their posts are hidden while you block them.' : 'No posts yet.'}</p>;
+  }
   return (
     <section aria-label="Timeline" className="feed">
       {conn.edges.map(({ cursor, node }) => <PostCard key={cursor} post={node} />)}
