@@ -277,7 +277,7 @@ func runModel(t *testing.T, mode config.Mode, rng, hides *rand.Rand, steps, user
 		}
 		return pick(circle)
 	}
-	star := users[0] // followed by many: crosses the celebrity threshold
+	star := users[0]     // followed by many: crosses the celebrity threshold
 	var hidSince []int64 // the users of the blocks and mutes since the last check
 	for step := range steps {
 		if hides != nil && hides.IntN(100) < hidingPercent {
