@@ -103,6 +103,10 @@ var errsIDMutations = []struct{ name, kind, doc string }{
 	{"follow", models.KindUser, errsFollowDoc},
 	{"unfollow", models.KindUser, `mutation($id: ID!) { unfollow(userId: $id) { user { id } } }`},
 	{"removeFollower", models.KindUser, `mutation($id: ID!) { removeFollower(userId: $id) { user { id } } }`},
+	{"block", models.KindUser, bmDoc("block")},
+	{"unblock", models.KindUser, bmDoc("unblock")},
+	{"mute", models.KindUser, bmDoc("mute")},
+	{"unmute", models.KindUser, bmDoc("unmute")},
 	{"repost", models.KindPost, `mutation($id: ID!) { repost(postId: $id) { post { id } } }`},
 	{"deletePost", models.KindPost, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`},
 }
@@ -302,6 +306,12 @@ func TestErrorsSignedOut(t *testing.T) {
 			"unfollow":       {`mutation($id: ID!) { unfollow(userId: $id) { user { id } } }`, map[string]any{"id": bob.ID}},
 			"removeFollower": {`mutation($id: ID!) { removeFollower(userId: $id) { user { id } } }`, map[string]any{"id": bob.ID}},
 			"markFeedRead":   {`mutation { markFeedRead { unreadCount } }`, nil},
+			"block":          {bmDoc("block"), map[string]any{"id": bob.ID}},
+			"unblock":        {bmDoc("unblock"), map[string]any{"id": bob.ID}},
+			"mute":           {bmDoc("mute"), map[string]any{"id": bob.ID}},
+			"unmute":         {bmDoc("unmute"), map[string]any{"id": bob.ID}},
+			"blockedUsers":   {`{ blockedUsers { totalCount } }`, nil},
+			"mutedUsers":     {`{ mutedUsers { totalCount } }`, nil},
 			"updateProfile":  {`mutation { updateProfile(input: {bio: "x"}) { id } }`, nil},
 		}
 		for name, d := range docs {

@@ -73,7 +73,9 @@ type warmPage struct {
 
 // TestWarmPageRunsNoSQL: in push and hybrid modes, a warm first page and a
 // warm deep page (the third page of 8, within the inbox window) run no SQL
-// statement and at most warmMaxRoundTrips Redis round trips.
+// statement and at most warmMaxRoundTrips Redis round trips, with blocks
+// and mutes in effect (issue 25): the viewer mutes a followee and blocks
+// another, and a followee blocks the viewer.
 func TestWarmPageRunsNoSQL(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
@@ -105,6 +107,9 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 			for _, c := range append([]*client{viewer}, fans[1:]...) {
 				w.follow(c, star)
 			}
+			// Before the posts, so that the fan-out meets it: a followee
+			// whose reposts would reach the viewer blocks the viewer.
+			w.block(fans[1], viewer)
 			for i := range 30 {
 				p := w.post(authors[i%4], fmt.Sprintf("post %d", i))
 				if i%3 == 0 {
@@ -114,6 +119,11 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 					w.post(star, fmt.Sprintf("star post %d", i))
 				}
 			}
+			// After the posts, so that the inbox holds what they hide: a
+			// followee whose reposts are in it is muted, another followee
+			// blocked (6 of the 30 posts leave; 29 entries stay).
+			w.mute(viewer, fans[0])
+			w.block(viewer, authors[3])
 			w.check(viewer, 8)
 
 			read := func(after string) (warmPage, int64, int64) {

@@ -41,7 +41,9 @@ const defaultChromium = "/usr/bin/chromium"
 // browser contexts (sign-up, follow, the live red dot and "new posts" bar,
 // and a feed scrolled to its end with every entry once; a home's suggested
 // user followed with its button, a promoted post with its label, and one
-// entry dismissed), and a page of
+// entry dismissed; Mute and Unmute on a followee's profile taking their post
+// out of the feed and back, and Block doing the same, undone from the
+// blocked list), and a page of
 // another origin calling /query through CORS (and one of an unlisted origin
 // refused by the browser). It takes
 // screenshots of the app's feed and of a profile page: into docs/ (the

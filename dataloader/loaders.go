@@ -34,6 +34,10 @@ type Loaders struct {
 	ViewerFollows *dataloadgen.Loader[int64, bool]
 	// FollowsViewer says whether a user follows the viewer.
 	FollowsViewer *dataloadgen.Loader[int64, bool]
+	// ViewerBlocks says whether the viewer blocks a user.
+	ViewerBlocks *dataloadgen.Loader[int64, bool]
+	// ViewerMutes says whether the viewer mutes a user.
+	ViewerMutes *dataloadgen.Loader[int64, bool]
 	// UnreadCount is the viewer's unread count, counted once however many
 	// fields (aliases of feed { unreadCount }) ask for it.
 	UnreadCount *Once[int]
@@ -60,6 +64,12 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 		}, opt),
 		FollowsViewer: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
 			return lookup(e.FollowersOf(ctx, viewerID, ids))(ids)
+		}, opt),
+		ViewerBlocks: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
+			return lookup(e.BlockedAmong(ctx, viewerID, ids))(ids)
+		}, opt),
+		ViewerMutes: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
+			return lookup(e.MutedAmong(ctx, viewerID, ids))(ids)
 		}, opt),
 		UnreadCount: &Once[int]{compute: func(ctx context.Context) (int, error) {
 			return e.UnreadCount(ctx, viewerID)
@@ -121,8 +131,8 @@ func (c *Cached[V]) LoadAll(ctx context.Context, ids []int64) ([]*V, error) {
 // did not load and the users the page shows (authors and reposters), sets
 // each item's post and reposters (plain GraphQL fields, which gqlgen
 // resolves without a goroutine) and primes the loaders with them; if the
-// operation asks, it also primes whether the viewer follows those users
-// and they the viewer. A failure to load the posts or the users is the
+// operation asks, it also primes whether the viewer follows, blocks or
+// mutes those users and whether they follow the viewer. A failure to load the posts or the users is the
 // page's error.
 func (l *Loaders) PrimeFeed(ctx context.Context, conn *models.FeedConnection) error {
 	if err := FillPosts(ctx, l.engine, conn.Edges); err != nil {
@@ -214,6 +224,8 @@ func (l *Loaders) prime(ctx context.Context, edges []*models.FeedEdge) error {
 	}
 	prime("viewerIsFollowing", l.ViewerFollows, l.engine.FollowedBy)
 	prime("followsViewer", l.FollowsViewer, l.engine.FollowersOf)
+	prime("viewerHasBlocked", l.ViewerBlocks, l.engine.BlockedAmong)
+	prime("viewerHasMuted", l.ViewerMutes, l.engine.MutedAmong)
 	users, err := l.engine.Users(ctx, ids)
 	wg.Wait()
 	if err != nil {

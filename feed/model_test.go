@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
 	"feedservice/feed/paging"
@@ -28,7 +29,11 @@ func newRefModel() *refModel {
 	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: config.MaxReposters, MaxUnreadCount: config.MaxUnreadCount})}
 }
 
-func (r *refModel) follow(a, b int64) { r.m.Follow(strconv.FormatInt(a, 10), strconv.FormatInt(b, 10)) }
+// follow records a's follow of b, and reports whether the server must
+// accept it (false: one blocks the other, FORBIDDEN).
+func (r *refModel) follow(a, b int64) bool {
+	return r.m.Follow(strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
+}
 func (r *refModel) unfollow(a, b int64) {
 	r.m.Unfollow(strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
 }
@@ -55,6 +60,53 @@ func (r *refModel) canRepost(target int64) bool { return r.m.CanRepost(strconv.F
 func (r *refModel) author(id int64) int64 { return refID(r.m.Lookup(strconv.FormatInt(id, 10)).Author) }
 
 func (r *refModel) delete(id int64) { r.m.Delete(strconv.FormatInt(id, 10)) }
+
+// shownIn are the users a's feed shows: the authors of its entries and
+// their reposters, once each.
+func (r *refModel) shownIn(a int64) []int64 {
+	var out []int64
+	for _, e := range r.feed(a) {
+		out = append(out, r.author(e.Post))
+		out = append(out, e.Reposters...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hiding are the four relations that hide posts, as the model and the
+// engine each apply them.
+var hiding = []struct {
+	name   string
+	model  func(m *feedmodel.Model, a, b string) bool
+	engine func(e *Engine, ctx context.Context, a, b int64) error
+}{
+	{"block", (*feedmodel.Model).Block, func(e *Engine, ctx context.Context, a, b int64) error {
+		_, err := e.Block(ctx, a, b)
+		return err
+	}},
+	{"unblock", (*feedmodel.Model).Unblock, func(e *Engine, ctx context.Context, a, b int64) error {
+		_, err := e.Unblock(ctx, a, b)
+		return err
+	}},
+	{"mute", (*feedmodel.Model).Mute, func(e *Engine, ctx context.Context, a, b int64) error {
+		_, err := e.Mute(ctx, a, b)
+		return err
+	}},
+	{"unmute", (*feedmodel.Model).Unmute, func(e *Engine, ctx context.Context, a, b int64) error {
+		_, err := e.Unmute(ctx, a, b)
+		return err
+	}},
+}
+
+// hide applies the kind-th of hiding to a and b on e and in the model.
+func (r *refModel) hide(t testing.TB, e *Engine, kind int, a, b int64) {
+	t.Helper()
+	h := hiding[kind]
+	h.model(r.m, strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
+	if err := h.engine(e, context.Background(), a, b); err != nil {
+		t.Fatalf("%s %d -> %d: %v", h.name, a, b, err)
+	}
+}
 
 // feed is user's whole feed: each live original that a followee wrote or
 // reposted (live), at its earliest such arrival, newest first, with the
@@ -105,11 +157,12 @@ func modelSeed(t *testing.T) uint64 {
 }
 
 // TestEngineMatchesModel runs random sequences of sign-ups, follows,
-// unfollows, removed followers, posts, reposts, deletes and reads, mixed
-// with inbox expiry, a flush of all Redis keys, a worker dying mid-task and
-// engine restarts, in every mode, on two instances (with their cache tiers
-// on) taking turns; after the workers settle, every user's whole feed,
-// paged both ways on either instance, equals the reference model's.
+// unfollows, removed followers, posts, reposts, deletes, reads, blocks,
+// unblocks, mutes and unmutes, mixed with inbox expiry, a flush of all
+// Redis keys, a worker dying mid-task and engine restarts, in every mode,
+// on two instances (with their cache tiers on) taking turns; after the
+// workers settle, every user's whole feed, paged both ways on either
+// instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -120,14 +173,14 @@ func TestEngineMatchesModel(t *testing.T) {
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, mode, rand.New(rand.NewPCG(seed, seed>>1)), modelSteps(), modelUsers())
+			runModel(t, mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), modelSteps(), modelUsers())
 		})
 	}
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
 			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), r.steps, r.users)
+			runModel(t, r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, r.steps, r.users)
 		})
 	}
 }
@@ -145,7 +198,21 @@ var modelRegressions = []struct {
 		"step 795 pages a feed backward by 3 below a followed celebrity's window; the probe for older entries hung"},
 }
 
-func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount int) {
+// hidingRand draws the blocks and mutes of a run with seed: a stream of
+// its own, so that the operations drawn from the main one (and with them
+// the regressions recorded before blocks and mutes existed) stay as they
+// were.
+func hidingRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, seed>>3))
+}
+
+// hidingPercent is the share of steps that begin with a block, unblock,
+// mute or unmute (drawn from the run's hiding stream).
+const hidingPercent = 8
+
+// runModel runs steps random operations from rng, and the blocks and mutes
+// from hides (none when nil: a regression recorded before they existed).
+func runModel(t *testing.T, mode config.Mode, rng, hides *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
 	claimAfter := fanout.ClaimAfter
 	fanout.ClaimAfter = 200 * time.Millisecond
@@ -210,8 +277,22 @@ func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount i
 		}
 		return pick(circle)
 	}
-	star := users[0] // followed by many: crosses the celebrity threshold
+	star := users[0]     // followed by many: crosses the celebrity threshold
+	var hidSince []int64 // the users of the blocks and mutes since the last check
 	for step := range steps {
+		if hides != nil && hides.IntN(100) < hidingPercent {
+			// Mutes twice as often as blocks, each undone as often as made;
+			// half of them of someone the feed shows: the author of one of
+			// its entries, or a reposter.
+			a, b := circle[hides.IntN(len(circle))], circle[hides.IntN(len(circle))]
+			if shown := model.shownIn(a); len(shown) > 0 && hides.IntN(2) == 0 {
+				b = shown[hides.IntN(len(shown))]
+			}
+			if a != b {
+				model.hide(t, on(step).Engine, []int{0, 1, 2, 2, 3, 3}[hides.IntN(6)], a, b)
+				hidSince = append(hidSince, a, b)
+			}
+		}
 		u := actor()
 		switch op := rng.IntN(100); {
 		case op < 22:
@@ -220,8 +301,11 @@ func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount i
 				v = star
 			}
 			if u != v {
-				on(step).follow(u, v)
-				model.follow(u, v)
+				if model.follow(u, v) {
+					on(step).follow(u, v)
+				} else if _, err := on(step).Follow(ctx, u, v); apperr.CodeOf(err) != apperr.CodeForbidden {
+					t.Fatalf("step %d: follow %d -> %d across a block: %v, want FORBIDDEN", step, u, v, err)
+				}
 			}
 		case op < 30:
 			v := pick(circle)
@@ -285,6 +369,9 @@ func runModel(t *testing.T, mode config.Mode, rng *rand.Rand, steps, userCount i
 			for i := range sample {
 				sample[i] = pick(users)
 			}
+			// Everyone a block or mute touched since the last check too:
+			// their feeds are the ones it changed.
+			sample, hidSince = append(sample, hidSince...), nil
 			checkAgainstModel(t, on(step), model, sample, rng, step)
 		}
 	}

@@ -139,7 +139,7 @@ func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error)
 // other (an empty connection, not an error).
 func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
 	if viewerID != 0 && viewerID != user.ID {
-		blocked, err := e.store.BlockedEitherWay(ctx, viewerID, user.ID)
+		blocked, err := e.store.BlockedEitherWay(e.rep.Lagging(ctx, viewerID), viewerID, user.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ type fastExec struct {
 	ec       *executionContext
 	oc       *graphql.OperationContext
 	observed []bool
-	collect  [21]fastexec.FieldCache // by object, in the order of the fastObj functions
+	collect  [25]fastexec.FieldCache // by object, in the order of the fastObj functions
 }
 
 // fastNode is a position of the response as far as the fast path got: the
@@ -177,141 +177,165 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 		fc, _ := fx.ec.fieldContext_AuthPayload_user(ctx, field)
 		return fc
 	case 2:
-		fc, _ := fx.ec.fieldContext_CreatePostPayload_post(ctx, field)
+		fc, _ := fx.ec.fieldContext_BlockPayload_user(ctx, field)
 		return fc
 	case 3:
-		fc, _ := fx.ec.fieldContext_DeletePostPayload_deletedPostId(ctx, field)
+		fc, _ := fx.ec.fieldContext_BlockPayload_viewer(ctx, field)
 		return fc
 	case 4:
-		fc, _ := fx.ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
+		fc, _ := fx.ec.fieldContext_CreatePostPayload_post(ctx, field)
 		return fc
 	case 5:
-		fc, _ := fx.ec.fieldContext_FeedConnection_edges(ctx, field)
+		fc, _ := fx.ec.fieldContext_DeletePostPayload_deletedPostId(ctx, field)
 		return fc
 	case 6:
-		fc, _ := fx.ec.fieldContext_FeedConnection_pageInfo(ctx, field)
+		fc, _ := fx.ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
+		return fc
+	case 7:
+		fc, _ := fx.ec.fieldContext_FeedConnection_edges(ctx, field)
 		return fc
 	case 8:
-		fc, _ := fx.ec.fieldContext_FeedEdge_cursor(ctx, field)
-		return fc
-	case 9:
-		fc, _ := fx.ec.fieldContext_FeedEdge_node(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedConnection_pageInfo(ctx, field)
 		return fc
 	case 10:
-		fc, _ := fx.ec.fieldContext_FeedItem_post(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedEdge_cursor(ctx, field)
 		return fc
 	case 11:
-		fc, _ := fx.ec.fieldContext_FeedItem_reposters(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedEdge_node(ctx, field)
 		return fc
 	case 12:
-		fc, _ := fx.ec.fieldContext_FeedItem_addedAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedItem_post(ctx, field)
 		return fc
 	case 13:
-		fc, _ := fx.ec.fieldContext_FollowPayload_user(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedItem_reposters(ctx, field)
 		return fc
 	case 14:
-		fc, _ := fx.ec.fieldContext_FollowPayload_viewer(ctx, field)
+		fc, _ := fx.ec.fieldContext_FeedItem_addedAt(ctx, field)
 		return fc
 	case 15:
-		fc, _ := fx.ec.fieldContext_HomeConnection_edges(ctx, field)
+		fc, _ := fx.ec.fieldContext_FollowPayload_user(ctx, field)
 		return fc
 	case 16:
-		fc, _ := fx.ec.fieldContext_HomeConnection_pageInfo(ctx, field)
+		fc, _ := fx.ec.fieldContext_FollowPayload_viewer(ctx, field)
+		return fc
+	case 17:
+		fc, _ := fx.ec.fieldContext_HomeConnection_edges(ctx, field)
 		return fc
 	case 18:
-		fc, _ := fx.ec.fieldContext_HomeEdge_cursor(ctx, field)
-		return fc
-	case 19:
-		fc, _ := fx.ec.fieldContext_HomeEdge_node(ctx, field)
+		fc, _ := fx.ec.fieldContext_HomeConnection_pageInfo(ctx, field)
 		return fc
 	case 20:
-		fc, _ := fx.ec.fieldContext_HomeEdge_feedCursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_HomeEdge_cursor(ctx, field)
 		return fc
 	case 21:
+		fc, _ := fx.ec.fieldContext_HomeEdge_node(ctx, field)
+		return fc
+	case 22:
+		fc, _ := fx.ec.fieldContext_HomeEdge_feedCursor(ctx, field)
+		return fc
+	case 23:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
 		return fc
-	case 36:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		return fc
-	case 37:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
-		return fc
-	case 38:
-		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
-		return fc
-	case 39:
-		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
-		return fc
-	case 40:
-		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
-		return fc
 	case 42:
-		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
+		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
 		return fc
 	case 43:
-		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+		return fc
+	case 44:
+		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 		return fc
 	case 45:
-		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
 	case 46:
-		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
 	case 47:
-		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
-		return fc
-	case 48:
-		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
 	case 49:
-		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
 	case 50:
-		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
 	case 52:
+		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
+		return fc
+	case 53:
+		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
+		return fc
+	case 54:
+		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		return fc
+	case 55:
+		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
+		return fc
+	case 56:
+		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		return fc
+	case 57:
+		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		return fc
+	case 59:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 63:
-		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
-		return fc
-	case 64:
-		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
-		return fc
-	case 65:
-		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
-		return fc
-	case 66:
-		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
-		return fc
-	case 67:
-		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
-		return fc
-	case 68:
-		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
-		return fc
-	case 69:
-		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
-		return fc
-	case 70:
-		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
-		return fc
 	case 71:
-		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_RelatedUserConnection_edges(ctx, field)
 		return fc
-	case 77:
-		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
+	case 72:
+		fc, _ := fx.ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
+		return fc
+	case 73:
+		fc, _ := fx.ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
+		return fc
+	case 74:
+		fc, _ := fx.ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
+		return fc
+	case 76:
+		fc, _ := fx.ec.fieldContext_RelatedUserEdge_since(ctx, field)
 		return fc
 	case 78:
-		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
 	case 79:
-		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
 	case 80:
-		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
+		return fc
+	case 81:
+		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
 		return fc
 	case 82:
+		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
+		return fc
+	case 83:
+		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
+		return fc
+	case 84:
+		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
+		return fc
+	case 85:
+		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
+		return fc
+	case 86:
+		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
+		return fc
+	case 94:
+		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
+		return fc
+	case 95:
+		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		return fc
+	case 96:
+		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
+		return fc
+	case 97:
+		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
+		return fc
+	case 99:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -344,6 +368,8 @@ func (fx *fastExec) nilResult(w *fastexec.Writer, ctx context.Context, fc *graph
 var fastFields = []fastexec.FieldInfo{
 	{Object: "AuthPayload", Field: "token", IsMethod: false, IsResolver: false},
 	{Object: "AuthPayload", Field: "user", IsMethod: false, IsResolver: false},
+	{Object: "BlockPayload", Field: "user", IsMethod: false, IsResolver: false},
+	{Object: "BlockPayload", Field: "viewer", IsMethod: false, IsResolver: false},
 	{Object: "CreatePostPayload", Field: "post", IsMethod: false, IsResolver: false},
 	{Object: "DeletePostPayload", Field: "deletedPostId", IsMethod: false, IsResolver: false},
 	{Object: "DismissHomeEntryPayload", Field: "dismissedId", IsMethod: false, IsResolver: false},
@@ -378,6 +404,11 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Mutation", Field: "promotePost", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "unpromotePost", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "dismissHomeEntry", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "block", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "unblock", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "mute", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "unmute", IsMethod: true, IsResolver: true},
+	{Object: "MutePayload", Field: "user", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasNextPage", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasPreviousPage", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "startCursor", IsMethod: false, IsResolver: false},
@@ -402,8 +433,16 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Query", Field: "user", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "feed", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "home", IsMethod: true, IsResolver: true},
+	{Object: "Query", Field: "blockedUsers", IsMethod: true, IsResolver: true},
+	{Object: "Query", Field: "mutedUsers", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "__type", IsMethod: true, IsResolver: false},
 	{Object: "Query", Field: "__schema", IsMethod: true, IsResolver: false},
+	{Object: "RelatedUserConnection", Field: "edges", IsMethod: false, IsResolver: false},
+	{Object: "RelatedUserConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
+	{Object: "RelatedUserConnection", Field: "totalCount", IsMethod: false, IsResolver: false},
+	{Object: "RelatedUserEdge", Field: "cursor", IsMethod: false, IsResolver: false},
+	{Object: "RelatedUserEdge", Field: "node", IsMethod: true, IsResolver: true},
+	{Object: "RelatedUserEdge", Field: "since", IsMethod: false, IsResolver: false},
 	{Object: "SuggestedUser", Field: "user", IsMethod: true, IsResolver: true},
 	{Object: "SuggestedUser", Field: "followedByCount", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "id", IsMethod: true, IsResolver: false},
@@ -416,6 +455,8 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "User", Field: "postCount", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "viewerIsFollowing", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "followsViewer", IsMethod: true, IsResolver: true},
+	{Object: "User", Field: "viewerHasBlocked", IsMethod: true, IsResolver: true},
+	{Object: "User", Field: "viewerHasMuted", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "timeline", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "followers", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "following", IsMethod: true, IsResolver: true},
@@ -458,7 +499,12 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "node", "nodes", "viewer", "user", "feed", "home":
+		case "node", "nodes", "viewer", "user", "feed", "home", "blockedUsers", "mutedUsers":
+			return true
+		}
+	case "RelatedUserEdge":
+		switch field {
+		case "node":
 			return true
 		}
 	case "SuggestedUser":
@@ -468,7 +514,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "User":
 		switch field {
-		case "viewerIsFollowing", "followsViewer", "timeline", "followers", "following":
+		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "timeline", "followers", "following":
 			return true
 		}
 	case "UserEdge":
@@ -483,7 +529,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Node":
 		switch field {
-		case "author", "followers", "following", "followsViewer", "repostOf", "timeline", "viewerIsFollowing":
+		case "author", "followers", "following", "followsViewer", "repostOf", "timeline", "viewerHasBlocked", "viewerHasMuted", "viewerIsFollowing":
 			return true
 		}
 	}
@@ -653,6 +699,34 @@ func (fx *fastExec) fastRoot_Mutation(ctx context.Context, w *fastexec.Writer, s
 			if st == fastexec.Null {
 				invalid = true
 			}
+		case "block":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "unblock":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "mute":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "unmute":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -730,6 +804,22 @@ func (fx *fastExec) fastRootValue_Mutation(ctx context.Context, field graphql.Co
 		w, p := fastexec.GetWriter(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_dismissHomeEntry(w, p, 0, &field), w)
+	case "block":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_block(w, p, 0, &field), w)
+	case "unblock":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_unblock(w, p, 0, &field), w)
+	case "mute":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_mute(w, p, 0, &field), w)
+	case "unmute":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_unmute(w, p, 0, &field), w)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
@@ -752,7 +842,7 @@ func (fx *fastExec) fastResolve_Mutation_signUp(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[22] {
+	if fx.observed[24] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_signUp(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -818,7 +908,7 @@ func (fx *fastExec) fastResolve_Mutation_logIn(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[23] {
+	if fx.observed[25] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logIn(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -884,7 +974,7 @@ func (fx *fastExec) fastResolve_Mutation_logOut(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res bool
-	if fx.observed[24] {
+	if fx.observed[26] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logOut(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -950,7 +1040,7 @@ func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[25] {
+	if fx.observed[27] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createPost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1016,7 +1106,7 @@ func (fx *fastExec) fastResolve_Mutation_repost(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[26] {
+	if fx.observed[28] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_repost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1082,7 +1172,7 @@ func (fx *fastExec) fastResolve_Mutation_deletePost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeletePostPayload
-	if fx.observed[27] {
+	if fx.observed[29] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deletePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1148,7 +1238,7 @@ func (fx *fastExec) fastResolve_Mutation_follow(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[28] {
+	if fx.observed[30] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_follow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1214,7 +1304,7 @@ func (fx *fastExec) fastResolve_Mutation_unfollow(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[29] {
+	if fx.observed[31] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unfollow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1280,7 +1370,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFollower(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[30] {
+	if fx.observed[32] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFollower(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1346,7 +1436,7 @@ func (fx *fastExec) fastResolve_Mutation_markFeedRead(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res *models.MarkFeedReadPayload
-	if fx.observed[31] {
+	if fx.observed[33] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_markFeedRead(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1412,7 +1502,7 @@ func (fx *fastExec) fastResolve_Mutation_updateProfile(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.User
-	if fx.observed[32] {
+	if fx.observed[34] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_updateProfile(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1478,7 +1568,7 @@ func (fx *fastExec) fastResolve_Mutation_promotePost(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[33] {
+	if fx.observed[35] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_promotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1544,7 +1634,7 @@ func (fx *fastExec) fastResolve_Mutation_unpromotePost(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[34] {
+	if fx.observed[36] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unpromotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1610,7 +1700,7 @@ func (fx *fastExec) fastResolve_Mutation_dismissHomeEntry(w *fastexec.Writer, p 
 		}
 	}()
 	var res *models.DismissHomeEntryPayload
-	if fx.observed[35] {
+	if fx.observed[37] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_dismissHomeEntry(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1658,6 +1748,270 @@ func (fx *fastExec) fastCall_Mutation_dismissHomeEntry(ctx context.Context, fc *
 	return fx.ec.Resolvers.Mutation().DismissHomeEntry(ctx, fc.Args["id"].(string))
 }
 
+// fastResolve_Mutation_block runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_block(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_block(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.BlockPayload
+	if fx.observed[38] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_block(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.BlockPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.BlockPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_block(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_block is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_block(ctx context.Context, fc *graphql.FieldContext) (*models.BlockPayload, error) {
+	return fx.ec.Resolvers.Mutation().Block(ctx, fc.Args["userId"].(string))
+}
+
+// fastResolve_Mutation_unblock runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_unblock(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_unblock(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.BlockPayload
+	if fx.observed[39] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_unblock(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.BlockPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.BlockPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_unblock(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_unblock is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_unblock(ctx context.Context, fc *graphql.FieldContext) (*models.BlockPayload, error) {
+	return fx.ec.Resolvers.Mutation().Unblock(ctx, fc.Args["userId"].(string))
+}
+
+// fastResolve_Mutation_mute runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_mute(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_mute(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.MutePayload
+	if fx.observed[40] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_mute(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.MutePayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.MutePayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_mute(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_mute is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_mute(ctx context.Context, fc *graphql.FieldContext) (*models.MutePayload, error) {
+	return fx.ec.Resolvers.Mutation().Mute(ctx, fc.Args["userId"].(string))
+}
+
+// fastResolve_Mutation_unmute runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_unmute(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_unmute(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.MutePayload
+	if fx.observed[41] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_unmute(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.MutePayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.MutePayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_unmute(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_unmute is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_unmute(ctx context.Context, fc *graphql.FieldContext) (*models.MutePayload, error) {
+	return fx.ec.Resolvers.Mutation().Unmute(ctx, fc.Args["userId"].(string))
+}
+
 func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel ast.SelectionSet) fastexec.Status {
 	fields := graphql.CollectFields(fx.oc, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
@@ -1690,6 +2044,10 @@ func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel 
 		case "feed":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "home":
+			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
+		case "blockedUsers":
+			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
+		case "mutedUsers":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "__type":
 			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
@@ -1750,6 +2108,14 @@ func (fx *fastExec) fastRootValue_Query(ctx context.Context, field graphql.Colle
 		w, p := fastexec.GetWriter(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_home(w, p, 0, &field), w)
+	case "blockedUsers":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Query_blockedUsers(w, p, 0, &field), w)
+	case "mutedUsers":
+		w, p := fastexec.GetWriter(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Query_mutedUsers(w, p, 0, &field), w)
 	case "__type":
 		return fx.ec._Query___type(ctx, field)
 	case "__schema":
@@ -1776,7 +2142,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[54] {
+	if fx.observed[61] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1845,7 +2211,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[55] {
+	if fx.observed[62] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1911,7 +2277,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[56] {
+	if fx.observed[63] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1977,7 +2343,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[57] {
+	if fx.observed[64] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2043,7 +2409,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[58] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2109,7 +2475,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[59] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2155,6 +2521,138 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 // fastCall_Query_home is the field's resolver, method or struct field.
 func (fx *fastExec) fastCall_Query_home(ctx context.Context, fc *graphql.FieldContext) (*models.HomeConnection, error) {
 	return fx.ec.Resolvers.Query().Home(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+// fastResolve_Query_blockedUsers runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Query_blockedUsers(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Query_blockedUsers(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.RelatedUserConnection
+	if fx.observed[67] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Query_blockedUsers(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.RelatedUserConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.RelatedUserConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Query_blockedUsers(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Query_blockedUsers is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Query_blockedUsers(ctx context.Context, fc *graphql.FieldContext) (*models.RelatedUserConnection, error) {
+	return fx.ec.Resolvers.Query().BlockedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+// fastResolve_Query_mutedUsers runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Query_mutedUsers(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.RelatedUserConnection
+	if fx.observed[68] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Query_mutedUsers(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.RelatedUserConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.RelatedUserConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Query_mutedUsers(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Query_mutedUsers is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Query_mutedUsers(ctx context.Context, fc *graphql.FieldContext) (*models.RelatedUserConnection, error) {
+	return fx.ec.Resolvers.Query().MutedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 }
 
 func (fx *fastExec) fastObj_AuthPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.AuthPayload) fastexec.Status {
@@ -2368,8 +2866,235 @@ func (fx *fastExec) fastCall_AuthPayload_user(ctx context.Context, fc *graphql.F
 	return obj.User, nil
 }
 
+func (fx *fastExec) fastObj_BlockPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.BlockPayload) fastexec.Status {
+	fields, dups := fx.collect[1].Collect(fx.oc, sel, blockPayloadImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("BlockPayload")
+		default:
+			if fx.fastField_BlockPayload(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_BlockPayload resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_BlockPayload(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.BlockPayload) bool {
+	switch field.Name {
+	case "user":
+		return fx.fastField_BlockPayload_user(w, p, n, field, obj)
+	case "viewer":
+		return fx.fastField_BlockPayload_viewer(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_BlockPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.BlockPayload) (invalid bool) {
+	if fx.observed[2] {
+		st := fx.fastResolve_BlockPayload_user(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 2)
+	var v *models.User
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.User
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_BlockPayload_user runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_BlockPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.BlockPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_BlockPayload_user(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.User
+	if fx.observed[2] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_BlockPayload_user(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.User)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.User
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_BlockPayload_user(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_BlockPayload_user is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_BlockPayload_user(ctx context.Context, fc *graphql.FieldContext, obj *models.BlockPayload) (*models.User, error) {
+	return obj.User, nil
+}
+
+func (fx *fastExec) fastField_BlockPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.BlockPayload) (invalid bool) {
+	if fx.observed[3] {
+		st := fx.fastResolve_BlockPayload_viewer(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 3)
+	var v *models.User
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.Viewer
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_BlockPayload_viewer runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_BlockPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.BlockPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_BlockPayload_viewer(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.User
+	if fx.observed[3] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_BlockPayload_viewer(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.User)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.User
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_BlockPayload_viewer(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_BlockPayload_viewer is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_BlockPayload_viewer(ctx context.Context, fc *graphql.FieldContext, obj *models.BlockPayload) (*models.User, error) {
+	return obj.Viewer, nil
+}
+
 func (fx *fastExec) fastObj_CreatePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.CreatePostPayload) fastexec.Status {
-	fields, dups := fx.collect[1].Collect(fx.oc, sel, createPostPayloadImplementors)
+	fields, dups := fx.collect[2].Collect(fx.oc, sel, createPostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -2408,11 +3133,11 @@ func (fx *fastExec) fastField_CreatePostPayload(w *fastexec.Writer, p *fastPath,
 }
 
 func (fx *fastExec) fastField_CreatePostPayload_post(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.CreatePostPayload) (invalid bool) {
-	if fx.observed[2] {
+	if fx.observed[4] {
 		st := fx.fastResolve_CreatePostPayload_post(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 2)
+	cn := p.child(n, field, 4)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -2452,7 +3177,7 @@ func (fx *fastExec) fastResolve_CreatePostPayload_post(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.Post
-	if fx.observed[2] {
+	if fx.observed[4] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_CreatePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -2501,7 +3226,7 @@ func (fx *fastExec) fastCall_CreatePostPayload_post(ctx context.Context, fc *gra
 }
 
 func (fx *fastExec) fastObj_DeletePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DeletePostPayload) fastexec.Status {
-	fields, dups := fx.collect[2].Collect(fx.oc, sel, deletePostPayloadImplementors)
+	fields, dups := fx.collect[3].Collect(fx.oc, sel, deletePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -2540,11 +3265,11 @@ func (fx *fastExec) fastField_DeletePostPayload(w *fastexec.Writer, p *fastPath,
 }
 
 func (fx *fastExec) fastField_DeletePostPayload_deletedPostId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DeletePostPayload) (invalid bool) {
-	if fx.observed[3] {
+	if fx.observed[5] {
 		st := fx.fastResolve_DeletePostPayload_deletedPostId(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 3)
+	cn := p.child(n, field, 5)
 	v := obj.DeletedPostID
 	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -2568,7 +3293,7 @@ func (fx *fastExec) fastResolve_DeletePostPayload_deletedPostId(w *fastexec.Writ
 		}
 	}()
 	var res string
-	if fx.observed[3] {
+	if fx.observed[5] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_DeletePostPayload_deletedPostId(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -2617,7 +3342,7 @@ func (fx *fastExec) fastCall_DeletePostPayload_deletedPostId(ctx context.Context
 }
 
 func (fx *fastExec) fastObj_DismissHomeEntryPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DismissHomeEntryPayload) fastexec.Status {
-	fields, dups := fx.collect[3].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
+	fields, dups := fx.collect[4].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -2656,11 +3381,11 @@ func (fx *fastExec) fastField_DismissHomeEntryPayload(w *fastexec.Writer, p *fas
 }
 
 func (fx *fastExec) fastField_DismissHomeEntryPayload_dismissedId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DismissHomeEntryPayload) (invalid bool) {
-	if fx.observed[4] {
+	if fx.observed[6] {
 		st := fx.fastResolve_DismissHomeEntryPayload_dismissedId(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 4)
+	cn := p.child(n, field, 6)
 	v := obj.DismissedID
 	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -2684,7 +3409,7 @@ func (fx *fastExec) fastResolve_DismissHomeEntryPayload_dismissedId(w *fastexec.
 		}
 	}()
 	var res string
-	if fx.observed[4] {
+	if fx.observed[6] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_DismissHomeEntryPayload_dismissedId(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -2733,7 +3458,7 @@ func (fx *fastExec) fastCall_DismissHomeEntryPayload_dismissedId(ctx context.Con
 }
 
 func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedConnection) fastexec.Status {
-	fields, dups := fx.collect[4].Collect(fx.oc, sel, feedConnectionImplementors)
+	fields, dups := fx.collect[5].Collect(fx.oc, sel, feedConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -2822,11 +3547,11 @@ func (fx *fastExec) fastField_FeedConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_FeedConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (invalid bool) {
-	if fx.observed[5] {
+	if fx.observed[7] {
 		st := fx.fastResolve_FeedConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 5)
+	cn := p.child(n, field, 7)
 	var v []*models.FeedEdge
 	resolved := false
 	start := len(w.B)
@@ -2866,7 +3591,7 @@ func (fx *fastExec) fastResolve_FeedConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.FeedEdge
-	if fx.observed[5] {
+	if fx.observed[7] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -2915,11 +3640,11 @@ func (fx *fastExec) fastCall_FeedConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_FeedConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (invalid bool) {
-	if fx.observed[6] {
+	if fx.observed[8] {
 		st := fx.fastResolve_FeedConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 6)
+	cn := p.child(n, field, 8)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -2959,7 +3684,7 @@ func (fx *fastExec) fastResolve_FeedConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[6] {
+	if fx.observed[8] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3030,7 +3755,7 @@ func (fx *fastExec) fastResolve_FeedConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[7] {
+	if fx.observed[9] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3079,7 +3804,7 @@ func (fx *fastExec) fastCall_FeedConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_FeedEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedEdge) fastexec.Status {
-	fields, dups := fx.collect[5].Collect(fx.oc, sel, feedEdgeImplementors)
+	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3120,11 +3845,11 @@ func (fx *fastExec) fastField_FeedEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[8] {
+	if fx.observed[10] {
 		st := fx.fastResolve_FeedEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 8)
+	cn := p.child(n, field, 10)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3148,7 +3873,7 @@ func (fx *fastExec) fastResolve_FeedEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[8] {
+	if fx.observed[10] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3197,11 +3922,11 @@ func (fx *fastExec) fastCall_FeedEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_FeedEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[9] {
+	if fx.observed[11] {
 		st := fx.fastResolve_FeedEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 9)
+	cn := p.child(n, field, 11)
 	var v *models.FeedItem
 	resolved := false
 	start := len(w.B)
@@ -3241,7 +3966,7 @@ func (fx *fastExec) fastResolve_FeedEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.FeedItem
-	if fx.observed[9] {
+	if fx.observed[11] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3290,7 +4015,7 @@ func (fx *fastExec) fastCall_FeedEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_FeedItem(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedItem) fastexec.Status {
-	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedItemImplementors)
+	fields, dups := fx.collect[7].Collect(fx.oc, sel, feedItemImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3333,11 +4058,11 @@ func (fx *fastExec) fastField_FeedItem(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedItem_post(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[10] {
+	if fx.observed[12] {
 		st := fx.fastResolve_FeedItem_post(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 10)
+	cn := p.child(n, field, 12)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -3377,7 +4102,7 @@ func (fx *fastExec) fastResolve_FeedItem_post(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[10] {
+	if fx.observed[12] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3426,11 +4151,11 @@ func (fx *fastExec) fastCall_FeedItem_post(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_FeedItem_reposters(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[11] {
+	if fx.observed[13] {
 		st := fx.fastResolve_FeedItem_reposters(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 11)
+	cn := p.child(n, field, 13)
 	var v []*models.User
 	resolved := false
 	start := len(w.B)
@@ -3470,7 +4195,7 @@ func (fx *fastExec) fastResolve_FeedItem_reposters(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res []*models.User
-	if fx.observed[11] {
+	if fx.observed[13] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_reposters(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3519,11 +4244,11 @@ func (fx *fastExec) fastCall_FeedItem_reposters(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FeedItem_addedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[12] {
+	if fx.observed[14] {
 		st := fx.fastResolve_FeedItem_addedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 12)
+	cn := p.child(n, field, 14)
 	v := obj.AddedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3547,7 +4272,7 @@ func (fx *fastExec) fastResolve_FeedItem_addedAt(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res time.Time
-	if fx.observed[12] {
+	if fx.observed[14] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_addedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3596,7 +4321,7 @@ func (fx *fastExec) fastCall_FeedItem_addedAt(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_FollowPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FollowPayload) fastexec.Status {
-	fields, dups := fx.collect[7].Collect(fx.oc, sel, followPayloadImplementors)
+	fields, dups := fx.collect[8].Collect(fx.oc, sel, followPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3637,11 +4362,11 @@ func (fx *fastExec) fastField_FollowPayload(w *fastexec.Writer, p *fastPath, n i
 }
 
 func (fx *fastExec) fastField_FollowPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[13] {
+	if fx.observed[15] {
 		st := fx.fastResolve_FollowPayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 13)
+	cn := p.child(n, field, 15)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -3681,7 +4406,7 @@ func (fx *fastExec) fastResolve_FollowPayload_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[13] {
+	if fx.observed[15] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3730,11 +4455,11 @@ func (fx *fastExec) fastCall_FollowPayload_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FollowPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[14] {
+	if fx.observed[16] {
 		st := fx.fastResolve_FollowPayload_viewer(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 14)
+	cn := p.child(n, field, 16)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -3774,7 +4499,7 @@ func (fx *fastExec) fastResolve_FollowPayload_viewer(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[14] {
+	if fx.observed[16] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_viewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3823,7 +4548,7 @@ func (fx *fastExec) fastCall_FollowPayload_viewer(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeConnection) fastexec.Status {
-	fields, dups := fx.collect[8].Collect(fx.oc, sel, homeConnectionImplementors)
+	fields, dups := fx.collect[9].Collect(fx.oc, sel, homeConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3912,11 +4637,11 @@ func (fx *fastExec) fastField_HomeConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_HomeConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[15] {
+	if fx.observed[17] {
 		st := fx.fastResolve_HomeConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 15)
+	cn := p.child(n, field, 17)
 	var v []*models.HomeEdge
 	resolved := false
 	start := len(w.B)
@@ -3956,7 +4681,7 @@ func (fx *fastExec) fastResolve_HomeConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.HomeEdge
-	if fx.observed[15] {
+	if fx.observed[17] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4005,11 +4730,11 @@ func (fx *fastExec) fastCall_HomeConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_HomeConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[16] {
+	if fx.observed[18] {
 		st := fx.fastResolve_HomeConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 16)
+	cn := p.child(n, field, 18)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -4049,7 +4774,7 @@ func (fx *fastExec) fastResolve_HomeConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[16] {
+	if fx.observed[18] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4120,7 +4845,7 @@ func (fx *fastExec) fastResolve_HomeConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[17] {
+	if fx.observed[19] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4169,7 +4894,7 @@ func (fx *fastExec) fastCall_HomeConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_HomeEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeEdge) fastexec.Status {
-	fields, dups := fx.collect[9].Collect(fx.oc, sel, homeEdgeImplementors)
+	fields, dups := fx.collect[10].Collect(fx.oc, sel, homeEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4212,11 +4937,11 @@ func (fx *fastExec) fastField_HomeEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_HomeEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[18] {
+	if fx.observed[20] {
 		st := fx.fastResolve_HomeEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 18)
+	cn := p.child(n, field, 20)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4240,7 +4965,7 @@ func (fx *fastExec) fastResolve_HomeEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[18] {
+	if fx.observed[20] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4289,11 +5014,11 @@ func (fx *fastExec) fastCall_HomeEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_HomeEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[19] {
+	if fx.observed[21] {
 		st := fx.fastResolve_HomeEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 19)
+	cn := p.child(n, field, 21)
 	var v models.HomeEntry
 	resolved := false
 	start := len(w.B)
@@ -4338,7 +5063,7 @@ func (fx *fastExec) fastResolve_HomeEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res models.HomeEntry
-	if fx.observed[19] {
+	if fx.observed[21] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4390,11 +5115,11 @@ func (fx *fastExec) fastCall_HomeEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_HomeEdge_feedCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[20] {
+	if fx.observed[22] {
 		st := fx.fastResolve_HomeEdge_feedCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 20)
+	cn := p.child(n, field, 22)
 	v := obj.FeedCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -4418,7 +5143,7 @@ func (fx *fastExec) fastResolve_HomeEdge_feedCursor(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *string
-	if fx.observed[20] {
+	if fx.observed[22] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_feedCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4467,7 +5192,7 @@ func (fx *fastExec) fastCall_HomeEdge_feedCursor(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastObj_MarkFeedReadPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MarkFeedReadPayload) fastexec.Status {
-	fields, dups := fx.collect[10].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
+	fields, dups := fx.collect[11].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4506,11 +5231,11 @@ func (fx *fastExec) fastField_MarkFeedReadPayload(w *fastexec.Writer, p *fastPat
 }
 
 func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
-	if fx.observed[21] {
+	if fx.observed[23] {
 		st := fx.fastResolve_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 21)
+	cn := p.child(n, field, 23)
 	v := obj.UnreadCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4534,7 +5259,7 @@ func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCount(w *fastexec.Writ
 		}
 	}()
 	var res int
-	if fx.observed[21] {
+	if fx.observed[23] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MarkFeedReadPayload_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4582,8 +5307,140 @@ func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCount(ctx context.Context
 	return obj.UnreadCount, nil
 }
 
+func (fx *fastExec) fastObj_MutePayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MutePayload) fastexec.Status {
+	fields, dups := fx.collect[12].Collect(fx.oc, sel, mutePayloadImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("MutePayload")
+		default:
+			if fx.fastField_MutePayload(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_MutePayload resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_MutePayload(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) bool {
+	switch field.Name {
+	case "user":
+		return fx.fastField_MutePayload_user(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (invalid bool) {
+	if fx.observed[42] {
+		st := fx.fastResolve_MutePayload_user(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 42)
+	var v *models.User
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.User
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_MutePayload_user runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_MutePayload_user(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.User
+	if fx.observed[42] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_MutePayload_user(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.User)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.User
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_MutePayload_user(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_MutePayload_user is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_MutePayload_user(ctx context.Context, fc *graphql.FieldContext, obj *models.MutePayload) (*models.User, error) {
+	return obj.User, nil
+}
+
 func (fx *fastExec) fastObj_PageInfo(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PageInfo) fastexec.Status {
-	fields, dups := fx.collect[11].Collect(fx.oc, sel, pageInfoImplementors)
+	fields, dups := fx.collect[13].Collect(fx.oc, sel, pageInfoImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4628,11 +5485,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[36] {
+	if fx.observed[43] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 36)
+	cn := p.child(n, field, 43)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4656,7 +5513,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[36] {
+	if fx.observed[43] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4705,11 +5562,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[37] {
+	if fx.observed[44] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 37)
+	cn := p.child(n, field, 44)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4733,7 +5590,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[37] {
+	if fx.observed[44] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4782,11 +5639,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[38] {
+	if fx.observed[45] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 38)
+	cn := p.child(n, field, 45)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -4810,7 +5667,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[38] {
+	if fx.observed[45] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4859,11 +5716,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[39] {
+	if fx.observed[46] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 39)
+	cn := p.child(n, field, 46)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -4887,7 +5744,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[39] {
+	if fx.observed[46] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4936,7 +5793,7 @@ func (fx *fastExec) fastCall_PageInfo_endCursor(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastObj_Post(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.Post) fastexec.Status {
-	fields, dups := fx.collect[12].Collect(fx.oc, sel, postImplementors)
+	fields, dups := fx.collect[14].Collect(fx.oc, sel, postImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5031,11 +5888,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[40] {
+	if fx.observed[47] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 40)
+	cn := p.child(n, field, 47)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -5074,7 +5931,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[40] {
+	if fx.observed[47] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5145,7 +6002,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[41] {
+	if fx.observed[48] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5194,11 +6051,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[42] {
+	if fx.observed[49] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 42)
+	cn := p.child(n, field, 49)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5222,7 +6079,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[42] {
+	if fx.observed[49] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5271,11 +6128,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[43] {
+	if fx.observed[50] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 43)
+	cn := p.child(n, field, 50)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5299,7 +6156,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[43] {
+	if fx.observed[50] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5370,7 +6227,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[44] {
+	if fx.observed[51] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5419,11 +6276,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[45] {
+	if fx.observed[52] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 45)
+	cn := p.child(n, field, 52)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5447,7 +6304,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[45] {
+	if fx.observed[52] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5496,7 +6353,7 @@ func (fx *fastExec) fastCall_Post_repostCount(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_PostConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostConnection) fastexec.Status {
-	fields, dups := fx.collect[13].Collect(fx.oc, sel, postConnectionImplementors)
+	fields, dups := fx.collect[15].Collect(fx.oc, sel, postConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5539,11 +6396,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[46] {
+	if fx.observed[53] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 46)
+	cn := p.child(n, field, 53)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -5583,7 +6440,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[46] {
+	if fx.observed[53] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5632,11 +6489,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[47] {
+	if fx.observed[54] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 47)
+	cn := p.child(n, field, 54)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -5676,7 +6533,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[47] {
+	if fx.observed[54] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5725,11 +6582,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[48] {
+	if fx.observed[55] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 48)
+	cn := p.child(n, field, 55)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5753,7 +6610,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[48] {
+	if fx.observed[55] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5802,7 +6659,7 @@ func (fx *fastExec) fastCall_PostConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_PostEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostEdge) fastexec.Status {
-	fields, dups := fx.collect[14].Collect(fx.oc, sel, postEdgeImplementors)
+	fields, dups := fx.collect[16].Collect(fx.oc, sel, postEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5843,11 +6700,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[49] {
+	if fx.observed[56] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 49)
+	cn := p.child(n, field, 56)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5871,7 +6728,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[49] {
+	if fx.observed[56] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5920,11 +6777,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[50] {
+	if fx.observed[57] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 50)
+	cn := p.child(n, field, 57)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -5964,7 +6821,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[50] {
+	if fx.observed[57] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6013,7 +6870,7 @@ func (fx *fastExec) fastCall_PostEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_PromotePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotePostPayload) fastexec.Status {
-	fields, dups := fx.collect[15].Collect(fx.oc, sel, promotePostPayloadImplementors)
+	fields, dups := fx.collect[17].Collect(fx.oc, sel, promotePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6122,7 +6979,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[51] {
+	if fx.observed[58] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6171,11 +7028,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[52] {
+	if fx.observed[59] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 52)
+	cn := p.child(n, field, 59)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6199,7 +7056,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[52] {
+	if fx.observed[59] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6248,7 +7105,7 @@ func (fx *fastExec) fastCall_PromotePostPayload_promoted(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastObj_PromotedPost(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotedPost) fastexec.Status {
-	fields, dups := fx.collect[16].Collect(fx.oc, sel, promotedPostImplementors)
+	fields, dups := fx.collect[18].Collect(fx.oc, sel, promotedPostImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6355,7 +7212,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[53] {
+	if fx.observed[60] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6403,8 +7260,628 @@ func (fx *fastExec) fastCall_PromotedPost_post(ctx context.Context, fc *graphql.
 	return fx.ec.Resolvers.PromotedPost().Post(ctx, obj)
 }
 
+func (fx *fastExec) fastObj_RelatedUserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.RelatedUserConnection) fastexec.Status {
+	fields, dups := fx.collect[19].Collect(fx.oc, sel, relatedUserConnectionImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("RelatedUserConnection")
+		default:
+			if fx.fastField_RelatedUserConnection(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_RelatedUserConnection resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_RelatedUserConnection(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) bool {
+	switch field.Name {
+	case "edges":
+		return fx.fastField_RelatedUserConnection_edges(w, p, n, field, obj)
+	case "pageInfo":
+		return fx.fastField_RelatedUserConnection_pageInfo(w, p, n, field, obj)
+	case "totalCount":
+		return fx.fastField_RelatedUserConnection_totalCount(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
+	if fx.observed[71] {
+		st := fx.fastResolve_RelatedUserConnection_edges(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 71)
+	var v []*models.RelatedUserEdge
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.Edges
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserConnection_edges runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserConnection_edges(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res []*models.RelatedUserEdge
+	if fx.observed[71] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.([]*models.RelatedUserEdge)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t []*models.RelatedUserEdge
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserConnection_edges(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserConnection_edges is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserConnection_edges(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserConnection) ([]*models.RelatedUserEdge, error) {
+	return obj.Edges, nil
+}
+
+func (fx *fastExec) fastField_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
+	if fx.observed[72] {
+		st := fx.fastResolve_RelatedUserConnection_pageInfo(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 72)
+	var v *models.PageInfo
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.PageInfo
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserConnection_pageInfo runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserConnection_pageInfo(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.PageInfo
+	if fx.observed[72] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.PageInfo)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.PageInfo
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserConnection_pageInfo(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserConnection_pageInfo is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserConnection_pageInfo(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserConnection) (*models.PageInfo, error) {
+	return obj.PageInfo, nil
+}
+
+func (fx *fastExec) fastField_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
+	if fx.observed[73] {
+		st := fx.fastResolve_RelatedUserConnection_totalCount(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 73)
+	v := obj.TotalCount
+	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserConnection_totalCount runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserConnection_totalCount(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res int
+	if fx.observed[73] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(int)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t int
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserConnection_totalCount(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNInt2int(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserConnection_totalCount is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserConnection_totalCount(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserConnection) (int, error) {
+	return obj.TotalCount, nil
+}
+
+func (fx *fastExec) fastObj_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.RelatedUserEdge) fastexec.Status {
+	fields, dups := fx.collect[20].Collect(fx.oc, sel, relatedUserEdgeImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	var holeBuf [4]fastexec.Hole
+	holes := holeBuf[:0]
+	var slotBuf [4]int
+	slots := slotBuf[:0]
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("RelatedUserEdge")
+		case "node":
+			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
+			slots = append(slots, i)
+		default:
+			if fx.fastField_RelatedUserEdge(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if len(holes) > 0 && fx.fastDispatch_RelatedUserEdge(w, p, n, fields, slots, holes, obj) {
+		invalid = true
+	}
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastDispatch_RelatedUserEdge resolves the fields gqlgen resolves concurrently, as
+// FieldSet.Dispatch does (all but the first in goroutines of their own),
+// and splices them in.
+func (fx *fastExec) fastDispatch_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.RelatedUserEdge) (invalid bool) {
+	if len(holes) == 1 {
+		sw := fastexec.GetWriter()
+		invalid = fx.fastField_RelatedUserEdge(sw, p, n, &fields[slots[0]], obj)
+		holes[0].W = sw
+	} else {
+		ctx := fx.ctxOf(p, n)
+		parts := make([]fastexec.Part, len(holes))
+		var wg sync.WaitGroup
+		for k := 1; k < len(holes); k++ {
+			wg.Add(1)
+			field, part := &fields[slots[k]], &parts[k]
+			fastexec.Go(func() {
+				defer wg.Done()
+				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				part.Invalid = fx.fastField_RelatedUserEdge(sw, sp, 0, field, obj)
+				part.W = sw
+				putPath(sp)
+			})
+		}
+		sw := fastexec.GetWriter()
+		parts[0].Invalid = fx.fastField_RelatedUserEdge(sw, p, n, &fields[slots[0]], obj)
+		parts[0].W = sw
+		wg.Wait()
+		for k := range parts {
+			holes[k].W = parts[k].W
+			invalid = invalid || parts[k].Invalid
+		}
+	}
+	fastexec.Splice(w, holes)
+	return invalid
+}
+
+// fastField_RelatedUserEdge resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) bool {
+	switch field.Name {
+	case "cursor":
+		return fx.fastField_RelatedUserEdge_cursor(w, p, n, field, obj)
+	case "node":
+		return fx.fastField_RelatedUserEdge_node(w, p, n, field, obj)
+	case "since":
+		return fx.fastField_RelatedUserEdge_since(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
+	if fx.observed[74] {
+		st := fx.fastResolve_RelatedUserEdge_cursor(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 74)
+	v := obj.Cursor
+	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserEdge_cursor runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserEdge_cursor(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res string
+	if fx.observed[74] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(string)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t string
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserEdge_cursor(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNString2string(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserEdge_cursor is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserEdge_cursor(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserEdge) (string, error) {
+	return obj.Cursor, nil
+}
+
+func (fx *fastExec) fastField_RelatedUserEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) bool {
+	st := fx.fastResolve_RelatedUserEdge_node(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserEdge_node runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserEdge_node(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.User
+	if fx.observed[75] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.User)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.User
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserEdge_node(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserEdge_node is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserEdge_node(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserEdge) (*models.User, error) {
+	return fx.ec.Resolvers.RelatedUserEdge().Node(ctx, obj)
+}
+
+func (fx *fastExec) fastField_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
+	if fx.observed[76] {
+		st := fx.fastResolve_RelatedUserEdge_since(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 76)
+	v := obj.Since
+	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_RelatedUserEdge_since runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_RelatedUserEdge_since(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res time.Time
+	if fx.observed[76] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_RelatedUserEdge_since(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(time.Time)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t time.Time
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_RelatedUserEdge_since(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNTime2timeᚐTime(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_RelatedUserEdge_since is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_RelatedUserEdge_since(ctx context.Context, fc *graphql.FieldContext, obj *models.RelatedUserEdge) (time.Time, error) {
+	return obj.Since, nil
+}
+
 func (fx *fastExec) fastObj_SuggestedUser(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.SuggestedUser) fastexec.Status {
-	fields, dups := fx.collect[17].Collect(fx.oc, sel, suggestedUserImplementors)
+	fields, dups := fx.collect[21].Collect(fx.oc, sel, suggestedUserImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6513,7 +7990,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[62] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6562,11 +8039,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[63] {
+	if fx.observed[78] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 63)
+	cn := p.child(n, field, 78)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6590,7 +8067,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[63] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6639,7 +8116,7 @@ func (fx *fastExec) fastCall_SuggestedUser_followedByCount(ctx context.Context, 
 }
 
 func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.User) fastexec.Status {
-	fields, dups := fx.collect[18].Collect(fx.oc, sel, userImplementors)
+	fields, dups := fx.collect[22].Collect(fx.oc, sel, userImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6655,7 +8132,7 @@ func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel a
 		switch field.Name {
 		case "__typename":
 			w.String("User")
-		case "viewerIsFollowing", "followsViewer", "timeline", "followers", "following":
+		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "timeline", "followers", "following":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -6737,6 +8214,10 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 		return fx.fastField_User_viewerIsFollowing(w, p, n, field, obj)
 	case "followsViewer":
 		return fx.fastField_User_followsViewer(w, p, n, field, obj)
+	case "viewerHasBlocked":
+		return fx.fastField_User_viewerHasBlocked(w, p, n, field, obj)
+	case "viewerHasMuted":
+		return fx.fastField_User_viewerHasMuted(w, p, n, field, obj)
 	case "timeline":
 		return fx.fastField_User_timeline(w, p, n, field, obj)
 	case "followers":
@@ -6748,11 +8229,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[64] {
+	if fx.observed[79] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 64)
+	cn := p.child(n, field, 79)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -6791,7 +8272,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[64] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6840,11 +8321,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[65] {
+	if fx.observed[80] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 65)
+	cn := p.child(n, field, 80)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6868,7 +8349,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[65] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6917,11 +8398,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[66] {
+	if fx.observed[81] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 66)
+	cn := p.child(n, field, 81)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6945,7 +8426,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[66] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6994,11 +8475,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[67] {
+	if fx.observed[82] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 67)
+	cn := p.child(n, field, 82)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7022,7 +8503,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[67] {
+	if fx.observed[82] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7071,11 +8552,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[68] {
+	if fx.observed[83] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 68)
+	cn := p.child(n, field, 83)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7099,7 +8580,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[68] {
+	if fx.observed[83] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7148,11 +8629,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[69] {
+	if fx.observed[84] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 69)
+	cn := p.child(n, field, 84)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7176,7 +8657,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[69] {
+	if fx.observed[84] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7225,11 +8706,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[70] {
+	if fx.observed[85] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 70)
+	cn := p.child(n, field, 85)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7253,7 +8734,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[70] {
+	if fx.observed[85] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7302,11 +8783,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[71] {
+	if fx.observed[86] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 71)
+	cn := p.child(n, field, 86)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7330,7 +8811,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[71] {
+	if fx.observed[86] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7401,7 +8882,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[72] {
+	if fx.observed[87] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7472,7 +8953,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[73] {
+	if fx.observed[88] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7520,6 +9001,148 @@ func (fx *fastExec) fastCall_User_followsViewer(ctx context.Context, fc *graphql
 	return fx.ec.Resolvers.User().FollowsViewer(ctx, obj)
 }
 
+func (fx *fastExec) fastField_User_viewerHasBlocked(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) bool {
+	st := fx.fastResolve_User_viewerHasBlocked(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_User_viewerHasBlocked runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_User_viewerHasBlocked(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_User_viewerHasBlocked(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[89] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_User_viewerHasBlocked(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_User_viewerHasBlocked(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_User_viewerHasBlocked is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_User_viewerHasBlocked(ctx context.Context, fc *graphql.FieldContext, obj *models.User) (bool, error) {
+	return fx.ec.Resolvers.User().ViewerHasBlocked(ctx, obj)
+}
+
+func (fx *fastExec) fastField_User_viewerHasMuted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) bool {
+	st := fx.fastResolve_User_viewerHasMuted(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_User_viewerHasMuted runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_User_viewerHasMuted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_User_viewerHasMuted(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[90] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_User_viewerHasMuted(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_User_viewerHasMuted(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_User_viewerHasMuted is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_User_viewerHasMuted(ctx context.Context, fc *graphql.FieldContext, obj *models.User) (bool, error) {
+	return fx.ec.Resolvers.User().ViewerHasMuted(ctx, obj)
+}
+
 func (fx *fastExec) fastField_User_timeline(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) bool {
 	st := fx.fastResolve_User_timeline(w, p, n, field, obj)
 	return st == fastexec.Null
@@ -7543,7 +9166,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[74] {
+	if fx.observed[91] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7614,7 +9237,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[75] {
+	if fx.observed[92] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7685,7 +9308,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[76] {
+	if fx.observed[93] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7734,7 +9357,7 @@ func (fx *fastExec) fastCall_User_following(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastObj_UserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserConnection) fastexec.Status {
-	fields, dups := fx.collect[19].Collect(fx.oc, sel, userConnectionImplementors)
+	fields, dups := fx.collect[23].Collect(fx.oc, sel, userConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7777,11 +9400,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[77] {
+	if fx.observed[94] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 77)
+	cn := p.child(n, field, 94)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -7821,7 +9444,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[77] {
+	if fx.observed[94] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7870,11 +9493,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[78] {
+	if fx.observed[95] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 78)
+	cn := p.child(n, field, 95)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -7914,7 +9537,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[78] {
+	if fx.observed[95] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7963,11 +9586,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[79] {
+	if fx.observed[96] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 79)
+	cn := p.child(n, field, 96)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7991,7 +9614,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[79] {
+	if fx.observed[96] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8040,7 +9663,7 @@ func (fx *fastExec) fastCall_UserConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserEdge) fastexec.Status {
-	fields, dups := fx.collect[20].Collect(fx.oc, sel, userEdgeImplementors)
+	fields, dups := fx.collect[24].Collect(fx.oc, sel, userEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -8129,11 +9752,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[80] {
+	if fx.observed[97] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 80)
+	cn := p.child(n, field, 97)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8157,7 +9780,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[80] {
+	if fx.observed[97] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8228,7 +9851,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[81] {
+	if fx.observed[98] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8277,11 +9900,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[82] {
+	if fx.observed[99] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 82)
+	cn := p.child(n, field, 99)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8305,7 +9928,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[82] {
+	if fx.observed[99] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8429,6 +10052,16 @@ func (fx *fastExec) fast_marshalNAuthPayload2ᚖfeedserviceᚋmodelsᚐAuthPaylo
 		return fastexec.Null
 	}
 	return fx.fastObj_AuthPayload(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.BlockPayload) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "BlockPayload!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_BlockPayload(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNBoolean2bool(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v bool) fastexec.Status {
@@ -8714,6 +10347,16 @@ func (fx *fastExec) fast_marshalNMarkFeedReadPayload2ᚖfeedserviceᚋmodelsᚐM
 	return fx.fastObj_MarkFeedReadPayload(w, p, n, sel, v)
 }
 
+func (fx *fastExec) fast_marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.MutePayload) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "MutePayload!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_MutePayload(w, p, n, sel, v)
+}
+
 func (fx *fastExec) fast_marshalNNode2ᚕfeedserviceᚋmodelsᚐNode(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []models.Node) fastexec.Status {
 	w.B = append(w.B, '[')
 	bad := false
@@ -8896,6 +10539,95 @@ func (fx *fastExec) fast_marshalNPromotePostPayload2ᚖfeedserviceᚋmodelsᚐPr
 		return fastexec.Null
 	}
 	return fx.fastObj_PromotePostPayload(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.RelatedUserConnection) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "RelatedUserConnection!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_RelatedUserConnection(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.RelatedUserEdge) fastexec.Status {
+	start := len(w.B)
+	w.B = append(w.B, '[')
+	bad := false
+	if len(v) > 1 && fastexec.MayBlock(fx.oc.Doc, sel, fastConcurrent) {
+		bad = fx.fastElems_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w, p, n, sel, v)
+	} else {
+		for i := range v {
+			if i > 0 {
+				w.B = append(w.B, ',')
+			}
+			if fx.fastElem_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w, p, n, sel, v, i) == fastexec.Null {
+				bad = true
+			}
+		}
+	}
+	w.B = append(w.B, ']')
+	if bad {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastElem_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ writes one element, as
+// graphql.MarshalSliceConcurrently marshals it.
+func (fx *fastExec) fastElem_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.RelatedUserEdge, i int) (st fastexec.Status) {
+	en := p.element(n, i, &v[i])
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			ctx := fx.ctxOf(p, en)
+			graphql.AddError(ctx, graphql.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	return fx.fast_marshalNRelatedUserEdge2ᚖfeedserviceᚋmodelsᚐRelatedUserEdge(w, p, en, sel, v[i])
+}
+
+// fastElems_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ writes the elements each in a goroutine of its own,
+// as graphql.MarshalSliceConcurrently does, and says whether one is null.
+func (fx *fastExec) fastElems_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.RelatedUserEdge) bool {
+	ctx := fx.ctxOf(p, n)
+	parts := make([]fastexec.Part, len(v))
+	var wg sync.WaitGroup
+	for i := range v {
+		wg.Add(1)
+		fastexec.Go(func() {
+			defer wg.Done()
+			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			parts[i].Invalid = fx.fastElem_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
+			parts[i].W = sw
+			putPath(sp)
+		})
+	}
+	wg.Wait()
+	bad := false
+	for i := range parts {
+		if i > 0 {
+			w.B = append(w.B, ',')
+		}
+		w.B = append(w.B, parts[i].W.B...)
+		fastexec.PutWriter(parts[i].W)
+		bad = bad || parts[i].Invalid
+	}
+	return bad
+}
+
+func (fx *fastExec) fast_marshalNRelatedUserEdge2ᚖfeedserviceᚋmodelsᚐRelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.RelatedUserEdge) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "RelatedUserEdge!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_RelatedUserEdge(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNString2string(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v string) fastexec.Status {

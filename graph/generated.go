@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	PromotePostPayload() PromotePostPayloadResolver
 	PromotedPost() PromotedPostResolver
 	Query() QueryResolver
+	RelatedUserEdge() RelatedUserEdgeResolver
 	Subscription() SubscriptionResolver
 	SuggestedUser() SuggestedUserResolver
 	User() UserResolver
@@ -50,6 +51,11 @@ type ComplexityRoot struct {
 	AuthPayload struct {
 		Token func(childComplexity int) int
 		User  func(childComplexity int) int
+	}
+
+	BlockPayload struct {
+		User   func(childComplexity int) int
+		Viewer func(childComplexity int) int
 	}
 
 	CreatePostPayload struct {
@@ -103,6 +109,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		Block            func(childComplexity int, userID string) int
 		CreatePost       func(childComplexity int, input model.CreatePostInput) int
 		DeletePost       func(childComplexity int, id string) int
 		DismissHomeEntry func(childComplexity int, id string) int
@@ -110,13 +117,20 @@ type ComplexityRoot struct {
 		LogIn            func(childComplexity int, input model.LogInInput) int
 		LogOut           func(childComplexity int) int
 		MarkFeedRead     func(childComplexity int, upTo *string) int
+		Mute             func(childComplexity int, userID string) int
 		PromotePost      func(childComplexity int, postID string) int
 		RemoveFollower   func(childComplexity int, userID string) int
 		Repost           func(childComplexity int, postID string) int
 		SignUp           func(childComplexity int, input model.SignUpInput) int
+		Unblock          func(childComplexity int, userID string) int
 		Unfollow         func(childComplexity int, userID string) int
+		Unmute           func(childComplexity int, userID string) int
 		UnpromotePost    func(childComplexity int, postID string) int
 		UpdateProfile    func(childComplexity int, input model.UpdateProfileInput) int
+	}
+
+	MutePayload struct {
+		User func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -156,12 +170,26 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Feed   func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Home   func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Node   func(childComplexity int, id string) int
-		Nodes  func(childComplexity int, ids []string) int
-		User   func(childComplexity int, username string) int
-		Viewer func(childComplexity int) int
+		BlockedUsers func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Feed         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Home         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MutedUsers   func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Node         func(childComplexity int, id string) int
+		Nodes        func(childComplexity int, ids []string) int
+		User         func(childComplexity int, username string) int
+		Viewer       func(childComplexity int) int
+	}
+
+	RelatedUserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RelatedUserEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+		Since  func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -187,6 +215,8 @@ type ComplexityRoot struct {
 		PostCount         func(childComplexity int) int
 		Timeline          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Username          func(childComplexity int) int
+		ViewerHasBlocked  func(childComplexity int) int
+		ViewerHasMuted    func(childComplexity int) int
 		ViewerIsFollowing func(childComplexity int) int
 	}
 
@@ -228,6 +258,10 @@ type MutationResolver interface {
 	PromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error)
 	UnpromotePost(ctx context.Context, postID string) (*models.PromotePostPayload, error)
 	DismissHomeEntry(ctx context.Context, id string) (*models.DismissHomeEntryPayload, error)
+	Block(ctx context.Context, userID string) (*models.BlockPayload, error)
+	Unblock(ctx context.Context, userID string) (*models.BlockPayload, error)
+	Mute(ctx context.Context, userID string) (*models.MutePayload, error)
+	Unmute(ctx context.Context, userID string) (*models.MutePayload, error)
 }
 type PostResolver interface {
 	Author(ctx context.Context, obj *models.Post) (*models.User, error)
@@ -247,6 +281,11 @@ type QueryResolver interface {
 	User(ctx context.Context, username string) (*models.User, error)
 	Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*models.FeedConnection, error)
 	Home(ctx context.Context, first *int, after *string, last *int, before *string) (*models.HomeConnection, error)
+	BlockedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
+	MutedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
+}
+type RelatedUserEdgeResolver interface {
+	Node(ctx context.Context, obj *models.RelatedUserEdge) (*models.User, error)
 }
 type SubscriptionResolver interface {
 	UnreadCount(ctx context.Context) (<-chan int, error)
@@ -258,6 +297,8 @@ type SuggestedUserResolver interface {
 type UserResolver interface {
 	ViewerIsFollowing(ctx context.Context, obj *models.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *models.User) (bool, error)
+	ViewerHasBlocked(ctx context.Context, obj *models.User) (bool, error)
+	ViewerHasMuted(ctx context.Context, obj *models.User) (bool, error)
 	Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error)
 	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
 	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
@@ -296,6 +337,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuthPayload.User(childComplexity), true
+
+	case "BlockPayload.user":
+		if e.ComplexityRoot.BlockPayload.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockPayload.User(childComplexity), true
+	case "BlockPayload.viewer":
+		if e.ComplexityRoot.BlockPayload.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockPayload.Viewer(childComplexity), true
 
 	case "CreatePostPayload.post":
 		if e.ComplexityRoot.CreatePostPayload.Post == nil {
@@ -427,6 +481,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MarkFeedReadPayload.UnreadCount(childComplexity), true
 
+	case "Mutation.block":
+		if e.ComplexityRoot.Mutation.Block == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_block_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Block(childComplexity, args["userId"].(string)), true
 	case "Mutation.createPost":
 		if e.ComplexityRoot.Mutation.CreatePost == nil {
 			break
@@ -499,6 +564,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkFeedRead(childComplexity, args["upTo"].(*string)), true
+	case "Mutation.mute":
+		if e.ComplexityRoot.Mutation.Mute == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_mute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Mute(childComplexity, args["userId"].(string)), true
 	case "Mutation.promotePost":
 		if e.ComplexityRoot.Mutation.PromotePost == nil {
 			break
@@ -543,6 +619,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignUp(childComplexity, args["input"].(model.SignUpInput)), true
+	case "Mutation.unblock":
+		if e.ComplexityRoot.Mutation.Unblock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unblock(childComplexity, args["userId"].(string)), true
 	case "Mutation.unfollow":
 		if e.ComplexityRoot.Mutation.Unfollow == nil {
 			break
@@ -554,6 +641,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Unfollow(childComplexity, args["userId"].(string)), true
+	case "Mutation.unmute":
+		if e.ComplexityRoot.Mutation.Unmute == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unmute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unmute(childComplexity, args["userId"].(string)), true
 	case "Mutation.unpromotePost":
 		if e.ComplexityRoot.Mutation.UnpromotePost == nil {
 			break
@@ -576,6 +674,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["input"].(model.UpdateProfileInput)), true
+
+	case "MutePayload.user":
+		if e.ComplexityRoot.MutePayload.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutePayload.User(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -691,6 +796,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PromotedPost.Post(childComplexity), true
 
+	case "Query.blockedUsers":
+		if e.ComplexityRoot.Query.BlockedUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_blockedUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BlockedUsers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.feed":
 		if e.ComplexityRoot.Query.Feed == nil {
 			break
@@ -714,6 +830,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Home(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
+	case "Query.mutedUsers":
+		if e.ComplexityRoot.Query.MutedUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_mutedUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MutedUsers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -753,6 +880,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "RelatedUserConnection.edges":
+		if e.ComplexityRoot.RelatedUserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserConnection.Edges(childComplexity), true
+	case "RelatedUserConnection.pageInfo":
+		if e.ComplexityRoot.RelatedUserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserConnection.PageInfo(childComplexity), true
+	case "RelatedUserConnection.totalCount":
+		if e.ComplexityRoot.RelatedUserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserConnection.TotalCount(childComplexity), true
+
+	case "RelatedUserEdge.cursor":
+		if e.ComplexityRoot.RelatedUserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserEdge.Cursor(childComplexity), true
+	case "RelatedUserEdge.node":
+		if e.ComplexityRoot.RelatedUserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserEdge.Node(childComplexity), true
+	case "RelatedUserEdge.since":
+		if e.ComplexityRoot.RelatedUserEdge.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedUserEdge.Since(childComplexity), true
 
 	case "Subscription.feedItemAdded":
 		if e.ComplexityRoot.Subscription.FeedItemAdded == nil {
@@ -867,6 +1032,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Username(childComplexity), true
+	case "User.viewerHasBlocked":
+		if e.ComplexityRoot.User.ViewerHasBlocked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ViewerHasBlocked(childComplexity), true
+	case "User.viewerHasMuted":
+		if e.ComplexityRoot.User.ViewerHasMuted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ViewerHasMuted(childComplexity), true
 	case "User.viewerIsFollowing":
 		if e.ComplexityRoot.User.ViewerIsFollowing == nil {
 			break
@@ -1071,6 +1248,10 @@ type User implements Node {
   viewerIsFollowing: Boolean!
   "False when signed out."
   followsViewer: Boolean!
+  "True when the viewer blocks this user; false when signed out."
+  viewerHasBlocked: Boolean!
+  "True when the viewer mutes this user; false when signed out."
+  viewerHasMuted: Boolean!
   "The user's own posts and reposts, newest first (the personal timeline)."
   timeline(first: Int, after: String, last: Int, before: String): PostConnection!
   """
@@ -1114,6 +1295,19 @@ type UserEdge {
 
 type UserConnection {
   edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  totalCount: Int!
+}
+
+"A user in one of the viewer's own relation lists, with when the relation began."
+type RelatedUserEdge {
+  cursor: String!
+  node: User!
+  since: Time!
+}
+
+type RelatedUserConnection {
+  edges: [RelatedUserEdge!]!
   pageInfo: PageInfo!
   totalCount: Int!
 }
@@ -1218,6 +1412,17 @@ type FollowPayload {
   viewer: User!
 }
 
+type BlockPayload {
+  "The other user, with updated counts."
+  user: User!
+  "The viewer, with updated counts."
+  viewer: User!
+}
+
+type MutePayload {
+  user: User!
+}
+
 type MarkFeedReadPayload {
   unreadCount: Int!
 }
@@ -1244,6 +1449,10 @@ type Query {
   cursors, so paging forward and back shows each entry once.
   """
   home(first: Int, after: String, last: Int, before: String): HomeConnection!
+  "Users the viewer blocks, most recent first. UNAUTHENTICATED when signed out."
+  blockedUsers(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
+  "Users the viewer mutes, most recent first. UNAUTHENTICATED when signed out."
+  mutedUsers(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
 }
 
 type Mutation {
@@ -1270,6 +1479,23 @@ type Mutation {
   unpromotePost(postId: ID!): PromotePostPayload!
   "Hides a home entry from the viewer for good: a suggested user (its User id) or a promoted post (its Post id). Idempotent."
   dismissHomeEntry(id: ID!): DismissHomeEntryPayload!
+  """
+  Blocks userId: the follows between the two end both ways (the payload's counts show it),
+  a follow between them either way is FORBIDDEN until unblock, and neither sees the other's
+  posts, reposts or third users' reposts of their posts in feed or home; each one's timeline
+  is empty for the other. Idempotent.
+  """
+  block(userId: ID!): BlockPayload!
+  "Ends the viewer's block of userId. Restores no follow. Idempotent."
+  unblock(userId: ID!): BlockPayload!
+  """
+  Mutes userId: any follow stays and no count changes, but their posts, their reposts and
+  others' reposts of their posts leave the viewer's feed, home and unread count, and they
+  leave every entry's reposters. Idempotent.
+  """
+  mute(userId: ID!): MutePayload!
+  "Ends the viewer's mute of userId: what it hid comes back in its place. Idempotent."
+  unmute(userId: ID!): MutePayload!
 }
 
 type Subscription {
@@ -1294,6 +1520,16 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 		return ec.fieldContext_AuthPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuthPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "user":
+		return ec.fieldContext_BlockPayload_user(ctx, field)
+	case "viewer":
+		return ec.fieldContext_BlockPayload_viewer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreatePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1396,6 +1632,14 @@ func (ec *executionContext) childFields_MarkFeedReadPayload(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type MarkFeedReadPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_MutePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "user":
+		return ec.fieldContext_MutePayload_user(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MutePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -1460,6 +1704,30 @@ func (ec *executionContext) childFields_PromotePostPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PromotePostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RelatedUserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RelatedUserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelatedUserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RelatedUserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RelatedUserEdge_node(ctx, field)
+	case "since":
+		return ec.fieldContext_RelatedUserEdge_since(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelatedUserEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1482,6 +1750,10 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_viewerIsFollowing(ctx, field)
 	case "followsViewer":
 		return ec.fieldContext_User_followsViewer(ctx, field)
+	case "viewerHasBlocked":
+		return ec.fieldContext_User_viewerHasBlocked(ctx, field)
+	case "viewerHasMuted":
+		return ec.fieldContext_User_viewerHasMuted(ctx, field)
 	case "timeline":
 		return ec.fieldContext_User_timeline(ctx, field)
 	case "followers":
@@ -1632,6 +1904,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1716,6 +2002,20 @@ func (ec *executionContext) field_Mutation_markFeedRead_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_mute_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_promotePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1772,7 +2072,35 @@ func (ec *executionContext) field_Mutation_signUp_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_unblock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unmute_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
@@ -1828,6 +2156,44 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_blockedUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1867,6 +2233,44 @@ func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs m
 }
 
 func (ec *executionContext) field_Query_home_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_mutedUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -2195,6 +2599,70 @@ func (ec *executionContext) _AuthPayload_user(ctx context.Context, field graphql
 func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "AuthPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockPayload_user(ctx context.Context, field graphql.CollectedField, obj *models.BlockPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockPayload_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockPayload_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockPayload_viewer(ctx context.Context, field graphql.CollectedField, obj *models.BlockPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockPayload_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Viewer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockPayload_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -3350,6 +3818,214 @@ func (ec *executionContext) fieldContext_Mutation_dismissHomeEntry(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_block(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Block(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.BlockPayload) graphql.Marshaler {
+			return ec.marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_block(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_block_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unblock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unblock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unblock(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.BlockPayload) graphql.Marshaler {
+			return ec.marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unblock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unblock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_mute(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_mute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Mute(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.MutePayload) graphql.Marshaler {
+			return ec.marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_mute(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MutePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_mute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unmute(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unmute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unmute(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.MutePayload) graphql.Marshaler {
+			return ec.marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unmute(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MutePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unmute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MutePayload_user(ctx context.Context, field graphql.CollectedField, obj *models.MutePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MutePayload_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MutePayload_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MutePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4079,6 +4755,94 @@ func (ec *executionContext) fieldContext_Query_home(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_blockedUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_blockedUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BlockedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.RelatedUserConnection) graphql.Marshaler {
+			return ec.marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_blockedUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_blockedUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_mutedUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mutedUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MutedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.RelatedUserConnection) graphql.Marshaler {
+			return ec.marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mutedUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_mutedUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4153,6 +4917,171 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RelatedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.RelatedUserEdge) graphql.Marshaler {
+			return ec.marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelatedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedUserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelatedUserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelatedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelatedUserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedUserConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RelatedUserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedUserEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _RelatedUserEdge_node(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RelatedUserEdge().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖfeedserviceᚋmodelsᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelatedUserEdge",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelatedUserEdge_since(ctx context.Context, field graphql.CollectedField, obj *models.RelatedUserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedUserEdge_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedUserEdge_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedUserEdge", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Subscription_unreadCount(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -4492,6 +5421,52 @@ func (ec *executionContext) _User_followsViewer(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_User_followsViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_viewerHasBlocked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ViewerHasBlocked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_viewerHasBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_viewerHasMuted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ViewerHasMuted(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_viewerHasMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
 }
 
@@ -6168,6 +7143,44 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var blockPayloadImplementors = []string{"BlockPayload"}
+
+func (ec *executionContext) _BlockPayload(ctx context.Context, sel ast.SelectionSet, obj *models.BlockPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, blockPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockPayload")
+		case "user":
+			out.Values[i] = ec._BlockPayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viewer":
+			out.Values[i] = ec._BlockPayload_viewer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
 
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *models.CreatePostPayload) graphql.Marshaler {
@@ -6667,6 +7680,67 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "block":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_block(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unblock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unblock(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mute":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_mute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmute":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unmute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mutePayloadImplementors = []string{"MutePayload"}
+
+func (ec *executionContext) _MutePayload(ctx context.Context, sel ast.SelectionSet, obj *models.MutePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MutePayload")
+		case "user":
+			out.Values[i] = ec._MutePayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7001,6 +8075,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_home(ctx, field)
 				})
+		case "blockedUsers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_blockedUsers(ctx, field)
+				})
+		case "mutedUsers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_mutedUsers(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7012,6 +8098,93 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var relatedUserConnectionImplementors = []string{"RelatedUserConnection"}
+
+func (ec *executionContext) _RelatedUserConnection(ctx context.Context, sel ast.SelectionSet, obj *models.RelatedUserConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relatedUserConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelatedUserConnection")
+		case "edges":
+			out.Values[i] = ec._RelatedUserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RelatedUserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._RelatedUserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var relatedUserEdgeImplementors = []string{"RelatedUserEdge"}
+
+func (ec *executionContext) _RelatedUserEdge(ctx context.Context, sel ast.SelectionSet, obj *models.RelatedUserEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relatedUserEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelatedUserEdge")
+		case "cursor":
+			out.Values[i] = ec._RelatedUserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RelatedUserEdge_node(ctx, field, obj)
+				})
+		case "since":
+			out.Values[i] = ec._RelatedUserEdge_since(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7155,6 +8328,18 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_followsViewer(ctx, field, obj)
+				})
+		case "viewerHasBlocked":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_viewerHasBlocked(ctx, field, obj)
+				})
+		case "viewerHasMuted":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_viewerHasMuted(ctx, field, obj)
 				})
 		case "timeline":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -7648,6 +8833,14 @@ func (ec *executionContext) marshalNAuthPayload2ᚖfeedserviceᚋmodelsᚐAuthPa
 	return ec._AuthPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBlockPayload2ᚖfeedserviceᚋmodelsᚐBlockPayload(ctx context.Context, sel ast.SelectionSet, v *models.BlockPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BlockPayload!")
+		return graphql.Null
+	}
+	return ec._BlockPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7849,6 +9042,14 @@ func (ec *executionContext) marshalNMarkFeedReadPayload2ᚖfeedserviceᚋmodels�
 	return ec._MarkFeedReadPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMutePayload2ᚖfeedserviceᚋmodelsᚐMutePayload(ctx context.Context, sel ast.SelectionSet, v *models.MutePayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MutePayload!")
+		return graphql.Null
+	}
+	return ec._MutePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNode2ᚕfeedserviceᚋmodelsᚐNode(ctx context.Context, sel ast.SelectionSet, v []models.Node) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -7913,6 +9114,38 @@ func (ec *executionContext) marshalNPromotePostPayload2ᚖfeedserviceᚋmodels�
 		return graphql.Null
 	}
 	return ec._PromotePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(ctx context.Context, sel ast.SelectionSet, v *models.RelatedUserConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RelatedUserConnection!")
+		return graphql.Null
+	}
+	return ec._RelatedUserConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.RelatedUserEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelatedUserEdge2ᚖfeedserviceᚋmodelsᚐRelatedUserEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRelatedUserEdge2ᚖfeedserviceᚋmodelsᚐRelatedUserEdge(ctx context.Context, sel ast.SelectionSet, v *models.RelatedUserEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RelatedUserEdge!")
+		return graphql.Null
+	}
+	return ec._RelatedUserEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSignUpInput2feedserviceᚋgraphᚋmodelᚐSignUpInput(ctx context.Context, v any) (model.SignUpInput, error) {

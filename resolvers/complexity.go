@@ -12,8 +12,8 @@ import (
 // it; each is priced all the same, with the feed page it reads.
 const UnreadCountCost = 20
 
-// The price of a page of a user's list (followers, following, timeline)
-// beside its fields, which a list of users multiplies: a page of followers
+// The price of a page of a user's list (followers, following, timeline,
+// and the viewer's blockedUsers and mutedUsers) beside its fields, which a list of users multiplies: a page of followers
 // for each of 100 followers is 100 reads. Measured against the app's feed
 // page of 100 (which the default complexity limit was set by; see
 // BenchmarkPricing in api/), a page read costs about 100 of its units and
@@ -41,6 +41,8 @@ func Complexity() graph.ComplexityRoot {
 	c.User.Timeline = userListCost
 	c.User.Followers = relationCost
 	c.User.Following = relationCost
+	c.Query.BlockedUsers = userListCost
+	c.Query.MutedUsers = userListCost
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
 	c.FeedItem.Reposters = func(child int) int { return 1 + config.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }
@@ -68,7 +70,8 @@ func pageSize(first, last *int) int {
 	return min(max(size, 1), config.MaxPageSize)
 }
 
-// userListCost prices a page of a user's timeline, followers or following:
+// userListCost prices a page of a user's timeline, followers or following,
+// or of the viewer's blocked or muted users:
 // the read (PageReadCost) and each entry (ListEntryCost) on top of what
 // connectionCost counts.
 func userListCost(child int, first *int, _ *string, last *int, _ *string) int {

@@ -7,10 +7,12 @@ import (
 	"feedservice/models"
 )
 
-type relationChange func(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error)
+// relationChange is an engine call that changes a relation of the viewer
+// with userID: follow, block, mute and their undoing.
+type relationChange[P any] func(ctx context.Context, viewerID, userID int64) (*P, error)
 
 // changeRelation checks the viewer and the user id, then makes the change.
-func changeRelation(ctx context.Context, userID string, change relationChange) (*models.FollowPayload, error) {
+func changeRelation[P any](ctx context.Context, userID string, change relationChange[P]) (*P, error) {
 	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,9 @@ func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscript
 func (r *Resolver) User() graph.UserResolver                 { return &userResolver{r} }
 func (r *Resolver) Post() graph.PostResolver                 { return &postResolver{r} }
 func (r *Resolver) UserEdge() graph.UserEdgeResolver         { return &userEdgeResolver{r} }
+func (r *Resolver) RelatedUserEdge() graph.RelatedUserEdgeResolver {
+	return &relatedUserEdgeResolver{r}
+}
 func (r *Resolver) FeedConnection() graph.FeedConnectionResolver {
 	return &feedConnectionResolver{r}
 }
@@ -43,5 +46,6 @@ type (
 	userResolver               struct{ *Resolver }
 	postResolver               struct{ *Resolver }
 	userEdgeResolver           struct{ *Resolver }
+	relatedUserEdgeResolver    struct{ *Resolver }
 	feedConnectionResolver     struct{ *Resolver }
 )

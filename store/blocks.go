@@ -128,38 +128,3 @@ func (s *Store) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) (
 func (s *Store) BlockingAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return s.among(ctx, &models.Block{}, "blocked_id", "blocker_id", viewerID, ids)
 }
-
-// Kinds of the rows of BlocksAndMutesOf's one query.
-const (
-	edgeBlocked   = 1
-	edgeBlockedBy = 2
-	edgeMuted     = 3
-)
-
-// BlocksAndMutesOf lists, in no given order, whom viewer blocks, who
-// blocks viewer and whom viewer mutes: the reader's whole filter, read in
-// one statement (so from one snapshot).
-func (s *Store) BlocksAndMutesOf(ctx context.Context, viewerID int64) (blocked, blockedBy, muted []int64, err error) {
-	var rows []struct {
-		Kind  int
-		Other int64
-	}
-	err = s.read(ctx).Raw(`SELECT ? AS kind, blocked_id AS other FROM blocks WHERE blocker_id = ?
-		UNION ALL SELECT ?, blocker_id FROM blocks WHERE blocked_id = ?
-		UNION ALL SELECT ?, muted_id FROM mutes WHERE muter_id = ?`,
-		edgeBlocked, viewerID, edgeBlockedBy, viewerID, edgeMuted, viewerID).Scan(&rows).Error
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, r := range rows {
-		switch r.Kind {
-		case edgeBlocked:
-			blocked = append(blocked, r.Other)
-		case edgeBlockedBy:
-			blockedBy = append(blockedBy, r.Other)
-		case edgeMuted:
-			muted = append(muted, r.Other)
-		}
-	}
-	return blocked, blockedBy, muted, nil
-}

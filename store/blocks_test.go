@@ -431,19 +431,40 @@ func TestBlockAndMuteChecks(t *testing.T) {
 				t.Errorf("%s of no ids: %v (%v)", c.name, none, err)
 			}
 		}
-		blocked, blockedBy, muted, err := s.BlocksAndMutesOf(ctx, 1)
+		// User 1 follows 4 (muted) and 8; blocks ended 1's other follows.
+		for _, f := range []int64{4, 8, 3} {
+			if _, err := s.Follow(ctx, 1, f, 400+f, at); err != nil && !errors.Is(err, ErrBlocked) {
+				t.Fatal(err)
+			}
+		}
+		followees, hidden, err := s.FeedView(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.Sort(blocked)
-		slices.Sort(blockedBy)
-		slices.Sort(muted)
-		if fmt.Sprint(blocked, blockedBy, muted) != fmt.Sprint([]int64{2, 6}, []int64{3}, []int64{4, 7}) {
-			t.Errorf("BlocksAndMutesOf(1) = %v %v %v, want [2 6] [3] [4 7]", blocked, blockedBy, muted)
+		slices.Sort(followees)
+		slices.Sort(hidden)
+		if fmt.Sprint(followees, hidden) != fmt.Sprint([]int64{4, 8}, []int64{2, 3, 4, 6, 7}) {
+			t.Errorf("FeedView(1) = %v %v, want [4 8] [2 3 4 6 7]", followees, hidden)
 		}
-		blocked, blockedBy, muted, err = s.BlocksAndMutesOf(ctx, 8)
-		if err != nil || len(blocked)+len(blockedBy)+len(muted) != 0 {
-			t.Errorf("BlocksAndMutesOf(8) = %v %v %v (%v), want none", blocked, blockedBy, muted, err)
+		if followees, hidden, err = s.FeedView(ctx, 8); err != nil || len(followees)+len(hidden) != 0 {
+			t.Errorf("FeedView(8) = %v %v (%v), want none", followees, hidden, err)
+		}
+		for _, c := range []struct {
+			a, b         int64
+			hides, block bool
+		}{
+			{1, 2, true, true}, {2, 1, true, true}, // 1 blocks 2: each hides the other
+			{1, 3, true, true}, {3, 1, true, true}, // 3 blocks 1
+			{1, 4, true, false}, {4, 1, false, false}, // 1 mutes 4: one way only
+			{5, 1, true, false}, {1, 5, false, false},
+			{1, 8, false, false},
+		} {
+			if got, err := s.Hides(ctx, c.a, c.b); err != nil || got != c.hides {
+				t.Errorf("Hides(%d, %d) = %v (%v), want %v", c.a, c.b, got, err, c.hides)
+			}
+			if got, err := s.BlockedEitherWay(ctx, c.a, c.b); err != nil || got != c.block {
+				t.Errorf("BlockedEitherWay(%d, %d) = %v (%v), want %v", c.a, c.b, got, err, c.block)
+			}
 		}
 	})
 }

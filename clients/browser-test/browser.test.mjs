@@ -11,6 +11,9 @@
 // - the app's home shows entries of other kinds: a suggested user whose
 //   Follow button follows, a promoted post with its "Promoted" label, and
 //   a suggestion dismissed for good;
+// - mute and block: Mute on a followee's profile takes their post out of
+//   the feed and Unmute brings it back; Block ends the follow and takes it
+//   out too, and the blocked list's Unblock undoes it;
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -251,8 +254,11 @@ test('the GraphiQL page works offline: a query and a subscription event', async 
     const res = await page.goto(new URL('/', SERVER).toString());
     assertSecurityHeaders(res, 'GraphiQL');
     await page.locator('.graphiql-container').waitFor();
-    // The example document opens in the editor.
-    await page.getByText('mutation SignUp').first().waitFor();
+    // The example document opens in the editor. Its first line is awaited:
+    // Monaco draws only the lines in view, and the document's opening
+    // comment is long enough to push its operations below them. The run
+    // menu (runOperation) shows that its operations are there.
+    await page.getByText('# Feed service GraphiQL.').first().waitFor();
 
     // The example's SignUp, as it stands, then its FindUser query.
     const signUp = await runOperation(page, 'SignUp');
@@ -585,6 +591,106 @@ test('the app: a home with a suggested user to follow, a promoted post, and a di
     await promoted.getByTestId('promoted-label').waitFor();
     assert.equal(await suggestion(w).count(), 0, 'a dismissed suggestion came back after a reload');
     assert.ok(!(await apiHomeKinds(viewer.token)).includes(`S:${w.id}`), 'the server still suggests a dismissed account');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Mute and block
+
+/** What the API says of the viewer's relations to username. */
+const apiRelation = async (token, username) =>
+  (await api('query($u: String!) { user(username: $u) { viewerIsFollowing viewerHasMuted viewerHasBlocked } }',
+    { u: username }, token)).user;
+
+test('the app: mute takes a followee\'s posts out of the feed and unmute brings them back; a block, undone from the blocked list', async () => {
+  await inNewContext('app', async (c) => {
+    // The viewer follows two people who have posted one post each.
+    const viewer = await apiSignUp('quiet_reader', 'Quiet Reader');
+    const loud = await apiSignUp('babbage', 'Charles Babbage');
+    const calm = await apiSignUp('noether', 'Emmy Noether');
+    for (const whom of [loud, calm]) {
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: whom.id }, viewer.token);
+    }
+    const loudPost = await apiPost(loud.token, bodies[6]);
+    const calmPost = await apiPost(calm.token, bodies[7]);
+    const both = [calmPost.id, loudPost.id];
+    // Fan-out is asynchronous: wait until the viewer's feed holds both.
+    const apiFeedIds = async () =>
+      (await api('query { feed(first: 10) { edges { node { post { id } } } } }', {}, viewer.token))
+        .feed.edges.map((e) => e.node.post.id);
+    await waitForAsync(async () => JSON.stringify(await apiFeedIds()) === JSON.stringify(both),
+      'both posts in the viewer\'s feed', apiFeedIds);
+
+    const page = await c.context.newPage();
+    await page.goto(APP_URL);
+    await page.evaluate((t) => localStorage.setItem('feedservice.token', t), viewer.token);
+    await page.goto(APP_URL);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const profile = page.getByRole('region', { name: 'Profile' });
+    const button = (where, name) => where.getByRole('button', { name, exact: true });
+    // The app's home, reached by its link (the app's own cache, no reload),
+    // shows the feed entries want, top to bottom.
+    const homeShows = async (want, what) => {
+      await nav.getByRole('link', { name: 'Home' }).click();
+      await waitForAsync(async () => JSON.stringify(await feedPostIds(page)) === JSON.stringify(want),
+        `the home to show ${what}`, () => feedPostIds(page));
+    };
+    await homeShows(both, 'both posts');
+
+    // Mute from the profile: the viewer still follows, the post leaves the feed.
+    await page.getByRole('region', { name: 'Home feed' }).getByRole('link', { name: 'Charles Babbage' }).click();
+    await button(profile, 'Mute').click();
+    await button(profile, 'Unmute').waitFor();
+    await profile.getByTestId('muted-notice').waitFor();
+    assert.deepEqual(await apiRelation(viewer.token, 'babbage'),
+      { viewerIsFollowing: true, viewerHasMuted: true, viewerHasBlocked: false });
+    await homeShows([calmPost.id], 'the muted followee\'s post gone');
+
+    // The muted list has them, since when; their name there leads back to
+    // the profile, where Unmute brings the post back in its place.
+    await nav.getByRole('link', { name: 'Muted & blocked' }).click();
+    const muted = page.getByRole('region', { name: 'Muted accounts', exact: true });
+    const mutedRow = muted.locator(`[data-testid="hidden-user"][data-user-id="${loud.id}"]`);
+    await button(mutedRow, 'Unmute').waitFor();
+    await mutedRow.getByText('muted just now').waitFor();
+    await muted.getByTestId('hidden-count').filter({ hasText: /^1 muted account$/ }).waitFor();
+    await mutedRow.getByRole('link', { name: 'Charles Babbage' }).click();
+    await button(profile, 'Unmute').click();
+    await button(profile, 'Mute').waitFor();
+    assert.equal((await apiRelation(viewer.token, 'babbage')).viewerHasMuted, false, 'Unmute did not unmute');
+    await homeShows(both, 'the unmuted followee\'s post back in its place');
+
+    // Block from the profile, after the confirmation: the follow ends (the
+    // Follow button goes, their follower count drops), and the post leaves
+    // the feed.
+    await page.getByRole('region', { name: 'Home feed' }).getByRole('link', { name: 'Charles Babbage' }).click();
+    await profile.getByTestId('follower-count').filter({ hasText: /^1$/ }).waitFor();
+    page.once('dialog', (dialog) => dialog.accept());
+    await button(profile, 'Block').click();
+    await button(profile, 'Unblock').waitFor();
+    await profile.getByTestId('blocked-notice').waitFor();
+    await profile.getByTestId('follower-count').filter({ hasText: /^0$/ }).waitFor();
+    await page.getByText('Their posts are hidden while you block them.').waitFor();
+    assert.equal(await button(profile, 'Follow').count() + await button(profile, 'Unfollow').count(), 0,
+      'a blocked user\'s profile offers to follow them');
+    assert.deepEqual(await apiRelation(viewer.token, 'babbage'),
+      { viewerIsFollowing: false, viewerHasMuted: false, viewerHasBlocked: true });
+    await homeShows([calmPost.id], 'the blocked user\'s post gone');
+
+    // The blocked list has them; its Unblock undoes the block (the row
+    // stays, to block again) and restores no follow.
+    await nav.getByRole('link', { name: 'Muted & blocked' }).click();
+    await page.getByRole('navigation', { name: 'Muted and blocked' }).getByRole('link', { name: 'Blocked' }).click();
+    const blocked = page.getByRole('region', { name: 'Blocked accounts', exact: true });
+    const blockedRow = blocked.locator(`[data-testid="hidden-user"][data-user-id="${loud.id}"]`);
+    await blockedRow.getByText('blocked just now').waitFor();
+    await button(blockedRow, 'Unblock').click();
+    await button(blockedRow, 'Block').waitFor();
+    assert.deepEqual(await apiRelation(viewer.token, 'babbage'),
+      { viewerIsFollowing: false, viewerHasMuted: false, viewerHasBlocked: false });
+    await page.reload();
+    await page.getByText('You block nobody.').waitFor();
+    await homeShows([calmPost.id], 'the feed without the unfollowed user');
   });
 });
 

@@ -3,14 +3,12 @@ package inbox
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/pull"
-	"feedservice/store"
 )
 
 // Ensure makes sure the reader has an inbox. A missing one is rebuilt
@@ -41,7 +39,7 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 		return err
 	}
 	view := pull.NewView(followees, hidden)
-	entries, err := x.pull.Entries(mysql, view, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
+	entries, late, err := x.pull.Newest(mysql, view, x.d.Cfg.InboxCap)
 	if err != nil {
 		return err
 	}
@@ -52,6 +50,20 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	sources, err := x.entrySources(mysql, view, entries)
 	if err != nil {
 		return err
+	}
+	// An entry whose first arrival lies below the floor, with later ones
+	// above it, is held at those, as the fan-out would have left it: MySQL
+	// does not serve it above the floor, and when its first arrival goes
+	// (deleted, or its reposter unfollowed) the entry moves up to the
+	// next, which only the inbox can show. Reads place it exactly
+	// (readpath's exactPositions), as any entry older than the window.
+	place := map[int64]int64{}
+	for _, l := range late {
+		place[l.PostID] = l.Event // passed newest first: the last is the earliest
+		sources[l.PostID] = append(sources[l.PostID], Source{User: l.User, Event: l.Event})
+	}
+	for id, key := range place {
+		entries = append(entries, pull.Entry{Key: key, PostID: id})
 	}
 	tmp, tmpSrc, tmpFollowing := x.d.Keys.InboxTemp(reader), x.d.Keys.InboxSourcesTemp(reader), x.d.Keys.FollowingTemp(reader)
 	pipe := x.d.Redis.TxPipeline()

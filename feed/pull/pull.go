@@ -5,11 +5,13 @@ package pull
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/internal/deps"
+	"feedservice/models"
 	"feedservice/store"
 )
 
@@ -81,6 +83,36 @@ const (
 // followees are the view's (none it hides), and a repost of a post whose
 // author the view hides is no arrival.
 func (f *Feeds) Entries(ctx context.Context, view View, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+	return f.scan(ctx, view, dir, bound, limit, nil)
+}
+
+// Late is an arrival a scan passed over because its post arrived earlier:
+// User's live repost Event of PostID.
+type Late struct {
+	PostID, User, Event int64
+}
+
+// Newest is the newest limit entries (see Entries), and the later arrivals
+// of other entries among the events above the last of them: entries whose
+// first arrival lies further down, and which an inbox of those limit
+// entries must still hold at their later arrivals (see inbox's rebuild).
+func (f *Feeds) Newest(ctx context.Context, view View, limit int) ([]Entry, []Late, error) {
+	var late []Late
+	entries, err := f.scan(ctx, view, store.Older, math.MaxInt64, limit, func(l Late) { late = append(late, l) })
+	if err != nil {
+		return nil, nil, err
+	}
+	in := make(map[int64]bool, len(entries))
+	for _, en := range entries {
+		in[en.PostID] = true
+	}
+	late = slices.DeleteFunc(late, func(l Late) bool { return in[l.PostID] })
+	return entries, late, nil
+}
+
+// scan is Entries, telling passed (when not nil) each live arrival it
+// passes over, in scan order, until the last entry it returns.
+func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound int64, limit int, passed func(Late)) ([]Entry, error) {
 	var out []Entry
 	followees := view.Followees
 	if len(followees) == 0 || limit <= 0 {
@@ -92,7 +124,7 @@ func (f *Feeds) Entries(ctx context.Context, view View, dir store.Direction, bou
 		if err != nil {
 			return nil, err
 		}
-		firsts, err := f.firstArrivals(ctx, view, events)
+		firsts, originals, err := f.firstArrivals(ctx, view, events)
 		if err != nil {
 			return nil, err
 		}
@@ -102,6 +134,8 @@ func (f *Feeds) Entries(ctx context.Context, view View, dir store.Direction, bou
 				if len(out) == limit {
 					return out, nil
 				}
+			} else if o := originals[*ev.RepostOfID]; passed != nil && o != nil && !o.Deleted() && !view.Hides(o.AuthorID) {
+				passed(Late{PostID: o.ID, User: ev.AuthorID, Event: ev.ID})
 			}
 		}
 		if len(events) < batch {
@@ -115,8 +149,8 @@ func (f *Feeds) Entries(ctx context.Context, view View, dir store.Direction, bou
 // firstArrivals maps each original reposted in events to the id of its
 // first repost by a followee, for originals that are live and whose author
 // is neither counted (a followed author's post arrives first by itself)
-// nor hidden.
-func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.FeedEvent) (map[int64]int64, error) {
+// nor hidden; and returns the originals it loaded, by id.
+func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.FeedEvent) (map[int64]int64, map[int64]*models.Post, error) {
 	var reposted []int64
 	for _, ev := range events {
 		if ev.RepostOfID != nil {
@@ -124,19 +158,25 @@ func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.Fee
 		}
 	}
 	if len(reposted) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	originals, err := f.cache.Posts(ctx, reposted)
+	loaded, err := f.cache.Posts(ctx, reposted)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	originals := make(map[int64]*models.Post, len(loaded))
 	var candidates []int64
-	for _, o := range originals {
-		if o != nil && !o.Deleted() && !view.Counts(o.AuthorID) && !view.Hides(o.AuthorID) {
+	for _, o := range loaded {
+		if o == nil {
+			continue
+		}
+		originals[o.ID] = o
+		if !o.Deleted() && !view.Counts(o.AuthorID) && !view.Hides(o.AuthorID) {
 			candidates = append(candidates, o.ID)
 		}
 	}
-	return f.d.Store.FirstReposts(ctx, view.Followees, candidates)
+	firsts, err := f.d.Store.FirstReposts(ctx, view.Followees, candidates)
+	return firsts, originals, err
 }
 
 // AddReposters fills in the reposters of the entries that lack them: the

@@ -193,7 +193,10 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 func (r *readState) sight(ctx context.Context, x *Reads, ids []int64) (counted, hidden map[int64]bool, err error) {
 	if r.loaded {
 		v := r.feedView()
-		counted, hidden = make(map[int64]bool, len(ids)), map[int64]bool{}
+		counted = make(map[int64]bool, len(ids))
+		if len(v.Hidden) > 0 {
+			hidden = map[int64]bool{}
+		}
 		for _, id := range ids {
 			switch {
 			case v.Hides(id):
@@ -207,10 +210,14 @@ func (r *readState) sight(ctx context.Context, x *Reads, ids []int64) (counted, 
 	return x.inboxes.Sight(ctx, r.id, ids)
 }
 
-// feedView is the loaded followees and hidden users as a pull.View.
+// feedView is the loaded followees and hidden users as a pull.View: the
+// followees themselves (sorted, and only read) when none is hidden.
 func (r *readState) feedView() pull.View {
 	if r.view == nil {
-		v := pull.NewView(r.followees, r.hidden)
+		v := pull.View{Followees: r.followees}
+		if len(r.hidden) > 0 {
+			v = pull.NewView(r.followees, r.hidden)
+		}
 		r.view = &v
 	}
 	return *r.view
@@ -224,6 +231,8 @@ func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, erro
 		if err != nil {
 			return pull.View{}, err
 		}
+		slices.Sort(followees)
+		slices.Sort(hidden)
 		r.followees, r.hidden, r.loaded = followees, hidden, true
 	}
 	return r.feedView(), nil

@@ -4,6 +4,7 @@ import { Link, NavLink, Route, Routes, useLocation } from 'react-router';
 import { useAuth } from './auth';
 import { describeError } from './errors';
 import { LiveFeedProvider, useLiveFeed } from './live';
+import { Hidden } from './pages/Hidden';
 import { Home } from './pages/Home';
 import { Profile } from './pages/Profile';
 import { SignIn } from './pages/SignIn';
@@ -24,6 +25,7 @@ export function App() {
       <Routes>
         <Route index element={<Home />} />
         <Route path="u/:username/*" element={<Profile />} />
+        <Route path="hidden/*" element={<Hidden />} />
         <Route path="*" element={<main className="page"><p className="card">This page does not exist. <Link to="/">Go home</Link>.</p></main>} />
       </Routes>
     </LiveFeedProvider>
@@ -48,6 +50,7 @@ function Header() {
           )}
         </NavLink>
         {viewer && <NavLink to={`/u/${viewer.username}`}>Profile</NavLink>}
+        <NavLink to="/hidden">Muted &amp; blocked</NavLink>
       </nav>
       <div className="who">
         {viewer && <span className="muted">@{viewer.username}</span>}

@@ -34,6 +34,9 @@ export function newCache(): InMemoryCache {
           feed: relayStylePagination(),
           // The same for the home connection, whose cursors are its own.
           home: relayStylePagination(),
+          // The viewer's muted and blocked lists, scrolled.
+          blockedUsers: relayStylePagination(),
+          mutedUsers: relayStylePagination(),
         },
       },
       User: {

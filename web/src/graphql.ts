@@ -4,7 +4,7 @@
 // graphql() returns each document typed with its data and variables. The
 // types below only name parts of the generated ones for the components.
 import { graphql } from './gql';
-import type { FollowersQuery, HomeQuery } from './gql/graphql';
+import type { BlockedUsersQuery, FollowersQuery, HomeQuery } from './gql/graphql';
 
 export type {
   FeedEdgeFieldsFragment as FeedEdge,
@@ -21,6 +21,9 @@ export type PromotedPost = Extract<HomeEdge['node'], { __typename: 'PromotedPost
 
 /** One entry of a followers or following list. */
 export type UserEdge = NonNullable<NonNullable<FollowersQuery['user']>['followers']>['edges'][number];
+
+/** One entry of the viewer's blocked or muted list. */
+export type RelatedUserEdge = BlockedUsersQuery['blockedUsers']['edges'][number];
 
 // Fragments: a document that spreads one gets it from the generated code.
 
@@ -69,6 +72,17 @@ export const PROFILE_FIELDS = graphql(`
     postCount
     viewerIsFollowing
     followsViewer
+    viewerHasBlocked
+    viewerHasMuted
+  }
+`);
+
+// A block drops the follows between the two both ways: both users come
+// back with their new counts.
+export const BLOCK_PAYLOAD = graphql(`
+  fragment BlockPayloadFields on BlockPayload {
+    user { ...ProfileFields }
+    viewer { ...ProfileFields }
   }
 `);
 
@@ -264,5 +278,55 @@ export const FOLLOW = graphql(`
 export const UNFOLLOW = graphql(`
   mutation Unfollow($userId: ID!) {
     unfollow(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+// ---------------------------------------------------------------------------
+// Blocks and mutes
+
+export const BLOCK = graphql(`
+  mutation Block($userId: ID!) {
+    block(userId: $userId) { ...BlockPayloadFields }
+  }
+`);
+
+export const UNBLOCK = graphql(`
+  mutation Unblock($userId: ID!) {
+    unblock(userId: $userId) { ...BlockPayloadFields }
+  }
+`);
+
+export const MUTE = graphql(`
+  mutation Mute($userId: ID!) {
+    mute(userId: $userId) { user { ...ProfileFields } }
+  }
+`);
+
+export const UNMUTE = graphql(`
+  mutation Unmute($userId: ID!) {
+    unmute(userId: $userId) { user { ...ProfileFields } }
+  }
+`);
+
+// The viewer's own lists, most recent first. Blocked and muted share one
+// shape: the list is under the field that the query asks for. Each row
+// carries both flags, so that its undo button shows what it would do.
+export const BLOCKED_USERS = graphql(`
+  query BlockedUsers($first: Int, $after: String) {
+    blockedUsers(first: $first, after: $after) {
+      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      totalCount
+    }
+  }
+`);
+
+export const MUTED_USERS = graphql(`
+  query MutedUsers($first: Int, $after: String) {
+    mutedUsers(first: $first, after: $after) {
+      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      totalCount
+    }
   }
 `);

@@ -17,6 +17,11 @@ interface LiveFeed {
   arrived: FeedEdge[];
   /** Forgets the arrived entries (the feed now shows them). */
   clearArrived: () => void;
+  /**
+   * Forgets the arrived entries that came only through userId, whom the
+   * viewer just muted or blocked: the server hides them from the feed.
+   */
+  forgetUser: (userId: string) => void;
   /** A subscription's error, if one failed. */
   error: unknown;
 }
@@ -48,12 +53,28 @@ export function LiveFeedProvider({ children }: { children: ReactNode }) {
   const unread = useSubscription(UNREAD_COUNT);
 
   const clearArrived = useCallback(() => setArrived([]), []);
+  const forgetUser = useCallback((userId: string) =>
+    setArrived((list) => list.filter((e) => !onlyThrough(e, userId))), []);
   const value = useMemo<LiveFeed>(() => ({
     unreadCount: unread.data?.unreadCount ?? null,
     arrived,
     clearArrived,
+    forgetUser,
     error: unread.error ?? added.error,
-  }), [unread.data, unread.error, added.error, arrived, clearArrived]);
+  }), [unread.data, unread.error, added.error, arrived, clearArrived, forgetUser]);
 
   return <LiveFeedContext.Provider value={value}>{children}</LiveFeedContext.Provider>;
+}
+
+/**
+ * Whether a feed entry came through userId alone: its original is theirs,
+ * or they are its only reposter. The second is wrong when the original's
+ * author is a followee too (the server keeps that entry), at no cost: a mute
+ * or block drops the cached home, and the home fetched afresh shows it.
+ */
+function onlyThrough(edge: FeedEdge, userId: string): boolean {
+  const { post, reposters } = edge.node;
+  const original = post.repostOf && post.body === '' ? post.repostOf : post;
+  if (original.author.id === userId) return true;
+  return reposters.length > 0 && reposters.every((u) => u.id === userId);
 }

@@ -269,6 +269,10 @@ type (
 		graph.UserEdgeResolver
 		w *world
 	}
+	relatedUserEdge struct {
+		graph.RelatedUserEdgeResolver
+		w *world
+	}
 	user struct {
 		graph.UserResolver
 		w *world
@@ -298,6 +302,9 @@ func (r resolvers) Subscription() graph.SubscriptionResolver   { return nil }
 func (r resolvers) SuggestedUser() graph.SuggestedUserResolver { return suggestedUser{w: r.w} }
 func (r resolvers) User() graph.UserResolver                   { return user{w: r.w} }
 func (r resolvers) UserEdge() graph.UserEdgeResolver           { return userEdge{w: r.w} }
+func (r resolvers) RelatedUserEdge() graph.RelatedUserEdgeResolver {
+	return relatedUserEdge{w: r.w}
+}
 
 func (r feedConnection) UnreadCount(_ context.Context, obj *models.FeedConnection) (int, error) {
 	return resolve(r.w, "FeedConnection.unreadCount", len(obj.Edges)*7%5, len(obj.Edges))
@@ -340,6 +347,18 @@ func (r suggestedUser) User(_ context.Context, obj *models.SuggestedUser) (*mode
 
 func (r userEdge) Node(_ context.Context, obj *models.UserEdge) (*models.User, error) {
 	return resolve(r.w, "UserEdge.node", r.w.user(obj.UserID), obj.UserID)
+}
+
+func (r relatedUserEdge) Node(_ context.Context, obj *models.RelatedUserEdge) (*models.User, error) {
+	return resolve(r.w, "RelatedUserEdge.node", r.w.user(obj.UserID), obj.UserID)
+}
+
+func (r user) ViewerHasBlocked(_ context.Context, obj *models.User) (bool, error) {
+	return resolve(r.w, "User.viewerHasBlocked", r.w.chance(5, "blocks", obj.ID), obj.ID)
+}
+
+func (r user) ViewerHasMuted(_ context.Context, obj *models.User) (bool, error) {
+	return resolve(r.w, "User.viewerHasMuted", r.w.chance(4, "mutes", obj.ID), obj.ID)
 }
 
 func (r user) ViewerIsFollowing(_ context.Context, obj *models.User) (bool, error) {
@@ -474,6 +493,30 @@ func (r query) Home(_ context.Context, first *int, after *string, last *int, bef
 	return resolve(r.w, "Query.home", &models.HomeConnection{Edges: r.w.home[from:to], PageInfo: pageInfo(from, to, len(r.w.home))}, call...)
 }
 
+// related answers blockedUsers and mutedUsers (field).
+func (r query) related(field string, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error) {
+	call := []any{ptrInt(first), ptrString(after), ptrInt(last), ptrString(before)}
+	n := int(r.w.hash(field) % 6)
+	from, to, err := r.w.page(field, n, first, last, call...)
+	if err != nil {
+		return nil, err
+	}
+	c := &models.RelatedUserConnection{PageInfo: pageInfo(from, to, n), TotalCount: n}
+	for i := from; i < to; i++ {
+		c.Edges = append(c.Edges, &models.RelatedUserEdge{Cursor: "b" + strconv.Itoa(i), UserID: 1 + int64(r.w.hash(field, i)%(worldUsers+1)),
+			Since: time.Unix(int64(r.w.hash("since", i)%1e9), int64(i)).UTC()})
+	}
+	return resolve(r.w, field, c, call...)
+}
+
+func (r query) BlockedUsers(_ context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error) {
+	return r.related("Query.blockedUsers", first, after, last, before)
+}
+
+func (r query) MutedUsers(_ context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error) {
+	return r.related("Query.mutedUsers", first, after, last, before)
+}
+
 func (r mutation) newUser(name string, display *string) *models.User {
 	u := *r.w.users[r.w.hash("signup", name)%worldUsers]
 	u.Username = name
@@ -523,6 +566,30 @@ func (r mutation) Unfollow(_ context.Context, userID string) (*models.FollowPayl
 
 func (r mutation) RemoveFollower(_ context.Context, userID string) (*models.FollowPayload, error) {
 	return r.follow("Mutation.removeFollower", userID)
+}
+
+func (r mutation) block(field, userID string) (*models.BlockPayload, error) {
+	return resolve(r.w, field, &models.BlockPayload{User: r.w.users[r.w.hash(field, userID)%worldUsers], Viewer: r.w.users[0]}, userID)
+}
+
+func (r mutation) Block(_ context.Context, userID string) (*models.BlockPayload, error) {
+	return r.block("Mutation.block", userID)
+}
+
+func (r mutation) Unblock(_ context.Context, userID string) (*models.BlockPayload, error) {
+	return r.block("Mutation.unblock", userID)
+}
+
+func (r mutation) mute(field, userID string) (*models.MutePayload, error) {
+	return resolve(r.w, field, &models.MutePayload{User: r.w.users[r.w.hash(field, userID)%worldUsers]}, userID)
+}
+
+func (r mutation) Mute(_ context.Context, userID string) (*models.MutePayload, error) {
+	return r.mute("Mutation.mute", userID)
+}
+
+func (r mutation) Unmute(_ context.Context, userID string) (*models.MutePayload, error) {
+	return r.mute("Mutation.unmute", userID)
 }
 
 func (r mutation) MarkFeedRead(_ context.Context, upTo *string) (*models.MarkFeedReadPayload, error) {

@@ -17,7 +17,8 @@ type Documents = {
     "\n  fragment UserSummary on User {\n    id\n    username\n    displayName\n  }\n": typeof types.UserSummaryFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    body\n    createdAt\n    repostCount\n    author { ...UserSummary }\n    repostOf {\n      id\n      body\n      createdAt\n      repostCount\n      author { ...UserSummary }\n    }\n  }\n": typeof types.PostFieldsFragmentDoc,
     "\n  fragment FeedEdgeFields on FeedEdge {\n    cursor\n    node {\n      addedAt\n      post { ...PostFields }\n      reposters { ...UserSummary }\n    }\n  }\n": typeof types.FeedEdgeFieldsFragmentDoc,
-    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n  }\n": typeof types.ProfileFieldsFragmentDoc,
+    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n": typeof types.ProfileFieldsFragmentDoc,
+    "\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": typeof types.BlockPayloadFieldsFragmentDoc,
     "\n  fragment FollowPayloadFields on FollowPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": typeof types.FollowPayloadFieldsFragmentDoc,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) { token user { ...UserSummary } }\n  }\n": typeof types.SignUpDocument,
     "\n  mutation LogIn($input: LogInInput!) {\n    logIn(input: $input) { token user { ...UserSummary } }\n  }\n": typeof types.LogInDocument,
@@ -38,12 +39,19 @@ type Documents = {
     "\n  query FollowingPage($username: String!, $first: Int, $offset: Int) {\n    user(username: $username) {\n      id\n      following(first: $first, offset: $offset) {\n        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        totalCount\n      }\n    }\n  }\n": typeof types.FollowingPageDocument,
     "\n  mutation Follow($userId: ID!) {\n    follow(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.FollowDocument,
     "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.UnfollowDocument,
+    "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.BlockDocument,
+    "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.UnblockDocument,
+    "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": typeof types.MuteDocument,
+    "\n  mutation Unmute($userId: ID!) {\n    unmute(userId: $userId) { user { ...ProfileFields } }\n  }\n": typeof types.UnmuteDocument,
+    "\n  query BlockedUsers($first: Int, $after: String) {\n    blockedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n": typeof types.BlockedUsersDocument,
+    "\n  query MutedUsers($first: Int, $after: String) {\n    mutedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n": typeof types.MutedUsersDocument,
 };
 const documents: Documents = {
     "\n  fragment UserSummary on User {\n    id\n    username\n    displayName\n  }\n": types.UserSummaryFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    body\n    createdAt\n    repostCount\n    author { ...UserSummary }\n    repostOf {\n      id\n      body\n      createdAt\n      repostCount\n      author { ...UserSummary }\n    }\n  }\n": types.PostFieldsFragmentDoc,
     "\n  fragment FeedEdgeFields on FeedEdge {\n    cursor\n    node {\n      addedAt\n      post { ...PostFields }\n      reposters { ...UserSummary }\n    }\n  }\n": types.FeedEdgeFieldsFragmentDoc,
-    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n  }\n": types.ProfileFieldsFragmentDoc,
+    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n": types.ProfileFieldsFragmentDoc,
+    "\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": types.BlockPayloadFieldsFragmentDoc,
     "\n  fragment FollowPayloadFields on FollowPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": types.FollowPayloadFieldsFragmentDoc,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) { token user { ...UserSummary } }\n  }\n": types.SignUpDocument,
     "\n  mutation LogIn($input: LogInInput!) {\n    logIn(input: $input) { token user { ...UserSummary } }\n  }\n": types.LogInDocument,
@@ -64,6 +72,12 @@ const documents: Documents = {
     "\n  query FollowingPage($username: String!, $first: Int, $offset: Int) {\n    user(username: $username) {\n      id\n      following(first: $first, offset: $offset) {\n        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        totalCount\n      }\n    }\n  }\n": types.FollowingPageDocument,
     "\n  mutation Follow($userId: ID!) {\n    follow(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.FollowDocument,
     "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.UnfollowDocument,
+    "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.BlockDocument,
+    "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.UnblockDocument,
+    "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": types.MuteDocument,
+    "\n  mutation Unmute($userId: ID!) {\n    unmute(userId: $userId) { user { ...ProfileFields } }\n  }\n": types.UnmuteDocument,
+    "\n  query BlockedUsers($first: Int, $after: String) {\n    blockedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n": types.BlockedUsersDocument,
+    "\n  query MutedUsers($first: Int, $after: String) {\n    mutedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n": types.MutedUsersDocument,
 };
 
 /**
@@ -95,7 +109,11 @@ export function graphql(source: "\n  fragment FeedEdgeFields on FeedEdge {\n    
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n  }\n"): (typeof documents)["\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n  }\n"];
+export function graphql(source: "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n"): (typeof documents)["\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n"): (typeof documents)["\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -176,6 +194,30 @@ export function graphql(source: "\n  mutation Follow($userId: ID!) {\n    follow
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n"): (typeof documents)["\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n"): (typeof documents)["\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n"): (typeof documents)["\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n"): (typeof documents)["\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Unmute($userId: ID!) {\n    unmute(userId: $userId) { user { ...ProfileFields } }\n  }\n"): (typeof documents)["\n  mutation Unmute($userId: ID!) {\n    unmute(userId: $userId) { user { ...ProfileFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query BlockedUsers($first: Int, $after: String) {\n    blockedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n"): (typeof documents)["\n  query BlockedUsers($first: Int, $after: String) {\n    blockedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MutedUsers($first: Int, $after: String) {\n    mutedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n"): (typeof documents)["\n  query MutedUsers($first: Int, $after: String) {\n    mutedUsers(first: $first, after: $after) {\n      edges { cursor since node { ...UserSummary viewerHasBlocked viewerHasMuted } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      totalCount\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -1,20 +1,25 @@
-import { useCallback, useState } from 'react';
 import { NavLink, Route, Routes, useParams, useSearchParams } from 'react-router';
 import { useQuery } from '@apollo/client/react';
 
+import { BlockButton } from '../components/BlockButton';
 import { ErrorNote } from '../components/ErrorNote';
 import { FollowButton } from '../components/FollowButton';
 import { LoadMore } from '../components/LoadMore';
+import { MuteButton } from '../components/MuteButton';
 import { PageNumbers } from '../components/PageNumbers';
 import { PostCard } from '../components/PostCard';
 import { Time } from '../components/Time';
 import { UserLink } from '../components/UserLink';
 import { FOLLOWERS, FOLLOWERS_PAGE, FOLLOWING, FOLLOWING_PAGE, PROFILE, TIMELINE, type UserEdge } from '../graphql';
+import { usePager } from '../pager';
 import { useViewer } from '../viewer';
 
 const PAGE_SIZE = 20;
 
-/** A user's page: who they are, their counts, and their timeline, followers and following. */
+/**
+ * A user's page: who they are, their counts, and their timeline, followers
+ * and following; for another user, buttons to follow, mute and block them.
+ */
 export function Profile() {
   const { username = '' } = useParams();
   const viewer = useViewer();
@@ -49,8 +54,27 @@ export function Profile() {
               {user.followsViewer && <span className="badge">Follows you</span>}
             </p>
           </div>
-          {viewer && !isViewer && <FollowButton user={user} />}
+          {viewer && !isViewer && (
+            <div className="profile-actions">
+              {/* A follow across a block is refused: unblock first. */}
+              {!user.viewerHasBlocked && <FollowButton user={user} />}
+              <div className="profile-actions-more">
+                <MuteButton user={user} />
+                <BlockButton user={user} />
+              </div>
+            </div>
+          )}
         </div>
+        {user.viewerHasBlocked && (
+          <p className="notice" data-testid="blocked-notice">
+            You block @{user.username}: neither of you sees the other's posts, and neither can follow the other.
+          </p>
+        )}
+        {user.viewerHasMuted && !user.viewerHasBlocked && (
+          <p className="notice" data-testid="muted-notice">
+            You mute @{user.username}: their posts and reposts stay out of your feed.
+          </p>
+        )}
         {user.bio && <p>{user.bio}</p>}
         <nav className="tabs" aria-label="Profile sections">
           <NavLink to={base} end><strong data-testid="post-count">{user.postCount}</strong> Posts</NavLink>
@@ -59,7 +83,7 @@ export function Profile() {
         </nav>
       </section>
       <Routes>
-        <Route index element={<Timeline username={user.username} />} />
+        <Route index element={<Timeline username={user.username} blocked={user.viewerHasBlocked} />} />
         <Route path="followers" element={<Relations username={user.username} list="followers" total={user.followerCount} />} />
         <Route path="following" element={<Relations username={user.username} list="following" total={user.followingCount} />} />
       </Routes>
@@ -67,8 +91,8 @@ export function Profile() {
   );
 }
 
-/** The user's own posts and reposts, newest first. */
-function Timeline({ username }: { username: string }) {
+/** The user's own posts and reposts, newest first (none across a block). */
+function Timeline({ username, blocked }: { username: string; blocked: boolean }) {
   const { data, error, fetchMore, refetch } = useQuery(TIMELINE, {
     variables: { username, first: PAGE_SIZE },
     fetchPolicy: 'cache-and-network',
@@ -78,7 +102,9 @@ function Timeline({ username }: { username: string }) {
 
   if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
   if (!conn) return <p className="muted">Loading…</p>;
-  if (conn.edges.length === 0) return <p className="card muted">No posts yet.</p>;
+  if (conn.edges.length === 0) {
+    return <p className="card muted">{blocked ? 'Their posts are hidden while you block them.' : 'No posts yet.'}</p>;
+  }
   return (
     <section aria-label="Timeline" className="feed">
       {conn.edges.map(({ cursor, node }) => <PostCard key={cursor} post={node} />)}
@@ -167,20 +193,4 @@ function RelationItems({ edges }: { edges: UserEdge[] }) {
 function listOf<T>(user: { followers: T } | { following: T } | null | undefined): T | undefined {
   if (!user) return undefined;
   return 'followers' in user ? user.followers : user.following;
-}
-
-/** State and handler of a LoadMore over a connection paged with fetchMore(after). */
-function usePager(
-  pageInfo: { hasNextPage: boolean; endCursor: string | null } | undefined,
-  fetchAfter: (after: string | null) => Promise<unknown>,
-) {
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const onLoad = useCallback(() => {
-    if (!pageInfo?.hasNextPage || loading) return;
-    setLoading(true);
-    setError(null);
-    fetchAfter(pageInfo.endCursor).catch(setError).finally(() => setLoading(false));
-  }, [pageInfo, loading, fetchAfter]);
-  return { hasMore: !!pageInfo?.hasNextPage, loading, error, onLoad };
 }
