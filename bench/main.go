@@ -110,7 +110,7 @@ func main() {
 	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
 	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
-	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets")
+	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets and the page with blocks and mutes against the page without them")
 	workloads := flag.String("workloads", "", "run only these workloads, by number (e.g. 7 for the red dots; 1,4,7); the warm reads always run")
 	serverFlags := flag.String("server-flags", "", "extra flags of the server under test, space-separated (e.g. '-metrics-addr=127.0.0.1:6060 -metrics-pprof' to profile it)")
 	flag.Parse()

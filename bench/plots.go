@@ -129,8 +129,9 @@ func plots(r *Result, o *options) (files, skipped []string, err error) {
 	}
 	const width, height = 18 * vg.Centimeter, 11 * vg.Centimeter
 
-	// 0. Issue 12's targets: each measured figure as a share of its bound.
-	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", width, height)); err != nil {
+	// 0. Issues 12's and 25's targets: each measured figure as a share of
+	// its bound, wider than the others for their six groups' labels.
+	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", 22*vg.Centimeter, height)); err != nil {
 		return files, skipped, err
 	}
 	if r.Only != "" {
@@ -405,7 +406,8 @@ func (roundTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-// warmReadTargetsChart draws issue 12's targets that have a bound, each as
+// warmReadTargetsChart draws issue 12's targets that have a bound, and
+// issue 25's page with blocks and mutes, each as
 // its measured figure divided by the bound (1 is the bound: a bar that
 // reaches the dashed line meets it), one bar per mode, each labelled with
 // its value.
@@ -419,17 +421,18 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 		match func(t TargetRow) bool
 	}
 	cats := []cat{
-		{"first page, 8 clients\n/ 30% of\nRedis page floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page") }},
+		{"first page, 8 clients\n/ 30% of\nRedis page floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page, 8 clients") }},
 		{"deep pages 2-10\n/ 80% of\nfirst page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "deep pages") }},
 		{"hybrid/pull\n32 clients\n/ 10x", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs pull") }},
 	}
 	if r.GoBench != nil {
 		cats = append(cats,
 			cat{"engine page\n/ 50% of\nraw Redis page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "engine page (") }},
-			cat{"allocs/page:\n796 (half of\n1,592) / engine's", func(t TargetRow) bool { return t.Target == "engine page allocations" }})
+			cat{"allocs/page:\n796 (half of\n1,592) / engine's", func(t TargetRow) bool { return t.Target == "engine page allocations" }},
+			cat{"blocks, mutes:\n110% of time\nwithout / with", func(t TargetRow) bool { return t.Mode != "" && t.Target == hidingTarget(t.Mode) }})
 	}
 	p := newChart()
-	p.Title.Text = "Warm reads (issue 12): measured / bound, by mode\n" + subtitle
+	p.Title.Text = "Warm reads (issues 12, 25): measured / bound, by mode\n" + subtitle
 	p.Y.Label.Text = "measured / bound (met at 1 and above)"
 	p.Add(hline{y: 1, text: "bound"}) // first, so that the bars' labels are written over it
 	w := vg.Points(22)

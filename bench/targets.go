@@ -1,6 +1,7 @@
 package main
 
-// The warm-read targets of issue 12 (the cache tiers), evaluated from the
+// The warm-read targets of issue 12 (the cache tiers), and issue 25's page
+// with blocks and mutes, evaluated from the
 // figures of the same run and printed as one table: target, measured,
 // bound, met or missed. `-only targets` runs just the workloads they need.
 //
@@ -14,6 +15,10 @@ package main
 //     at most half of the allocations it made before the tiers: read from
 //     a `go test -bench` output file (-gobench), as `make bench-feedpage`
 //     writes it;
+//   - issue 25's: the same page with blocks and mutes in effect (the reader
+//     mutes 5% of the followees and blocks 1%; BenchmarkFeedPage's
+//     hiding=mute5block1) within 10% of its time without them (hiding=none),
+//     in each mode the -gobench file measured;
 //   - reported, with no bound: Redis bytes per cached post, per cached user
 //     (info and counts) and per reader's followee set, and the server's RSS
 //     after the warm reads.
@@ -27,6 +32,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,13 +50,30 @@ const (
 	// allocations per page before the cache tiers (issue 12 quotes 1,592;
 	// `go test -bench` on this box counts 1,592-1,593): the target is half.
 	engineAllocsBefore = 1592
+	// hidingOverNone bounds the time of the warm first page with blocks and
+	// mutes over the time of the same page without them (issue 25).
+	hidingOverNone = 1.10
 )
 
-// The Go benchmarks whose figures -gobench reads.
+// The Go benchmarks whose figures -gobench reads: the engine's page is
+// BenchmarkFeedPage's push page at 200 followees without blocks and mutes.
 const (
-	engineBenchName = "BenchmarkFeedPage/mode=push/followees=200"
+	engineBenchName = "BenchmarkFeedPage/mode=push/followees=200/hiding=none"
 	rawBenchName    = "BenchmarkRedisPage"
+	// hidingVariant is BenchmarkFeedPage's sub-benchmark with blocks and
+	// mutes (feed/bench_test.go: benchHide), beside hiding=none.
+	hidingVariant = "mute5block1"
 )
+
+// hidingModes are the modes whose page with blocks and mutes -gobench may
+// find, in the order of the table.
+var hidingModes = []string{"pull", "push", "hybrid"}
+
+// hidingBenchName is BenchmarkFeedPage's page of mode at 200 followees,
+// with hiding "none" or hidingVariant.
+func hidingBenchName(mode, hiding string) string {
+	return "BenchmarkFeedPage/mode=" + mode + "/followees=200/hiding=" + hiding
+}
 
 // cacheSample is the largest number of keys of one kind whose MEMORY USAGE
 // is asked: enough for a mean within a few bytes, cheap at any cache size.
@@ -301,14 +324,35 @@ type GoBench struct {
 	RawNsOp      float64 `json:"rawNsPerPage"`
 	RawAllocs    float64 `json:"rawAllocsPerPage"`
 	RawBytes     float64 `json:"rawBytesPerPage"`
+	// Hiding is the page with blocks and mutes against the page without
+	// them, in each mode the file has both of.
+	Hiding []HidingBench `json:"hiding,omitempty"`
+}
+
+// HidingBench is one mode's warm first page with blocks and mutes
+// (BenchmarkFeedPage's hiding=mute5block1) against the same page without
+// them (hiding=none): medians over the file's lines of each.
+type HidingBench struct {
+	Mode       string  `json:"mode"`
+	Samples    int     `json:"samples"` // the fewer lines of the two
+	NoneNsOp   float64 `json:"noneNsPerPage"`
+	HidingNsOp float64 `json:"hidingNsPerPage"`
+	// Ratio is HidingNsOp / NoneNsOp; the target is at most hidingOverNone.
+	Ratio float64 `json:"ratio"`
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
-// readGoBench reads the engine's and the raw page's figures from a `go test
-// -bench` output file: the median of each figure over the file's lines of
-// each benchmark.
+// readGoBench reads the engine's and the raw page's figures, and each
+// mode's page with and without blocks and mutes, from a `go test -bench`
+// output file: the median of each figure over the file's lines of each
+// benchmark.
 func readGoBench(path string) (*GoBench, error) {
+	wanted := map[string]bool{engineBenchName: true, rawBenchName: true}
+	for _, mode := range hidingModes {
+		wanted[hidingBenchName(mode, "none")] = true
+		wanted[hidingBenchName(mode, hidingVariant)] = true
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -318,7 +362,7 @@ func readGoBench(path string) (*GoBench, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		m := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
-		if m == nil || (m[1] != engineBenchName && m[1] != rawBenchName) {
+		if m == nil || !wanted[m[1]] {
 			continue
 		}
 		if vals[m[1]] == nil {
@@ -341,9 +385,19 @@ func readGoBench(path string) (*GoBench, error) {
 		}
 	}
 	e, r := vals[engineBenchName], vals[rawBenchName]
-	return &GoBench{File: path, Samples: len(e["ns/op"]),
+	g := &GoBench{File: path, Samples: len(e["ns/op"]),
 		EngineNsOp: median(e["ns/op"]), EngineAllocs: median(e["allocs/op"]), EngineBytes: median(e["B/op"]),
-		RawNsOp: median(r["ns/op"]), RawAllocs: median(r["allocs/op"]), RawBytes: median(r["B/op"])}, nil
+		RawNsOp: median(r["ns/op"]), RawAllocs: median(r["allocs/op"]), RawBytes: median(r["B/op"])}
+	for _, mode := range hidingModes {
+		none, hiding := vals[hidingBenchName(mode, "none")]["ns/op"], vals[hidingBenchName(mode, hidingVariant)]["ns/op"]
+		if len(none) == 0 || len(hiding) == 0 {
+			continue
+		}
+		h := HidingBench{Mode: mode, Samples: min(len(none), len(hiding)), NoneNsOp: median(none), HidingNsOp: median(hiding)}
+		h.Ratio = h.HidingNsOp / h.NoneNsOp
+		g.Hiding = append(g.Hiding, h)
+	}
+	return g, nil
 }
 
 // targets are the engine-page rows of the targets table; none without a file.
@@ -368,6 +422,39 @@ func (g *GoBench) targets() []TargetRow {
 			Status: status(g.EngineAllocs <= bound), Share: bound / g.EngineAllocs,
 		})
 	}
+	return append(rows, g.hidingTargets()...)
+}
+
+// hidingTarget names the row of mode's page with blocks and mutes.
+func hidingTarget(mode string) string {
+	return "warm first page with blocks and mutes (5% muted, 1% blocked) vs without them, BenchmarkFeedPage 200 followees, " + mode
+}
+
+// hidingTargets are issue 25's rows: each mode's page with blocks and
+// mutes against the page without them. Push and hybrid, which `make
+// bench-feedpage` measures, are "not measured" when the file lacks them;
+// pull has a row only when it has it.
+func (g *GoBench) hidingTargets() []TargetRow {
+	bound := fmt.Sprintf("<= %.0f%% of the time without them", 100*hidingOverNone)
+	var rows []TargetRow
+	for _, mode := range hidingModes {
+		i := slices.IndexFunc(g.Hiding, func(h HidingBench) bool { return h.Mode == mode })
+		if i < 0 {
+			if mode != "pull" {
+				rows = append(rows, TargetRow{Target: hidingTarget(mode), Measured: "not in -gobench's file", Bound: bound, Status: "not measured"})
+			}
+			continue
+		}
+		h := g.Hiding[i]
+		st := "missed"
+		if h.Ratio <= hidingOverNone {
+			st = "met"
+		}
+		rows = append(rows, TargetRow{Target: hidingTarget(mode), Mode: mode,
+			Measured: fmt.Sprintf("time ratio %.3f (%.0f vs %.0f µs; %s vs %s pages/s; medians of %d)", h.Ratio,
+				h.HidingNsOp/1e3, h.NoneNsOp/1e3, thousands(1e9/h.HidingNsOp), thousands(1e9/h.NoneNsOp), h.Samples),
+			Bound: bound, Status: st, Share: hidingOverNone / h.Ratio})
+	}
 	return rows
 }
 
@@ -377,7 +464,7 @@ func printGoBench(path string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%s vs %s (medians of %d runs, %s):\n", engineBenchName, rawBenchName, g.Samples, path)
+	fmt.Printf("\n%s vs %s (medians of %d runs, %s), and the page with blocks and mutes against it:\n", engineBenchName, rawBenchName, g.Samples, path)
 	printTargetTable(os.Stdout, g.targets())
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,14 +33,14 @@ func TestCacheKind(t *testing.T) {
 // -bench` output, ignoring the other lines and benchmarks.
 func TestReadGoBench(t *testing.T) {
 	out := `goos: linux
-BenchmarkFeedPage/mode=push/followees=200-2   1000   2000000 ns/op   500.0 pages/s   101500 B/op   1600 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   2000000 ns/op   500.0 pages/s   101500 B/op   1600 allocs/op
 --- BENCH: BenchmarkFeedPage/mode=push/followees=200-2
     bench_test.go:308: mode=push followees=200: setup 282ms
 BenchmarkFeedPage/mode=push/followees=10-2   1000   900000 ns/op   1111 pages/s   90000 B/op   1000 allocs/op
 BenchmarkRedisPage-2   10000   200000 ns/op   5000 pages/s   11465 B/op   205 allocs/op
-BenchmarkFeedPage/mode=push/followees=200-2   1000   4000000 ns/op   250.0 pages/s   101520 B/op   1500 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   4000000 ns/op   250.0 pages/s   101520 B/op   1500 allocs/op
 BenchmarkRedisPage-2   10000   100000 ns/op   10000 pages/s   11465 B/op   205 allocs/op
-BenchmarkFeedPage/mode=push/followees=200-2   1000   3000000 ns/op   333.3 pages/s   101510 B/op   1593 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   3000000 ns/op   333.3 pages/s   101510 B/op   1593 allocs/op
 BenchmarkRedisPage-2   10000   300000 ns/op   3333 pages/s   11465 B/op   205 allocs/op
 PASS
 `
@@ -55,7 +56,7 @@ PASS
 		t.Fatalf("read %+v; want 3 samples, medians 3e6 and 2e5 ns/op, 1593 and 205 allocs", g)
 	}
 	rows := g.targets()
-	if len(rows) != 2 || rows[0].Status != "missed" || rows[1].Status != "missed" {
+	if len(rows) < 2 || rows[0].Status != "missed" || rows[1].Status != "missed" {
 		t.Fatalf("rows %+v: the engine at 6.7%% of raw with 1,593 allocations misses both", rows)
 	}
 	if _, err := readGoBench(filepath.Join(t.TempDir(), "missing.txt")); err == nil {
@@ -64,6 +65,90 @@ PASS
 	os.WriteFile(path, []byte(strings.ReplaceAll(out, "BenchmarkRedisPage", "BenchmarkOther")), 0o644)
 	if _, err := readGoBench(path); err == nil {
 		t.Fatal("a file without BenchmarkRedisPage read without an error")
+	}
+	// The engine's page is the one without blocks and mutes: a file with
+	// only the name from before hiding=none has none.
+	os.WriteFile(path, []byte(strings.ReplaceAll(out, "/hiding=none", "")), 0o644)
+	if _, err := readGoBench(path); err == nil {
+		t.Fatal("a file without hiding=none read without an error")
+	}
+}
+
+// TestHidingTargets reads each mode's page with blocks and mutes against
+// the page without them (medians), and checks the verdict at the edge of
+// the bound: a time ratio of exactly 1.10 is met, just over it missed; a
+// mode with only one of the two has no ratio.
+func TestHidingTargets(t *testing.T) {
+	out := `goos: linux
+BenchmarkFeedPage/mode=push/followees=10-2   1000   900000 ns/op   1111 pages/s   90000 B/op   1000 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   2000000 ns/op   500.0 pages/s   101500 B/op   600 allocs/op
+--- BENCH: BenchmarkFeedPage/mode=push/followees=200/hiding=none-2
+    bench_test.go:408: 10 of 200 followees muted, 2 blocked, the reader blocked by 2 outsiders
+BenchmarkFeedPage/mode=push/followees=200/hiding=mute5block1-2   1000   2200000 ns/op   454.5 pages/s   101500 B/op   602 allocs/op
+BenchmarkFeedPage/mode=hybrid/followees=200/hiding=none-2   1000   1000000 ns/op   1000 pages/s   101500 B/op   600 allocs/op
+BenchmarkFeedPage/mode=hybrid/followees=200/hiding=mute5block1-2   1000   1100001 ns/op   909.1 pages/s   101500 B/op   602 allocs/op
+BenchmarkRedisPage-2   10000   200000 ns/op   5000 pages/s   11465 B/op   205 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   2100000 ns/op   476.2 pages/s   101500 B/op   600 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=mute5block1-2   1000   9000000 ns/op   111.1 pages/s   101500 B/op   602 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=none-2   1000   1900000 ns/op   526.3 pages/s   101500 B/op   600 allocs/op
+BenchmarkFeedPage/mode=push/followees=200/hiding=mute5block1-2   1000   1000000 ns/op   1000 pages/s   101500 B/op   602 allocs/op
+BenchmarkFeedPage/mode=pull/followees=200/hiding=none-2   100   5000000 ns/op   200.0 pages/s   219000 B/op   3600 allocs/op
+PASS
+`
+	path := filepath.Join(t.TempDir(), "bench.txt")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := readGoBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HidingBench{
+		{Mode: "push", Samples: 3, NoneNsOp: 2e6, HidingNsOp: 2.2e6, Ratio: 1.1},
+		{Mode: "hybrid", Samples: 1, NoneNsOp: 1e6, HidingNsOp: 1100001, Ratio: 1.100001},
+	}
+	if len(g.Hiding) != len(want) {
+		t.Fatalf("read %+v; want push and hybrid (pull has no page with blocks and mutes)", g.Hiding)
+	}
+	for i, w := range want {
+		if h := g.Hiding[i]; h.Mode != w.Mode || h.Samples != w.Samples || h.NoneNsOp != w.NoneNsOp || h.HidingNsOp != w.HidingNsOp || math.Abs(h.Ratio-w.Ratio) > 1e-12 {
+			t.Errorf("read %+v, want %+v", h, w)
+		}
+	}
+	rows := map[string]TargetRow{}
+	for _, r := range g.targets() {
+		rows[r.Target] = r
+	}
+	if r := rows[hidingTarget("push")]; r.Status != "met" || r.Mode != "push" || r.Share != 1 || !strings.Contains(r.Measured, "time ratio 1.100") {
+		t.Errorf("push at a ratio of 1.10: %+v; want met, share 1", r)
+	}
+	if r := rows[hidingTarget("hybrid")]; r.Status != "missed" || r.Share >= 1 {
+		t.Errorf("hybrid at a ratio just over 1.10: %+v; want missed, share under 1", r)
+	}
+	if r, ok := rows[hidingTarget("pull")]; ok {
+		t.Errorf("pull, measured without blocks and mutes only, has a row: %+v", r)
+	}
+
+	// A file with push alone says hybrid was not measured.
+	var pushOnly []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.Contains(l, "mode=hybrid") {
+			pushOnly = append(pushOnly, l)
+		}
+	}
+	os.WriteFile(path, []byte(strings.Join(pushOnly, "\n")), 0o644)
+	if g, err = readGoBench(path); err != nil {
+		t.Fatal(err)
+	}
+	rows = map[string]TargetRow{}
+	for _, r := range g.targets() {
+		rows[r.Target] = r
+	}
+	if r := rows[hidingTarget("hybrid")]; r.Status != "not measured" || r.Share != 0 {
+		t.Errorf("hybrid not in the file: %+v; want not measured", r)
+	}
+	if r := rows[hidingTarget("push")]; r.Status != "met" {
+		t.Errorf("push: %+v; want met", r)
 	}
 }
 
