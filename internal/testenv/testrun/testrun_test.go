@@ -82,7 +82,11 @@ func makeRun(t *testing.T, admin *sql.DB) made {
 	if _, err := admin.Exec("CREATE DATABASE " + m.db); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { admin.Exec("DROP DATABASE IF EXISTS " + m.db) })
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + m.db); err != nil {
+			t.Errorf("dropping %s: %v", m.db, err)
+		}
+	})
 	if m.prefix, err = run.Name("t"); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +136,10 @@ func TestSweepCleansEndedRunsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
+	// Closed by the first cleanup registered, so after the others (they
+	// run last-in first-out), which still need it: a deferred Close ran
+	// before them, and the legacy database's DROP failed unseen.
+	t.Cleanup(func() { admin.Close() })
 	rdb, _ := testenv.Redis(t)
 	ctx := context.Background()
 
@@ -149,7 +156,11 @@ func TestSweepCleansEndedRunsOnly(t *testing.T) {
 	if _, err := admin.Exec("CREATE DATABASE " + legacyDB); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { admin.Exec("DROP DATABASE IF EXISTS " + legacyDB) })
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + legacyDB); err != nil {
+			t.Errorf("dropping %s: %v", legacyDB, err)
+		}
+	})
 	legacyKey := "t" + ended.run.ID() + "0000:k"
 	rdb.Set(ctx, legacyKey, "v", time.Hour)
 	t.Cleanup(func() { rdb.Del(ctx, legacyKey) })
