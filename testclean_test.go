@@ -17,7 +17,8 @@ import (
 // through FEED_TEST_* (scripts/test-servers.sh) so that the shared ones are
 // not touched, then runs `make test-clean`'s script: every port must be
 // closed and both data directories gone. A second run finds nothing to do
-// and succeeds.
+// and succeeds, and a server the test command did not start (another Redis
+// on one of the cluster's ports, its data elsewhere) is left running.
 func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"redis-server", "redis-cli", "mariadbd", "mariadb-install-db", "mariadb-admin"} {
@@ -78,6 +79,33 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 	}
 	if again := script("test-clean.sh"); !strings.Contains(again, "test servers stopped (0)") {
 		t.Errorf("a second test-clean.sh: %s", again)
+	}
+
+	// Someone else's server on a port of the cluster: not the test
+	// command's to stop.
+	foreign := filepath.Join(dir, "foreign")
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := exec.Command("redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", ports[0],
+		"--dir", foreign, "--save", "", "--appendonly", "no")
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("starting a foreign redis-server: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("redis-cli", "-p", ports[0], "shutdown", "nosave").Run() })
+	deadline := time.Now().Add(30 * time.Second)
+	for !listening(ports[0]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the foreign redis-server on %s did not come up", ports[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out = script("test-clean.sh")
+	if !listening(ports[0]) {
+		t.Errorf("test-clean.sh stopped a redis-server it did not start (port %s):\n%s", ports[0], out)
+	}
+	if !strings.Contains(out, "left alone: the server on 127.0.0.1:"+ports[0]) {
+		t.Errorf("test-clean.sh does not say it left the foreign server alone:\n%s", out)
 	}
 }
 
