@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"feedservice/feed"
@@ -24,6 +25,10 @@ type seedSize struct {
 }
 
 var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, RepostsEach: 2, CelebPosts: 10}
+
+// seedAliceFollowers is how many of the demo users follow alice: enough
+// for the documented page jump to show her followers' page 3 of 25.
+const seedAliceFollowers = 150
 
 // SeedPassword is the password of every demo account.
 const SeedPassword = "demo-password"
@@ -64,12 +69,7 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 		if i == 1 {
 			continue // the celebrity follows nobody
 		}
-		followees := []int64{celebrity}
-		for range size.FollowsEach {
-			if j := 2 + rng.IntN(len(users)-2); j != i {
-				followees = append(followees, users[j])
-			}
-		}
+		followees := demoFollowees(rng, users, i, size)
 		for _, f := range followees {
 			id := gen.Next()
 			follows = append(follows, store.NewFollow{FollowerID: users[i], FolloweeID: f, ID: id, At: ids.IDTime(id)})
@@ -116,8 +116,25 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 		return fmt.Errorf("reposts: %w", err)
 	}
 	fmt.Fprintf(out, "seed: %d reposts\n", len(reposts))
-	fmt.Fprintf(out, "seed: done; sign in as alice / %s (user id %d)\n", SeedPassword, alice)
+	fmt.Fprintf(out, "seed: done; sign in as alice / %s (user id %s)\n", SeedPassword, models.NodeID(models.KindUser, alice))
 	return nil
+}
+
+// demoFollowees draws whom the demo user users[i] follows: the celebrity,
+// size.FollowsEach others at random, and alice for the first
+// seedAliceFollowers ordinary users (drawn after the random ones, so the
+// random graph is the one earlier seeds drew).
+func demoFollowees(rng *rand.Rand, users []int64, i int, size seedSize) []int64 {
+	followees := []int64{users[1]}
+	for range size.FollowsEach {
+		if j := 2 + rng.IntN(len(users)-2); j != i {
+			followees = append(followees, users[j])
+		}
+	}
+	if i >= 2 && i < 2+seedAliceFollowers && !slices.Contains(followees, users[0]) {
+		followees = append(followees, users[0])
+	}
+	return followees
 }
 
 // seedUsers returns the ids of alice, the celebrity and the ordinary demo

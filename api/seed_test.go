@@ -46,12 +46,23 @@ func TestSeedLoadsALivingFeed(t *testing.T) {
 	alice := &client{s: s, Token: login.LogIn.Token, Name: "alice"}
 	var out struct {
 		Feed   struct{ Edges []struct{ Cursor string } }
-		Viewer struct{ FollowingCount int }
-		User   struct{ FollowerCount int }
+		Viewer struct {
+			ID                            string
+			FollowingCount, FollowerCount int
+		}
+		User struct{ FollowerCount int }
 	}
-	alice.mustDo(t, `{ feed(first: 10) { edges { cursor } } viewer { followingCount } user(username: "celebrity") { followerCount } }`, nil, &out)
+	alice.mustDo(t, `{ feed(first: 10) { edges { cursor } } viewer { id followingCount followerCount } user(username: "celebrity") { followerCount } }`, nil, &out)
 	if len(out.Feed.Edges) == 0 || out.Viewer.FollowingCount == 0 || out.User.FollowerCount != testSeedSize.Users+1 {
 		t.Fatalf("seeded graph looks dead: %+v", out)
+	}
+	// Alice has followers (the README's page jump shows them), and the
+	// closing line gives her id as the API takes it.
+	if want := min(seedAliceFollowers, testSeedSize.Users); out.Viewer.FollowerCount != want {
+		t.Errorf("alice has %d followers, want %d", out.Viewer.FollowerCount, want)
+	}
+	if !strings.Contains(progress.String(), "(user id "+out.Viewer.ID+")") {
+		t.Errorf("the closing line does not give alice's id %s:\n%s", out.Viewer.ID, progress.String())
 	}
 	// Seeding again reuses the accounts instead of failing.
 	if err := seed(context.Background(), s.app.engine, s.app.store, store.EventsPending, testSeedSize, io.Discard); err != nil {
@@ -165,13 +176,7 @@ func seedByMutations(ctx context.Context, e *feed.Engine, size seedSize) error {
 		if i == 1 {
 			continue
 		}
-		followees := []int64{celebrity}
-		for range size.FollowsEach {
-			if j := 2 + rng.IntN(len(ids)-2); j != i {
-				followees = append(followees, ids[j])
-			}
-		}
-		for _, f := range followees {
+		for _, f := range demoFollowees(rng, ids, i, size) {
 			if _, err := e.Follow(ctx, ids[i], f); err != nil {
 				return err
 			}
