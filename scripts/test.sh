@@ -131,9 +131,21 @@ side_pid=$!
 main_pid=$!
 set +m
 
+# A line a minute while the main pass runs: its longest package (api)
+# prints nothing until it ends, minutes later.
+(
+	while sleep 60; do
+		kill -0 "$main_pid" 2>/dev/null || exit 0
+		done_pkgs=$(grep -cE '^(ok|FAIL|\?)[[:space:]]' "$tmp/main.log" 2>/dev/null || true)
+		say "main pass still running: ${done_pkgs:-0} packages finished; the side chain's log is printed at the end"
+	done
+) &
+progress_pid=$!
+
 main_status=0
 wait "$main_pid" || main_status=$?
 main_pid=
+kill "$progress_pid" 2>/dev/null || true
 if [ "$main_status" -ne 0 ]; then
 	say "main pass failed (exit $main_status); the side chain is stopped, its log so far:"
 	stop_passes
