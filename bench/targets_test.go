@@ -220,10 +220,28 @@ func TestWarmReadTargets(t *testing.T) {
 			t.Errorf("%s without the cache step: %q, want not measured", r.Target, r.Status)
 		}
 	}
+	// The default mode against its peer: 3.7% of the floor (370 pages/s
+	// of 10,000) and 90% of push's page, met at the bound, missed under it.
+	peer := func(hybrid, push float64) map[string]string {
+		r := result(1, noCache)
+		r.Modes["hybrid"].FirstPage = []Stat{page(8, hybrid, 8), page(32, 3000, 10)}
+		r.Modes["push"].FirstPage = []Stat{page(8, push, 8)}
+		return status(r.warmReadTargets())
+	}
+	const peerRow, pushRow = "default mode (hybrid) vs its peer, warm first page, 8 clients", "hybrid vs push, warm first page, 8 clients"
+	if got := peer(370, 370/0.9); got[peerRow] != "met" || got[pushRow] != "met" {
+		t.Errorf("at the bounds: %s %q, %s %q; want met", peerRow, got[peerRow], pushRow, got[pushRow])
+	}
+	if got := peer(369, 370/0.9); got[peerRow] != "missed" || got[pushRow] != "missed" {
+		t.Errorf("just under the bounds: %s %q, %s %q; want missed", peerRow, got[peerRow], pushRow, got[pushRow])
+	}
 	// A run with no hybrid mode cannot say anything of hybrid's targets.
 	r := result(1, noCache)
 	delete(r.Modes, "hybrid")
-	if st := status(r.warmReadTargets()); st["hybrid vs pull, first page, 32 clients"] != "not measured" {
-		t.Errorf("hybrid vs pull without hybrid: %q, want not measured", st["hybrid vs pull, first page, 32 clients"])
+	st := status(r.warmReadTargets())
+	for _, target := range []string{"hybrid vs pull, first page, 32 clients", peerRow, pushRow} {
+		if st[target] != "not measured" {
+			t.Errorf("%s without hybrid: %q, want not measured", target, st[target])
+		}
 	}
 }
