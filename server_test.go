@@ -58,7 +58,8 @@ func runMain(t *testing.T, dir string, args ...string) (int, string, string) {
 }
 
 // TestHelpListsCommandsAndFlags: -h and --help exit 0 with the commands and
-// the flags on stdout.
+// the flags on stdout, the common settings (where it listens, its data,
+// MySQL, Redis, the feed mode, the demo graph) above the seventy others.
 func TestHelpListsCommandsAndFlags(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"-h", "--help", "-help"} {
@@ -69,6 +70,19 @@ func TestHelpListsCommandsAndFlags(t *testing.T) {
 		for _, want := range []string{"Commands:", "serve", "migrate", "seed", "-addr", "(ADDR", "-metrics-addr", "-data"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%s: the usage lacks %q:\n%s", arg, want, stdout)
+			}
+		}
+		// where is the line that starts a flag's entry (a bool flag's name
+		// ends its line; the others' are followed by their type).
+		where := func(flag string) int {
+			if i := strings.Index(stdout, "\n  "+flag+" "); i >= 0 {
+				return i
+			}
+			return strings.Index(stdout, "\n  "+flag+"\n")
+		}
+		for _, common := range []string{"-mysql-dsn", "-redis-addr", "-seed", "-feed-mode"} {
+			if i := where(common); i < 0 || i > where("-allowed-origins") {
+				t.Errorf("%s: %s is missing or listed below the uncommon -allowed-origins:\n%s", arg, common, stdout)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,14 +222,37 @@ func parseCommandLine(args []string) (config, []string, error) {
 	return c, words, c.check()
 }
 
+// commonFlags are the settings a newcomer reaches for first, in the order
+// -h lists them above the others: where the server listens and keeps its
+// data, the two backends, the shared secret, the feed mode and the demo
+// graph.
+var commonFlags = []string{"addr", "data", "mysql-dsn", "redis-addr", "token-secret", "feed-mode", "seed", "metrics-addr"}
+
 // writeFlags writes every flag with its environment variable and default
-// (the environment's value, when set), as -h shows them.
+// (the environment's value, when set), as -h shows them: the common ones
+// first, then the others in alphabetical order.
 func writeFlags(w io.Writer) {
 	envMu.Lock()
 	defer envMu.Unlock()
 	fs, _ := newFlagSet(new(config))
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	rest := flag.NewFlagSet("other", flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.Contains(commonFlags, f.Name) {
+			rest.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	fmt.Fprint(w, "\nCommon settings:\n")
+	for _, name := range commonFlags {
+		// One flag set each, since PrintDefaults sorts by name.
+		one := flag.NewFlagSet(name, flag.ContinueOnError)
+		f := fs.Lookup(name)
+		one.Var(f.Value, f.Name, f.Usage)
+		one.SetOutput(w)
+		one.PrintDefaults()
+	}
+	fmt.Fprint(w, "\nEvery other setting:\n")
+	rest.SetOutput(w)
+	rest.PrintDefaults()
 }
 
 // textSettings are the settings whose flags are read as text and parsed
