@@ -39,7 +39,7 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: durationsAsText}))
 	err := run(os.Args[1:], os.Stdout, log)
 	var usage usageError
 	switch {
@@ -51,6 +51,15 @@ func main() {
 		log.Error("exit", "err", err)
 		os.Exit(1)
 	}
+}
+
+// durationsAsText writes a duration in the log as Go writes it (1.5s,
+// 250ms, 168h0m0s), where slog's JSON handler writes nanoseconds.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // run runs the command of args; -h and --help write the usage to stdout.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,29 @@ func TestPickCommand(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("pickCommand(%q) = %q, %v; want %q", words, got, err, want)
 		}
+	}
+}
+
+// TestLogStartsShortWithDurationsAsText: the log's first line names the
+// common settings in a line one can read at a glance (the full "settings"
+// line follows it), and a duration is written as text, not nanoseconds.
+func TestLogStartsShortWithDurationsAsText(t *testing.T) {
+	t.Parallel()
+	status, _, stderr := runMain(t, t.TempDir(), "migrate")
+	if status != 0 {
+		t.Fatalf("migrate: exit status %d; stderr: %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if first := lines[0]; len(first) > 300 || !strings.Contains(first, `"msg":"starting"`) || !strings.Contains(first, `"addr":`) {
+		t.Errorf("the first log line is %d bytes: %s", len(first), first)
+	}
+	if !strings.Contains(stderr, `"msg":"settings"`) {
+		t.Errorf("no settings line: %s", stderr)
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: durationsAsText}))
+	log.Info("took", "wait", 1500*time.Millisecond)
+	if !strings.Contains(buf.String(), `"wait":"1.5s"`) {
+		t.Errorf("a duration in the log: %s, want \"1.5s\"", buf.String())
 	}
 }

@@ -481,6 +481,20 @@ func (c config) tokenSecret() ([]byte, error) {
 	return []byte(secret), nil
 }
 
+// summary is the first line of the start-up log: the common settings
+// alone, short enough to read at a glance (the "settings" line after it
+// has every one).
+func (c config) summary() []any {
+	mysql, redis := "embedded SQLite in "+c.DataDir, "embedded in-process Redis"
+	if c.MySQLDSN != "" {
+		mysql = "MYSQL_DSN"
+	}
+	if c.RedisAddr != "" {
+		redis = c.RedisAddr
+	}
+	return []any{"addr", c.Addr, "mysql", mysql, "redis", redis, "feedMode", c.FeedMode, "metricsAddr", c.MetricsAddr}
+}
+
 // describe lists every setting for the start-up log, each under its
 // field's name: secrets only as set or unset, durations in the syntax the
 // flags take (168h, 10m, 50ms), not in nanoseconds.

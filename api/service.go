@@ -37,6 +37,7 @@ type Service struct {
 // embedded one) and makes the engine, which Serve starts. What it opens
 // lives until ctx ends or Close is called.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Service, error) {
+	log.Info("starting", cfg.summary()...)
 	log.Info("settings", cfg.describe()...)
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
