@@ -1,4 +1,4 @@
-package main
+package archtest
 
 import (
 	"bufio"
@@ -63,7 +63,7 @@ func inHouseReferences(pages []string) ([]string, error) {
 // bench/README.md that only the service's authors can follow (see
 // inHouseWords): say it in a reader's words instead.
 func TestDocsSpeakToOutsiders(t *testing.T) {
-	pages, err := docPages(".")
+	pages, err := docPages(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}

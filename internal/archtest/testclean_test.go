@@ -1,4 +1,4 @@
-package main
+package archtest
 
 import (
 	"fmt"
@@ -46,6 +46,7 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 	script := func(name string) string {
 		t.Helper()
 		cmd := exec.Command("bash", filepath.Join("scripts", name))
+		cmd.Dir = repoRoot
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -56,6 +57,7 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 	// Whatever the test started is stopped even if it fails half way.
 	t.Cleanup(func() {
 		cmd := exec.Command("bash", filepath.Join("scripts", "test-clean.sh"))
+		cmd.Dir = repoRoot
 		cmd.Env = env
 		cmd.Run()
 	})
@@ -108,6 +110,10 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 		t.Errorf("test-clean.sh does not say it left the foreign server alone:\n%s", out)
 	}
 }
+
+// repoRoot is the repository's top, where the tests of this package that
+// check the repository itself (its pages, links and scripts) read it.
+const repoRoot = "../.."
 
 // freePorts returns n ports that nothing listens on now.
 func freePorts(t *testing.T, n int) []string {

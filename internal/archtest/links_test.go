@@ -1,4 +1,4 @@
-package main
+package archtest
 
 import (
 	"fmt"
@@ -19,18 +19,21 @@ import (
 // mailto) are not fetched. Links inside code blocks and code spans are not
 // links, and are not checked.
 func TestReadmeLinks(t *testing.T) {
-	pages, err := filepath.Glob("docs/*.md")
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, p := range pages {
+		pages[i] = filepath.ToSlash(strings.TrimPrefix(p, repoRoot+string(filepath.Separator)))
+	}
 	pages = append([]string{"README.md"}, pages...)
-	files, err := repoFiles(".")
+	files, err := repoFiles(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
 	for _, p := range pages {
-		problems, n, err := checkLinks(".", p, files)
+		problems, n, err := checkLinks(repoRoot, p, files)
 		if err != nil {
 			t.Fatal(err)
 		}
