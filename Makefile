@@ -82,8 +82,8 @@ bench: services
 bench-quick: services
 	go run ./bench -quick $(BENCH_ARGS)
 
-# Issue 12's warm-read targets alone (11-16 minutes on the default
-# graph): the engine's page against the raw Redis page, and issue 25's page
+# The warm-read targets alone (11-16 minutes on the default
+# graph): the engine's page against the raw Redis page, and the page
 # with blocks and mutes against the page without them (bench-feedpage),
 # then the bench's first pages at 8 and 32 clients, deep pages and the
 # cache tiers' memory in each mode, printed as one table "target |
@@ -109,12 +109,13 @@ bench-go:
 # 12's bounds (at least 50% of raw; at most half of 1,592 allocations).
 # Each round's BenchmarkFeedPage also reads, in push and hybrid, the same
 # page once the reader mutes 5% of the followees and blocks 1%
-# (hiding=mute5block1 beside hiding=none): issue 25 wants it within 10%.
+# (hiding=mute5block1 beside hiding=none): the bound is within 10%.
 FEEDPAGE_COUNT ?= 6
 
 # The engine's page of this tree beside the same page built from
 # FEEDPAGE_BASE (a commit), in alternating rounds; benchstat compares the
-# two (time and allocations per page). Issue 24's split was measured so.
+# two (time and allocations per page); a refactoring of the engine is
+# measured so.
 bench-feedpage-base:
 	bash scripts/bench-feedpage-base.sh
 

@@ -65,13 +65,13 @@ type options struct {
 	bufferPool  string
 	noPlots     bool
 	compare     bool
-	only        string   // "targets": only the workloads of issue 12's targets
+	only        string   // "targets": only the workloads of the warm-read targets
 	workloads   []string // the numbers of the workloads to run; all when empty
 	serverFlags []string // extra flags of the server under test
 	goBench     string   // a `go test -bench` output with the engine and raw Redis pages
 }
 
-// targetsOnly says whether the run measures only issue 12's targets.
+// targetsOnly says whether the run measures only the warm-read targets.
 func (o *options) targetsOnly() bool { return o.only == "targets" }
 
 var t0 = time.Now()
@@ -108,7 +108,7 @@ func main() {
 	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
 	docs := flag.String("docs", "", "rewrite the README's and docs/performance.md's generated tables from a result file (bench/results/latest.json) and exit")
 	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
-	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of issue 12's warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
+	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of the warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets and the page with blocks and mutes against the page without them")
 	workloads := flag.String("workloads", "", "run only these workloads, by number (e.g. 7 for the red dots; 1,4,7); the warm reads always run")

@@ -129,7 +129,7 @@ func plots(r *Result, o *options) (files, skipped []string, err error) {
 	}
 	const width, height = 18 * vg.Centimeter, 11 * vg.Centimeter
 
-	// 0. Issues 12's and 25's targets: each measured figure as a share of
+	// 0. The warm-read targets: each measured figure as a share of
 	// its bound, wider than the others for their six groups' labels.
 	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", 22*vg.Centimeter, height)); err != nil {
 		return files, skipped, err
@@ -406,8 +406,8 @@ func (roundTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-// warmReadTargetsChart draws issue 12's targets that have a bound, and
-// issue 25's page with blocks and mutes, each as
+// warmReadTargetsChart draws the warm-read targets that have a bound, the
+// page with blocks and mutes among them, each as
 // its measured figure divided by the bound (1 is the bound: a bar that
 // reaches the dashed line meets it), one bar per mode, each labelled with
 // its value.
@@ -434,7 +434,7 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 			cat{"blocks, mutes:\n110% of time\nwithout / with", func(t TargetRow) bool { return t.Mode != "" && t.Target == hidingTarget(t.Mode) }})
 	}
 	p := newChart()
-	p.Title.Text = "Warm reads (issues 12, 25): measured / bound, by mode\n" + subtitle
+	p.Title.Text = "Warm reads: measured / bound, by mode\n" + subtitle
 	p.Y.Label.Text = "measured / bound (met at 1 and above)"
 	p.Add(hline{y: 1, text: "bound"}) // first, so that the bars' labels are written over it
 	w := vg.Points(22)

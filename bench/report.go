@@ -28,7 +28,7 @@ type Result struct {
 	Error       string                 `json:"error,omitempty"`  // why the run stopped early; "" for a complete run
 	Seconds     float64                `json:"seconds"`
 	Quick       bool                   `json:"quick"`
-	Only        string                 `json:"only,omitempty"` // "targets": only issue 12's workloads ran
+	Only        string                 `json:"only,omitempty"` // "targets": only the warm-read workloads ran
 	Runs        int                    `json:"runs"`           // each figure is the median of this many runs
 	Sockets     []int                  `json:"sockets"`        // the red-dot workload's socket counts
 	Machine     Machine                `json:"machine"`
@@ -39,7 +39,7 @@ type Result struct {
 	FloorsEnd   *Floors                `json:"floorsEnd"` // and after them
 	Modes       map[string]*ModeResult `json:"modes"`
 	Targets     []Target               `json:"targets"`
-	// WarmReadTargets are issue 12's targets (targets.go), with the
+	// WarmReadTargets are the warm-read targets (targets.go), with the
 	// engine-page rows when GoBench is set.
 	WarmReadTargets []TargetRow `json:"warmReadTargets"`
 	GoBench         *GoBench    `json:"goBench,omitempty"`
@@ -576,7 +576,7 @@ func report(r *Result, o *options) {
 		}
 	}
 	r.WarmReadTargets = r.warmReadTargets()
-	fmt.Println("\nwarm reads (issue 12), from this run:")
+	fmt.Println("\nwarm reads, from this run:")
 	printTargetTable(os.Stdout, r.WarmReadTargets)
 	for _, m := range modeOrder {
 		if mr := r.Modes[m]; mr != nil && len(mr.ServerLogProblems) > 0 {
@@ -703,7 +703,7 @@ func replotFile(path string) ([]string, error) {
 		return nil, err
 	}
 	r.WarmReadTargets = r.warmReadTargets()
-	fmt.Printf("warm reads (issue 12), from %s:\n", path)
+	fmt.Printf("warm reads, from %s:\n", path)
 	printTargetTable(os.Stdout, r.WarmReadTargets)
 	files, skipped, err := plots(r, &options{out: filepath.Dir(path)})
 	for _, s := range skipped {

@@ -1,8 +1,8 @@
 package main
 
-// The warm-read targets of issue 12 (the cache tiers), and issue 25's page
-// with blocks and mutes, evaluated from the
-// figures of the same run and printed as one table: target, measured,
+// The warm-read targets (the cache tiers', the engine's page's, the page
+// with blocks and mutes, the default mode's against its peer), evaluated
+// from the figures of the same run and printed as one table: target, measured,
 // bound, met or missed. `-only targets` runs just the workloads they need.
 //
 //   - a warm first page through GraphQL at 8 clients, push and hybrid, at
@@ -18,7 +18,7 @@ package main
 //     at most half of the allocations it made before the tiers: read from
 //     a `go test -bench` output file (-gobench), as `make bench-feedpage`
 //     writes it;
-//   - issue 25's: the same page with blocks and mutes in effect (the reader
+//   - the same page with blocks and mutes in effect (the reader
 //     mutes 5% of the followees and blocks 1%; BenchmarkFeedPage's
 //     hiding=mute5block1) within 10% of its time without them (hiding=none),
 //     in each mode the -gobench file measured;
@@ -43,18 +43,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The bounds of issue 12.
+// The warm-read bounds.
 const (
 	firstPageFloorShare = 0.30 // warm first page (8 clients) / Redis page floor
 	deepPageShare       = 0.80 // deep-page rate / first-page rate (8 clients)
 	hybridOverPull      = 10.0 // hybrid / pull, first pages at 32 clients
 	engineOverRaw       = 0.50 // engine page rate / raw Redis page rate, one client
 	// engineAllocsBefore is BenchmarkFeedPage/mode=push/followees=200's
-	// allocations per page before the cache tiers (issue 12 quotes 1,592;
+	// allocations per page before the cache tiers (1,592 then;
 	// `go test -bench` on this box counts 1,592-1,593): the target is half.
 	engineAllocsBefore = 1592
 	// hidingOverNone bounds the time of the warm first page with blocks and
-	// mutes over the time of the same page without them (issue 25).
+	// mutes over the time of the same page without them.
 	hidingOverNone = 1.10
 	// peerFloorShare is the default mode's bar against its peer, as a share
 	// of the Redis page floor of the same run: 1.6x GoToSocial's warm home
@@ -221,7 +221,7 @@ func deepShare(m *ModeResult) float64 {
 	return first / m.DeepPage.Mean
 }
 
-// warmReadTargets evaluates issue 12's targets from the figures of r.
+// warmReadTargets evaluates the warm-read targets from the figures of r.
 func (r *Result) warmReadTargets() []TargetRow {
 	var out []TargetRow
 	status := func(met bool) string { return map[bool]string{true: "met", false: "missed"}[met] }
@@ -464,7 +464,7 @@ func hidingTarget(mode string) string {
 	return "warm first page with blocks and mutes (5% muted, 1% blocked) vs without them, BenchmarkFeedPage 200 followees, " + mode
 }
 
-// hidingTargets are issue 25's rows: each mode's page with blocks and
+// hidingTargets are the rows of blocks and mutes: each mode's page with blocks and
 // mutes against the page without them. Push and hybrid, which `make
 // bench-feedpage` measures, are "not measured" when the file lacks them;
 // pull has a row only when it has it.

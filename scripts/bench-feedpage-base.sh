@@ -20,7 +20,7 @@ for i in $(seq "$rounds"); do
 	echo "== round $i of $rounds"
 	for side in base head; do
 		(cd feed && "$work/$side.test" -test.run '^$' -test.bench "$bench" -test.benchtime 2s -test.benchmem) > "$work/round.txt" || { cat "$work/round.txt"; exit 1; }
-		# A tree with the page with blocks and mutes (issue 25) runs it too and
+		# A tree with the page with blocks and mutes runs it too and
 		# names the page without them .../hiding=none: that one, under the
 		# name of a tree from before, so that benchstat lines the two up.
 		grep '^Benchmark' "$work/round.txt" | grep -v '/hiding=mute' | sed 's#/hiding=none##' > "$work/lines.txt"

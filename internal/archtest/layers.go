@@ -15,12 +15,10 @@ type layer struct {
 // the module is in exactly one layer; a new package is added here in the
 // layer its imports call for.
 //
-// The feed/... entries (and internal/viewer) are the target layout of the
-// split of package feed (issue 24). Entries for packages that do not exist
-// yet are allowed and simply unused until the package appears. The middle
-// feed packages each have a layer of their own, in the order of the target
-// layout, so that one may import those before it: they call one another,
-// and a shared layer would refuse every such import.
+// An entry for a package that does not exist is allowed and unused. The
+// middle feed packages each have a layer of their own, so that one may
+// import those before it: they call one another, and a shared layer would
+// refuse every such import.
 var layers = []layer{
 	{"leaves of the module", []string{
 		"models",                     // gorm entities and GraphQL model types
