@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ const deferDoc = `{ viewer { id ... @defer(label: "x") { username followers(firs
 
 // A document that would defer a fragment is refused before anything runs,
 // with BAD_USER_INPUT and a message naming @defer, by POST (as Apollo
-// Client sends it, asking for multipart/mixed, or not), in a batch and on
+// Client sends it, asking for multipart/mixed, or not), by GET, in a batch and on
 // both websocket protocols, on gqlgen's executor and the fast one. A
 // @defer that would not defer runs inline and answers every field.
 func TestDeferRefused(t *testing.T) {
@@ -102,6 +103,20 @@ func TestDeferRefused(t *testing.T) {
 			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || json.Unmarshal(raw, &r) != nil ||
 				r.Code() != "BAD_USER_INPUT" || strings.Contains(string(raw), "hasNext") {
 				t.Errorf("multipart/mixed asked: %d %s %s, want a JSON BAD_USER_INPUT refusal", res.StatusCode, ct, raw)
+			}
+
+			// By GET (Apollo's persisted queries send their hashes so).
+			req, _ = http.NewRequest(http.MethodGet, es.URL+"/query?query="+url.QueryEscape(deferDoc), nil)
+			req.Header.Set("Authorization", "Bearer "+alice.Token)
+			res, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			r = gqlclient.Response{}
+			if json.Unmarshal(raw, &r) != nil || r.Code() != "BAD_USER_INPUT" || !strings.Contains(string(raw), "@defer") {
+				t.Errorf("GET: %d %s, want a BAD_USER_INPUT refusal naming @defer", res.StatusCode, raw)
 			}
 
 			// In a batch (Apollo's BatchHttpLink), the operation that defers
