@@ -15,7 +15,8 @@ import (
 // each deferred field into the first answer as null (null in a non-null
 // field, without an error), and the transports the server offers send
 // that first answer only: the fields never come. The refusal is a
-// validation error (HTTP 422, BAD_USER_INPUT) whose message names @defer,
+// validation error (BAD_USER_INPUT; HTTP 422, or 400 to a client that
+// accepts application/graphql-response+json) whose message names @defer,
 // so that a client can send the document again without it. A @defer that
 // would not defer (if: false, or under a fragment @skip or @include leaves
 // out) is let through: gqlgen runs its fragment inline. @stream is not a
@@ -39,7 +40,10 @@ func (refuseDefer) MutateOperationContext(_ context.Context, op *graphql.Operati
 	}
 	seen := map[string]bool{}
 	if d := activeDefer(op.Operation.SelectionSet, op.Doc.Fragments, op.Variables, seen); d != nil {
-		err := gqlerror.ErrorPosf(d.Position, errDeferNotSupported)
+		err := gqlerror.Errorf("%s", errDeferNotSupported)
+		if d.Position != nil {
+			err = gqlerror.ErrorPosf(d.Position, "%s", errDeferNotSupported)
+		}
 		errcode.Set(err, errcode.ValidationFailed)
 		return err
 	}
