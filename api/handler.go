@@ -98,6 +98,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
+	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
 	present := resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes)
 	if !a.cfg.Introspection {
 		// Validation's "Did you mean" names the schema's fields, arguments,

@@ -19,7 +19,8 @@ const nodeClientDir = "../clients/node-test"
 // TestNodeApolloClient runs clients/node-test (node --test) against a
 // server on the real backends: sign-ups, follows and posts through Apollo,
 // live unreadCount and feedItemAdded over graphql-ws, paging with fetchMore
-// merged by relayStylePagination, and the refusal of a bad token. It needs
+// merged by relayStylePagination, the refusal of a bad token, and that of
+// @defer (Apollo asks for multipart/mixed and must get the error). It needs
 // node and npm; it installs the locked packages with `npm ci` when
 // node_modules is missing.
 func TestNodeApolloClient(t *testing.T) {

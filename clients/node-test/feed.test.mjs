@@ -11,7 +11,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { ApolloClient, ApolloLink, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 import { createClient } from 'graphql-ws';
@@ -92,6 +93,13 @@ const FEED = gql`
 
 const VIEWER = gql`
   query Viewer { viewer { id username } }
+`;
+
+// The report's document: a deferred fragment with a non-null connection.
+const VIEWER_DEFERRED = gql`
+  query ViewerDeferred {
+    viewer { id ... @defer(label: "x") { username followers(first: 2) { totalCount } } }
+  }
 `;
 
 // ---------------------------------------------------------------------------
@@ -415,4 +423,47 @@ test('a websocket with a bad token is refused with 4403', async (t) => {
     });
   }), EVENT_TIMEOUT_MS, 'graphql-ws refusal');
   assert.equal(err?.code, 4403, `graphql-ws sink got ${describeError(err)}`);
+});
+
+test('@defer is refused with BAD_USER_INPUT: Apollo gets the error, never a null', async (t) => {
+  t.after(disposeAll);
+
+  const user = await signUp(uniqueName('d'));
+  // As an app that uses @defer sets Apollo up: the handler of the
+  // incremental format gqlgen speaks, which makes the HTTP link ask for
+  // multipart/mixed. The fetch records what went and what came back.
+  const seen = [];
+  const fetchAndRecord = async (url, init) => {
+    const res = await fetch(url, init);
+    seen.push({ accept: new Headers(init.headers).get('accept'), status: res.status, type: res.headers.get('content-type') });
+    return res;
+  };
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: HTTP_URL, headers: { Authorization: `Bearer ${user.token}` }, fetch: fetchAndRecord }),
+    cache: new InMemoryCache(),
+    incrementalHandler: new Defer20220824Handler(),
+  });
+  disposers.push(async () => client.stop());
+
+  const result = await withTimeout(
+    client.query({ query: VIEWER_DEFERRED, fetchPolicy: 'network-only', errorPolicy: 'all' }),
+    EVENT_TIMEOUT_MS, 'the answer to a deferred query');
+  t.diagnostic(`request and answer: ${JSON.stringify(seen)}; Apollo error: ${describeError(result.error)}`);
+
+  assert.match(String(seen[0]?.accept), /multipart\/mixed/, 'Apollo did not ask for multipart/mixed');
+  assert.ok(result.data == null, `the query answered data: ${JSON.stringify(result.data)}`);
+  // Apollo asks for application/graphql-response+json too, so the refusal
+  // (HTTP 400 in that format) reaches it as the server's GraphQL errors.
+  assert.ok(CombinedGraphQLErrors.is(result.error), `Apollo error: ${describeError(result.error)}`);
+  const { errors } = result.error;
+  assert.equal(errors[0]?.extensions?.code, 'BAD_USER_INPUT', `Apollo error: ${describeError(result.error)}`);
+  assert.match(errors[0]?.message ?? '', /@defer/);
+
+  // Without @defer, the same fields come in one answer, none of them null.
+  const { data } = await client.query({
+    query: gql`query ViewerWhole { viewer { id username followers(first: 2) { totalCount } } }`,
+    fetchPolicy: 'network-only',
+  });
+  assert.equal(data.viewer.username, user.username);
+  assert.equal(data.viewer.followers.totalCount, 0);
 });
