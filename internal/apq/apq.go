@@ -36,12 +36,13 @@ type Cache struct {
 	keys   keys
 	log    *slog.Logger
 	limits Limits
+	now    func() time.Time // time.Now; a test's clock can stand still
 }
 
 // New is the cache over rdb within limits, in keys that start with
 // keyPrefix.
 func New(rdb redis.UniversalClient, keyPrefix string, log *slog.Logger, limits Limits) *Cache {
-	return &Cache{redis: rdb, keys: keys{prefix: keyPrefix}, log: log, limits: limits}
+	return &Cache{redis: rdb, keys: keys{prefix: keyPrefix}, log: log, limits: limits, now: time.Now}
 }
 
 // keys names the cache's keys: three keys that share the hash tag {apq},
@@ -56,7 +57,10 @@ type keys struct{ prefix string }
 func (k keys) docs() string { return k.prefix + "apq:{apq}:docs" }
 
 // sent is a sorted set of the same hashes scored by when each was last
-// sent in full, in Unix milliseconds.
+// sent in full, in Unix milliseconds. Each add scores above every score
+// before it (a millisecond later than the latest, when two adds fall in one
+// millisecond), so that the least recently sent is the lowest score: a tie
+// went by the hashes' order, and could drop the document just sent.
 func (k keys) sent() string { return k.prefix + "apq:{apq}:sent" }
 
 // bytes is a string: the bytes of the documents kept.
@@ -79,7 +83,7 @@ func (c *Cache) Get(ctx context.Context, hash string) (string, bool) {
 		return "", false
 	}
 	// A document past its TTL that no Add has swept yet is a miss.
-	if time.UnixMilli(int64(sent.Val())).Add(c.limits.TTL).Before(time.Now()) {
+	if time.UnixMilli(int64(sent.Val())).Add(c.limits.TTL).Before(c.now()) {
 		return "", false
 	}
 	return doc.Val(), true
@@ -95,7 +99,7 @@ func (c *Cache) Add(ctx context.Context, hash, doc string) {
 	k := c.keys
 	err := addScript.Run(ctx, c.redis,
 		[]string{k.docs(), k.sent(), k.bytes()},
-		hash, doc, time.Now().UnixMilli(), c.limits.TTL.Milliseconds(), strconv.Itoa(c.limits.MaxEntries), strconv.Itoa(c.limits.MaxBytes)).Err()
+		hash, doc, c.now().UnixMilli(), c.limits.TTL.Milliseconds(), strconv.Itoa(c.limits.MaxEntries), strconv.Itoa(c.limits.MaxBytes)).Err()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		c.log.Warn("persisted query not kept: redis failed", "err", err)
 	}
@@ -118,7 +122,10 @@ for _, h in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl)) do d
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call('INCRBY', KEYS[3], #ARGV[2])
 end
-redis.call('ZADD', KEYS[2], now, ARGV[1])
+local at = now
+local latest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if latest[2] and tonumber(latest[2]) >= at then at = tonumber(latest[2]) + 1 end
+redis.call('ZADD', KEYS[2], at, ARGV[1])
 while redis.call('ZCARD', KEYS[2]) > maxEntries or tonumber(redis.call('GET', KEYS[3]) or '0') > maxBytes do
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   if not oldest then break end

@@ -84,6 +84,23 @@ func TestPersistedQueryCaps(t *testing.T) {
 			t.Errorf("not the 5 most recently sent were kept")
 		}
 	})
+	t.Run("same millisecond", func(t *testing.T) {
+		// Sent in one millisecond, hashes in the reverse order of sending:
+		// the last five sent are kept, whatever their hashes.
+		rdb.Del(ctx, k.docs(), k.sent(), k.bytes())
+		c := newTestCache(rdb, prefix, Limits{TTL: time.Hour, MaxEntries: 5, MaxBytes: 1 << 20})
+		at := time.Now()
+		c.now = func() time.Time { return at }
+		hash := func(i int) string { return fmt.Sprintf("%02d", 99-i) }
+		for i := range 20 {
+			c.Add(ctx, hash(i), doc(i))
+		}
+		for i := range 20 {
+			if _, ok := c.Get(ctx, hash(i)); ok != (i >= 15) {
+				t.Errorf("document %d of 20, all sent in one millisecond: kept %v, want %v", i, ok, i >= 15)
+			}
+		}
+	})
 	t.Run("TTL", func(t *testing.T) {
 		c := newTestCache(rdb, prefix, Limits{TTL: 50 * time.Millisecond, MaxEntries: 10, MaxBytes: 1 << 20})
 		c.Add(ctx, "short", doc(0))
