@@ -123,12 +123,43 @@ type post struct {
 	ms          int64 // time, ms since the id epoch, before ids are assigned
 }
 
-// generate builds the graph in memory.
+// generate builds the graph in memory. Every draw comes from one rng in a
+// fixed order (the steps below, in this order), so the same params and seed
+// give the same graph: changing a step's draws changes every later step.
 func generate(p graphParams, logf func(string, ...any)) *graph {
 	rng := rand.New(rand.NewPCG(p.Seed, 0x5eed))
-	U := p.Users
-	g := &graph{P: p, Probes: map[int][]int{}}
 	now := time.UnixMilli(p.BaseUnixMs).UTC()
+	g := &graph{P: p, Probes: map[int][]int{}}
+	probeBucket := g.layOut()
+	g.nameUsers(now, probeBucket)
+
+	weights := g.drawPopularity(rng)
+	counts := g.drawFolloweeCounts(rng)
+	capPopularity(weights, counts)
+	popular := newAlias(weights)
+
+	logf("graph: drawing followees for %d users (median %d, max %d)", p.Users, p.MedianFollowees, p.MaxFollowees)
+	g.drawFollowees(rng, popular, counts, probeBucket)
+	g.drawCelebrityFollowees(rng, popular)
+	g.countFollowers()
+	g.spreadFollowTimes(rng, now)
+
+	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
+	start := ids.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
+	end := ids.IDAt(now) >> 12
+	byAuthor, reposts := g.drawOriginals(rng, start, end-start)
+	g.drawReposts(rng, byAuthor, reposts, end)
+	g.sortPostsByTime()
+	g.assignPostIDs()
+	g.setMaxID()
+	return g
+}
+
+// layOut numbers the designated users (the celebrities, the ordinary
+// author, the probe readers) first and everyone else after them, and says
+// each probe reader's followee bucket.
+func (g *graph) layOut() (probeBucket map[int]int) {
+	p := g.P
 	idx := 0
 	for range p.Celebrities {
 		g.Celebs = append(g.Celebs, idx)
@@ -136,23 +167,31 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	}
 	g.Author = idx
 	idx++
-	isProbe := map[int]int{}
+	probeBucket = map[int]int{}
 	for _, b := range p.ProbeBuckets {
 		for range p.ProbesPerBucket {
 			g.Probes[b] = append(g.Probes[b], idx)
-			isProbe[idx] = b
+			probeBucket[idx] = b
 			idx++
 		}
 	}
-	if idx >= U {
+	if idx >= p.Users {
 		panic("too few users for the designated ones")
 	}
-	for i := idx; i < U; i++ {
+	for i := idx; i < p.Users; i++ {
 		g.General = append(g.General, i)
 	}
-	designated := idx
+	return probeBucket
+}
 
-	// User ids: created 90 to 60 days ago, in index order.
+// designated is the number of designated users, who come first: the index
+// of the first general user.
+func (g *graph) designated() int { return g.General[0] }
+
+// nameUsers gives each user an id, created 90 to 60 days before now in
+// index order, and a name that says the user's role.
+func (g *graph) nameUsers(now time.Time, probeBucket map[int]int) {
+	U := g.P.Users
 	g.UserIDs = make([]int64, U)
 	g.Names = make([]string, U)
 	base := now.Add(-90 * 24 * time.Hour)
@@ -160,98 +199,126 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	for i := range U {
 		g.UserIDs[i] = ids.IDAt(base) + (int64(i)*step)<<12 + benchNode<<7
 		switch {
-		case i < p.Celebrities:
+		case i < g.P.Celebrities:
 			g.Names[i] = fmt.Sprintf("celeb_%d", i+1)
 		case i == g.Author:
 			g.Names[i] = "author_ordinary"
-		case isProbe[i] > 0:
-			g.Names[i] = fmt.Sprintf("probe_%d_%d", isProbe[i], i)
+		case probeBucket[i] > 0:
+			g.Names[i] = fmt.Sprintf("probe_%d_%d", probeBucket[i], i)
 		default:
 			g.Names[i] = fmt.Sprintf("user_%06d", i)
 		}
 	}
+}
 
-	// Popularity weights of the general followees: heavy-tailed, capped so
-	// that nobody's expected follower count passes 4% of the users.
-	weights := make([]float64, U)
-	for i := designated; i < U; i++ {
+// drawPopularity draws each general user's weight as a followee: heavy
+// tailed (Pareto-like), zero for the designated users, who are followed by
+// share instead.
+func (g *graph) drawPopularity(rng *rand.Rand) []float64 {
+	weights := make([]float64, g.P.Users)
+	for i := g.designated(); i < g.P.Users; i++ {
 		weights[i] = math.Pow(1-rng.Float64(), -0.8)
 	}
-	sigma := 1.0
-	counts := make([]int, U)
-	total := 0
-	for i := range U {
-		if i < designated {
-			continue
-		}
-		k := int(math.Round(math.Exp(math.Log(float64(p.MedianFollowees)) + sigma*rng.NormFloat64())))
-		counts[i] = clampInt(k, 3, p.MaxFollowees)
-		total += counts[i]
-	}
-	capW := func() {
-		for range 5 {
-			var w float64
-			for _, x := range weights {
-				w += x
-			}
-			limit := 0.04 * float64(U) * w / float64(max(total, 1))
-			for i, x := range weights {
-				if x > limit {
-					weights[i] = limit
-				}
-			}
-		}
-	}
-	capW()
-	alias := newAlias(weights)
+	return weights
+}
 
-	logf("graph: drawing followees for %d users (median %d, max %d)", U, p.MedianFollowees, p.MaxFollowees)
-	g.Followees = make([][]int32, U)
-	seen := make(map[int32]bool)
-	for i := range U {
-		if i < p.Celebrities {
-			continue // celebrities follow a few general users
-		}
-		clear(seen)
-		var list []int32
-		add := func(j int) {
-			if j != i && !seen[int32(j)] {
-				seen[int32(j)] = true
-				list = append(list, int32(j))
-			}
-		}
-		for c, share := range p.CelebrityShares[:p.Celebrities] {
-			if rng.Float64() < share {
-				add(g.Celebs[c])
-			}
-		}
-		if i != g.Author && rng.Float64() < p.AuthorShare {
-			add(g.Author)
-		}
-		want := counts[i]
-		if b, ok := isProbe[i]; ok {
-			want = b
-			if len(list) > want {
-				list = list[:want]
-			}
-		} else if i == g.Author {
-			want = p.MedianFollowees
-		} else {
-			want = max(want, len(list))
-		}
-		for tries := 0; len(list) < want && tries < 50*want; tries++ {
-			if j := alias.draw(rng); j >= designated {
-				add(j)
-			}
-		}
-		slices.Sort(list)
-		g.Followees[i] = list
+// drawFolloweeCounts draws how many users each general user follows:
+// log-normal around the median, between 3 and MaxFollowees.
+func (g *graph) drawFolloweeCounts(rng *rand.Rand) []int {
+	const sigma = 1.0
+	counts := make([]int, g.P.Users)
+	for i := g.designated(); i < g.P.Users; i++ {
+		k := int(math.Round(math.Exp(math.Log(float64(g.P.MedianFollowees)) + sigma*rng.NormFloat64())))
+		counts[i] = clampInt(k, 3, g.P.MaxFollowees)
 	}
-	for i, c := range g.Celebs {
+	return counts
+}
+
+// capPopularity caps the weights so that nobody's expected follower count
+// passes 4% of the users: an ordinary user must not come near the
+// celebrity threshold. Capping moves the total, so it is repeated.
+func capPopularity(weights []float64, counts []int) {
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	for range 5 {
+		var w float64
+		for _, x := range weights {
+			w += x
+		}
+		limit := 0.04 * float64(len(weights)) * w / float64(max(total, 1))
+		for i, x := range weights {
+			if x > limit {
+				weights[i] = limit
+			}
+		}
+	}
+}
+
+// drawFollowees draws every user's followees but the celebrities' (see
+// drawCelebrityFollowees).
+func (g *graph) drawFollowees(rng *rand.Rand, popular *alias, counts []int, probeBucket map[int]int) {
+	g.Followees = make([][]int32, g.P.Users)
+	seen := make(map[int32]bool)
+	for i := g.P.Celebrities; i < g.P.Users; i++ {
+		clear(seen)
+		g.Followees[i] = g.drawFolloweesOf(rng, i, popular, counts[i], probeBucket, seen)
+	}
+}
+
+// drawFolloweesOf draws user i's followees: each celebrity and the ordinary
+// author by their shares, then general users by popularity up to the
+// user's count. A probe reader gets exactly its bucket's count; the author
+// follows the median count. The list is sorted.
+func (g *graph) drawFolloweesOf(rng *rand.Rand, i int, popular *alias, count int, probeBucket map[int]int, seen map[int32]bool) []int32 {
+	p := g.P
+	var list []int32
+	add := func(j int) {
+		if j != i && !seen[int32(j)] {
+			seen[int32(j)] = true
+			list = append(list, int32(j))
+		}
+	}
+	for c, share := range p.CelebrityShares[:p.Celebrities] {
+		if rng.Float64() < share {
+			add(g.Celebs[c])
+		}
+	}
+	if i != g.Author && rng.Float64() < p.AuthorShare {
+		add(g.Author)
+	}
+	want := count
+	if b, ok := probeBucket[i]; ok {
+		want = b
+		if len(list) > want {
+			list = list[:want]
+		}
+	} else if i == g.Author {
+		want = p.MedianFollowees
+	} else {
+		want = max(want, len(list))
+	}
+	designated := g.designated()
+	for tries := 0; len(list) < want && tries < 50*want; tries++ {
+		if j := popular.draw(rng); j >= designated {
+			add(j)
+		}
+	}
+	slices.Sort(list)
+	return list
+}
+
+// drawCelebrityFollowees gives each celebrity 20 general followees, drawn
+// by popularity.
+func (g *graph) drawCelebrityFollowees(rng *rand.Rand, popular *alias) {
+	designated := g.designated()
+	seen := make(map[int32]bool)
+	for _, c := range g.Celebs {
 		clear(seen)
 		var list []int32
 		for len(list) < 20 {
-			j := int32(alias.draw(rng))
+			j := int32(popular.draw(rng))
 			if int(j) >= designated && !seen[j] {
 				seen[j] = true
 				list = append(list, j)
@@ -259,16 +326,24 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		}
 		slices.Sort(list)
 		g.Followees[c] = list
-		_ = i
 	}
-	g.FollowerN = make([]int32, U)
+}
+
+// countFollowers sets each user's follower count and the number of follow
+// edges from the followee lists.
+func (g *graph) countFollowers() {
+	g.FollowerN = make([]int32, g.P.Users)
 	for _, list := range g.Followees {
 		g.FollowEdges += len(list)
 		for _, j := range list {
 			g.FollowerN[j]++
 		}
 	}
-	// Follow ids: spread over 60 to 31 days ago in a random order.
+}
+
+// spreadFollowTimes spreads the follow edges' ids over 60 to 31 days before
+// now in a random order (see followID).
+func (g *graph) spreadFollowTimes(rng *rand.Rand, now time.Time) {
 	g.followPerm = make([]uint32, g.FollowEdges)
 	for i := range g.followPerm {
 		g.followPerm[i] = uint32(i)
@@ -276,19 +351,22 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	rng.Shuffle(len(g.followPerm), func(a, b int) { g.followPerm[a], g.followPerm[b] = g.followPerm[b], g.followPerm[a] })
 	g.followIDBase = ids.IDAt(now.Add(-60 * 24 * time.Hour))
 	g.followStep = max(int64(29*24*time.Hour/time.Millisecond)/int64(max(g.FollowEdges, 1)), 1)
+}
 
-	// Posts: originals spread over the last p.Days days, then reposts of
-	// followees' originals at a later time.
-	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
-	start := ids.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
-	end := ids.IDAt(now) >> 12
-	span := end - start
-	g.PostCount = make([]int32, U)
-	byAuthor := make([][]int32, U)
+// repostQuota is how many reposts a user is to make.
+type repostQuota struct{ user, n int }
+
+// drawOriginals draws each user's posts (log-normal around MeanPosts;
+// celebrities 300, the ordinary author 60) and which of them are reposts.
+// The originals are made here, at random times in [start, start+span); the
+// reposts are left as quotas for drawReposts, which needs every user's
+// originals. A user who follows nobody has nothing to repost.
+func (g *graph) drawOriginals(rng *rand.Rand, start, span int64) (byAuthor [][]int32, reposts []repostQuota) {
+	p := g.P
+	g.PostCount = make([]int32, p.Users)
+	byAuthor = make([][]int32, p.Users)
 	mu := math.Log(p.MeanPosts) - 0.5
-	var reposters []int
-	repostN := []int{}
-	for i := range U {
+	for i := range p.Users {
 		n := int(math.Round(math.Exp(mu + rng.NormFloat64())))
 		n = clampInt(n, 1, 400)
 		switch {
@@ -297,27 +375,35 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		case i == g.Author:
 			n = 60
 		}
-		reposts := 0
+		k := 0
 		for range n {
 			if rng.Float64() < p.RepostShare {
-				reposts++
+				k++
 			}
 		}
 		if len(g.Followees[i]) == 0 {
-			reposts = 0
+			k = 0
 		}
-		for range n - reposts {
+		for range n - k {
 			byAuthor[i] = append(byAuthor[i], int32(len(g.Posts)))
 			g.Posts = append(g.Posts, post{Author: int32(i), RepostOf: -1, ms: start + rng.Int64N(span)})
 		}
-		if reposts > 0 {
-			reposters = append(reposters, i)
-			repostN = append(repostN, reposts)
+		if k > 0 {
+			reposts = append(reposts, repostQuota{i, k})
 		}
 	}
-	for k, i := range reposters {
+	return byAuthor, reposts
+}
+
+// drawReposts makes the reposts: each of a random followee's original,
+// later than it and before end, at most once per original and reposter. A
+// draw that lands on a followee without originals or on an original
+// already reposted is lost rather than redrawn.
+func (g *graph) drawReposts(rng *rand.Rand, byAuthor [][]int32, reposts []repostQuota, end int64) {
+	for _, q := range reposts {
+		i := q.user
 		done := map[int32]bool{}
-		for range repostN[k] {
+		for range q.n {
 			f := g.Followees[i][rng.IntN(len(g.Followees[i]))]
 			if len(byAuthor[f]) == 0 {
 				continue
@@ -332,7 +418,11 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 			g.Posts[o].RepostCount++
 		}
 	}
-	// Order by time and assign ids; repost references follow the sort.
+}
+
+// sortPostsByTime orders the posts by time, moving each repost's reference
+// to its original's new place.
+func (g *graph) sortPostsByTime() {
 	order := make([]int32, len(g.Posts))
 	for i := range order {
 		order[i] = int32(i)
@@ -350,6 +440,13 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		}
 	}
 	g.Posts = sorted
+}
+
+// assignPostIDs gives the time-sorted posts their ids in the service's
+// layout: posts of the same millisecond take sequence numbers, and past
+// the 7-bit sequence move on to the next millisecond, so the ids stay
+// unique and in time order. It counts each user's posts too.
+func (g *graph) assignPostIDs() {
 	lastMs, seq := int64(-1), int64(0)
 	for n := range g.Posts {
 		ms := max(g.Posts[n].ms, lastMs)
@@ -365,14 +462,19 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		g.Posts[n].ID = ms<<12 | benchNode<<7 | seq
 		g.PostCount[g.Posts[n].Author]++
 	}
-	g.MaxID = max(g.UserIDs[U-1], g.followID(g.FollowEdges-1))
+}
+
+// setMaxID records the largest bulk id, which tells the rows a server made
+// from the loaded ones. The ids must stay below 2^53: Redis scores sorted
+// sets by id as a float64, exact only below it.
+func (g *graph) setMaxID() {
+	g.MaxID = max(g.UserIDs[g.P.Users-1], g.followID(g.FollowEdges-1))
 	if len(g.Posts) > 0 {
 		g.MaxID = max(g.MaxID, g.Posts[len(g.Posts)-1].ID)
 	}
 	if g.MaxID >= 1<<53 {
 		panic("ids above 2^53")
 	}
-	return g
 }
 
 // followID is the id of follow edge number n (edges numbered in the order
