@@ -611,161 +611,71 @@ func body(rng *rand.Rand) string {
 	return b.String()
 }
 
-// load inserts the graph with batched multi-row INSERTs, several tables at
-// once, printing progress.
+// load inserts the graph with batched multi-row INSERTs, the four tables at
+// once, printing progress. Secondary indexes are dropped for the load and
+// built once after it: a sorted build is much faster than row-by-row
+// maintenance.
 func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any)) error {
-	hash := benchPasswordHash()
+	l := &loader{g: g, passwordHash: benchPasswordHash()}
 	totalRows := int64(g.P.Users + 2*g.FollowEdges + len(g.Posts))
-	var done atomic.Int64
 	start := time.Now()
-	stop := make(chan struct{})
+	defer l.logProgress(logf, totalRows, start)()
+
+	readd, err := dropSecondaryIndexes(ctx, db, "followings", "followers", "posts")
+	if err != nil {
+		return err
+	}
+	if err := l.insertAll(ctx, db); err != nil {
+		return err
+	}
+	logf("load: %s rows in %.1fs (%.0f rows/s); building secondary indexes", human(totalRows), time.Since(start).Seconds(), float64(totalRows)/time.Since(start).Seconds())
+	if err := addSecondaryIndexes(ctx, db, readd); err != nil {
+		return fmt.Errorf("rebuild indexes: %w", err)
+	}
+	logf("load: done in %.1fs", time.Since(start).Seconds())
+	return nil
+}
+
+// loadBatchRows is the rows of one INSERT (posts, with their bodies, send
+// half as many).
+const loadBatchRows = 4000
+
+// loader inserts one graph's rows.
+type loader struct {
+	g            *graph
+	passwordHash string       // every user's: bcrypt is too slow to run per user
+	done         atomic.Int64 // rows sent, for the progress lines
+}
+
+// logProgress prints the rows sent every 3 seconds until the returned
+// function is called.
+func (l *loader) logProgress(logf func(string, ...any), totalRows int64, start time.Time) (stop func()) {
+	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(3 * time.Second)
 		defer t.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-t.C:
-				d := done.Load()
+				d := l.done.Load()
 				logf("load: %s / %s rows (%.0f%%, %.0f rows/s)", human(d), human(totalRows), 100*float64(d)/float64(totalRows), float64(d)/time.Since(start).Seconds())
 			}
 		}
 	}()
-	defer close(stop)
+	return func() { close(done) }
+}
 
-	exec := func(conn *sql.Conn, head string, rows []string) error {
-		if len(rows) == 0 {
-			return nil
-		}
-		_, err := conn.ExecContext(ctx, head+strings.Join(rows, ","))
-		done.Add(int64(len(rows)))
-		return err
-	}
-	withConn := func(f func(conn *sql.Conn) error) error {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks=0, foreign_key_checks=0"); err != nil {
-			return err
-		}
-		return f(conn)
-	}
-	const batch = 4000
-
-	users := func(conn *sql.Conn) error {
-		head := "INSERT INTO users (id,username,username_key,display_name,bio,password_hash,created_at,follower_count,following_count,post_count,last_active_at,feed_read_key) VALUES "
-		var rows []string
-		for i := range g.P.Users {
-			id := g.UserIDs[i]
-			t := idTimeSQL(id)
-			name := g.Names[i]
-			rows = append(rows, fmt.Sprintf("(%d,'%s','%s','%s','','%s',%s,%d,%d,%d,%s,0)", id, name, strings.ToLower(name), strings.ReplaceAll(name, "_", " "), hash, t, g.FollowerN[i], len(g.Followees[i]), g.PostCount[i], t))
-			if len(rows) == batch {
-				if err := exec(conn, head, rows); err != nil {
-					return err
-				}
-				rows = rows[:0]
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	followings := func(conn *sql.Conn) error {
-		head := "INSERT INTO followings (user_id,followee_id,id,created_at) VALUES "
-		var rows []string
-		n := 0
-		for i, list := range g.Followees {
-			for _, j := range list {
-				id := g.followID(n)
-				n++
-				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[i], 10)+","+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
-				if len(rows) == batch {
-					if err := exec(conn, head, rows); err != nil {
-						return err
-					}
-					rows = rows[:0]
-				}
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	followers := func(conn *sql.Conn) error {
-		// Invert the graph: followers of j, in follower order, with the
-		// same follow id as the followings row.
-		type fe struct {
-			follower int32
-			n        int32
-		}
-		inv := make([][]fe, g.P.Users)
-		n := 0
-		for i, list := range g.Followees {
-			for _, j := range list {
-				inv[j] = append(inv[j], fe{int32(i), int32(n)})
-				n++
-			}
-		}
-		head := "INSERT INTO followers (user_id,follower_id,id,created_at) VALUES "
-		var rows []string
-		for j, list := range inv {
-			for _, e := range list {
-				id := g.followID(int(e.n))
-				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(g.UserIDs[e.follower], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
-				if len(rows) == batch {
-					if err := exec(conn, head, rows); err != nil {
-						return err
-					}
-					rows = rows[:0]
-				}
-			}
-			inv[j] = nil
-		}
-		return exec(conn, head, rows)
-	}
-	posts := func(conn *sql.Conn) error {
-		rng := rand.New(rand.NewPCG(g.P.Seed, 0xb0d1))
-		head := "INSERT INTO posts (id,author_id,body,repost_of_id,repost_count,created_at) VALUES "
-		var rows []string
-		for _, p := range g.Posts {
-			b, of := "", "NULL"
-			if p.RepostOf < 0 {
-				b = body(rng)
-			} else {
-				of = strconv.FormatInt(g.Posts[p.RepostOf].ID, 10)
-			}
-			rows = append(rows, fmt.Sprintf("(%d,%d,'%s',%s,%d,%s)", p.ID, g.UserIDs[p.Author], b, of, p.RepostCount, idTimeSQL(p.ID)))
-			if len(rows) == batch/2 {
-				if err := exec(conn, head, rows); err != nil {
-					return err
-				}
-				rows = rows[:0]
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	// Secondary indexes are dropped for the load and built once after it
-	// (a sorted build is much faster than row-by-row maintenance).
-	readd := map[string]string{}
-	for _, t := range []string{"followings", "followers", "posts"} {
-		drop, add, err := secondaryIndexes(ctx, db, t)
-		if err != nil {
-			return err
-		}
-		if drop != "" {
-			if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" "+drop); err != nil {
-				return err
-			}
-			readd[t] = add
-		}
-	}
+// insertAll inserts the four tables at once, each on its own connection.
+func (l *loader) insertAll(ctx context.Context, db *sql.DB) error {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	for k, f := range []func(*sql.Conn) error{users, followings, followers, posts} {
+	for k, f := range []func(context.Context, *sql.Conn) error{l.insertUsers, l.insertFollowings, l.insertFollowers, l.insertPosts} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = withConn(f)
+			errs[k] = withBulkSession(ctx, db, f)
 		}()
 	}
 	wg.Wait()
@@ -774,8 +684,175 @@ func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any))
 			return err
 		}
 	}
-	logf("load: %s rows in %.1fs (%.0f rows/s); building secondary indexes", human(totalRows), time.Since(start).Seconds(), float64(totalRows)/time.Since(start).Seconds())
-	errs = make([]error, 3)
+	return nil
+}
+
+// withBulkSession runs f on a connection of its own that skips the unique
+// and foreign-key checks: the generated rows are consistent by
+// construction, and the checks would slow the load.
+func withBulkSession(ctx context.Context, db *sql.DB, f func(context.Context, *sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks=0, foreign_key_checks=0"); err != nil {
+		return err
+	}
+	return f(ctx, conn)
+}
+
+// batch collects rows of one table and sends them size at a time as one
+// multi-row INSERT.
+type batch struct {
+	ctx  context.Context
+	conn *sql.Conn
+	head string // "INSERT INTO t (...) VALUES "
+	size int
+	rows []string
+	done *atomic.Int64
+}
+
+func (l *loader) batch(ctx context.Context, conn *sql.Conn, head string, size int) *batch {
+	return &batch{ctx: ctx, conn: conn, head: head, size: size, done: &l.done}
+}
+
+// add queues row and sends the batch once it is full.
+func (b *batch) add(row string) error {
+	b.rows = append(b.rows, row)
+	if len(b.rows) < b.size {
+		return nil
+	}
+	return b.flush()
+}
+
+// flush sends the queued rows, if any.
+func (b *batch) flush() error {
+	if len(b.rows) == 0 {
+		return nil
+	}
+	_, err := b.conn.ExecContext(b.ctx, b.head+strings.Join(b.rows, ","))
+	b.done.Add(int64(len(b.rows)))
+	b.rows = b.rows[:0]
+	return err
+}
+
+// insertUsers inserts the users with their follower, following and post
+// counts as the graph has them.
+func (l *loader) insertUsers(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	b := l.batch(ctx, conn, "INSERT INTO users (id,username,username_key,display_name,bio,password_hash,created_at,follower_count,following_count,post_count,last_active_at,feed_read_key) VALUES ", loadBatchRows)
+	for i := range g.P.Users {
+		id := g.UserIDs[i]
+		t := idTimeSQL(id)
+		name := g.Names[i]
+		if err := b.add(fmt.Sprintf("(%d,'%s','%s','%s','','%s',%s,%d,%d,%d,%s,0)", id, name, strings.ToLower(name), strings.ReplaceAll(name, "_", " "), l.passwordHash, t, g.FollowerN[i], len(g.Followees[i]), g.PostCount[i], t)); err != nil {
+			return err
+		}
+	}
+	return b.flush()
+}
+
+// insertFollowings inserts each follow edge from the follower's side.
+func (l *loader) insertFollowings(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	b := l.batch(ctx, conn, "INSERT INTO followings (user_id,followee_id,id,created_at) VALUES ", loadBatchRows)
+	n := 0
+	for i, list := range g.Followees {
+		for _, j := range list {
+			id := g.followID(n)
+			n++
+			if err := b.add("(" + strconv.FormatInt(g.UserIDs[i], 10) + "," + strconv.FormatInt(g.UserIDs[j], 10) + "," + strconv.FormatInt(id, 10) + "," + idTimeSQL(id) + ")"); err != nil {
+				return err
+			}
+		}
+	}
+	return b.flush()
+}
+
+// insertFollowers inserts each follow edge from the followee's side, with
+// the same follow id as its followings row.
+func (l *loader) insertFollowers(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	inv := g.followerEdges()
+	b := l.batch(ctx, conn, "INSERT INTO followers (user_id,follower_id,id,created_at) VALUES ", loadBatchRows)
+	for j, list := range inv {
+		for _, e := range list {
+			id := g.followID(int(e.n))
+			if err := b.add("(" + strconv.FormatInt(g.UserIDs[j], 10) + "," + strconv.FormatInt(g.UserIDs[e.follower], 10) + "," + strconv.FormatInt(id, 10) + "," + idTimeSQL(id) + ")"); err != nil {
+				return err
+			}
+		}
+		inv[j] = nil // the inverted graph is as big as the graph: free it as it goes
+	}
+	return b.flush()
+}
+
+// followerEdge is one follower of a user and the follow edge's number.
+type followerEdge struct {
+	follower int32
+	n        int32
+}
+
+// followerEdges inverts the graph: each user's followers, in follower
+// order, with the edge numbers of followID.
+func (g *graph) followerEdges() [][]followerEdge {
+	inv := make([][]followerEdge, g.P.Users)
+	n := 0
+	for i, list := range g.Followees {
+		for _, j := range list {
+			inv[j] = append(inv[j], followerEdge{int32(i), int32(n)})
+			n++
+		}
+	}
+	return inv
+}
+
+// insertPosts inserts the posts, originals with a random body and reposts
+// with none. The bodies come from an rng of their own, so that they do not
+// move the graph's draws.
+func (l *loader) insertPosts(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	rng := rand.New(rand.NewPCG(g.P.Seed, 0xb0d1))
+	b := l.batch(ctx, conn, "INSERT INTO posts (id,author_id,body,repost_of_id,repost_count,created_at) VALUES ", loadBatchRows/2)
+	for _, p := range g.Posts {
+		text, of := "", "NULL"
+		if p.RepostOf < 0 {
+			text = body(rng)
+		} else {
+			of = strconv.FormatInt(g.Posts[p.RepostOf].ID, 10)
+		}
+		if err := b.add(fmt.Sprintf("(%d,%d,'%s',%s,%d,%s)", p.ID, g.UserIDs[p.Author], text, of, p.RepostCount, idTimeSQL(p.ID))); err != nil {
+			return err
+		}
+	}
+	return b.flush()
+}
+
+// dropSecondaryIndexes drops the tables' non-primary indexes and says, by
+// table, how to add them back as they were.
+func dropSecondaryIndexes(ctx context.Context, db *sql.DB, tables ...string) (readd map[string]string, err error) {
+	readd = map[string]string{}
+	for _, t := range tables {
+		drop, add, err := secondaryIndexes(ctx, db, t)
+		if err != nil {
+			return nil, err
+		}
+		if drop != "" {
+			if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" "+drop); err != nil {
+				return nil, err
+			}
+			readd[t] = add
+		}
+	}
+	return readd, nil
+}
+
+// addSecondaryIndexes adds the indexes of dropSecondaryIndexes back, the
+// tables at once.
+func addSecondaryIndexes(ctx context.Context, db *sql.DB, readd map[string]string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(readd))
 	k := 0
 	for t, add := range readd {
 		wg.Add(1)
@@ -788,10 +865,9 @@ func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any))
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("rebuild indexes: %w", err)
+			return err
 		}
 	}
-	logf("load: done in %.1fs", time.Since(start).Seconds())
 	return nil
 }
 
