@@ -115,6 +115,10 @@ func (e *env) logInAll(ctx context.Context, c *client) error {
 	return firstErr
 }
 
+// runMode measures one feed mode: it starts the mode's server, signs the
+// users in (once per run), warms the active readers' inboxes, runs the
+// workloads -runs times and ends the mode (see endMode). mr holds what was
+// measured even when err is set.
 func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err error) {
 	mr = &ModeResult{Mode: mode}
 	prefix := e.o.prefixBase + mode + ":"
@@ -125,22 +129,7 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		return mr, err
 	}
 	modeStart := time.Now()
-	defer func() {
-		rss, hwm := s.memKB()
-		mr.Memory.ServerRSSEndKB, mr.Memory.ServerHWMKB = rss, hwm
-		mr.ServerCPUSeconds = s.cpuSeconds()
-		s.stop()
-		mr.ServerLogProblems = logProblems(s.logPath)
-		if len(mr.ServerLogProblems) > 0 {
-			logf("[%s] server log warnings/errors: %v (log: %s)", mode, mr.ServerLogProblems, s.logPath)
-		}
-		n := deleteKeys(context.WithoutCancel(ctx), e.rdb, prefix+"*")
-		if err2 := e.resetSQL(context.WithoutCancel(ctx), mode); err2 != nil && err == nil {
-			err = err2
-		}
-		mr.Seconds = time.Since(modeStart).Seconds()
-		logf("[%s] done in %.1fs (deleted %d Redis keys, reset MySQL)", mode, mr.Seconds, n)
-	}()
+	defer func() { err = e.endMode(ctx, s, prefix, mr, modeStart, err) }()
 	c := newClient(s.url)
 	if len(e.tokens) == 0 {
 		if err := e.logInAll(ctx, c); err != nil {
@@ -152,13 +141,45 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 	if err := w.warm(ctx); err != nil {
 		return mr, fmt.Errorf("warm: %w", err)
 	}
-	type step struct {
-		name string
-		f    func(context.Context) error
+	return mr, w.repeat(ctx, w.workloadSteps())
+}
+
+// endMode stops the mode's server (recording its memory, CPU time and log
+// problems in mr) and undoes what the mode wrote to Redis and MySQL, so
+// that the next mode starts from the same data. It returns err, or the
+// reset's error when err is nil.
+func (e *env) endMode(ctx context.Context, s *serverProc, prefix string, mr *ModeResult, modeStart time.Time, err error) error {
+	rss, hwm := s.memKB()
+	mr.Memory.ServerRSSEndKB, mr.Memory.ServerHWMKB = rss, hwm
+	mr.ServerCPUSeconds = s.cpuSeconds()
+	s.stop()
+	mr.ServerLogProblems = logProblems(s.logPath)
+	if len(mr.ServerLogProblems) > 0 {
+		logf("[%s] server log warnings/errors: %v (log: %s)", mr.Mode, mr.ServerLogProblems, s.logPath)
 	}
+	n := deleteKeys(context.WithoutCancel(ctx), e.rdb, prefix+"*")
+	if err2 := e.resetSQL(context.WithoutCancel(ctx), mr.Mode); err2 != nil && err == nil {
+		err = err2
+	}
+	mr.Seconds = time.Since(modeStart).Seconds()
+	logf("[%s] done in %.1fs (deleted %d Redis keys, reset MySQL)", mr.Mode, mr.Seconds, n)
+	return err
+}
+
+// workloadStep is one measured workload of a mode; its name starts with
+// the workload's number.
+type workloadStep struct {
+	name string
+	f    func(context.Context) error
+}
+
+// workloadSteps is the mode's workloads in the order they run: all of
+// them, those of -workloads, or with -only targets the warm reads and the
+// cache keys.
+func (w *modeRun) workloadSteps() []workloadStep {
 	// The cache tiers' memory and the server's RSS are measured right after
 	// the warm reads, before the writes and the websockets change them.
-	steps := []step{
+	steps := []workloadStep{
 		{"1 first page at " + joinInts(w.firstPageClients(), ", ") + " clients", w.firstPage},
 		{"2 deep paging, pages 2-10", w.deepPaging},
 		{"8 cache keys' memory and server RSS after the warm reads", w.cacheMemory},
@@ -168,43 +189,52 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		{"7 red dots over websockets", w.redDots},
 		{"6 mixed 90/8/2", w.mixed},
 	}
-	if len(e.o.workloads) > 0 && !e.o.targetsOnly() {
-		steps = slices.DeleteFunc(steps, func(st step) bool {
+	if len(w.o.workloads) > 0 && !w.o.targetsOnly() {
+		steps = slices.DeleteFunc(steps, func(st workloadStep) bool {
 			number, _, _ := strings.Cut(st.name, " ")
-			return !slices.Contains(e.o.workloads, number)
+			return !slices.Contains(w.o.workloads, number)
 		})
 	}
-	if e.o.targetsOnly() {
+	if w.o.targetsOnly() {
 		steps = steps[:3]
 		if !w.deepPaged() { // pull's target figure is its first page at 32 clients
 			steps = slices.Delete(steps, 1, 2)
 		}
 	}
+	return steps
+}
+
+// repeat runs the steps -runs times, each run into a result of its own
+// that starts from the warm-up's figures, and leaves the runs' medians in
+// the mode's result (also when a run fails: the medians of those that
+// finished). Before each repeat the probe readers' inboxes are dropped, so
+// that their first read is cold again.
+func (w *modeRun) repeat(ctx context.Context, steps []workloadStep) error {
+	mr := w.mr
 	base := *mr
 	var runs []*ModeResult
 	defer func() {
 		if len(runs) > 0 {
-			med := medianResult(runs)
-			*mr = *med
+			*mr = *medianResult(runs)
 		}
 	}()
-	for run := 1; run <= e.o.runs; run++ {
-		w.mr = &ModeResult{Mode: mode, Warm: base.Warm, WarmDeep: base.WarmDeep, Memory: base.Memory}
+	for run := 1; run <= w.o.runs; run++ {
+		w.mr = &ModeResult{Mode: w.mode, Warm: base.Warm, WarmDeep: base.WarmDeep, Memory: base.Memory}
 		if run > 1 {
 			w.coolProbes(ctx)
 		}
 		for _, st := range steps {
 			if ctx.Err() != nil {
-				return mr, ctx.Err()
+				return ctx.Err()
 			}
-			logf("[%s] run %d of %d: workload %s", mode, run, e.o.runs, st.name)
+			logf("[%s] run %d of %d: workload %s", w.mode, run, w.o.runs, st.name)
 			if err := st.f(ctx); err != nil {
-				return mr, fmt.Errorf("run %d: %s: %w", run, st.name, err)
+				return fmt.Errorf("run %d: %s: %w", run, st.name, err)
 			}
 		}
 		runs = append(runs, w.mr)
 	}
-	return mr, nil
+	return nil
 }
 
 // coolProbes drops the inboxes of the followee-count probes, so that each
