@@ -485,20 +485,9 @@ func (w *modeRun) fanout(ctx context.Context) error {
 		logf("  skipped: %s", f.Skipped)
 		return nil
 	}
-	// The followers whose inbox exists: the active ones (and probes that follow).
-	pipe := w.rdb.Pipeline()
-	ex := make([]*redis.IntCmd, len(followers))
-	for k, i := range followers {
-		ex[k] = pipe.Exists(ctx, w.inboxKey(i))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	active, err := w.withInbox(ctx, followers)
+	if err != nil {
 		return err
-	}
-	var active []int
-	for k, i := range followers {
-		if ex[k].Val() == 1 {
-			active = append(active, i)
-		}
 	}
 	f.ActiveFollowers = len(active)
 	if len(active) == 0 {
@@ -517,37 +506,10 @@ func (w *modeRun) fanout(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		member := strconv.FormatInt(id, 10)
-		pending := slices.Clone(active)
-		var firstAt, lastAt time.Time
-		deadline := t1.Add(30 * time.Second)
-		for len(pending) > 0 && time.Now().Before(deadline) {
-			pipe := w.rdb.Pipeline()
-			cmds := make([]*redis.FloatCmd, len(pending))
-			for j, i := range pending {
-				cmds[j] = pipe.ZScore(ctx, w.inboxKey(i), member)
-			}
-			pipe.Exec(ctx)
-			now := time.Now()
-			next := pending[:0]
-			for j, i := range pending {
-				if cmds[j].Err() == nil {
-					arrivals = append(arrivals, now.Sub(t1))
-					if firstAt.IsZero() {
-						firstAt = now
-					}
-					lastAt = now
-				} else {
-					next = append(next, i)
-				}
-			}
-			pending = next
-			if len(pending) > 0 {
-				time.Sleep(2 * time.Millisecond)
-			}
-		}
-		missing += len(pending)
-		if len(pending) == 0 {
+		arrived, firstAt, lastAt, pending := w.awaitInboxes(ctx, active, id, t1)
+		arrivals = append(arrivals, arrived...)
+		missing += pending
+		if pending == 0 {
 			d := lastAt.Sub(t1)
 			last = append(last, d)
 			e2e = append(e2e, float64(len(active))/max(d.Seconds(), 0.001))
@@ -570,6 +532,61 @@ func (w *modeRun) fanout(ctx context.Context) error {
 	logf("  %d active of %d followers; mutation p50 %.1f ms; inbox arrival p50 %.1f ms, last inbox p50 %.1f ms max %.1f ms; %.0f entries/s during the fan-out, %.0f/s from the response",
 		f.ActiveFollowers, f.Followers, f.Mutation.P50, f.Arrival.P50, f.LastInbox.P50, f.LastInbox.Max, f.EntriesPerSec, f.EndToEndEntriesPerSec)
 	return nil
+}
+
+// withInbox is the users among users whose inbox exists: the active ones
+// (and probes), the only inboxes a fan-out writes to.
+func (w *modeRun) withInbox(ctx context.Context, users []int) ([]int, error) {
+	pipe := w.rdb.Pipeline()
+	ex := make([]*redis.IntCmd, len(users))
+	for k, i := range users {
+		ex[k] = pipe.Exists(ctx, w.inboxKey(i))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	var out []int
+	for k, i := range users {
+		if ex[k].Val() == 1 {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// awaitInboxes polls the readers' inboxes (ZSCORE, every 2 ms, for at most
+// 30 s after t1) until each holds post id. It says each arrival's time
+// after t1, when the first and the last arrived, and how many never did.
+func (w *modeRun) awaitInboxes(ctx context.Context, readers []int, id int64, t1 time.Time) (arrivals []time.Duration, firstAt, lastAt time.Time, missing int) {
+	member := strconv.FormatInt(id, 10)
+	pending := slices.Clone(readers)
+	deadline := t1.Add(30 * time.Second)
+	for len(pending) > 0 && time.Now().Before(deadline) {
+		pipe := w.rdb.Pipeline()
+		cmds := make([]*redis.FloatCmd, len(pending))
+		for j, i := range pending {
+			cmds[j] = pipe.ZScore(ctx, w.inboxKey(i), member)
+		}
+		pipe.Exec(ctx)
+		now := time.Now()
+		next := pending[:0]
+		for j, i := range pending {
+			if cmds[j].Err() == nil {
+				arrivals = append(arrivals, now.Sub(t1))
+				if firstAt.IsZero() {
+					firstAt = now
+				}
+				lastAt = now
+			} else {
+				next = append(next, i)
+			}
+		}
+		pending = next
+		if len(pending) > 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	return arrivals, firstAt, lastAt, len(pending)
 }
 
 // celebrity: each celebrity posts; the mutation's latency, and the time
