@@ -123,12 +123,43 @@ type post struct {
 	ms          int64 // time, ms since the id epoch, before ids are assigned
 }
 
-// generate builds the graph in memory.
+// generate builds the graph in memory. Every draw comes from one rng in a
+// fixed order (the steps below, in this order), so the same params and seed
+// give the same graph: changing a step's draws changes every later step.
 func generate(p graphParams, logf func(string, ...any)) *graph {
 	rng := rand.New(rand.NewPCG(p.Seed, 0x5eed))
-	U := p.Users
-	g := &graph{P: p, Probes: map[int][]int{}}
 	now := time.UnixMilli(p.BaseUnixMs).UTC()
+	g := &graph{P: p, Probes: map[int][]int{}}
+	probeBucket := g.layOut()
+	g.nameUsers(now, probeBucket)
+
+	weights := g.drawPopularity(rng)
+	counts := g.drawFolloweeCounts(rng)
+	capPopularity(weights, counts)
+	popular := newAlias(weights)
+
+	logf("graph: drawing followees for %d users (median %d, max %d)", p.Users, p.MedianFollowees, p.MaxFollowees)
+	g.drawFollowees(rng, popular, counts, probeBucket)
+	g.drawCelebrityFollowees(rng, popular)
+	g.countFollowers()
+	g.spreadFollowTimes(rng, now)
+
+	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
+	start := ids.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
+	end := ids.IDAt(now) >> 12
+	byAuthor, reposts := g.drawOriginals(rng, start, end-start)
+	g.drawReposts(rng, byAuthor, reposts, end)
+	g.sortPostsByTime()
+	g.assignPostIDs()
+	g.setMaxID()
+	return g
+}
+
+// layOut numbers the designated users (the celebrities, the ordinary
+// author, the probe readers) first and everyone else after them, and says
+// each probe reader's followee bucket.
+func (g *graph) layOut() (probeBucket map[int]int) {
+	p := g.P
 	idx := 0
 	for range p.Celebrities {
 		g.Celebs = append(g.Celebs, idx)
@@ -136,23 +167,31 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	}
 	g.Author = idx
 	idx++
-	isProbe := map[int]int{}
+	probeBucket = map[int]int{}
 	for _, b := range p.ProbeBuckets {
 		for range p.ProbesPerBucket {
 			g.Probes[b] = append(g.Probes[b], idx)
-			isProbe[idx] = b
+			probeBucket[idx] = b
 			idx++
 		}
 	}
-	if idx >= U {
+	if idx >= p.Users {
 		panic("too few users for the designated ones")
 	}
-	for i := idx; i < U; i++ {
+	for i := idx; i < p.Users; i++ {
 		g.General = append(g.General, i)
 	}
-	designated := idx
+	return probeBucket
+}
 
-	// User ids: created 90 to 60 days ago, in index order.
+// designated is the number of designated users, who come first: the index
+// of the first general user.
+func (g *graph) designated() int { return g.General[0] }
+
+// nameUsers gives each user an id, created 90 to 60 days before now in
+// index order, and a name that says the user's role.
+func (g *graph) nameUsers(now time.Time, probeBucket map[int]int) {
+	U := g.P.Users
 	g.UserIDs = make([]int64, U)
 	g.Names = make([]string, U)
 	base := now.Add(-90 * 24 * time.Hour)
@@ -160,98 +199,126 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	for i := range U {
 		g.UserIDs[i] = ids.IDAt(base) + (int64(i)*step)<<12 + benchNode<<7
 		switch {
-		case i < p.Celebrities:
+		case i < g.P.Celebrities:
 			g.Names[i] = fmt.Sprintf("celeb_%d", i+1)
 		case i == g.Author:
 			g.Names[i] = "author_ordinary"
-		case isProbe[i] > 0:
-			g.Names[i] = fmt.Sprintf("probe_%d_%d", isProbe[i], i)
+		case probeBucket[i] > 0:
+			g.Names[i] = fmt.Sprintf("probe_%d_%d", probeBucket[i], i)
 		default:
 			g.Names[i] = fmt.Sprintf("user_%06d", i)
 		}
 	}
+}
 
-	// Popularity weights of the general followees: heavy-tailed, capped so
-	// that nobody's expected follower count passes 4% of the users.
-	weights := make([]float64, U)
-	for i := designated; i < U; i++ {
+// drawPopularity draws each general user's weight as a followee: heavy
+// tailed (Pareto-like), zero for the designated users, who are followed by
+// share instead.
+func (g *graph) drawPopularity(rng *rand.Rand) []float64 {
+	weights := make([]float64, g.P.Users)
+	for i := g.designated(); i < g.P.Users; i++ {
 		weights[i] = math.Pow(1-rng.Float64(), -0.8)
 	}
-	sigma := 1.0
-	counts := make([]int, U)
-	total := 0
-	for i := range U {
-		if i < designated {
-			continue
-		}
-		k := int(math.Round(math.Exp(math.Log(float64(p.MedianFollowees)) + sigma*rng.NormFloat64())))
-		counts[i] = clampInt(k, 3, p.MaxFollowees)
-		total += counts[i]
-	}
-	capW := func() {
-		for range 5 {
-			var w float64
-			for _, x := range weights {
-				w += x
-			}
-			limit := 0.04 * float64(U) * w / float64(max(total, 1))
-			for i, x := range weights {
-				if x > limit {
-					weights[i] = limit
-				}
-			}
-		}
-	}
-	capW()
-	alias := newAlias(weights)
+	return weights
+}
 
-	logf("graph: drawing followees for %d users (median %d, max %d)", U, p.MedianFollowees, p.MaxFollowees)
-	g.Followees = make([][]int32, U)
-	seen := make(map[int32]bool)
-	for i := range U {
-		if i < p.Celebrities {
-			continue // celebrities follow a few general users
-		}
-		clear(seen)
-		var list []int32
-		add := func(j int) {
-			if j != i && !seen[int32(j)] {
-				seen[int32(j)] = true
-				list = append(list, int32(j))
-			}
-		}
-		for c, share := range p.CelebrityShares[:p.Celebrities] {
-			if rng.Float64() < share {
-				add(g.Celebs[c])
-			}
-		}
-		if i != g.Author && rng.Float64() < p.AuthorShare {
-			add(g.Author)
-		}
-		want := counts[i]
-		if b, ok := isProbe[i]; ok {
-			want = b
-			if len(list) > want {
-				list = list[:want]
-			}
-		} else if i == g.Author {
-			want = p.MedianFollowees
-		} else {
-			want = max(want, len(list))
-		}
-		for tries := 0; len(list) < want && tries < 50*want; tries++ {
-			if j := alias.draw(rng); j >= designated {
-				add(j)
-			}
-		}
-		slices.Sort(list)
-		g.Followees[i] = list
+// drawFolloweeCounts draws how many users each general user follows:
+// log-normal around the median, between 3 and MaxFollowees.
+func (g *graph) drawFolloweeCounts(rng *rand.Rand) []int {
+	const sigma = 1.0
+	counts := make([]int, g.P.Users)
+	for i := g.designated(); i < g.P.Users; i++ {
+		k := int(math.Round(math.Exp(math.Log(float64(g.P.MedianFollowees)) + sigma*rng.NormFloat64())))
+		counts[i] = clampInt(k, 3, g.P.MaxFollowees)
 	}
-	for i, c := range g.Celebs {
+	return counts
+}
+
+// capPopularity caps the weights so that nobody's expected follower count
+// passes 4% of the users: an ordinary user must not come near the
+// celebrity threshold. Capping moves the total, so it is repeated.
+func capPopularity(weights []float64, counts []int) {
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	for range 5 {
+		var w float64
+		for _, x := range weights {
+			w += x
+		}
+		limit := 0.04 * float64(len(weights)) * w / float64(max(total, 1))
+		for i, x := range weights {
+			if x > limit {
+				weights[i] = limit
+			}
+		}
+	}
+}
+
+// drawFollowees draws every user's followees but the celebrities' (see
+// drawCelebrityFollowees).
+func (g *graph) drawFollowees(rng *rand.Rand, popular *alias, counts []int, probeBucket map[int]int) {
+	g.Followees = make([][]int32, g.P.Users)
+	seen := make(map[int32]bool)
+	for i := g.P.Celebrities; i < g.P.Users; i++ {
+		clear(seen)
+		g.Followees[i] = g.drawFolloweesOf(rng, i, popular, counts[i], probeBucket, seen)
+	}
+}
+
+// drawFolloweesOf draws user i's followees: each celebrity and the ordinary
+// author by their shares, then general users by popularity up to the
+// user's count. A probe reader gets exactly its bucket's count; the author
+// follows the median count. The list is sorted.
+func (g *graph) drawFolloweesOf(rng *rand.Rand, i int, popular *alias, count int, probeBucket map[int]int, seen map[int32]bool) []int32 {
+	p := g.P
+	var list []int32
+	add := func(j int) {
+		if j != i && !seen[int32(j)] {
+			seen[int32(j)] = true
+			list = append(list, int32(j))
+		}
+	}
+	for c, share := range p.CelebrityShares[:p.Celebrities] {
+		if rng.Float64() < share {
+			add(g.Celebs[c])
+		}
+	}
+	if i != g.Author && rng.Float64() < p.AuthorShare {
+		add(g.Author)
+	}
+	want := count
+	if b, ok := probeBucket[i]; ok {
+		want = b
+		if len(list) > want {
+			list = list[:want]
+		}
+	} else if i == g.Author {
+		want = p.MedianFollowees
+	} else {
+		want = max(want, len(list))
+	}
+	designated := g.designated()
+	for tries := 0; len(list) < want && tries < 50*want; tries++ {
+		if j := popular.draw(rng); j >= designated {
+			add(j)
+		}
+	}
+	slices.Sort(list)
+	return list
+}
+
+// drawCelebrityFollowees gives each celebrity 20 general followees, drawn
+// by popularity.
+func (g *graph) drawCelebrityFollowees(rng *rand.Rand, popular *alias) {
+	designated := g.designated()
+	seen := make(map[int32]bool)
+	for _, c := range g.Celebs {
 		clear(seen)
 		var list []int32
 		for len(list) < 20 {
-			j := int32(alias.draw(rng))
+			j := int32(popular.draw(rng))
 			if int(j) >= designated && !seen[j] {
 				seen[j] = true
 				list = append(list, j)
@@ -259,16 +326,24 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		}
 		slices.Sort(list)
 		g.Followees[c] = list
-		_ = i
 	}
-	g.FollowerN = make([]int32, U)
+}
+
+// countFollowers sets each user's follower count and the number of follow
+// edges from the followee lists.
+func (g *graph) countFollowers() {
+	g.FollowerN = make([]int32, g.P.Users)
 	for _, list := range g.Followees {
 		g.FollowEdges += len(list)
 		for _, j := range list {
 			g.FollowerN[j]++
 		}
 	}
-	// Follow ids: spread over 60 to 31 days ago in a random order.
+}
+
+// spreadFollowTimes spreads the follow edges' ids over 60 to 31 days before
+// now in a random order (see followID).
+func (g *graph) spreadFollowTimes(rng *rand.Rand, now time.Time) {
 	g.followPerm = make([]uint32, g.FollowEdges)
 	for i := range g.followPerm {
 		g.followPerm[i] = uint32(i)
@@ -276,19 +351,22 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 	rng.Shuffle(len(g.followPerm), func(a, b int) { g.followPerm[a], g.followPerm[b] = g.followPerm[b], g.followPerm[a] })
 	g.followIDBase = ids.IDAt(now.Add(-60 * 24 * time.Hour))
 	g.followStep = max(int64(29*24*time.Hour/time.Millisecond)/int64(max(g.FollowEdges, 1)), 1)
+}
 
-	// Posts: originals spread over the last p.Days days, then reposts of
-	// followees' originals at a later time.
-	logf("graph: %d follow edges; drawing posts", g.FollowEdges)
-	start := ids.IDAt(now.Add(-time.Duration(p.Days)*24*time.Hour)) >> 12
-	end := ids.IDAt(now) >> 12
-	span := end - start
-	g.PostCount = make([]int32, U)
-	byAuthor := make([][]int32, U)
+// repostQuota is how many reposts a user is to make.
+type repostQuota struct{ user, n int }
+
+// drawOriginals draws each user's posts (log-normal around MeanPosts;
+// celebrities 300, the ordinary author 60) and which of them are reposts.
+// The originals are made here, at random times in [start, start+span); the
+// reposts are left as quotas for drawReposts, which needs every user's
+// originals. A user who follows nobody has nothing to repost.
+func (g *graph) drawOriginals(rng *rand.Rand, start, span int64) (byAuthor [][]int32, reposts []repostQuota) {
+	p := g.P
+	g.PostCount = make([]int32, p.Users)
+	byAuthor = make([][]int32, p.Users)
 	mu := math.Log(p.MeanPosts) - 0.5
-	var reposters []int
-	repostN := []int{}
-	for i := range U {
+	for i := range p.Users {
 		n := int(math.Round(math.Exp(mu + rng.NormFloat64())))
 		n = clampInt(n, 1, 400)
 		switch {
@@ -297,27 +375,35 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		case i == g.Author:
 			n = 60
 		}
-		reposts := 0
+		k := 0
 		for range n {
 			if rng.Float64() < p.RepostShare {
-				reposts++
+				k++
 			}
 		}
 		if len(g.Followees[i]) == 0 {
-			reposts = 0
+			k = 0
 		}
-		for range n - reposts {
+		for range n - k {
 			byAuthor[i] = append(byAuthor[i], int32(len(g.Posts)))
 			g.Posts = append(g.Posts, post{Author: int32(i), RepostOf: -1, ms: start + rng.Int64N(span)})
 		}
-		if reposts > 0 {
-			reposters = append(reposters, i)
-			repostN = append(repostN, reposts)
+		if k > 0 {
+			reposts = append(reposts, repostQuota{i, k})
 		}
 	}
-	for k, i := range reposters {
+	return byAuthor, reposts
+}
+
+// drawReposts makes the reposts: each of a random followee's original,
+// later than it and before end, at most once per original and reposter. A
+// draw that lands on a followee without originals or on an original
+// already reposted is lost rather than redrawn.
+func (g *graph) drawReposts(rng *rand.Rand, byAuthor [][]int32, reposts []repostQuota, end int64) {
+	for _, q := range reposts {
+		i := q.user
 		done := map[int32]bool{}
-		for range repostN[k] {
+		for range q.n {
 			f := g.Followees[i][rng.IntN(len(g.Followees[i]))]
 			if len(byAuthor[f]) == 0 {
 				continue
@@ -332,7 +418,11 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 			g.Posts[o].RepostCount++
 		}
 	}
-	// Order by time and assign ids; repost references follow the sort.
+}
+
+// sortPostsByTime orders the posts by time, moving each repost's reference
+// to its original's new place.
+func (g *graph) sortPostsByTime() {
 	order := make([]int32, len(g.Posts))
 	for i := range order {
 		order[i] = int32(i)
@@ -350,6 +440,13 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		}
 	}
 	g.Posts = sorted
+}
+
+// assignPostIDs gives the time-sorted posts their ids in the service's
+// layout: posts of the same millisecond take sequence numbers, and past
+// the 7-bit sequence move on to the next millisecond, so the ids stay
+// unique and in time order. It counts each user's posts too.
+func (g *graph) assignPostIDs() {
 	lastMs, seq := int64(-1), int64(0)
 	for n := range g.Posts {
 		ms := max(g.Posts[n].ms, lastMs)
@@ -365,14 +462,19 @@ func generate(p graphParams, logf func(string, ...any)) *graph {
 		g.Posts[n].ID = ms<<12 | benchNode<<7 | seq
 		g.PostCount[g.Posts[n].Author]++
 	}
-	g.MaxID = max(g.UserIDs[U-1], g.followID(g.FollowEdges-1))
+}
+
+// setMaxID records the largest bulk id, which tells the rows a server made
+// from the loaded ones. The ids must stay below 2^53: Redis scores sorted
+// sets by id as a float64, exact only below it.
+func (g *graph) setMaxID() {
+	g.MaxID = max(g.UserIDs[g.P.Users-1], g.followID(g.FollowEdges-1))
 	if len(g.Posts) > 0 {
 		g.MaxID = max(g.MaxID, g.Posts[len(g.Posts)-1].ID)
 	}
 	if g.MaxID >= 1<<53 {
 		panic("ids above 2^53")
 	}
-	return g
 }
 
 // followID is the id of follow edge number n (edges numbered in the order
@@ -509,161 +611,71 @@ func body(rng *rand.Rand) string {
 	return b.String()
 }
 
-// load inserts the graph with batched multi-row INSERTs, several tables at
-// once, printing progress.
+// load inserts the graph with batched multi-row INSERTs, the four tables at
+// once, printing progress. Secondary indexes are dropped for the load and
+// built once after it: a sorted build is much faster than row-by-row
+// maintenance.
 func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any)) error {
-	hash := benchPasswordHash()
+	l := &loader{g: g, passwordHash: benchPasswordHash()}
 	totalRows := int64(g.P.Users + 2*g.FollowEdges + len(g.Posts))
-	var done atomic.Int64
 	start := time.Now()
-	stop := make(chan struct{})
+	defer l.logProgress(logf, totalRows, start)()
+
+	readd, err := dropSecondaryIndexes(ctx, db, "followings", "followers", "posts")
+	if err != nil {
+		return err
+	}
+	if err := l.insertAll(ctx, db); err != nil {
+		return err
+	}
+	logf("load: %s rows in %.1fs (%.0f rows/s); building secondary indexes", human(totalRows), time.Since(start).Seconds(), float64(totalRows)/time.Since(start).Seconds())
+	if err := addSecondaryIndexes(ctx, db, readd); err != nil {
+		return fmt.Errorf("rebuild indexes: %w", err)
+	}
+	logf("load: done in %.1fs", time.Since(start).Seconds())
+	return nil
+}
+
+// loadBatchRows is the rows of one INSERT (posts, with their bodies, send
+// half as many).
+const loadBatchRows = 4000
+
+// loader inserts one graph's rows.
+type loader struct {
+	g            *graph
+	passwordHash string       // every user's: bcrypt is too slow to run per user
+	done         atomic.Int64 // rows sent, for the progress lines
+}
+
+// logProgress prints the rows sent every 3 seconds until the returned
+// function is called.
+func (l *loader) logProgress(logf func(string, ...any), totalRows int64, start time.Time) (stop func()) {
+	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(3 * time.Second)
 		defer t.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-t.C:
-				d := done.Load()
+				d := l.done.Load()
 				logf("load: %s / %s rows (%.0f%%, %.0f rows/s)", human(d), human(totalRows), 100*float64(d)/float64(totalRows), float64(d)/time.Since(start).Seconds())
 			}
 		}
 	}()
-	defer close(stop)
+	return func() { close(done) }
+}
 
-	exec := func(conn *sql.Conn, head string, rows []string) error {
-		if len(rows) == 0 {
-			return nil
-		}
-		_, err := conn.ExecContext(ctx, head+strings.Join(rows, ","))
-		done.Add(int64(len(rows)))
-		return err
-	}
-	withConn := func(f func(conn *sql.Conn) error) error {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks=0, foreign_key_checks=0"); err != nil {
-			return err
-		}
-		return f(conn)
-	}
-	const batch = 4000
-
-	users := func(conn *sql.Conn) error {
-		head := "INSERT INTO users (id,username,username_key,display_name,bio,password_hash,created_at,follower_count,following_count,post_count,last_active_at,feed_read_key) VALUES "
-		var rows []string
-		for i := range g.P.Users {
-			id := g.UserIDs[i]
-			t := idTimeSQL(id)
-			name := g.Names[i]
-			rows = append(rows, fmt.Sprintf("(%d,'%s','%s','%s','','%s',%s,%d,%d,%d,%s,0)", id, name, strings.ToLower(name), strings.ReplaceAll(name, "_", " "), hash, t, g.FollowerN[i], len(g.Followees[i]), g.PostCount[i], t))
-			if len(rows) == batch {
-				if err := exec(conn, head, rows); err != nil {
-					return err
-				}
-				rows = rows[:0]
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	followings := func(conn *sql.Conn) error {
-		head := "INSERT INTO followings (user_id,followee_id,id,created_at) VALUES "
-		var rows []string
-		n := 0
-		for i, list := range g.Followees {
-			for _, j := range list {
-				id := g.followID(n)
-				n++
-				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[i], 10)+","+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
-				if len(rows) == batch {
-					if err := exec(conn, head, rows); err != nil {
-						return err
-					}
-					rows = rows[:0]
-				}
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	followers := func(conn *sql.Conn) error {
-		// Invert the graph: followers of j, in follower order, with the
-		// same follow id as the followings row.
-		type fe struct {
-			follower int32
-			n        int32
-		}
-		inv := make([][]fe, g.P.Users)
-		n := 0
-		for i, list := range g.Followees {
-			for _, j := range list {
-				inv[j] = append(inv[j], fe{int32(i), int32(n)})
-				n++
-			}
-		}
-		head := "INSERT INTO followers (user_id,follower_id,id,created_at) VALUES "
-		var rows []string
-		for j, list := range inv {
-			for _, e := range list {
-				id := g.followID(int(e.n))
-				rows = append(rows, "("+strconv.FormatInt(g.UserIDs[j], 10)+","+strconv.FormatInt(g.UserIDs[e.follower], 10)+","+strconv.FormatInt(id, 10)+","+idTimeSQL(id)+")")
-				if len(rows) == batch {
-					if err := exec(conn, head, rows); err != nil {
-						return err
-					}
-					rows = rows[:0]
-				}
-			}
-			inv[j] = nil
-		}
-		return exec(conn, head, rows)
-	}
-	posts := func(conn *sql.Conn) error {
-		rng := rand.New(rand.NewPCG(g.P.Seed, 0xb0d1))
-		head := "INSERT INTO posts (id,author_id,body,repost_of_id,repost_count,created_at) VALUES "
-		var rows []string
-		for _, p := range g.Posts {
-			b, of := "", "NULL"
-			if p.RepostOf < 0 {
-				b = body(rng)
-			} else {
-				of = strconv.FormatInt(g.Posts[p.RepostOf].ID, 10)
-			}
-			rows = append(rows, fmt.Sprintf("(%d,%d,'%s',%s,%d,%s)", p.ID, g.UserIDs[p.Author], b, of, p.RepostCount, idTimeSQL(p.ID)))
-			if len(rows) == batch/2 {
-				if err := exec(conn, head, rows); err != nil {
-					return err
-				}
-				rows = rows[:0]
-			}
-		}
-		return exec(conn, head, rows)
-	}
-	// Secondary indexes are dropped for the load and built once after it
-	// (a sorted build is much faster than row-by-row maintenance).
-	readd := map[string]string{}
-	for _, t := range []string{"followings", "followers", "posts"} {
-		drop, add, err := secondaryIndexes(ctx, db, t)
-		if err != nil {
-			return err
-		}
-		if drop != "" {
-			if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" "+drop); err != nil {
-				return err
-			}
-			readd[t] = add
-		}
-	}
+// insertAll inserts the four tables at once, each on its own connection.
+func (l *loader) insertAll(ctx context.Context, db *sql.DB) error {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	for k, f := range []func(*sql.Conn) error{users, followings, followers, posts} {
+	for k, f := range []func(context.Context, *sql.Conn) error{l.insertUsers, l.insertFollowings, l.insertFollowers, l.insertPosts} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = withConn(f)
+			errs[k] = withBulkSession(ctx, db, f)
 		}()
 	}
 	wg.Wait()
@@ -672,8 +684,175 @@ func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any))
 			return err
 		}
 	}
-	logf("load: %s rows in %.1fs (%.0f rows/s); building secondary indexes", human(totalRows), time.Since(start).Seconds(), float64(totalRows)/time.Since(start).Seconds())
-	errs = make([]error, 3)
+	return nil
+}
+
+// withBulkSession runs f on a connection of its own that skips the unique
+// and foreign-key checks: the generated rows are consistent by
+// construction, and the checks would slow the load.
+func withBulkSession(ctx context.Context, db *sql.DB, f func(context.Context, *sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks=0, foreign_key_checks=0"); err != nil {
+		return err
+	}
+	return f(ctx, conn)
+}
+
+// batch collects rows of one table and sends them size at a time as one
+// multi-row INSERT.
+type batch struct {
+	ctx  context.Context
+	conn *sql.Conn
+	head string // "INSERT INTO t (...) VALUES "
+	size int
+	rows []string
+	done *atomic.Int64
+}
+
+func (l *loader) batch(ctx context.Context, conn *sql.Conn, head string, size int) *batch {
+	return &batch{ctx: ctx, conn: conn, head: head, size: size, done: &l.done}
+}
+
+// add queues row and sends the batch once it is full.
+func (b *batch) add(row string) error {
+	b.rows = append(b.rows, row)
+	if len(b.rows) < b.size {
+		return nil
+	}
+	return b.flush()
+}
+
+// flush sends the queued rows, if any.
+func (b *batch) flush() error {
+	if len(b.rows) == 0 {
+		return nil
+	}
+	_, err := b.conn.ExecContext(b.ctx, b.head+strings.Join(b.rows, ","))
+	b.done.Add(int64(len(b.rows)))
+	b.rows = b.rows[:0]
+	return err
+}
+
+// insertUsers inserts the users with their follower, following and post
+// counts as the graph has them.
+func (l *loader) insertUsers(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	b := l.batch(ctx, conn, "INSERT INTO users (id,username,username_key,display_name,bio,password_hash,created_at,follower_count,following_count,post_count,last_active_at,feed_read_key) VALUES ", loadBatchRows)
+	for i := range g.P.Users {
+		id := g.UserIDs[i]
+		t := idTimeSQL(id)
+		name := g.Names[i]
+		if err := b.add(fmt.Sprintf("(%d,'%s','%s','%s','','%s',%s,%d,%d,%d,%s,0)", id, name, strings.ToLower(name), strings.ReplaceAll(name, "_", " "), l.passwordHash, t, g.FollowerN[i], len(g.Followees[i]), g.PostCount[i], t)); err != nil {
+			return err
+		}
+	}
+	return b.flush()
+}
+
+// insertFollowings inserts each follow edge from the follower's side.
+func (l *loader) insertFollowings(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	b := l.batch(ctx, conn, "INSERT INTO followings (user_id,followee_id,id,created_at) VALUES ", loadBatchRows)
+	n := 0
+	for i, list := range g.Followees {
+		for _, j := range list {
+			id := g.followID(n)
+			n++
+			if err := b.add("(" + strconv.FormatInt(g.UserIDs[i], 10) + "," + strconv.FormatInt(g.UserIDs[j], 10) + "," + strconv.FormatInt(id, 10) + "," + idTimeSQL(id) + ")"); err != nil {
+				return err
+			}
+		}
+	}
+	return b.flush()
+}
+
+// insertFollowers inserts each follow edge from the followee's side, with
+// the same follow id as its followings row.
+func (l *loader) insertFollowers(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	inv := g.followerEdges()
+	b := l.batch(ctx, conn, "INSERT INTO followers (user_id,follower_id,id,created_at) VALUES ", loadBatchRows)
+	for j, list := range inv {
+		for _, e := range list {
+			id := g.followID(int(e.n))
+			if err := b.add("(" + strconv.FormatInt(g.UserIDs[j], 10) + "," + strconv.FormatInt(g.UserIDs[e.follower], 10) + "," + strconv.FormatInt(id, 10) + "," + idTimeSQL(id) + ")"); err != nil {
+				return err
+			}
+		}
+		inv[j] = nil // the inverted graph is as big as the graph: free it as it goes
+	}
+	return b.flush()
+}
+
+// followerEdge is one follower of a user and the follow edge's number.
+type followerEdge struct {
+	follower int32
+	n        int32
+}
+
+// followerEdges inverts the graph: each user's followers, in follower
+// order, with the edge numbers of followID.
+func (g *graph) followerEdges() [][]followerEdge {
+	inv := make([][]followerEdge, g.P.Users)
+	n := 0
+	for i, list := range g.Followees {
+		for _, j := range list {
+			inv[j] = append(inv[j], followerEdge{int32(i), int32(n)})
+			n++
+		}
+	}
+	return inv
+}
+
+// insertPosts inserts the posts, originals with a random body and reposts
+// with none. The bodies come from an rng of their own, so that they do not
+// move the graph's draws.
+func (l *loader) insertPosts(ctx context.Context, conn *sql.Conn) error {
+	g := l.g
+	rng := rand.New(rand.NewPCG(g.P.Seed, 0xb0d1))
+	b := l.batch(ctx, conn, "INSERT INTO posts (id,author_id,body,repost_of_id,repost_count,created_at) VALUES ", loadBatchRows/2)
+	for _, p := range g.Posts {
+		text, of := "", "NULL"
+		if p.RepostOf < 0 {
+			text = body(rng)
+		} else {
+			of = strconv.FormatInt(g.Posts[p.RepostOf].ID, 10)
+		}
+		if err := b.add(fmt.Sprintf("(%d,%d,'%s',%s,%d,%s)", p.ID, g.UserIDs[p.Author], text, of, p.RepostCount, idTimeSQL(p.ID))); err != nil {
+			return err
+		}
+	}
+	return b.flush()
+}
+
+// dropSecondaryIndexes drops the tables' non-primary indexes and says, by
+// table, how to add them back as they were.
+func dropSecondaryIndexes(ctx context.Context, db *sql.DB, tables ...string) (readd map[string]string, err error) {
+	readd = map[string]string{}
+	for _, t := range tables {
+		drop, add, err := secondaryIndexes(ctx, db, t)
+		if err != nil {
+			return nil, err
+		}
+		if drop != "" {
+			if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" "+drop); err != nil {
+				return nil, err
+			}
+			readd[t] = add
+		}
+	}
+	return readd, nil
+}
+
+// addSecondaryIndexes adds the indexes of dropSecondaryIndexes back, the
+// tables at once.
+func addSecondaryIndexes(ctx context.Context, db *sql.DB, readd map[string]string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(readd))
 	k := 0
 	for t, add := range readd {
 		wg.Add(1)
@@ -686,10 +865,9 @@ func (g *graph) load(ctx context.Context, db *sql.DB, logf func(string, ...any))
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("rebuild indexes: %w", err)
+			return err
 		}
 	}
-	logf("load: done in %.1fs", time.Since(start).Seconds())
 	return nil
 }
 

@@ -81,12 +81,51 @@ func logf(format string, args ...any) {
 }
 
 func main() {
+	o, f := parseFlags()
+	if code, ran := runCommand(o, f); ran {
+		if code != 0 {
+			os.Exit(code)
+		}
+		return
+	}
+	if err := o.complete(f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := raiseOpenFileLimit(uint64(slices.Max(o.sockets)) + 2000); err != nil {
+		logf("warning: %v; the red-dot workload may run out of file descriptors", err)
+	}
+	if _, err := os.Stat("go.mod"); err != nil {
+		fmt.Fprintln(os.Stderr, "run from the module root (where go.mod is): go run ./bench")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := run(ctx, o)
+	if code := finish(res, o, err); code != 0 {
+		os.Exit(code)
+	}
+}
+
+// cliFlags are the flags read into the options only once it is known that
+// the run is a benchmark (not one of runCommand's commands), with the
+// defaults that depend on -quick.
+type cliFlags struct {
+	modes   string
+	users   int
+	sockets string
+	docs    string
+	replot  string
+}
+
+// parseFlags declares every flag and parses the command line.
+func parseFlags() (*options, *cliFlags) {
 	o := &options{}
-	var modes string
-	var users int
+	f := &cliFlags{}
 	flag.BoolVar(&o.quick, "quick", false, "small graph and short runs (< 2 min); exits non-zero if a correctness check fails")
-	flag.IntVar(&users, "users", 0, "users in the graph (default 50,000; 2,000 with -quick)")
-	flag.StringVar(&modes, "modes", "pull,push,hybrid", "feed modes to run, in order")
+	flag.IntVar(&f.users, "users", 0, "users in the graph (default 50,000; 2,000 with -quick)")
+	flag.StringVar(&f.modes, "modes", "pull,push,hybrid", "feed modes to run, in order")
 	flag.StringVar(&o.dsn, "mysql", "root@tcp(127.0.0.1:3306)/", "MySQL DSN without the database name")
 	flag.StringVar(&o.db, "db", "feedbench", "database to create, load and drop; also the prefix of the Redis keys (<db>:)")
 	flag.StringVar(&o.redis, "redis", "127.0.0.1:6379", "Redis address")
@@ -99,15 +138,15 @@ func main() {
 	flag.Float64Var(&o.active, "active", 0, "share of users who are active readers, whose inboxes are warmed (default 0.1; 0.15 with -quick)")
 	flag.DurationVar(&o.dur, "duration", 0, "length of each throughput run (default 10s; 1.5s with -quick)")
 	flag.DurationVar(&o.mixedDur, "mixed-duration", 0, "length of the mixed workload (default 30s; 3s with -quick)")
-	sockets := flag.String("sockets", "", "open websockets of the red-dot workload, one run per count (default 1000,10000; 100,400 with -quick)")
+	flag.StringVar(&f.sockets, "sockets", "", "open websockets of the red-dot workload, one run per count (default 1000,10000; 100,400 with -quick)")
 	flag.IntVar(&o.runs, "runs", 0, "runs of the measured workloads per mode, reported as medians (default 3; 1 with -quick)")
 	flag.Float64Var(&o.meanPosts, "posts-per-user", 20, "mean posts per user")
 	flag.StringVar(&o.bufferPool, "innodb-buffer-pool", "", "if set (e.g. 2G), SET GLOBAL innodb_buffer_pool_size for the run and restore it after")
 	flag.StringVar(&o.dsnParams, "server-dsn-params", "", "extra parameters of the server's MySQL DSN, e.g. interpolateParams=true")
 	flag.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
 	flag.BoolVar(&o.compare, "compare", false, "compare two result files: -compare old.json new.json")
-	docs := flag.String("docs", "", "rewrite the README's and docs/performance.md's generated tables from a result file (bench/results/latest.json) and exit")
-	replot := flag.String("replot", "", "redraw the plots of a result file (into its directory) and exit")
+	flag.StringVar(&f.docs, "docs", "", "rewrite the README's and docs/performance.md's generated tables from a result file (bench/results/latest.json) and exit")
+	flag.StringVar(&f.replot, "replot", "", "redraw the plots of a result file (into its directory) and exit")
 	flag.StringVar(&o.only, "only", "", "run only a part: targets (the workloads of the warm-read targets, 11-16 minutes on the default graph; results in bench/results/targets), "+
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets and the page with blocks and mutes against the page without them")
@@ -116,52 +155,86 @@ func main() {
 	flag.Parse()
 	o.workloads = strings.FieldsFunc(*workloads, func(r rune) bool { return r == ',' || r == ' ' })
 	o.serverFlags = strings.Fields(*serverFlags)
+	return o, f
+}
+
+// runCommand runs the commands that work on files rather than measure
+// (-only gobench, -replot, -docs, -compare), and rejects an unknown -only.
+// It says whether it ran one and the exit code.
+func runCommand(o *options, f *cliFlags) (code int, ran bool) {
 	switch o.only {
 	case "", "targets":
 	case "gobench":
 		if o.goBench == "" {
 			fmt.Fprintln(os.Stderr, "-only gobench needs -gobench FILE")
-			os.Exit(2)
+			return 2, true
 		}
-		if err := printGoBench(o.goBench); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		return
+		return errCode(printGoBench(o.goBench), ""), true
 	default:
 		fmt.Fprintf(os.Stderr, "-only: %q is not targets or gobench\n", o.only)
-		os.Exit(2)
+		return 2, true
 	}
-	if *replot != "" {
-		files, err := replotFile(*replot)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	switch {
+	case f.replot != "":
+		files, err := replotFile(f.replot)
+		if err == nil {
+			fmt.Println("wrote", strings.Join(files, ", "))
 		}
-		fmt.Println("wrote", strings.Join(files, ", "))
-		return
-	}
-	if *docs != "" {
-		files, err := writeDocs(".", *docs)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "-docs:", err)
-			os.Exit(1)
+		return errCode(err, ""), true
+	case f.docs != "":
+		files, err := writeDocs(".", f.docs)
+		if err == nil {
+			fmt.Printf("tables from %s: rewrote %d file(s) %s\n", f.docs, len(files), strings.Join(files, ", "))
 		}
-		fmt.Printf("tables from %s: rewrote %d file(s) %s\n", *docs, len(files), strings.Join(files, ", "))
-		return
-	}
-	if o.compare {
+		return errCode(err, "-docs: "), true
+	case o.compare:
 		if flag.NArg() != 2 {
 			fmt.Fprintln(os.Stderr, "usage: go run ./bench -compare old.json new.json")
-			os.Exit(2)
+			return 2, true
 		}
-		if err := compareFiles(flag.Arg(0), flag.Arg(1)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		return
+		return errCode(compareFiles(flag.Arg(0), flag.Arg(1)), ""), true
 	}
-	o.users = users
+	return 0, false
+}
+
+// errCode prints err (after prefix) and says 1, or says 0 when err is nil.
+func errCode(err error, prefix string) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, prefix+err.Error())
+	return 1
+}
+
+// complete reads the rest of the flags into o and fills in the defaults
+// that -quick changes.
+func (o *options) complete(f *cliFlags) error {
+	o.users = f.users
+	o.applyQuickDefaults()
+	sockets := f.sockets
+	if sockets == "" {
+		sockets = "1000,10000"
+		if o.quick {
+			sockets = "100,400"
+		}
+	}
+	for _, s := range strings.Split(sockets, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sockets: %q is not a list of counts like 1000,10000", sockets)
+		}
+		o.sockets = append(o.sockets, n)
+	}
+	o.modes = strings.Split(f.modes, ",")
+	// The Redis keys are named after the database, so that a run with its
+	// own -db (and -server-bin) does not delete another run's keys.
+	o.prefixBase = o.db + ":"
+	return nil
+}
+
+// applyQuickDefaults sets each option left at zero to its default, the
+// smaller one with -quick.
+func (o *options) applyQuickDefaults() {
 	if o.out == "" {
 		o.out = "bench/results"
 		if o.targetsOnly() {
@@ -193,45 +266,21 @@ func main() {
 			o.active = 0.15
 		}
 	}
-	if *sockets == "" {
-		*sockets = "1000,10000"
-		if o.quick {
-			*sockets = "100,400"
-		}
-	}
-	for _, f := range strings.Split(*sockets, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "-sockets: %q is not a list of counts like 1000,10000\n", *sockets)
-			os.Exit(2)
-		}
-		o.sockets = append(o.sockets, n)
-	}
 	if o.runs == 0 {
 		o.runs = 3
 		if o.quick {
 			o.runs = 1
 		}
 	}
-	if err := raiseOpenFileLimit(uint64(slices.Max(o.sockets)) + 2000); err != nil {
-		logf("warning: %v; the red-dot workload may run out of file descriptors", err)
-	}
 	o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 5, 4, 5, 100
 	if o.quick {
 		o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 2, 1, 2, 25
 	}
-	o.modes = strings.Split(modes, ",")
-	// The Redis keys are named after the database, so that a run with its
-	// own -db (and -server-bin) does not delete another run's keys.
-	o.prefixBase = o.db + ":"
-	if _, err := os.Stat("go.mod"); err != nil {
-		fmt.Fprintln(os.Stderr, "run from the module root (where go.mod is): go run ./bench")
-		os.Exit(2)
-	}
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	res, err := run(ctx, o)
+// finish reports the run (when it got far enough to have a result) and
+// says the exit code: 1 when it failed or a correctness check did.
+func finish(res *Result, o *options, err error) int {
 	if res != nil {
 		if err != nil {
 			res.Error = err.Error()
@@ -240,16 +289,17 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	if failed := res.failedChecks(); len(failed) > 0 {
 		fmt.Fprintf(os.Stderr, "bench: %d correctness check(s) failed:\n", len(failed))
 		for _, c := range failed {
 			fmt.Fprintf(os.Stderr, "  FAIL %s (%s): %s\n", c.Name, c.Mode, c.Detail)
 		}
-		os.Exit(1)
+		return 1
 	}
 	logf("done in %.1fs; all %d checks passed", time.Since(t0).Seconds(), len(res.Checks))
+	return 0
 }
 
 // env is what the workloads share.
@@ -277,7 +327,61 @@ func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool
 	return ok
 }
 
+// run measures: it builds the server, opens the stores, generates the graph
+// and loads it (or reuses the loaded one), then measures the floors and each
+// mode. The returned result holds what was measured even when err is set.
 func run(ctx context.Context, o *options) (*Result, error) {
+	res, err := newResult(o)
+	if err != nil {
+		return res, err
+	}
+	if err := buildServer(ctx, o); err != nil {
+		return res, err
+	}
+	admin, err := sql.Open("mysql", o.dsn+"?multiStatements=true")
+	if err != nil {
+		return res, err
+	}
+	defer admin.Close()
+	if o.bufferPool != "" {
+		restore, err := setBufferPool(admin, o.bufferPool, res)
+		if err != nil {
+			return res, err
+		}
+		defer restore()
+	}
+	db, err := openBenchDB(o)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	rdb, err := openRedis(ctx, o)
+	if err != nil {
+		return res, err
+	}
+	defer rdb.Close()
+	deleteKeys(ctx, rdb, o.prefixBase+"*") // leftovers of an interrupted run
+	defer deleteKeys(context.WithoutCancel(ctx), rdb, o.prefixBase+"*")
+
+	p, reused := graphToRun(ctx, o, db)
+	if !o.keep && !o.reuse {
+		defer admin.Exec("DROP DATABASE IF EXISTS " + o.db)
+	}
+	g := generate(p, logf)
+	res.Graph = p
+	res.GraphStats = g.stats()
+	logf("graph: %v", res.GraphStats)
+	e := &env{o: o, g: g, db: db, rdb: rdb, res: res, tokens: map[int]string{}, isActive: map[int]bool{}}
+	if err := e.prepareDatabase(ctx, admin, reused); err != nil {
+		return res, err
+	}
+	e.pickActive()
+	return res, e.measure(ctx)
+}
+
+// newResult starts the run's result: what it runs, on which machine, and
+// the Go benchmarks of -gobench.
+func newResult(o *options) (*Result, error) {
 	res := &Result{StartedAt: time.Now().UTC(), Commit: sourceCommit(), Quick: o.quick, Only: o.only, Runs: o.runs, Sockets: o.sockets, Modes: map[string]*ModeResult{}}
 	if o.goBench != "" {
 		g, err := readGoBench(o.goBench)
@@ -289,123 +393,140 @@ func run(ctx context.Context, o *options) (*Result, error) {
 	res.Machine = describeMachine(o)
 	logf("bench: %d users, modes %s, machine: %d cores, %.1f GiB, MariaDB %s, Redis %s, load average %s", o.users, strings.Join(o.modes, ","),
 		res.Machine.NProc, res.Machine.MemGiB, res.Machine.MariaDB, res.Machine.Redis, res.Machine.LoadAvgAtStart)
+	return res, nil
+}
 
-	if !o.noBuild {
-		logf("building the server: go build -o %s %s", o.serverBin, serverproc.Package)
-		if err := serverproc.Build(ctx, o.serverBin, os.Stdout); err != nil {
-			return res, err
-		}
+// buildServer builds the server under test to -server-bin, unless
+// -no-build.
+func buildServer(ctx context.Context, o *options) error {
+	if o.noBuild {
+		return nil
 	}
-	admin, err := sql.Open("mysql", o.dsn+"?multiStatements=true")
+	logf("building the server: go build -o %s %s", o.serverBin, serverproc.Package)
+	return serverproc.Build(ctx, o.serverBin, os.Stdout)
+}
+
+// setBufferPool sets InnoDB's buffer pool to size for the run (-innodb-buffer-pool)
+// and returns how to restore it.
+func setBufferPool(admin *sql.DB, size string, res *Result) (restore func(), err error) {
+	var old string
+	admin.QueryRow("SELECT @@innodb_buffer_pool_size").Scan(&old)
+	n, err := parseSize(size)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer admin.Close()
-	if o.bufferPool != "" {
-		var old string
-		admin.QueryRow("SELECT @@innodb_buffer_pool_size").Scan(&old)
-		size, err := parseSize(o.bufferPool)
-		if err != nil {
-			return res, err
-		}
-		if _, err := admin.Exec(fmt.Sprintf("SET GLOBAL innodb_buffer_pool_size = %d", size)); err != nil {
-			return res, fmt.Errorf("set buffer pool: %w", err)
-		}
-		logf("innodb_buffer_pool_size set to %s (was %s bytes); restored at the end", o.bufferPool, old)
-		defer admin.Exec("SET GLOBAL innodb_buffer_pool_size = " + old)
-		res.Machine.InnoDBBufferPoolMiB = size >> 20
+	if _, err := admin.Exec(fmt.Sprintf("SET GLOBAL innodb_buffer_pool_size = %d", n)); err != nil {
+		return nil, fmt.Errorf("set buffer pool: %w", err)
 	}
+	logf("innodb_buffer_pool_size set to %s (was %s bytes); restored at the end", size, old)
+	res.Machine.InnoDBBufferPoolMiB = n >> 20
+	return func() { admin.Exec("SET GLOBAL innodb_buffer_pool_size = " + old) }, nil
+}
+
+// openBenchDB opens the benchmark's database (-db), with room for the
+// workloads' clients.
+func openBenchDB(o *options) (*sql.DB, error) {
 	db, err := sql.Open("mysql", o.dsn+o.db+"?parseTime=true&loc=UTC&charset=utf8mb4&maxAllowedPacket=0")
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer db.Close()
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
-	rdb := redis.NewClient(&redis.Options{Addr: o.redis, PoolSize: 64})
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return res, fmt.Errorf("redis: %w", err)
-	}
-	deleteKeys(ctx, rdb, o.prefixBase+"*") // leftovers of an interrupted run
-	defer deleteKeys(context.WithoutCancel(ctx), rdb, o.prefixBase+"*")
+	return db, nil
+}
 
-	p := defaultGraphParams(o.users, o.quick, o.seed)
+// openRedis opens Redis, with room for the workloads' clients, and checks
+// that it answers.
+func openRedis(ctx context.Context, o *options) (*redis.Client, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: o.redis, PoolSize: 64})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	return rdb, nil
+}
+
+// graphToRun says which graph the run measures: the one of the options, or
+// with -reuse the loaded one when it is the same graph (its params, with
+// its own "now", are kept in the database).
+func graphToRun(ctx context.Context, o *options, db *sql.DB) (p graphParams, reused bool) {
+	p = defaultGraphParams(o.users, o.quick, o.seed)
 	p.MeanPosts = o.meanPosts
-	reused := false
 	if o.reuse {
 		if old, ok := loadedParams(ctx, db); ok && sameGraph(old, p) {
-			p, reused = old, true
+			return old, true
 		}
 	}
-	if !o.keep && !o.reuse {
-		defer admin.Exec("DROP DATABASE IF EXISTS " + o.db)
-	}
-	g := generate(p, logf)
-	res.Graph = p
-	res.GraphStats = g.stats()
-	logf("graph: %v", res.GraphStats)
-	e := &env{o: o, g: g, db: db, rdb: rdb, res: res, tokens: map[int]string{}, isActive: map[int]bool{}}
+	return p, false
+}
+
+// prepareDatabase makes the database hold the graph: a reused one is reset
+// to it (and loaded again if it does not match); otherwise the database is
+// created, migrated by the server and loaded.
+func (e *env) prepareDatabase(ctx context.Context, admin *sql.DB, reused bool) error {
 	if reused {
-		logf("reusing the loaded database %s (-reuse): resetting what a previous run left", o.db)
+		logf("reusing the loaded database %s (-reuse): resetting what a previous run left", e.o.db)
 		if err := e.resetSQL(ctx, "reuse"); err != nil {
-			return res, err
+			return err
 		}
-		if res.failedChecks() != nil {
-			logf("the database does not match the graph: loading it again")
-			res.Checks = nil
-			reused = false
+		if e.res.failedChecks() == nil {
+			return nil
 		}
+		logf("the database does not match the graph: loading it again")
+		e.res.Checks = nil
 	}
-	if !reused {
-		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + o.db + "; CREATE DATABASE " + o.db + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-			return res, fmt.Errorf("create database: %w", err)
-		}
-		db.SetMaxIdleConns(0) // forget connections to the dropped database
-		db.SetMaxIdleConns(16)
-		if err := migrate(o, g); err != nil {
-			return res, err
-		}
-		loadStart := time.Now()
-		if err := g.load(ctx, db, logf); err != nil {
-			return res, fmt.Errorf("load: %w", err)
-		}
-		res.LoadSeconds = time.Since(loadStart).Seconds()
-		if _, err := db.ExecContext(ctx, "ANALYZE TABLE users, followings, followers, posts"); err != nil {
-			logf("analyze: %v", err)
-		}
-		if err := saveParams(ctx, db, p); err != nil {
-			return res, err
-		}
+	return e.loadDatabase(ctx, admin)
+}
+
+// loadDatabase creates the database afresh, has the server migrate it,
+// loads the graph, and keeps the graph's params for a later -reuse.
+func (e *env) loadDatabase(ctx context.Context, admin *sql.DB) error {
+	o, db := e.o, e.db
+	if _, err := admin.Exec("DROP DATABASE IF EXISTS " + o.db + "; CREATE DATABASE " + o.db + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		return fmt.Errorf("create database: %w", err)
 	}
+	db.SetMaxIdleConns(0) // forget connections to the dropped database
+	db.SetMaxIdleConns(16)
+	if err := migrate(o, e.g); err != nil {
+		return err
+	}
+	loadStart := time.Now()
+	if err := e.g.load(ctx, db, logf); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	e.res.LoadSeconds = time.Since(loadStart).Seconds()
+	if _, err := db.ExecContext(ctx, "ANALYZE TABLE users, followings, followers, posts"); err != nil {
+		logf("analyze: %v", err)
+	}
+	return saveParams(ctx, db, e.g.P)
+}
 
-	e.pickActive()
-
-	if o.targetsOnly() {
+// measure measures the floors, each mode in turn, and the floors again:
+// the box is shared, so the ratios use the mean of both.
+func (e *env) measure(ctx context.Context) error {
+	if e.o.targetsOnly() {
 		logf("floor: raw Redis page read (-only targets: the other floors are not measured)")
 	} else {
 		logf("floors: raw Redis page read, pipelined ZADD, plain SQL pull query")
 	}
-	res.Floors = e.floors(ctx)
-
-	for _, mode := range o.modes {
+	e.res.Floors = e.floors(ctx)
+	for _, mode := range e.o.modes {
 		if ctx.Err() != nil {
-			return res, ctx.Err()
+			return ctx.Err()
 		}
 		mr, err := e.runMode(ctx, mode)
 		if mr != nil {
-			res.Modes[mode] = mr
+			e.res.Modes[mode] = mr
 		}
 		if err != nil {
-			return res, fmt.Errorf("mode %s: %w", mode, err)
+			return fmt.Errorf("mode %s: %w", mode, err)
 		}
 	}
-	// The floors again: the box is shared, so the ratios use the mean of both.
 	logf("floors again, after the modes")
 	end := e.floors(ctx)
-	res.FloorsEnd = &end
-	res.Seconds = time.Since(t0).Seconds()
-	return res, nil
+	e.res.FloorsEnd = &end
+	e.res.Seconds = time.Since(t0).Seconds()
+	return nil
 }
 
 // raiseOpenFileLimit raises this process's soft limit of open files to its

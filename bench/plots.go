@@ -110,183 +110,257 @@ func (r *Result) modesPresent() []string {
 	return out
 }
 
+// plots draws the run's charts into o.out, each as PNG and SVG, and says
+// which it wrote and which it skipped (with why).
 func plots(r *Result, o *options) (files, skipped []string, err error) {
-	add := func(f []string, err error) error {
-		files = append(files, f...)
+	d := newPlotDrawing(r, o.out)
+	err = d.drawAll()
+	return d.files, d.skipped, err
+}
+
+// plotWidth and plotHeight are the size of every chart but the warm-read
+// targets'.
+const plotWidth, plotHeight = 18 * vg.Centimeter, 11 * vg.Centimeter
+
+// plotDrawing is one run's charts as they are drawn.
+type plotDrawing struct {
+	r               *Result
+	dir             string
+	modes           []string // the modes the run has, in modeOrder
+	subtitle        string   // the run's graph and machine, and what the whiskers mean
+	targetsSubtitle string   // the same, for a chart without whiskers
+	files           []string
+	skipped         []string
+}
+
+func newPlotDrawing(r *Result, dir string) *plotDrawing {
+	d := &plotDrawing{r: r, dir: dir, modes: r.modesPresent()}
+	d.subtitle = fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
+	d.targetsSubtitle = d.subtitle
+	if r.Runs > 1 {
+		d.subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
+		d.targetsSubtitle += fmt.Sprintf("\nmedians of %d runs", r.Runs)
+	}
+	return d
+}
+
+// drawAll draws the charts in the order the report lists them, stopping
+// at the first error.
+func (d *plotDrawing) drawAll() error {
+	if err := d.warmReadTargets(); err != nil {
 		return err
 	}
-	// skip notes a plot left out because the run has nothing to draw on it
-	// (its workloads were not run, e.g. with -workloads).
-	skip := func(name, why string) {
-		skipped = append(skipped, name+": "+why)
+	if d.r.Only != "" {
+		return nil // the other plots need the workloads this run left out
 	}
-	modes := r.modesPresent()
-	subtitle := fmt.Sprintf("%d users, %d cores; MariaDB %s, Redis %s", r.Graph.Users, r.Machine.NProc, r.Machine.MariaDB, r.Machine.Redis)
-	targetsSubtitle := subtitle
-	if r.Runs > 1 {
-		subtitle += fmt.Sprintf("\nmedians of %d runs; whiskers: lowest to highest run", r.Runs)
-		targetsSubtitle += fmt.Sprintf("\nmedians of %d runs", r.Runs)
+	for _, draw := range []func() error{d.readThroughput, d.latencyVsFolloweesByMode, d.latencyVsFollowees, d.writeVisibility} {
+		if err := draw(); err != nil {
+			return err
+		}
 	}
-	const width, height = 18 * vg.Centimeter, 11 * vg.Centimeter
+	return nil
+}
 
-	// 0. The warm-read targets: each measured figure as a share of
-	// its bound, wider than the others for their six groups' labels.
-	if err := add(warmReadTargetsChart(r, targetsSubtitle).save(o.out, "warm_read_targets", 22*vg.Centimeter, height)); err != nil {
-		return files, skipped, err
-	}
-	if r.Only != "" {
-		return files, skipped, nil // the other plots need the workloads this run left out
-	}
+// save writes c as name.png and name.svg and records the files.
+func (d *plotDrawing) save(c *chart, name string, w, h vg.Length) error {
+	files, err := c.save(d.dir, name, w, h)
+	d.files = append(d.files, files...)
+	return err
+}
 
-	// 1. Read throughput by mode and concurrency (grouped bars).
-	if !slices.ContainsFunc(modes, func(m string) bool { return len(r.Modes[m].FirstPage) > 0 }) {
-		skip("read_throughput", "no points (the first-page workload, 1, was not run)")
-	} else {
-		p := newChart()
-		p.Title.Text = "Feed first page (20 entries): throughput\n" + subtitle
-		p.Y.Label.Text = "pages/s"
-		p.X.Label.Text = "concurrent clients"
-		conc := []int{1, 8, 32}
-		w := vg.Points(18)
-		for k, m := range modes {
-			vals := make(plotter.Values, len(conc))
-			for i, c := range conc {
-				vals[i] = firstPageAt(r.Modes[m], c).Throughput
-			}
-			bars, err := plotter.NewBarChart(vals, w)
-			if err != nil {
-				return files, skipped, err
-			}
-			bars.Color = modeColors[m]
-			bars.LineStyle.Width = 0
-			bars.Offset = vg.Length(k-len(modes)/2) * w
-			p.Add(bars)
-			p.legend.Add(m, bars)
-		}
-		names := make([]string, len(conc))
-		for i, c := range conc {
-			names[i] = strconv.Itoa(c)
-		}
-		p.NominalX(names...)
-		floorLine(p, r.floor(redisFloor), "Redis page floor (8 workers)", "pages/s")
-		p.headroom()
-		if err := add(p.save(o.out, "read_throughput", width, height)); err != nil {
-			return files, skipped, err
-		}
-	}
+// skip notes a plot left out because the run has nothing to draw on it
+// (its workloads were not run, e.g. with -workloads).
+func (d *plotDrawing) skip(name, why string) {
+	d.skipped = append(d.skipped, name+": "+why)
+}
 
-	// 2. Latency vs followee count, one plot per mode (p50/p95/p99, warm),
-	// plus the cold first read.
-	for _, m := range modes {
-		mr := r.Modes[m]
-		if len(mr.Followees) == 0 {
-			skip("latency_vs_followees_"+m, "no points (the followee-count workload, 3, was not run in "+m+" mode)")
-			continue
-		}
-		p := newChart()
-		p.Title.Text = fmt.Sprintf("Feed read latency vs followees: %s mode\n%s", m, subtitle)
-		p.X.Label.Text = "reader's followees"
-		p.Y.Label.Text = "ms (one client)"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
-		series := []struct {
-			name string
-			get  func(f FolloweePoint) float64
-			dash []vg.Length
-		}{
-			{"warm p50", func(f FolloweePoint) float64 { return f.Warm.P50 }, nil},
-			{"warm p95", func(f FolloweePoint) float64 { return f.Warm.P95 }, []vg.Length{vg.Points(4), vg.Points(2)}},
-			{"warm p99", func(f FolloweePoint) float64 { return f.Warm.P99 }, []vg.Length{vg.Points(1), vg.Points(2)}},
-			{"cold first read p50", func(f FolloweePoint) float64 { return f.Cold.P50 }, []vg.Length{vg.Points(8), vg.Points(3)}},
-		}
-		for k, s := range series {
-			pts := plotter.XYs{}
-			for _, f := range mr.Followees {
-				pts = append(pts, plotter.XY{X: float64(f.Followees), Y: s.get(f)})
-			}
-			l, sc, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return files, skipped, err
-			}
-			l.Color = modeColors[m]
-			if k == 3 {
-				l.Color = color.Gray{Y: 0x80}
-				sc.Color = l.Color
-			}
-			l.Dashes = s.dash
-			sc.Shape = draw.CircleGlyph{}
-			p.Add(l, sc)
-			p.legend.Add(s.name, l, sc)
-			if eb := runWhiskers(mr, s.get); eb != nil {
-				eb.Color = l.Color
-				p.Add(eb)
-			}
-		}
-		p.headroom()
-		if err := add(p.save(o.out, "latency_vs_followees_"+m, width, height)); err != nil {
-			return files, skipped, err
-		}
-	}
+// warmReadTargets draws each measured figure as a share of its bound,
+// wider than the others for their six groups' labels.
+func (d *plotDrawing) warmReadTargets() error {
+	return d.save(warmReadTargetsChart(d.r, d.targetsSubtitle), "warm_read_targets", 22*vg.Centimeter, plotHeight)
+}
 
-	// 3. All modes' warm p99 vs followees on one plot.
-	if !slices.ContainsFunc(modes, func(m string) bool { return len(r.Modes[m].Followees) > 0 }) {
-		skip("latency_vs_followees", "no points (the followee-count workload, 3, was not run)")
-	} else {
-		p := newChart()
-		p.Title.Text = "Feed read p99 vs followees, by mode\n" + subtitle
-		p.X.Label.Text = "reader's followees"
-		p.Y.Label.Text = "p99 ms (one client, warm)"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
-		for _, m := range modes {
-			pts := plotter.XYs{}
-			for _, f := range r.Modes[m].Followees {
-				pts = append(pts, plotter.XY{X: float64(f.Followees), Y: f.Warm.P99})
-			}
-			l, sc, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return files, skipped, err
-			}
-			l.Color, sc.Color = modeColors[m], modeColors[m]
-			p.Add(l, sc)
-			p.legend.Add(m, l, sc)
-			if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
-				eb.Color = modeColors[m]
-				p.Add(eb)
-			}
-		}
-		p.headroom()
-		if err := add(p.save(o.out, "latency_vs_followees", width, height)); err != nil {
-			return files, skipped, err
-		}
+// readThroughput draws the first page's throughput by mode and
+// concurrency as grouped bars, against the Redis page floor.
+func (d *plotDrawing) readThroughput() error {
+	r := d.r
+	if !slices.ContainsFunc(d.modes, func(m string) bool { return len(r.Modes[m].FirstPage) > 0 }) {
+		d.skip("read_throughput", "no points (the first-page workload, 1, was not run)")
+		return nil
 	}
-
-	// 4. Writes: ordinary fan-out (last active inbox), celebrity visibility,
-	// red-dot p99, by mode.
 	p := newChart()
+	p.Title.Text = "Feed first page (20 entries): throughput\n" + d.subtitle
+	p.Y.Label.Text = "pages/s"
+	p.X.Label.Text = "concurrent clients"
+	conc := []int{1, 8, 32}
+	err := p.modeBars(d.modes, func(m string) plotter.Values {
+		vals := make(plotter.Values, len(conc))
+		for i, c := range conc {
+			vals[i] = firstPageAt(r.Modes[m], c).Throughput
+		}
+		return vals
+	})
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(conc))
+	for i, c := range conc {
+		names[i] = strconv.Itoa(c)
+	}
+	p.NominalX(names...)
+	floorLine(p, r.floor(redisFloor), "Redis page floor (8 workers)", "pages/s")
+	p.headroom()
+	return d.save(p, "read_throughput", plotWidth, plotHeight)
+}
+
+// modeBars adds a bar per mode to each group, side by side in the modes'
+// colours, with the values of mode m from vals.
+func (c *chart) modeBars(modes []string, vals func(m string) plotter.Values) error {
 	w := vg.Points(18)
-	p.Title.Text = "After a post: time until readers see it (ms)\n" + subtitle
-	p.Y.Label.Text = "ms after the mutation's response"
-	cats := []string{"last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)"}
 	for k, m := range modes {
-		mr := r.Modes[m]
-		vals := plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.redDotLargest().Delivery.P99}
-		bars, err := plotter.NewBarChart(vals, w)
+		bars, err := plotter.NewBarChart(vals(m), w)
 		if err != nil {
-			return files, skipped, err
+			return err
 		}
 		bars.Color = modeColors[m]
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(k-len(modes)/2) * w
-		p.Add(bars)
-		p.legend.Add(m, bars)
+		c.Add(bars)
+		c.legend.Add(m, bars)
 	}
-	p.NominalX(cats...)
+	return nil
+}
+
+// latencyVsFolloweesByMode draws, one plot per mode, the warm read's
+// p50/p95/p99 against the reader's followee count, with the cold first read.
+func (d *plotDrawing) latencyVsFolloweesByMode() error {
+	for _, m := range d.modes {
+		if len(d.r.Modes[m].Followees) == 0 {
+			d.skip("latency_vs_followees_"+m, "no points (the followee-count workload, 3, was not run in "+m+" mode)")
+			continue
+		}
+		if err := d.latencyVsFolloweesOf(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followeeSeries is one line of latencyVsFolloweesOf.
+type followeeSeries struct {
+	name string
+	get  func(f FolloweePoint) float64
+	dash []vg.Length
+}
+
+// latencyVsFolloweesOf draws mode m's plot of latencyVsFolloweesByMode.
+func (d *plotDrawing) latencyVsFolloweesOf(m string) error {
+	mr := d.r.Modes[m]
+	p := newChart()
+	p.Title.Text = fmt.Sprintf("Feed read latency vs followees: %s mode\n%s", m, d.subtitle)
+	p.X.Label.Text = "reader's followees"
+	p.Y.Label.Text = "ms (one client)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = followeeTicks{d.r.Graph.ProbeBuckets}
+	series := []followeeSeries{
+		{"warm p50", func(f FolloweePoint) float64 { return f.Warm.P50 }, nil},
+		{"warm p95", func(f FolloweePoint) float64 { return f.Warm.P95 }, []vg.Length{vg.Points(4), vg.Points(2)}},
+		{"warm p99", func(f FolloweePoint) float64 { return f.Warm.P99 }, []vg.Length{vg.Points(1), vg.Points(2)}},
+		{"cold first read p50", func(f FolloweePoint) float64 { return f.Cold.P50 }, []vg.Length{vg.Points(8), vg.Points(3)}},
+	}
+	for k, s := range series {
+		// The cold read is grey: it is not the mode's warm figure.
+		c := modeColors[m]
+		if k == 3 {
+			c = color.Gray{Y: 0x80}
+		}
+		if err := p.followeeLine(mr, s.name, s.get, c, s.dash, k == 3); err != nil {
+			return err
+		}
+	}
 	p.headroom()
-	if err := add(p.save(o.out, "write_visibility", width, height)); err != nil {
-		return files, skipped, err
+	return d.save(p, "latency_vs_followees_"+m, plotWidth, plotHeight)
+}
+
+// followeeLine adds one mode's figure get against the followee count as a
+// line with points (in colour c; the points too when colourPoints) and the
+// runs' whiskers.
+func (c *chart) followeeLine(mr *ModeResult, name string, get func(f FolloweePoint) float64, col color.Color, dash []vg.Length, colourPoints bool) error {
+	pts := plotter.XYs{}
+	for _, f := range mr.Followees {
+		pts = append(pts, plotter.XY{X: float64(f.Followees), Y: get(f)})
 	}
-	return files, skipped, nil
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color = col
+	if colourPoints {
+		sc.Color = col
+	}
+	l.Dashes = dash
+	sc.Shape = draw.CircleGlyph{}
+	c.Add(l, sc)
+	c.legend.Add(name, l, sc)
+	if eb := runWhiskers(mr, get); eb != nil {
+		eb.Color = col
+		c.Add(eb)
+	}
+	return nil
+}
+
+// latencyVsFollowees draws every mode's warm p99 against the followee
+// count on one plot.
+func (d *plotDrawing) latencyVsFollowees() error {
+	r := d.r
+	if !slices.ContainsFunc(d.modes, func(m string) bool { return len(r.Modes[m].Followees) > 0 }) {
+		d.skip("latency_vs_followees", "no points (the followee-count workload, 3, was not run)")
+		return nil
+	}
+	p := newChart()
+	p.Title.Text = "Feed read p99 vs followees, by mode\n" + d.subtitle
+	p.X.Label.Text = "reader's followees"
+	p.Y.Label.Text = "p99 ms (one client, warm)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = followeeTicks{r.Graph.ProbeBuckets}
+	for _, m := range d.modes {
+		pts := plotter.XYs{}
+		for _, f := range r.Modes[m].Followees {
+			pts = append(pts, plotter.XY{X: float64(f.Followees), Y: f.Warm.P99})
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color, sc.Color = modeColors[m], modeColors[m]
+		p.Add(l, sc)
+		p.legend.Add(m, l, sc)
+		if eb := runWhiskers(r.Modes[m], func(f FolloweePoint) float64 { return f.Warm.P99 }); eb != nil {
+			eb.Color = modeColors[m]
+			p.Add(eb)
+		}
+	}
+	p.headroom()
+	return d.save(p, "latency_vs_followees", plotWidth, plotHeight)
+}
+
+// writeVisibility draws, by mode, the time until readers see a post: the
+// ordinary author's last active inbox, the celebrity's post on a
+// follower's page, and the red dot's p99 at the most sockets.
+func (d *plotDrawing) writeVisibility() error {
+	p := newChart()
+	p.Title.Text = "After a post: time until readers see it (ms)\n" + d.subtitle
+	p.Y.Label.Text = "ms after the mutation's response"
+	err := p.modeBars(d.modes, func(m string) plotter.Values {
+		mr := d.r.Modes[m]
+		return plotter.Values{mr.Fanout.LastInbox.P50, mr.Celebrity.Visible.P50, mr.redDotLargest().Delivery.P99}
+	})
+	if err != nil {
+		return err
+	}
+	p.NominalX("last active inbox\n(ordinary author)", "celebrity post on\na follower's page", "red dot p99\n(websockets)")
+	p.headroom()
+	return d.save(p, "write_visibility", plotWidth, plotHeight)
 }
 
 // floorLine shows a floor measured in the same run, written on the chart: a

@@ -224,116 +224,157 @@ func deepShare(m *ModeResult) float64 {
 // warmReadTargets evaluates the warm-read targets from the figures of r.
 func (r *Result) warmReadTargets() []TargetRow {
 	var out []TargetRow
-	status := func(met bool) string { return map[bool]string{true: "met", false: "missed"}[met] }
-	notMeasured := func(target, bound, why string) {
-		out = append(out, TargetRow{Target: target, Measured: why, Bound: bound, Status: "not measured"})
-	}
+	out = append(out, r.firstPageTargets()...)
+	out = append(out, r.deepPageTargets()...)
+	out = append(out, r.peerTarget(), r.hybridOverPushTarget(), r.hybridOverPullTarget())
+	out = append(out, r.GoBench.targets()...)
+	return append(out, r.memoryRows()...)
+}
+
+// targetStatus is a measured target's status.
+func targetStatus(met bool) string { return map[bool]string{true: "met", false: "missed"}[met] }
+
+// notMeasured is the row of a target the run has no figure for, and why.
+func notMeasured(target, bound, why string) TargetRow {
+	return TargetRow{Target: target, Measured: why, Bound: bound, Status: "not measured"}
+}
+
+// firstPageTargets: push's and hybrid's warm first page at 8 clients
+// against a share of the run's Redis page floor.
+func (r *Result) firstPageTargets() []TargetRow {
+	var out []TargetRow
 	floor := r.floor(redisFloor)
 	for _, mode := range []string{"push", "hybrid"} {
 		m := r.Modes[mode]
 		target := fmt.Sprintf("warm first page, 8 clients, %s", mode)
 		bound := fmt.Sprintf(">= %.0f%% of the Redis page floor (%s pages/s)", 100*firstPageFloorShare, thousands(firstPageFloorShare*floor))
 		if m == nil || firstPageAt(m, 8).Throughput == 0 || floor == 0 {
-			notMeasured(target, bound, "not in this run")
+			out = append(out, notMeasured(target, bound, "not in this run"))
 			continue
 		}
 		v := firstPageAt(m, 8).Throughput
 		out = append(out, TargetRow{Target: target, Mode: mode,
 			Measured: fmt.Sprintf("%s pages/s = %s of %s", thousands(v), pct(v, floor), thousands(floor)),
-			Bound:    bound, Status: status(v >= firstPageFloorShare*floor), Share: v / (firstPageFloorShare * floor)})
+			Bound:    bound, Status: targetStatus(v >= firstPageFloorShare*floor), Share: v / (firstPageFloorShare * floor)})
 	}
+	return out
+}
+
+// deepPageTargets: push's and hybrid's deep pages against their first
+// page (see deepShare).
+func (r *Result) deepPageTargets() []TargetRow {
+	var out []TargetRow
 	for _, mode := range []string{"push", "hybrid"} {
 		m := r.Modes[mode]
 		target := fmt.Sprintf("deep pages 2-10, 8 clients, %s", mode)
 		bound := fmt.Sprintf(">= %.0f%% of the first page's rate", 100*deepPageShare)
 		if m == nil || deepShare(m) == 0 {
-			notMeasured(target, bound, "not in this run")
+			out = append(out, notMeasured(target, bound, "not in this run"))
 			continue
 		}
 		v := deepShare(m)
 		out = append(out, TargetRow{Target: target, Mode: mode,
 			Measured: fmt.Sprintf("%.0f%% (mean %.1f vs %.1f ms; %s deep pages/s, %s first pages/s)", 100*v,
 				m.DeepPage.Mean, firstPageAt(m, 8).Mean, thousands(m.DeepPage.Throughput), thousands(firstPageAt(m, 8).Throughput)),
-			Bound: bound, Status: status(v >= deepPageShare), Share: v / deepPageShare})
+			Bound: bound, Status: targetStatus(v >= deepPageShare), Share: v / deepPageShare})
 	}
-	if h := r.Modes["hybrid"]; h != nil && firstPageAt(h, 8).Throughput > 0 && floor > 0 {
-		v := firstPageAt(h, 8).Throughput
-		out = append(out, TargetRow{Target: "default mode (hybrid) vs its peer, warm first page, 8 clients", Mode: "hybrid",
-			Measured: fmt.Sprintf("%s pages/s = %.1f%% of %s", thousands(v), 100*v/floor, thousands(floor)),
-			Bound:    fmt.Sprintf(">= %.1f%% of the Redis page floor (1.6x GoToSocial; %s pages/s)", 100*peerFloorShare, thousands(peerFloorShare*floor)),
-			Status:   status(v >= peerFloorShare*floor), Share: v / (peerFloorShare * floor)})
-	} else {
-		notMeasured("default mode (hybrid) vs its peer, warm first page, 8 clients", fmt.Sprintf(">= %.1f%% of the Redis page floor", 100*peerFloorShare), "not in this run")
+	return out
+}
+
+// peerTarget: the default mode's warm first page at 8 clients against its
+// peer's, as a share of the run's Redis page floor.
+func (r *Result) peerTarget() TargetRow {
+	const target = "default mode (hybrid) vs its peer, warm first page, 8 clients"
+	floor := r.floor(redisFloor)
+	h := r.Modes["hybrid"]
+	if h == nil || firstPageAt(h, 8).Throughput == 0 || floor <= 0 {
+		return notMeasured(target, fmt.Sprintf(">= %.1f%% of the Redis page floor", 100*peerFloorShare), "not in this run")
 	}
-	{
-		target := "hybrid vs push, warm first page, 8 clients"
-		bound := fmt.Sprintf(">= %.0f%%", 100*hybridOverPush)
-		h, p := r.Modes["hybrid"], r.Modes["push"]
-		if h == nil || p == nil || firstPageAt(h, 8).Throughput == 0 || firstPageAt(p, 8).Throughput == 0 {
-			notMeasured(target, bound, "not in this run")
-		} else {
-			hv, pv := firstPageAt(h, 8).Throughput, firstPageAt(p, 8).Throughput
-			out = append(out, TargetRow{Target: target, Mode: "hybrid",
-				Measured: fmt.Sprintf("%.0f%% (%s vs %s pages/s)", 100*hv/pv, thousands(hv), thousands(pv)),
-				Bound:    bound, Status: status(hv/pv >= hybridOverPush), Share: hv / pv / hybridOverPush})
-		}
+	v := firstPageAt(h, 8).Throughput
+	return TargetRow{Target: target, Mode: "hybrid",
+		Measured: fmt.Sprintf("%s pages/s = %.1f%% of %s", thousands(v), 100*v/floor, thousands(floor)),
+		Bound:    fmt.Sprintf(">= %.1f%% of the Redis page floor (1.6x GoToSocial; %s pages/s)", 100*peerFloorShare, thousands(peerFloorShare*floor)),
+		Status:   targetStatus(v >= peerFloorShare*floor), Share: v / (peerFloorShare * floor)}
+}
+
+// hybridOverPushTarget: hybrid's warm first page at 8 clients against
+// push's.
+func (r *Result) hybridOverPushTarget() TargetRow {
+	const target = "hybrid vs push, warm first page, 8 clients"
+	bound := fmt.Sprintf(">= %.0f%%", 100*hybridOverPush)
+	h, p := r.Modes["hybrid"], r.Modes["push"]
+	if h == nil || p == nil || firstPageAt(h, 8).Throughput == 0 || firstPageAt(p, 8).Throughput == 0 {
+		return notMeasured(target, bound, "not in this run")
 	}
-	{
-		target := "hybrid vs pull, first page, 32 clients"
-		bound := fmt.Sprintf(">= %.0fx", hybridOverPull)
-		h, p := r.Modes["hybrid"], r.Modes["pull"]
-		if h == nil || p == nil || firstPageAt(h, 32).Throughput == 0 || firstPageAt(p, 32).Throughput == 0 {
-			notMeasured(target, bound, "not in this run")
-		} else {
-			hv, pv := firstPageAt(h, 32).Throughput, firstPageAt(p, 32).Throughput
-			out = append(out, TargetRow{Target: target, Mode: "hybrid",
-				Measured: fmt.Sprintf("%.2fx (%s vs %s pages/s)", hv/pv, thousands(hv), thousands(pv)),
-				Bound:    bound, Status: status(hv/pv >= hybridOverPull), Share: hv / pv / hybridOverPull})
-		}
+	hv, pv := firstPageAt(h, 8).Throughput, firstPageAt(p, 8).Throughput
+	return TargetRow{Target: target, Mode: "hybrid",
+		Measured: fmt.Sprintf("%.0f%% (%s vs %s pages/s)", 100*hv/pv, thousands(hv), thousands(pv)),
+		Bound:    bound, Status: targetStatus(hv/pv >= hybridOverPush), Share: hv / pv / hybridOverPush}
+}
+
+// hybridOverPullTarget: hybrid's first page at 32 clients against pull's.
+func (r *Result) hybridOverPullTarget() TargetRow {
+	const target = "hybrid vs pull, first page, 32 clients"
+	bound := fmt.Sprintf(">= %.0fx", hybridOverPull)
+	h, p := r.Modes["hybrid"], r.Modes["pull"]
+	if h == nil || p == nil || firstPageAt(h, 32).Throughput == 0 || firstPageAt(p, 32).Throughput == 0 {
+		return notMeasured(target, bound, "not in this run")
 	}
-	out = append(out, r.GoBench.targets()...)
-	memRow := func(target string, get func(m *ModeResult) (string, bool)) {
-		var parts []string
-		present, measured := false, false
-		for _, mode := range r.modesPresent() {
-			m := r.Modes[mode]
-			if m.Cache.ServerRSSKB == 0 { // the cache step did not run (a result file from before it)
-				parts = append(parts, mode+" not measured")
-				continue
-			}
-			s, ok := get(m)
-			present, measured = present || ok, true
-			parts = append(parts, mode+" "+s)
-		}
-		st := "not present"
-		switch {
-		case !measured:
-			st = "not measured"
-		case present:
-			st = "reported"
-		}
-		out = append(out, TargetRow{Target: target, Measured: strings.Join(parts, "; "), Bound: "reported", Status: st})
-	}
+	hv, pv := firstPageAt(h, 32).Throughput, firstPageAt(p, 32).Throughput
+	return TargetRow{Target: target, Mode: "hybrid",
+		Measured: fmt.Sprintf("%.2fx (%s vs %s pages/s)", hv/pv, thousands(hv), thousands(pv)),
+		Bound:    bound, Status: targetStatus(hv/pv >= hybridOverPull), Share: hv / pv / hybridOverPull}
+}
+
+// memoryRows reports the cache tiers' memory and the server's RSS after
+// the warm reads, each mode's figure in one row: these have no bound.
+func (r *Result) memoryRows() []TargetRow {
 	sample := func(s KeySample) (string, bool) {
 		if s.Keys == 0 {
 			return "not present", false
 		}
 		return fmt.Sprintf("%s B (%s keys)", num(s.BytesPerKey), thousands(float64(s.Keys))), true
 	}
-	memRow("Redis bytes per cached post", func(m *ModeResult) (string, bool) { return sample(m.Cache.Posts) })
-	memRow("Redis bytes per cached user (info + counts)", func(m *ModeResult) (string, bool) {
-		c := m.Cache
-		if c.UserInfo.Keys == 0 && c.UserCounts.Keys == 0 {
-			return "not present", false
+	return []TargetRow{
+		r.memoryRow("Redis bytes per cached post", func(m *ModeResult) (string, bool) { return sample(m.Cache.Posts) }),
+		r.memoryRow("Redis bytes per cached user (info + counts)", func(m *ModeResult) (string, bool) {
+			c := m.Cache
+			if c.UserInfo.Keys == 0 && c.UserCounts.Keys == 0 {
+				return "not present", false
+			}
+			return fmt.Sprintf("%s B (%s + %s; %s and %s keys)", num(c.bytesPerUser()), num(c.UserInfo.BytesPerKey), num(c.UserCounts.BytesPerKey),
+				thousands(float64(c.UserInfo.Keys)), thousands(float64(c.UserCounts.Keys))), true
+		}),
+		r.memoryRow("Redis bytes per reader's followee set", func(m *ModeResult) (string, bool) { return sample(m.Cache.Following) }),
+		r.memoryRow("server RSS after the warm reads", func(m *ModeResult) (string, bool) {
+			return fmt.Sprintf("%.0f MiB", float64(m.Cache.ServerRSSKB)/1024), true
+		}),
+	}
+}
+
+// memoryRow is one row of memoryRows: get says a mode's figure and whether
+// there is one (the keys may not be present).
+func (r *Result) memoryRow(target string, get func(m *ModeResult) (string, bool)) TargetRow {
+	var parts []string
+	present, measured := false, false
+	for _, mode := range r.modesPresent() {
+		m := r.Modes[mode]
+		if m.Cache.ServerRSSKB == 0 { // the cache step did not run (a result file from before it)
+			parts = append(parts, mode+" not measured")
+			continue
 		}
-		return fmt.Sprintf("%s B (%s + %s; %s and %s keys)", num(c.bytesPerUser()), num(c.UserInfo.BytesPerKey), num(c.UserCounts.BytesPerKey),
-			thousands(float64(c.UserInfo.Keys)), thousands(float64(c.UserCounts.Keys))), true
-	})
-	memRow("Redis bytes per reader's followee set", func(m *ModeResult) (string, bool) { return sample(m.Cache.Following) })
-	memRow("server RSS after the warm reads", func(m *ModeResult) (string, bool) {
-		return fmt.Sprintf("%.0f MiB", float64(m.Cache.ServerRSSKB)/1024), true
-	})
-	return out
+		s, ok := get(m)
+		present, measured = present || ok, true
+		parts = append(parts, mode+" "+s)
+	}
+	st := "not present"
+	switch {
+	case !measured:
+		st = "not measured"
+	case present:
+		st = "reported"
+	}
+	return TargetRow{Target: target, Measured: strings.Join(parts, "; "), Bound: "reported", Status: st}
 }
 
 // printTargetTable writes rows as the table "target | measured | bound |

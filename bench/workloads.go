@@ -115,6 +115,10 @@ func (e *env) logInAll(ctx context.Context, c *client) error {
 	return firstErr
 }
 
+// runMode measures one feed mode: it starts the mode's server, signs the
+// users in (once per run), warms the active readers' inboxes, runs the
+// workloads -runs times and ends the mode (see endMode). mr holds what was
+// measured even when err is set.
 func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err error) {
 	mr = &ModeResult{Mode: mode}
 	prefix := e.o.prefixBase + mode + ":"
@@ -125,22 +129,7 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		return mr, err
 	}
 	modeStart := time.Now()
-	defer func() {
-		rss, hwm := s.memKB()
-		mr.Memory.ServerRSSEndKB, mr.Memory.ServerHWMKB = rss, hwm
-		mr.ServerCPUSeconds = s.cpuSeconds()
-		s.stop()
-		mr.ServerLogProblems = logProblems(s.logPath)
-		if len(mr.ServerLogProblems) > 0 {
-			logf("[%s] server log warnings/errors: %v (log: %s)", mode, mr.ServerLogProblems, s.logPath)
-		}
-		n := deleteKeys(context.WithoutCancel(ctx), e.rdb, prefix+"*")
-		if err2 := e.resetSQL(context.WithoutCancel(ctx), mode); err2 != nil && err == nil {
-			err = err2
-		}
-		mr.Seconds = time.Since(modeStart).Seconds()
-		logf("[%s] done in %.1fs (deleted %d Redis keys, reset MySQL)", mode, mr.Seconds, n)
-	}()
+	defer func() { err = e.endMode(ctx, s, prefix, mr, modeStart, err) }()
 	c := newClient(s.url)
 	if len(e.tokens) == 0 {
 		if err := e.logInAll(ctx, c); err != nil {
@@ -152,13 +141,45 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 	if err := w.warm(ctx); err != nil {
 		return mr, fmt.Errorf("warm: %w", err)
 	}
-	type step struct {
-		name string
-		f    func(context.Context) error
+	return mr, w.repeat(ctx, w.workloadSteps())
+}
+
+// endMode stops the mode's server (recording its memory, CPU time and log
+// problems in mr) and undoes what the mode wrote to Redis and MySQL, so
+// that the next mode starts from the same data. It returns err, or the
+// reset's error when err is nil.
+func (e *env) endMode(ctx context.Context, s *serverProc, prefix string, mr *ModeResult, modeStart time.Time, err error) error {
+	rss, hwm := s.memKB()
+	mr.Memory.ServerRSSEndKB, mr.Memory.ServerHWMKB = rss, hwm
+	mr.ServerCPUSeconds = s.cpuSeconds()
+	s.stop()
+	mr.ServerLogProblems = logProblems(s.logPath)
+	if len(mr.ServerLogProblems) > 0 {
+		logf("[%s] server log warnings/errors: %v (log: %s)", mr.Mode, mr.ServerLogProblems, s.logPath)
 	}
+	n := deleteKeys(context.WithoutCancel(ctx), e.rdb, prefix+"*")
+	if err2 := e.resetSQL(context.WithoutCancel(ctx), mr.Mode); err2 != nil && err == nil {
+		err = err2
+	}
+	mr.Seconds = time.Since(modeStart).Seconds()
+	logf("[%s] done in %.1fs (deleted %d Redis keys, reset MySQL)", mr.Mode, mr.Seconds, n)
+	return err
+}
+
+// workloadStep is one measured workload of a mode; its name starts with
+// the workload's number.
+type workloadStep struct {
+	name string
+	f    func(context.Context) error
+}
+
+// workloadSteps is the mode's workloads in the order they run: all of
+// them, those of -workloads, or with -only targets the warm reads and the
+// cache keys.
+func (w *modeRun) workloadSteps() []workloadStep {
 	// The cache tiers' memory and the server's RSS are measured right after
 	// the warm reads, before the writes and the websockets change them.
-	steps := []step{
+	steps := []workloadStep{
 		{"1 first page at " + joinInts(w.firstPageClients(), ", ") + " clients", w.firstPage},
 		{"2 deep paging, pages 2-10", w.deepPaging},
 		{"8 cache keys' memory and server RSS after the warm reads", w.cacheMemory},
@@ -168,43 +189,52 @@ func (e *env) runMode(ctx context.Context, mode string) (mr *ModeResult, err err
 		{"7 red dots over websockets", w.redDots},
 		{"6 mixed 90/8/2", w.mixed},
 	}
-	if len(e.o.workloads) > 0 && !e.o.targetsOnly() {
-		steps = slices.DeleteFunc(steps, func(st step) bool {
+	if len(w.o.workloads) > 0 && !w.o.targetsOnly() {
+		steps = slices.DeleteFunc(steps, func(st workloadStep) bool {
 			number, _, _ := strings.Cut(st.name, " ")
-			return !slices.Contains(e.o.workloads, number)
+			return !slices.Contains(w.o.workloads, number)
 		})
 	}
-	if e.o.targetsOnly() {
+	if w.o.targetsOnly() {
 		steps = steps[:3]
 		if !w.deepPaged() { // pull's target figure is its first page at 32 clients
 			steps = slices.Delete(steps, 1, 2)
 		}
 	}
+	return steps
+}
+
+// repeat runs the steps -runs times, each run into a result of its own
+// that starts from the warm-up's figures, and leaves the runs' medians in
+// the mode's result (also when a run fails: the medians of those that
+// finished). Before each repeat the probe readers' inboxes are dropped, so
+// that their first read is cold again.
+func (w *modeRun) repeat(ctx context.Context, steps []workloadStep) error {
+	mr := w.mr
 	base := *mr
 	var runs []*ModeResult
 	defer func() {
 		if len(runs) > 0 {
-			med := medianResult(runs)
-			*mr = *med
+			*mr = *medianResult(runs)
 		}
 	}()
-	for run := 1; run <= e.o.runs; run++ {
-		w.mr = &ModeResult{Mode: mode, Warm: base.Warm, WarmDeep: base.WarmDeep, Memory: base.Memory}
+	for run := 1; run <= w.o.runs; run++ {
+		w.mr = &ModeResult{Mode: w.mode, Warm: base.Warm, WarmDeep: base.WarmDeep, Memory: base.Memory}
 		if run > 1 {
 			w.coolProbes(ctx)
 		}
 		for _, st := range steps {
 			if ctx.Err() != nil {
-				return mr, ctx.Err()
+				return ctx.Err()
 			}
-			logf("[%s] run %d of %d: workload %s", mode, run, e.o.runs, st.name)
+			logf("[%s] run %d of %d: workload %s", w.mode, run, w.o.runs, st.name)
 			if err := st.f(ctx); err != nil {
-				return mr, fmt.Errorf("run %d: %s: %w", run, st.name, err)
+				return fmt.Errorf("run %d: %s: %w", run, st.name, err)
 			}
 		}
 		runs = append(runs, w.mr)
 	}
-	return mr, nil
+	return nil
 }
 
 // coolProbes drops the inboxes of the followee-count probes, so that each
@@ -455,20 +485,9 @@ func (w *modeRun) fanout(ctx context.Context) error {
 		logf("  skipped: %s", f.Skipped)
 		return nil
 	}
-	// The followers whose inbox exists: the active ones (and probes that follow).
-	pipe := w.rdb.Pipeline()
-	ex := make([]*redis.IntCmd, len(followers))
-	for k, i := range followers {
-		ex[k] = pipe.Exists(ctx, w.inboxKey(i))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	active, err := w.withInbox(ctx, followers)
+	if err != nil {
 		return err
-	}
-	var active []int
-	for k, i := range followers {
-		if ex[k].Val() == 1 {
-			active = append(active, i)
-		}
 	}
 	f.ActiveFollowers = len(active)
 	if len(active) == 0 {
@@ -487,37 +506,10 @@ func (w *modeRun) fanout(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		member := strconv.FormatInt(id, 10)
-		pending := slices.Clone(active)
-		var firstAt, lastAt time.Time
-		deadline := t1.Add(30 * time.Second)
-		for len(pending) > 0 && time.Now().Before(deadline) {
-			pipe := w.rdb.Pipeline()
-			cmds := make([]*redis.FloatCmd, len(pending))
-			for j, i := range pending {
-				cmds[j] = pipe.ZScore(ctx, w.inboxKey(i), member)
-			}
-			pipe.Exec(ctx)
-			now := time.Now()
-			next := pending[:0]
-			for j, i := range pending {
-				if cmds[j].Err() == nil {
-					arrivals = append(arrivals, now.Sub(t1))
-					if firstAt.IsZero() {
-						firstAt = now
-					}
-					lastAt = now
-				} else {
-					next = append(next, i)
-				}
-			}
-			pending = next
-			if len(pending) > 0 {
-				time.Sleep(2 * time.Millisecond)
-			}
-		}
-		missing += len(pending)
-		if len(pending) == 0 {
+		arrived, firstAt, lastAt, pending := w.awaitInboxes(ctx, active, id, t1)
+		arrivals = append(arrivals, arrived...)
+		missing += pending
+		if pending == 0 {
 			d := lastAt.Sub(t1)
 			last = append(last, d)
 			e2e = append(e2e, float64(len(active))/max(d.Seconds(), 0.001))
@@ -540,6 +532,61 @@ func (w *modeRun) fanout(ctx context.Context) error {
 	logf("  %d active of %d followers; mutation p50 %.1f ms; inbox arrival p50 %.1f ms, last inbox p50 %.1f ms max %.1f ms; %.0f entries/s during the fan-out, %.0f/s from the response",
 		f.ActiveFollowers, f.Followers, f.Mutation.P50, f.Arrival.P50, f.LastInbox.P50, f.LastInbox.Max, f.EntriesPerSec, f.EndToEndEntriesPerSec)
 	return nil
+}
+
+// withInbox is the users among users whose inbox exists: the active ones
+// (and probes), the only inboxes a fan-out writes to.
+func (w *modeRun) withInbox(ctx context.Context, users []int) ([]int, error) {
+	pipe := w.rdb.Pipeline()
+	ex := make([]*redis.IntCmd, len(users))
+	for k, i := range users {
+		ex[k] = pipe.Exists(ctx, w.inboxKey(i))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	var out []int
+	for k, i := range users {
+		if ex[k].Val() == 1 {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// awaitInboxes polls the readers' inboxes (ZSCORE, every 2 ms, for at most
+// 30 s after t1) until each holds post id. It says each arrival's time
+// after t1, when the first and the last arrived, and how many never did.
+func (w *modeRun) awaitInboxes(ctx context.Context, readers []int, id int64, t1 time.Time) (arrivals []time.Duration, firstAt, lastAt time.Time, missing int) {
+	member := strconv.FormatInt(id, 10)
+	pending := slices.Clone(readers)
+	deadline := t1.Add(30 * time.Second)
+	for len(pending) > 0 && time.Now().Before(deadline) {
+		pipe := w.rdb.Pipeline()
+		cmds := make([]*redis.FloatCmd, len(pending))
+		for j, i := range pending {
+			cmds[j] = pipe.ZScore(ctx, w.inboxKey(i), member)
+		}
+		pipe.Exec(ctx)
+		now := time.Now()
+		next := pending[:0]
+		for j, i := range pending {
+			if cmds[j].Err() == nil {
+				arrivals = append(arrivals, now.Sub(t1))
+				if firstAt.IsZero() {
+					firstAt = now
+				}
+				lastAt = now
+			} else {
+				next = append(next, i)
+			}
+		}
+		pending = next
+		if len(pending) > 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	return arrivals, firstAt, lastAt, len(pending)
 }
 
 // celebrity: each celebrity posts; the mutation's latency, and the time
@@ -688,165 +735,180 @@ func (w *modeRun) redDots(ctx context.Context) error {
 // redDotsWith: n followers of the ordinary author (of the biggest celebrity
 // when the author has fewer) hold a websocket with an unreadCount
 // subscription; the poster posts; the time from the mutation's response
-// until each socket receives its new count.
+// until each socket receives its new count. When the poster is the ordinary
+// author, the biggest celebrity posts too, and the sockets of its followers
+// are timed (in hybrid mode their counts move through the merge at read
+// time).
 func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) error {
 	readers := w.redDotReaders(n)
 	rd.Sockets = len(readers)
 	if len(readers) == 0 {
 		return nil
 	}
-	// Read markers to the newest entry: every count starts at 0. (The first
-	// time, this reads, and so builds, each reader's inbox.)
 	logf("  %d sockets: marking the readers' feeds read (8 clients)", len(readers))
 	markStart := time.Now()
+	markErrs := w.markFeedsRead(ctx, readers)
+	logf("  marked in %.1fs; opening %d websockets (16 at a time)", time.Since(markStart).Seconds(), len(readers))
+	w.settle(ctx)
+
+	s := newRedDotSockets(w, readers)
+	start := time.Now()
+	s.open(ctx)
+	defer s.close()
+	got := s.awaitFirstCounts()
+	rd.OpenSeconds = time.Since(start).Seconds()
+	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every socket opened and sent its count", n), s.dialErrs == 0 && got == len(readers) && markErrs == 0,
+		"%d dial errors, %d of %d sent a first count, %d markFeedRead errors", s.dialErrs, got, len(readers), markErrs)
+	logf("  %d sockets open in %.1fs (%d with a non-zero count after markFeedRead)", got, rd.OpenSeconds, s.nonZero())
+
+	poster := w.redDotPoster(n)
+	rd.Poster = w.g.Names[poster]
+	rd.PosterFollowers = int(w.g.FollowerN[poster])
+	s.timePosterRounds(ctx, poster, n, rd, got)
+	if poster == w.g.Author && len(w.g.Celebs) > 0 {
+		s.timeCelebrityRounds(ctx, w.g.Celebs[len(w.g.Celebs)-1], rd)
+	}
+	return nil
+}
+
+// markFeedsRead moves each reader's read marker to the newest entry, so
+// that every count starts at 0, and says how many failed. (The first time,
+// this reads, and so builds, each reader's inbox.)
+func (w *modeRun) markFeedsRead(ctx context.Context, readers []int) (errs int) {
 	var mu sync.Mutex
-	markErr := 0
 	parallel(len(readers), 8, func(k int) {
 		if _, err := w.c.markRead(ctx, w.tokens[readers[k]]); err != nil {
 			mu.Lock()
-			markErr++
+			errs++
 			mu.Unlock()
 		}
 	})
-	logf("  marked in %.1fs; opening %d websockets (16 at a time)", time.Since(markStart).Seconds(), len(readers))
-	w.settle(ctx)
-	type count struct {
-		client, n int
-		at        time.Time
+	return errs
+}
+
+// unreadCount is a count a reader's socket received, and when.
+type unreadCount struct {
+	client, n int // client: the reader's place in redDotSockets.readers
+	at        time.Time
+}
+
+// redDotSockets is the red-dot readers' websockets and the last count each
+// received.
+type redDotSockets struct {
+	w        *modeRun
+	readers  []int
+	conns    []*gqlclient.Socket
+	counts   chan unreadCount // every socket's counts, as they arrive
+	latest   []int            // by reader: the last count received, -1 before the first
+	dialErrs int
+}
+
+func newRedDotSockets(w *modeRun, readers []int) *redDotSockets {
+	s := &redDotSockets{
+		w:       w,
+		readers: readers,
+		conns:   make([]*gqlclient.Socket, len(readers)),
+		counts:  make(chan unreadCount, len(readers)*4),
+		latest:  make([]int, len(readers)),
 	}
-	counts := make(chan count, len(readers)*4)
-	conns := make([]*gqlclient.Socket, len(readers))
-	dialErr := 0
-	start := time.Now()
-	parallel(len(readers), 16, func(k int) {
-		conn, err := gqlclient.Subscribe(ctx, w.s.url, w.tokens[readers[k]], gqlclient.UnreadCountSubscription, 30*time.Second)
+	for i := range s.latest {
+		s.latest[i] = -1
+	}
+	return s
+}
+
+// open opens each reader's socket with an unreadCount subscription, 16 at
+// a time. A dialer opens its next socket only once the subscription has
+// answered (or after 30 s), so that at most 16 subscriptions start at once:
+// the workload measures delivery to open sockets, not a reconnect storm.
+func (s *redDotSockets) open(ctx context.Context) {
+	var mu sync.Mutex
+	parallel(len(s.readers), 16, func(k int) {
+		conn, err := gqlclient.Subscribe(ctx, s.w.s.url, s.w.tokens[s.readers[k]], gqlclient.UnreadCountSubscription, 30*time.Second)
 		if err != nil {
 			mu.Lock()
-			dialErr++
+			s.dialErrs++
 			mu.Unlock()
 			return
 		}
-		conns[k] = conn
-		// answered closes on the subscription's first message: a dialer
-		// opens its next socket only then, so that at most 16 subscriptions
-		// start at once (the workload measures delivery to open sockets,
-		// not a reconnect storm).
-		answered := make(chan struct{})
-		var once sync.Once
-		go func() {
-			defer once.Do(func() { close(answered) })
-			for {
-				msg, err := conn.Next()
-				if err != nil {
-					return
-				}
-				once.Do(func() { close(answered) })
-				at := time.Now()
-				if n, ok := msg.UnreadCount(); ok {
-					counts <- count{k, n, at}
-				}
-			}
-		}()
+		s.conns[k] = conn
 		select {
-		case <-answered:
+		case <-s.listen(k, conn):
 		case <-time.After(30 * time.Second):
 		case <-ctx.Done():
 		}
 	})
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
+}
+
+// listen sends reader k's counts to s.counts until its socket ends. The
+// returned channel closes on the subscription's first message (or its end).
+func (s *redDotSockets) listen(k int, conn *gqlclient.Socket) (answered <-chan struct{}) {
+	ch := make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer once.Do(func() { close(ch) })
+		for {
+			msg, err := conn.Next()
+			if err != nil {
+				return
+			}
+			once.Do(func() { close(ch) })
+			at := time.Now()
+			if n, ok := msg.UnreadCount(); ok {
+				s.counts <- unreadCount{k, n, at}
 			}
 		}
 	}()
-	latest := make([]int, len(readers))
-	for i := range latest {
-		latest[i] = -1
+	return ch
+}
+
+func (s *redDotSockets) close() {
+	for _, c := range s.conns {
+		if c != nil {
+			c.Close()
+		}
 	}
-	// Wait for every socket's first value.
-	got := 0
+}
+
+// awaitFirstCounts waits (at most 60 s) until every open socket has sent
+// its first count, and says how many did.
+func (s *redDotSockets) awaitFirstCounts() (got int) {
 	deadline := time.After(60 * time.Second)
-wait:
-	for got < len(readers)-dialErr {
+	for got < len(s.readers)-s.dialErrs {
 		select {
-		case c := <-counts:
-			if latest[c.client] < 0 {
+		case c := <-s.counts:
+			if s.latest[c.client] < 0 {
 				got++
 			}
-			latest[c.client] = c.n
+			s.latest[c.client] = c.n
 		case <-deadline:
-			break wait
+			return got
 		}
 	}
-	rd.OpenSeconds = time.Since(start).Seconds()
-	nonzero := 0
-	for _, n := range latest {
-		if n != 0 {
-			nonzero++
+	return got
+}
+
+// nonZero is the number of sockets whose last count is not 0.
+func (s *redDotSockets) nonZero() int {
+	n := 0
+	for _, c := range s.latest {
+		if c != 0 {
+			n++
 		}
 	}
-	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every socket opened and sent its count", n), dialErr == 0 && got == len(readers) && markErr == 0,
-		"%d dial errors, %d of %d sent a first count, %d markFeedRead errors", dialErr, got, len(readers), markErr)
-	logf("  %d sockets open in %.1fs (%d with a non-zero count after markFeedRead)", got, rd.OpenSeconds, nonzero)
-	// Posts by the poster (every socket's count moves), then, when the poster
-	// is the ordinary author, by the biggest celebrity (the sockets of its
-	// followers move: in hybrid mode through the merge at read time).
-	poster := w.redDotPoster(n)
-	rd.Poster = w.g.Names[poster]
-	rd.PosterFollowers = int(w.g.FollowerN[poster])
-	round := func(author int, expect []bool, k int) (lat []time.Duration, missing int, err error) {
-		base := slices.Clone(latest)
-		want := 0
-		for c := range expect {
-			if expect[c] && base[c] >= 0 {
-				want++
-			}
-		}
-		_, err = w.c.createPost(ctx, w.tokens[author], fmt.Sprintf("red dot post %d in %s mode", k, w.mode))
-		t1 := time.Now()
-		if err != nil {
-			return nil, 0, err
-		}
-		done := 0
-		deadline := time.After(60 * time.Second)
-	collect:
-		for done < want {
-			select {
-			case c := <-counts:
-				if expect[c.client] && base[c.client] >= 0 && c.n > base[c.client] && latest[c.client] <= base[c.client] {
-					lat = append(lat, max(c.at.Sub(t1), 0))
-					done++
-				}
-				latest[c.client] = c.n
-			case <-deadline:
-				break collect
-			}
-		}
-		// Late and unrelated updates.
-		time.Sleep(50 * time.Millisecond)
-		for {
-			select {
-			case c := <-counts:
-				latest[c.client] = c.n
-			default:
-				return lat, want - done, nil
-			}
-		}
-	}
-	all := make([]bool, len(readers))
+	return n
+}
+
+// timePosterRounds has the poster post redDotPosts times (5; 2 with
+// -quick), every socket's count moving, and records in rd the delivery to
+// the got open sockets.
+func (s *redDotSockets) timePosterRounds(ctx context.Context, poster, n int, rd *RedDotResult, got int) {
+	w := s.w
+	all := make([]bool, len(s.readers))
 	for i := range all {
 		all[i] = true
 	}
-	var lat []time.Duration
-	missing, postErrs := 0, 0
-	for k := range w.o.redDotPosts {
-		l, m, err := round(poster, all, k)
-		if err != nil {
-			postErrs++
-		}
-		lat, missing = append(lat, l...), missing+m
-	}
+	lat, missing, postErrs := s.rounds(ctx, poster, all)
 	rd.Posts = w.o.redDotPosts
 	rd.Delivery = latStat(lat)
 	rd.Missing = missing
@@ -854,34 +916,94 @@ wait:
 		"%d deliveries missing within 60s, %d post errors", missing, postErrs)
 	logf("  %s (%d followers) posts %d times: delivery to %d sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
 		rd.Poster, rd.PosterFollowers, rd.Posts, got, rd.Delivery.P50, rd.Delivery.P99, rd.Delivery.Max, missing)
-	if poster == w.g.Author && len(w.g.Celebs) > 0 {
-		celeb := w.g.Celebs[len(w.g.Celebs)-1]
-		expect := make([]bool, len(readers))
-		n := 0
-		for c, i := range readers {
-			expect[c] = w.g.follows(i, celeb)
-			if expect[c] {
-				n++
-			}
+}
+
+// timeCelebrityRounds has the celebrity post redDotPosts times and
+// records in rd the delivery to the sockets of the readers who follow it.
+func (s *redDotSockets) timeCelebrityRounds(ctx context.Context, celeb int, rd *RedDotResult) {
+	w := s.w
+	expect := make([]bool, len(s.readers))
+	n := 0
+	for c, i := range s.readers {
+		expect[c] = w.g.follows(i, celeb)
+		if expect[c] {
+			n++
 		}
-		var lat []time.Duration
-		missing, postErrs := 0, 0
-		for k := range w.o.redDotPosts {
-			l, m, err := round(celeb, expect, k)
-			if err != nil {
-				postErrs++
-			}
-			lat, missing = append(lat, l...), missing+m
-		}
-		rd.CelebritySockets = n
-		rd.CelebrityDelivery = latStat(lat)
-		rd.CelebrityMissing = missing
-		w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every celebrity follower's socket got the new count", n), missing == 0 && postErrs == 0,
-			"%d deliveries missing within 60s, %d post errors", missing, postErrs)
-		logf("  %s (%d followers) posts %d times: delivery to its %d followers' sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
-			w.g.Names[celeb], w.g.FollowerN[celeb], w.o.redDotPosts, n, rd.CelebrityDelivery.P50, rd.CelebrityDelivery.P99, rd.CelebrityDelivery.Max, missing)
 	}
-	return nil
+	lat, missing, postErrs := s.rounds(ctx, celeb, expect)
+	rd.CelebritySockets = n
+	rd.CelebrityDelivery = latStat(lat)
+	rd.CelebrityMissing = missing
+	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every celebrity follower's socket got the new count", n), missing == 0 && postErrs == 0,
+		"%d deliveries missing within 60s, %d post errors", missing, postErrs)
+	logf("  %s (%d followers) posts %d times: delivery to its %d followers' sockets p50 %.1f ms p99 %.1f ms max %.1f ms; %d missing",
+		w.g.Names[celeb], w.g.FollowerN[celeb], w.o.redDotPosts, n, rd.CelebrityDelivery.P50, rd.CelebrityDelivery.P99, rd.CelebrityDelivery.Max, missing)
+}
+
+// rounds has author post redDotPosts times, each a round of
+// postAndCollect, and adds up their latencies, missing deliveries and
+// failed posts.
+func (s *redDotSockets) rounds(ctx context.Context, author int, expect []bool) (lat []time.Duration, missing, postErrs int) {
+	for k := range s.w.o.redDotPosts {
+		l, m, err := s.postAndCollect(ctx, author, expect, k)
+		if err != nil {
+			postErrs++
+		}
+		lat, missing = append(lat, l...), missing+m
+	}
+	return lat, missing, postErrs
+}
+
+// postAndCollect has author post once and collects, for at most 60 s, the
+// time from the mutation's response until each expected socket (that had a
+// count before) receives a higher count; it says how many did not. Counts
+// that come late or from other sockets only update latest.
+func (s *redDotSockets) postAndCollect(ctx context.Context, author int, expect []bool, k int) (lat []time.Duration, missing int, err error) {
+	w := s.w
+	base := slices.Clone(s.latest)
+	want := 0
+	for c := range expect {
+		if expect[c] && base[c] >= 0 {
+			want++
+		}
+	}
+	_, err = w.c.createPost(ctx, w.tokens[author], fmt.Sprintf("red dot post %d in %s mode", k, w.mode))
+	t1 := time.Now()
+	if err != nil {
+		return nil, 0, err
+	}
+	done := 0
+	deadline := time.After(60 * time.Second)
+collect:
+	for done < want {
+		select {
+		case c := <-s.counts:
+			if expect[c.client] && base[c.client] >= 0 && c.n > base[c.client] && s.latest[c.client] <= base[c.client] {
+				lat = append(lat, max(c.at.Sub(t1), 0))
+				done++
+			}
+			s.latest[c.client] = c.n
+		case <-deadline:
+			break collect
+		}
+	}
+	s.drainLate()
+	return lat, want - done, nil
+}
+
+// drainLate takes in the counts that arrive within 50 ms of a round and
+// any still queued, so that the next round starts from every socket's
+// current count.
+func (s *redDotSockets) drainLate() {
+	time.Sleep(50 * time.Millisecond)
+	for {
+		select {
+		case c := <-s.counts:
+			s.latest[c.client] = c.n
+		default:
+			return
+		}
+	}
 }
 
 // settle waits until every committed event is dispatched and the fan-out
