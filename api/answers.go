@@ -222,12 +222,14 @@ func responseBytes(resp *graphql.Response) int64 {
 // answer is made, so the request's place among the operations in flight
 // is given back (leave), and from then on sending it may take
 // minWriteTime and a second per minWriteRate bytes, past which the
-// connection is closed.
+// connection is closed; never past latest, WriteTimeout after the request
+// was read (the server counts it from its headers).
 type answerWriter struct {
 	http.ResponseWriter
 	leave        func()
 	minWriteTime time.Duration
 	minWriteRate int
+	latest       time.Time
 
 	started time.Time
 	written int64
@@ -251,7 +253,11 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 	bound := w.minWriteTime + time.Duration(float64(w.written)/float64(w.minWriteRate)*float64(time.Second))
 	// Without a deadline to set (a recorder in tests) the server's own
 	// WriteTimeout bounds it.
-	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(w.started.Add(bound))
+	deadline := w.started.Add(bound)
+	if deadline.After(w.latest) {
+		deadline = w.latest
+	}
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(deadline)
 	return w.ResponseWriter.Write(b)
 }
 

@@ -116,6 +116,7 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		start := time.Now() // the request is read
 		leave, refusedBy := a.operations.enter(clientAddress(r.Context()))
 		if refusedBy != "" {
 			status := http.StatusTooManyRequests
@@ -129,7 +130,8 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 		spend := newAnswerSpend(a.answers, clientAddress(r.Context()), a.cfg.MaxResponseBytes)
 		defer spend.release()
 		r = r.WithContext(context.WithValue(r.Context(), answerSpendKey{}, spend))
-		next.ServeHTTP(&answerWriter{ResponseWriter: w, leave: leave, minWriteTime: a.cfg.MinWriteTime, minWriteRate: a.cfg.MinWriteRate}, r)
+		next.ServeHTTP(&answerWriter{ResponseWriter: w, leave: leave, minWriteTime: a.cfg.MinWriteTime, minWriteRate: a.cfg.MinWriteRate,
+			latest: start.Add(a.cfg.WriteTimeout)}, r)
 	})
 }
 
