@@ -84,7 +84,7 @@ type answerSpend struct {
 	taken    int64 // bytes taken from the budget
 	released bool
 
-	refusal atomic.Pointer[apperr.Error] // why the operation's answer is refused, once it is
+	refusal atomic.Pointer[answerRefusal] // why the operation's answer is refused, once it is
 }
 
 func newAnswerSpend(b *answerBudget, address string, maxAnswer int) *answerSpend {
@@ -105,14 +105,14 @@ func (s *answerSpend) Spend(n int) bool {
 // notes its refusal.
 func (s *answerSpend) reach(total int64) bool {
 	if total > s.maxAnswer {
-		s.refuse(apperr.New(apperr.CodeResponseTooLarge, "the answer is larger than %d bytes (MaxResponseBytes); ask for fewer fields, fewer ids or smaller pages in one request", s.maxAnswer))
+		s.refuse(answerSize, apperr.New(apperr.CodeResponseTooLarge, "the answer is larger than %d bytes (MaxResponseBytes); ask for fewer fields, fewer ids or smaller pages in one request", s.maxAnswer))
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.taken < total && !s.released {
 		if refusedBy := s.budget.take(s.address, answerChunk); refusedBy != "" {
-			s.refuse(s.budget.refusal(refusedBy))
+			s.refuse(answerBytesLimit[refusedBy], s.budget.refusal(refusedBy))
 			return false
 		}
 		s.taken += answerChunk
@@ -120,9 +120,33 @@ func (s *answerSpend) reach(total int64) bool {
 	return true
 }
 
-func (s *answerSpend) refuse(err *apperr.Error) { s.refusal.CompareAndSwap(nil, err) }
+// answerRefusal is why an answer is refused, and the bound that did, in
+// metrics.
+type answerRefusal struct {
+	err   *apperr.Error
+	limit string
+}
 
-func (s *answerSpend) refused() *apperr.Error { return s.refusal.Load() }
+// Which bound refused an answer, in metrics.
+const (
+	answerSize         = "size"           // MaxResponseBytes
+	answerBytesAddress = "address_bytes"  // an address's share of MaxResponseBytesInFlight
+	answerBytesTotal   = "instance_bytes" // MaxResponseBytesInFlight
+)
+
+var answerBytesLimit = map[string]string{gateAddress: answerBytesAddress, gateInstance: answerBytesTotal}
+
+func (s *answerSpend) refuse(limit string, err *apperr.Error) {
+	s.refusal.CompareAndSwap(nil, &answerRefusal{err: err, limit: limit})
+}
+
+// refused is the error of the answer's refusal, or nil.
+func (s *answerSpend) refused() *apperr.Error {
+	if r := s.refusal.Load(); r != nil {
+		return r.err
+	}
+	return nil
+}
 
 // settle counts an operation's answer of size bytes exactly, in place of
 // what the executor spent making it since before (spent when it began).
@@ -162,6 +186,7 @@ type answerLimit struct {
 	budget    *answerBudget
 	maxAnswer int
 	present   graphql.ErrorPresenterFunc
+	metrics   *serverMetrics
 }
 
 var _ interface {
@@ -187,6 +212,7 @@ func (l answerLimit) InterceptResponse(ctx context.Context, next graphql.Respons
 		return resp
 	}
 	refusal := spend.refused()
+	l.metrics.answersRefused.WithLabelValues(spend.refusal.Load().limit).Inc()
 	if refusal.Code == apperr.CodeRateLimited {
 		noteRetryAfter(ctx, refusal.RetryAfterSeconds())
 	}

@@ -110,6 +110,7 @@ func TestResponseCapAtItsEdge(t *testing.T) {
 			if r.Code() != "RESPONSE_TOO_LARGE" || !strings.Contains(r.Errors[0].Message, "MaxResponseBytes") || (len(r.Data) > 0 && string(r.Data) != "null") {
 				t.Fatalf("one byte over: status %d, %.300s", status, got)
 			}
+			expectSample(t, scrape(t, s), "graphql_answers_refused_total", map[string]string{"limit": answerSize}, 1)
 
 			// Two operations of a batch each under the cap but over it
 			// together: the second is refused, and a small third runs.

@@ -106,7 +106,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	srv.Use(complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present})
-	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present})
+	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
