@@ -498,16 +498,19 @@ func TestLimitsNodesPerRequest(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice := s.signUp(t, "alice")
+		// Distinct ids (nodes refuses a repeated one), alice's last; the
+		// others name no one.
 		ids := make([]string, feedconfig.MaxNodesPerRequest)
 		for i := range ids {
-			ids[i] = alice.ID
+			ids[i] = models.NodeID(models.KindPost, int64(1e15+i))
 		}
+		ids[len(ids)-1] = alice.ID
 		var out struct{ Nodes []*struct{ ID string } }
 		alice.mustDo(t, errsNodesDoc, map[string]any{"ids": ids}, &out)
 		if len(out.Nodes) != feedconfig.MaxNodesPerRequest || out.Nodes[len(ids)-1] == nil || out.Nodes[len(ids)-1].ID != alice.ID {
 			t.Fatalf("nodes of %d ids: %d answers", len(ids), len(out.Nodes))
 		}
-		errsExpect(t, alice, "BAD_USER_INPUT", errsNodesDoc, map[string]any{"ids": append(ids, alice.ID)})
+		errsExpect(t, alice, "BAD_USER_INPUT", errsNodesDoc, map[string]any{"ids": append(ids, models.NodeID(models.KindPost, 1))})
 	})
 }
 
@@ -556,7 +559,8 @@ func TestNodesKeepOrderWithNullForUnknown(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		alice, bob := s.signUp(t, "alice"), s.signUp(t, "bob")
 		p1, p2 := errsPost(t, bob, "one"), errsPost(t, alice, "two")
-		ids := []string{p2, errsUnknownUserID, bob.ID, p1, errsUnknownPostID, alice.ID, p2}
+		// Each id once: nodes refuses one given twice.
+		ids := []string{p2, errsUnknownUserID, bob.ID, p1, errsUnknownPostID, alice.ID}
 		var out struct {
 			Nodes []*struct {
 				Typename string `json:"__typename"`
@@ -567,7 +571,7 @@ func TestNodesKeepOrderWithNullForUnknown(t *testing.T) {
 		if len(out.Nodes) != len(ids) {
 			t.Fatalf("%d answers for %d ids", len(out.Nodes), len(ids))
 		}
-		want := []string{"Post", "", "User", "Post", "", "User", "Post"}
+		want := []string{"Post", "", "User", "Post", "", "User"}
 		for i, n := range out.Nodes {
 			switch {
 			case want[i] == "" && n != nil:

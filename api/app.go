@@ -35,6 +35,7 @@ type app struct {
 	sockets socketCounts
 	// operations bounds the operations in flight (inflight.go).
 	operations *operationGate
+	answers    *answerBudget
 	metrics    *serverMetrics
 	// tracer makes the spans (tracing.go); nil when tracing is off.
 	tracer trace.TracerProvider
@@ -126,6 +127,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	}
 	a.metrics = newServerMetrics(sqlDB, a.redis)
 	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, metrics: a.metrics}
+	a.answers = newAnswerBudget(cfg.MaxResponseBytesInFlight, cfg.MaxResponseBytes, cfg.MaxOperationsPerAddress, cfg.MaxOperationsInFlight)
 	secret, err := cfg.tokenSecret()
 	if err != nil {
 		return nil, err

@@ -49,8 +49,9 @@ const (
 	QueryCacheSize = 1000
 	// DefaultMaxQueryComplexity is the most an operation may cost by
 	// default: a field costs 1 plus its children; a connection costs 1 plus
-	// first (or last, or the default page size) times its children. The app's
-	// feed page of 100 costs about 6,000; friends of friends at 100 x 100
+	// first (or last, or the default page size) times its children; a text
+	// field by its size (resolvers.TextBytesPerUnit). The app's feed page of
+	// 100 costs about 8,600; friends of friends at 100 x 100
 	// costs 30,000.
 	DefaultMaxQueryComplexity = 10000
 	// DefaultMaxQueryDepth is how deep fields may nest by default; GraphiQL's

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +107,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	srv.Use(complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present})
+	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
@@ -154,30 +154,46 @@ func (a *app) executableSchema() graphql.ExecutableSchema {
 
 // codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
 // by GET, written past the error presenter, the code every error carries.
+// Every other answer passes through as it is written.
 func codeRefusedGet(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || r.Header.Get("Upgrade") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		if rec.Code == http.StatusNotAcceptable {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-				"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
-				"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
-			}}})
-			return
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
+		next.ServeHTTP(&refusedGetWriter{ResponseWriter: w}, r)
 	})
 }
+
+// refusedGetWriter writes its own answer in place of gqlgen's 406.
+type refusedGetWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *refusedGetWriter) WriteHeader(code int) {
+	if code != http.StatusNotAcceptable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Length")
+	w.ResponseWriter.WriteHeader(http.StatusMethodNotAllowed)
+	json.NewEncoder(w.ResponseWriter).Encode(map[string]any{"errors": []map[string]any{{
+		"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
+		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
+	}}})
+}
+
+func (w *refusedGetWriter) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil // gqlgen's own text of the refusal
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *refusedGetWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticate reads the bearer token of an HTTP request into its context.
 func (a *app) authenticate(next http.Handler) http.Handler {

@@ -57,9 +57,29 @@ const (
 	// complexity limit lets through holds a few MB while it runs.
 	DefaultMaxOperationsInFlight = 128
 	// DefaultMaxOperationsPerAddress bounds those of one client address (an
-	// IPv6 /64) by default: a browser runs at most 6 requests at once to
-	// one host, and a household has a few.
-	DefaultMaxOperationsPerAddress = 16
+	// IPv6 /64) by default: a thirty-second of the instance's, so that it
+	// takes 32 addresses to fill it (16 let 8 addresses do it). An
+	// operation holds its place while it runs, not while its answer is
+	// sent, so a browser's 6 requests at once to one host rarely meet it.
+	DefaultMaxOperationsPerAddress = 4
+	// DefaultMaxResponseBytes caps the bytes of one answer (a batch's
+	// answers together) by default, refused whole with RESPONSE_TOO_LARGE
+	// past it: the default complexity limit buys about this much text
+	// (resolvers.TextBytesPerUnit); the app's largest page is about 150 KB.
+	DefaultMaxResponseBytes = 4 << 20
+	// DefaultMaxResponseBytesInFlight caps the bytes of the answers an
+	// instance holds at once, being made or sent, by default; one client
+	// address may hold its share of them, the share of the operations in
+	// flight it may run (MaxOperationsPerAddress/MaxOperationsInFlight), but
+	// never less than one answer at the cap.
+	DefaultMaxResponseBytesInFlight = 128 << 20
+	// DefaultMinWriteRate and DefaultMinWriteTime bound how long an answer
+	// may take to send by default: MinWriteTime, and a second for each
+	// MinWriteRate bytes of it (2 Mbit/s). A client that stops reading is
+	// cut off then, not at WriteTimeout: 5.4 s for a page of 100 KB, 21 s
+	// for an answer at the cap.
+	DefaultMinWriteRate = 256 << 10
+	DefaultMinWriteTime = 5 * time.Second
 	// DefaultMaxOperationsPerSocket bounds the queries and mutations
 	// running at once on one websocket by default (clients send most of
 	// theirs by HTTP and subscribe over the socket).
@@ -92,6 +112,10 @@ type hardeningConfig struct {
 	MaxOperationsInFlight    int
 	MaxOperationsPerAddress  int
 	MaxOperationsPerSocket   int
+	MaxResponseBytes         int
+	MaxResponseBytesInFlight int
+	MinWriteRate             int // bytes per second
+	MinWriteTime             time.Duration
 	ComplexityRate           ratelimit.Rate
 	MaxConnections           int
 	MetricsAddr              string
@@ -112,6 +136,10 @@ func (h *hardeningConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&h.MaxOperationsInFlight, "max-operations-in-flight", envInt("MAX_OPERATIONS_IN_FLIGHT", DefaultMaxOperationsInFlight), "HTTP requests to /query and websocket queries and mutations running at once on this instance; past it they are refused at once (MAX_OPERATIONS_IN_FLIGHT)")
 	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", envInt("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
 	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", envInt("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
+	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", envInt("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
+	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", envInt("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
+	fs.IntVar(&h.MinWriteRate, "min-write-rate", envInt("MIN_WRITE_RATE", DefaultMinWriteRate), "bytes per second a client must read an answer at: sending one may take MIN_WRITE_TIME and a second per MIN_WRITE_RATE bytes, then its connection is closed (MIN_WRITE_RATE)")
+	fs.DurationVar(&h.MinWriteTime, "min-write-time", envDuration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
 	h.ComplexityRate = envRate("COMPLEXITY_RATE", DefaultComplexityRate)
 	fs.Var(rateValue{&h.ComplexityRate}, "complexity-rate", "complexity per viewer, or per client address when signed out, as count/period; every operation spends its price; off for none (COMPLEXITY_RATE)")
 	fs.IntVar(&h.MaxConnections, "max-connections", envInt("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
@@ -121,7 +149,7 @@ func (h *hardeningConfig) flags(fs *flag.FlagSet) {
 
 // check refuses settings that would switch a limit off by accident.
 func (h hardeningConfig) check() error {
-	for name, d := range map[string]time.Duration{"read-timeout": h.ReadTimeout, "write-timeout": h.WriteTimeout, "idle-timeout": h.IdleTimeout} {
+	for name, d := range map[string]time.Duration{"read-timeout": h.ReadTimeout, "write-timeout": h.WriteTimeout, "idle-timeout": h.IdleTimeout, "min-write-time": h.MinWriteTime} {
 		if d <= 0 {
 			return fmt.Errorf("-%s must be more than 0", name)
 		}
@@ -130,7 +158,8 @@ func (h hardeningConfig) check() error {
 		"persisted-query-max-entries": h.PersistedQueryMaxEntries, "persisted-query-max-bytes": h.PersistedQueryMaxBytes,
 		"query-cache-max-bytes": h.QueryCacheMaxBytes, "max-query-selections": h.MaxQuerySelections,
 		"max-operations-in-flight": h.MaxOperationsInFlight, "max-operations-per-address": h.MaxOperationsPerAddress,
-		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections} {
+		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections,
+		"max-response-bytes": h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -145,7 +174,9 @@ func (h hardeningConfig) describe() []any {
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
 		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "maxQuerySelections", h.MaxQuerySelections,
 		"maxOperationsInFlight", h.MaxOperationsInFlight, "maxOperationsPerAddress", h.MaxOperationsPerAddress,
-		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "complexityRate", h.ComplexityRate.String(),
+		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "maxResponseBytes", h.MaxResponseBytes,
+		"maxResponseBytesInFlight", h.MaxResponseBytesInFlight, "minWriteRate", h.MinWriteRate, "minWriteTime", h.MinWriteTime,
+		"complexityRate", h.ComplexityRate.String(),
 		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }
 

@@ -22,7 +22,9 @@ func TestHardeningSettings(t *testing.T) {
 		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
 		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
 		MaxOperationsInFlight: DefaultMaxOperationsInFlight, MaxOperationsPerAddress: DefaultMaxOperationsPerAddress,
-		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
+		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, MaxResponseBytes: DefaultMaxResponseBytes,
+		MaxResponseBytesInFlight: DefaultMaxResponseBytesInFlight, MinWriteRate: DefaultMinWriteRate, MinWriteTime: DefaultMinWriteTime,
+		ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
 		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
 	if c.hardeningConfig != want {
 		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
@@ -44,6 +46,10 @@ func TestHardeningSettings(t *testing.T) {
 		{"-max-operations-per-address", "MAX_OPERATIONS_PER_ADDRESS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerAddress) }},
 		{"-max-operations-per-socket", "MAX_OPERATIONS_PER_SOCKET", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerSocket) }},
 		{"-max-connections", "MAX_CONNECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxConnections) }},
+		{"-max-response-bytes", "MAX_RESPONSE_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.MaxResponseBytes) }},
+		{"-max-response-bytes-in-flight", "MAX_RESPONSE_BYTES_IN_FLIGHT", "1", "0", func(c config) string { return strconv.Itoa(c.MaxResponseBytesInFlight) }},
+		{"-min-write-rate", "MIN_WRITE_RATE", "1", "0", func(c config) string { return strconv.Itoa(c.MinWriteRate) }},
+		{"-min-write-time", "MIN_WRITE_TIME", "1ns", "0s", func(c config) string { return c.MinWriteTime.String() }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)

@@ -24,8 +24,10 @@ const operationRetryAfter = time.Second
 // (MaxOperationsInFlight) and from one client address group
 // (MaxOperationsPerAddress; an IPv6 /64 or an IPv4 address). An HTTP
 // request to /query holds one place once its body is read, while it is
-// parsed, run and answered (a batch runs its operations one after the
-// other); a client that drips its body holds none (READ_TIMEOUT bounds it)
+// parsed and run, until its answer is made (a batch runs its operations
+// one after the other): not while the answer is sent, which answerWriter
+// bounds by its size, so a client that does not read holds no place. A
+// client that drips its body holds none either (READ_TIMEOUT bounds it)
 // and cannot fill the instance's places that way. A query or mutation
 // sent over a websocket holds one while it runs, and one of its socket's
 // (socketOperations). Subscriptions hold none: they have their own caps.
@@ -101,9 +103,12 @@ func (g *operationGate) refusal(refusedBy string, perSocket int) *apperr.Error {
 
 // limitOperations holds a place of the gate for each HTTP request to
 // /query whose body has been read (refuseMalformedRequest reads it
-// first), refused with 503 when the instance is full and 429 when the
-// client's address is, in the shape of a GraphQL response and before the
-// document is parsed. Websocket upgrades and CORS preflights pass: a
+// first) until its answer is made, refused with 503 when the instance is
+// full and 429 when the client's address is, in the shape of a GraphQL
+// response and before the document is parsed. It gives the request its
+// answer's spend of the answer budget (answerLimit), given back once the
+// answer is sent, and sends the answer under its size's deadline
+// (answerWriter). Websocket upgrades and CORS preflights pass: a
 // websocket's operations are held one by one (socketOperations).
 func (a *app) limitOperations(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,6 +116,7 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		start := time.Now() // the request is read
 		leave, refusedBy := a.operations.enter(clientAddress(r.Context()))
 		if refusedBy != "" {
 			status := http.StatusTooManyRequests
@@ -121,7 +127,11 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 			return
 		}
 		defer leave()
-		next.ServeHTTP(w, r)
+		spend := newAnswerSpend(a.answers, clientAddress(r.Context()), a.cfg.MaxResponseBytes)
+		defer spend.release()
+		r = r.WithContext(context.WithValue(r.Context(), answerSpendKey{}, spend))
+		next.ServeHTTP(&answerWriter{ResponseWriter: w, leave: leave, minWriteTime: a.cfg.MinWriteTime, minWriteRate: a.cfg.MinWriteRate,
+			latest: start.Add(a.cfg.WriteTimeout)}, r)
 	})
 }
 

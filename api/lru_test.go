@@ -169,7 +169,8 @@ func TestRefusedDocumentsLeaveNoHeap(t *testing.T) {
 	dsn := testenv.MySQL(t)
 	_, prefix := testenv.Redis(t)
 	p := startServerProcess(t, bin, "MYSQL_DSN="+dsn, "REDIS_ADDR="+testenv.RedisAddr(), "KEY_PREFIX="+prefix,
-		"TOKEN_SECRET=test-secret-test-secret-test-secret!", "METRICS_ADDR="+metricsAddr, "METRICS_PPROF=true")
+		"TOKEN_SECRET=test-secret-test-secret-test-secret!", "METRICS_ADDR="+metricsAddr, "METRICS_PPROF=true",
+		"MAX_OPERATIONS_PER_ADDRESS=128") // its 8 senders speak from one address
 	liveHeap := func() uint64 {
 		t.Helper()
 		res, err := http.Get("http://" + metricsAddr + "/debug/pprof/heap?gc=1&debug=1")

@@ -45,6 +45,8 @@ type serverMetrics struct {
 	// operationsInFlight and operationsRefused are operationGate's.
 	operationsInFlight prometheus.Gauge
 	operationsRefused  *prometheus.CounterVec
+	// answersRefused is answerLimit's.
+	answersRefused *prometheus.CounterVec
 }
 
 func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
@@ -77,8 +79,11 @@ func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
 		operationsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "graphql_operations_refused_total", Help: "Requests and operations refused for operations in flight, by the bound that refused them: instance, address or socket.",
 		}, []string{"limit"}),
+		answersRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "graphql_answers_refused_total", Help: "Answers refused before they were sent, by the bound that refused them: size (MaxResponseBytes), address_bytes or instance_bytes (MaxResponseBytesInFlight).",
+		}, []string{"limit"}),
 	}
-	m.registry.MustRegister(m.resolverDuration, m.resolverErrors, m.operations, m.operationDuration,
+	m.registry.MustRegister(m.answersRefused, m.resolverDuration, m.resolverErrors, m.operations, m.operationDuration,
 		m.errors, m.subscriptionsOpen, m.websockets.open, m.websockets.opened, m.websockets.closes,
 		m.operationsInFlight, m.operationsRefused,
 		collectors.NewGoCollector(),

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +79,57 @@ func BenchmarkPricing(b *testing.B) {
 			b.ReportMetric(float64(price), "price")
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(price), "ns/unit")
 		})
+	}
+}
+
+// A text field is priced by the most bytes it can hold: a post body (500
+// code points, up to 2,000 bytes) costs 6 and a bio (300, up to 1,200) 4,
+// so that a document of bodies repeated under many nodes is refused
+// before it runs. Priced at 1 each, 98 aliases of body under 100 ids cost
+// 9,801, within the default limit, and answered 19.7 MB.
+func TestPricingTextBySize(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		query string
+		price int
+	}{
+		{`{ node(id: "x") { ... on Post { body } } }`, 1 + 6},
+		{`{ node(id: "x") { ... on Post { a: body b: body } } }`, 1 + 2*6},
+		{`{ node(id: "x") { ... on User { bio } } }`, 1 + 4},
+		{`{ node(id: "x") { ... on User { username displayName } } }`, 1 + 1 + 1},
+		{`{ nodes(ids: ["a", "b"]) { ... on Post { body } } }`, 1 + 2*6},
+	} {
+		if got := priceOf(t, c.query, nil); got != c.price {
+			t.Errorf("%s: priced %d, want %d", c.query, got, c.price)
+		}
+	}
+
+	var aliases strings.Builder
+	for i := range 98 {
+		fmt.Fprintf(&aliases, " b%d: body", i)
+	}
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("id%d", i))
+	}
+	finding := `{ nodes(ids: [` + strings.Join(ids, ",") + `]) { ... on Post {` + aliases.String() + ` } } }`
+	if got := priceOf(t, finding, nil); got <= DefaultMaxQueryComplexity {
+		t.Errorf("98 bodies under 100 ids priced %d, within the default limit of %d", got, DefaultMaxQueryComplexity)
+	}
+}
+
+// nodes refuses an id it was given already (any spelling of the same node):
+// the answer repeats each id given, so a repeated id would be answered
+// again at no cost to its client beyond its bytes in the document.
+func TestNodesRefusesRepeatedIDs(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, backendReal)
+	ann := s.signUp(t, "ann")
+	bob := s.signUp(t, "bob")
+	const q = `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`
+	ann.mustDo(t, q, map[string]any{"ids": []string{ann.ID, bob.ID}}, nil)
+	r := ann.mustFail(t, "BAD_USER_INPUT", q, map[string]any{"ids": []string{ann.ID, bob.ID, ann.ID}})
+	if !strings.Contains(r.Errors[0].Message, "more than once") {
+		t.Errorf("message %q does not say the id is repeated", r.Errors[0].Message)
 	}
 }

@@ -109,7 +109,9 @@ func TestShutdownGraceful(t *testing.T) {
 	_, prefix := testenv.Redis(t)
 	secret := "test-secret-test-secret-test-secret!"
 	env := []string{"MYSQL_DSN=" + dsn, "REDIS_ADDR=" + testenv.RedisAddr(), "KEY_PREFIX=" + prefix,
-		"TOKEN_SECRET=" + secret, "BCRYPT_COST=4"}
+		"TOKEN_SECRET=" + secret, "BCRYPT_COST=4",
+		// Every client of the test speaks from one address.
+		"MAX_OPERATIONS_PER_ADDRESS=128"}
 	if mode := os.Getenv("FEED_MODE"); mode != "" {
 		env = append(env, "FEED_MODE="+mode)
 	}

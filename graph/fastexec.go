@@ -64,8 +64,8 @@ func (e *fastExecutableSchema) Exec(ctx context.Context) graphql.ResponseHandler
 		}
 		first = false
 		ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
-		fx := &fastExec{ec: ec, oc: opCtx, observed: e.observed}
-		w := fastexec.GetWriter()
+		fx := &fastExec{ec: ec, oc: opCtx, observed: e.observed, limit: fastexec.LimitOf(ctx)}
+		w := fx.writer()
 		defer fastexec.PutWriter(w)
 		switch opCtx.Operation.Operation {
 		case ast.Mutation:
@@ -85,7 +85,11 @@ type fastExec struct {
 	oc       *graphql.OperationContext
 	observed []bool
 	collect  [25]fastexec.FieldCache // by object, in the order of the fastObj functions
+	limit    fastexec.Limit          // the response's (fastexec.WithLimit), or nil
 }
+
+// writer is an empty Writer that spends the response's limit.
+func (fx *fastExec) writer() *fastexec.Writer { return fastexec.GetLimitedWriter(fx.limit) }
 
 // fastNode is a position of the response as far as the fast path got: the
 // FieldContext gqlgen builds for every position is built for this one only
@@ -555,7 +559,7 @@ func (fx *fastExec) rootTasks(w *fastexec.Writer, fields []graphql.CollectedFiel
 				return value(ctx, field)
 			})
 		})
-		t.hole.W = fastexec.GetWriter()
+		t.hole.W = fx.writer()
 		st := t.hole.W.Marshal(m)
 		t.invalid = (t.nonNull && st == fastexec.Null) || (!t.nonNull && st == fastexec.RequiredNull)
 	}
@@ -749,75 +753,75 @@ func (fx *fastExec) fastRoot_Mutation(ctx context.Context, w *fastexec.Writer, s
 func (fx *fastExec) fastRootValue_Mutation(ctx context.Context, field graphql.CollectedField) graphql.Marshaler {
 	switch field.Name {
 	case "signUp":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_signUp(w, p, 0, &field), w)
 	case "logIn":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_logIn(w, p, 0, &field), w)
 	case "logOut":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_logOut(w, p, 0, &field), w)
 	case "createPost":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_createPost(w, p, 0, &field), w)
 	case "repost":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_repost(w, p, 0, &field), w)
 	case "deletePost":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_deletePost(w, p, 0, &field), w)
 	case "follow":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_follow(w, p, 0, &field), w)
 	case "unfollow":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_unfollow(w, p, 0, &field), w)
 	case "removeFollower":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_removeFollower(w, p, 0, &field), w)
 	case "markFeedRead":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_markFeedRead(w, p, 0, &field), w)
 	case "updateProfile":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_updateProfile(w, p, 0, &field), w)
 	case "promotePost":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_promotePost(w, p, 0, &field), w)
 	case "unpromotePost":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_unpromotePost(w, p, 0, &field), w)
 	case "dismissHomeEntry":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_dismissHomeEntry(w, p, 0, &field), w)
 	case "block":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_block(w, p, 0, &field), w)
 	case "unblock":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_unblock(w, p, 0, &field), w)
 	case "mute":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_mute(w, p, 0, &field), w)
 	case "unmute":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_unmute(w, p, 0, &field), w)
 	}
@@ -2085,35 +2089,35 @@ func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel 
 func (fx *fastExec) fastRootValue_Query(ctx context.Context, field graphql.CollectedField) graphql.Marshaler {
 	switch field.Name {
 	case "node":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_node(w, p, 0, &field), w)
 	case "nodes":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_nodes(w, p, 0, &field), w)
 	case "viewer":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_viewer(w, p, 0, &field), w)
 	case "user":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_user(w, p, 0, &field), w)
 	case "feed":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_feed(w, p, 0, &field), w)
 	case "home":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_home(w, p, 0, &field), w)
 	case "blockedUsers":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_blockedUsers(w, p, 0, &field), w)
 	case "mutedUsers":
-		w, p := fastexec.GetWriter(), getPath(ctx)
+		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_mutedUsers(w, p, 0, &field), w)
 	case "__type":
@@ -3502,7 +3506,7 @@ func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n in
 // and splices them in.
 func (fx *fastExec) fastDispatch_FeedConnection(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.FeedConnection) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_FeedConnection(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -3514,13 +3518,13 @@ func (fx *fastExec) fastDispatch_FeedConnection(w *fastexec.Writer, p *fastPath,
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_FeedConnection(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_FeedConnection(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -4592,7 +4596,7 @@ func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n in
 // and splices them in.
 func (fx *fastExec) fastDispatch_HomeConnection(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.HomeConnection) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_HomeConnection(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -4604,13 +4608,13 @@ func (fx *fastExec) fastDispatch_HomeConnection(w *fastexec.Writer, p *fastPath,
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_HomeConnection(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_HomeConnection(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -5837,7 +5841,7 @@ func (fx *fastExec) fastObj_Post(w *fastexec.Writer, p *fastPath, n int32, sel a
 // and splices them in.
 func (fx *fastExec) fastDispatch_Post(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.Post) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_Post(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -5849,13 +5853,13 @@ func (fx *fastExec) fastDispatch_Post(w *fastexec.Writer, p *fastPath, n int32, 
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_Post(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_Post(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -6914,7 +6918,7 @@ func (fx *fastExec) fastObj_PromotePostPayload(w *fastexec.Writer, p *fastPath, 
 // and splices them in.
 func (fx *fastExec) fastDispatch_PromotePostPayload(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.PromotePostPayload) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_PromotePostPayload(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -6926,13 +6930,13 @@ func (fx *fastExec) fastDispatch_PromotePostPayload(w *fastexec.Writer, p *fastP
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_PromotePostPayload(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_PromotePostPayload(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -7149,7 +7153,7 @@ func (fx *fastExec) fastObj_PromotedPost(w *fastexec.Writer, p *fastPath, n int3
 // and splices them in.
 func (fx *fastExec) fastDispatch_PromotedPost(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.PromotedPost) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_PromotedPost(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -7161,13 +7165,13 @@ func (fx *fastExec) fastDispatch_PromotedPost(w *fastexec.Writer, p *fastPath, n
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_PromotedPost(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_PromotedPost(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -7611,7 +7615,7 @@ func (fx *fastExec) fastObj_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n i
 // and splices them in.
 func (fx *fastExec) fastDispatch_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.RelatedUserEdge) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_RelatedUserEdge(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -7623,13 +7627,13 @@ func (fx *fastExec) fastDispatch_RelatedUserEdge(w *fastexec.Writer, p *fastPath
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_RelatedUserEdge(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_RelatedUserEdge(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -7925,7 +7929,7 @@ func (fx *fastExec) fastObj_SuggestedUser(w *fastexec.Writer, p *fastPath, n int
 // and splices them in.
 func (fx *fastExec) fastDispatch_SuggestedUser(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.SuggestedUser) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_SuggestedUser(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -7937,13 +7941,13 @@ func (fx *fastExec) fastDispatch_SuggestedUser(w *fastexec.Writer, p *fastPath, 
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_SuggestedUser(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_SuggestedUser(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -8160,7 +8164,7 @@ func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel a
 // and splices them in.
 func (fx *fastExec) fastDispatch_User(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.User) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_User(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -8172,13 +8176,13 @@ func (fx *fastExec) fastDispatch_User(w *fastexec.Writer, p *fastPath, n int32, 
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_User(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_User(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -9707,7 +9711,7 @@ func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, s
 // and splices them in.
 func (fx *fastExec) fastDispatch_UserEdge(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.UserEdge) (invalid bool) {
 	if len(holes) == 1 {
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		invalid = fx.fastField_UserEdge(sw, p, n, &fields[slots[0]], obj)
 		holes[0].W = sw
 	} else {
@@ -9719,13 +9723,13 @@ func (fx *fastExec) fastDispatch_UserEdge(w *fastexec.Writer, p *fastPath, n int
 			field, part := &fields[slots[k]], &parts[k]
 			fastexec.Go(func() {
 				defer wg.Done()
-				sw, sp := fastexec.GetWriter(), getPath(ctx)
+				sw, sp := fx.writer(), getPath(ctx)
 				part.Invalid = fx.fastField_UserEdge(sw, sp, 0, field, obj)
 				part.W = sw
 				putPath(sp)
 			})
 		}
-		sw := fastexec.GetWriter()
+		sw := fx.writer()
 		parts[0].Invalid = fx.fastField_UserEdge(sw, p, n, &fields[slots[0]], obj)
 		parts[0].W = sw
 		wg.Wait()
@@ -10159,7 +10163,7 @@ func (fx *fastExec) fastElems_marshalNFeedEdge2ᚕᚖfeedserviceᚋmodelsᚐFeed
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNFeedEdge2ᚕᚖfeedserviceᚋmodelsᚐFeedEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10268,7 +10272,7 @@ func (fx *fastExec) fastElems_marshalNHomeEdge2ᚕᚖfeedserviceᚋmodelsᚐHome
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNHomeEdge2ᚕᚖfeedserviceᚋmodelsᚐHomeEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10403,7 +10407,7 @@ func (fx *fastExec) fastElems_marshalNNode2ᚕfeedserviceᚋmodelsᚐNode(w *fas
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNNode2ᚕfeedserviceᚋmodelsᚐNode(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10502,7 +10506,7 @@ func (fx *fastExec) fastElems_marshalNPostEdge2ᚕᚖfeedserviceᚋmodelsᚐPost
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNPostEdge2ᚕᚖfeedserviceᚋmodelsᚐPostEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10601,7 +10605,7 @@ func (fx *fastExec) fastElems_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodels
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNRelatedUserEdge2ᚕᚖfeedserviceᚋmodelsᚐRelatedUserEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10696,7 +10700,7 @@ func (fx *fastExec) fastElems_marshalNUser2ᚕᚖfeedserviceᚋmodelsᚐUserᚄ(
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNUser2ᚕᚖfeedserviceᚋmodelsᚐUserᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)
@@ -10785,7 +10789,7 @@ func (fx *fastExec) fastElems_marshalNUserEdge2ᚕᚖfeedserviceᚋmodelsᚐUser
 		wg.Add(1)
 		fastexec.Go(func() {
 			defer wg.Done()
-			sw, sp := fastexec.GetWriter(), getPath(ctx)
+			sw, sp := fx.writer(), getPath(ctx)
 			parts[i].Invalid = fx.fastElem_marshalNUserEdge2ᚕᚖfeedserviceᚋmodelsᚐUserEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
 			parts[i].W = sw
 			putPath(sp)

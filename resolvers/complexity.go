@@ -27,14 +27,37 @@ const (
 	ListEntryCost = 20
 )
 
+// TextBytesPerUnit is the bytes of answer one unit of price stands for in
+// the price of a text field (textCost): the default complexity limit of
+// 10,000 units then buys about 4 MB of text, the default cap on one answer
+// (MAX_RESPONSE_BYTES). Priced at 1, a post body of 2,000 bytes made a
+// 4 KB document of 9,801 units answer 19.7 MB.
+const TextBytesPerUnit = 400
+
+// utf8MaxBytes is the most bytes UTF-8 spends on one code point.
+const utf8MaxBytes = 4
+
+// textCost prices a text field of at most maxChars code points: 1, and a
+// unit for each TextBytesPerUnit of the most bytes it can hold.
+func textCost(maxChars int) func(int) int {
+	cost := 1 + maxChars*utf8MaxBytes/TextBytesPerUnit
+	return func(int) int { return cost }
+}
+
 // Complexity prices the fields that return many objects, for the complexity
 // limit: a connection costs 1 plus its page size (first, or last, or the
 // default page; never less than one entry) times what each of its entries
 // selects; a list costs 1 plus its most entries times the same. The unread
-// count costs UnreadCountCost. Every other field costs 1 plus its children
-// (gqlgen's default). The pages of a user's lists cost more (userListCost).
+// count costs UnreadCountCost. A long text field costs by the most bytes it
+// holds (textCost): a post body 6, a bio 4. Every other field costs 1 plus
+// its children (gqlgen's default). The pages of a user's lists cost more
+// (userListCost).
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
+	c.Post.Body = textCost(config.MaxPostChars)
+	c.User.Bio = textCost(config.MaxBioChars)
+	c.User.DisplayName = textCost(config.MaxDisplayNameChars)
+	c.User.Username = textCost(config.MaxUsernameChars)
 	c.Query.Feed = connectionCost
 	c.Query.Home = connectionCost
 	c.HomeConnection.UnreadCount = func(int) int { return UnreadCountCost }

@@ -23,10 +23,24 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node,
 	if len(ids) > config.MaxNodesPerRequest {
 		return nil, apperr.BadInput("nodes takes at most %d ids", config.MaxNodesPerRequest)
 	}
+	// A repeated id is refused, not answered again: its answer would cost
+	// its client only the id's bytes in the document, whatever it selects.
+	type node struct {
+		kind string
+		id   int64
+	}
+	seen := make(map[node]bool, len(ids))
 	nodes := make([]models.Node, len(ids))
 	for i, id := range ids {
-		var err error
-		if nodes[i], err = r.Node(ctx, id); err != nil {
+		kind, n, err := models.ParseNodeID(id)
+		if err != nil {
+			return nil, apperr.BadInput("%q is not a valid id", id)
+		}
+		if seen[node{kind, n}] {
+			return nil, apperr.BadInput("nodes was given the id %q more than once; ask for each node once", id)
+		}
+		seen[node{kind, n}] = true
+		if nodes[i], err = loadNode(ctx, kind, n); err != nil {
 			return nil, err
 		}
 	}

@@ -124,7 +124,11 @@ func deploy(ctx context.Context, s settings) (*deployment, error) {
 		// Every soak user signs up from this one address: the per-IP budget
 		// of signUp and logIn is for the public, not for a load generator.
 		// The per-viewer mutation budget stays on (the mix keeps far below it).
-		"AUTH_RATE=off"}
+		"AUTH_RATE=off",
+		// Its request loops, too, all speak from this one address: the
+		// per-address share of the operations in flight (4 by default) is
+		// for the public.
+		"MAX_OPERATIONS_PER_ADDRESS=128"}
 	// The second starts after the first migrated the database.
 	for _, name := range []string{"A", "B"} {
 		in, err := startInstance(ctx, d.dir, bin, name, env)

@@ -25,6 +25,9 @@ const (
 	// CodeUnavailable says a backend (MySQL, or Redis where nothing can
 	// stand in for it) cannot be reached: nothing was half done, retry.
 	CodeUnavailable Code = "UNAVAILABLE"
+	// CodeResponseTooLarge says an answer would pass the server's cap on
+	// the bytes of one (MAX_RESPONSE_BYTES): ask for less in one request.
+	CodeResponseTooLarge Code = "RESPONSE_TOO_LARGE"
 )
 
 // Error is an error with a message safe to show a person and its code. Any

@@ -9,6 +9,7 @@
 package fastexec
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
@@ -17,7 +18,43 @@ import (
 // A Writer is the buffer a part of a response is written into. The
 // executor writes into one Writer per goroutine it runs; parts written by
 // other goroutines are spliced in afterwards (Splice).
-type Writer struct{ B []byte }
+type Writer struct {
+	B     []byte
+	limit Limit
+}
+
+// A Limit bounds what one response may write, told of the bytes of each
+// text (keys and string values, the part of a response a document can
+// make large) as it is written. Once Spend answers false the response is
+// to be refused: its Writers write every later text as "", so that what
+// it holds until then stays near the limit.
+type Limit interface {
+	Spend(n int) bool
+}
+
+type limitKey struct{}
+
+// WithLimit gives the operations run with ctx the response limit l.
+func WithLimit(ctx context.Context, l Limit) context.Context {
+	return context.WithValue(ctx, limitKey{}, l)
+}
+
+// LimitOf is the response limit of ctx, or nil.
+func LimitOf(ctx context.Context) Limit {
+	l, _ := ctx.Value(limitKey{}).(Limit)
+	return l
+}
+
+// GetLimitedWriter returns an empty Writer from the pool that spends l
+// (nil: no limit).
+func GetLimitedWriter(l Limit) *Writer {
+	w := GetWriter()
+	w.limit = l
+	return w
+}
+
+// spend tells the limit of n bytes of text, and says whether to write it.
+func (w *Writer) spend(n int) bool { return w.limit == nil || w.limit.Spend(n) }
 
 var writers = sync.Pool{New: func() any { return &Writer{B: make([]byte, 0, 1024)} }}
 
@@ -34,6 +71,7 @@ func PutWriter(w *Writer) {
 		return
 	}
 	w.B = w.B[:0]
+	w.limit = nil
 	writers.Put(w)
 }
 
@@ -45,7 +83,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // WriteString appends s (io.StringWriter, which io.WriteString uses).
 func (w *Writer) WriteString(s string) (int, error) {
-	w.B = append(w.B, s...)
+	if w.spend(len(s)) {
+		w.B = append(w.B, s...)
+	}
 	return len(s), nil
 }
 
@@ -74,6 +114,9 @@ const hex = "0123456789ABCDEF"
 // walks bytes where gqlgen walks runes: a byte below 0x20 or equal to '\\'
 // or '"' is never part of a multi-byte sequence, so the output is the same.)
 func (w *Writer) String(s string) {
+	if !w.spend(len(s)) {
+		s = ""
+	}
 	b := append(w.B, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {

@@ -145,3 +145,40 @@ func TestSplice(t *testing.T) {
 		t.Fatal("HolePos")
 	}
 }
+
+// spendLimit allows max bytes of text.
+type spendLimit struct{ spent, max int }
+
+func (l *spendLimit) Spend(n int) bool {
+	l.spent += n
+	return l.spent <= l.max
+}
+
+// A Writer with a limit tells it of every text it writes (keys and string
+// values) and, once the limit refuses, writes texts as "": what a response
+// past its cap holds stays near the cap. Without a limit it writes all.
+func TestWriterSpendsItsLimit(t *testing.T) {
+	l := &spendLimit{max: 10}
+	w := GetLimitedWriter(l)
+	w.Key(true, "body")
+	w.String("hello")
+	w.Key(false, "more")
+	w.String("this is past the limit")
+	io := "raw"
+	w.WriteString(io)
+	if got, want := string(w.B), `"body":"hello","":""`; got != want {
+		t.Errorf("wrote %s, want %s", got, want)
+	}
+	if l.spent != len("body")+len("hello")+len("more")+len("this is past the limit")+len(io) {
+		t.Errorf("spent %d", l.spent)
+	}
+	PutWriter(w)
+	if w := GetWriter(); w.limit != nil {
+		t.Errorf("a pooled writer kept its limit")
+	}
+	var free Writer
+	free.String("no limit")
+	if string(free.B) != `"no limit"` {
+		t.Errorf("wrote %s without a limit", free.B)
+	}
+}

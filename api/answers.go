@@ -1,0 +1,290 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"feedservice/feed/apperr"
+	"feedservice/internal/fastexec"
+)
+
+// answerBudget bounds the bytes of the answers the instance holds at once,
+// from the moment they are made until they are sent
+// (MaxResponseBytesInFlight), and those of one client address group, its
+// share (perAddress). An answer takes its bytes as it grows, in
+// answerChunk steps, and gives them back once sent.
+type answerBudget struct {
+	max, perAddress int64
+
+	mu        sync.Mutex
+	total     int64
+	byAddress map[string]int64
+}
+
+// answerChunk is the step in which an answer takes bytes from the budget:
+// a lock taken at most once per chunk of its text.
+const answerChunk = 64 << 10
+
+// newAnswerBudget bounds answers to maxBytes on the instance, and an
+// address to the share of them it has of the operations in flight, but
+// to no less than one answer at the cap (maxAnswer).
+func newAnswerBudget(maxBytes, maxAnswer, perAddressOps, totalOps int) *answerBudget {
+	share := int64(maxBytes) * int64(perAddressOps) / int64(max(totalOps, 1))
+	return &answerBudget{max: int64(maxBytes), perAddress: max(share, int64(maxAnswer)), byAddress: map[string]int64{}}
+}
+
+// take takes n bytes for an answer to address, or says which bound refused.
+func (b *answerBudget) take(address string, n int64) (refusedBy string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.total+n > b.max:
+		return gateInstance
+	case b.byAddress[address]+n > b.perAddress:
+		return gateAddress
+	}
+	b.total += n
+	b.byAddress[address] += n
+	return ""
+}
+
+func (b *answerBudget) give(address string, n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total -= n
+	if b.byAddress[address] -= n; b.byAddress[address] <= 0 {
+		delete(b.byAddress, address)
+	}
+}
+
+// answerSpend is what one answer (an HTTP response, a batch's operations
+// together; or one websocket message) has written and taken of the budget.
+// The fast executor spends it as it writes text (fastexec.Limit); each
+// operation's answer, once made, is counted exactly (settle).
+type answerSpend struct {
+	budget    *answerBudget
+	address   string
+	maxAnswer int64
+
+	spent atomic.Int64 // bytes written so far
+
+	mu       sync.Mutex
+	taken    int64 // bytes taken from the budget
+	released bool
+
+	refusal atomic.Pointer[answerRefusal] // why the operation's answer is refused, once it is
+}
+
+func newAnswerSpend(b *answerBudget, address string, maxAnswer int) *answerSpend {
+	return &answerSpend{budget: b, address: address, maxAnswer: int64(maxAnswer)}
+}
+
+var _ fastexec.Limit = (*answerSpend)(nil)
+
+// Spend counts n bytes written, and says whether the answer may go on.
+func (s *answerSpend) Spend(n int) bool {
+	if s.refused() != nil {
+		return false
+	}
+	return s.reach(s.spent.Add(int64(n)))
+}
+
+// reach takes from the budget what an answer of total bytes needs, or
+// notes its refusal.
+func (s *answerSpend) reach(total int64) bool {
+	if total > s.maxAnswer {
+		s.refuse(answerSize, apperr.New(apperr.CodeResponseTooLarge, "the answer is larger than %d bytes (MaxResponseBytes); ask for fewer fields, fewer ids or smaller pages in one request", s.maxAnswer))
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.taken < total && !s.released {
+		if refusedBy := s.budget.take(s.address, answerChunk); refusedBy != "" {
+			s.refuse(answerBytesLimit[refusedBy], s.budget.refusal(refusedBy))
+			return false
+		}
+		s.taken += answerChunk
+	}
+	return true
+}
+
+// answerRefusal is why an answer is refused, and the bound that did, in
+// metrics.
+type answerRefusal struct {
+	err   *apperr.Error
+	limit string
+}
+
+// Which bound refused an answer, in metrics.
+const (
+	answerSize         = "size"           // MaxResponseBytes
+	answerBytesAddress = "address_bytes"  // an address's share of MaxResponseBytesInFlight
+	answerBytesTotal   = "instance_bytes" // MaxResponseBytesInFlight
+)
+
+var answerBytesLimit = map[string]string{gateAddress: answerBytesAddress, gateInstance: answerBytesTotal}
+
+func (s *answerSpend) refuse(limit string, err *apperr.Error) {
+	s.refusal.CompareAndSwap(nil, &answerRefusal{err: err, limit: limit})
+}
+
+// refused is the error of the answer's refusal, or nil.
+func (s *answerSpend) refused() *apperr.Error {
+	if r := s.refusal.Load(); r != nil {
+		return r.err
+	}
+	return nil
+}
+
+// settle counts an operation's answer of size bytes exactly, in place of
+// what the executor spent making it since before (spent when it began).
+func (s *answerSpend) settle(before, size int64) bool {
+	total := before + size
+	s.spent.Store(total)
+	return s.reach(total)
+}
+
+// release gives back what the answer took of the budget: it has been sent.
+func (s *answerSpend) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.budget.give(s.address, s.taken)
+	s.taken, s.released = 0, true
+}
+
+// refusal is the error of an answer refused by the named bound.
+func (b *answerBudget) refusal(refusedBy string) *apperr.Error {
+	msg := fmt.Sprintf("the server holds as many bytes of answers as it may at once (MaxResponseBytesInFlight, %d); retry later", b.max)
+	if refusedBy == gateAddress {
+		msg = fmt.Sprintf("answers to one address may hold at most %d bytes at once (MaxResponseBytesInFlight's share of an address); retry when they have been read", b.perAddress)
+	}
+	return &apperr.Error{Code: apperr.CodeRateLimited, Message: msg, RetryAfter: operationRetryAfter}
+}
+
+type answerSpendKey struct{}
+
+// answerLimit is the extension that bounds each operation's answer: it
+// hands the answer's spend to the executor (the fast one stops writing
+// text past it), counts the answer it made exactly, and answers one past
+// the cap (RESPONSE_TOO_LARGE) or past the budget (RATE_LIMITED) with that
+// error alone, before a byte of it is sent. An HTTP request's operations
+// share its spend (limitOperations); a websocket message has its own,
+// given back once it is made (the socket's writes have their deadlines).
+type answerLimit struct {
+	budget    *answerBudget
+	maxAnswer int
+	present   graphql.ErrorPresenterFunc
+	metrics   *serverMetrics
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = answerLimit{}
+
+func (answerLimit) ExtensionName() string                   { return "AnswerLimit" }
+func (answerLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (l answerLimit) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	spend, ok := ctx.Value(answerSpendKey{}).(*answerSpend)
+	if !ok {
+		spend = newAnswerSpend(l.budget, clientAddress(ctx), l.maxAnswer)
+		defer spend.release()
+	}
+	before := spend.spent.Load()
+	resp := next(fastexec.WithLimit(ctx, spend))
+	if resp == nil {
+		return nil
+	}
+	if spend.refused() == nil && spend.settle(before, responseBytes(resp)) {
+		return resp
+	}
+	refusal := spend.refused()
+	l.metrics.answersRefused.WithLabelValues(spend.refusal.Load().limit).Inc()
+	if refusal.Code == apperr.CodeRateLimited {
+		noteRetryAfter(ctx, refusal.RetryAfterSeconds())
+	}
+	out := &graphql.Response{Errors: gqlerror.List{l.present(ctx, refusal)}}
+	// The refusal is this operation's: the next of a batch may fit in
+	// what is left.
+	spend.refusal.Store(nil)
+	spend.settle(before, responseBytes(out))
+	return out
+}
+
+// responseBytes is the size of resp as the transport writes it
+// (json.Marshal, which escapes <, >, & and the line and paragraph
+// separators in the data, already written as JSON).
+func responseBytes(resp *graphql.Response) int64 {
+	shell := *resp
+	shell.Data = nil
+	b, _ := json.Marshal(&shell)
+	if resp.Data == nil {
+		return int64(len(b))
+	}
+	n := int64(len(b)-len("null")) + int64(len(resp.Data))
+	for _, c := range []string{"<", ">", "&"} {
+		n += int64(len(`\u003c`)-len(c)) * int64(bytes.Count(resp.Data, []byte(c)))
+	}
+	for _, c := range []string{"\u2028", "\u2029"} {
+		n += int64(len(`\u2028`)-len(c)) * int64(bytes.Count(resp.Data, []byte(c)))
+	}
+	return n
+}
+
+// answerWriter sends an HTTP request's answer: at its first byte the
+// answer is made, so the request's place among the operations in flight
+// is given back (leave), and from then on sending it may take
+// minWriteTime and a second per minWriteRate bytes, past which the
+// connection is closed; never past latest, WriteTimeout after the request
+// was read (the server counts it from its headers).
+type answerWriter struct {
+	http.ResponseWriter
+	leave        func()
+	minWriteTime time.Duration
+	minWriteRate int
+	latest       time.Time
+
+	started time.Time
+	written int64
+}
+
+func (w *answerWriter) start() {
+	if w.started.IsZero() {
+		w.started = time.Now()
+		w.leave()
+	}
+}
+
+func (w *answerWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.start()
+	w.written += int64(len(b))
+	bound := w.minWriteTime + time.Duration(float64(w.written)/float64(w.minWriteRate)*float64(time.Second))
+	// Without a deadline to set (a recorder in tests) the server's own
+	// WriteTimeout bounds it.
+	deadline := w.started.Add(bound)
+	if deadline.After(w.latest) {
+		deadline = w.latest
+	}
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(deadline)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
