@@ -348,7 +348,9 @@ func TestHomeDismissUnknownID(t *testing.T) {
 	if stored != 0 {
 		t.Fatalf("%d dismissals stored for ids that name nothing", stored)
 	}
-	var post struct{ CreatePost struct{ Post struct{ ID string } } }
+	var post struct {
+		CreatePost struct{ Post struct{ ID string } }
+	}
 	author.mustDo(t, createPostMutation, map[string]any{"b": "dismissable"}, &post)
 	for _, id := range []string{author.ID, post.CreatePost.Post.ID} {
 		viewer.mustDo(t, dismiss, map[string]any{"id": id}, nil)
