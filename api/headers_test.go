@@ -133,6 +133,55 @@ func TestSuggestionsFollowIntrospection(t *testing.T) {
 	}
 }
 
+// TestValidationMessagesFollowIntrospection: with introspection off, a
+// validation error names no type, field, argument or input field that the
+// document did not write (a missing required argument or input field, the
+// type a field or a variable's position expects), but still says what is
+// wrong and where; with it on, gqlparser's full message is sent.
+func TestValidationMessagesFollowIntrospection(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		doc        string
+		leaks      []string // named by the full message, not by the document
+		off, fully string   // in the message with introspection off, on
+	}{
+		{`mutation { signUp(input: {password: "long enough pw"}) { token } }`, []string{"SignUpInput", "username", "String"}, "required input field is missing", `"SignUpInput.username"`},
+		{`{ user { id } }`, []string{"username", "String"}, "required argument is missing", `argument "username"`},
+		{`{ viewer }`, []string{"User"}, `"viewer" must have a selection of subfields`, `of type "User"`},
+		{`{ viewer { id { x } } }`, []string{`"ID"`}, `Cannot query field "x"`, `on type "ID"`},
+		{`{ viewer { usernam } }`, []string{"User"}, `Cannot query field "usernam"`, `on type "User"`},
+		{`{ viewer { timeline(top: 3) { totalCount } } }`, []string{"User", `"timeline"`, "User.timeline"}, `Unknown argument "top"`, `"User.timeline"`},
+		{`query($n: String) { viewer { timeline(first: $n) { totalCount } } }`, []string{"Int"}, `"$n" is not of the type`, `expecting type "Int"`},
+		{`{ viewer { timeline(first: "x") { totalCount } } }`, []string{"Int"}, "not of the type expected", `Int cannot represent`},
+		{`{ viewer { ... on Post { id } } }`, []string{"User"}, "cannot be spread here", `of type "User"`},
+	}
+	for _, introspection := range []bool{false, true} {
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		for _, c := range cases {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", c.doc, nil)
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Errorf("introspection %v, %s: status %d, want 422", introspection, c.doc, r.Status)
+			}
+			e := r.Errors[0]
+			if len(e.Locations) == 0 {
+				t.Errorf("introspection %v, %s: %q has no location", introspection, c.doc, e.Message)
+			}
+			want := c.fully
+			if !introspection {
+				want = c.off
+				for _, leak := range c.leaks {
+					if strings.Contains(e.Message, leak) {
+						t.Errorf("introspection off, %s: %q names %q", c.doc, e.Message, leak)
+					}
+				}
+			}
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("introspection %v, %s: %q does not say %q", introspection, c.doc, e.Message, want)
+			}
+		}
+	}
+}
+
 // TestEmbeddedRedisNeedsItsPassword: the embedded Redis refuses a client
 // without the password the server made at start (any local process could
 // reach its loopback port); the server's own client is let in.
