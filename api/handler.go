@@ -58,7 +58,7 @@ func (a *app) handler() http.Handler {
 	}
 	h := withSecurityHeaders(withRequestID(mux))
 	if a.tracer != nil {
-		h = traceHTTP(h, a.tracer)
+		h = traceHTTP(h, a.tracer, a.cfg.TraceTrustedCallers)
 	}
 	return h
 }
