@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,17 @@ var variableRefusals = []requestRefusal{
 	{"a name not in the document", `{"query":"query A { __typename } query B { __typename }","operationName":"C"}`, []string{`"C"`, "A, B"}, nil},
 }
 
+// memberRefusals are requests with a member of the wrong JSON type, which
+// gqlgen refused as a body "of at most 1048576 bytes" (HTTP) or as
+// "invalid json" (websocket).
+var memberRefusals = []requestRefusal{
+	{"variables a string", `{"query":"{ __typename }","variables":"notobject"}`, []string{`"variables"`, "JSON object", "not a string"}, []string{"1048576", "invalid json"}},
+	{"variables a number", `{"query":"{ __typename }","variables":3}`, []string{`"variables"`, "JSON object", "not a number"}, []string{"1048576", "invalid json"}},
+	{"extensions an array", `{"query":"{ __typename }","extensions":[]}`, []string{`"extensions"`, "JSON object", "not an array"}, []string{"1048576", "invalid json"}},
+	{"operationName a number", `{"query":"{ __typename }","operationName":1}`, []string{`"operationName"`, "string"}, []string{"1048576", "invalid json"}},
+	{"query a number", `{"query":1}`, []string{`"query"`, "string"}, []string{"1048576", "invalid json"}},
+}
+
 // refusalMessage checks that r is one refusal, BAD_USER_INPUT, whose
 // message says what c wants, and returns the message.
 func refusalMessage(t *testing.T, c requestRefusal, errs []gqlError) string {
@@ -64,12 +76,7 @@ func refusalMessage(t *testing.T, c requestRefusal, errs []gqlError) string {
 func TestRequestMessagesOverHTTP(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
-	refusals := append(variableRefusals,
-		requestRefusal{"variables a string", `{"query":"{ __typename }","variables":"notobject"}`, []string{"variables", "JSON object"}, []string{"1048576"}},
-		requestRefusal{"variables a number", `{"query":"{ __typename }","variables":3}`, []string{"variables", "JSON object"}, []string{"1048576"}},
-		requestRefusal{"extensions an array", `{"query":"{ __typename }","extensions":[]}`, []string{"extensions", "JSON object"}, []string{"1048576"}},
-		requestRefusal{"operationName a number", `{"query":"{ __typename }","operationName":1}`, []string{"operationName", "string"}, []string{"1048576"}},
-		requestRefusal{"query a number", `{"query":1}`, []string{"query", "string"}, []string{"1048576"}},
+	refusals := append(append(variableRefusals, memberRefusals...),
 		requestRefusal{"variables a string in a batch", `[{"query":"{ __typename }"},{"query":"{ __typename }","variables":"x"}]`, []string{"variables", "JSON object", "operation 2"}, []string{"1048576"}},
 	)
 	for _, c := range refusals {
@@ -96,15 +103,16 @@ func TestRequestMessagesOverHTTP(t *testing.T) {
 func TestRequestMessagesOverWebsocket(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, backendEmbedded)
-	token := s.signUp(t, "ann").Token
-	for _, c := range variableRefusals {
-		ws := liveConnect(t, s, liveTransportWS, token)
+	ws := liveConnect(t, s, liveTransportWS, s.signUp(t, "ann").Token)
+	for _, c := range append(variableRefusals, memberRefusals...) {
 		var payload json.RawMessage
 		if err := json.Unmarshal([]byte(c.body), &payload); err != nil {
 			t.Fatal(err)
 		}
-		ws.mustSend(liveMsg{Type: "subscribe", ID: "1", Payload: payload})
-		res, end, err := ws.event("1", 5*time.Second)
+		ws.ids++
+		id := strconv.Itoa(ws.ids)
+		ws.mustSend(liveMsg{Type: "subscribe", ID: id, Payload: payload})
+		res, end, err := ws.event(id, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -115,5 +123,10 @@ func TestRequestMessagesOverWebsocket(t *testing.T) {
 			}
 		}
 		refusalMessage(t, c, errs)
+		// The socket serves on.
+		next := ws.subscribe(`{ __typename }`)
+		if res, end, err := ws.event(next, 5*time.Second); err != nil || end != nil || string(res.Data) != `{"__typename":"Query"}` {
+			t.Fatalf("%s: then { __typename }: %s %+v, end %v, err %v", c.name, res.Data, res.Errors, end, err)
+		}
 	}
 }
