@@ -128,9 +128,19 @@ func intProblem(value any) string {
 	case err == nil && i >= math.MinInt32 && i <= math.MaxInt32:
 		return ""
 	case err == nil || isIntegerText(text):
-		return fmt.Sprintf("%s is out of the range of Int, a 32-bit integer (%d to %d)", text, math.MinInt32, math.MaxInt32)
+		return fmt.Sprintf("%s is out of the range of Int, a 32-bit integer (%d to %d)", shortNumber(text), math.MinInt32, math.MaxInt32)
 	}
-	return fmt.Sprintf("%s is not an Int: an Int is a whole number, written without a fraction or an exponent", text)
+	return fmt.Sprintf("%s is not an Int: an Int is a whole number, written without a fraction or an exponent", shortNumber(text))
+}
+
+// shortNumber is text, or its start and length when it is too long to echo
+// back (a number may be most of a 1 MiB body).
+func shortNumber(text string) string {
+	const maxShown = 40
+	if len(text) <= maxShown {
+		return text
+	}
+	return fmt.Sprintf("%s… (a number of %d characters)", text[:maxShown], len(text))
 }
 
 // isIntegerText reports whether s is an optional minus sign and digits.

@@ -34,6 +34,7 @@ var variableRefusals = []requestRefusal{
 	{"above 32 bits", intVariableBody("2147483648"), []string{"$n", "2147483648", "32-bit"}, []string{"at most 100"}},
 	{"below 32 bits", intVariableBody("-2147483649"), []string{"$n", "-2147483649", "32-bit"}, []string{"at most 100"}},
 	{"above 64 bits", intVariableBody("9223372036854775808"), []string{"$n", "9223372036854775808", "32-bit"}, []string{"value 0"}},
+	{"a long number", intVariableBody(strings.Repeat("9", 5000)), []string{"$n", strings.Repeat("9", 40) + "… (a number of 5000 characters)", "32-bit"}, []string{strings.Repeat("9", 41)}},
 	{"two operations, no name", `{"query":"query A { __typename } query B { __typename }"}`, []string{"operationName", "A, B"}, []string{"operation  not found"}},
 	{"a name not in the document", `{"query":"query A { __typename } query B { __typename }","operationName":"C"}`, []string{`"C"`, "A, B"}, nil},
 }
