@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -155,8 +156,37 @@ func TestValidationMessagesFollowIntrospection(t *testing.T) {
 		{`{ viewer { timeline(first: "x") { totalCount } } }`, []string{"Int"}, "not of the type expected", `Int cannot represent`},
 		{`{ viewer { ... on Post { id } } }`, []string{"User"}, "cannot be spread here", `of type "User"`},
 	}
+	// A variable's value missing a required input field, and one with an
+	// input field of the wrong type: the path is the client's, the
+	// message does not name the field's type or the missing field.
+	const signUpDoc = `mutation($i: SignUpInput!) { signUp(input: $i) { token } }`
+	variables := []struct {
+		value      map[string]any
+		leaks      []string
+		off, fully string
+	}{
+		{map[string]any{"password": "long enough pw"}, []string{"username"}, "required input field is missing", "must be defined"},
+		{map[string]any{"username": true, "password": "long enough pw"}, []string{"String"}, "not of the type expected", "as String"},
+	}
 	for _, introspection := range []bool{false, true} {
 		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		for _, v := range variables {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", signUpDoc, map[string]any{"i": v.value})
+			e := r.Errors[0]
+			where := fmt.Sprint(e.Path)
+			want := v.fully
+			if !introspection {
+				want = v.off
+				for _, leak := range v.leaks {
+					if strings.Contains(e.Message, leak) || strings.Contains(where, leak) {
+						t.Errorf("introspection off, $i = %v: %q at %s names %q", v.value, e.Message, where, leak)
+					}
+				}
+			}
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("introspection %v, $i = %v: %q does not say %q", introspection, v.value, e.Message, want)
+			}
+		}
 		for _, c := range cases {
 			r := s.anon().mustFail(t, "BAD_USER_INPUT", c.doc, nil)
 			if r.Status != http.StatusUnprocessableEntity {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -16,14 +17,32 @@ import (
 // wrote (a field, argument, variable or fragment name) is kept, the error's
 // location and code too, so the message still says what is wrong and
 // where. Errors of the other rules name only the document's own words and
-// pass as they are.
+// pass as they are. The same goes for the errors of a variable's value.
 func withoutSchemaNames(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		e := present(ctx, err)
-		if e.Rule != "" {
+		switch {
+		case e.Rule != "":
 			e.Message = schemaFreeMessage(e.Rule, e.Message)
+		case len(e.Path) > 2 && e.Path[0] == ast.PathName("variable"):
+			schemaFreeVariableError(e)
 		}
 		return e
+	}
+}
+
+// schemaFreeVariableError rewrites an error of gqlparser's variable
+// coercion inside a variable's value (its path goes below the variable):
+// a missing required input field is named by the path's last element, and
+// a wrong type by the message. The rest of the path is what the client
+// sent.
+func schemaFreeVariableError(e *gqlerror.Error) {
+	switch {
+	case e.Message == "must be defined":
+		e.Path = e.Path[:len(e.Path)-1]
+		e.Message = "a required input field is missing here"
+	case strings.HasPrefix(e.Message, "cannot use ") || strings.HasPrefix(e.Message, "must be a ") || strings.Contains(e.Message, " is not a valid "):
+		e.Message = "this value is not of the type expected here"
 	}
 }
 
