@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	feedconfig "feedservice/feed/config"
+	"feedservice/models"
 )
 
 // Black-box tests of the home connection (Query.home): the feed with
@@ -323,5 +324,35 @@ func TestHomePromoteIsOperatorOnly(t *testing.T) {
 	for _, token := range []string{"", " ", homeOperatorToken} {
 		c := &client{s: none, Token: v.Token, Header: map[string][]string{"X-Operator-Token": {token}}}
 		c.mustFail(t, "FORBIDDEN", doc, map[string]any{"id": p})
+	}
+}
+
+// dismissHomeEntry refuses an id that names nothing (a user or a post that
+// does not exist) with NOT_FOUND, and stores no dismissal for it; ids of a
+// user and a post that exist are dismissed.
+func TestHomeDismissUnknownID(t *testing.T) {
+	s := newTestServer(t, backendReal)
+	viewer := s.signUp(t, "viewer")
+	author := s.signUp(t, "author")
+	const dismiss = `mutation($id: ID!) { dismissHomeEntry(id: $id) { dismissedId } }`
+	for _, id := range []string{models.NodeID(models.KindUser, 999999), models.NodeID(models.KindPost, 999999)} {
+		r := viewer.mustFail(t, "NOT_FOUND", dismiss, map[string]any{"id": id})
+		if msg := r.Errors[0].Message; !strings.Contains(msg, "does not exist") {
+			t.Errorf("dismissHomeEntry(%s): message %q, want one saying it does not exist", id, msg)
+		}
+	}
+	var stored int64
+	if err := s.app.store.DB().Table("home_dismissals").Count(&stored).Error; err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Fatalf("%d dismissals stored for ids that name nothing", stored)
+	}
+	var post struct {
+		CreatePost struct{ Post struct{ ID string } }
+	}
+	author.mustDo(t, createPostMutation, map[string]any{"b": "dismissable"}, &post)
+	for _, id := range []string{author.ID, post.CreatePost.Post.ID} {
+		viewer.mustDo(t, dismiss, map[string]any{"id": id}, nil)
 	}
 }

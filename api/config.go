@@ -180,6 +180,10 @@ type config struct {
 	MaxQueryTokens     int
 	MaxQueryFields     int
 
+	// TraceTrustedCallers are the peers whose traceparent header a request's
+	// span continues (tracing.go); any other caller's is only linked.
+	TraceTrustedCallers []netip.Prefix
+
 	hardeningConfig // timeouts, connection and cache caps, the metrics listener
 }
 
@@ -259,7 +263,7 @@ func writeFlags(w io.Writer) {
 // textSettings are the settings whose flags are read as text and parsed
 // after the flags (readText): lists and rates.
 type textSettings struct {
-	replicaDSNs, mutationRate, authRate, trustedProxies *string
+	replicaDSNs, mutationRate, authRate, trustedProxies, traceTrustedCallers *string
 }
 
 // newFlagSet registers every setting's flag on a new flag set, writing into
@@ -272,6 +276,7 @@ func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
 	var text textSettings
 	text.replicaDSNs = c.backendFlags(fs)
 	text.trustedProxies = c.clientFlags(fs)
+	text.traceTrustedCallers = fs.String("trace-trusted-callers", env("TRACE_TRUSTED_CALLERS", ""), "comma list of caller IPs or CIDRs whose traceparent header a request's trace continues, sampling decision included; anyone else's is linked, not followed; empty: no one (TRACE_TRUSTED_CALLERS)")
 	c.feedFlags(fs)
 	c.fanoutFlags(fs)
 	c.cacheFlags(fs)
@@ -404,6 +409,9 @@ func (c *config) readText(text textSettings) error {
 	if c.TrustedProxies, err = parsePrefixes(*text.trustedProxies); err != nil {
 		return fmt.Errorf("-trusted-proxies: %w", err)
 	}
+	if c.TraceTrustedCallers, err = parsePrefixes(*text.traceTrustedCallers); err != nil {
+		return fmt.Errorf("-trace-trusted-callers: %w", err)
+	}
 	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*text.replicaDSNs, c.MySQLDSN); err != nil {
 		return fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
 	}
@@ -518,7 +526,7 @@ func (c config) describe() []any {
 		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "replicaMaxLag", c.ReplicaMaxLag,
 		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
 		"tokenSecret", isSet(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
-		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
+		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
 		"feedMode", c.FeedMode, "celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
 		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax,
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,

@@ -57,7 +57,7 @@ func (a *app) handler() http.Handler {
 	}
 	h := withSecurityHeaders(withRequestID(mux))
 	if a.tracer != nil {
-		h = traceHTTP(h, a.tracer)
+		h = traceHTTP(h, a.tracer, a.cfg.TraceTrustedCallers)
 	}
 	return h
 }
@@ -96,14 +96,16 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
+	srv.Use(&intVariables{maxTokens: a.cfg.MaxQueryTokens, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
-	present := resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes)
+	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
 	if !a.cfg.Introspection {
 		// Validation's "Did you mean" names the schema's fields, arguments,
-		// types and enum values; gqlgen's switch covers fields only.
+		// types and enum values; gqlgen's switch covers fields only. Other
+		// messages name required arguments and input fields, and types.
 		srv.SetDisableSuggestion(true)
-		present = withoutSuggestions(present)
+		present = withoutSchemaNames(withoutSuggestions(present))
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	srv.Use(complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present})

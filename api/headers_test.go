@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -128,6 +129,84 @@ func TestSuggestionsFollowIntrospection(t *testing.T) {
 			}
 			if suggests == !introspection {
 				t.Errorf("introspection %v, %s: %+v", introspection, q, r.Errors)
+			}
+		}
+	}
+}
+
+// TestValidationMessagesFollowIntrospection: with introspection off, a
+// validation error names no type, field, argument or input field that the
+// document did not write (a missing required argument or input field, the
+// type a field or a variable's position expects), but still says what is
+// wrong and where; with it on, gqlparser's full message is sent.
+func TestValidationMessagesFollowIntrospection(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		doc        string
+		leaks      []string // named by the full message, not by the document
+		off, fully string   // in the message with introspection off, on
+	}{
+		{`mutation { signUp(input: {password: "long enough pw"}) { token } }`, []string{"SignUpInput", "username", "String"}, "required input field is missing", `"SignUpInput.username"`},
+		{`{ user { id } }`, []string{"username", "String"}, "required argument is missing", `argument "username"`},
+		{`{ viewer }`, []string{"User"}, `"viewer" must have a selection of subfields`, `of type "User"`},
+		{`{ viewer { id { x } } }`, []string{`"ID"`}, `Cannot query field "x"`, `on type "ID"`},
+		{`{ viewer { usernam } }`, []string{"User"}, `Cannot query field "usernam"`, `on type "User"`},
+		{`{ viewer { timeline(top: 3) { totalCount } } }`, []string{"User", `"timeline"`, "User.timeline"}, `Unknown argument "top"`, `"User.timeline"`},
+		{`query($n: String) { viewer { timeline(first: $n) { totalCount } } }`, []string{"Int"}, `"$n" is not of the type`, `expecting type "Int"`},
+		{`{ viewer { timeline(first: "x") { totalCount } } }`, []string{"Int"}, "not of the type expected", `Int cannot represent`},
+		{`{ viewer { ... on Post { id } } }`, []string{"User"}, "cannot be spread here", `of type "User"`},
+	}
+	// A variable's value missing a required input field, and one with an
+	// input field of the wrong type: the path is the client's, the
+	// message does not name the field's type or the missing field.
+	const signUpDoc = `mutation($i: SignUpInput!) { signUp(input: $i) { token } }`
+	variables := []struct {
+		value      map[string]any
+		leaks      []string
+		off, fully string
+	}{
+		{map[string]any{"password": "long enough pw"}, []string{"username"}, "required input field is missing", "must be defined"},
+		{map[string]any{"username": true, "password": "long enough pw"}, []string{"String"}, "not of the type expected", "as String"},
+	}
+	for _, introspection := range []bool{false, true} {
+		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		for _, v := range variables {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", signUpDoc, map[string]any{"i": v.value})
+			e := r.Errors[0]
+			where := fmt.Sprint(e.Path)
+			want := v.fully
+			if !introspection {
+				want = v.off
+				for _, leak := range v.leaks {
+					if strings.Contains(e.Message, leak) || strings.Contains(where, leak) {
+						t.Errorf("introspection off, $i = %v: %q at %s names %q", v.value, e.Message, where, leak)
+					}
+				}
+			}
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("introspection %v, $i = %v: %q does not say %q", introspection, v.value, e.Message, want)
+			}
+		}
+		for _, c := range cases {
+			r := s.anon().mustFail(t, "BAD_USER_INPUT", c.doc, nil)
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Errorf("introspection %v, %s: status %d, want 422", introspection, c.doc, r.Status)
+			}
+			e := r.Errors[0]
+			if len(e.Locations) == 0 {
+				t.Errorf("introspection %v, %s: %q has no location", introspection, c.doc, e.Message)
+			}
+			want := c.fully
+			if !introspection {
+				want = c.off
+				for _, leak := range c.leaks {
+					if strings.Contains(e.Message, leak) {
+						t.Errorf("introspection off, %s: %q names %q", c.doc, e.Message, leak)
+					}
+				}
+			}
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("introspection %v, %s: %q does not say %q", introspection, c.doc, e.Message, want)
 			}
 		}
 	}

@@ -30,7 +30,9 @@ import (
 //   - a POST body over the limit of the MaxBytesReader around it (413);
 //   - a GET query string that is not URL-encoded, or whose variables or
 //     extensions are not a JSON object;
-//   - a method, Content-Type or JSON body no transport takes (requestformat.go).
+//   - a method, Content-Type or JSON body no transport takes, or a request
+//     whose variables (or another member) are of the wrong JSON type
+//     (requestformat.go).
 //
 // Websocket upgrades pass: their messages are read later. A POST request's
 // context is marked for refuseSubscriptionsByPost.
@@ -72,9 +74,11 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 			writeRequestError(w, http.StatusBadRequest, malformedTextMessage)
 			return
 		}
-		if msg := refusedJSON(body); msg != "" && r.Method == http.MethodPost {
-			writeRequestError(w, http.StatusBadRequest, msg)
-			return
+		for _, refused := range []func([]byte) string{refusedJSON, refusedRequestMembers} {
+			if msg := refused(body); msg != "" && r.Method == http.MethodPost {
+				writeRequestError(w, http.StatusBadRequest, msg)
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), plainPost{}, true)))

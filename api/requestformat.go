@@ -7,12 +7,82 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // The refusals below answer, with a code and what is wrong, requests that
 // gqlgen would refuse as "transport not supported" (a method or a
 // Content-Type no transport takes) or as a body "of at most 1048576 bytes"
-// (JSON that does not parse). refuseMalformedRequest calls them.
+// (JSON that does not parse, or a member of the wrong type). refuseMalformedRequest calls them.
+
+// refusedRequestMembers is the message for a POST body whose request (or
+// one of a batch's) has a member of the wrong JSON type, or "": query and
+// operationName are strings, variables and extensions objects, each may be
+// null. Go's decoder matches the names without regard to case, and so does
+// this check.
+func refusedRequestMembers(body []byte) string {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return requestMembers(trimmed)
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(trimmed, &batch) != nil {
+		return ""
+	}
+	for i, one := range batch {
+		if msg := requestMembers(one); msg != "" {
+			return fmt.Sprintf("operation %d of the batch: %s", i+1, msg)
+		}
+	}
+	return ""
+}
+
+// requestMembers is refusedRequestMembers for one request.
+func requestMembers(request []byte) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(request, &members) != nil {
+		return "" // not an object: the transports answer it
+	}
+	for name, value := range members {
+		for _, m := range []struct{ name, kind string }{{"query", "string"}, {"operationName", "string"}, {"variables", "object"}, {"extensions", "object"}} {
+			if !strings.EqualFold(name, m.name) {
+				continue
+			}
+			if kind := jsonKind(value); kind != m.kind && kind != "null" {
+				return fmt.Sprintf("the request's %q must be a JSON %s or null, not %s", m.name, m.kind, article(kind))
+			}
+		}
+	}
+	return ""
+}
+
+// jsonKind names the kind of a well-formed JSON value.
+func jsonKind(value []byte) string {
+	value = bytes.TrimSpace(value)
+	if len(value) == 0 {
+		return "nothing"
+	}
+	switch value[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func article(kind string) string {
+	if kind == "object" || kind == "array" {
+		return "an " + kind
+	}
+	return "a " + kind
+}
 
 // refusedMethod is the status and message for a request to /query by a
 // method that no transport takes, or 0 and "".

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -129,18 +131,44 @@ func traceRedis(rdb redis.UniversalClient, tp trace.TracerProvider) error {
 		redisotel.WithCallerEnabled(false))
 }
 
-// traceHTTP gives each HTTP request a span, continuing the trace of a
-// client that sent a traceparent header. Websocket upgrades are left out
-// (their span would last as long as the socket), and so are the health
-// checks.
-func traceHTTP(next http.Handler, tp trace.TracerProvider) http.Handler {
+// traceHTTP gives each HTTP request a span. A request from one of
+// trustedCallers (TRACE_TRUSTED_CALLERS: a gateway or a service of the
+// operator's) with a traceparent header continues that trace, and follows
+// its sampling decision. Anyone else's traceparent is only linked from a
+// trace of our own, which the operator's sampler decides: a client can
+// neither force tracing (flagged sampled under a low ratio) nor opt out of
+// it (flagged unsampled), nor put its trace id on our spans and outbox
+// events. Websocket upgrades are left out (their span would last as long
+// as the socket), and so are the health checks.
+func traceHTTP(next http.Handler, tp trace.TracerProvider, trustedCallers []netip.Prefix) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithPublicEndpointFn(func(r *http.Request) bool { return !isTrustedCaller(r, trustedCallers) }),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			return r.Header.Get("Upgrade") == "" && r.URL.Path != "/healthz" && r.URL.Path != "/readyz"
 		}))
+}
+
+// isTrustedCaller reports whether r comes straight (its peer address, not
+// X-Forwarded-For) from one of callers.
+func isTrustedCaller(r *http.Request, callers []netip.Prefix) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap()
+	for _, p := range callers {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // graphqlTracing is the gqlgen extension that gives each query and

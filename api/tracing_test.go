@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -160,7 +161,8 @@ func TestTracingAcrossInstances(t *testing.T) {
 	_, prefix := testenv.Redis(t)
 	env := []string{"MYSQL_DSN=" + dsn, "REDIS_ADDR=" + testenv.RedisAddr(), "KEY_PREFIX=" + prefix,
 		"TOKEN_SECRET=test-secret-test-secret-test-secret!", "BCRYPT_COST=4", "FEED_MODE=push", "FANOUT_BATCH=1",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_TRACES_SAMPLER=parentbased_always_on"}
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_TRACES_SAMPLER=parentbased_always_on",
+		"TRACE_TRUSTED_CALLERS=127.0.0.1/32,::1/128"} // the feed page below is sent as a trusted gateway would
 	a := startServerProcess(t, bin, append(env, "OTEL_SERVICE_NAME=feed-a")...)
 	b := startServerProcess(t, bin, append(env, "OTEL_SERVICE_NAME=feed-b")...)
 
@@ -450,5 +452,139 @@ func TestRequestLogsCarryTraceID(t *testing.T) {
 	}
 	if strings.Contains(lines[1], "trace_id") || !strings.Contains(lines[1], `"request_id":"req-1"`) {
 		t.Errorf("untraced line %s: want its request id and no trace id", lines[1])
+	}
+}
+
+// TestTracingFollowsOurSampler: a traceparent header from a caller that
+// TRACE_TRUSTED_CALLERS does not name neither decides sampling nor becomes
+// the parent of the request's span. With the sampler at ratio 0, a post
+// sent flagged sampled is not traced and its outbox event keeps no trace;
+// under the default sampler, one flagged unsampled is traced, in a trace
+// of our own that links the client's span, and its outbox event keeps our
+// trace id. From a trusted caller the client's span is the parent.
+func TestTracingFollowsOurSampler(t *testing.T) {
+	receiver := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	// post sends a post with the client's traceparent flagged flags and
+	// returns the traceparent its outbox event keeps, once the server's
+	// spans are exported.
+	post := func(t *testing.T, s *testServer, body, flags string) string {
+		t.Helper()
+		author := s.signUp(t, "author")
+		author.Header = http.Header{"Traceparent": {"00-" + clientTrace + "-" + clientSpan + "-" + flags}}
+		author.mustDo(t, createPostMutation, map[string]any{"b": body}, nil)
+		var stored []string
+		if err := s.app.store.DB().Table("outbox_events").Where("kind = ?", "post_created").Pluck("trace_parent", &stored).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) != 1 {
+			t.Fatalf("%d post_created events, want 1", len(stored))
+		}
+		if err := s.app.tracer.(interface{ ForceFlush(context.Context) error }).ForceFlush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return stored[0]
+	}
+	httpSpans := func() []receivedSpan { return spansNamed(receiver.received(), "POST /query") }
+	linksClient := func(s receivedSpan) bool {
+		for _, l := range s.span.Links {
+			if hex.EncodeToString(l.TraceId) == clientTrace && hex.EncodeToString(l.SpanId) == clientSpan {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("untrusted, flagged sampled, ratio 0", func(t *testing.T) {
+		t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+		t.Setenv("OTEL_TRACES_SAMPLER_ARG", "0")
+		s := newTestServer(t, backendReal)
+		if stored := post(t, s, "forced sampling", "01"); stored != "" {
+			t.Errorf("the outbox event keeps traceparent %q, want none (not sampled)", stored)
+		}
+		if spans := traceOf(receiver.received(), clientTrace); len(spans) != 0 {
+			t.Errorf("the client's trace has %d spans, want none:\n%s", len(spans), waterfall(spans))
+		}
+	})
+	t.Run("untrusted, flagged unsampled, default sampler", func(t *testing.T) {
+		s := newTestServer(t, backendReal)
+		before := len(httpSpans())
+		stored := post(t, s, "opted out", "00")
+		spans := httpSpans()[before:]
+		var mutation []receivedSpan
+		for _, sp := range spans {
+			if linksClient(sp) {
+				mutation = append(mutation, sp)
+			}
+		}
+		if len(mutation) != 1 {
+			t.Fatalf("%d HTTP spans linking the client's span, want 1 (of %d HTTP spans)", len(mutation), len(spans))
+		}
+		ours := mutation[0]
+		if ours.trace() == clientTrace || len(ours.span.ParentSpanId) != 0 {
+			t.Errorf("the request's span is in trace %s with parent %s; want a root of a trace of ours", ours.trace(), ours.parent())
+		}
+		if !strings.Contains(stored, ours.trace()) || strings.Contains(stored, clientTrace) {
+			t.Errorf("the outbox event keeps traceparent %q, want one of our trace %s", stored, ours.trace())
+		}
+	})
+	t.Run("trusted caller", func(t *testing.T) {
+		s := newTestServer(t, backendReal, func(c *config) {
+			c.TraceTrustedCallers = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+		})
+		before := len(httpSpans())
+		stored := post(t, s, "from the gateway", "01")
+		var adopted []receivedSpan
+		for _, sp := range httpSpans()[before:] {
+			if sp.trace() == clientTrace && sp.parent() == clientSpan {
+				adopted = append(adopted, sp)
+			}
+		}
+		if len(adopted) != 1 {
+			t.Fatalf("%d HTTP spans whose parent is the client's span, want 1", len(adopted))
+		}
+		if !strings.Contains(stored, clientTrace) {
+			t.Errorf("the outbox event keeps traceparent %q, want one of the caller's trace %s", stored, clientTrace)
+		}
+	})
+}
+
+// TestTraceTrustedCallers: TRACE_TRUSTED_CALLERS takes a comma list of
+// addresses and CIDRs, refuses what is neither, and names callers by their
+// socket's address (an IPv4 address mapped into IPv6 as itself), never by
+// X-Forwarded-For.
+func TestTraceTrustedCallers(t *testing.T) {
+	t.Setenv("TRACE_TRUSTED_CALLERS", "10.0.0.0/8, 192.168.1.7")
+	c, err := parseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TraceTrustedCallers) != 2 {
+		t.Fatalf("TRACE_TRUSTED_CALLERS read as %v", c.TraceTrustedCallers)
+	}
+	for _, tc := range []struct {
+		remote, forwardedFor string
+		trusted              bool
+	}{
+		{"10.1.2.3:5555", "", true},
+		{"192.168.1.7:80", "", true},
+		{"[::ffff:10.1.2.3]:5555", "", true},
+		{"192.168.1.8:80", "", false},
+		{"11.0.0.1:1234", "10.1.2.3", false},
+		{"[2001:db8::1]:443", "", false},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/query", nil)
+		r.RemoteAddr = tc.remote
+		if tc.forwardedFor != "" {
+			r.Header.Set("X-Forwarded-For", tc.forwardedFor)
+		}
+		if got := isTrustedCaller(r, c.TraceTrustedCallers); got != tc.trusted {
+			t.Errorf("a caller at %s (X-Forwarded-For %q): trusted %v, want %v", tc.remote, tc.forwardedFor, got, tc.trusted)
+		}
+	}
+	t.Setenv("TRACE_TRUSTED_CALLERS", "gateway")
+	if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "trace-trusted-callers") {
+		t.Fatalf("TRACE_TRUSTED_CALLERS=gateway: error %v, want one naming the setting", err)
 	}
 }

@@ -116,6 +116,7 @@ type gorillaConn struct {
 	protocol  string
 	closeCode atomic.Int32 // the first close code sent or received
 	closeOnce sync.Once
+	passed    int // messages NextReader passed on to gqlgen; its reader's alone
 }
 
 var (
@@ -123,7 +124,7 @@ var (
 	_ transport.WebsocketReadDeadliner = (*gorillaConn)(nil)
 )
 
-func (g *gorillaConn) NextReader() (int, io.Reader, error) {
+func (g *gorillaConn) nextMessage() (int, io.Reader, error) {
 	mt, r, err := g.c.NextReader()
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {

@@ -70,11 +70,17 @@ func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error
 // the viewer for good: recorded in MySQL, and the viewer's cached inserts
 // are dropped so that the next page works them out again without it. If
 // Redis cannot drop them the dismissal is refused (it is idempotent: the
-// client retries), since the copy would show the entry again.
+// client retries), since the copy would show the entry again. An id that
+// names no user or post is refused with NOT_FOUND: nothing is stored for
+// it. A deleted post may still be dismissed (it may have been deleted
+// while the viewer looked at it).
 func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
 	kind := store.DismissPromoted
 	if isUser {
 		kind = store.DismissSuggested
+	}
+	if err := x.mustExist(ctx, isUser, id); err != nil {
+		return err
 	}
 	if err := x.d.Store.Dismiss(ctx, viewerID, kind, id); err != nil {
 		return fmt.Errorf("dismiss %d: %w", id, err)
@@ -82,6 +88,30 @@ func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser boo
 	if err := x.ForgetInserts(ctx, viewerID); err != nil {
 		x.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
 		return apperr.ErrUnavailable
+	}
+	return nil
+}
+
+// mustExist is NOT_FOUND unless id names a user (isUser) or a post,
+// deleted or not. It reads the cache tiers, so a home entry just shown
+// costs no query.
+func (x *Mixer) mustExist(ctx context.Context, isUser bool, id int64) error {
+	if isUser {
+		users, err := x.cache.UsersByID(ctx, []int64{id})
+		if err != nil {
+			return fmt.Errorf("load user %d: %w", id, err)
+		}
+		if users[id] == nil {
+			return apperr.NotFound("that user does not exist")
+		}
+		return nil
+	}
+	posts, err := x.cache.Posts(ctx, []int64{id})
+	if err != nil {
+		return fmt.Errorf("load post %d: %w", id, err)
+	}
+	if posts[0] == nil {
+		return apperr.NotFound("that post does not exist")
 	}
 	return nil
 }

@@ -15,9 +15,13 @@ import (
 // Error is one error of a GraphQL response.
 type Error struct {
 	Message    string         `json:"message"`
+	Locations  []Location     `json:"locations"`
 	Path       []any          `json:"path"`
 	Extensions map[string]any `json:"extensions"`
 }
+
+// Location is where in the document an error is, 1-based.
+type Location struct{ Line, Column int }
 
 // Code is the error's extensions.code, or "".
 func (e Error) Code() string {
