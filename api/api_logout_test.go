@@ -347,3 +347,24 @@ func TestAuthLogOutThenMoreFields(t *testing.T) {
 		c.expectClose(closeForbidden, 5*time.Second)
 	})
 }
+
+// TestAuthLogOutLostMessages: an instance whose hub lost messages (it
+// reconnected: the engine then calls MayHaveLoggedOut) closes with 4403
+// the sockets of users who logged out meanwhile, without waiting for an
+// operation on them, and keeps the others open.
+func TestAuthLogOutLostMessages(t *testing.T) {
+	t.Parallel()
+	a := newTestServer(t, backendReal)
+	deaf := logOutDeafInstance(t, a)
+	alice := a.signUp(t, "alice")
+	bob := a.signUp(t, "bob")
+	alices := liveConnect(t, deaf, liveTransportWS, alice.Token)
+	bobs := liveConnect(t, deaf, liveTransportWS, bob.Token)
+
+	alice.mustDo(t, logOutDoc, nil, nil)
+	deaf.app.sockets.MayHaveLoggedOut()
+	alices.expectClose(closeForbidden, 5*time.Second)
+	if res, end, closed := logOutOnSocket(t, bobs, acctViewerDoc); closed || end != nil || !strings.Contains(string(res.Data), bob.ID) {
+		t.Fatalf("bob's socket after alice's logOut: %s (end %v, closed %v)", res.Data, end, closed)
+	}
+}
