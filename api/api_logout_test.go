@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -335,6 +336,30 @@ func TestAuthLogOutThenMoreFields(t *testing.T) {
 		alice := s.signUp(t, "alice")
 		r := alice.do(t, strings.ReplaceAll(doc, "NAME", alice.Name), nil)
 		check(t, "over HTTP", alice, r.Data, r.Errors)
+	})
+	t.Run("batch", func(t *testing.T) {
+		dave := s.signUp(t, "dave")
+		body, _ := json.Marshal([]map[string]any{
+			{"query": logOutDoc},
+			{"query": `mutation { createPost(input: {body: "after log-out"}) { post { id } } }`},
+			{"query": acctViewerDoc},
+		})
+		res, raw := limitsPost(t, s, dave.Token, nil, body)
+		var results []response
+		if err := json.Unmarshal(raw, &results); err != nil || res.StatusCode != http.StatusOK || len(results) != 3 {
+			t.Fatalf("status %d, body %s: %v", res.StatusCode, raw, err)
+		}
+		if !strings.Contains(string(results[0].Data), `"logOut":true`) {
+			t.Fatalf("the batch's logOut answered %s %+v", results[0].Data, results[0].Errors)
+		}
+		for i, what := range []string{"", "createPost", "the viewer query"} {
+			if i > 0 && results[i].Code() != "UNAUTHENTICATED" {
+				t.Fatalf("%s after logOut in one batch answered %s %+v, want UNAUTHENTICATED", what, results[i].Data, results[i].Errors)
+			}
+		}
+		if n := logOutPostCount(t, s, "dave"); n != 0 {
+			t.Fatalf("createPost after logOut in one batch made %d posts", n)
+		}
 	})
 	t.Run("websocket", func(t *testing.T) {
 		carol := s.signUp(t, "carol")
