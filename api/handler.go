@@ -203,6 +203,8 @@ const (
 // websocketInit reads the bearer token from connection_init's payload
 // ({"Authorization": "Bearer <token>"}). Every subscription needs a viewer,
 // so a missing token closes the socket with 4401 and a bad one with 4403.
+// The socket keeps the token's session, which a logOut ends
+// (socketsessions.go).
 func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	header := payload.Authorization()
 	if header == "" {
