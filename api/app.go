@@ -32,7 +32,8 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	limiter *ratelimit.Limiter // spends the budgets of the rate limits (limits.go)
-	sockets socketCounts
+	// sockets are the sessions of the open websockets (socketsessions.go).
+	sockets socketSessions
 	// operations bounds the operations in flight (inflight.go).
 	operations *operationGate
 	answers    *answerBudget
@@ -185,6 +186,8 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	// The limiter's metrics are on the engine's registry, which /metrics
 	// serves.
 	a.limiter = ratelimit.New(a.redis, cfg.KeyPrefix, a.engine.Registry(), cfg.RateLimitWarnInterval, ratelimit.DefaultFallbackSubjects, log)
+	a.sockets = socketSessions{engine: a.engine, log: log}
+	a.engine.WatchLogOuts(&a.sockets)
 	a.resolvers = &resolvers.Resolver{Engine: a.engine}
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
 	ok = true

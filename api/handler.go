@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -87,6 +86,7 @@ func (a *app) graphqlHandler() http.Handler {
 	apq := persistedQueries{a.persistedQueryCache()}
 	srv.Use(apq)
 	srv.Use(refuseBadToken{})
+	srv.Use(checkSocketSession{engine: a.engine})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
 	var tracer trace.Tracer
@@ -128,7 +128,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes))))
+	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes)))))
 }
 
 // withNoStore marks every answer of /query as one no cache may keep: they
@@ -222,6 +222,8 @@ const (
 // websocketInit reads the bearer token from connection_init's payload
 // ({"Authorization": "Bearer <token>"}). Every subscription needs a viewer,
 // so a missing token closes the socket with 4401 and a bad one with 4403.
+// The socket keeps the token's session, which a logOut ends
+// (socketsessions.go).
 func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	header := payload.Authorization()
 	if header == "" {
@@ -234,52 +236,28 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	if header == "" {
 		return refuse(closeUnauthorized, "Unauthorized", apperr.ErrUnauthenticated)
 	}
-	id, err := a.viewerOf(ctx, header)
+	session, err := a.sessionOf(ctx, header)
 	if err != nil {
 		return refuse(closeForbidden, "Forbidden", err)
 	}
-	if !a.sockets.open(id) {
+	s := socketSessionOf(ctx) // withSocketSession's, filled by Accept
+	if s == nil || s.conn == nil {
+		return refuse(closeForbidden, "Forbidden", apperr.New(apperr.CodeInternal, "a websocket accepted outside the GraphQL handler"))
+	}
+	ctx = viewer.With(ctx, session.User)
+	viewerCtx := ctx
+	s.Session, s.revokeViewer = session, func() { viewer.Revoke(viewerCtx) }
+	if !a.sockets.open(s) {
 		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
 	}
-	ctx = viewer.With(ctx, id)
-	ctx = context.WithValue(ctx, socketOwnerKey{}, id)
 	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
 	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
 }
 
 // websocketClosed frees the connection's place in its user's count.
 func (a *app) websocketClosed(ctx context.Context, _ int) {
-	if id, ok := ctx.Value(socketOwnerKey{}).(int64); ok {
-		a.sockets.close(id)
-	}
-}
-
-type socketOwnerKey struct{}
-
-// socketCounts counts each user's open websockets on this instance.
-type socketCounts struct {
-	mu     sync.Mutex
-	byUser map[int64]int
-}
-
-func (s *socketCounts) open(user int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byUser == nil {
-		s.byUser = map[int64]int{}
-	}
-	if s.byUser[user] >= MaxConnectionsPerUser {
-		return false
-	}
-	s.byUser[user]++
-	return true
-}
-
-func (s *socketCounts) close(user int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byUser[user]--; s.byUser[user] <= 0 {
-		delete(s.byUser, user)
+	if s := socketSessionOf(ctx); s != nil && s.User != 0 {
+		a.sockets.close(s)
 	}
 }
 
@@ -339,13 +317,20 @@ func splitList(s string) []string {
 // or a token that is not valid is apperr.ErrBadToken, and a token its user
 // revoked (by logging out) apperr.ErrRevokedToken.
 func (a *app) viewerOf(ctx context.Context, header string) (int64, error) {
+	s, err := a.sessionOf(ctx, header)
+	return s.User, err
+}
+
+// sessionOf is viewerOf with the token's version, for a websocket, which
+// keeps its session and checks it again before each operation.
+func (a *app) sessionOf(ctx context.Context, header string) (feed.Session, error) {
 	header = strings.TrimSpace(header)
 	if header == "" {
-		return 0, nil
+		return feed.Session{}, nil
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return 0, apperr.ErrBadToken
+		return feed.Session{}, apperr.ErrBadToken
 	}
-	return a.engine.Viewer(ctx, strings.TrimSpace(token))
+	return a.engine.SessionOf(ctx, strings.TrimSpace(token))
 }

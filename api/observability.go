@@ -21,6 +21,7 @@ import (
 	"feedservice/feed"
 	"feedservice/feed/apperr"
 	"feedservice/internal/fastexec"
+	"feedservice/internal/viewer"
 )
 
 // MaxRequestIDBytes caps a client's X-Request-ID; a longer one, or one with
@@ -206,9 +207,16 @@ func (fieldHooks) ExtensionName() string                   { return "FieldHooks"
 func (fieldHooks) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (h fieldHooks) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
-	if fc := graphql.GetFieldContext(ctx); fc == nil || fc.Field.Field == nil ||
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field == nil ||
 		!fieldHooksObserve(fastexec.FieldInfo{Object: fc.Object, Field: fc.Field.Name, IsMethod: fc.IsMethod, IsResolver: fc.IsResolver}) {
 		return next(ctx)
+	}
+	if fc.Object == "Mutation" {
+		// A logOut earlier in the mutation revoked the request's token.
+		if err := viewer.TokenError(ctx); err != nil {
+			return nil, err
+		}
 	}
 	limited := next
 	if h.limits != nil {

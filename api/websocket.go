@@ -14,6 +14,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
+
+	"feedservice/feed/apperr"
 )
 
 // Websocket limits.
@@ -75,6 +77,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none
 	}
 	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol, open: g.Open}
+	if s := socketSessionOf(r.Context()); s != nil {
+		s.conn = conn
+	}
 	g.Metrics.accepted(protocol)
 	if !g.Open.add(conn) {
 		conn.WriteClose(closeGoingAway, closeGoingAwayReason)
@@ -169,6 +174,20 @@ func (g *gorillaConn) WriteClose(code int, message string) error {
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	return g.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
+}
+
+// closeWith ends a socket that was accepted: on the legacy graphql-ws
+// protocol a connection_error with err's message first, then a close frame
+// with code and reason; the client gets websocketCloseGrace to answer it
+// (the transport's reader then closes the socket and ends its
+// subscriptions) before the connection is dropped.
+func (g *gorillaConn) closeWith(code int, reason string, err *apperr.Error) {
+	if g.protocol == "graphql-ws" {
+		g.WriteJSON(map[string]any{"type": "connection_error", "payload": map[string]any{
+			"message": err.Error(), "extensions": map[string]any{"code": string(err.Code)}}})
+	}
+	g.WriteClose(code, reason)
+	time.AfterFunc(websocketCloseGrace, func() { g.Close() })
 }
 
 // Close closes the socket; the first call counts it as closed, with 1006

@@ -67,6 +67,8 @@ type Engine struct {
 
 	tokens    *auth.Tokens
 	passwords *auth.Passwords
+	// logOuts is told of every log-out (WatchLogOuts); nil tells no one.
+	logOuts LogOutWatcher
 }
 
 // New starts an engine. It leases an id node number from Redis unless one is

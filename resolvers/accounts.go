@@ -17,11 +17,17 @@ func (r *mutationResolver) LogIn(ctx context.Context, input model.LogInInput) (*
 }
 
 func (r *mutationResolver) LogOut(ctx context.Context) (bool, error) {
-	viewer, err := viewer.Require(ctx)
+	id, err := viewer.Require(ctx)
 	if err != nil {
 		return false, err
 	}
-	return true, r.Engine.LogOut(ctx, viewer)
+	if err := r.Engine.LogOut(ctx, id); err != nil {
+		return false, err
+	}
+	// The fields after this one, and a websocket's next operations, act
+	// for no one.
+	viewer.Revoke(ctx)
+	return true, nil
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*models.User, error) {

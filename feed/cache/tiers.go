@@ -37,7 +37,8 @@ type Tiers struct {
 	syncs sync.Map
 }
 
-// Dropper is a local tier that an invalidation message drops from.
+// Dropper is what the invalidation messages of its kind act on: a local
+// tier that they drop from, or the engine's log-out watcher.
 type Dropper interface {
 	Drop(ids []int64)
 	DropAll()

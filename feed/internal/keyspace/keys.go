@@ -133,7 +133,9 @@ func (k Keys) CelebritiesChannel() string { return k.prefix + "celebrities:chang
 
 // cacheInvalidateChannel is the pub/sub channel on which an instance names
 // the users and posts it changed ("user 1 2", "post 3"), so that every
-// instance drops its local copies of them. Every hub subscribes to it.
+// instance drops its local copies of them, and the users who logged out
+// ("logout 1"), so that every instance closes their websockets. Every hub
+// subscribes to it.
 func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
 
 // idNode is a string holding the token of the instance that leases node n
