@@ -152,6 +152,13 @@ func (e *Engine) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) 
 	return e.store.BlockedAmong(ctx, viewerID, ids)
 }
 
+// BlockedEitherWayAmong returns which of ids the viewer blocks or is
+// blocked by: the authors whose posts node, nodes and repostOf do not show
+// the viewer.
+func (e *Engine) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.BlockedEitherWayAmong(e.rep.Lagging(ctx, viewerID), viewerID, ids)
+}
+
 // MutedAmong returns which of ids the viewer mutes.
 func (e *Engine) MutedAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return e.store.MutedAmong(ctx, viewerID, ids)
