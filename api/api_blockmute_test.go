@@ -8,6 +8,7 @@ import (
 
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
+	"feedservice/internal/testenv"
 )
 
 // Black-box tests of block and mute (issue 25): the four mutations, the
@@ -540,10 +541,15 @@ func bmEntry(t *testing.T, entries []feedEntry, post string) feedEntry {
 // bmInboxCap entries (so that part of each feed lies below the inbox
 // window) and celebrities at two followers (so that, in hybrid mode, the
 // muted or blocked user's posts are merged at read time).
+// bmBlockResetInterval is BLOCK_RESET_INTERVAL in the feed tests: short,
+// so that a deferred reset comes within the test.
+const bmBlockResetInterval = 200 * time.Millisecond
+
 func bmFeedModes(t *testing.T, fn func(t *testing.T, s *testServer)) {
 	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePull, feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *config) {
 		c.InboxCap = bmInboxCap
 		c.CelebrityFollowers = 2
+		c.BlockResetInterval = bmBlockResetInterval
 	}, fn)
 }
 
@@ -670,6 +676,16 @@ func TestBlockMuteFeedBlock(t *testing.T) {
 		annFeed = w.check(ann, 2)
 		for _, p := range []string{b1.ID, b2.ID} {
 			feedCheckEntry(t, bmEntry(t, annFeed, p), bob, time.Time{}, cat)
+		}
+		// bob's state was reset by the block: the unblock's reset waits
+		// for BLOCK_RESET_INTERVAL, and until then bob still hides ann.
+		want := len(w.m.Feed(bob.ID))
+		deadline := time.Now().Add(testenv.Scale(5 * time.Second))
+		for len(feedAll(t, bob, 3, want)) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("bob's feed after the unblock: not back within %s", testenv.Scale(5*time.Second))
+			}
+			time.Sleep(bmBlockResetInterval / 4)
 		}
 		w.check(bob, 3)
 		w.checkUnread(ann, "ann after the unblock")

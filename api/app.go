@@ -178,6 +178,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		LocalCacheTTL:         cfg.LocalCacheTTL,
 		HomeInsertEvery:       cfg.HomeInsertEvery,
 		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
+		BlockResetInterval:    blockResetInterval(cfg.BlockResetInterval),
 		TracerProvider:        a.tracer,
 	}, st, a.redis, log)
 	if err != nil {
@@ -284,6 +285,15 @@ func streamReplicas(n int) int {
 		return -1
 	}
 	return n
+}
+
+// blockResetInterval maps BLOCK_RESET_INTERVAL to the engine's setting,
+// where 0 means the default and a negative interval resets at every block.
+func blockResetInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // localCacheEntries maps LOCAL_CACHE_MAX_ENTRIES to the engine's setting,

@@ -162,6 +162,7 @@ type config struct {
 	LocalCacheTTL         time.Duration
 	HomeInsertEvery       int
 	HomeCandidatesTTL     time.Duration
+	BlockResetInterval    time.Duration
 	OperatorToken         string
 	WebsocketPing         time.Duration
 	WebsocketInit         time.Duration
@@ -369,6 +370,7 @@ func (c *config) cacheFlags(fs *flag.FlagSet) {
 // users.
 func (c *config) homeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feedconfig.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
+	fs.DurationVar(&c.BlockResetInterval, "block-reset-interval", envDuration("BLOCK_RESET_INTERVAL", feedconfig.DefaultBlockResetInterval), "how often blocks and unblocks by others may reset a user's inbox, at most; 0 resets at each (BLOCK_RESET_INTERVAL)")
 	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feedconfig.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
 }
 
@@ -445,6 +447,9 @@ func (c config) check() error {
 	}
 	if err := c.hardeningConfig.check(); err != nil {
 		return err
+	}
+	if c.BlockResetInterval < 0 {
+		return fmt.Errorf("-block-reset-interval cannot be negative")
 	}
 	if c.HomeInsertEvery != 0 && (c.HomeInsertEvery < 2 || c.HomeInsertEvery > feedconfig.MaxHomeInsertEvery) {
 		return fmt.Errorf("-home-insert-every must be 0 or 2 to %d", feedconfig.MaxHomeInsertEvery)
@@ -532,7 +537,7 @@ func (c config) describe() []any {
 		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
 		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC,
-		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL,
+		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL, "blockResetInterval", c.BlockResetInterval,
 		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),
 		"persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens, "maxQueryFields", c.MaxQueryFields,

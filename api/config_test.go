@@ -378,3 +378,23 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockResetIntervalSetting: BLOCK_RESET_INTERVAL has its default, 0
+// makes every block reset the other user (the engine's negative), a
+// flag sets it, and a negative one is refused with the flag's name.
+func TestBlockResetIntervalSetting(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.BlockResetInterval != feedconfig.DefaultBlockResetInterval || blockResetInterval(c.BlockResetInterval) != feedconfig.DefaultBlockResetInterval {
+		t.Fatalf("default: %v, %s", err, c.BlockResetInterval)
+	}
+	t.Setenv("BLOCK_RESET_INTERVAL", "0")
+	if c, err = parseConfig(nil); err != nil || c.BlockResetInterval != 0 || blockResetInterval(c.BlockResetInterval) >= 0 {
+		t.Fatalf("BLOCK_RESET_INTERVAL=0: %v, %s (engine %s), want every block to reset", err, c.BlockResetInterval, blockResetInterval(c.BlockResetInterval))
+	}
+	if c, err = parseConfig([]string{"-block-reset-interval", "90s"}); err != nil || c.BlockResetInterval != 90*time.Second {
+		t.Fatalf("-block-reset-interval 90s: %v, %s", err, c.BlockResetInterval)
+	}
+	if _, err := parseConfig([]string{"-block-reset-interval", "-1ms"}); err == nil || !strings.Contains(err.Error(), "-block-reset-interval") {
+		t.Fatalf("-block-reset-interval -1ms: %v, want a -block-reset-interval error", err)
+	}
+}

@@ -38,6 +38,9 @@ type Loaders struct {
 	ViewerBlocks *dataloadgen.Loader[int64, bool]
 	// ViewerMutes says whether the viewer mutes a user.
 	ViewerMutes *dataloadgen.Loader[int64, bool]
+	// BlockedEitherWay says whether the viewer blocks a user or is blocked
+	// by them: whether a block hides that user's posts from the viewer.
+	BlockedEitherWay *dataloadgen.Loader[int64, bool]
 	// UnreadCount is the viewer's unread count, counted once however many
 	// fields (aliases of feed { unreadCount }) ask for it.
 	UnreadCount *Once[int]
@@ -71,10 +74,25 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 		ViewerMutes: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
 			return lookup(e.MutedAmong(ctx, viewerID, ids))(ids)
 		}, opt),
+		BlockedEitherWay: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
+			return lookup(e.BlockedEitherWayAmong(ctx, viewerID, ids))(ids)
+		}, opt),
 		UnreadCount: &Once[int]{compute: func(ctx context.Context) (int, error) {
 			return e.UnreadCount(ctx, viewerID)
 		}},
 	}
+}
+
+// Readable says whether the viewer may read post p: false when a block
+// stands between the viewer and p's author, either way. Signed out, and
+// for the viewer's own posts, it asks nothing; otherwise the authors of
+// one level of the operation cost one batched lookup.
+func (l *Loaders) Readable(ctx context.Context, p *models.Post) (bool, error) {
+	if l.viewer == 0 || p.AuthorID == l.viewer {
+		return true, nil
+	}
+	blocked, err := l.BlockedEitherWay.Load(ctx, p.AuthorID)
+	return !blocked && err == nil, err
 }
 
 // Cached is a loader that answers first from the engine's local tier, at

@@ -441,6 +441,12 @@ func TestBlockMuteBlock(t *testing.T) {
 				bmWantFollowing(t, w.testEngine, "after the unblock", r, false, b)
 				bmWantFollowing(t, w.testEngine, "after the unblock", b, false, r)
 				w.settle()
+				// The blocked side's reset was made by the block: the
+				// unblock's waits for BlockResetInterval to end
+				// (TestBlockResetBounded). Read as after it.
+				if _, err := w.ResetDueBlocks(context.Background(), w.now().Add(2*config.DefaultBlockResetInterval)); err != nil {
+					t.Fatal(err)
+				}
 				for _, s := range sides {
 					bmWantFeed(t, w.testEngine, "after the unblock", s.me, s.unblocked())
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"feedservice/feed/apperr"
 	"feedservice/feed/paging"
@@ -20,7 +21,7 @@ func (e *Engine) Block(ctx context.Context, viewerID, userID int64) (*models.Blo
 	}
 	changed, err := e.store.Block(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, true)
+		e.hidingChanged(ctx, viewerID, userID, true, true)
 	}
 	return e.blockPayload(ctx, viewerID, userID, err)
 }
@@ -33,7 +34,7 @@ func (e *Engine) Unblock(ctx context.Context, viewerID, userID int64) (*models.B
 	}
 	changed, err := e.store.Unblock(ctx, viewerID, userID, e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, true)
+		e.hidingChanged(ctx, viewerID, userID, true, false)
 	}
 	return e.blockPayload(ctx, viewerID, userID, err)
 }
@@ -47,7 +48,7 @@ func (e *Engine) Mute(ctx context.Context, viewerID, userID int64) (*models.Mute
 	}
 	changed, err := e.store.Mute(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, false)
+		e.hidingChanged(ctx, viewerID, userID, false, true)
 	}
 	return e.mutePayload(ctx, viewerID, userID, err)
 }
@@ -60,7 +61,7 @@ func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.Mu
 	}
 	changed, err := e.store.Unmute(ctx, viewerID, userID, e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, false)
+		e.hidingChanged(ctx, viewerID, userID, false, false)
 	}
 	return e.mutePayload(ctx, viewerID, userID, err)
 }
@@ -72,22 +73,35 @@ func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.Mu
 // the new view (inbox.Inboxes.Reset), their cached home inserts dropped,
 // and their live listeners told to re-subscribe and recount. A block does
 // the same for the other user, whose view changed too, and settles the
-// relation lists of the follows it ended. A failure is only logged: the
-// change's stream event resets the inboxes again.
-func (e *Engine) hidingChanged(ctx context.Context, actor, other int64, both bool) {
+// relation lists of the follows it ended; the other user's reset is
+// bounded (inbox.Inboxes.ResetOther: at most one per BlockResetInterval,
+// else their followee set is patched, or the reset deferred), and their
+// home inserts are dropped on a reset or when hides (a block: an insert
+// may show the actor). A failure is only logged: the change's stream
+// event resets the inboxes again.
+func (e *Engine) hidingChanged(ctx context.Context, actor, other int64, both, hides bool) {
 	e.cache.RefreshAfterCommit(ctx, []int64{actor, other}, nil)
 	readers := [][2]int64{{actor, other}}
 	if both {
 		readers = append(readers, [2]int64{other, actor})
 	}
-	for _, r := range readers {
+	for i, r := range readers {
 		if both {
 			if err := e.jumps.SettleRelationLists(ctx, r[0], r[1]); err != nil && ctx.Err() == nil {
 				e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", r[0], "err", err)
 			}
 		}
-		if err := e.inboxes.Reset(ctx, r[0]); err != nil && ctx.Err() == nil {
+		reset, err := true, error(nil)
+		if i == 0 {
+			err = e.inboxes.Reset(ctx, r[0])
+		} else {
+			reset, err = e.inboxes.ResetOther(ctx, r[0], r[1])
+		}
+		if err != nil && ctx.Err() == nil {
 			e.log.WarnContext(ctx, "reset inbox after a block or mute; the stream event will", "reader", r[0], "err", err)
+		}
+		if !reset && !hides {
+			continue
 		}
 		if err := e.home.ForgetInserts(ctx, r[0]); err != nil && ctx.Err() == nil {
 			e.log.WarnContext(ctx, "drop home inserts after a block or mute", "reader", r[0], "err", err)
@@ -115,6 +129,39 @@ func (e *Engine) mutePayload(ctx context.Context, viewerID, userID int64, err er
 		return nil, err
 	}
 	return &models.MutePayload{User: p.User}, nil
+}
+
+// runDueBlockResets makes the inbox resets that unblocks deferred (see
+// inbox.Inboxes.ResetOther) as they fall due, on every instance (each
+// reset is taken by one), until ctx ends.
+func (e *Engine) runDueBlockResets(ctx context.Context) {
+	tick := time.NewTicker(min(time.Second, max(e.cfg.BlockResetInterval/10, 10*time.Millisecond)))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := e.ResetDueBlocks(ctx, e.now()); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "deferred inbox resets after unblocks", "err", err)
+		}
+	}
+}
+
+// ResetDueBlocks makes the deferred resets due by now (see
+// runDueBlockResets), drops those readers' home inserts and tells their
+// live listeners, and says how many it made. Tests pass a later now to
+// read as after the interval.
+func (e *Engine) ResetDueBlocks(ctx context.Context, now time.Time) (int, error) {
+	readers, err := e.inboxes.RunDueResets(ctx, now)
+	for _, r := range readers {
+		if err := e.home.ForgetInserts(ctx, r); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "drop home inserts after a deferred reset", "reader", r, "err", err)
+		}
+		e.pub.Publish(ctx, e.keys.ReaderChannel(r), "hide")
+	}
+	return len(readers), err
 }
 
 // BlockedUsers pages whom the viewer blocks, most recent first.
@@ -150,6 +197,13 @@ func (e *Engine) relatedUsers(ctx context.Context, kind paging.CursorKind, args 
 // BlockedAmong returns which of ids the viewer blocks.
 func (e *Engine) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return e.store.BlockedAmong(ctx, viewerID, ids)
+}
+
+// BlockedEitherWayAmong returns which of ids the viewer blocks or is
+// blocked by: the authors whose posts node, nodes and repostOf do not show
+// the viewer.
+func (e *Engine) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	return e.store.BlockedEitherWayAmong(e.rep.Lagging(ctx, viewerID), viewerID, ids)
 }
 
 // MutedAmong returns which of ids the viewer mutes.

@@ -121,6 +121,9 @@ func (e *Engine) Start(ctx context.Context) {
 	e.subs = subscriptions.New(e.d, e.hub, e.reads, e.inboxes, e.outboxes)
 	e.goRun(ctx, e.hub.Run)
 	e.stream.Start(ctx, e.goRun)
+	if e.cfg.BlockResetInterval > 0 {
+		e.goRun(ctx, e.runDueBlockResets)
+	}
 	e.goRun(ctx, func(ctx context.Context) {
 		<-ctx.Done()
 		e.cache.Stop()

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -93,6 +94,9 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 		return nil, err
 	}
 	original := target.OriginalID()
+	if err := e.readableForRepost(ctx, viewerID, target); err != nil {
+		return nil, err
+	}
 	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
 	p, created, err := e.store.Repost(ctx, p)
 	if created {
@@ -103,6 +107,29 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 		return nil, apperr.NotFound("that post does not exist or was deleted")
 	}
 	return p, err
+}
+
+// readableForRepost refuses, as if it did not exist, a target that node
+// would not show the viewer: by a user on the other side of a block from
+// them, or a repost of such a user's post.
+func (e *Engine) readableForRepost(ctx context.Context, viewerID int64, target *models.Post) error {
+	authors := []int64{target.AuthorID}
+	if target.RepostOfID != nil {
+		original, err := e.cache.LivePost(ctx, *target.RepostOfID)
+		if err != nil {
+			return err
+		}
+		authors = append(authors, original.AuthorID)
+	}
+	authors = slices.DeleteFunc(authors, func(id int64) bool { return id == viewerID })
+	blocked, err := e.BlockedEitherWayAmong(ctx, viewerID, authors)
+	if err != nil {
+		return err
+	}
+	if len(blocked) > 0 {
+		return apperr.NotFound("that post does not exist or was deleted")
+	}
+	return nil
 }
 
 // DeletePost deletes the viewer's post. Deleting it again succeeds.

@@ -1271,7 +1271,10 @@ type Post implements Node {
   "Empty for a plain repost."
   body: String!
   createdAt: Time!
-  "The reposted post, when this post is a repost; null if that post was deleted."
+  """
+  The reposted post, when this post is a repost; null if that post was deleted, or if its
+  author and the viewer are on two sides of a block.
+  """
   repostOf: Post
   repostCount: Int!
 }
@@ -1483,7 +1486,8 @@ type Mutation {
   Blocks userId: the follows between the two end both ways (the payload's counts show it),
   a follow between them either way is FORBIDDEN until unblock, and neither sees the other's
   posts, reposts or third users' reposts of their posts in feed or home; each one's timeline
-  is empty for the other. Idempotent.
+  is empty for the other, node and nodes answer null for the other's posts, a third user's
+  repost of them has repostOf null, and reposting them is NOT_FOUND. Idempotent.
   """
   block(userId: ID!): BlockPayload!
   "Ends the viewer's block of userId. Restores no follow. Idempotent."

@@ -48,7 +48,9 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node,
 }
 
 // loadNode loads a node through the loaders; nil (not an error) for an
-// unknown id or a deleted post, as Relay expects of node().
+// unknown id or a deleted post, as Relay expects of node(), and for a post
+// whose author blocks the viewer or is blocked by them: to the viewer it
+// is as absent.
 func loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
 	l := dataloader.For(ctx)
 	switch kind {
@@ -61,6 +63,9 @@ func loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
 	default:
 		p, err := l.Posts.Load(ctx, id)
 		if p == nil || p.Deleted() || err != nil {
+			return nil, err
+		}
+		if ok, err := l.Readable(ctx, p); !ok {
 			return nil, err
 		}
 		return p, nil

@@ -124,6 +124,24 @@ func (s *Store) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) (
 	return s.among(ctx, &models.Block{}, "blocker_id", "blocked_id", viewerID, ids)
 }
 
+// BlockedEitherWayAmong returns which of ids viewer blocks or is blocked
+// by: whose posts a block hides from viewer, wherever they are read. One
+// statement.
+func (s *Store) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	found := map[int64]bool{}
+	if len(ids) == 0 {
+		return found, nil
+	}
+	var hits []int64
+	err := s.read(ctx).Raw(`SELECT blocked_id FROM blocks WHERE blocker_id = ? AND blocked_id IN ?
+		UNION SELECT blocker_id FROM blocks WHERE blocked_id = ? AND blocker_id IN ?`,
+		viewerID, ids, viewerID, ids).Scan(&hits).Error
+	for _, id := range hits {
+		found[id] = true
+	}
+	return found, err
+}
+
 // BlockingAmong returns which of ids block viewer.
 func (s *Store) BlockingAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return s.among(ctx, &models.Block{}, "blocked_id", "blocker_id", viewerID, ids)

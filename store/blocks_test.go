@@ -410,6 +410,7 @@ func TestBlockAndMuteChecks(t *testing.T) {
 		}{
 			{"BlockedAmong", s.BlockedAmong, []int64{2}},
 			{"BlockingAmong", s.BlockingAmong, []int64{3}},
+			{"BlockedEitherWayAmong", s.BlockedEitherWayAmong, []int64{2, 3}},
 			{"MutedAmong", s.MutedAmong, []int64{4, 7}},
 			{"MutingAmong", s.MutingAmong, []int64{5}},
 		} {

@@ -134,6 +134,11 @@ type Config struct {
 	// promoted posts they dismissed) are kept in Redis before they are
 	// worked out again from MySQL.
 	HomeCandidatesTTL time.Duration
+	// BlockResetInterval bounds how often a block or unblock by others
+	// resets a user's inbox and followee set: at most once per interval
+	// (see inbox.Inboxes.ResetOther). 0 means the default; negative resets
+	// at every change (the server maps BLOCK_RESET_INTERVAL=0 to it).
+	BlockResetInterval time.Duration
 	// TracerProvider makes the spans of the write path across instances
 	// (see package fanout); nil makes none.
 	TracerProvider trace.TracerProvider
@@ -213,6 +218,9 @@ const (
 	// DefaultHomeCandidatesTTL works a viewer's suggestions out again
 	// every ten minutes at most: a follow graph moves slowly.
 	DefaultHomeCandidatesTTL = 10 * time.Minute
+	// DefaultBlockResetInterval lets others' blocks and unblocks reset a
+	// user's inbox once a minute at most.
+	DefaultBlockResetInterval = time.Minute
 	// PromotedCacheTTL bounds how long an instance may show the promoted
 	// posts of before a change whose cache drop failed.
 	PromotedCacheTTL = time.Minute
@@ -264,6 +272,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StreamReplicaTimeout <= 0 {
 		c.StreamReplicaTimeout = DefaultStreamReplicaTimeout
+	}
+	if c.BlockResetInterval == 0 {
+		c.BlockResetInterval = DefaultBlockResetInterval
 	}
 	if c.LocalCacheMaxEntries == 0 {
 		c.LocalCacheMaxEntries = DefaultLocalCacheMaxEntries

@@ -313,7 +313,8 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 // onHidingChanged repeats, for a block or mute of other by actor (or its
 // end), the inbox resets its mutation made after the commit (see
 // feed.Engine.hidingChanged), where they were lost: for the actor, and for
-// a block the other user too. A reset tells the reader's live listeners.
+// a block the other user too (bounded as there: inbox.Inboxes.ResetOther).
+// A reset tells the reader's live listeners.
 func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both bool) error {
 	if err := x.cache.RefreshCopies(ctx, []int64{actor, other}, nil); err != nil {
 		return err
@@ -322,8 +323,8 @@ func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both b
 	if both {
 		readers = append(readers, [2]int64{other, actor})
 	}
-	for _, r := range readers {
-		reset, err := x.inboxes.ResetIfStale(ctx, r[0], r[1])
+	for i, r := range readers {
+		reset, err := x.inboxes.ResetIfStale(ctx, r[0], r[1], i == 1)
 		if err != nil {
 			return err
 		}

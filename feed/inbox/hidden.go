@@ -113,7 +113,10 @@ return {redis.call('EXISTS', KEYS[1]), redis.call('EXISTS', KEYS[2]), redis.call
 // and a set built since then agrees, so the inbox is reset again only
 // when that step was lost (the process died after the commit). It reports
 // whether it reset.
-func (x *Inboxes) ResetIfStale(ctx context.Context, reader, other int64) (bool, error) {
+//
+// bounded is for the other side of a block: the reset is then
+// ResetOther's, at most one per BlockResetInterval.
+func (x *Inboxes) ResetIfStale(ctx context.Context, reader, other int64, bounded bool) (bool, error) {
 	k := x.d.Keys
 	vals, err := hiddenStateScript.Run(ctx, x.d.Redis, []string{k.Inbox(reader), k.Following(reader)}, hiddenPrefix+strconv.FormatInt(other, 10)).Int64Slice()
 	if err != nil {
@@ -131,6 +134,9 @@ func (x *Inboxes) ResetIfStale(ctx context.Context, reader, other int64) (bool, 
 		if err != nil || hides == member {
 			return false, err
 		}
+	}
+	if bounded {
+		return x.ResetOther(ctx, reader, other)
 	}
 	return true, x.Reset(ctx, reader)
 }

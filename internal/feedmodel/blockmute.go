@@ -52,6 +52,23 @@ func (m *Model) IsBlocking(a, b string) bool { return m.blocks[[2]string{a, b}] 
 // IsMuting reports whether a mutes b.
 func (m *Model) IsMuting(a, b string) bool { return m.mutes[[2]string{a, b}] }
 
+// CanRepostAs reports whether the server accepts user's repost of target:
+// CanRepost, and no block stands either way between user and the author
+// of target or of its original (to user such a post is as absent).
+func (m *Model) CanRepostAs(user, target string) bool {
+	if !m.CanRepost(target) {
+		return false
+	}
+	t := m.byID[target]
+	if t.Author != user && m.blocksEitherWay(user, t.Author) {
+		return false
+	}
+	if o := m.byID[t.RepostOf]; o != nil && o.Author != user && m.blocksEitherWay(user, o.Author) {
+		return false
+	}
+	return true
+}
+
 // CanFollow reports whether the server accepts a follow of b by a: they are
 // two users and neither blocks the other.
 func (m *Model) CanFollow(a, b string) bool {

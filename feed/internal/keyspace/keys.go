@@ -67,6 +67,15 @@ func (k Keys) RecentWrite(id int64) string { return k.prefix + "wrote:" + k.user
 // id's inbox runs, so that one runs at a time across instances.
 func (k Keys) RebuildLock(id int64) string { return k.prefix + "rebuild:" + k.user(id) }
 
+// BlockReset is held (TTL Config.BlockResetInterval) after a block or
+// unblock by another user reset user id's inbox: until it expires, such
+// changes patch the followee set instead (see inbox.Inboxes.ResetOther).
+func (k Keys) BlockReset(id int64) string { return k.prefix + "blockreset:" + k.user(id) }
+
+// BlockResetsDue is a sorted set of the users whose inbox reset an unblock
+// deferred (see BlockReset), scored by when it is due (Unix ms).
+func (k Keys) BlockResetsDue() string { return k.prefix + "blockresets:due" }
+
 // outbox is author id's recent posts: a sorted set of "post" or
 // "repost:original" members scored by post id, with the same "~<floor>"
 // marker as an inbox. At most Config.InboxCap entries, TTL Config.InboxTTL,

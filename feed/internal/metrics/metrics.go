@@ -49,6 +49,10 @@ type Metrics struct {
 	// followingFallback counts questions about a reader's followees that
 	// MySQL answered (the followee set missing, or Redis failing).
 	FollowingFallback prometheus.Counter
+	// BlockResetsBounded counts blocks and unblocks by others that found
+	// a user's inbox reset within BlockResetInterval and so patched or
+	// deferred instead (inbox.Inboxes.ResetOther).
+	BlockResetsBounded prometheus.Counter
 	// followingReads counts warm reads of a reader's followee set by
 	// result: "sent" (its members crossed the wire) or "unchanged" (this
 	// instance's copy was at the set's version); followingSent and
@@ -122,6 +126,9 @@ func New() *Metrics {
 		FollowingFallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_following_fallbacks_total", Help: "Questions about a reader's followees that MySQL answered: their followee set in Redis was missing or Redis failed.",
 		}),
+		BlockResetsBounded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_block_resets_bounded_total", Help: "Blocks and unblocks by others that did not reset a user's inbox, because one did within BLOCK_RESET_INTERVAL.",
+		}),
 		FollowingReads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_following_reads_total", Help: "Reads of a reader's followee set that found it whole in Redis, by result: sent (its members came back) or unchanged (this instance's copy was at its version, so only the version came back).",
 		}, []string{"result"}),
@@ -135,7 +142,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure,
 		m.NoProgress, m.PasswordHashes, m.UnreadCounts,
-		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
+		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{KindPost, KindUser} {
