@@ -190,7 +190,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	a.sockets = socketSessions{engine: a.engine, log: log}
 	a.engine.WatchLogOuts(&a.sockets)
 	a.resolvers = &resolvers.Resolver{Engine: a.engine}
-	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait() })
+	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait(); a.engine.Close() })
 	ok = true
 	return a, nil
 }

@@ -61,6 +61,7 @@ type Engine struct {
 	subs     *subscriptions.Listeners // set by Start
 
 	running sync.WaitGroup
+	stopped sync.Once // the local tiers' clean-up goroutines, by Close
 	hub     *live.Hub // live subscriptions; set by Start
 	// cacheWarn spaces the warnings of failed cache reads and writes.
 	cacheWarn throttle.Throttle
@@ -126,6 +127,16 @@ func (e *Engine) Start(ctx context.Context) {
 	}
 	e.goRun(ctx, func(ctx context.Context) {
 		<-ctx.Done()
+		e.Close()
+	})
+}
+
+// Close ends what New started: the clean-up goroutines of the local
+// tiers. Start's context ending closes the engine too; an engine never
+// started (an instance that only answers requests) needs Close. It is
+// safe to call more than once.
+func (e *Engine) Close() {
+	e.stopped.Do(func() {
 		e.cache.Stop()
 		e.outboxes.Stop()
 	})

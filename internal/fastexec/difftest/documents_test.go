@@ -73,6 +73,10 @@ func corpus(t *testing.T, schema *gqlast.Schema) ([]document, map[string]int) {
 				found["subscriptions (not run: gqlgen's executor on both sides)"]++
 				continue
 			}
+			if defers(doc, op, op.SelectionSet, variables) {
+				found["deferring (not run: the server refuses @defer before either executor)"]++
+				continue
+			}
 			found[strings.SplitN(source, "/", 2)[0]]++
 			key := query + "\x00" + op.Name
 			if seen[key] {
@@ -338,4 +342,50 @@ func fragmentEnd(s string, start int) int {
 		}
 	}
 	return len(s)
+}
+
+// defers says whether the operation would defer a fragment: a @defer
+// whose if is not false, in set or the fragments it spreads. The server
+// refuses such an operation before either executor runs it.
+func defers(doc *gqlast.QueryDocument, op *gqlast.OperationDefinition, set gqlast.SelectionSet, variables map[string]any) bool {
+	deferring := func(dirs gqlast.DirectiveList) bool {
+		d := dirs.ForName("defer")
+		if d == nil {
+			return false
+		}
+		arg := d.Arguments.ForName("if")
+		if arg == nil {
+			return true
+		}
+		if arg.Value.Kind == gqlast.Variable {
+			if v, ok := variables[arg.Value.Raw]; ok {
+				return v != false
+			}
+			if def := op.VariableDefinitions.ForName(arg.Value.Raw); def != nil && def.DefaultValue != nil {
+				return def.DefaultValue.Raw != "false"
+			}
+			return true
+		}
+		return arg.Value.Raw != "false"
+	}
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *gqlast.Field:
+			if defers(doc, op, sel.SelectionSet, variables) {
+				return true
+			}
+		case *gqlast.InlineFragment:
+			if deferring(sel.Directives) || defers(doc, op, sel.SelectionSet, variables) {
+				return true
+			}
+		case *gqlast.FragmentSpread:
+			if deferring(sel.Directives) {
+				return true
+			}
+			if f := doc.Fragments.ForName(sel.Name); f != nil && defers(doc, op, f.SelectionSet, variables) {
+				return true
+			}
+		}
+	}
+	return false
 }

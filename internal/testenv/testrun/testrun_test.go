@@ -377,7 +377,7 @@ func TestSweepKeepsWhatItCannotClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
+	t.Cleanup(func() { admin.Close() }) // after makeRun's cleanup, which needs it
 	other := makeRun(t, admin)
 	end(t, o)
 	end(t, other.owner)
