@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // warmMaxCallsPerPage bounds the Redis commands a warm first page of 20
 // runs, by mode, those run inside scripts included (Redis's own count, INFO
-// commandstats), on the set-up of warmCallsWorld; two above what was
+// commandstats), on the set-up of newWarmCallsWorld; two above what was
 // measured, for the commands of the engine's background work (the fan-out
 // stream's reads) that fall within the count. Measured: push 12, hybrid 15
 // (the inbox read looks the celebrities' posts up with one ZMSCORE and one
@@ -38,47 +39,12 @@ const warmCallsPages = 60
 func TestWarmPageRedisCalls(t *testing.T) {
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
-			server := testenv.StartRedis(t) // its own: INFO counts every client's commands
-			rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
-			t.Cleanup(func() { rdb.Close() })
-			te := startTestEngine(t, newTestStore(t), rdb, "calls:", func(c *config.Config) {
-				c.Mode = mode
-				c.CelebrityFollowers = warmCallsReaders + 1
-				c.InboxCap = 800
-				c.FanoutBatchSize = 50
-				c.LocalCacheTTL = time.Minute // a warm page's commands, not revalidation's
-			})
-			readers := warmCallsWorld(te)
-			ctx := context.Background()
-			first := 20
-			page := func(reader int64) {
-				t.Helper()
-				conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &first})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(conn.Edges) != first {
-					t.Fatalf("a first page of %d entries, want %d", len(conn.Edges), first)
-				}
-			}
-			for range 2 { // cold, then warm: every tier filled
-				for _, r := range readers {
-					page(r)
-				}
-			}
-			before := commandStats(t, rdb)
+			w := newWarmCallsWorld(t, mode)
+			before := commandStats(t, w.rdb)
 			for i := range warmCallsPages {
-				page(readers[i%len(readers)])
+				w.page(i)
 			}
-			after := commandStats(t, rdb)
-			per := map[string]float64{}
-			var total float64
-			for cmd, n := range after {
-				if d := float64(n - before[cmd]); d > 0 && cmd != "info" {
-					per[cmd] = d / warmCallsPages
-					total += per[cmd]
-				}
-			}
+			per, total := callsSince(t, w.rdb, before, warmCallsPages)
 			t.Logf("%s: %.1f Redis commands per warm first page: %s", mode, total, formatCalls(per))
 			if most := warmMaxCallsPerPage[mode]; total > most {
 				t.Errorf("%s: a warm first page ran %.1f Redis commands, more than %.0f: %s", mode, total, most, formatCalls(per))
@@ -87,13 +53,102 @@ func TestWarmPageRedisCalls(t *testing.T) {
 	}
 }
 
-// warmCallsReaders is how many readers warmCallsWorld makes.
+// BenchmarkWarmCelebrityPage reads warm first pages of 20 through the
+// engine on makeWarmCallsGraph's graph, where every reader follows 3
+// celebrities, in push and hybrid modes, on a private redis-server; it
+// reports per page, beside the time, Redis's commands, Redis's CPU time
+// (INFO cpu) and the CPU time of the benchmark's process (the engine and
+// its Redis client; the fan-out workers are idle), which a loaded box
+// disturbs less than the time.
+//
+//	go test -run '^$' -bench WarmCelebrityPage ./feed
+func BenchmarkWarmCelebrityPage(b *testing.B) {
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			w := newWarmCallsWorld(b, mode)
+			before, redisBefore, ownBefore := commandStats(b, w.rdb), redisCPU(b, w.rdb), ownCPU(b)
+			b.ResetTimer()
+			for i := range b.N {
+				w.page(i)
+			}
+			b.StopTimer()
+			redisUsed, ownUsed := redisCPU(b, w.rdb)-redisBefore, ownCPU(b)-ownBefore
+			_, total := callsSince(b, w.rdb, before, b.N)
+			b.ReportMetric(total, "redis-cmds/page")
+			b.ReportMetric(float64(redisUsed.Microseconds())/float64(b.N), "redis-cpu-µs/page")
+			b.ReportMetric(float64(ownUsed.Microseconds())/float64(b.N), "engine-cpu-µs/page")
+		})
+	}
+}
+
+// warmCallsWorld is an engine on a private redis-server, with readers
+// whose caches are warm.
+type warmCallsWorld struct {
+	t       testing.TB
+	te      *testEngine
+	rdb     redis.UniversalClient
+	readers []int64
+}
+
+// newWarmCallsWorld starts an engine in mode on a private redis-server (its
+// own: INFO counts every client's commands), makes the graph
+// (makeWarmCallsGraph) and reads each reader's first page twice: cold,
+// then warm, so that every tier is filled.
+func newWarmCallsWorld(t testing.TB, mode config.Mode) *warmCallsWorld {
+	t.Helper()
+	server := testenv.StartRedis(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+	t.Cleanup(func() { rdb.Close() })
+	te := startTestEngine(t, newTestStore(t), rdb, "calls:", func(c *config.Config) {
+		c.Mode = mode
+		c.CelebrityFollowers = warmCallsReaders + 1
+		c.InboxCap = 800
+		c.FanoutBatchSize = 50
+		c.LocalCacheTTL = time.Hour // a warm page's commands, not revalidation's
+	})
+	w := &warmCallsWorld{t: t, te: te, rdb: rdb, readers: makeWarmCallsGraph(te)}
+	for i := range 2 * len(w.readers) {
+		w.page(i)
+	}
+	return w
+}
+
+// page reads the first page of the i-th reader (round the readers).
+func (w *warmCallsWorld) page(i int) {
+	w.t.Helper()
+	first := 20
+	conn, err := w.te.Feed(context.Background(), w.readers[i%len(w.readers)], paging.PageArgs{First: &first})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if len(conn.Edges) != first {
+		w.t.Fatalf("a first page of %d entries, want %d", len(conn.Edges), first)
+	}
+}
+
+// callsSince is the commands per page since before (INFO commandstats),
+// by command and in all, over pages pages; INFO itself is left out.
+func callsSince(t testing.TB, rdb redis.UniversalClient, before map[string]int64, pages int) (map[string]float64, float64) {
+	t.Helper()
+	after := commandStats(t, rdb)
+	per := map[string]float64{}
+	var total float64
+	for cmd, n := range after {
+		if d := float64(n - before[cmd]); d > 0 && cmd != "info" {
+			per[cmd] = d / float64(pages)
+			total += per[cmd]
+		}
+	}
+	return per, total
+}
+
+// warmCallsReaders is how many readers makeWarmCallsGraph makes.
 const warmCallsReaders = 4
 
-// warmCallsWorld makes warmCallsReaders readers who each follow 3
+// makeWarmCallsGraph makes warmCallsReaders readers who each follow 3
 // celebrities (in hybrid mode: a follower more than the readers) and the
 // same 20 ordinary authors, 10 posts by each author.
-func warmCallsWorld(te *testEngine) []int64 {
+func makeWarmCallsGraph(te *testEngine) []int64 {
 	var readers, celebs, authors []int64
 	for i := range warmCallsReaders {
 		readers = append(readers, te.user(fmt.Sprintf("reader%d", i)))
@@ -123,7 +178,7 @@ func warmCallsWorld(te *testEngine) []int64 {
 }
 
 // commandStats is the calls of each command, from INFO commandstats.
-func commandStats(t *testing.T, rdb redis.UniversalClient) map[string]int64 {
+func commandStats(t testing.TB, rdb redis.UniversalClient) map[string]int64 {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
@@ -202,4 +257,36 @@ func TestInboxTTLRefreshedWhenRunningOut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// redisCPU is the CPU time the redis-server has used (INFO cpu, user and
+// system).
+func redisCPU(t testing.TB, rdb redis.UniversalClient) time.Duration {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, line := range strings.Split(info, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("INFO cpu line %q", line)
+			}
+			sum += f
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
+// ownCPU is the CPU time this process has used, user and system.
+func ownCPU(t testing.TB) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
