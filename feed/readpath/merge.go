@@ -495,8 +495,8 @@ func (src sources) gather(r *readState, older bool, bound int64, want int) round
 // the far end of this one's, reads it again. A round whose sources all ran
 // dry covers the window to its end and drops nothing.
 func (rd round) dropUnreachable(src sources, older bool, bound int64) {
-	if !rd.full {
-		return
+	if !rd.full || len(src.asked) == 0 {
+		return // nothing beyond reach, or nothing looked up (push mode)
 	}
 	lo, hi := rd.covered(older, bound)
 	beyond := func(key int64) bool { return (older && key < lo) || (!older && key > hi) }
