@@ -221,18 +221,18 @@ else
   items = redis.call('ZRANGEBYSCORE', KEYS[1], min, '+inf', 'WITHSCORES', 'LIMIT', 0, ARGV[3])
 end
 local srcs = {}
-local inPage = {}
 if #items > 0 then
   local members = {}
-  for i = 1, #items, 2 do
-    members[#members + 1] = items[i]
-    inPage[items[i]] = true
-  end
+  for i = 1, #items, 2 do members[#members + 1] = items[i] end
   srcs = redis.call('HMGET', KEYS[2], unpack(members))
 end
 local asked = {}
-for i = 6, #ARGV do
-  if not inPage[ARGV[i]] then asked[#asked + 1] = ARGV[i] end
+if #ARGV > 5 then
+  local inPage = {}
+  for i = 1, #items, 2 do inPage[items[i]] = true end
+  for i = 6, #ARGV do
+    if not inPage[ARGV[i]] then asked[#asked + 1] = ARGV[i] end
+  end
 end
 local looked = {}
 local chunk = ` + strconv.Itoa(lookupChunk) + `
