@@ -196,9 +196,9 @@ return 1`)
 // both, of the sources and of the set's version (KEYS[4]) to ARGV[4] ms
 // (see inboxTTLRefreshDivisor). The posts are looked up with one ZMSCORE
 // and one HMGET per lookupChunk of them, not a ZSCORE and an HGET each:
-// a command called from Lua costs about a microsecond of Redis CPU
-// whatever it does, and a hybrid page asks about every post in its
-// celebrities' outbox windows.
+// each command called from Lua costs Redis its dispatch and the conversion
+// of its reply whatever it does, and a hybrid page asks about every post in
+// its celebrities' outbox windows.
 var readInboxScript = redis.NewScript(`
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then return false end
