@@ -245,3 +245,34 @@ func TestWarmReadTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridPageTargets: the full run's verdicts on hybrid's warm first page
+// at 8 clients, against the Redis page floor (3.7%: 1.6x GoToSocial) and
+// against push's (90%), are met at their bounds and missed just under them.
+func TestHybridPageTargets(t *testing.T) {
+	verdicts := func(hybrid float64) map[string]bool {
+		r := &Result{Floors: Floors{RedisPage: Stat{Throughput: 10000}}, Modes: map[string]*ModeResult{
+			"push":   {RedDots: []RedDotResult{{Sockets: 10000}}, FirstPage: []Stat{{Label: "8", Throughput: 400}}},
+			"hybrid": {RedDots: []RedDotResult{{Sockets: 10000}}, FirstPage: []Stat{{Label: "8", Throughput: hybrid}}},
+		}}
+		out := map[string]bool{}
+		for _, tg := range r.targets() {
+			if tg.Met != nil {
+				out[tg.Name] = *tg.Met
+			}
+		}
+		return out
+	}
+	const floor, push = "DESIGN bar: warm first page at 8 clients >= 1.6x GoToSocial's (3.7% of the Redis page floor)", "hybrid warm first page (8 clients) >= 90% of push's"
+	for _, c := range []struct {
+		name   string
+		at     float64
+		under  float64
+		target string
+	}{{"floor", 370, 369, floor}, {"push", 360, 359, push}} {
+		at, under := verdicts(c.at), verdicts(c.under)
+		if !at[c.target] || under[c.target] {
+			t.Errorf("%s: met %v at %.0f pages/s and %v at %.0f; want met, then missed", c.target, at[c.target], c.at, under[c.target], c.under)
+		}
+	}
+}

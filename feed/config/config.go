@@ -67,7 +67,8 @@ type Config struct {
 	// once trimmed; an inbox trims when it grows past it by
 	// InboxCap/inboxTrimSlackDivisor.
 	InboxCap int
-	// InboxTTL is how long an unread inbox lives; reading refreshes it.
+	// InboxTTL is how long an unread inbox lives; a read refreshes it once a
+	// tenth of it has run out (see the inbox package's inboxTTLRefreshDivisor).
 	InboxTTL time.Duration
 	// FollowingReadMax is the most followees a read takes whole from the
 	// reader's followee set, in the round trip that finds their inbox; a

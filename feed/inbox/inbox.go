@@ -187,17 +187,28 @@ return 1`)
 
 // readInboxScript returns {floor, {member, score, ...}, {sources...},
 // {member, score, sources, ...}} for up to ARGV[3] entries beyond ARGV[2]
-// ("older" or "newer" per ARGV[1]), and for the posts ARGV[5..] that are
-// in the inbox wherever they lie (sources ” for the author alone: a
-// merge looks up there the posts it found in outboxes, in the same round
-// trip); it refreshes the TTL to ARGV[4] ms, the followee set's (KEYS[3])
-// and its version's (KEYS[4]) with it; nil when there is no inbox.
+// ("older" or "newer" per ARGV[1]), and for those of the posts ARGV[6..]
+// that are in the inbox outside that page, wherever they lie (sources empty
+// for the author alone: a merge looks up there the posts it found in
+// outboxes, in the same round trip; those in the page are known already);
+// nil when there is no inbox. When the inbox's or the followee set's
+// (KEYS[3]) remaining TTL is under ARGV[5] ms, it refreshes the TTL of
+// both, of the sources and of the set's version (KEYS[4]) to ARGV[4] ms
+// (see inboxTTLRefreshDivisor). The posts are looked up with one ZMSCORE
+// and one HMGET per lookupChunk of them, not a ZSCORE and an HGET each:
+// each command called from Lua costs Redis its dispatch and the conversion
+// of its reply whatever it does, and a hybrid page asks about every post in
+// its celebrities' outbox windows.
 var readInboxScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-redis.call('PEXPIRE', KEYS[4], ARGV[4])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return false end
+local refresh = tonumber(ARGV[5])
+if ttl < refresh or redis.call('PTTL', KEYS[3]) < refresh then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+end
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local fl = '0'
 if #m > 0 then fl = string.sub(m[1], 2) end
@@ -215,16 +226,47 @@ if #items > 0 then
   for i = 1, #items, 2 do members[#members + 1] = items[i] end
   srcs = redis.call('HMGET', KEYS[2], unpack(members))
 end
+local asked = {}
+if #ARGV > 5 then
+  local inPage = {}
+  for i = 1, #items, 2 do inPage[items[i]] = true end
+  for i = 6, #ARGV do
+    if not inPage[ARGV[i]] then asked[#asked + 1] = ARGV[i] end
+  end
+end
 local looked = {}
-for i = 5, #ARGV do
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if score then
-    looked[#looked + 1] = ARGV[i]
-    looked[#looked + 1] = score
-    looked[#looked + 1] = redis.call('HGET', KEYS[2], ARGV[i]) or ''
+local chunk = ` + strconv.Itoa(lookupChunk) + `
+for first = 1, #asked, chunk do
+  local last = math.min(first + chunk - 1, #asked)
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(asked, first, last))
+  local found = {}
+  for i, score in ipairs(scores) do
+    if score then
+      found[#found + 1] = asked[first + i - 1]
+      looked[#looked + 1] = asked[first + i - 1]
+      looked[#looked + 1] = score
+      looked[#looked + 1] = ''
+    end
+  end
+  if #found > 0 then
+    local s = redis.call('HMGET', KEYS[2], unpack(found))
+    local at = #looked - 3 * #found
+    for i = 1, #found do looked[at + 3 * i] = s[i] or '' end
   end
 end
 return {fl, items, srcs, looked}`)
+
+// lookupChunk bounds the posts one ZMSCORE or HMGET of readInboxScript
+// names, well under what Lua's unpack can pass at once (about 8,000).
+const lookupChunk = 1000
+
+// inboxTTLRefreshDivisor sets how often reads refresh an inbox's TTL: only
+// once InboxTTL/inboxTTLRefreshDivisor of it has run out (16.8 hours of the
+// default 7 days), not on every read. A warm page then runs two PTTLs where
+// it ran four PEXPIREs and an EXISTS, and an inbox lives at least
+// InboxTTL*(1-1/inboxTTLRefreshDivisor) after its last read, and at most
+// InboxTTL.
+const inboxTTLRefreshDivisor = 10
 
 // swapInboxScript replaces the inbox, and the followee set beside it, with
 // rebuilt ones, if the rebuild still holds the lock (token ARGV[1]); KEYS:
@@ -270,7 +312,7 @@ type Page struct {
 var ErrNoInbox = errors.New("no inbox")
 
 // Read reads up to limit entries beyond bound, looks up the posts
-// lookups, and refreshes the TTL.
+// lookups, and refreshes the TTL when it runs low.
 func (x *Inboxes) Read(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
 	keys, args := x.readArgs(userID, older, bound, limit, lookups)
 	return parseInboxPage(userID, readInboxScript.Run(ctx, x.d.Redis, keys, args...))
@@ -298,8 +340,9 @@ func (x *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, loo
 		dir = "older"
 	}
 	keys := []string{x.d.Keys.Inbox(userID), x.d.Keys.InboxSources(userID), x.d.Keys.Following(userID), x.d.Keys.FollowingVersion(userID)}
-	args := make([]any, 0, 4+len(lookups))
-	args = append(args, dir, scoreArg(bound), limit, x.d.Cfg.InboxTTL.Milliseconds())
+	ttl := x.d.Cfg.InboxTTL
+	args := make([]any, 0, 5+len(lookups))
+	args = append(args, dir, scoreArg(bound), limit, ttl.Milliseconds(), (ttl - ttl/inboxTTLRefreshDivisor).Milliseconds())
 	for _, id := range lookups {
 		args = append(args, itoa(id))
 	}
@@ -352,29 +395,31 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 // Lookup queues, on pipe, the lookup of the given posts in the
 // reader's inbox; the function it returns, once pipe ran, gives those in
 // it (the others are left out). With no posts, pipe is not used (nil will do).
+// One ZMSCORE names them all, where a missing member reads as 0: no entry
+// scores 0 (an entry's score is the id of a post, and the floor marker's
+// is -1).
 func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]Item, error) {
 	if len(posts) == 0 {
 		return func() ([]Item, error) { return nil, nil }
 	}
-	scores := make([]*redis.FloatCmd, len(posts))
 	members := make([]string, len(posts))
 	for i, p := range posts {
 		members[i] = itoa(p)
-		scores[i] = pipe.ZScore(ctx, x.d.Keys.Inbox(reader), members[i])
 	}
+	scores := pipe.ZMScore(ctx, x.d.Keys.Inbox(reader), members...)
 	srcs := pipe.HMGet(ctx, x.d.Keys.InboxSources(reader), members...)
 	return func() ([]Item, error) {
+		if err := scores.Err(); err != nil {
+			return nil, err
+		}
 		if err := srcs.Err(); err != nil {
 			return nil, err
 		}
 		var out []Item
 		for i, p := range posts {
-			score, err := scores[i].Result()
-			if errors.Is(err, redis.Nil) {
+			score := scores.Val()[i]
+			if score == 0 {
 				continue // not in the inbox
-			}
-			if err != nil {
-				return nil, err
 			}
 			item := Item{PostID: p, Score: int64(score)}
 			if s, ok := srcs.Val()[i].(string); ok {

@@ -326,6 +326,7 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 		}
 		rd := src.gather(r, older, bound, want)
 		window = rd.window
+		rd.dropUnreachable(src, older, bound)
 		if err := x.complete(ctx, r, src, rd); err != nil {
 			return nil, 0, false, err
 		}
@@ -478,6 +479,47 @@ func (src sources) gather(r *readState, older bool, bound int64, want int) round
 		}
 	}
 	return rd
+}
+
+// dropUnreachable takes out of the round the candidates it cannot emit,
+// before their checks cost anything: those that only the celebrities'
+// outboxes brought (not in the inbox page), that the inbox read looked up,
+// that lie in the window, and whose every arrival known (their outbox
+// arrivals, their inbox score and sources, the post itself) lies beyond
+// the part of the window the round covers. A hybrid page's outboxes give
+// readWant posts each, most of them beyond the inbox page's reach; the
+// page's checks (the posts' copies, the sources' users) were made for all
+// of them. Any arrival within the covered part would be known: each source
+// gave all it holds there. So such a candidate's place is beyond it, and
+// the round emits only what lies within; a later round, whose bound is
+// the far end of this one's, reads it again. A round whose sources all ran
+// dry covers the window to its end and drops nothing.
+func (rd round) dropUnreachable(src sources, older bool, bound int64) {
+	if !rd.full || len(src.asked) == 0 {
+		return // nothing beyond reach, or nothing looked up (push mode)
+	}
+	lo, hi := rd.covered(older, bound)
+	beyond := func(key int64) bool { return (older && key < lo) || (!older && key > hi) }
+	inPage := make(map[int64]bool, len(src.page.Items))
+	for _, it := range src.page.Items {
+		inPage[it.PostID] = true
+	}
+	for id, c := range rd.cands {
+		if inPage[id] || id < rd.window || !beyond(id) {
+			continue
+		}
+		if _, asked := slices.BinarySearch(src.asked, id); !asked {
+			continue // complete looks it up
+		}
+		if c.inInbox && !beyond(c.score) {
+			continue
+		}
+		if slices.ContainsFunc(c.recorded, func(s inbox.Source) bool { return !beyond(s.Event) }) ||
+			slices.ContainsFunc(c.celeb, func(s inbox.Source) bool { return !beyond(s.Event) }) {
+			continue
+		}
+		delete(rd.cands, id)
+	}
 }
 
 // complete looks up in the inbox the candidates the round's inbox read was

@@ -25,8 +25,9 @@ func (k Keys) user(id int64) string { return "{u" + strconv.FormatInt(id, 10) + 
 // scored by the entry's sort key (the id of its first arrival), plus one
 // marker member "~<floor>" at score -1: entries below floor are not kept
 // (MySQL serves them; floor 0 means MySQL has nothing older). At most
-// Config.InboxCap entries; TTL Config.InboxTTL, refreshed on read. A missing
-// key is an inactive reader, whose inbox is rebuilt on the next read.
+// Config.InboxCap entries; TTL Config.InboxTTL, refreshed by a read once a
+// tenth of it has run out. A missing key is an inactive reader, whose inbox
+// is rebuilt on the next read.
 func (k Keys) Inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
 
 // inboxSources is a hash beside the inbox: for each entry that did not come
