@@ -109,3 +109,41 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 		}
 	})
 }
+
+// A fan-out announces its entries in one message a round on the inboxes
+// channel, which every instance reads: the readers listening on either
+// instance see their count rise, and a reader of another author's hears
+// nothing.
+func TestFanoutAnnouncesToEveryInstance(t *testing.T) {
+	a, b := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
+	author, other := a.user("author"), a.user("other")
+	onA, onB, elsewhere := a.user("ona"), a.user("onb"), a.user("elsewhere")
+	a.follow(onA, author)
+	a.follow(onB, author)
+	a.follow(elsewhere, other)
+	a.settle()
+	countsA, _ := a.unreadCounts(onA)
+	countsB, _ := b.unreadCounts(onB)
+	countsElsewhere, _ := b.unreadCounts(elsewhere)
+	for name, counts := range map[string]<-chan int{"ona": countsA, "onb": countsB, "elsewhere": countsElsewhere} {
+		if n := <-counts; n != 0 {
+			t.Fatalf("%s: first count %d, want 0", name, n)
+		}
+	}
+	a.post(author, "to both instances")
+	for name, counts := range map[string]<-chan int{"ona": countsA, "onb": countsB} {
+		select {
+		case n := <-counts:
+			if n != 1 {
+				t.Fatalf("%s: count %d after the post, want 1", name, n)
+			}
+		case <-time.After(testenv.Scale(5 * time.Second)):
+			t.Fatalf("%s: no count after the post", name)
+		}
+	}
+	select {
+	case n := <-countsElsewhere:
+		t.Fatalf("a reader who does not follow the author got count %d", n)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
