@@ -36,6 +36,9 @@ const (
 	inboxDone    = 1
 	Rebuilding   = 2 // a rebuild is running: wait for it, then apply
 	inboxChanged = 4 // (addSourceScript) an entry moved or left
+	// (addSourceScript) the source was recorded before: a re-delivery,
+	// after a failure that may have lost the first delivery's announcement
+	inboxRecorded = 5
 )
 
 // luaInboxLib is shared by the scripts that change an inbox.
@@ -136,10 +139,10 @@ end
 // author ARGV[4]) with post event ARGV[3], and trims the inbox to ARGV[5]
 // entries when it holds more than ARGV[5] + ARGV[6]. It publishes
 // nothing: it answers inboxMissing, Rebuilding, inboxDone (nothing to
-// announce: recorded before, or hidden), inboxChanged (the entry moved or
-// left), or the entry's key (a string) when the entry entered the inbox,
-// and Apply announces a round's entries in one message (see
-// live.Publisher.AnnounceAdded).
+// announce: hidden), inboxChanged (the entry moved or left),
+// inboxRecorded (the source was recorded before), or the entry's key (a
+// string) when the entry entered the inbox, and Apply announces a round's
+// entries in one message (see live.Publisher.AnnounceAdded).
 //
 // Recording a source twice changes nothing, nor does an arrival the
 // reader's feed hides (the followee set names its user or the post's
@@ -171,7 +174,7 @@ if (below > 0 or tonumber(e) >= fl) and redis.call('ZADD', KEYS[1], 'NX', e, o) 
 end
 local list, known = sources(o, author)
 for _, s in ipairs(list) do
-  if s[1] == u and s[2] == e then return 1 end
+  if s[1] == u and s[2] == e then return 5 end
 end
 list[#list + 1] = {u, e}
 local what, key = store(o, author, list, fl or floor(), known)
@@ -541,37 +544,40 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 		for i, c := range changes {
 			cmds[i] = x.script(c).EvalSha(ctx, pipe, x.keys(c.reader), x.scriptArgs(c)...)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !redisx.IsNoScript(err) {
-			return applied, err
+		_, failed := pipe.Exec(ctx)
+		if failed != nil && redisx.IsNoScript(failed) {
+			failed = nil
 		}
 		var again []Change
 		ann := announced{added: map[live.Add][]int64{}}
 		for i, cmd := range cmds {
 			c := changes[i]
+			if failed != nil {
+				// Announce what the answers that came say, before the error.
+				if cmd.Err() == nil {
+					x.collect(c, cmd.Val(), &ann)
+				}
+				continue
+			}
 			outcome, err := redisx.Queued(ctx, x.d.Redis, x.script(c), cmd, x.keys(c.reader), x.scriptArgs(c)...).Result()
 			if err != nil {
 				x.announce(ctx, ann)
 				return applied, err
 			}
-			switch o := outcome.(type) {
-			case string: // addSourceScript: the entry entered, at key o
-				key, _ := strconv.ParseInt(o, 10, 64)
-				add := live.Add{Post: c.args[0].(int64), Key: key}
-				ann.added[add] = append(ann.added[add], c.reader)
+			n, isCode := outcome.(int64)
+			switch {
+			case isCode && n == Rebuilding:
+				again = append(again, c)
+			case isCode && n == inboxMissing:
+			default:
 				applied++
-			case int64:
-				switch o {
-				case Rebuilding:
-					again = append(again, c)
-				case inboxChanged:
-					ann.changed = append(ann.changed, c.reader)
-					applied++
-				case inboxDone:
-					applied++
-				}
+				x.collect(c, outcome, &ann)
 			}
 		}
 		x.announce(ctx, ann)
+		if failed != nil {
+			return applied, failed
+		}
 		if len(again) > 0 {
 			if time.Now().After(deadline) {
 				return applied, fmt.Errorf("%d inbox changes waited past %s for a rebuild", len(again), rebuildWaitLimit)
@@ -599,6 +605,27 @@ func (x *Inboxes) scriptArgs(c Change) []any {
 		return c.args
 	}
 	return append([]any{x.d.Keys.ReaderChannel(c.reader)}, c.args...)
+}
+
+// collect adds to ann what added source c's script answered, if anything.
+func (x *Inboxes) collect(c Change, outcome any, ann *announced) {
+	if c.script != nil {
+		return
+	}
+	switch o := outcome.(type) {
+	case string:
+		key, _ := strconv.ParseInt(o, 10, 64)
+		add := live.Add{Post: c.args[0].(int64), Key: key}
+		ann.added[add] = append(ann.added[add], c.reader)
+	case int64:
+		// A re-delivery is announced as a change: the first delivery's
+		// announcement may have been lost with its answers (a timeout, a
+		// worker that died), and a change makes a count recount, where a
+		// second "add" would hand a feedItemAdded subscriber the entry twice.
+		if o == inboxChanged || o == inboxRecorded {
+			ann.changed = append(ann.changed, c.reader)
+		}
+	}
 }
 
 // announce tells the readers' listeners, on every instance, what a round
