@@ -2,11 +2,16 @@ package feed
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/fanout"
 	"feedservice/internal/testenv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // numSub is how many connections Redis counts on a channel.
@@ -108,4 +113,109 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 			return false
 		}
 	})
+}
+
+// A fan-out announces its entries in one message a round on the inboxes
+// channel, which every instance reads: the readers listening on either
+// instance see their count rise, and a reader of another author's hears
+// nothing.
+func TestFanoutAnnouncesToEveryInstance(t *testing.T) {
+	a, b := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
+	author, other := a.user("author"), a.user("other")
+	onA, onB, elsewhere := a.user("ona"), a.user("onb"), a.user("elsewhere")
+	a.follow(onA, author)
+	a.follow(onB, author)
+	a.follow(elsewhere, other)
+	a.settle()
+	countsA, _ := a.unreadCounts(onA)
+	countsB, _ := b.unreadCounts(onB)
+	countsElsewhere, _ := b.unreadCounts(elsewhere)
+	for name, counts := range map[string]<-chan int{"ona": countsA, "onb": countsB, "elsewhere": countsElsewhere} {
+		if n := <-counts; n != 0 {
+			t.Fatalf("%s: first count %d, want 0", name, n)
+		}
+	}
+	a.post(author, "to both instances")
+	for name, counts := range map[string]<-chan int{"ona": countsA, "onb": countsB} {
+		select {
+		case n := <-counts:
+			if n != 1 {
+				t.Fatalf("%s: count %d after the post, want 1", name, n)
+			}
+		case <-time.After(testenv.Scale(5 * time.Second)):
+			t.Fatalf("%s: no count after the post", name)
+		}
+	}
+	select {
+	case n := <-countsElsewhere:
+		t.Fatalf("a reader who does not follow the author got count %d", n)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// loseAnswers makes the next pipeline of scripts on key fail after Redis
+// ran it, as a timeout that loses the answers of commands that took effect
+// would.
+type loseAnswers struct {
+	key   string
+	armed atomic.Bool
+}
+
+func (h *loseAnswers) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *loseAnswers) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *loseAnswers) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		args := cmds[0].Args()
+		if err == nil && len(args) > 3 && args[0] == "evalsha" && args[3] == h.key && h.armed.CompareAndSwap(true, false) {
+			for _, c := range cmds {
+				c.SetErr(errors.New("i/o timeout"))
+			}
+			return errors.New("i/o timeout")
+		}
+		return err
+	}
+}
+
+// A fan-out task whose answers were lost after its entries went in fails,
+// and its re-delivery finds them recorded: the readers' counts still move,
+// since a re-delivery is announced as a change.
+func TestFanoutRedeliveryAfterLostAnswersAnnounces(t *testing.T) {
+	te := newTestEngine(t, func(c *config.Config) {
+		c.Mode = config.ModePush
+		c.FanoutWorkers = 0
+		c.Dispatch = false
+	})
+	author, reader := te.user("author"), te.user("reader")
+	te.follow(reader, author)
+	counts, _ := te.unreadCounts(reader)
+	if n := <-counts; n != 0 {
+		t.Fatalf("first count %d, want 0", n)
+	}
+	post := te.post(author, "its answers get lost") // not dispatched: the test fans it out
+	task := fanout.Task{Op: fanout.OpAdd, Post: post, Author: author, User: author, Event: post, Readers: []int64{reader}}
+	lose := &loseAnswers{key: te.keys.Inbox(reader)}
+	te.redis.AddHook(lose)
+	lose.armed.Store(true)
+	if err := te.stream.RunTask(context.Background(), task); err == nil {
+		t.Fatal("the task whose answers were lost succeeded")
+	}
+	select {
+	case n := <-counts:
+		t.Fatalf("count %d with the task's answers lost, want none yet", n)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := te.stream.RunTask(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-counts:
+		if n != 1 {
+			t.Fatalf("count %d after the re-delivery, want 1", n)
+		}
+	case <-time.After(testenv.Scale(5 * time.Second)):
+		t.Fatal("no count after the re-delivery")
+	}
 }

@@ -35,6 +35,10 @@ const (
 	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
 	inboxDone    = 1
 	Rebuilding   = 2 // a rebuild is running: wait for it, then apply
+	inboxChanged = 4 // (addSourceScript) an entry moved or left
+	// (addSourceScript) the source was recorded before: a re-delivery,
+	// after a failure that may have lost the first delivery's announcement
+	inboxRecorded = 5
 )
 
 // luaInboxLib is shared by the scripts that change an inbox.
@@ -74,9 +78,10 @@ local function sources(o, author)
 end
 -- store writes entry o with its sources; an entry whose first arrival is
 -- below the floor leaves the inbox (MySQL serves that part of the feed).
--- It tells the reader's channel (ARGV[1]) what changed: "add <post> <key>"
--- for an entry that entered, "change" for one that moved or left.
--- known is what sources said about o, if the caller has it.
+-- It returns what the reader's listeners are to hear: 'add' and the
+-- entry's key for an entry that entered, 'change' for one that moved or
+-- left, nil for nothing. known is what sources said about o, if the
+-- caller has it.
 local function store(o, author, list, fl, known)
   local before
   if known and not known.hashed then
@@ -92,8 +97,8 @@ local function store(o, author, list, fl, known)
   if pos == nil or pos < fl then
     redis.call('ZREM', KEYS[1], o)
     redis.call('HDEL', KEYS[2], o)
-    if before then redis.call('PUBLISH', ARGV[1], 'change') end
-    return
+    if before then return 'change' end
+    return nil
   end
   redis.call('ZADD', KEYS[1], first, o)
   if #list == 1 and list[1][1] == author and list[1][2] == o then
@@ -105,11 +110,9 @@ local function store(o, author, list, fl, known)
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
   end
-  if not before then
-    redis.call('PUBLISH', ARGV[1], 'add ' .. o .. ' ' .. first)
-  elseif tonumber(before) ~= pos then
-    redis.call('PUBLISH', ARGV[1], 'change')
-  end
+  if not before then return 'add', first end
+  if tonumber(before) ~= pos then return 'change' end
+  return nil
 end
 -- trim takes the inbox back to cap entries once it holds more than cap +
 -- slack (see TrimSlack).
@@ -122,28 +125,62 @@ local function trim(cap, slack)
   local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
   set_floor(low[2])
 end
+-- announce publishes what store returned on the reader's channel ARGV[1].
+local function announce(what, key, o)
+  if what == 'add' then
+    redis.call('PUBLISH', ARGV[1], 'add ' .. o .. ' ' .. key)
+  elseif what then
+    redis.call('PUBLISH', ARGV[1], what)
+  end
+end
 `
 
-// addSourceScript records that ARGV[3] brought entry ARGV[2] (author
-// ARGV[5]) with event ARGV[4], and trims the inbox to ARGV[6] entries when
-// it holds more than ARGV[6] + ARGV[7].
-// Recording a Source twice changes nothing, nor does an arrival the
+// addSourceScript records that user ARGV[2] brought entry ARGV[1] (by
+// author ARGV[4]) with post event ARGV[3], and trims the inbox to ARGV[5]
+// entries when it holds more than ARGV[5] + ARGV[6]. It publishes
+// nothing: it answers inboxMissing, Rebuilding, inboxDone (nothing to
+// announce: hidden), inboxChanged (the entry moved or left),
+// inboxRecorded (the source was recorded before), or the entry's key (a
+// string) when the entry entered the inbox, and Apply announces a round's
+// entries in one message (see live.Publisher.AnnounceAdded).
+//
+// Recording a source twice changes nothing, nor does an arrival the
 // reader's feed hides (the followee set names its user or the post's
-// author): it neither enters nor is announced. ARGV[1] is the reader's
-// channel.
-var addSourceScript = live.NewScript(luaInboxLib + `
-local g = gate() if g then return g end
-local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if redis.call('SISMEMBER', KEYS[4], 'h' .. u) == 1 or redis.call('SISMEMBER', KEYS[4], 'h' .. author) == 1 then
-  return 1
+// author). The common case, a new entry above the inbox's lowest, costs
+// four calls: ZCOUNT of the entries at or below it (any tells that the
+// inbox exists and that the new one is not below the floor, which is
+// never above the lowest entry), the hidden check, ZADD NX and the trim's
+// ZCARD.
+var addSourceScript = redis.NewScript(luaInboxLib + `
+local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local below = redis.call('ZCOUNT', KEYS[1], 0, e)
+local fl
+if below == 0 then
+  local g = gate() if g then return g end
+  fl = floor()
+end
+if redis.call('SISMEMBER', KEYS[4], 'h' .. u) == 1 then return 1 end
+if u ~= author and redis.call('SISMEMBER', KEYS[4], 'h' .. author) == 1 then return 1 end
+-- A new entry whose only source is this one (a sources field never
+-- outlives its entry).
+if (below > 0 or tonumber(e) >= fl) and redis.call('ZADD', KEYS[1], 'NX', e, o) == 1 then
+  if not (u == author and e == o) then
+    redis.call('HSET', KEYS[2], o, u .. ':' .. e)
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  end
+  trim(tonumber(ARGV[5]), tonumber(ARGV[6]))
+  return e
 end
 local list, known = sources(o, author)
 for _, s in ipairs(list) do
-  if s[1] == u and s[2] == e then return 1 end
+  if s[1] == u and s[2] == e then return 5 end
 end
 list[#list + 1] = {u, e}
-store(o, author, list, floor(), known)
-trim(tonumber(ARGV[6]), tonumber(ARGV[7]))
+local what, key = store(o, author, list, fl or floor(), known)
+trim(tonumber(ARGV[5]), tonumber(ARGV[6]))
+if what == 'add' then return key end
+if what then return 4 end
 return 1`)
 
 // removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
@@ -157,7 +194,8 @@ local kept = {}
 for _, s in ipairs(sources(o, author)) do
   if not (s[1] == u and (e == '*' or s[2] == e)) then kept[#kept + 1] = s end
 end
-store(o, author, kept, floor())
+local what, key = store(o, author, kept, floor())
+announce(what, key, o)
 return 1`)
 
 // dropEntryScript takes entry ARGV[2] out (its post was deleted).
@@ -462,15 +500,17 @@ func formatSources(list []Source) string {
 
 // Change is one change of one reader's inbox.
 type Change struct {
-	script *live.Script
+	script *live.Script // nil: an added source (see AddSource)
 	reader int64
 	args   []any
 }
 
 // AddSource records that s brought reader's entry postID (by author),
-// trimming the inbox to capEntries past its slack.
+// trimming the inbox to capEntries past its slack. Its script publishes
+// nothing: Apply announces the entries a round added in one message an
+// entry (see live.Publisher.AnnounceAdded).
 func AddSource(reader, postID, author int64, s Source, capEntries int) Change {
-	return Change{addSourceScript, reader, []any{postID, s.User, s.Event, author, capEntries, TrimSlack(capEntries)}}
+	return Change{nil, reader, []any{postID, s.User, s.Event, author, capEntries, TrimSlack(capEntries)}}
 }
 
 // inboxTrimSlackDivisor sets how far past its cap an inbox may grow before
@@ -506,18 +546,13 @@ func (x *Inboxes) keys(reader int64) []string {
 	return []string{x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader), x.d.Keys.Following(reader)}
 }
 
-// args are a change's script arguments, after the reader's channel.
-func (x *Inboxes) args(c Change) []any {
-	return append([]any{x.d.Keys.ReaderChannel(c.reader)}, c.args...)
-}
-
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
 const rebuildWaitLimit = 5 * time.Second
 
 // inboxPipelineSize bounds the changes sent in one round trip, so that each
 // stays well within the Redis read timeout on a loaded server (a change is
-// a script of some microseconds). A fan-out task of DefaultFanoutBatchSize
-// readers is one round trip.
+// a script of some microseconds). A fan-out task of
+// DefaultFanoutBatchSize readers is one round trip.
 const inboxPipelineSize = config.DefaultFanoutBatchSize
 
 // Apply runs changes, pipelined in rounds of inboxPipelineSize. A
@@ -537,6 +572,14 @@ func (x *Inboxes) Apply(ctx context.Context, changes []Change) (int, error) {
 	return applied + n, err
 }
 
+// announced collects what a round's batches of added sources are to
+// announce: the readers an entry entered, by entry, and the readers whose
+// entry moved or left.
+type announced struct {
+	added   map[live.Add][]int64
+	changed []int64
+}
+
 func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error) {
 	applied := 0
 	deadline := time.Now().Add(rebuildWaitLimit)
@@ -544,23 +587,41 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 		pipe := x.d.Redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			cmds[i] = c.script.For(x.d.Redis).EvalSha(ctx, pipe, x.keys(c.reader), x.args(c)...)
+			cmds[i] = x.script(c).EvalSha(ctx, pipe, x.keys(c.reader), x.scriptArgs(c)...)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !redisx.IsNoScript(err) {
-			return applied, err
+		_, failed := pipe.Exec(ctx)
+		if failed != nil && redisx.IsNoScript(failed) {
+			failed = nil
 		}
 		var again []Change
+		ann := announced{added: map[live.Add][]int64{}}
 		for i, cmd := range cmds {
 			c := changes[i]
-			n, err := redisx.Queued(ctx, x.d.Redis, c.script.For(x.d.Redis), cmd, x.keys(c.reader), x.args(c)...).Int()
-			switch {
-			case err != nil:
-				return applied, err
-			case n == Rebuilding:
-				again = append(again, changes[i])
-			case n == inboxDone:
-				applied++
+			if failed != nil {
+				// Announce what the answers that came say, before the error.
+				if cmd.Err() == nil {
+					x.collect(c, cmd.Val(), &ann)
+				}
+				continue
 			}
+			outcome, err := redisx.Queued(ctx, x.d.Redis, x.script(c), cmd, x.keys(c.reader), x.scriptArgs(c)...).Result()
+			if err != nil {
+				x.announce(ctx, ann)
+				return applied, err
+			}
+			n, isCode := outcome.(int64)
+			switch {
+			case isCode && n == Rebuilding:
+				again = append(again, c)
+			case isCode && n == inboxMissing:
+			default:
+				applied++
+				x.collect(c, outcome, &ann)
+			}
+		}
+		x.announce(ctx, ann)
+		if failed != nil {
+			return applied, failed
 		}
 		if len(again) > 0 {
 			if time.Now().After(deadline) {
@@ -571,6 +632,56 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 		changes = again
 	}
 	return applied, nil
+}
+
+// script is the script that makes change c.
+func (x *Inboxes) script(c Change) *redis.Script {
+	if c.script == nil {
+		return addSourceScript
+	}
+	return c.script.For(x.d.Redis)
+}
+
+// scriptArgs are change c's script arguments: an added source's own,
+// another change's after the reader's channel, on which its script
+// publishes.
+func (x *Inboxes) scriptArgs(c Change) []any {
+	if c.script == nil {
+		return c.args
+	}
+	return append([]any{x.d.Keys.ReaderChannel(c.reader)}, c.args...)
+}
+
+// collect adds to ann what added source c's script answered, if anything.
+func (x *Inboxes) collect(c Change, outcome any, ann *announced) {
+	if c.script != nil {
+		return
+	}
+	switch o := outcome.(type) {
+	case string:
+		key, _ := strconv.ParseInt(o, 10, 64)
+		add := live.Add{Post: c.args[0].(int64), Key: key}
+		ann.added[add] = append(ann.added[add], c.reader)
+	case int64:
+		// A re-delivery is announced as a change: the first delivery's
+		// announcement may have been lost with its answers (a timeout, a
+		// worker that died), and a change makes a count recount, where a
+		// second "add" would hand a feedItemAdded subscriber the entry twice.
+		if o == inboxChanged || o == inboxRecorded {
+			ann.changed = append(ann.changed, c.reader)
+		}
+	}
+}
+
+// announce tells the readers' listeners, on every instance, what a round
+// of added sources changed: one message an entry, one for the changes.
+func (x *Inboxes) announce(ctx context.Context, ann announced) {
+	for add, readers := range ann.added {
+		x.pub.AnnounceAdded(ctx, add, readers)
+	}
+	if len(ann.changed) > 0 {
+		x.pub.AnnounceChanged(ctx, ann.changed)
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -116,7 +116,7 @@ type Add struct{ Post, Key int64 }
 // going to onInvalidation, and each (re)subscription of it to
 // onResubscribed.
 func New(ctx context.Context, d *deps.Deps, onInvalidation func(payload string), onResubscribed func()) *Hub {
-	ps := d.Redis.Subscribe(ctx, d.Keys.CelebritiesChannel(), d.Keys.CacheInvalidateChannel())
+	ps := d.Redis.Subscribe(ctx, d.Keys.CelebritiesChannel(), d.Keys.CacheInvalidateChannel(), d.Keys.InboxesChannel())
 	cluster, _ := d.Redis.(*redis.ClusterClient)
 	return &Hub{d: d, ctx: ctx, onInvalidation: onInvalidation, onResubscribed: onResubscribed, broadcast: ps, cluster: cluster, subs: map[string]map[*Listener]struct{}{},
 		nodes: map[string]*nodeSub{}, orphans: map[string]bool{}, regroupWake: make(chan struct{}, 1)}
@@ -163,12 +163,21 @@ func (h *Hub) receive(ctx context.Context, ps *redis.PubSub) {
 					}
 					continue
 				}
-				if m.Kind == "subscribe" {
-					h.deliver(m.Channel, "change") // (re)subscribed: send current counts
+				if m.Kind != "subscribe" {
+					continue
 				}
+				if m.Channel == h.d.Keys.InboxesChannel() {
+					h.recountAll() // (re)subscribed: the batches sent meanwhile are lost
+					continue
+				}
+				h.deliver(m.Channel, "change") // (re)subscribed: send current counts
 			case *redis.Message:
 				if m.Channel == h.d.Keys.CacheInvalidateChannel() {
 					h.onInvalidation(m.Payload)
+					continue
+				}
+				if m.Channel == h.d.Keys.InboxesChannel() {
+					h.deliverInboxes(m.Payload)
 					continue
 				}
 				h.deliver(m.Channel, m.Payload)
@@ -224,6 +233,50 @@ func (h *Hub) deliver(channel, payload string) {
 		case l.wake <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// deliverInboxes hands a message of the inboxes channel to the listeners
+// of the readers it names, as their own channel's message.
+func (h *Hub) deliverInboxes(payload string) {
+	fields := strings.Fields(payload)
+	var message string
+	var readers []string
+	switch {
+	case len(fields) >= 3 && fields[0] == "add":
+		message, readers = strings.Join(fields[:3], " "), fields[3:]
+	case len(fields) >= 1 && fields[0] == "change":
+		message, readers = "change", fields[1:]
+	default:
+		return
+	}
+	for _, r := range readers {
+		id, err := strconv.ParseInt(r, 10, 64)
+		if err != nil {
+			continue
+		}
+		channel := h.d.Keys.ReaderChannel(id)
+		h.mu.Lock()
+		_, listened := h.subs[channel]
+		h.mu.Unlock()
+		if listened {
+			h.deliver(channel, message)
+		}
+	}
+}
+
+// recountAll wakes every listener of a reader's channel for an exact recount.
+func (h *Hub) recountAll() {
+	h.mu.Lock()
+	var channels []string
+	for c := range h.subs {
+		if isReaderChannel(h.d.Keys, c) {
+			channels = append(channels, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range channels {
+		h.deliver(c, "change")
 	}
 }
 

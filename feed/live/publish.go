@@ -44,7 +44,33 @@ func (p *Publisher) Publish(ctx context.Context, channel, message string) {
 // every channel but the broadcast ones.
 func (p *Publisher) sharded(channel string) bool {
 	k := p.keys
-	return redisx.OnCluster(p.rdb) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel()
+	return redisx.OnCluster(p.rdb) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel() &&
+		channel != k.InboxesChannel()
+}
+
+// AnnounceAdded tells the listeners of readers, on every instance, that
+// entry add entered their inboxes: one message on the inboxes channel
+// (see keyspace.Keys.InboxesChannel).
+func (p *Publisher) AnnounceAdded(ctx context.Context, add Add, readers []int64) {
+	p.Publish(ctx, p.keys.InboxesChannel(), inboxesMessage(AddMessage(add.Post, add.Key), readers))
+}
+
+// AnnounceChanged tells the listeners of readers, on every instance, that
+// an entry of their inboxes moved or left.
+func (p *Publisher) AnnounceChanged(ctx context.Context, readers []int64) {
+	p.Publish(ctx, p.keys.InboxesChannel(), inboxesMessage("change", readers))
+}
+
+// inboxesMessage is a reader channel's message followed by the readers it
+// is for.
+func inboxesMessage(message string, readers []int64) string {
+	b := make([]byte, 0, len(message)+len(readers)*17)
+	b = append(b, message...)
+	for _, r := range readers {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, r, 10)
+	}
+	return string(b)
 }
 
 // AddMessage is the message of an entry that entered a feed: "add <post> <key>".

@@ -131,6 +131,15 @@ func (k Keys) DispatcherLease() string { return k.prefix + "dispatcher" }
 // they followed or unfollowed someone).
 func (k Keys) ReaderChannel(id int64) string { return k.prefix + "dots:" + k.user(id) }
 
+// inboxesChannel is the pub/sub channel of the fan-out's batches: "add
+// <post> <key> <reader> <reader>..." when an entry entered the inboxes of
+// those readers, "change <reader>..." when an entry of theirs moved or
+// left. One message a batch instead of one a reader on each reader's
+// channel: every instance subscribes to it and hands each message to the
+// listeners it has of the readers named (see live.Hub). Classic, not
+// sharded, on a Redis Cluster too.
+func (k Keys) InboxesChannel() string { return k.prefix + "inboxes:changed" }
+
 // authorChannel is the pub/sub channel of author id's posts that are not
 // fanned out (a celebrity's, or everyone's in pull mode): "add <post> <key>"
 // for a post or repost, "change" for a deletion. Instances subscribe to it
