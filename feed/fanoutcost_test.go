@@ -127,24 +127,6 @@ func measureFanout(t testing.TB, te *testEngine, rdb redis.UniversalClient, auth
 	return cost
 }
 
-// redisCPU is Redis's used_cpu_sys + used_cpu_user.
-func redisCPU(t testing.TB, rdb redis.UniversalClient) time.Duration {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return time.Duration(total * float64(time.Second))
-}
-
 // commandCalls reads INFO commandstats: calls and the time inside them
 // (µs) by command, less the INFO and CONFIG calls of the measurement
 // itself. A script's time includes its calls'.

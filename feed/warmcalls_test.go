@@ -177,27 +177,12 @@ func makeWarmCallsGraph(te *testEngine) []int64 {
 	return readers
 }
 
-// commandStats is the calls of each command, from INFO commandstats.
+// commandStats is the calls of each command, from INFO commandstats (less
+// the measurement's own INFO calls).
 func commandStats(t testing.TB, rdb redis.UniversalClient) map[string]int64 {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		calls, _, _ := strings.Cut(rest, ",")
-		n, err := strconv.ParseInt(calls, 10, 64)
-		if err != nil {
-			t.Fatalf("commandstats line %q", line)
-		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = n
-	}
-	return out
+	calls, _ := commandCalls(t, rdb)
+	return calls
 }
 
 // formatCalls lists commands per page, the most frequent first.
