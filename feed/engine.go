@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 // Start runs the live-update hub, the dispatcher and the fan-out workers
 // until ctx ends.
 func (e *Engine) Start(ctx context.Context) {
-	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed)
+	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed, e.outboxes.DropCopy)
 	e.subs = subscriptions.New(e.d, e.hub, e.reads, e.inboxes, e.outboxes)
 	e.goRun(ctx, e.hub.Run)
 	e.stream.Start(ctx, e.goRun)

@@ -133,3 +133,37 @@ func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
 	}
 	t.Logf("shown %s after the change (bound %s)", time.Since(changed).Round(time.Millisecond), ttl)
 }
+
+// A message on a celebrity's channel wakes the listeners of the readers who
+// follow them, and their recount reads the outbox as the message found it,
+// though this instance held a copy of it (for an hour) and the message that
+// drops copies had not come: on a Redis Cluster the author's message
+// (sharded) and the invalidate channel's (classic) travel on different
+// connections, and the first may come first.
+func TestAuthorMessageDropsTheOutboxCopy(t *testing.T) {
+	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
+	ctx := context.Background()
+	reader, star := celebrityWorld(t, te)
+	post := te.post(star, "second")
+	te.settle()
+	counts, _ := te.unreadCounts(reader)
+	if n := <-counts; n != 2 {
+		t.Fatalf("first count %d, want 2 (the celebrity's two posts)", n)
+	}
+	holdsCopy(t, te, reader, star)
+	// The post leaves the outbox, and only the author's channel says so.
+	if n, err := te.redis.ZRem(ctx, te.keys.Outbox(star), strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
+		t.Fatalf("the post left the outbox: %d, %v", n, err)
+	}
+	if err := te.redis.Publish(ctx, te.keys.AuthorChannel(star), "change").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-counts:
+		if n != 1 {
+			t.Fatalf("count %d after the celebrity's change, want 1", n)
+		}
+	case <-time.After(testenv.Scale(5 * time.Second)):
+		t.Fatalf("no count after the celebrity's change: the recount read the stale copy of the outbox")
+	}
+}

@@ -48,7 +48,13 @@ type Hub struct {
 	// the messages sent meanwhile are lost.
 	onInvalidation func(payload string)
 	onResubscribed func()
-	ctx            context.Context // the hub's life: its receivers end with it
+	// onAuthorMessage drops this instance's copy of an author's outbox
+	// before the listeners woken by a message on the author's channel
+	// recount: on a Redis Cluster that message (sharded) and the
+	// invalidate channel's (classic) travel on different connections, and
+	// the first may come first.
+	onAuthorMessage func(author int64)
+	ctx             context.Context // the hub's life: its receivers end with it
 	// broadcast is the classic connection: the broadcast channels, and on a
 	// single Redis the readers' and authors' channels too.
 	broadcast *redis.PubSub
@@ -115,10 +121,10 @@ type Add struct{ Post, Key int64 }
 // subscribed to the broadcast channels, the invalidate channel's messages
 // going to onInvalidation, and each (re)subscription of it to
 // onResubscribed.
-func New(ctx context.Context, d *deps.Deps, onInvalidation func(payload string), onResubscribed func()) *Hub {
+func New(ctx context.Context, d *deps.Deps, onInvalidation func(payload string), onResubscribed func(), onAuthorMessage func(author int64)) *Hub {
 	ps := d.Redis.Subscribe(ctx, d.Keys.CelebritiesChannel(), d.Keys.CacheInvalidateChannel(), d.Keys.InboxesChannel())
 	cluster, _ := d.Redis.(*redis.ClusterClient)
-	return &Hub{d: d, ctx: ctx, onInvalidation: onInvalidation, onResubscribed: onResubscribed, broadcast: ps, cluster: cluster, subs: map[string]map[*Listener]struct{}{},
+	return &Hub{d: d, ctx: ctx, onInvalidation: onInvalidation, onResubscribed: onResubscribed, onAuthorMessage: onAuthorMessage, broadcast: ps, cluster: cluster, subs: map[string]map[*Listener]struct{}{},
 		nodes: map[string]*nodeSub{}, orphans: map[string]bool{}, regroupWake: make(chan struct{}, 1)}
 }
 
@@ -188,6 +194,9 @@ func (h *Hub) receive(ctx context.Context, ps *redis.PubSub) {
 
 // deliver hands one message to the listeners of its channel, never waiting.
 func (h *Hub) deliver(channel, payload string) {
+	if author, ok := h.d.Keys.AuthorOfChannel(channel); ok && h.onAuthorMessage != nil {
+		h.onAuthorMessage(author)
+	}
 	verb, rest, _ := strings.Cut(payload, " ")
 	var add Add
 	if verb == "add" {

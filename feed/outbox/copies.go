@@ -209,6 +209,14 @@ func (o *Outboxes) changed(ctx context.Context, author int64) {
 	o.cache.Invalidate(context.WithoutCancel(ctx), metrics.KindOutbox, []int64{author})
 }
 
+// DropCopy forgets this instance's copy of author's outbox, if it holds
+// one: a message on the author's channel says the outbox changed.
+func (o *Outboxes) DropCopy(author int64) {
+	if o.copies != nil {
+		o.copies.Drop([]int64{author})
+	}
+}
+
 // GuessLookups are the posts that the first merge round of a page of
 // viewer will look up in the inbox, as far as this instance can tell
 // before it reads the reader's state: the originals of the items of the

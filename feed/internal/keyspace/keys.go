@@ -3,6 +3,7 @@ package keyspace
 
 import (
 	"strconv"
+	"strings"
 
 	"feedservice/store"
 )
@@ -145,6 +146,16 @@ func (k Keys) InboxesChannel() string { return k.prefix + "inboxes:changed" }
 // for a post or repost, "change" for a deletion. Instances subscribe to it
 // for the connected readers who follow the author.
 func (k Keys) AuthorChannel(id int64) string { return k.prefix + "author:" + k.user(id) }
+
+// AuthorOfChannel is the author whose channel (AuthorChannel) channel is.
+func (k Keys) AuthorOfChannel(channel string) (int64, bool) {
+	rest, ok := strings.CutPrefix(channel, k.prefix+"author:{u")
+	if !ok || !strings.HasSuffix(rest, "}") {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(strings.TrimSuffix(rest, "}"), 10, 64)
+	return id, err == nil
+}
 
 // celebritiesChannel announces that the set of celebrities changed, so
 // that every instance re-subscribes its readers to the right authors.
