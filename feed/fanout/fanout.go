@@ -231,18 +231,32 @@ func (x *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
 	defer span.End()
 	if err := x.handle(ctx, kind, payload); err != nil {
 		failSpan(span, err)
-		return fmt.Errorf("%s: %w", kind, err)
+		var u unreadable
+		if !errors.As(err, &u) {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		x.d.Metrics.EventsDropped.WithLabelValues(kind).Inc()
+		x.d.Log.Warn("fan-out message dropped: no handler can read it", "id", m.ID, "kind", kind, "err", err, "payload", truncate(payload, 200))
+		return x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID).Err()
 	}
 	x.d.Metrics.EventsHandled.WithLabelValues(kind).Inc()
 	return x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID).Err()
+}
+
+// truncate is s cut to at most n bytes, for a log line.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // handle carries out one stream message.
 func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 	if kind == TaskKind {
 		var t Task
-		if err := json.Unmarshal([]byte(payload), &t); err != nil {
-			return nil // a message no handler can read: drop it rather than retry forever
+		if err := decode(payload, &t); err != nil {
+			return err
 		}
 		return x.RunTask(ctx, t)
 	}
@@ -252,8 +266,8 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 	switch kind {
 	case models.EventPostCreated, models.EventPostDeleted:
 		var p models.PostEventPayload
-		if err := json.Unmarshal([]byte(payload), &p); err != nil {
-			return nil
+		if err := decode(payload, &p); err != nil {
+			return err
 		}
 		posts := []int64{p.PostID}
 		if p.RepostOfID != nil {
@@ -268,8 +282,8 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		return x.onPostDeleted(ctx, p)
 	case models.EventFollowed, models.EventUnfollowed, models.EventFollowerRemoved:
 		var f models.FollowEventPayload
-		if err := json.Unmarshal([]byte(payload), &f); err != nil {
-			return nil
+		if err := decode(payload, &f); err != nil {
+			return err
 		}
 		if err := x.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
@@ -290,22 +304,40 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		return x.OnUnfollowed(ctx, f)
 	case models.EventBlocked, models.EventUnblocked:
 		var b models.BlockEventPayload
-		if err := json.Unmarshal([]byte(payload), &b); err != nil {
-			return nil
+		if err := decode(payload, &b); err != nil {
+			return err
 		}
 		return x.onHidingChanged(ctx, b.BlockerID, b.BlockedID, true)
 	case models.EventMuted, models.EventUnmuted:
 		var m models.MuteEventPayload
-		if err := json.Unmarshal([]byte(payload), &m); err != nil {
-			return nil
+		if err := decode(payload, &m); err != nil {
+			return err
 		}
 		return x.onHidingChanged(ctx, m.MuterID, m.MutedID, false)
 	case models.EventUserChanged:
 		var u models.UserEventPayload
-		if err := json.Unmarshal([]byte(payload), &u); err != nil {
-			return nil
+		if err := decode(payload, &u); err != nil {
+			return err
 		}
 		return x.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
+	}
+	return unreadable{errors.New("no handler for this kind")}
+}
+
+// unreadable is a stream message that no handler can read: a payload that
+// does not decode, or a kind this version does not know. Retrying cannot
+// help, so handleMessage acknowledges it, with a warning and a count
+// (feed_events_dropped_total), rather than retry it for ever.
+type unreadable struct{ err error }
+
+func (u unreadable) Error() string { return "unreadable message: " + u.err.Error() }
+func (u unreadable) Unwrap() error { return u.err }
+
+// decode reads a message's JSON payload into v; what does not decode is
+// unreadable.
+func decode(payload string, v any) error {
+	if err := json.Unmarshal([]byte(payload), v); err != nil {
+		return unreadable{err}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type Metrics struct {
 	StreamLength   prometheus.Gauge
 	EventsHandled  *prometheus.CounterVec
 	HandlerFailure prometheus.Counter
+	EventsDropped  *prometheus.CounterVec
 	NoProgress     *prometheus.CounterVec
 
 	PasswordHashes *prometheus.CounterVec
@@ -107,6 +108,9 @@ func New() *Metrics {
 		HandlerFailure: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_event_failures_total", Help: "Stream messages whose handling failed (they are retried).",
 		}),
+		EventsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_events_dropped_total", Help: "Stream messages no handler can read (a payload that does not decode, an unknown kind), acknowledged without effect, by kind.",
+		}, []string{"kind"}),
 		NoProgress: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_page_no_progress_total", Help: "Page reads cut short because they made no progress, by where: cursor or merge.",
 		}, []string{"at"}),
@@ -140,7 +144,7 @@ func New() *Metrics {
 		}),
 	}
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
-		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure,
+		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
 		m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
