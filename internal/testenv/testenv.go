@@ -22,6 +22,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/internal/testenv/testrun"
 )
 
 // MySQLServerDSN is the DSN of the test MariaDB server, without a database.
@@ -91,6 +93,7 @@ func Redis(t testing.TB) (redis.UniversalClient, string) {
 	prefix := Name("t") + ":"
 	t.Cleanup(func() {
 		DeletePrefix(context.Background(), rdb, prefix)
+		DeletePrefix(context.Background(), rdb, testrun.RateKeyPrefix+prefix) // the rate limiter's
 		rdb.Close()
 	})
 	CheckSlots(t, rdb)

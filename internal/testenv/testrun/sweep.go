@@ -224,9 +224,18 @@ func dropDatabases(ctx context.Context, dsn string, prefixes []string) (int, err
 	return dropped, nil
 }
 
-// deleteKeys deletes the keys that start with one of prefixes on the Redis
-// server or cluster at addrs (a comma list), on every master.
+// RateKeyPrefix is what the rate limiter's library (redis_rate) writes
+// before every key it keeps, a run's key prefix included: a run's keys
+// also start with it followed by the run's prefix.
+const RateKeyPrefix = "rate:"
+
+// deleteKeys deletes the keys that start with one of prefixes, or with
+// RateKeyPrefix and one of them, on the Redis server or cluster at addrs
+// (a comma list), on every master.
 func deleteKeys(ctx context.Context, addrs string, prefixes []string) (int, error) {
+	for _, p := range prefixes {
+		prefixes = append(prefixes, RateKeyPrefix+p)
+	}
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs: strings.Split(addrs, ","), DialTimeout: sweepDialTimeout, MaxRetries: 1,
 	})

@@ -150,6 +150,11 @@ func TestSweepCleansEndedRunsOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// The rate limiter's library writes its own prefix first.
+		if err := rdb.Set(ctx, testrun.RateKeyPrefix+m.prefix+":ratelimit:x", "v", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rdb.Del(ctx, testrun.RateKeyPrefix+m.prefix+":ratelimit:x") })
 	}
 	// Names of older code: the prefixes without a run id.
 	legacyDB := "feedtest_" + ended.run.ID() + "0000"
@@ -186,6 +191,9 @@ func TestSweepCleansEndedRunsOnly(t *testing.T) {
 	if n := keys(ended.prefix); n != 0 {
 		t.Errorf("the ended run's prefix %s still has %d keys", ended.prefix, n)
 	}
+	if n := keys(testrun.RateKeyPrefix + ended.prefix); n != 0 {
+		t.Errorf("the ended run's rate-limit keys (%s%s) are still there: %d", testrun.RateKeyPrefix, ended.prefix, n)
+	}
 	if waitGone(ended.server.Process.Pid); running(ended.server.Process.Pid) {
 		t.Errorf("the ended run's server (pid %d) still runs", ended.server.Process.Pid)
 	}
@@ -201,6 +209,9 @@ func TestSweepCleansEndedRunsOnly(t *testing.T) {
 	}
 	if n := keys(alive.prefix); n != 3 {
 		t.Errorf("the live run's prefix %s has %d keys, want 3", alive.prefix, n)
+	}
+	if n := keys(testrun.RateKeyPrefix + alive.prefix); n != 1 {
+		t.Errorf("the live run's rate-limit key was deleted")
 	}
 	if !running(alive.server.Process.Pid) {
 		t.Errorf("the live run's server was killed")
