@@ -93,12 +93,7 @@ func TestDeferRefused(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824,application/json")
 			req.Header.Set("Authorization", "Bearer "+alice.Token)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			res, raw := deferSend(t, req)
 			var r gqlclient.Response
 			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || json.Unmarshal(raw, &r) != nil ||
 				r.Code() != "BAD_USER_INPUT" || strings.Contains(string(raw), "hasNext") {
@@ -108,12 +103,7 @@ func TestDeferRefused(t *testing.T) {
 			// By GET (Apollo's persisted queries send their hashes so).
 			req, _ = http.NewRequest(http.MethodGet, es.URL+"/query?query="+url.QueryEscape(deferDoc), nil)
 			req.Header.Set("Authorization", "Bearer "+alice.Token)
-			res, err = http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ = io.ReadAll(res.Body)
-			res.Body.Close()
+			res, raw = deferSend(t, req)
 			r = gqlclient.Response{}
 			if json.Unmarshal(raw, &r) != nil || r.Code() != "BAD_USER_INPUT" || !strings.Contains(string(raw), "@defer") {
 				t.Errorf("GET: %d %s, want a BAD_USER_INPUT refusal naming @defer", res.StatusCode, raw)
@@ -125,12 +115,7 @@ func TestDeferRefused(t *testing.T) {
 			req, _ = http.NewRequest(http.MethodPost, es.URL+"/query", bytes.NewReader(batch))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+alice.Token)
-			res, err = http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ = io.ReadAll(res.Body)
-			res.Body.Close()
+			res, raw = deferSend(t, req)
 			var answers []gqlclient.Response
 			if err := json.Unmarshal(raw, &answers); err != nil || len(answers) != 2 || answers[0].Code() != "BAD_USER_INPUT" ||
 				answers[1].Code() != "" || !strings.Contains(string(answers[1].Data), "alice") {
@@ -168,4 +153,19 @@ func TestDeferRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deferSend sends req and returns the response with its whole body.
+func deferSend(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, raw
 }
