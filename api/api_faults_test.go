@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )

@@ -8,7 +8,7 @@ import (
 	"mime"
 	"net/http"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"

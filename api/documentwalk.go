@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 
 	"github.com/vektah/gqlparser/v2/ast"
 )

@@ -19,8 +19,8 @@ import (
 
 	"feedservice/dataloader"
 	"feedservice/feed"
-	"feedservice/feed/apperr"
 	"feedservice/graph"
+	"feedservice/internal/apperr"
 	"feedservice/internal/fastexec"
 	"feedservice/internal/viewer"
 	"feedservice/playground"

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"

@@ -18,7 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/viewer"
 )

@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed"
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/fastexec"
 	"feedservice/internal/viewer"
 )

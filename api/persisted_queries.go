@@ -11,7 +11,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/apq"
 	"feedservice/internal/viewer"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"feedservice/feed"
-	"feedservice/feed/apperr"
 	"feedservice/feed/ids"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

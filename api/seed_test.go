@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"feedservice/feed"
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/store"
 )
 

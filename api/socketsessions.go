@@ -14,7 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"feedservice/feed"
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/viewer"
 )
 

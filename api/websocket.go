@@ -15,7 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 // Websocket limits.

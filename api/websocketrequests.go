@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 // NextReader reads the next message for gqlgen, answering in its place an

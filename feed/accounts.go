@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

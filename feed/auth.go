@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/store"
 )
 

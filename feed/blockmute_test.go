@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

@@ -199,3 +199,8 @@ func (e *Engine) SyncInvalidations(ctx context.Context) error {
 // and the read replicas (see fanout.Stream.Settle): tests and benchmarks
 // read feeds "after the workers settle".
 func (e *Engine) Settle(ctx context.Context) error { return e.stream.Settle(ctx) }
+
+// IsUnavailable says whether err is MySQL that could not be reached or went
+// away mid-statement, rather than a fault of the request or of the code:
+// the client may retry (UNAVAILABLE).
+func IsUnavailable(err error) bool { return store.IsUnavailable(err) }

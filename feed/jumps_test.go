@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

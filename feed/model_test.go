@@ -12,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
 )

@@ -8,9 +8,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

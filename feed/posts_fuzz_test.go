@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/internal/apperr"
 )
 
 // postBodyAllowed is the rule of post bodies written out by ranges, apart

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

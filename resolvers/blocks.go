@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed/apperr"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/internal/viewer"
 	"feedservice/models"
 )

@@ -7,7 +7,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	"feedservice/feed/apperr"
+	"feedservice/feed"
+	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -46,7 +47,7 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			// existed. Its message would echo the body back: replace it.
 			gqlErr.Message = fmt.Sprintf("the request body must be a JSON GraphQL request of at most %d bytes", bodyLimitBytes)
 			setCode(gqlErr, apperr.CodeBadUserInput)
-		case apperr.IsUnavailable(err):
+		case feed.IsUnavailable(err):
 			// Logged as a warning: the outage is the operator's news, not a bug.
 			log.Warn("backend unavailable", "requestId", requestID(ctx), "path", gqlErr.Path.String(), "err", err)
 			gqlErr.Message = apperr.ErrUnavailable.Message

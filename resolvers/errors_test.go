@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 )

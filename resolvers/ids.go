@@ -1,7 +1,7 @@
 package resolvers
 
 import (
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 )
 

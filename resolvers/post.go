@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"feedservice/dataloader"
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/internal/viewer"
 	"feedservice/models"
 )

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"feedservice/dataloader"
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/viewer"
 	"feedservice/models"
 )

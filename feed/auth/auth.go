@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 const tokenIssuer = "feedservice"

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"sync"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/live"
 	"feedservice/feed/replicas"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 )
 

@@ -11,11 +11,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/live"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

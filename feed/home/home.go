@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 )
 

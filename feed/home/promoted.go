@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/internal/apperr"
 	"feedservice/store"
 )
 

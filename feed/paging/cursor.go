@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 // CursorKind names the list a cursor belongs to, so that a cursor of one

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 // FuzzCursor decodes arbitrary strings as cursors of every list, and encodes

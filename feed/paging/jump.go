@@ -1,8 +1,8 @@
 package paging
 
 import (
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
+	"feedservice/internal/apperr"
 )
 
 // JumpArgs are a page jump's arguments: the offset from the newest entry,

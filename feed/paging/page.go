@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 
-	"feedservice/feed/apperr"
 	"feedservice/feed/config"
 	"feedservice/feed/internal/metrics"
+	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )

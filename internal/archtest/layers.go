@@ -30,21 +30,20 @@ var layers = []layer{
 		"internal/gqlclient",         // GraphQL client of the tests, bench and soak
 		"internal/feedmodel",         // reference model of the home feed, for tests
 		"internal/throttle",          // spacing of repeated warnings
+		"internal/apperr",            // the errors clients are shown, with their codes
 		"internal/fastexec/difftest", // test-only
 		"bench/localtier",            // test-only
 		"internal/archtest",          // test-only: this package
 	}},
 	{"storage, and helpers over the leaves", []string{
 		"store",
+		"internal/viewer", // who a request acts for
 		"internal/testenv",
 		"internal/serverproc",
 		"internal/fastexec/plugin",
 		"playground",
 	}},
-	{"feed: errors and settings", []string{
-		"feed/apperr",
-		"feed/config",
-	}},
+	{"feed: settings", []string{"feed/config"}},
 	{"the API's helpers over Redis: rate limits, persisted queries", []string{
 		"internal/ratelimit",
 		"internal/apq",
@@ -58,7 +57,6 @@ var layers = []layer{
 		"feed/auth",
 		"feed/ids",
 		"feed/paging",
-		"internal/viewer",
 	}},
 	{"feed: shared resources", []string{"feed/internal/deps"}},
 	{"feed: live-update hub", []string{"feed/live"}},

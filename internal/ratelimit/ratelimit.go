@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/throttle"
 )
 

@@ -16,7 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 )
 

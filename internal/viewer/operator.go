@@ -5,7 +5,7 @@ import (
 	"crypto/subtle"
 	"strings"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 type operatorKey struct{}

@@ -7,7 +7,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"feedservice/feed/apperr"
+	"feedservice/internal/apperr"
 )
 
 type key struct{}

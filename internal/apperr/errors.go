@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"feedservice/store"
 )
 
 // Code is the client-facing class of an error, sent as extensions.code.
@@ -83,7 +81,3 @@ func RateLimited(format string, args ...any) error { return New(CodeRateLimited,
 
 // ErrUnavailable is what a client is told when a backend cannot be reached.
 var ErrUnavailable = New(CodeUnavailable, "the service cannot reach its database just now; nothing was half done: retry in a moment")
-
-// IsUnavailable says whether err is a backend that could not be reached or
-// went away mid-call, rather than a fault of the request or of the code.
-func IsUnavailable(err error) bool { return store.IsUnavailable(err) }
