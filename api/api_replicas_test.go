@@ -98,6 +98,19 @@ func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 		t.Fatalf("the signed-out read did not go to the replica (replica reads %d before, %d after)", before, after)
 	}
 
+	// A post of dave's written behind the service's back has no cached
+	// copy and is in no replica yet: a signed-out read of it by id fills
+	// from the replica, misses it, and reads the primary.
+	davePost := &models.Post{ID: now.UnixNano() / 1000 % (1 << 50), AuthorID: dave, Body: "behind the back", CreatedAt: now}
+	if err := primary.Create(davePost).Error; err != nil {
+		t.Fatal(err)
+	}
+	var post struct{ Node *struct{ Body string } }
+	anon.mustDo(t, `query($id: ID!) { node(id: $id) { ... on Post { body } } }`, map[string]any{"id": models.NodeID(models.KindPost, davePost.ID)}, &post)
+	if post.Node == nil || post.Node.Body != davePost.Body {
+		t.Fatalf("dave's new post, read signed out by id during the stop: %+v, want it found", post.Node)
+	}
+
 	replication(t, replicaServer, "START SLAVE")
 	waitReplicaFresh(t, s.app.store)
 	if got := relNames(relPage(t, anon, "following", "dave", relArgs{First: relInt(10)})); !slices.Equal(got, []string{"erin"}) {

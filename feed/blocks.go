@@ -167,14 +167,14 @@ func (e *Engine) ResetDueBlocks(ctx context.Context, now time.Time) (int, error)
 // BlockedUsers pages whom the viewer blocks, most recent first.
 func (e *Engine) BlockedUsers(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.RelatedUserConnection, error) {
 	return e.relatedUsers(ctx, paging.CursorBlocked, args, e.store.BlockedCount, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.BlockedPage(e.rep.Lagging(ctx, viewerID), viewerID, dir, bound, limit)
+		return e.store.BlockedPage(e.rep.AllowLag(ctx, viewerID), viewerID, dir, bound, limit)
 	}, viewerID)
 }
 
 // MutedUsers pages whom the viewer mutes, most recent first.
 func (e *Engine) MutedUsers(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.RelatedUserConnection, error) {
 	return e.relatedUsers(ctx, paging.CursorMuted, args, e.store.MutedCount, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.MutedPage(e.rep.Lagging(ctx, viewerID), viewerID, dir, bound, limit)
+		return e.store.MutedPage(e.rep.AllowLag(ctx, viewerID), viewerID, dir, bound, limit)
 	}, viewerID)
 }
 
@@ -183,7 +183,7 @@ func (e *Engine) relatedUsers(ctx context.Context, kind paging.CursorKind, args 
 	if err != nil {
 		return nil, err
 	}
-	total, err := count(e.rep.Lagging(ctx, viewerID), viewerID)
+	total, err := count(e.rep.AllowLag(ctx, viewerID), viewerID)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (e *Engine) BlockedAmong(ctx context.Context, viewerID int64, ids []int64) 
 // blocked by: the authors whose posts node, nodes and repostOf do not show
 // the viewer.
 func (e *Engine) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
-	return e.store.BlockedEitherWayAmong(e.rep.Lagging(ctx, viewerID), viewerID, ids)
+	return e.store.BlockedEitherWayAmong(e.rep.AllowLag(ctx, viewerID), viewerID, ids)
 }
 
 // MutedAmong returns which of ids the viewer mutes.

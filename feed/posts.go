@@ -166,7 +166,7 @@ func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error)
 // other (an empty connection, not an error).
 func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
 	if viewerID != 0 && viewerID != user.ID {
-		blocked, err := e.store.BlockedEitherWay(e.rep.Lagging(ctx, viewerID), viewerID, user.ID)
+		blocked, err := e.store.BlockedEitherWay(e.rep.AllowLag(ctx, viewerID), viewerID, user.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +178,7 @@ func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User
 		}
 	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
-		return e.store.TimelinePage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.TimelinePage(e.rep.AllowLag(ctx, user.ID), user.ID, dir, bound, limit)
 	}
 	posts, info, err := paging.Paginate(ctx, e.metrics, paging.CursorTimeline, args, fetch, func(p *models.Post) int64 { return p.ID })
 	if err != nil {

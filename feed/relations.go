@@ -95,14 +95,14 @@ func (e *Engine) followPayload(ctx context.Context, viewerID, userID int64, err 
 // Followers pages who follows user, most recent follow first.
 func (e *Engine) Followers(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, paging.CursorFollowers, user.FollowerCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowersPage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.FollowersPage(e.rep.AllowLag(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 
 // Following pages whom user follows, most recent follow first.
 func (e *Engine) Following(ctx context.Context, user *models.User, args paging.PageArgs) (*models.UserConnection, error) {
 	return e.relations(ctx, paging.CursorFollowing, user.FollowingCount, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]models.Relation, error) {
-		return e.store.FollowingPage(e.rep.Lagging(ctx, user.ID), user.ID, dir, bound, limit)
+		return e.store.FollowingPage(e.rep.AllowLag(ctx, user.ID), user.ID, dir, bound, limit)
 	})
 }
 

@@ -152,9 +152,7 @@ func (c *Tiers) postCopiesOf() copies[*models.Post] {
 				return decodePost(id, b)
 			}
 		},
-		load: func(ctx context.Context, ids []int64) ([]*models.Post, error) {
-			return c.loadPosts(c.rep.FillContext(ctx), ids)
-		},
+		load: c.fillPosts,
 		id:     func(p *models.Post) int64 { return p.ID },
 		writes: func(p *models.Post) []Write { return []Write{c.PostWrite(p)} },
 	}
@@ -188,6 +186,29 @@ func (c *Tiers) userCopiesOf() copies[*models.User] {
 // the same transaction, so the list read after it is at least as new as
 // the version it is written with (setIfNewerScript keeps the newest); a
 // list newer than the row is not kept.
+// fillPosts reads the rows of posts ids for a fill, from a replica where
+// the fill may lag, and reads again from the primary the posts the replica
+// did not have: a post written within the replica's lag is found by
+// everyone, its author included, while its cached copy is missing (lost or
+// expired before the replica caught up).
+func (c *Tiers) fillPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
+	lagging := c.rep.FillContext(ctx)
+	posts, err := c.loadPosts(lagging, ids)
+	if err != nil || lagging == ctx || len(posts) == len(ids) {
+		return posts, err
+	}
+	found := make(map[int64]bool, len(posts))
+	for _, p := range posts {
+		found[p.ID] = true
+	}
+	missing := slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return found[id] })
+	more, err := c.loadPosts(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	return append(posts, more...), nil
+}
+
 func (c *Tiers) loadPosts(ctx context.Context, ids []int64) ([]*models.Post, error) {
 	posts, err := c.d.Store.PostsByIDs(ctx, ids)
 	if err != nil {

@@ -69,10 +69,10 @@ func (c *Tiers) Stop() {
 
 // Users loads users by id, in the order of ids; nil where unknown. It reads
 // the local tier, then the tiers below for the rest in one batch (a
-// replica may serve MySQL's part: see replicas.LaggingFills). The users
+// replica may serve MySQL's part: see replicas.AllowLaggingFills). The users
 // are shared with other readers: read them only.
 func (c *Tiers) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
-	byID, err := c.users.GetMany(replicas.LaggingFills(ctx), ids, c.UsersBelowLocal)
+	byID, err := c.users.GetMany(replicas.AllowLaggingFills(ctx), ids, c.UsersBelowLocal)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (c *Tiers) UsersByID(ctx context.Context, ids []int64) (map[int64]*models.U
 // Posts loads posts by id, in the order of ids; nil where unknown. Deleted
 // posts are included: callers decide how they show. It reads as Users does.
 func (c *Tiers) Posts(ctx context.Context, ids []int64) ([]*models.Post, error) {
-	byID, err := c.posts.GetMany(replicas.LaggingFills(ctx), ids, c.PostsBelowLocal)
+	byID, err := c.posts.GetMany(replicas.AllowLaggingFills(ctx), ids, c.PostsBelowLocal)
 	if err != nil {
 		return nil, err
 	}

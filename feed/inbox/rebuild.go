@@ -33,7 +33,7 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	if err := x.d.Redis.Del(ctx, x.d.Keys.Following(reader), x.d.Keys.FollowingVersion(reader)).Err(); err != nil {
 		return err
 	}
-	mysql := x.rep.LaggingSince(ctx, locked, reader)
+	mysql := x.rep.AllowLagSince(ctx, locked, reader)
 	followees, hidden, err := x.d.Store.FeedView(mysql, reader)
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	}
 	var followees []int64
 	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
-		lagging := x.rep.Lagging(ctx, viewerID)
+		lagging := x.rep.AllowLag(ctx, viewerID)
 		view, err := x.viewFromMySQL(lagging, viewerID)
 		if err != nil {
 			return nil, err

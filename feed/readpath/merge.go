@@ -227,7 +227,7 @@ func (r *readState) feedView() pull.View {
 // set was too large to read.
 func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, error) {
 	if !r.loaded {
-		followees, hidden, err := x.d.Store.FeedView(x.rep.Lagging(ctx, r.id), r.id)
+		followees, hidden, err := x.d.Store.FeedView(x.rep.AllowLag(ctx, r.id), r.id)
 		if err != nil {
 			return pull.View{}, err
 		}
@@ -285,7 +285,7 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 	if err != nil {
 		return nil, err
 	}
-	ctx = x.rep.Lagging(ctx, r.id)
+	ctx = x.rep.AllowLag(ctx, r.id)
 	if older {
 		rest, err := x.pull.Entries(ctx, view, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err

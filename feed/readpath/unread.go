@@ -30,7 +30,7 @@ func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry
 		unread, err := x.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 		return unread, u.FeedReadKey, err
 	}
-	lagging := x.rep.Lagging(ctx, viewerID)
+	lagging := x.rep.AllowLag(ctx, viewerID)
 	view, err := x.viewFromMySQL(lagging, viewerID)
 	if err != nil {
 		return nil, 0, err

@@ -10,11 +10,14 @@
 // other stream handlers, live unread counts.
 //
 // Read your writes: a committed mutation marks the users whose rows it
-// changed (the cache's RefreshAfterCommit's users, and the viewer) in Redis, where every
+// changed (the cache's RefreshAfterCommit's users, the actor among them) in Redis, where every
 // instance sees it, for readYourWritesTTL = 2 x ReplicaMaxLag. A lag-tolerant
-// read concerning a marked user (the viewer, the user whose list or
-// timeline is read, or a user whose row a cache fill reads) goes to the
-// primary. A mark that expired is older than
+// read concerning a marked user (the users its caller names: the viewer,
+// the user whose list or timeline is read, or a user whose row a cache
+// fill reads) goes to the primary. The router is told who is concerned; it
+// reads no request identity from the context. A post a fill does not find
+// on a replica is read again from the primary (the cache's rule), so a
+// post just written is found by everyone, its author included. A mark that expired is older than
 // ReplicaMaxLag, and the store sends marked reads to replicas only while
 // they hold every commit older than ReplicaMaxLag (store.AllowReplica), so
 // the writer sees the write whatever the replicas' lag: a stopped replica
@@ -42,7 +45,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/keyspace"
-	"feedservice/internal/viewer"
 	"feedservice/store"
 )
 
@@ -67,12 +69,12 @@ const rebuildFreshWait = 2 * store.ReplicaPollInterval
 // on the primary.
 func (r *Router) readYourWritesTTL() time.Duration { return 2 * r.store.ReplicaMaxLag() }
 
-// MarkWrote records that users (and the viewer) changed just now.
+// MarkWrote records that users changed just now.
 func (r *Router) MarkWrote(ctx context.Context, users []int64) {
 	if !r.store.HasReplicas() {
 		return
 	}
-	ids := concerned(ctx, users)
+	ids := concerned(users)
 	pipe := r.rdb.Pipeline()
 	for _, id := range ids {
 		pipe.Set(ctx, r.keys.RecentWrite(id), 1, r.readYourWritesTTL())
@@ -82,17 +84,19 @@ func (r *Router) MarkWrote(ctx context.Context, users []int64) {
 	}
 }
 
-// Lagging allows ctx's reads to go to a replica unless the viewer or one of
-// users wrote lately (or Redis cannot tell).
-func (r *Router) Lagging(ctx context.Context, users ...int64) context.Context {
+// AllowLag is ctx with its reads allowed to go to a replica (and so to lag),
+// unless one of users wrote lately (or Redis cannot tell): then ctx as it
+// is, reading the primary. users are everyone the read concerns: the
+// viewer and whoever's list or timeline it reads.
+func (r *Router) AllowLag(ctx context.Context, users ...int64) context.Context {
 	if !r.store.HasReplicas() || r.wroteLately(ctx, users) {
 		return ctx
 	}
 	return store.AllowReplica(ctx)
 }
 
-// LaggingSince is Lagging for a read that must see every commit before t.
-func (r *Router) LaggingSince(ctx context.Context, t time.Time, users ...int64) context.Context {
+// AllowLagSince is AllowLag for a read that must see every commit before t.
+func (r *Router) AllowLagSince(ctx context.Context, t time.Time, users ...int64) context.Context {
 	if !r.store.HasReplicas() || r.wroteLately(ctx, users) || !r.store.WaitFresh(ctx, t, rebuildFreshWait) {
 		return ctx
 	}
@@ -100,7 +104,7 @@ func (r *Router) LaggingSince(ctx context.Context, t time.Time, users ...int64) 
 }
 
 func (r *Router) wroteLately(ctx context.Context, users []int64) bool {
-	ids := concerned(ctx, users)
+	ids := concerned(users)
 	pipe := r.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, len(ids))
 	for i, id := range ids {
@@ -117,10 +121,9 @@ func (r *Router) wroteLately(ctx context.Context, users []int64) bool {
 	return false
 }
 
-// concerned is users and the viewer, without zeros or repeats.
-func concerned(ctx context.Context, users []int64) []int64 {
-	ids := append([]int64{viewer.ID(ctx)}, users...)
-	ids = slices.DeleteFunc(ids, func(id int64) bool { return id == 0 })
+// concerned is users without zeros (no one signed in) or repeats.
+func concerned(users []int64) []int64 {
+	ids := slices.DeleteFunc(slices.Clone(users), func(id int64) bool { return id == 0 })
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }
@@ -128,20 +131,22 @@ func concerned(ctx context.Context, users []int64) []int64 {
 // fillKey marks a context whose cache fills may read a replica.
 type fillKey struct{}
 
-// LaggingFills lets the cache fills under ctx read a replica (the request
-// path's Users and Posts), subject to Lagging's rule when they reach MySQL.
-func LaggingFills(ctx context.Context) context.Context {
+// AllowLaggingFills lets the cache fills under ctx read a replica (the
+// request path's Users and Posts), subject to AllowLag's rule when they
+// reach MySQL.
+func AllowLaggingFills(ctx context.Context) context.Context {
 	return context.WithValue(ctx, fillKey{}, true)
 }
 
 // FillContext is the context of a cache fill's MySQL read of the rows of
 // users (a fill of users' rows) or of rows of no one in particular (posts):
-// the fill reads the primary if the viewer or one of users wrote lately.
-// A user who just signed up is in no replica yet, and whoever reads them
-// first (a follow's payload, a profile) must find them.
+// the fill reads the primary if one of users wrote lately. A user who just
+// signed up is in no replica yet, and whoever reads them first (a follow's
+// payload, a profile) must find them. (A post fill reads again from the
+// primary what a replica did not have: see the cache's loadPosts.)
 func (r *Router) FillContext(ctx context.Context, users ...int64) context.Context {
 	if ok, _ := ctx.Value(fillKey{}).(bool); ok {
-		return r.Lagging(ctx, users...)
+		return r.AllowLag(ctx, users...)
 	}
 	return ctx
 }
