@@ -152,7 +152,7 @@ func (c *Tiers) postCopiesOf() copies[*models.Post] {
 				return decodePost(id, b)
 			}
 		},
-		load: c.fillPosts,
+		load:   c.fillPosts,
 		id:     func(p *models.Post) int64 { return p.ID },
 		writes: func(p *models.Post) []Write { return []Write{c.PostWrite(p)} },
 	}
