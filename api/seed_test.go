@@ -278,7 +278,7 @@ func countsOffTheirRows(t *testing.T, st *store.Store) []string {
 // and who of the people she follows reposted it.
 func aliceFeed(t *testing.T, s *testServer) []string {
 	t.Helper()
-	if err := s.app.engine.Settle(context.Background()); err != nil {
+	if err := s.app.engine.WaitIdle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var login struct{ LogIn struct{ Token string } }

@@ -209,7 +209,7 @@ func (s *testServer) settle(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(20*time.Second))
 	defer cancel()
-	if err := s.app.engine.Settle(ctx); err != nil {
+	if err := s.app.engine.WaitIdle(ctx); err != nil {
 		t.Fatalf("workers did not settle: %v", err)
 	}
 }

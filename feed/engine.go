@@ -186,7 +186,7 @@ func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.cach
 
 // SyncInvalidations returns once this instance has applied every
 // invalidation message published before the call. Tests use it to read
-// across instances "after the messages arrived", as Settle is "after the
+// across instances "after the messages arrived", as WaitIdle is "after the
 // workers".
 func (e *Engine) SyncInvalidations(ctx context.Context) error {
 	if e.hub == nil {
@@ -195,10 +195,10 @@ func (e *Engine) SyncInvalidations(ctx context.Context) error {
 	return e.cache.SyncInvalidations(ctx)
 }
 
-// Settle waits until every committed change has gone through the fan-out
-// and the read replicas (see fanout.Stream.Settle): tests and benchmarks
+// WaitIdle waits until every committed change has gone through the fan-out
+// and the read replicas (see fanout.Stream.WaitIdle): tests and benchmarks
 // read feeds "after the workers settle".
-func (e *Engine) Settle(ctx context.Context) error { return e.stream.Settle(ctx) }
+func (e *Engine) WaitIdle(ctx context.Context) error { return e.stream.WaitIdle(ctx) }
 
 // IsUnavailable says whether err is MySQL that could not be reached or went
 // away mid-statement, rather than a fault of the request or of the code:

@@ -128,7 +128,7 @@ func (te *testEngine) settle() {
 	te.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scale(20*time.Second))
 	defer cancel()
-	if err := te.Settle(ctx); err != nil {
+	if err := te.WaitIdle(ctx); err != nil {
 		te.t.Fatalf("settle: %v", err)
 	}
 }

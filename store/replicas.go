@@ -150,7 +150,7 @@ func (s *Store) WaitFresh(ctx context.Context, t time.Time, wait time.Duration) 
 
 // CatchUp waits, up to wait per replica, until every replica has applied
 // everything the primary committed before the call, and says whether they
-// all did. Settle uses it, so that tests read what they wrote from any
+// all did. The engine's WaitIdle uses it, so that tests read what they wrote from any
 // replica; a stopped replica makes it wait the whole bound.
 func (s *Store) CatchUp(ctx context.Context, wait time.Duration) (bool, error) {
 	if s.replicas == nil {

@@ -10,12 +10,12 @@ import (
 	"feedservice/feed/internal/deps"
 )
 
-// Settle waits until every committed change has gone through: no outbox
+// WaitIdle waits until every committed change has gone through: no outbox
 // event waits, the fan-out group has read and acknowledged every message
 // (tasks included), and the read replicas have applied every commit (up to
 // settleReplicaWait, which a stopped replica takes whole). Tests and
-// benchmarks use it to read feeds "after the workers settle".
-func (x *Stream) Settle(ctx context.Context) error {
+// benchmarks use it to read feeds once the workers are idle.
+func (x *Stream) WaitIdle(ctx context.Context) error {
 	for {
 		settled, err := x.settled(ctx)
 		if err != nil {
@@ -36,7 +36,7 @@ func (x *Stream) Settle(ctx context.Context) error {
 
 const settlePoll = 5e6 // 5ms
 
-// settleReplicaWait bounds how long Settle waits for each replica.
+// settleReplicaWait bounds how long WaitIdle waits for each replica.
 const settleReplicaWait = 500 * time.Millisecond
 
 func (x *Stream) settled(ctx context.Context) (bool, error) {
