@@ -18,7 +18,7 @@
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
 //
-// Screenshots of the app's feed and of a profile page go to SCREENSHOT_DIR
+// Screenshots of the app's feed, a profile page and the blocked list go to SCREENSHOT_DIR
 // when it is set (api/browser_test.go sets docs/). Nothing in them changes
 // from run to run, so that they are rewritten only when the app changes. Run with `node --test` in this folder; api/browser_test.go
 // starts a server and runs it.
@@ -684,6 +684,7 @@ test('the app: mute takes a followee\'s posts out of the feed and unmute brings 
     const blocked = page.getByRole('region', { name: 'Blocked accounts', exact: true });
     const blockedRow = blocked.locator(`[data-testid="hidden-user"][data-user-id="${loud.id}"]`);
     await blockedRow.getByText('blocked just now').waitFor();
+    await screenshot(page, 'muted-blocked.png');
     await button(blockedRow, 'Unblock').click();
     await button(blockedRow, 'Block').waitFor();
     assert.deepEqual(await apiRelation(viewer.token, 'babbage'),
