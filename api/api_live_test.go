@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
@@ -467,8 +468,8 @@ func liveOn(c *client, s *testServer) *client {
 
 // liveShare makes a server share a's database and Redis key space, as
 // another instance of the same deployment.
-func liveShare(a *testServer) func(*config) {
-	return func(c *config) {
+func liveShare(a *testServer) func(*settings.Settings) {
+	return func(c *settings.Settings) {
 		c.MySQLDSN = a.app.cfg.MySQLDSN
 		c.KeyPrefix = a.app.cfg.KeyPrefix
 		c.RedisAddr = a.app.cfg.RedisAddr
@@ -555,7 +556,7 @@ func liveUserID(t *testing.T, token string) string {
 // on B delivers new entries with a cursor that pages the feed.
 func TestLiveRedDotAcrossInstances(t *testing.T) {
 	t.Parallel()
-	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
+	smallCelebrities := func(c *settings.Settings) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
 
@@ -644,7 +645,7 @@ func TestLiveRedDotAcrossInstances(t *testing.T) {
 // ordinary followee becoming a celebrity, unfollowing.
 func TestLiveFollowChangesWhileSubscribed(t *testing.T) {
 	t.Parallel()
-	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
+	smallCelebrities := func(c *settings.Settings) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
 	reader := a.signUp(t, "reader")
@@ -760,7 +761,7 @@ func TestLiveCloseCodes(t *testing.T) {
 func TestLiveKeepAlive(t *testing.T) {
 	t.Parallel()
 	const ping = 200 * time.Millisecond
-	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketPing = ping })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.WebsocketPing = ping })
 	user := s.signUp(t, "user")
 
 	t.Run("silent client is dropped", func(t *testing.T) {
@@ -937,7 +938,7 @@ func TestLiveCaps(t *testing.T) {
 func TestLivePubSubReconnect(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -965,7 +966,7 @@ func TestLivePubSubReconnect(t *testing.T) {
 func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -1086,7 +1087,7 @@ func TestLiveFeedItemAddedWithoutARead(t *testing.T) {
 // subprotocol; one that sends it in time is accepted.
 func TestLiveInitTimeout(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketInit = 300 * time.Millisecond })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.WebsocketInit = 300 * time.Millisecond })
 	silent := liveDial(t, s, liveTransportWS)
 	silent.expectClose(closeInitTimeout, 2*time.Second)
 	legacy := liveDial(t, s, liveLegacyWS)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/api/settings"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
@@ -51,7 +52,7 @@ const failoverReplicaLag = testenv.ClusterNodeTimeout * 6 / 10
 func TestRedisClusterFailover(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t)
-	onCluster := func(c *config) {
+	onCluster := func(c *settings.Settings) {
 		c.RedisAddr = strings.Join(cluster.Addrs(), ",")
 		c.KeyPrefix = testenv.Name("t") + ":"
 	}

@@ -34,7 +34,7 @@ import (
 // embedded in the binary (playground/, web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", withNoStore(cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler())))
+	mux.Handle("/query", withNoStore(cors{origins: a.cfg.Origins()}.handler(a.graphqlHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -65,7 +65,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
+		Implementation:        gorillaWebsocket{AllowedOrigins: a.cfg.Origins(), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
 		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,

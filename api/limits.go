@@ -294,7 +294,7 @@ func (a *app) clientIP(r *http.Request) string {
 		host = r.RemoteAddr
 	}
 	addr, err := netip.ParseAddr(host)
-	if err != nil || !a.cfg.trusts(addr) {
+	if err != nil || !a.cfg.IsTrustedProxy(addr) {
 		return host
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -304,7 +304,7 @@ func (a *app) clientIP(r *http.Request) string {
 			break // a malformed hop: trust nothing left of it
 		}
 		addr = hop.Unmap()
-		if !a.cfg.trusts(addr) {
+		if !a.cfg.IsTrustedProxy(addr) {
 			break
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/api/settings"
 )
 
 // One REDIS_ADDR is a single Redis; several, the seed nodes of a cluster.
@@ -21,7 +23,7 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 		{" 127.0.0.1:7000 , 127.0.0.1:7001 ,127.0.0.1:7002", true},
 	} {
 		var closers []func()
-		rdb, err := openRedis(c.addr, redisPool{size: 7, timeout: 300 * time.Millisecond}, &closers)
+		rdb, err := openRedis(c.addr, settings.RedisPool{Size: 7, Timeout: 300 * time.Millisecond}, &closers)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/serverproc"
 	"feedservice/internal/testenv"
@@ -280,7 +281,7 @@ func TestShutdownGraceful(t *testing.T) {
 	}
 
 	// A second instance delivers whatever the first left behind.
-	s2 := newTestServer(t, backendReal, func(c *config) {
+	s2 := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.KeyPrefix, c.RedisAddr, c.TokenSecret = dsn, prefix, testenv.RedisAddr(), secret
 	})
 	w := &feedWorld{t: t, s: s2, m: m, users: map[string]*client{}}

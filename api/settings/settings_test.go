@@ -1,10 +1,7 @@
-package api
+package settings
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -16,12 +13,21 @@ import (
 	"feedservice/dataloader"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
-	"feedservice/internal/testenv"
 	"feedservice/store"
 )
 
 // A setting that does not parse stops the server with the variable's name,
 // instead of quietly running on the default.
+// parseConfig is the settings of args and the environment; a word of args
+// that is not a flag is an error.
+func parseConfig(args []string) (Settings, error) {
+	c, words, err := Parse(args)
+	if err == nil && len(words) > 0 {
+		err = fmt.Errorf("unexpected argument %q", words[0])
+	}
+	return c, err
+}
+
 func TestConfigRefusesUnparseableEnvironment(t *testing.T) {
 	for _, tc := range []struct{ name, value, want string }{
 		{"INBOX_CAP", "abc", "INBOX_CAP"},
@@ -95,7 +101,7 @@ func TestRedisPoolBounds(t *testing.T) {
 	if err != nil || c.RedisPoolSize != 1 || c.RedisPoolTimeout != 1 {
 		t.Fatalf("REDIS_POOL_SIZE=1 REDIS_POOL_TIMEOUT=1ns: %v (pool %d, %s)", err, c.RedisPoolSize, c.RedisPoolTimeout)
 	}
-	if p := c.redisPool(); p.size != 4 || p.timeout != 1 {
+	if p := c.RedisPool(); p.Size != 4 || p.Timeout != 1 {
 		t.Fatalf("pool of size 1 and 3 fan-out workers: %+v, want 4 connections, 1ns", p)
 	}
 	for _, bad := range [][]string{{"-redis-pool-size", "0"}, {"-redis-pool-size", "-1"}, {"-redis-pool-timeout", "0s"}, {"-redis-pool-timeout", "-1ms"}} {
@@ -227,18 +233,6 @@ func TestConfigReplicaDSNs(t *testing.T) {
 	}
 }
 
-// TestReplicaUnreachableStopsStartup: a replica that does not answer stops
-// the server at start with the entry and its address, instead of serving
-// with reads that fail later.
-func TestReplicaUnreachableStopsStartup(t *testing.T) {
-	dir := t.TempDir()
-	_, err := newApp(context.Background(), config{MySQLDSN: testenv.MySQL(t), MySQLReplicaDSNs: []string{"root@tcp(127.0.0.1:1)/feed?timeout=2s"},
-		ReplicaMaxLag: time.Second, DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS entry 1 (127.0.0.1:1)") {
-		t.Fatalf("unreachable replica: %v, want an error naming MYSQL_REPLICA_DSNS entry 1 and its address", err)
-	}
-}
-
 // TestRepostListMaxBounds: -repost-list-max defaults to the engine's
 // default, reads REPOST_LIST_MAX, and takes 1 to MaxRepostListMax.
 func TestRepostListMaxBounds(t *testing.T) {
@@ -263,7 +257,7 @@ func TestRepostListMaxBounds(t *testing.T) {
 }
 
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
-// variable, takes MinGOGC to MaxGOGC and refuses "off"; tuneRuntime sets
+// variable, takes MinGOGC to MaxGOGC and refuses "off"; TuneRuntime sets
 // the collector's target and gives back the old one.
 func TestGOGCBounds(t *testing.T) {
 	c, err := parseConfig(nil)
@@ -285,9 +279,9 @@ func TestGOGCBounds(t *testing.T) {
 		t.Fatalf("GOGC=250: %v, %d", err, c.GOGC)
 	}
 	c.GOGC = 321
-	restore := c.tuneRuntime()
+	restore := c.TuneRuntime()
 	if now := debug.SetGCPercent(321); now != 321 {
-		t.Errorf("after tuneRuntime with 321 the collector's target was %d", now)
+		t.Errorf("after TuneRuntime with 321 the collector's target was %d", now)
 	}
 	restore()
 	if now := debug.SetGCPercent(-1); now == 321 {
@@ -301,7 +295,7 @@ func TestGOGCBounds(t *testing.T) {
 }
 
 // TestSettingsLineNamesEverySetting: the start-up "settings" line has a key
-// for every field of config (found by reflection, so a new setting cannot be
+// for every field of Settings (found by reflection, so a new setting cannot be
 // left out of describe), under the field's name in any case; durations are
 // written as the flags take them, never in nanoseconds; and no secret is in
 // it, only whether it is set.
@@ -311,7 +305,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := c.describe()
+	settings := c.Describe()
 	values := map[string]any{}
 	for i := 0; i+1 < len(settings); i += 2 {
 		key, ok := settings[i].(string)
@@ -333,7 +327,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 			}
 			logged, ok := values[strings.ToLower(f.Name)]
 			if !ok {
-				t.Errorf("setting %s is missing from the settings line (config.describe)", f.Name)
+				t.Errorf("setting %s is missing from the settings line (Settings.Describe)", f.Name)
 				continue
 			}
 			if d, isDuration := v.Field(i).Interface().(time.Duration); isDuration {
@@ -361,7 +355,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 		t.Errorf("operatorToken %v, tokenSecret %v, want set and set", values["operatortoken"], values["tokensecret"])
 	}
 	c.OperatorToken = ""
-	if got := c.describe(); !slices.Contains(got, any("unset")) {
+	if got := c.Describe(); !slices.Contains(got, any("unset")) {
 		t.Errorf("an empty operator token is not shown as unset: %v", got)
 	}
 }
@@ -396,5 +390,20 @@ func TestBlockResetIntervalSetting(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-block-reset-interval", "-1ms"}); err == nil || !strings.Contains(err.Error(), "-block-reset-interval") {
 		t.Fatalf("-block-reset-interval -1ms: %v, want a -block-reset-interval error", err)
+	}
+}
+
+// TestAllowedOriginsParse: origins as browsers send them pass; an entry
+// that could never match one is refused at start.
+func TestAllowedOriginsParse(t *testing.T) {
+	good := "http://localhost:3000, https://app.example,*"
+	if got, err := parseOrigins(good); err != nil || !slices.Equal(got, []string{"http://localhost:3000", "https://app.example", "*"}) {
+		t.Fatalf("%q: %v %v", good, got, err)
+	}
+	for _, bad := range []string{"app.example", "https://app.example/", "https://app.example/path", "ftp://app.example", "https://", "https://app.example?x", "https://u@app.example"} {
+		t.Setenv("ALLOWED_ORIGINS", bad)
+		if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "-allowed-origins") {
+			t.Errorf("ALLOWED_ORIGINS=%q: %v, want an -allowed-origins error", bad, err)
+		}
 	}
 }
