@@ -826,9 +826,9 @@ func TestLiveKeepAlive(t *testing.T) {
 // ---------------------------------------------------------------------------
 // 4. Caps.
 
-// TestLiveCaps: one connection holds at most MaxSubscriptionsPerConnection
+// TestLiveCaps: one connection holds at most maxSubscriptionsPerConnection
 // subscriptions (the next is RATE_LIMITED, the others go on, completing one
-// frees its slot); one user holds at most MaxConnectionsPerUser connections
+// frees its slot); one user holds at most maxConnectionsPerUser connections
 // on one instance (the next is closed with 4429, closing one frees a slot,
 // other users are not affected).
 func TestLiveCaps(t *testing.T) {
@@ -841,7 +841,7 @@ func TestLiveCaps(t *testing.T) {
 
 	c := liveConnect(t, s, liveTransportWS, user.Token)
 	var ids []string
-	for i := 0; i < MaxSubscriptionsPerConnection; i++ {
+	for i := 0; i < maxSubscriptionsPerConnection; i++ {
 		ids = append(ids, c.subscribe(liveUnreadSub))
 	}
 	for _, id := range ids {
@@ -860,7 +860,7 @@ func TestLiveCaps(t *testing.T) {
 			t.Fatalf("%s: got data %s errors %+v end %v, want a RATE_LIMITED error", what, res.Data, res.Errors, end)
 		}
 	}
-	expectRefused(fmt.Sprintf("subscription %d of one connection", MaxSubscriptionsPerConnection+1))
+	expectRefused(fmt.Sprintf("subscription %d of one connection", maxSubscriptionsPerConnection+1))
 
 	// The others keep working.
 	livePost(t, followee, "hello")
@@ -892,9 +892,9 @@ func TestLiveCaps(t *testing.T) {
 		c.expectCount(id, 2, 3*time.Second, "subscription "+id+" at the end")
 	}
 
-	// Connections per user on one instance: c and MaxConnectionsPerUser-1 more.
+	// Connections per user on one instance: c and maxConnectionsPerUser-1 more.
 	conns := []*liveConn{c}
-	for len(conns) < MaxConnectionsPerUser {
+	for len(conns) < maxConnectionsPerUser {
 		conns = append(conns, liveConnect(t, s, liveTransportWS, user.Token))
 	}
 	extra := liveDial(t, s, liveTransportWS)

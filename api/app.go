@@ -25,27 +25,27 @@ import (
 
 // Limits of the server that are not settings.
 const (
-	// MaxRequestBodyBytes caps an HTTP request body.
-	MaxRequestBodyBytes = 1 << 20
-	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
-	ShutdownGrace = 20 * time.Second
-	// MaxSubscriptionsPerConnection caps the live subscriptions of one websocket.
-	MaxSubscriptionsPerConnection = 10
-	// MaxConnectionsPerUser caps one user's websockets on one instance.
-	MaxConnectionsPerUser = 10
-	// QueryCacheSize is how many parsed documents the server keeps.
-	QueryCacheSize = 1000
-	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
+	// maxRequestBodyBytes caps an HTTP request body.
+	maxRequestBodyBytes = 1 << 20
+	// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
+	shutdownGrace = 20 * time.Second
+	// maxSubscriptionsPerConnection caps the live subscriptions of one websocket.
+	maxSubscriptionsPerConnection = 10
+	// maxConnectionsPerUser caps one user's websockets on one instance.
+	maxConnectionsPerUser = 10
+	// queryCacheSize is how many parsed documents the server keeps.
+	queryCacheSize = 1000
+	// redisDialTimeout and redisIOTimeout bound every Redis call, so that a
 	// feed read falls back to MySQL quickly when Redis is away.
-	RedisDialTimeout = time.Second
-	RedisIOTimeout   = 500 * time.Millisecond
-	// RedisClusterStateReload is the most time a Redis Cluster client uses
+	redisDialTimeout = time.Second
+	redisIOTimeout   = 500 * time.Millisecond
+	// redisClusterStateReload is the most time a Redis Cluster client uses
 	// its map of slots to masters before a command reloads it (CLUSTER
 	// SLOTS, in the background). go-redis reloads at once on a MOVED
 	// answer, but a dead master answers nothing: without this the client
 	// would keep dialling it for go-redis's default of 60s after its
 	// replica took over. One reload a second costs one small command.
-	RedisClusterStateReload = time.Second
+	redisClusterStateReload = time.Second
 )
 
 // app is the state of one server instance, built once at start and handed
@@ -117,7 +117,7 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 	if tp != nil {
 		a.tracer = tp
 		a.closers = append(a.closers, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), TracingShutdownTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
 			defer cancel()
 			tp.Shutdown(ctx)
 		})
@@ -226,9 +226,9 @@ func openRedis(addr string, pool settings.RedisPool, closers *[]func()) (redis.U
 	opt := &redis.UniversalOptions{
 		Addrs:         addrs, // several: a *redis.ClusterClient
 		Password:      password,
-		DialTimeout:   RedisDialTimeout,
-		ReadTimeout:   RedisIOTimeout,
-		WriteTimeout:  RedisIOTimeout,
+		DialTimeout:   redisDialTimeout,
+		ReadTimeout:   redisIOTimeout,
+		WriteTimeout:  redisIOTimeout,
 		MaxRetries:    1, // one retry, not three: fall back to MySQL quickly
 		DialerRetries: 1,
 		PoolSize:      pool.Size,
@@ -237,7 +237,7 @@ func openRedis(addr string, pool settings.RedisPool, closers *[]func()) (redis.U
 	var rdb redis.UniversalClient
 	if len(addrs) > 1 {
 		cluster := opt.Cluster()
-		cluster.ClusterStateReloadInterval = RedisClusterStateReload
+		cluster.ClusterStateReloadInterval = redisClusterStateReload
 		rdb = redis.NewClusterClient(cluster)
 	} else {
 		rdb = redis.NewUniversalClient(opt)

@@ -24,7 +24,7 @@ import (
 // failoverUnavailableBound is the longest a client may see UNAVAILABLE
 // when a Redis Cluster master dies: the cluster's detection and promotion
 // (about twice cluster-node-timeout, 1s here), the client's next map of
-// the slots (RedisClusterStateReload), and room for a loaded test machine.
+// the slots (redisClusterStateReload), and room for a loaded test machine.
 const failoverUnavailableBound = 15 * time.Second
 
 // failoverCatchUpBound is how soon after the promotion every active

@@ -77,7 +77,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
+	a.parsedDocuments = newBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
@@ -99,7 +99,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(&intVariables{maxTokens: a.cfg.MaxQueryTokens, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
-	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
+	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, maxRequestBodyBytes))
 	if !a.cfg.Introspection {
 		// Validation's "Did you mean" names the schema's fields, arguments,
 		// types and enum values; gqlgen's switch covers fields only. Other
@@ -128,7 +128,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes)))))
+	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
 }
 
 // withNoStore marks every answer of /query as one no cache may keep: they
@@ -216,7 +216,7 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 const (
 	closeUnauthorized    = 4401 // connection_init without a token
 	closeForbidden       = 4403 // a malformed, forged or expired token
-	closeTooManyRequests = 4429 // the user holds MaxConnectionsPerUser already
+	closeTooManyRequests = 4429 // the user holds maxConnectionsPerUser already
 )
 
 // websocketInit reads the bearer token from connection_init's payload
@@ -248,10 +248,10 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	viewerCtx := ctx
 	s.Session, s.revokeViewer = session, func() { viewer.Revoke(viewerCtx) }
 	if !a.sockets.open(s) {
-		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
+		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", maxConnectionsPerUser))
 	}
 	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
-	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
+	return resolvers.WithSubscriptionLimit(ctx, maxSubscriptionsPerConnection), nil, nil
 }
 
 // websocketClosed frees the connection's place in its user's count.

@@ -97,7 +97,7 @@ func TestQueryAnswersNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	post.Body.Close()
-	tooLarge, err := http.Post(s.URL+"/query", "application/json", bytes.NewReader(make([]byte, MaxRequestBodyBytes+1)))
+	tooLarge, err := http.Post(s.URL+"/query", "application/json", bytes.NewReader(make([]byte, maxRequestBodyBytes+1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func (s *Service) Serve(ctx context.Context) error {
 func (s *Service) Close() { s.app.close() }
 
 // serve listens until ctx ends, then shuts down gracefully: it stops
-// accepting, lets in-flight requests finish (within ShutdownGrace) while
+// accepting, lets in-flight requests finish (within shutdownGrace) while
 // goAway closes the websockets (which Shutdown does not see). The engine
 // keeps running meanwhile, so what those requests commit is dispatched; the
 // caller stops it after serve returns.
@@ -100,15 +100,15 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Log
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "grace", ShutdownGrace)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	log.Info("shutting down", "grace", shutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	var sockets sync.WaitGroup
 	sockets.Go(func() { log.Info("websockets closed", "count", goAway()) })
 	err := srv.Shutdown(shutdownCtx)
 	sockets.Wait()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", ShutdownGrace, err)
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", shutdownGrace, err)
 	}
 	log.Info("http server stopped; stopping the engine")
 	return nil

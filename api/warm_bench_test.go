@@ -226,7 +226,7 @@ func BenchmarkGraphQLCeiling(b *testing.B) {
 	bare := func(es graphql.ExecutableSchema) http.Handler {
 		h := handler.New(es)
 		h.AddTransport(transport.POST{})
-		h.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+		h.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 		return h
 	}
 	observeNothing := func(fastexec.FieldInfo) bool { return false } // the bare handler has no field interceptor
