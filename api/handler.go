@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/dataloader"
@@ -259,24 +258,6 @@ func (a *app) websocketClosed(ctx context.Context, _ int) {
 	if s := socketSessionOf(ctx); s != nil && s.User != 0 {
 		a.sockets.close(s)
 	}
-}
-
-// refuseBadToken fails every operation of a request whose token was refused,
-// rather than running it signed out.
-type refuseBadToken struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = refuseBadToken{}
-
-func (refuseBadToken) ExtensionName() string                   { return "RefuseBadToken" }
-func (refuseBadToken) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
-	if err := viewer.TokenError(ctx); err != nil {
-		return gqlerror.WrapIfUnwrapped(err)
-	}
-	return nil
 }
 
 type requestIDKey struct{}
