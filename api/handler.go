@@ -64,7 +64,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: a.cfg.Origins(), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
+		Implementation:        gorillaWebsocket{allowedOrigins: a.cfg.Origins(), metrics: a.metrics.websockets, open: &a.websockets, readLimit: readLimit},
 		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,

@@ -53,7 +53,7 @@ fragment FeedEdgeFields on FeedEdge { cursor node { addedAt post { ...PostFields
 func BenchmarkPricing(b *testing.B) {
 	s := newTestServer(b, backendReal, func(c *settings.Settings) { c.MaxQueryComplexity = 1 << 30 })
 	b.Cleanup(s.app.cfg.TuneRuntime())
-	size := seedSize{Users: 100, FollowsEach: 30, PostsEach: 4, CelebPosts: 4}
+	size := seedSize{users: 100, followsEach: 30, postsEach: 4, celebPosts: 4}
 	if err := seed(context.Background(), s.app.engine, s.app.store, store.EventsPending, size, io.Discard); err != nil {
 		b.Fatal(err)
 	}
