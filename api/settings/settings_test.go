@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"flag"
 	"fmt"
 	"reflect"
 	"runtime/debug"
@@ -405,5 +406,40 @@ func TestAllowedOriginsParse(t *testing.T) {
 		if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "-allowed-origins") {
 			t.Errorf("ALLOWED_ORIGINS=%q: %v, want an -allowed-origins error", bad, err)
 		}
+	}
+}
+
+// TestWriteFlagsListsEverySetting: -h lists every flag Parse takes exactly
+// once, with its environment variable, the common ones first in the order
+// of commonFlags and the others after them in alphabetical order.
+func TestWriteFlagsListsEverySetting(t *testing.T) {
+	var out strings.Builder
+	WriteFlags(&out)
+	var listed []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if name, ok := strings.CutPrefix(line, "  -"); ok {
+			name, _, _ = strings.Cut(name, " ")
+			listed = append(listed, name)
+		}
+	}
+	fs, _ := newFlagSet(new(Settings), new(environment))
+	var every []string
+	fs.VisitAll(func(f *flag.Flag) { every = append(every, f.Name) })
+	if len(listed) != len(every) {
+		t.Errorf("-h lists %d flags, Parse takes %d", len(listed), len(every))
+	}
+	for _, name := range every {
+		if n := strings.Count(" "+strings.Join(listed, " ")+" ", " "+name+" "); n != 1 {
+			t.Errorf("-%s is listed %d times", name, n)
+		}
+	}
+	if !slices.Equal(listed[:min(len(commonFlags), len(listed))], commonFlags) {
+		t.Errorf("-h lists first %v, want the common settings %v", listed[:min(len(commonFlags), len(listed))], commonFlags)
+	}
+	if rest := listed[min(len(commonFlags), len(listed)):]; !slices.IsSorted(rest) {
+		t.Errorf("the other settings are not in alphabetical order: %v", rest)
+	}
+	if !strings.Contains(out.String(), "(INBOX_CAP)") || !strings.Contains(out.String(), "(COMPLEXITY_RATE)") {
+		t.Errorf("-h does not name the flags' environment variables:\n%s", out.String())
 	}
 }
