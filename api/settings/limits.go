@@ -37,9 +37,9 @@ const (
 	// documents of a few kilobytes.
 	DefaultPersistedQueryMaxEntries = 10000
 	DefaultPersistedQueryMaxBytes   = 32 << 20
-	// DefaultQueryCacheMaxBytes caps the parsed documents kept (the server's
-	// queryCacheSize of them at most) by default, in bytes as parsedDocumentBytes estimates
-	// them: a parsed tree holds 20 to 50 times its text, so a cap on text
+	// DefaultQueryCacheMaxBytes caps the parsed documents kept (a thousand
+	// at most) by default, in bytes as the server estimates them (its
+	// parsedDocumentBytes): a parsed tree holds 20 to 50 times its text, so a cap on text
 	// (16 MiB, a thousand documents) let a thousand refused documents of 5.9
 	// KB hold 415 MB.
 	DefaultQueryCacheMaxBytes = 16 << 20
@@ -51,7 +51,7 @@ const (
 	// 0.2 CPU-s.
 	DefaultMaxQuerySelections = 300
 	// DefaultMaxOperationsInFlight bounds the operations running at once on
-	// an instance by default (operationGate): HTTP requests to /query, and
+	// an instance by default (api/inflight.go): HTTP requests to /query, and
 	// queries and mutations over websockets. Each of the costliest the
 	// complexity limit lets through holds a few MB while it runs.
 	DefaultMaxOperationsInFlight = 128
@@ -89,8 +89,8 @@ const (
 	// page at its largest.
 	DefaultComplexityRate = "300000/1m"
 	// DefaultMaxConnections caps the connections open on an instance by
-	// default; never more than the open-file limit leaves
-	// (connectionCap).
+	// default; never more than the open-file limit leaves (see
+	// api/connections.go).
 	DefaultMaxConnections = 50_000
 	// DefaultMetricsAddr is where /metrics is served by default: loopback
 	// only, apart from the public listener.
