@@ -171,7 +171,11 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.engineCtx = engineCtx
 	a.closers = append(a.closers, stopEngine)
-	a.engine, err = feed.New(engineCtx, cfg.Engine(secret, a.tracer), st, a.redis, log)
+	engineCfg, err := cfg.Engine(secret, a.tracer)
+	if err != nil {
+		return nil, err
+	}
+	a.engine, err = feed.New(engineCtx, engineCfg, st, a.redis, log)
 	if err != nil {
 		return nil, err
 	}

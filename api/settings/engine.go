@@ -11,14 +11,19 @@ import (
 // Engine is the engine's configuration of these settings. The token secret
 // is given apart, since it may be the one kept under the data directory
 // (TOKEN_SECRET unset), and so is the tracer the server made (nil: none).
-func (c Settings) Engine(tokenSecret []byte, tracer trace.TracerProvider) feedconfig.Config {
+// The error is a feed mode that is none (Parse refuses it already).
+func (c Settings) Engine(tokenSecret []byte, tracer trace.TracerProvider) (feedconfig.Config, error) {
+	mode, err := feedconfig.ParseMode(c.FeedMode)
+	if err != nil {
+		return feedconfig.Config{}, err
+	}
 	return feedconfig.Config{
 		KeyPrefix:             c.KeyPrefix,
 		TokenSecret:           tokenSecret,
 		TokenTTL:              c.TokenTTL,
 		BcryptCost:            c.BcryptCost,
 		NodeID:                c.NodeID,
-		Mode:                  feedconfig.Mode(c.FeedMode), // checked by Parse
+		Mode:                  mode,
 		CelebrityFollowers:    c.CelebrityFollowers,
 		InboxCap:              c.InboxCap,
 		InboxTTL:              c.InboxTTL,
@@ -42,7 +47,7 @@ func (c Settings) Engine(tokenSecret []byte, tracer trace.TracerProvider) feedco
 		HomeCandidatesTTL:     c.HomeCandidatesTTL,
 		BlockResetInterval:    blockResetInterval(c.BlockResetInterval),
 		TracerProvider:        tracer,
-	}
+	}, nil
 }
 
 // RedisPool is the connection pool of the Redis client (per node on a

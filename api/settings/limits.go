@@ -97,8 +97,8 @@ const (
 	DefaultMetricsAddr = "127.0.0.1:9090"
 )
 
-// clientLimits is the settings of the limits above; Settings embeds it.
-type clientLimits struct {
+// ClientLimits is the settings of the limits above; Settings embeds it.
+type ClientLimits struct {
 	ReadTimeout              time.Duration
 	WriteTimeout             time.Duration
 	IdleTimeout              time.Duration
@@ -122,7 +122,7 @@ type clientLimits struct {
 }
 
 // flags registers the settings on fs, their defaults from the environment.
-func (h *clientLimits) flags(fs *flag.FlagSet, env *environment) {
+func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.DurationVar(&h.ReadTimeout, "read-timeout", env.duration("READ_TIMEOUT", DefaultReadTimeout), "how long a client may take to send a request, headers and body; websockets are exempt once upgraded (READ_TIMEOUT)")
 	fs.DurationVar(&h.WriteTimeout, "write-timeout", env.duration("WRITE_TIMEOUT", DefaultWriteTimeout), "how long a plain response may take from the end of the request's headers; websockets are exempt (WRITE_TIMEOUT)")
 	fs.DurationVar(&h.IdleTimeout, "idle-timeout", env.duration("IDLE_TIMEOUT", DefaultIdleTimeout), "how long a keep-alive connection may wait for its next request (IDLE_TIMEOUT)")
@@ -147,7 +147,7 @@ func (h *clientLimits) flags(fs *flag.FlagSet, env *environment) {
 }
 
 // check refuses settings that would switch a limit off by accident.
-func (h clientLimits) check() error {
+func (h ClientLimits) check() error {
 	for name, d := range map[string]time.Duration{"read-timeout": h.ReadTimeout, "write-timeout": h.WriteTimeout, "idle-timeout": h.IdleTimeout, "min-write-time": h.MinWriteTime} {
 		if d <= 0 {
 			return fmt.Errorf("-%s must be more than 0", name)
@@ -167,7 +167,7 @@ func (h clientLimits) check() error {
 }
 
 // describe lists the settings for the start-up log.
-func (h clientLimits) describe() []any {
+func (h ClientLimits) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
 		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "websocketMaxMessageBytes", h.WebsocketMaxMessageBytes,
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,

@@ -9,7 +9,7 @@ import (
 	"feedservice/internal/ratelimit"
 )
 
-// TestHardeningSettings: each setting of clientLimits has its default,
+// TestHardeningSettings: each setting of ClientLimits has its default,
 // is read from its environment variable, takes its smallest value and
 // refuses one less, which would switch its limit off.
 func TestHardeningSettings(t *testing.T) {
@@ -17,7 +17,7 @@ func TestHardeningSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := clientLimits{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
+	want := ClientLimits{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
 		MaxConnectionsPerAddress: DefaultMaxConnectionsPerAddress, WebsocketMaxMessageBytes: DefaultWebsocketMaxMessageBytes,
 		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
 		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
@@ -26,8 +26,8 @@ func TestHardeningSettings(t *testing.T) {
 		MaxResponseBytesInFlight: DefaultMaxResponseBytesInFlight, MinWriteRate: DefaultMinWriteRate, MinWriteTime: DefaultMinWriteTime,
 		ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
 		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
-	if c.clientLimits != want {
-		t.Fatalf("defaults %+v, want %+v", c.clientLimits, want)
+	if c.ClientLimits != want {
+		t.Fatalf("defaults %+v, want %+v", c.ClientLimits, want)
 	}
 	for _, tc := range []struct {
 		flag, env, least, below string

@@ -163,10 +163,10 @@ type Settings struct {
 	MaxQueryFields     int
 
 	// TraceTrustedCallers are the peers whose traceparent header a request's
-	// span continues (tracing.go); any other caller's is only linked.
+	// span continues (api/tracing.go); any other caller's is only linked.
 	TraceTrustedCallers []netip.Prefix
 
-	clientLimits // timeouts, connection and cache caps, the metrics listener
+	ClientLimits // timeouts, connection and cache caps, the metrics listener
 }
 
 // Parse reads the flags of args, with the environment under them, and
@@ -253,7 +253,7 @@ func newFlagSet(c *Settings, env *environment) (*flag.FlagSet, textSettings) {
 	c.homeFlags(fs, env)
 	c.websocketFlags(fs, env)
 	text.mutationRate, text.authRate = c.requestFlags(fs, env)
-	c.clientLimits.flags(fs, env)
+	c.ClientLimits.flags(fs, env)
 	return fs, text
 }
 
@@ -414,7 +414,7 @@ func (c Settings) check() error {
 			return fmt.Errorf("-%s must be more than 0", name)
 		}
 	}
-	if err := c.clientLimits.check(); err != nil {
+	if err := c.ClientLimits.check(); err != nil {
 		return err
 	}
 	if c.BlockResetInterval < 0 {
@@ -486,7 +486,7 @@ func (c Settings) Describe() []any {
 		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),
 		"persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens, "maxQueryFields", c.MaxQueryFields,
-	}, c.clientLimits.describe()...)
+	}, c.ClientLimits.describe()...)
 	for i, v := range settings {
 		if d, ok := v.(time.Duration); ok {
 			settings[i] = formatDuration(d)

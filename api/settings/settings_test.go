@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"feedservice/dataloader"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
@@ -441,5 +443,38 @@ func TestWriteFlagsListsEverySetting(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "(INBOX_CAP)") || !strings.Contains(out.String(), "(COMPLEXITY_RATE)") {
 		t.Errorf("-h does not name the flags' environment variables:\n%s", out.String())
+	}
+}
+
+// TestEngineTakesEverySetting: Engine fills every field of the engine's
+// configuration (found by reflection, so that a new engine setting cannot
+// be left out), maps the settings whose 0 means "none" to the engine's
+// negative, and refuses a feed mode that is none.
+func TestEngineTakesEverySetting(t *testing.T) {
+	c, err := parseConfig([]string{"-key-prefix", "p:", "-stream-replicas", "0", "-block-reset-interval", "0", "-local-cache-max-entries", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracer := noop.NewTracerProvider()
+	engine, err := c.Engine([]byte("secret"), tracer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := reflect.ValueOf(engine)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("Engine leaves %s unset", v.Type().Field(i).Name)
+		}
+	}
+	if engine.StreamReplicas >= 0 || engine.BlockResetInterval >= 0 || engine.LocalCacheMaxEntries >= 0 {
+		t.Errorf("0 in STREAM_REPLICAS, BLOCK_RESET_INTERVAL, LOCAL_CACHE_MAX_ENTRIES gives the engine %d, %s, %d; want negatives (none)",
+			engine.StreamReplicas, engine.BlockResetInterval, engine.LocalCacheMaxEntries)
+	}
+	if engine.Mode != feedconfig.Mode(c.FeedMode) || engine.FanoutBatchSize != c.FanoutBatch || engine.LocalCacheMaxBytes != int64(c.LocalCacheMaxBytes) {
+		t.Errorf("Engine gives mode %q, batch %d, local bytes %d; want %q, %d, %d", engine.Mode, engine.FanoutBatchSize, engine.LocalCacheMaxBytes, c.FeedMode, c.FanoutBatch, c.LocalCacheMaxBytes)
+	}
+	c.FeedMode = "sideways"
+	if _, err := c.Engine(nil, nil); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("feed mode sideways: %v, want an error naming it", err)
 	}
 }
