@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"feedservice/api"
+	"feedservice/api/settings"
 )
 
 // commands are the words the command line takes besides flags, with what
@@ -64,7 +65,7 @@ func durationsAsText(_ []string, a slog.Attr) slog.Attr {
 
 // run runs the command of args; -h and --help write the usage to stdout.
 func run(args []string, stdout io.Writer, log *slog.Logger) error {
-	cfg, words, err := api.ParseCommandLine(args)
+	cfg, words, err := settings.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		writeUsage(stdout)
 		return nil
@@ -122,5 +123,5 @@ func writeUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.does)
 	}
 	fmt.Fprint(w, "\nFlags (each also read from the environment variable in parentheses):\n")
-	api.WriteFlags(w)
+	settings.WriteFlags(w)
 }

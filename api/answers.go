@@ -112,7 +112,7 @@ func (s *answerSpend) reach(total int64) bool {
 	defer s.mu.Unlock()
 	for s.taken < total && !s.released {
 		if refusedBy := s.budget.take(s.address, answerChunk); refusedBy != "" {
-			s.refuse(answerBytesLimit[refusedBy], s.budget.refusal(refusedBy))
+			s.refuse(answerBytesLimit(refusedBy), s.budget.refusal(refusedBy))
 			return false
 		}
 		s.taken += answerChunk
@@ -134,7 +134,14 @@ const (
 	answerBytesTotal   = "instance_bytes" // MaxResponseBytesInFlight
 )
 
-var answerBytesLimit = map[string]string{gateAddress: answerBytesAddress, gateInstance: answerBytesTotal}
+// answerBytesLimit is the bound, in metrics, of the budget's refusal
+// refusedBy (gateAddress or gateInstance).
+func answerBytesLimit(refusedBy string) string {
+	if refusedBy == gateAddress {
+		return answerBytesAddress
+	}
+	return answerBytesTotal
+}
 
 func (s *answerSpend) refuse(limit string, err *apperr.Error) {
 	s.refusal.CompareAndSwap(nil, &answerRefusal{err: err, limit: limit})

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
@@ -241,7 +242,7 @@ func sendNoRead(t *testing.T, url, ip, query string, vars map[string]any) net.Co
 // bytes at MinWriteRate), with the answer not sent whole.
 func TestNonReadingClientReleasesItsPlace(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendReal, func(c *config) {
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MaxOperationsPerAddress, c.MaxOperationsInFlight = 1, 2
 		c.MinWriteTime, c.MinWriteRate = 300*time.Millisecond, 1<<20
 	})
@@ -285,8 +286,8 @@ func TestNonReadingClientReleasesItsPlace(t *testing.T) {
 // the answers held stay within their budget.
 func TestNonReadersCannotFillTheInstance(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendReal, func(c *config) {
-		c.MaxOperationsPerAddress, c.MaxOperationsInFlight = DefaultMaxOperationsPerAddress, DefaultMaxOperationsInFlight
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.MaxOperationsPerAddress, c.MaxOperationsInFlight = settings.DefaultMaxOperationsPerAddress, settings.DefaultMaxOperationsInFlight
 		c.MinWriteTime = time.Minute // they hang for the whole test
 	})
 	ann := s.signUp(t, "ann")

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	feedconfig "feedservice/feed/config"
-
 	"github.com/golang-jwt/jwt/v5"
+
+	"feedservice/api/settings"
+	feedconfig "feedservice/feed/config"
 )
 
 // This file checks accounts: signing up and in, the viewer, profiles, the
@@ -300,7 +301,7 @@ func TestAuthBadTokensAreRefusedNotSignedOut(t *testing.T) {
 
 func TestAuthTokenLifetimeIsTokenTTL(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendEmbedded, func(c *config) { c.TokenTTL = 90 * time.Second })
+	s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.TokenTTL = 90 * time.Second })
 	alice := s.signUp(t, "alice")
 	var claims jwt.RegisteredClaims
 	if _, _, err := jwt.NewParser().ParseUnverified(alice.Token, &claims); err != nil || claims.ExpiresAt == nil || claims.IssuedAt == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
@@ -461,7 +462,7 @@ func TestBlockMuteListsPaging(t *testing.T) {
 func TestBlockMuteCountAgainstMutationRate(t *testing.T) {
 	t.Parallel()
 	const n = 4
-	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 	for _, op := range []string{"mute", "unmute", "block", "unblock"} {
 		if r, _ := limitsDo(t, s, ann.Token, nil, bmDoc(op), map[string]any{"id": bob.ID}, nil); len(r.Errors) > 0 {
@@ -546,7 +547,7 @@ func bmEntry(t *testing.T, entries []feedEntry, post string) feedEntry {
 const bmBlockResetInterval = 200 * time.Millisecond
 
 func bmFeedModes(t *testing.T, fn func(t *testing.T, s *testServer)) {
-	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePull, feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *config) {
+	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePull, feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *settings.Settings) {
 		c.InboxCap = bmInboxCap
 		c.CelebrityFollowers = 2
 		c.BlockResetInterval = bmBlockResetInterval

@@ -702,14 +702,14 @@ func TestEndpointsRequestBodyLimit(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		t.Run("at the limit", func(t *testing.T) {
-			res, raw := errsPostRaw(t, s, errsSignUpBody(t, "justfits", MaxRequestBodyBytes))
+			res, raw := errsPostRaw(t, s, errsSignUpBody(t, "justfits", maxRequestBodyBytes))
 			r := errsDecode(t, res.StatusCode, raw)
 			if res.StatusCode != http.StatusOK || len(r.Errors) > 0 || !errsUserExists(t, s, "justfits") {
-				t.Fatalf("a body of MaxRequestBodyBytes: status %d, errors %+v", res.StatusCode, r.Errors)
+				t.Fatalf("a body of maxRequestBodyBytes: status %d, errors %+v", res.StatusCode, r.Errors)
 			}
 		})
 		t.Run("one byte over", func(t *testing.T) {
-			res, raw := errsPostRaw(t, s, errsSignUpBody(t, "toobig", MaxRequestBodyBytes+1))
+			res, raw := errsPostRaw(t, s, errsSignUpBody(t, "toobig", maxRequestBodyBytes+1))
 			r := errsDecode(t, res.StatusCode, raw)
 			errsCheck(t, r)
 			if len(r.Errors) == 0 || (len(r.Data) != 0 && string(r.Data) != "null") {

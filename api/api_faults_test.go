@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -292,7 +293,7 @@ func TestFaultMariaDBRestartDuringBurst(t *testing.T) {
 	t.Parallel()
 	db := testenv.StartMariaDB(t)
 	dsn := db.CreateDatabase("feedfault")
-	s := newTestServer(t, backendReal, func(c *config) { c.MySQLDSN = dsn })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MySQLDSN = dsn })
 	w, authors, readers := faultWorld(t, s)
 
 	b := startFaultBurst(s, authors)
@@ -348,7 +349,7 @@ func TestFaultMariaDBRestartDuringBurst(t *testing.T) {
 func TestFaultRedisRestartDuringBurst(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.RedisAddr = r.Addr() })
 	w, authors, readers := faultWorld(t, s)
 
 	b := startFaultBurst(s, authors)

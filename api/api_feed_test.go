@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
@@ -1184,11 +1185,11 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 
 // feedForEachMode runs fn on each backend in each of modes, with change
 // applied to the settings.
-func feedForEachMode(t *testing.T, modes []feedconfig.Mode, change func(*config), fn func(t *testing.T, s *testServer)) {
+func feedForEachMode(t *testing.T, modes []feedconfig.Mode, change func(*settings.Settings), fn func(t *testing.T, s *testServer)) {
 	for _, mode := range modes {
 		for _, backend := range backends() {
 			t.Run(string(mode)+"/"+backend, func(t *testing.T) {
-				fn(t, newTestServer(t, backend, func(c *config) {
+				fn(t, newTestServer(t, backend, func(c *settings.Settings) {
 					c.FeedMode = string(mode)
 					change(c)
 				}))
@@ -1203,7 +1204,7 @@ func feedForEachMode(t *testing.T, modes []feedconfig.Mode, change func(*config)
 func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
 	t.Parallel()
 	const inboxCap = 3
-	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *config) { c.InboxCap = inboxCap }, func(t *testing.T, s *testServer) {
+	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid}, func(c *settings.Settings) { c.InboxCap = inboxCap }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, ann, rex := w.signUp("viewer"), w.signUp("ann"), w.signUp("rex")
 		var posts []string
@@ -1225,7 +1226,7 @@ func TestFeedFollowBackfillKeepsOlderPosts(t *testing.T) {
 // makes it unread again.
 func TestFeedCelebrityRepostOfReadEntry(t *testing.T) {
 	t.Parallel()
-	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModeHybrid}, func(c *config) { c.CelebrityFollowers = 2 }, func(t *testing.T, s *testServer) {
+	feedForEachMode(t, []feedconfig.Mode{feedconfig.ModeHybrid}, func(c *settings.Settings) { c.CelebrityFollowers = 2 }, func(t *testing.T, s *testServer) {
 		w := feedNewWorld(t, s)
 		viewer, fred, celeb, nora, fan := w.signUp("viewer"), w.signUp("fred"), w.signUp("celeb"), w.signUp("nora"), w.signUp("fan")
 		w.follow(viewer, fred)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/models"
 )
@@ -152,7 +153,7 @@ func homeBuild(t *testing.T, s *testServer, posts int) *homeWorld {
 }
 
 func homeServer(t *testing.T, mode string, every int) *testServer {
-	return newTestServer(t, backendReal, func(c *config) {
+	return newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.FeedMode, c.HomeInsertEvery, c.OperatorToken = mode, every, homeOperatorToken
 	})
 }
@@ -318,7 +319,7 @@ func TestHomePromoteIsOperatorOnly(t *testing.T) {
 	if slices.Contains(homeLabels(homeForward(t, w.viewer, 20)), "P:"+w.promoted) {
 		t.Fatal("an unpromoted post is still shown")
 	}
-	none := newTestServer(t, backendReal, func(c *config) { c.OperatorToken = "" })
+	none := newTestServer(t, backendReal, func(c *settings.Settings) { c.OperatorToken = "" })
 	v := none.signUp(t, "someone")
 	p := feedCreatePost(t, v, "hello").ID
 	for _, token := range []string{"", " ", homeOperatorToken} {

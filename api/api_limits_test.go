@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
@@ -67,14 +69,14 @@ func limitsDo(t *testing.T, s *testServer, token string, header http.Header, que
 func limitsSecondInstance(t *testing.T, s *testServer) *testServer {
 	t.Helper()
 	shared := s.app.cfg
-	return newTestServer(t, backendReal, func(c *config) { *c = shared })
+	return newTestServer(t, backendReal, func(c *settings.Settings) { *c = shared })
 }
 
 func TestLimitsQueryComplexity(t *testing.T) {
 	t.Parallel()
 	// viewer 1 + followers (1 + read 100 + 7 x (entry 20 + edges 1 + node 1 + id 1)) = 263.
 	const atLimit = `{ viewer { followers(first: 7) { edges { node { id } } } } }`
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 263 })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryComplexity = 263 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
 		ann.mustDo(t, atLimit, nil, nil)
@@ -145,7 +147,7 @@ func TestLimitsNestedPagesPricedPerRead(t *testing.T) {
 		t.Fatalf("priced %d, want %d", got, price)
 	}
 	for _, limit := range []int{price, price - 1} {
-		s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = limit })
+		s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryComplexity = limit })
 		ann := s.signUp(t, "ann")
 		if limit == price {
 			ann.mustDo(t, nested, nil, nil)
@@ -199,7 +201,7 @@ const (
 
 func TestLimitsQueryDepth(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryDepth = 5 })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryDepth = 5 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
 		for _, q := range []string{
@@ -241,7 +243,7 @@ func TestLimitsQueryDepth(t *testing.T) {
 func TestLimitsBatch(t *testing.T) {
 	t.Parallel()
 	const max = 4
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxBatchOperations = max })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxBatchOperations = max })
 	ann := s.signUp(t, "ann")
 	post := func(body string) map[string]any {
 		return map[string]any{"query": `mutation($b: String!) { createPost(input: {body: $b}) { post { body author { username postCount } } } }`,
@@ -342,7 +344,7 @@ func TestLimitsComplexityBudget(t *testing.T) {
 	t.Parallel()
 	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
 	for _, c := range []struct{ budget, runs int }{{3 * 263, 3}, {3*263 - 1, 2}} {
-		s := newTestServer(t, backendReal, func(cfg *config) { cfg.ComplexityRate = ratelimit.Rate{Count: c.budget, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(cfg *settings.Settings) { cfg.ComplexityRate = ratelimit.Rate{Count: c.budget, Period: time.Hour} })
 		ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 		for i := range c.runs {
 			if r, _ := limitsDo(t, s, ann.Token, nil, op, nil, nil); len(r.Errors) > 0 {
@@ -388,7 +390,7 @@ func TestLimitsBatchSharesComplexity(t *testing.T) {
 	t.Parallel()
 	const op = `{ viewer { followers(first: 7) { edges { node { id } } } } }` // 263
 	const cheap = `{ viewer { username } }`                                   // 2
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryComplexity = 3*263 + 2 })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryComplexity = 3*263 + 2 })
 	ann := s.signUp(t, "ann")
 	batch := func(queries ...string) []response {
 		t.Helper()
@@ -426,7 +428,7 @@ func TestLimitsBatchSharesComplexity(t *testing.T) {
 func TestLimitsRateMutationsPerViewer(t *testing.T) {
 	t.Parallel()
 	const n = 3
-	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 	create := `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`
 	for i := range n {
@@ -460,7 +462,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
 	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
 	t.Run("per address, across instances", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *settings.Settings) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
 			t.Fatalf("sign-up: %+v", r.Errors)
 		}
@@ -483,9 +485,9 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		limitsRateLimited(t, r, res, "log-in n+1 on a second instance")
 	})
 	t.Run("X-Forwarded-For from a trusted proxy", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) {
+		s := newTestServer(t, backendReal, func(c *settings.Settings) {
 			c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour}
-			c.TrustedProxies, _ = parsePrefixes("10.0.0.0/8, 127.0.0.1")
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32")}
 		})
 		from := func(chain string) http.Header { return http.Header{"X-Forwarded-For": {chain}} }
 		for i := range n {
@@ -502,7 +504,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		}
 	})
 	t.Run("X-Forwarded-For from anyone else", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *settings.Settings) { c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		for i := range n {
 			from := http.Header{"X-Forwarded-For": {fmt.Sprintf("203.0.113.%d", i)}}
 			if r, _ := limitsDo(t, s, "", from, logIn, map[string]any{"u": "nobody", "p": "wrong password"}, nil); r.Code() != "UNAUTHENTICATED" {
@@ -514,7 +516,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		limitsRateLimited(t, r, res, "a forged X-Forwarded-For")
 	})
 	t.Run("signed-out mutations per address", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+		s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 		follow := `mutation { follow(userId: "VXNlcjox") { user { id } } }`
 		for i := range n {
 			if r, _ := limitsDo(t, s, "", nil, follow, nil, nil); r.Code() == "RATE_LIMITED" || len(r.Errors) == 0 {
@@ -525,7 +527,7 @@ func TestLimitsRateAuthPerIP(t *testing.T) {
 		limitsRateLimited(t, r, res, "signed-out mutation n+1")
 	})
 	t.Run("embedded default", func(t *testing.T) {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.AuthRate = ratelimit.Rate{Count: 1, Period: time.Hour} })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.AuthRate = ratelimit.Rate{Count: 1, Period: time.Hour} })
 		if r, _ := limitsDo(t, s, "", nil, signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
 			t.Fatalf("sign-up: %+v", r.Errors)
 		}
@@ -545,10 +547,10 @@ func TestLimitsRateAuthWithRedisDown(t *testing.T) {
 	logIn := `mutation($u: String!, $p: String!) { logIn(input: {username: $u, password: $p}) { token } }`
 	signUp := `mutation($u: String!) { signUp(input: {username: $u, password: "long-enough-password"}) { token } }`
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) {
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.RedisAddr = r.Addr()
 		c.AuthRate = ratelimit.Rate{Count: n, Period: time.Hour}
-		c.TrustedProxies, _ = parsePrefixes("127.0.0.1")
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	})
 	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
 	if r, _ := limitsDo(t, s, "", from("203.0.113.1"), signUp, map[string]any{"u": "ann"}, nil); len(r.Errors) > 0 {
@@ -641,7 +643,7 @@ func TestLimitsIntrospectionAndGraphiQLSwitches(t *testing.T) {
 	introspect := []string{`{ __schema { queryType { name } } }`, `{ __type(name: "User") { name } }`,
 		`{ viewer { id } ...F } fragment F on Query { __schema { types { name } } }`}
 	t.Run("off", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) { c.Introspection, c.GraphiQL = false, false })
+		s := newTestServer(t, backendReal, func(c *settings.Settings) { c.Introspection, c.GraphiQL = false, false })
 		for _, q := range introspect {
 			r := s.anon().mustFail(t, "BAD_USER_INPUT", q, nil)
 			errsCheck(t, r)
@@ -778,7 +780,7 @@ func liveMutate(t *testing.T, c *liveConn, query string) liveResult {
 func TestLimitsRateMutationsOverWebsocket(t *testing.T) {
 	t.Parallel()
 	const n = 3
-	s := newTestServer(t, backendReal, func(c *config) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MutationRate = ratelimit.Rate{Count: n, Period: time.Hour} })
 	ann, bob := s.signUp(t, "ann"), s.signUp(t, "bob")
 	ws := liveConnect(t, s, liveTransportWS, ann.Token)
 	create := func(body string) string {

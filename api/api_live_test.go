@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
@@ -467,8 +468,8 @@ func liveOn(c *client, s *testServer) *client {
 
 // liveShare makes a server share a's database and Redis key space, as
 // another instance of the same deployment.
-func liveShare(a *testServer) func(*config) {
-	return func(c *config) {
+func liveShare(a *testServer) func(*settings.Settings) {
+	return func(c *settings.Settings) {
 		c.MySQLDSN = a.app.cfg.MySQLDSN
 		c.KeyPrefix = a.app.cfg.KeyPrefix
 		c.RedisAddr = a.app.cfg.RedisAddr
@@ -555,7 +556,7 @@ func liveUserID(t *testing.T, token string) string {
 // on B delivers new entries with a cursor that pages the feed.
 func TestLiveRedDotAcrossInstances(t *testing.T) {
 	t.Parallel()
-	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
+	smallCelebrities := func(c *settings.Settings) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
 
@@ -644,7 +645,7 @@ func TestLiveRedDotAcrossInstances(t *testing.T) {
 // ordinary followee becoming a celebrity, unfollowing.
 func TestLiveFollowChangesWhileSubscribed(t *testing.T) {
 	t.Parallel()
-	smallCelebrities := func(c *config) { c.CelebrityFollowers = 2 }
+	smallCelebrities := func(c *settings.Settings) { c.CelebrityFollowers = 2 }
 	a := newTestServer(t, backendReal, smallCelebrities)
 	b := newTestServer(t, backendReal, smallCelebrities, liveShare(a))
 	reader := a.signUp(t, "reader")
@@ -760,7 +761,7 @@ func TestLiveCloseCodes(t *testing.T) {
 func TestLiveKeepAlive(t *testing.T) {
 	t.Parallel()
 	const ping = 200 * time.Millisecond
-	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketPing = ping })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.WebsocketPing = ping })
 	user := s.signUp(t, "user")
 
 	t.Run("silent client is dropped", func(t *testing.T) {
@@ -825,9 +826,9 @@ func TestLiveKeepAlive(t *testing.T) {
 // ---------------------------------------------------------------------------
 // 4. Caps.
 
-// TestLiveCaps: one connection holds at most MaxSubscriptionsPerConnection
+// TestLiveCaps: one connection holds at most maxSubscriptionsPerConnection
 // subscriptions (the next is RATE_LIMITED, the others go on, completing one
-// frees its slot); one user holds at most MaxConnectionsPerUser connections
+// frees its slot); one user holds at most maxConnectionsPerUser connections
 // on one instance (the next is closed with 4429, closing one frees a slot,
 // other users are not affected).
 func TestLiveCaps(t *testing.T) {
@@ -840,7 +841,7 @@ func TestLiveCaps(t *testing.T) {
 
 	c := liveConnect(t, s, liveTransportWS, user.Token)
 	var ids []string
-	for i := 0; i < MaxSubscriptionsPerConnection; i++ {
+	for i := 0; i < maxSubscriptionsPerConnection; i++ {
 		ids = append(ids, c.subscribe(liveUnreadSub))
 	}
 	for _, id := range ids {
@@ -859,7 +860,7 @@ func TestLiveCaps(t *testing.T) {
 			t.Fatalf("%s: got data %s errors %+v end %v, want a RATE_LIMITED error", what, res.Data, res.Errors, end)
 		}
 	}
-	expectRefused(fmt.Sprintf("subscription %d of one connection", MaxSubscriptionsPerConnection+1))
+	expectRefused(fmt.Sprintf("subscription %d of one connection", maxSubscriptionsPerConnection+1))
 
 	// The others keep working.
 	livePost(t, followee, "hello")
@@ -891,9 +892,9 @@ func TestLiveCaps(t *testing.T) {
 		c.expectCount(id, 2, 3*time.Second, "subscription "+id+" at the end")
 	}
 
-	// Connections per user on one instance: c and MaxConnectionsPerUser-1 more.
+	// Connections per user on one instance: c and maxConnectionsPerUser-1 more.
 	conns := []*liveConn{c}
-	for len(conns) < MaxConnectionsPerUser {
+	for len(conns) < maxConnectionsPerUser {
 		conns = append(conns, liveConnect(t, s, liveTransportWS, user.Token))
 	}
 	extra := liveDial(t, s, liveTransportWS)
@@ -937,7 +938,7 @@ func TestLiveCaps(t *testing.T) {
 func TestLivePubSubReconnect(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -965,7 +966,7 @@ func TestLivePubSubReconnect(t *testing.T) {
 func TestLivePubSubReconnectFeedItemAdded(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	s := newTestServer(t, backendReal, func(c *config) { c.RedisAddr = r.Addr() })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.RedisAddr = r.Addr() })
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
@@ -1086,7 +1087,7 @@ func TestLiveFeedItemAddedWithoutARead(t *testing.T) {
 // subprotocol; one that sends it in time is accepted.
 func TestLiveInitTimeout(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, backendReal, func(c *config) { c.WebsocketInit = 300 * time.Millisecond })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.WebsocketInit = 300 * time.Millisecond })
 	silent := liveDial(t, s, liveTransportWS)
 	silent.expectClose(closeInitTimeout, 2*time.Second)
 	legacy := liveDial(t, s, liveLegacyWS)

@@ -205,26 +205,26 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	expectSample(t, m, "graphql_resolver_duration_seconds", map[string]string{"object": "Subscription", "field": "unreadCount"}, 2)
 
 	// A subscription past the cap per connection is refused as it starts.
-	for range MaxSubscriptionsPerConnection - 1 {
+	for range maxSubscriptionsPerConnection - 1 {
 		legacy.firstCount(legacy.subscribe(liveUnreadSub), 5*time.Second, "legacy socket")
 	}
 	refused := legacy.subscribe(liveUnreadSub)
 	if res, end, err := legacy.event(refused, 5*time.Second); err != nil || liveErrorCode(res, end) != "RATE_LIMITED" {
-		t.Fatalf("subscription %d: got %+v %v %v, want RATE_LIMITED", MaxSubscriptionsPerConnection+1, res, end, err)
+		t.Fatalf("subscription %d: got %+v %v %v, want RATE_LIMITED", maxSubscriptionsPerConnection+1, res, end, err)
 	}
 	m = scrape(t, s)
 	expectSample(t, m, "graphql_errors_total", map[string]string{"code": "RATE_LIMITED"}, 1)
 	expectSample(t, m, "graphql_resolver_errors_total", map[string]string{"object": "Subscription", "field": "unreadCount", "code": "RATE_LIMITED"}, 1)
 	eventually(t, s, 5*time.Second, "the refused subscription leaves the gauge", func(m map[string]*dto.MetricFamily) bool {
 		v, _ := sample(m, "graphql_subscriptions_open", nil)
-		return v == 1+MaxSubscriptionsPerConnection
+		return v == 1+maxSubscriptionsPerConnection
 	})
 
 	// One subscription stops, its socket stays open.
 	modern.complete(id1)
 	eventually(t, s, 5*time.Second, "the stopped subscription leaves the gauge", func(m map[string]*dto.MetricFamily) bool {
 		v, _ := sample(m, "graphql_subscriptions_open", nil)
-		return v == MaxSubscriptionsPerConnection
+		return v == maxSubscriptionsPerConnection
 	})
 
 	modern.hangUp()
@@ -356,13 +356,13 @@ func TestRequestIDInLogs(t *testing.T) {
 		return "", nil
 	}
 
-	longest := strings.Repeat("a", MaxRequestIDBytes-4) + "-1.:"
+	longest := strings.Repeat("a", maxRequestIDBytes-4) + "-1.:"
 	if sent, line := post(longest); sent != longest || !strings.Contains(line["err"].(string), "posts") {
-		t.Fatalf("a valid id of %d bytes came back as %q (log %v)", MaxRequestIDBytes, sent, line)
+		t.Fatalf("a valid id of %d bytes came back as %q (log %v)", maxRequestIDBytes, sent, line)
 	}
-	tooLong := strings.Repeat("b", MaxRequestIDBytes+1)
+	tooLong := strings.Repeat("b", maxRequestIDBytes+1)
 	if sent, _ := post(tooLong); sent == tooLong || !validRequestID(sent) {
-		t.Fatalf("an id of %d bytes was kept, or replaced by %q", MaxRequestIDBytes+1, sent)
+		t.Fatalf("an id of %d bytes was kept, or replaced by %q", maxRequestIDBytes+1, sent)
 	}
 	forged := `x" level=ERROR msg="forged`
 	if sent, _ := post(forged); sent == forged || !validRequestID(sent) {
@@ -594,7 +594,7 @@ func resolverCalls(b *testing.B, m *serverMetrics) float64 {
 func feedPageHandler(a *app, withMetrics bool) http.Handler {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Engine: a.engine}}))
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	if withMetrics {
 		metrics := graphqlMetrics{a.metrics}
 		srv.Use(metrics)

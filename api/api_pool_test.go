@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/api/settings"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -27,7 +28,7 @@ import (
 func TestLiveSubscriptionsStartWhileRedisPoolIsBusy(t *testing.T) {
 	for _, mode := range []string{"hybrid", "push"} {
 		t.Run(mode, func(t *testing.T) {
-			s := newTestServer(t, backendReal, func(c *config) {
+			s := newTestServer(t, backendReal, func(c *settings.Settings) {
 				c.FeedMode = mode
 				c.CelebrityFollowers = 7
 				c.RedisPoolSize = 1

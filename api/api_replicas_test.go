@@ -3,12 +3,16 @@ package api
 import (
 	"context"
 	"database/sql"
+	"io"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -27,7 +31,7 @@ import (
 // mark lasts); after START SLAVE the other reader sees the new rows too.
 func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 	var replicaServer string
-	s := newTestServer(t, backendReal, func(c *config) {
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		var dsn string
 		dsn, replicaServer = testenv.StoppableReplica(t, c.MySQLDSN)
 		c.MySQLReplicaDSNs = []string{dsn}
@@ -241,4 +245,16 @@ func relNames(c relConnection) []string {
 		out = append(out, e.Node.Username)
 	}
 	return out
+}
+
+// TestReplicaUnreachableStopsStartup: a replica that does not answer stops
+// the server at start with the entry and its address, instead of serving
+// with reads that fail later.
+func TestReplicaUnreachableStopsStartup(t *testing.T) {
+	dir := t.TempDir()
+	_, err := newApp(context.Background(), settings.Settings{MySQLDSN: testenv.MySQL(t), MySQLReplicaDSNs: []string{"root@tcp(127.0.0.1:1)/feed?timeout=2s"},
+		ReplicaMaxLag: time.Second, DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS entry 1 (127.0.0.1:1)") {
+		t.Fatalf("unreachable replica: %v, want an error naming MYSQL_REPLICA_DSNS entry 1 and its address", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"feedservice/api/settings"
 	"feedservice/resolvers"
 )
 
@@ -19,7 +20,7 @@ func TestUnreadCountAliases(t *testing.T) {
 	const one = `feed(first: 0) { unreadCount }`
 	// Up to the token limit in aliases: the selection limit, which refuses
 	// as many at its default, must not refuse them first.
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQuerySelections = DefaultMaxQueryTokens })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQuerySelections = settings.DefaultMaxQueryTokens })
 	reader, author := s.signUp(t, "reader"), s.signUp(t, "author")
 	reader.mustDo(t, `mutation($id: ID!) { follow(userId: $id) { user { id } } }`, map[string]any{"id": author.ID}, nil)
 	const unread = 5
@@ -30,7 +31,7 @@ func TestUnreadCountAliases(t *testing.T) {
 	t.Run("priced", func(t *testing.T) {
 		// A second instance whose limit is one alias: 1 + 1 entry x the count.
 		shared := s.app.cfg
-		priced := newTestServer(t, backendReal, func(c *config) {
+		priced := newTestServer(t, backendReal, func(c *settings.Settings) {
 			*c = shared
 			c.MaxQueryComplexity = 1 + resolvers.UnreadCountCost
 		})

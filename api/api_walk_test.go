@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
 func TestLimitsQueryFields(t *testing.T) {
 	t.Parallel()
 	// viewer 1 + 2 spreads x (id, username) = 5.
-	s := newTestServer(t, backendReal, func(c *config) { c.MaxQueryFields = 5 })
+	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryFields = 5 })
 	ann := s.signUp(t, "ann")
 	t.Run("at the limit", func(t *testing.T) {
 		for _, q := range []string{
@@ -51,8 +52,8 @@ func TestLimitsQueryFields(t *testing.T) {
 func TestLimitsQuerySelectionsBeforeValidation(t *testing.T) {
 	t.Parallel()
 	const limit = 50
-	sel := newTestServer(t, backendReal, func(c *config) { c.MaxQuerySelections = limit })
-	sized := newTestServer(t, backendReal, func(c *config) { c.MaxQueryFields = 6; c.MaxQueryDepth = 3 })
+	sel := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQuerySelections = limit })
+	sized := newTestServer(t, backendReal, func(c *settings.Settings) { c.MaxQueryFields = 6; c.MaxQueryDepth = 3 })
 	// "{ viewer { nope ... } }": viewer, nope and n-2 __typename.
 	doc := func(selections int) string {
 		return "{ viewer { nope" + strings.Repeat(" __typename", selections-2) + " } }"

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
@@ -80,7 +81,7 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
-			s := newTestServer(t, backendReal, func(c *config) {
+			s := newTestServer(t, backendReal, func(c *settings.Settings) {
 				c.FeedMode = string(mode)
 				c.CelebrityFollowers = 4
 				// The round trips of a warm page, not of revalidation: on a
@@ -185,7 +186,7 @@ func TestWarmOldRepostRunsNoSQL(t *testing.T) {
 	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			const inboxCap = 10
-			s := newTestServer(t, backendReal, func(c *config) {
+			s := newTestServer(t, backendReal, func(c *settings.Settings) {
 				c.FeedMode = string(mode)
 				c.InboxCap = inboxCap
 			})
@@ -247,7 +248,7 @@ const warmPropagationBound = 2 * time.Second
 // values, within warmPropagationBound.
 func TestChangesReachOtherInstance(t *testing.T) {
 	t.Parallel()
-	a := newTestServer(t, backendReal, func(c *config) { c.FeedMode = string(feedconfig.ModePush) })
+	a := newTestServer(t, backendReal, func(c *settings.Settings) { c.FeedMode = string(feedconfig.ModePush) })
 	b := limitsSecondInstance(t, a)
 	w := feedNewWorld(t, a)
 	viewer, author, other := w.signUp("viewer"), w.signUp("author"), w.signUp("other")

@@ -15,18 +15,43 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
+	"feedservice/api/settings"
 	"feedservice/feed"
-	feedconfig "feedservice/feed/config"
 	"feedservice/graph"
 	"feedservice/internal/ratelimit"
 	"feedservice/resolvers"
 	"feedservice/store"
 )
 
+// Limits of the server that are not settings.
+const (
+	// maxRequestBodyBytes caps an HTTP request body.
+	maxRequestBodyBytes = 1 << 20
+	// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
+	shutdownGrace = 20 * time.Second
+	// maxSubscriptionsPerConnection caps the live subscriptions of one websocket.
+	maxSubscriptionsPerConnection = 10
+	// maxConnectionsPerUser caps one user's websockets on one instance.
+	maxConnectionsPerUser = 10
+	// queryCacheSize is how many parsed documents the server keeps.
+	queryCacheSize = 1000
+	// redisDialTimeout and redisIOTimeout bound every Redis call, so that a
+	// feed read falls back to MySQL quickly when Redis is away.
+	redisDialTimeout = time.Second
+	redisIOTimeout   = 500 * time.Millisecond
+	// redisClusterStateReload is the most time a Redis Cluster client uses
+	// its map of slots to masters before a command reloads it (CLUSTER
+	// SLOTS, in the background). go-redis reloads at once on a MOVED
+	// answer, but a dead master answers nothing: without this the client
+	// would keep dialling it for go-redis's default of 60s after its
+	// replica took over. One reload a second costs one small command.
+	redisClusterStateReload = time.Second
+)
+
 // app is the state of one server instance, built once at start and handed
 // to everything that needs it.
 type app struct {
-	cfg     config
+	cfg     settings.Settings
 	log     *slog.Logger
 	store   *store.Store
 	redis   redis.UniversalClient
@@ -60,7 +85,7 @@ type app struct {
 // newApp opens the database (migrating it) and Redis, and starts the engine.
 // What it starts lives until ctx ends or close is called. onStore, when
 // given, sees the store before anything runs on it (tests count queries).
-func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
+func newApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
 	a, err := openApp(ctx, cfg, log, onStore...)
 	if err != nil {
 		return nil, err
@@ -71,7 +96,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*
 
 // openApp is newApp without starting the engine: no dispatcher, fan-out
 // worker or subscription hub runs yet, so nothing is derived in Redis.
-func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
+func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
 	log = withRequestIDLogs(log)
 	a := &app{cfg: cfg, log: log}
 	ok := false
@@ -92,7 +117,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	if tp != nil {
 		a.tracer = tp
 		a.closers = append(a.closers, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), TracingShutdownTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
 			defer cancel()
 			tp.Shutdown(ctx)
 		})
@@ -114,7 +139,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	for _, m := range applied {
 		log.Info("migrated", "step", m)
 	}
-	if a.redis, err = openRedis(cfg.RedisAddr, cfg.redisPool(), &a.closers); err != nil {
+	if a.redis, err = openRedis(cfg.RedisAddr, cfg.RedisPool(), &a.closers); err != nil {
 		return nil, err
 	}
 	if a.tracer != nil {
@@ -129,7 +154,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	a.metrics = newServerMetrics(sqlDB, a.redis)
 	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, metrics: a.metrics}
 	a.answers = newAnswerBudget(cfg.MaxResponseBytesInFlight, cfg.MaxResponseBytes, cfg.MaxOperationsPerAddress, cfg.MaxOperationsInFlight)
-	secret, err := cfg.tokenSecret()
+	secret, err := tokenSecret(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -146,41 +171,11 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.engineCtx = engineCtx
 	a.closers = append(a.closers, stopEngine)
-	mode, err := feedconfig.ParseMode(cfg.FeedMode)
+	engineCfg, err := cfg.Engine(secret, a.tracer)
 	if err != nil {
 		return nil, err
 	}
-	a.engine, err = feed.New(engineCtx, feedconfig.Config{
-		KeyPrefix:             cfg.KeyPrefix,
-		TokenSecret:           secret,
-		TokenTTL:              cfg.TokenTTL,
-		BcryptCost:            cfg.BcryptCost,
-		NodeID:                cfg.NodeID,
-		Mode:                  mode,
-		CelebrityFollowers:    cfg.CelebrityFollowers,
-		InboxCap:              cfg.InboxCap,
-		InboxTTL:              cfg.InboxTTL,
-		FanoutBatchSize:       cfg.FanoutBatch,
-		FollowingReadMax:      cfg.FollowingReadMax,
-		JumpCacheFollowers:    cfg.JumpCacheFollowers,
-		JumpCacheTTL:          cfg.JumpCacheTTL,
-		FanoutWorkers:         cfg.FanoutWorkers,
-		Dispatch:              cfg.Dispatch,
-		StreamTrimInterval:    cfg.StreamTrimInterval,
-		StreamReplicas:        streamReplicas(cfg.StreamReplicas),
-		StreamReplicaTimeout:  cfg.StreamReplicaTimeout,
-		RateLimitWarnInterval: cfg.RateLimitWarnInterval,
-		PostCacheTTL:          cfg.PostCacheTTL,
-		RepostListMax:         cfg.RepostListMax,
-		UserCacheTTL:          cfg.UserCacheTTL,
-		LocalCacheMaxEntries:  localCacheEntries(cfg.LocalCacheMaxEntries),
-		LocalCacheMaxBytes:    int64(cfg.LocalCacheMaxBytes),
-		LocalCacheTTL:         cfg.LocalCacheTTL,
-		HomeInsertEvery:       cfg.HomeInsertEvery,
-		HomeCandidatesTTL:     cfg.HomeCandidatesTTL,
-		BlockResetInterval:    blockResetInterval(cfg.BlockResetInterval),
-		TracerProvider:        a.tracer,
-	}, st, a.redis, log)
+	a.engine, err = feed.New(engineCtx, engineCfg, st, a.redis, log)
 	if err != nil {
 		return nil, err
 	}
@@ -202,21 +197,6 @@ func (a *app) startEngine() {
 	a.engineStarted = true
 }
 
-// redisPool is the connection pool of the Redis client (per node on a
-// cluster).
-type redisPool struct {
-	size    int
-	timeout time.Duration
-}
-
-// redisPool is REDIS_POOL_SIZE connections for requests and fan-out work,
-// and one more for each fan-out worker: its XREADGROUP BLOCK holds a pooled
-// connection for the whole block, so without these, idle workers would
-// take connections away from requests.
-func (c config) redisPool() redisPool {
-	return redisPool{size: c.RedisPoolSize + c.FanoutWorkers, timeout: c.RedisPoolTimeout}
-}
-
 // openRedis connects to REDIS_ADDR, or starts the embedded in-process Redis
 // when it is empty. One address is a single Redis; a comma list is the seed
 // nodes of a Redis Cluster, for a cluster client with the same settings.
@@ -225,7 +205,7 @@ func (c config) redisPool() redisPool {
 // could reach it: it requires a password of 32 random bytes, made at each
 // start and known only to this process, so that none can rewrite the
 // cached posts or the rate-limit budgets.
-func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalClient, error) {
+func openRedis(addr string, pool settings.RedisPool, closers *[]func()) (redis.UniversalClient, error) {
 	var password string
 	if addr == "" {
 		secret := make([]byte, 32)
@@ -250,18 +230,18 @@ func openRedis(addr string, pool redisPool, closers *[]func()) (redis.UniversalC
 	opt := &redis.UniversalOptions{
 		Addrs:         addrs, // several: a *redis.ClusterClient
 		Password:      password,
-		DialTimeout:   RedisDialTimeout,
-		ReadTimeout:   RedisIOTimeout,
-		WriteTimeout:  RedisIOTimeout,
+		DialTimeout:   redisDialTimeout,
+		ReadTimeout:   redisIOTimeout,
+		WriteTimeout:  redisIOTimeout,
 		MaxRetries:    1, // one retry, not three: fall back to MySQL quickly
 		DialerRetries: 1,
-		PoolSize:      pool.size,
-		PoolTimeout:   pool.timeout,
+		PoolSize:      pool.Size,
+		PoolTimeout:   pool.Timeout,
 	}
 	var rdb redis.UniversalClient
 	if len(addrs) > 1 {
 		cluster := opt.Cluster()
-		cluster.ClusterStateReloadInterval = RedisClusterStateReload
+		cluster.ClusterStateReloadInterval = redisClusterStateReload
 		rdb = redis.NewClusterClient(cluster)
 	} else {
 		rdb = redis.NewUniversalClient(opt)
@@ -276,31 +256,4 @@ func (a *app) close() {
 		a.closers[i]()
 	}
 	a.closers = nil
-}
-
-// streamReplicas maps STREAM_REPLICAS to the engine's setting, where 0
-// means the default and a negative number waits for none.
-func streamReplicas(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// blockResetInterval maps BLOCK_RESET_INTERVAL to the engine's setting,
-// where 0 means the default and a negative interval resets at every block.
-func blockResetInterval(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
-// localCacheEntries maps LOCAL_CACHE_MAX_ENTRIES to the engine's setting,
-// where 0 means the default and a negative number turns the tier off.
-func localCacheEntries(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
@@ -111,7 +112,7 @@ func TestBrowserClients(t *testing.T) {
 	// Home entries of other kinds: an insertion in every second place, and
 	// an operator token, with which a post is promoted into every home
 	// (through the mutation and its header, as an operator would).
-	s := newTestServer(t, backendReal, func(c *config) {
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.AllowedOrigins = corsPage.URL
 		c.HomeInsertEvery = browserHomeInsertEvery
 		c.OperatorToken = browserOperatorToken

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"feedservice/api/settings"
 )
 
 // readHeaderTimeout is how long a client may take to send a request's
@@ -19,7 +21,7 @@ const readHeaderTimeout = 10 * time.Second
 // stop reading a response (WriteTimeout) or sit idle between requests
 // (IdleTimeout). A websocket clears its deadlines when it is accepted
 // (gorillaWebsocket.Accept): its own pings and write deadlines bound it.
-func (c config) httpServer(h http.Handler) *http.Server {
+func httpServer(c settings.Settings, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: min(readHeaderTimeout, c.ReadTimeout),
@@ -67,13 +69,13 @@ func openFileLimit() uint64 {
 // accepted, so the trusted proxies (TRUSTED_PROXIES), whose connections
 // carry many clients, are exempt from the per-address cap and limit their
 // clients themselves.
-func (c config) listen() (ln net.Listener, maxConnections int, err error) {
+func listen(c settings.Settings) (ln net.Listener, maxConnections int, err error) {
 	tcp, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return nil, 0, err
 	}
 	maxConnections = connectionCap(c.MaxConnections, openFileLimit())
-	return newConnectionLimitListener(tcp, maxConnections, c.MaxConnectionsPerAddress, c.trusts), maxConnections, nil
+	return newConnectionLimitListener(tcp, maxConnections, c.MaxConnectionsPerAddress, c.IsTrustedProxy), maxConnections, nil
 }
 
 // The answers of a connection refused by a cap, before it is closed.

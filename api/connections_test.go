@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
@@ -23,11 +24,11 @@ func realServer(t *testing.T, s *testServer) string {
 	t.Helper()
 	cfg := s.app.cfg
 	cfg.Addr = "127.0.0.1:0"
-	ln, _, err := cfg.listen()
+	ln, _, err := listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := cfg.httpServer(s.app.handler())
+	srv := httpServer(cfg, s.app.handler())
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
@@ -65,7 +66,7 @@ func TestConnectionTimeouts(t *testing.T) {
 	t.Parallel()
 	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
 	slack := testenv.Scale(time.Second)
-	s := newTestServer(t, backendEmbedded, func(c *config) {
+	s := newTestServer(t, backendEmbedded, func(c *settings.Settings) {
 		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = readTimeout, writeTimeout, idleTimeout
 	})
 	addr := realServer(t, s)
@@ -183,7 +184,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 		return c, true
 	}
 	t.Run("capped", func(t *testing.T) {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.MaxConnectionsPerAddress = max })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.MaxConnectionsPerAddress = max })
 		addr := realServer(t, s)
 		var open []net.Conn
 		for i := range max {
@@ -203,9 +204,9 @@ func TestConnectionsPerAddress(t *testing.T) {
 		}
 	})
 	t.Run("trusted proxy", func(t *testing.T) {
-		s := newTestServer(t, backendEmbedded, func(c *config) {
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) {
 			c.MaxConnectionsPerAddress = max
-			c.TrustedProxies, _ = parsePrefixes("127.0.0.1")
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		})
 		addr := realServer(t, s)
 		for i := range max + 2 {
@@ -222,7 +223,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 func TestConnectionsPerInstance(t *testing.T) {
 	t.Parallel()
 	const max = 3
-	s := newTestServer(t, backendEmbedded, func(c *config) { c.MaxConnections = max })
+	s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.MaxConnections = max })
 	addr := realServer(t, s)
 	// from dials addr from local address ip and says whether the
 	// connection is served.
@@ -274,14 +275,14 @@ func TestConnectionCap(t *testing.T) {
 		fileLimit uint64
 		want      int
 	}{
-		{DefaultMaxConnections, 1 << 20, DefaultMaxConnections},
-		{DefaultMaxConnections, DefaultMaxConnections + connectionFileReserve, DefaultMaxConnections},
-		{DefaultMaxConnections, DefaultMaxConnections + connectionFileReserve - 1, DefaultMaxConnections - 1},
-		{DefaultMaxConnections, 20_000, 20_000 - connectionFileReserve},
-		{DefaultMaxConnections, 2 * connectionFileReserve, connectionFileReserve},
-		{DefaultMaxConnections, 1024, 512},
-		{DefaultMaxConnections, 0, DefaultMaxConnections},
-		{DefaultMaxConnections, math.MaxUint64, DefaultMaxConnections},
+		{settings.DefaultMaxConnections, 1 << 20, settings.DefaultMaxConnections},
+		{settings.DefaultMaxConnections, settings.DefaultMaxConnections + connectionFileReserve, settings.DefaultMaxConnections},
+		{settings.DefaultMaxConnections, settings.DefaultMaxConnections + connectionFileReserve - 1, settings.DefaultMaxConnections - 1},
+		{settings.DefaultMaxConnections, 20_000, 20_000 - connectionFileReserve},
+		{settings.DefaultMaxConnections, 2 * connectionFileReserve, connectionFileReserve},
+		{settings.DefaultMaxConnections, 1024, 512},
+		{settings.DefaultMaxConnections, 0, settings.DefaultMaxConnections},
+		{settings.DefaultMaxConnections, math.MaxUint64, settings.DefaultMaxConnections},
 	} {
 		if got := connectionCap(c.max, c.fileLimit); got != c.want {
 			t.Errorf("connectionCap(%d, %d) = %d, want %d", c.max, c.fileLimit, got, c.want)

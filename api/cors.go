@@ -1,9 +1,7 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,22 +115,4 @@ func corsHeadersAllowed(list string) bool {
 		}
 	}
 	return true
-}
-
-// parseOrigins reads ALLOWED_ORIGINS: "*" or origins as browsers send
-// them, scheme://host[:port] with nothing after; an entry with a path or a
-// trailing slash would never match, so it is refused at start.
-func parseOrigins(s string) ([]string, error) {
-	origins := splitList(s)
-	for _, o := range origins {
-		if o == "*" {
-			continue
-		}
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#") {
-			return nil, fmt.Errorf("%q is not an origin like https://app.example.com or http://localhost:3000", o)
-		}
-	}
-	return origins, nil
 }

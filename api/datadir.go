@@ -1,11 +1,16 @@
 package api
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"feedservice/api/settings"
 )
 
 // The modes of the data directory and its files: the database holds the
@@ -57,4 +62,28 @@ func secureDataFiles(dir string) error {
 		}
 	}
 	return nil
+}
+
+// tokenSecret is the configured secret (TOKEN_SECRET), or the one kept under the data
+// directory, made on first start.
+func tokenSecret(c settings.Settings) ([]byte, error) {
+	if c.TokenSecret != "" {
+		return []byte(c.TokenSecret), nil
+	}
+	path := filepath.Join(c.DataDir, "token-secret")
+	if b, err := os.ReadFile(path); err == nil {
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(buf)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("keep token secret: %w", err)
+	}
+	return []byte(secret), nil
 }

@@ -22,10 +22,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 	"feedservice/feed/ids"
 	"feedservice/internal/gqlclient"
@@ -53,11 +53,11 @@ func BenchmarkRedDotDelivery(b *testing.B) {
 }
 
 func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
-	s := newTestServer(b, backendReal, func(c *config) {
+	s := newTestServer(b, backendReal, func(c *settings.Settings) {
 		c.FeedMode = string(feedconfig.ModeHybrid)
 		c.CelebrityFollowers = celebrityFollowers
 	})
-	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
+	b.Cleanup(s.app.cfg.TuneRuntime()) // the collector's target Serve sets
 	ctx := context.Background()
 	author, readers := deliveryGraph(b, s, sockets)
 	tokens := make([]string, len(readers))

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
+	"feedservice/api/settings"
 	"feedservice/graph"
 	"feedservice/resolvers"
 )
@@ -144,7 +145,7 @@ func (s *countingSchema) Complexity(ctx context.Context, typeName, field string,
 // walkerWork walks doc as the server does (parse under the token limit;
 // per operation documentLimits' walk, which runs before validation; then,
 // when the document is valid, gate is set and the operation is within
-// DefaultMaxQueryFields, gqlgen's complexity walk)
+// settings.DefaultMaxQueryFields, gqlgen's complexity walk)
 // and returns an error when a walker's work grows faster than the
 // document: documentWalk visiting more than walkVisitsPerToken per token, or
 // the complexity walk more than complexityVisitsPerField per token plus per
@@ -152,7 +153,7 @@ func (s *countingSchema) Complexity(ctx context.Context, typeName, field string,
 // operation, as it did before documentLimits counted fields.
 func walkerWork(es graphql.ExecutableSchema, doc string, gate bool) error {
 	tokens := documentTokens(doc)
-	parsed, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: doc}, DefaultMaxQueryTokens)
+	parsed, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: doc}, settings.DefaultMaxQueryTokens)
 	if err != nil {
 		return nil
 	}
@@ -164,10 +165,10 @@ func walkerWork(es graphql.ExecutableSchema, doc string, gate bool) error {
 		if m.visits > walkVisitsPerToken*tokens {
 			return fmt.Errorf("documentWalk visited %d selections of a %d-token document", m.visits, tokens)
 		}
-		if !valid || err != nil || (gate && m.fields > DefaultMaxQueryFields) {
+		if !valid || err != nil || (gate && m.fields > settings.DefaultMaxQueryFields) {
 			continue
 		}
-		budget := complexityVisitsPerField * (tokens + DefaultMaxQueryFields)
+		budget := complexityVisitsPerField * (tokens + settings.DefaultMaxQueryFields)
 		if err := complexityWalk(es, parsed, op, budget); err != nil {
 			return fmt.Errorf("gqlgen's complexity walk of a %d-token document (%d fields expanded): %w", tokens, m.fields, err)
 		}
@@ -250,14 +251,14 @@ func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
 
 // BenchmarkValidation validates documents of the shapes whose validation
 // grows with the square of their selections, at the selection limit
-// (DefaultMaxQuerySelections) and, for the widest, at the 1,996 fields
+// (settings.DefaultMaxQuerySelections) and, for the widest, at the 1,996 fields
 // a document within the token limit can hold, which documentLimits now
 // refuses before validation.
 //
 //	go test -run '^$' -bench Validation -count 6 ./api | tee out; benchstat out
 func BenchmarkValidation(b *testing.B) {
 	es := graph.NewExecutableSchema(graph.Config{Complexity: resolvers.Complexity()})
-	n := DefaultMaxQuerySelections
+	n := settings.DefaultMaxQuerySelections
 	var spreads, fragments strings.Builder
 	for i := range n / 2 {
 		fmt.Fprintf(&spreads, " ...F%d", i)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/api/settings"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
@@ -23,7 +24,7 @@ import (
 // failoverUnavailableBound is the longest a client may see UNAVAILABLE
 // when a Redis Cluster master dies: the cluster's detection and promotion
 // (about twice cluster-node-timeout, 1s here), the client's next map of
-// the slots (RedisClusterStateReload), and room for a loaded test machine.
+// the slots (redisClusterStateReload), and room for a loaded test machine.
 const failoverUnavailableBound = 15 * time.Second
 
 // failoverCatchUpBound is how soon after the promotion every active
@@ -51,7 +52,7 @@ const failoverReplicaLag = testenv.ClusterNodeTimeout * 6 / 10
 func TestRedisClusterFailover(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t)
-	onCluster := func(c *config) {
+	onCluster := func(c *settings.Settings) {
 		c.RedisAddr = strings.Join(cluster.Addrs(), ",")
 		c.KeyPrefix = testenv.Name("t") + ":"
 	}

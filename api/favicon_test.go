@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"feedservice/api/settings"
 )
 
 // TestFaviconServed: /favicon.ico, which browsers ask for on every page of
@@ -15,7 +17,7 @@ import (
 func TestFaviconServed(t *testing.T) {
 	t.Parallel()
 	for _, graphiql := range []bool{true, false} {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.GraphiQL = graphiql })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.GraphiQL = graphiql })
 		res, err := http.Get(s.URL + "/favicon.ico")
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"feedservice/api/settings"
 )
 
 // requestCase is one raw GraphQL request: a POST body, or a GET query string.
@@ -180,17 +182,17 @@ func TestLimitsQueryTokens(t *testing.T) {
 		alice := s.signUp(t, "alice")
 		// "{", n names and "}": n+2 tokens.
 		doc := func(tokens int) string { return "{" + strings.Repeat(" __typename", tokens-2) + " }" }
-		alice.mustDo(t, doc(DefaultMaxQueryTokens), nil, nil)
-		r := errsExpect(t, alice, "BAD_USER_INPUT", doc(DefaultMaxQueryTokens+1), nil)
+		alice.mustDo(t, doc(settings.DefaultMaxQueryTokens), nil, nil)
+		r := errsExpect(t, alice, "BAD_USER_INPUT", doc(settings.DefaultMaxQueryTokens+1), nil)
 		if !strings.Contains(r.Errors[0].Message, "token limit") {
 			t.Errorf("message %q does not name the limit", r.Errors[0].Message)
 		}
 		errsExpect(t, alice, "BAD_USER_INPUT", "{"+strings.Repeat(" viewer { id }", 10000)+" }", nil)
-	}, func(c *config) {
+	}, func(c *settings.Settings) {
 		// A document at the token limit has about as many fields: the
 		// field and selection limits, tested in api_walk_test.go, must not
 		// refuse it first.
-		c.MaxQueryFields = DefaultMaxQueryTokens
-		c.MaxQuerySelections = DefaultMaxQueryTokens
+		c.MaxQueryFields = settings.DefaultMaxQueryTokens
+		c.MaxQuerySelections = settings.DefaultMaxQueryTokens
 	})
 }

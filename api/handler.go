@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/dataloader"
@@ -34,7 +33,7 @@ import (
 // embedded in the binary (playground/, web/).
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", withNoStore(cors{origins: splitList(a.cfg.AllowedOrigins)}.handler(a.graphqlHandler())))
+	mux.Handle("/query", withNoStore(cors{origins: a.cfg.Origins()}.handler(a.graphqlHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -65,7 +64,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{AllowedOrigins: splitList(a.cfg.AllowedOrigins), Metrics: a.metrics.websockets, Open: &a.websockets, ReadLimit: readLimit},
+		Implementation:        gorillaWebsocket{allowedOrigins: a.cfg.Origins(), metrics: a.metrics.websockets, open: &a.websockets, readLimit: readLimit},
 		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
@@ -77,7 +76,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	a.parsedDocuments = newBoundedLRU(QueryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
+	a.parsedDocuments = newBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
@@ -99,7 +98,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(&intVariables{maxTokens: a.cfg.MaxQueryTokens, kept: a.parsedDocuments})
 	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
 	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
-	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, MaxRequestBodyBytes))
+	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, maxRequestBodyBytes))
 	if !a.cfg.Introspection {
 		// Validation's "Did you mean" names the schema's fields, arguments,
 		// types and enum values; gqlgen's switch covers fields only. Other
@@ -128,7 +127,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), MaxRequestBodyBytes)))))
+	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
 }
 
 // withNoStore marks every answer of /query as one no cache may keep: they
@@ -216,7 +215,7 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 const (
 	closeUnauthorized    = 4401 // connection_init without a token
 	closeForbidden       = 4403 // a malformed, forged or expired token
-	closeTooManyRequests = 4429 // the user holds MaxConnectionsPerUser already
+	closeTooManyRequests = 4429 // the user holds maxConnectionsPerUser already
 )
 
 // websocketInit reads the bearer token from connection_init's payload
@@ -248,10 +247,10 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 	viewerCtx := ctx
 	s.Session, s.revokeViewer = session, func() { viewer.Revoke(viewerCtx) }
 	if !a.sockets.open(s) {
-		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", MaxConnectionsPerUser))
+		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", maxConnectionsPerUser))
 	}
 	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
-	return resolvers.WithSubscriptionLimit(ctx, MaxSubscriptionsPerConnection), nil, nil
+	return resolvers.WithSubscriptionLimit(ctx, maxSubscriptionsPerConnection), nil, nil
 }
 
 // websocketClosed frees the connection's place in its user's count.
@@ -259,24 +258,6 @@ func (a *app) websocketClosed(ctx context.Context, _ int) {
 	if s := socketSessionOf(ctx); s != nil && s.User != 0 {
 		a.sockets.close(s)
 	}
-}
-
-// refuseBadToken fails every operation of a request whose token was refused,
-// rather than running it signed out.
-type refuseBadToken struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = refuseBadToken{}
-
-func (refuseBadToken) ExtensionName() string                   { return "RefuseBadToken" }
-func (refuseBadToken) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
-	if err := viewer.TokenError(ctx); err != nil {
-		return gqlerror.WrapIfUnwrapped(err)
-	}
-	return nil
 }
 
 type requestIDKey struct{}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/api/settings"
 )
 
 // TestSecurityHeaders: the embedded pages (GraphiQL at / and /graphiql/,
@@ -58,8 +60,8 @@ func TestMetricsNotPublic(t *testing.T) {
 	if res, body := errsGet(t, s.MetricsURL+"/metrics", nil); res.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("# TYPE feed_outbox_lag_events ")) {
 		t.Errorf("GET /metrics on the metrics listener: status %d", res.StatusCode)
 	}
-	if ap, err := netip.ParseAddrPort(DefaultMetricsAddr); err != nil || !ap.Addr().IsLoopback() {
-		t.Errorf("METRICS_ADDR defaults to %q, want a loopback address", DefaultMetricsAddr)
+	if ap, err := netip.ParseAddrPort(settings.DefaultMetricsAddr); err != nil || !ap.Addr().IsLoopback() {
+		t.Errorf("METRICS_ADDR defaults to %q, want a loopback address", settings.DefaultMetricsAddr)
 	}
 }
 
@@ -95,7 +97,7 @@ func TestQueryAnswersNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	post.Body.Close()
-	tooLarge, err := http.Post(s.URL+"/query", "application/json", bytes.NewReader(make([]byte, MaxRequestBodyBytes+1)))
+	tooLarge, err := http.Post(s.URL+"/query", "application/json", bytes.NewReader(make([]byte, maxRequestBodyBytes+1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestSuggestionsFollowIntrospection(t *testing.T) {
 		`{ viewer { followers(first: 1) { edgs { cursor } } } }`,
 	}
 	for _, introspection := range []bool{false, true} {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.Introspection = introspection })
 		for _, q := range typos {
 			r := s.anon().mustFail(t, "BAD_USER_INPUT", q, nil)
 			suggests := false
@@ -169,7 +171,7 @@ func TestValidationMessagesFollowIntrospection(t *testing.T) {
 		{map[string]any{"username": true, "password": "long enough pw"}, []string{"String"}, "not of the type expected", "as String"},
 	}
 	for _, introspection := range []bool{false, true} {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.Introspection = introspection })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.Introspection = introspection })
 		for _, v := range variables {
 			r := s.anon().mustFail(t, "BAD_USER_INPUT", signUpDoc, map[string]any{"i": v.value})
 			e := r.Errors[0]

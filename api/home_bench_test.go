@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/api/settings"
 	"feedservice/models"
 )
 
@@ -21,8 +22,8 @@ import (
 //
 //	go test -run '^$' -bench HomePage -count 6 ./api | tee out; benchstat -col /read out
 func BenchmarkHomePage(b *testing.B) {
-	s := newTestServer(b, backendReal, func(c *config) { c.HomeInsertEvery = 5 })
-	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
+	s := newTestServer(b, backendReal, func(c *settings.Settings) { c.HomeInsertEvery = 5 })
+	b.Cleanup(s.app.cfg.TuneRuntime()) // the collector's target Serve sets
 	h := s.app.handler()
 	ctx := context.Background()
 	signUp := func(name string) (string, string) {

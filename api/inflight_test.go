@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/graph"
 	"feedservice/models"
 )
@@ -50,7 +51,7 @@ func (q holdingQuery) Viewer(ctx context.Context) (*models.User, error) {
 // newHoldingServer is a test server on MariaDB and Redis whose
 // Query.viewer holds its operations until released; change adjusts its
 // settings.
-func newHoldingServer(t *testing.T, change ...func(*config)) (*testServer, *holdingResolvers) {
+func newHoldingServer(t *testing.T, change ...func(*settings.Settings)) (*testServer, *holdingResolvers) {
 	t.Helper()
 	s := newTestServer(t, backendReal, change...)
 	h := &holdingResolvers{ResolverRoot: s.app.resolvers, entered: make(chan struct{}, 100), release: make(chan struct{})}
@@ -124,7 +125,7 @@ func expectRefused(t *testing.T, what string, res *http.Response, errs []gqlErro
 // bodies are still on their way hold no place.
 func TestOperationsInFlightOverHTTP(t *testing.T) {
 	t.Parallel()
-	s, hold := newHoldingServer(t, func(c *config) { c.MaxOperationsPerAddress = 2; c.MaxOperationsInFlight = 3 })
+	s, hold := newHoldingServer(t, func(c *settings.Settings) { c.MaxOperationsPerAddress = 2; c.MaxOperationsInFlight = 3 })
 	ann := s.signUp(t, "ann")
 	var held, late sync.WaitGroup
 	// Three requests from the first address send half their body and wait.
@@ -184,7 +185,7 @@ func TestOperationsInFlightOverHTTP(t *testing.T) {
 // once released, the held ones answer and the socket takes queries again.
 func TestOperationsInFlightOverWebsocket(t *testing.T) {
 	t.Parallel()
-	s, hold := newHoldingServer(t, func(c *config) { c.MaxOperationsPerSocket = 2; c.MaxOperationsInFlight = 3 })
+	s, hold := newHoldingServer(t, func(c *settings.Settings) { c.MaxOperationsPerSocket = 2; c.MaxOperationsInFlight = 3 })
 	ann := s.signUp(t, "ann")
 	ws := liveConnect(t, s, liveTransportWS, ann.Token)
 	first, second := ws.subscribe(`{ viewer { username } }`), ws.subscribe(`{ viewer { username } }`)

@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"feedservice/api/settings"
 	"feedservice/graph"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/serverproc"
@@ -68,7 +69,7 @@ func TestBoundedLRU(t *testing.T) {
 func TestParsedDocumentsBytes(t *testing.T) {
 	t.Parallel()
 	const maxBytes = 64 << 10
-	s := newTestServer(t, backendEmbedded, func(c *config) { c.QueryCacheMaxBytes = maxBytes })
+	s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.QueryCacheMaxBytes = maxBytes })
 	comment := "# " + strings.Repeat("x", 16<<10) + "\n"
 	for i := range 40 {
 		s.anon().mustDo(t, fmt.Sprintf("%squery Q%d { __typename }", comment, i), nil, nil)
@@ -202,7 +203,7 @@ func TestRefusedDocumentsLeaveNoHeap(t *testing.T) {
 	}
 	// validDocuments are twice what the cache keeps of them (about 90 KB
 	// each as parsedDocumentBytes counts them).
-	const validDocuments = 2 * DefaultQueryCacheMaxBytes / (90 << 10)
+	const validDocuments = 2 * settings.DefaultQueryCacheMaxBytes / (90 << 10)
 	send := func(doc func(int) string, n int, wantCode string) {
 		t.Helper()
 		var wg sync.WaitGroup

@@ -9,6 +9,8 @@ import (
 	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"feedservice/api/settings"
 )
 
 // metricsHandler serves GET /metrics (Prometheus text). It is not on the
@@ -42,7 +44,7 @@ func serveMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Lo
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: settings.DefaultReadTimeout, WriteTimeout: settings.DefaultWriteTimeout, IdleTimeout: settings.DefaultIdleTimeout}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics listener stopped", "err", err)

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"testing"
+
+	"feedservice/api/settings"
 )
 
 // TestMetricsListener: the server process serves /metrics on METRICS_ADDR
@@ -30,7 +32,7 @@ func TestMetricsListener(t *testing.T) {
 func TestMetricsPprof(t *testing.T) {
 	t.Parallel()
 	for _, on := range []bool{false, true} {
-		s := newTestServer(t, backendEmbedded, func(c *config) { c.MetricsPprof = on })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.MetricsPprof = on })
 		want := http.StatusNotFound
 		if on {
 			want = http.StatusOK

@@ -24,9 +24,9 @@ import (
 	"feedservice/internal/viewer"
 )
 
-// MaxRequestIDBytes caps a client's X-Request-ID; a longer one, or one with
+// maxRequestIDBytes caps a client's X-Request-ID; a longer one, or one with
 // characters other than letters, digits and "-_.:", is replaced by a new id.
-const MaxRequestIDBytes = 64
+const maxRequestIDBytes = 64
 
 // serverMetrics are the metrics of the server around the engine: GraphQL
 // operations and resolvers, websockets, the Redis and SQL pools, and the Go
@@ -392,10 +392,10 @@ func (h requestIDLogs) WithGroup(name string) slog.Handler {
 }
 
 // validRequestID tells whether a client's X-Request-ID may be used as the
-// request's id: at most MaxRequestIDBytes of letters, digits and "-_.:",
+// request's id: at most maxRequestIDBytes of letters, digits and "-_.:",
 // so that it cannot forge log fields or fill the logs.
 func validRequestID(id string) bool {
-	if id == "" || len(id) > MaxRequestIDBytes {
+	if id == "" || len(id) > maxRequestIDBytes {
 		return false
 	}
 	for _, c := range id {

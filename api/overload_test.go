@@ -233,7 +233,7 @@ func TestOverloadOneClientCannotStopTheService(t *testing.T) {
 	t.Parallel() // it waits far more than it computes
 	bin := buildServer(t)
 	seeder := newTestServer(t, backendReal)
-	if err := seed(context.Background(), seeder.app.engine, seeder.app.store, store.EventsPending, seedSize{Users: 40, FollowsEach: 30}, io.Discard); err != nil {
+	if err := seed(context.Background(), seeder.app.engine, seeder.app.store, store.EventsPending, seedSize{users: 40, followsEach: 30}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	cfg := seeder.app.cfg

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"feedservice/api/settings"
 )
 
 // apqHash is the SHA-256 of doc, as Apollo's client sends it.
@@ -56,10 +58,10 @@ func TestPersistedQueriesCaps(t *testing.T) {
 	doc := func(i int) string { return fmt.Sprintf("query Q%04d { __typename }", i) }
 	for _, tc := range []struct {
 		name   string
-		change func(*config)
+		change func(*settings.Settings)
 	}{
-		{"entries", func(c *config) { c.PersistedQueryMaxEntries = keep }},
-		{"bytes", func(c *config) { c.PersistedQueryMaxBytes = keep * len(doc(0)) }},
+		{"entries", func(c *settings.Settings) { c.PersistedQueryMaxEntries = keep }},
+		{"bytes", func(c *settings.Settings) { c.PersistedQueryMaxBytes = keep * len(doc(0)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, backend := range backends() {

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"feedservice/store"
-
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/vektah/gqlparser/v2"
 
+	"feedservice/api/settings"
 	"feedservice/graph"
 	"feedservice/resolvers"
+	"feedservice/store"
 )
 
 // priceOf is what the complexity limit charges for query with vars.
@@ -51,9 +51,9 @@ fragment FeedEdgeFields on FeedEdge { cursor node { addedAt post { ...PostFields
 //
 //	go test -run '^$' -bench Pricing -count 6 ./api | tee out; benchstat -col /shape out
 func BenchmarkPricing(b *testing.B) {
-	s := newTestServer(b, backendReal, func(c *config) { c.MaxQueryComplexity = 1 << 30 })
-	b.Cleanup(s.app.cfg.tuneRuntime())
-	size := seedSize{Users: 100, FollowsEach: 30, PostsEach: 4, CelebPosts: 4}
+	s := newTestServer(b, backendReal, func(c *settings.Settings) { c.MaxQueryComplexity = 1 << 30 })
+	b.Cleanup(s.app.cfg.TuneRuntime())
+	size := seedSize{users: 100, followsEach: 30, postsEach: 4, celebPosts: 4}
 	if err := seed(context.Background(), s.app.engine, s.app.store, store.EventsPending, size, io.Discard); err != nil {
 		b.Fatal(err)
 	}
@@ -113,8 +113,8 @@ func TestPricingTextBySize(t *testing.T) {
 		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("id%d", i))
 	}
 	finding := `{ nodes(ids: [` + strings.Join(ids, ",") + `]) { ... on Post {` + aliases.String() + ` } } }`
-	if got := priceOf(t, finding, nil); got <= DefaultMaxQueryComplexity {
-		t.Errorf("98 bodies under 100 ids priced %d, within the default limit of %d", got, DefaultMaxQueryComplexity)
+	if got := priceOf(t, finding, nil); got <= settings.DefaultMaxQueryComplexity {
+		t.Errorf("98 bodies under 100 ids priced %d, within the default limit of %d", got, settings.DefaultMaxQueryComplexity)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"feedservice/api/settings"
 )
 
 // One REDIS_ADDR is a single Redis; several, the seed nodes of a cluster.
@@ -21,7 +23,7 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 		{" 127.0.0.1:7000 , 127.0.0.1:7001 ,127.0.0.1:7002", true},
 	} {
 		var closers []func()
-		rdb, err := openRedis(c.addr, redisPool{size: 7, timeout: 300 * time.Millisecond}, &closers)
+		rdb, err := openRedis(c.addr, settings.RedisPool{Size: 7, Timeout: 300 * time.Millisecond}, &closers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,11 +32,11 @@ func TestOpenRedisPicksClusterForSeveralAddresses(t *testing.T) {
 			if !c.cluster {
 				t.Errorf("REDIS_ADDR %q opened a cluster client", c.addr)
 			}
-			if o := r.Options(); o.ReadTimeout != RedisIOTimeout || o.DialTimeout != RedisDialTimeout || o.MaxRetries != 1 {
+			if o := r.Options(); o.ReadTimeout != redisIOTimeout || o.DialTimeout != redisDialTimeout || o.MaxRetries != 1 {
 				t.Errorf("REDIS_ADDR %q: cluster client without the single client's timeouts: %+v", c.addr, o)
 			}
-			if o := r.Options(); o.ClusterStateReloadInterval != RedisClusterStateReload {
-				t.Errorf("REDIS_ADDR %q: cluster state reloaded every %s, want %s", c.addr, o.ClusterStateReloadInterval, RedisClusterStateReload)
+			if o := r.Options(); o.ClusterStateReloadInterval != redisClusterStateReload {
+				t.Errorf("REDIS_ADDR %q: cluster state reloaded every %s, want %s", c.addr, o.ClusterStateReloadInterval, redisClusterStateReload)
 			}
 			if o := r.Options(); o.PoolSize != 7 || o.PoolTimeout != 300*time.Millisecond {
 				t.Errorf("REDIS_ADDR %q: cluster pool %d, %s; want 7, 300ms", c.addr, o.PoolSize, o.PoolTimeout)

@@ -10,15 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"feedservice/internal/apperr"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // refuseMalformedRequest refuses, with a coded error, what gqlgen's
@@ -160,84 +154,4 @@ func writeRequestError(w http.ResponseWriter, status int, message string) {
 		"message":    message,
 		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
 	}}})
-}
-
-// refuseLoneSurrogates refuses a document with a string literal holding a
-// \u escape of half a surrogate pair ("\udc00"), which the GraphQL lexer
-// would turn into U+FFFD: the same rule as for the JSON around it, for the
-// documents of every transport, websockets included.
-type refuseLoneSurrogates struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationParameterMutator
-} = refuseLoneSurrogates{}
-
-func (refuseLoneSurrogates) ExtensionName() string                   { return "RefuseLoneSurrogates" }
-func (refuseLoneSurrogates) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseLoneSurrogates) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
-	if documentStringsValid(p.Query) {
-		return nil
-	}
-	// A parse failure: the error presenter sends BAD_USER_INPUT.
-	return &gqlerror.Error{Message: malformedTextMessage, Extensions: map[string]any{"code": errcode.ParseFailed}}
-}
-
-// documentStringsValid reports whether every string literal of a GraphQL
-// document passes isJSONText, whose escapes are those of GraphQL strings.
-// Comments and block strings, which have no escapes but \""", are skipped.
-// It does not check that doc parses; the parser does that next.
-func documentStringsValid(doc string) bool {
-	for i := 0; i < len(doc); i++ {
-		switch {
-		case doc[i] == '#':
-			for i < len(doc) && doc[i] != '\n' && doc[i] != '\r' {
-				i++
-			}
-		case strings.HasPrefix(doc[i:], `"""`):
-			i += 3
-			for i < len(doc) && !strings.HasPrefix(doc[i:], `"""`) {
-				if strings.HasPrefix(doc[i:], `\"""`) {
-					i += 3
-				}
-				i++
-			}
-			i += 2
-		case doc[i] == '"':
-			start := i + 1
-			for i = start; i < len(doc) && doc[i] != '"' && doc[i] != '\n'; i++ {
-				if doc[i] == '\\' {
-					i++
-				}
-			}
-			if !isJSONText([]byte(doc[start:min(i, len(doc))])) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// plainPost marks the context of a GraphQL request sent by HTTP POST.
-type plainPost struct{}
-
-// refuseSubscriptionsByPost refuses a subscription sent by HTTP POST: gqlgen
-// would answer with its first event, and feedItemAdded has none until a post
-// arrives, so the request would hang, holding a Redis subscription, past
-// the cap on websockets. (GET refuses every operation but a query.)
-type refuseSubscriptionsByPost struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = refuseSubscriptionsByPost{}
-
-func (refuseSubscriptionsByPost) ExtensionName() string                   { return "RefuseSubscriptionsByPost" }
-func (refuseSubscriptionsByPost) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if byPost, _ := ctx.Value(plainPost{}).(bool); !byPost || op.Operation == nil || op.Operation.Operation != ast.Subscription {
-		return nil
-	}
-	err := apperr.BadInput("a subscription runs over a websocket (graphql-transport-ws), not by POST")
-	return &gqlerror.Error{Err: err, Message: err.Error()}
 }

@@ -17,14 +17,14 @@ import (
 
 // seedSize shapes the demo graph.
 type seedSize struct {
-	Users       int // ordinary users besides alice and the celebrity
-	FollowsEach int // followees of each ordinary user
-	PostsEach   int
-	RepostsEach int
-	CelebPosts  int
+	users       int // ordinary users besides alice and the celebrity
+	followsEach int // followees of each ordinary user
+	postsEach   int
+	repostsEach int
+	celebPosts  int
 }
 
-var defaultSeedSize = seedSize{Users: 300, FollowsEach: 25, PostsEach: 3, RepostsEach: 2, CelebPosts: 10}
+var defaultSeedSize = seedSize{users: 300, followsEach: 25, postsEach: 3, repostsEach: 2, celebPosts: 10}
 
 // seedAliceFollowers is how many of the demo users follow alice: enough
 // for the documented page jump to show her followers' page 3 of 25.
@@ -83,9 +83,9 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 
 	var posts []*models.Post
 	authors := append([]int64{celebrity}, users[2:]...)
-	for round := range max(size.PostsEach, size.CelebPosts) {
+	for round := range max(size.postsEach, size.celebPosts) {
 		for _, author := range authors {
-			if (author == celebrity && round >= size.CelebPosts) || (author != celebrity && round >= size.PostsEach) {
+			if (author == celebrity && round >= size.celebPosts) || (author != celebrity && round >= size.postsEach) {
 				continue
 			}
 			id := gen.Next()
@@ -102,7 +102,7 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 	reposted := map[repost]bool{}
 	var reposts []*models.Post
 	for _, author := range users[2:] {
-		for range size.RepostsEach {
+		for range size.repostsEach {
 			original := posts[rng.IntN(len(posts))].ID
 			if reposted[repost{author, original}] {
 				continue
@@ -121,12 +121,12 @@ func seed(ctx context.Context, e *feed.Engine, st *store.Store, events store.Bul
 }
 
 // demoFollowees draws whom the demo user users[i] follows: the celebrity,
-// size.FollowsEach others at random, and alice for the first
+// size.followsEach others at random, and alice for the first
 // seedAliceFollowers ordinary users (drawn after the random ones, so the
 // random graph is the one earlier seeds drew).
 func demoFollowees(rng *rand.Rand, users []int64, i int, size seedSize) []int64 {
 	followees := []int64{users[1]}
-	for range size.FollowsEach {
+	for range size.followsEach {
 		if j := 2 + rng.IntN(len(users)-2); j != i {
 			followees = append(followees, users[j])
 		}
@@ -142,7 +142,7 @@ func demoFollowees(rng *rand.Rand, users []int64, i int, size seedSize) []int64 
 // that exists must have the demo password.
 func seedUsers(ctx context.Context, e *feed.Engine, st *store.Store, gen *ids.IDGenerator, size seedSize, out io.Writer) ([]int64, error) {
 	names := []string{"alice", "celebrity"}
-	for i := range size.Users {
+	for i := range size.users {
 		names = append(names, fmt.Sprintf("demo_%03d", i))
 	}
 	made := 1

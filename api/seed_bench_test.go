@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkSeed(b *testing.B) {
 		b.Run(backend, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				cfg := testConfig(b, backend, func(c *config) { c.BcryptCost = feedconfig.DefaultBcryptCost })
+				cfg := testConfig(b, backend, func(c *settings.Settings) { c.BcryptCost = feedconfig.DefaultBcryptCost })
 				a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler))
 				if err != nil {
 					b.Fatal(err)

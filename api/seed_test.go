@@ -19,13 +19,13 @@ import (
 // testSeedSize is a demo graph small enough for a test, with every kind of
 // row: follows (some drawn twice), posts of both kinds of author, and
 // reposts (some of one post twice by one user).
-var testSeedSize = seedSize{Users: 20, FollowsEach: 5, PostsEach: 2, RepostsEach: 3, CelebPosts: 3}
+var testSeedSize = seedSize{users: 20, followsEach: 5, postsEach: 2, repostsEach: 3, celebPosts: 3}
 
 // testSeedSizeOnMySQL is a smaller one for the comparison on MariaDB, where
 // the reference seed's mutations cost some 80 s on a loaded box at
 // testSeedSize: the bulk writes' SQL is what that backend adds, and any
 // graph runs all of it.
-var testSeedSizeOnMySQL = seedSize{Users: 10, FollowsEach: 3, PostsEach: 1, RepostsEach: 2, CelebPosts: 2}
+var testSeedSizeOnMySQL = seedSize{users: 10, followsEach: 3, postsEach: 1, repostsEach: 2, celebPosts: 2}
 
 // The demo loader builds a living graph: alice follows people who post and
 // repost, so her feed and the celebrity's follower count are not empty.
@@ -53,12 +53,12 @@ func TestSeedLoadsALivingFeed(t *testing.T) {
 		User struct{ FollowerCount int }
 	}
 	alice.mustDo(t, `{ feed(first: 10) { edges { cursor } } viewer { id followingCount followerCount } user(username: "celebrity") { followerCount } }`, nil, &out)
-	if len(out.Feed.Edges) == 0 || out.Viewer.FollowingCount == 0 || out.User.FollowerCount != testSeedSize.Users+1 {
+	if len(out.Feed.Edges) == 0 || out.Viewer.FollowingCount == 0 || out.User.FollowerCount != testSeedSize.users+1 {
 		t.Fatalf("seeded graph looks dead: %+v", out)
 	}
 	// Alice has followers (the README's page jump shows them), and the
 	// closing line gives her id as the API takes it.
-	if want := min(seedAliceFollowers, testSeedSize.Users); out.Viewer.FollowerCount != want {
+	if want := min(seedAliceFollowers, testSeedSize.users); out.Viewer.FollowerCount != want {
 		t.Errorf("alice has %d followers, want %d", out.Viewer.FollowerCount, want)
 	}
 	if !strings.Contains(progress.String(), "(user id "+out.Viewer.ID+")") {
@@ -156,7 +156,7 @@ func TestSeedRefusesAForeignAccount(t *testing.T) {
 // one mutation at a time through the engine.
 func seedByMutations(ctx context.Context, e *feed.Engine, size seedSize) error {
 	names := []string{"alice", "celebrity"}
-	for i := range size.Users {
+	for i := range size.users {
 		names = append(names, fmt.Sprintf("demo_%03d", i))
 	}
 	ids := make([]int64, len(names))
@@ -184,9 +184,9 @@ func seedByMutations(ctx context.Context, e *feed.Engine, size seedSize) error {
 	}
 	var postIDs []int64
 	authors := append([]int64{celebrity}, ids[2:]...)
-	for round := range max(size.PostsEach, size.CelebPosts) {
+	for round := range max(size.postsEach, size.celebPosts) {
 		for _, author := range authors {
-			if (author == celebrity && round >= size.CelebPosts) || (author != celebrity && round >= size.PostsEach) {
+			if (author == celebrity && round >= size.celebPosts) || (author != celebrity && round >= size.postsEach) {
 				continue
 			}
 			p, err := e.CreatePost(ctx, author, demoBody(rng))
@@ -197,7 +197,7 @@ func seedByMutations(ctx context.Context, e *feed.Engine, size seedSize) error {
 		}
 	}
 	for _, author := range ids[2:] {
-		for range size.RepostsEach {
+		for range size.repostsEach {
 			if _, err := e.Repost(ctx, author, postIDs[rng.IntN(len(postIDs))]); err != nil {
 				return err
 			}

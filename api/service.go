@@ -10,22 +10,9 @@ import (
 	"net/http"
 	"sync"
 
+	"feedservice/api/settings"
 	"feedservice/store"
 )
-
-// Config is every setting of the service; each has a flag and an environment
-// variable (see config.go).
-type Config = config
-
-// ParseCommandLine reads the flags in args and the environment, and returns
-// the words of args that are not flags (the command), in order: flags may
-// stand before and after them. -h or --help is flag.ErrHelp, with nothing
-// printed (see WriteFlags).
-func ParseCommandLine(args []string) (Config, []string, error) { return parseCommandLine(args) }
-
-// WriteFlags writes every flag with its environment variable and default,
-// as -h shows them.
-func WriteFlags(w io.Writer) { writeFlags(w) }
 
 // Service is one instance of the feed service: its database (migrated),
 // Redis, the feed engine, and the HTTP and websocket face over them.
@@ -36,9 +23,9 @@ type Service struct {
 // New opens and migrates the database, connects Redis (or starts the
 // embedded one) and makes the engine, which Serve starts. What it opens
 // lives until ctx ends or Close is called.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (*Service, error) {
-	log.Info("starting", cfg.summary()...)
-	log.Info("settings", cfg.describe()...)
+func New(ctx context.Context, cfg settings.Settings, log *slog.Logger) (*Service, error) {
+	log.Info("starting", cfg.Summary()...)
+	log.Info("settings", cfg.Describe()...)
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -75,31 +62,31 @@ func (s *Service) Serve(ctx context.Context) error {
 	if !a.engineStarted {
 		a.startEngine()
 	}
-	defer a.cfg.tuneRuntime()()
+	defer a.cfg.TuneRuntime()()
 	if err := serveMetrics(ctx, a.cfg.MetricsAddr, a.metricsHandler(), a.log); err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
-	ln, maxConnections, err := a.cfg.listen()
+	ln, maxConnections, err := listen(a.cfg)
 	if err != nil {
 		return err
 	}
 	if maxConnections < a.cfg.MaxConnections {
 		// The default above the limit is the usual case, not news.
 		level := slog.LevelInfo
-		if a.cfg.MaxConnections != DefaultMaxConnections {
+		if a.cfg.MaxConnections != settings.DefaultMaxConnections {
 			level = slog.LevelWarn
 		}
 		a.log.Log(ctx, level, "MAX_CONNECTIONS lowered to what the open-file limit leaves", "maxConnections", maxConnections,
 			"configured", a.cfg.MaxConnections, "openFileLimit", openFileLimit())
 	}
-	return serve(ctx, a.cfg.httpServer(a.handler()), ln, a.log, a.websockets.goAway)
+	return serve(ctx, httpServer(a.cfg, a.handler()), ln, a.log, a.websockets.goAway)
 }
 
 // Close stops the engine and closes what New opened.
 func (s *Service) Close() { s.app.close() }
 
 // serve listens until ctx ends, then shuts down gracefully: it stops
-// accepting, lets in-flight requests finish (within ShutdownGrace) while
+// accepting, lets in-flight requests finish (within shutdownGrace) while
 // goAway closes the websockets (which Shutdown does not see). The engine
 // keeps running meanwhile, so what those requests commit is dispatched; the
 // caller stops it after serve returns.
@@ -113,15 +100,15 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Log
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "grace", ShutdownGrace)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	log.Info("shutting down", "grace", shutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	var sockets sync.WaitGroup
 	sockets.Go(func() { log.Info("websockets closed", "count", goAway()) })
 	err := srv.Shutdown(shutdownCtx)
 	sockets.Wait()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", ShutdownGrace, err)
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", shutdownGrace, err)
 	}
 	log.Info("http server stopped; stopping the engine")
 	return nil

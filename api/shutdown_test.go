@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/api/settings"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/serverproc"
 	"feedservice/internal/testenv"
@@ -97,7 +98,7 @@ func postedOf(r response) (feedPosted, error) {
 // unreadCount subscriptions (both websocket protocols), two requests are in
 // flight (their bodies half sent) and authors are posting. The in-flight
 // requests finish with 200 and their data; every socket is closed with 1001
-// and a reason; the process exits 0 well within ShutdownGrace. Then a
+// and a reason; the process exits 0 well within shutdownGrace. Then a
 // second instance starts on the same database and Redis: every post the
 // first one acknowledged is in its followers' feeds and unread counts (the
 // reference model, nothing lost), and no post it did not acknowledge exists
@@ -250,8 +251,8 @@ func TestShutdownGraceful(t *testing.T) {
 
 	select {
 	case <-p.Exited():
-	case <-time.After(ShutdownGrace):
-		t.Fatalf("server still running %s after SIGTERM", ShutdownGrace)
+	case <-time.After(shutdownGrace):
+		t.Fatalf("server still running %s after SIGTERM", shutdownGrace)
 	}
 	if p.Err() != nil {
 		t.Fatalf("server exited with %v after SIGTERM, want 0", p.Err())
@@ -280,7 +281,7 @@ func TestShutdownGraceful(t *testing.T) {
 	}
 
 	// A second instance delivers whatever the first left behind.
-	s2 := newTestServer(t, backendReal, func(c *config) {
+	s2 := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.KeyPrefix, c.RedisAddr, c.TokenSecret = dsn, prefix, testenv.RedisAddr(), secret
 	})
 	w := &feedWorld{t: t, s: s2, m: m, users: map[string]*client{}}

@@ -94,7 +94,7 @@ func (s *socketSession) end() {
 }
 
 // socketSessions are the sessions of this instance's open websockets, by
-// user: at most MaxConnectionsPerUser each. It is the engine's
+// user: at most maxConnectionsPerUser each. It is the engine's
 // feed.LogOutWatcher.
 type socketSessions struct {
 	engine *feed.Engine // checks the sessions a log-out may have revoked
@@ -106,7 +106,7 @@ type socketSessions struct {
 
 var _ feed.LogOutWatcher = (*socketSessions)(nil)
 
-// open registers s; false when its user holds MaxConnectionsPerUser
+// open registers s; false when its user holds maxConnectionsPerUser
 // sockets already.
 func (ss *socketSessions) open(s *socketSession) bool {
 	ss.mu.Lock()
@@ -115,7 +115,7 @@ func (ss *socketSessions) open(s *socketSession) bool {
 		ss.byUser = map[int64]map[*socketSession]struct{}{}
 	}
 	mine := ss.byUser[s.User]
-	if len(mine) >= MaxConnectionsPerUser {
+	if len(mine) >= maxConnectionsPerUser {
 		return false
 	}
 	if mine == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"feedservice/api/settings"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
@@ -57,7 +58,7 @@ func backends() []string {
 
 // forEachBackend runs fn once against each backend, as subtests; change
 // adjusts the servers' settings.
-func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer), change ...func(*config)) {
+func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer), change ...func(*settings.Settings)) {
 	for _, backend := range backends() {
 		t.Run(backend, func(t *testing.T) { fn(t, newTestServer(t, backend, change...)) })
 	}
@@ -65,7 +66,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, s *testServer), change .
 
 // newTestServer starts a server on backend; change adjusts its settings.
 // Its log is discarded, or shown from warnings up with -v.
-func newTestServer(t testing.TB, backend string, change ...func(*config)) *testServer {
+func newTestServer(t testing.TB, backend string, change ...func(*settings.Settings)) *testServer {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -75,7 +76,7 @@ func newTestServer(t testing.TB, backend string, change ...func(*config)) *testS
 }
 
 // newTestServerWithLog is newTestServer writing its log to log.
-func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change ...func(*config)) *testServer {
+func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change ...func(*settings.Settings)) *testServer {
 	t.Helper()
 	cfg := testConfig(t, backend, change...)
 	s := &testServer{}
@@ -106,9 +107,19 @@ func newTestServerWithLog(t testing.TB, backend string, log *slog.Logger, change
 	return s
 }
 
+// parseConfig is the settings of args and the environment, as the server
+// reads them; a word of args that is not a flag is an error.
+func parseConfig(args []string) (settings.Settings, error) {
+	c, words, err := settings.Parse(args)
+	if err == nil && len(words) > 0 {
+		err = fmt.Errorf("unexpected argument %q", words[0])
+	}
+	return c, err
+}
+
 // testConfig is the settings of a test server on backend, on a database and
 // Redis key prefix of its own; change adjusts them.
-func testConfig(t testing.TB, backend string, change ...func(*config)) config {
+func testConfig(t testing.TB, backend string, change ...func(*settings.Settings)) settings.Settings {
 	t.Helper()
 	// The defaults of every setting, and FEED_MODE and the other engine
 	// settings from the environment, so that the suite can run in any mode.

@@ -42,13 +42,13 @@ import (
 // pipeline (redisotel), each SQL statement (gorm's plugin), and the fan-out
 // of a change across instances (feed/fanout/tracing.go).
 
-// TracingShutdownTimeout bounds the flush of the spans still buffered when
+// tracingShutdownTimeout bounds the flush of the spans still buffered when
 // the server stops.
-const TracingShutdownTimeout = 5 * time.Second
+const tracingShutdownTimeout = 5 * time.Second
 
-// DefaultServiceName is the service name of the spans when OTEL_SERVICE_NAME
+// defaultServiceName is the service name of the spans when OTEL_SERVICE_NAME
 // is not set.
-const DefaultServiceName = "feedservice"
+const defaultServiceName = "feedservice"
 
 // tracingEnabled tells whether the environment turns tracing on.
 func tracingEnabled(getenv func(string) string) bool {
@@ -69,7 +69,7 @@ func startTracing(ctx context.Context) (*sdktrace.TracerProvider, error) {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
 	// Later sources win: the environment's service name over the default.
-	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(DefaultServiceName)),
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(defaultServiceName)),
 		resource.WithTelemetrySDK(), resource.WithHost(), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("tracing resource: %w", err)

@@ -22,6 +22,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
@@ -530,7 +531,7 @@ func TestTracingFollowsOurSampler(t *testing.T) {
 		}
 	})
 	t.Run("trusted caller", func(t *testing.T) {
-		s := newTestServer(t, backendReal, func(c *config) {
+		s := newTestServer(t, backendReal, func(c *settings.Settings) {
 			c.TraceTrustedCallers = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
 		})
 		before := len(httpSpans())

@@ -158,7 +158,7 @@ func warmBenchPage(b *testing.B, h http.Handler, token string, body []byte) {
 // readers' tokens.
 func warmBenchWorld(b *testing.B) (*testServer, []string) {
 	s := newTestServer(b, backendReal)
-	b.Cleanup(s.app.cfg.tuneRuntime()) // the collector's target Serve sets
+	b.Cleanup(s.app.cfg.TuneRuntime()) // the collector's target Serve sets
 	h := s.app.handler()
 	signUp := func(name string) (token, id string) {
 		var out struct {
@@ -226,7 +226,7 @@ func BenchmarkGraphQLCeiling(b *testing.B) {
 	bare := func(es graphql.ExecutableSchema) http.Handler {
 		h := handler.New(es)
 		h.AddTransport(transport.POST{})
-		h.SetQueryCache(lru.New[*ast.QueryDocument](QueryCacheSize))
+		h.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 		return h
 	}
 	observeNothing := func(fastexec.FieldInfo) bool { return false } // the bare handler has no field interceptor

@@ -38,17 +38,17 @@ const (
 
 // gorillaWebsocket adapts gorilla/websocket to gqlgen's websocket transport.
 type gorillaWebsocket struct {
-	// AllowedOrigins are the browser origins allowed besides the server's own
+	// allowedOrigins are the browser origins allowed besides the server's own
 	// host; "*" allows any.
-	AllowedOrigins []string
-	// Metrics counts the websockets; nil counts nothing.
-	Metrics *websocketMetrics
-	// Open tracks the accepted sockets, for the shutdown.
-	Open *openSockets
-	// ReadLimit caps one incoming message, in bytes (WS_MAX_MESSAGE_BYTES);
+	allowedOrigins []string
+	// metrics counts the websockets; nil counts nothing.
+	metrics *websocketMetrics
+	// open tracks the accepted sockets, for the shutdown.
+	open *openSockets
+	// readLimit caps one incoming message, in bytes (WS_MAX_MESSAGE_BYTES);
 	// the transport's PayloadReadLimit must be the same, or it replaces
 	// this with its own default once the socket is accepted.
-	ReadLimit int64
+	readLimit int64
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -71,17 +71,17 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadLimit(g.ReadLimit)
+	c.SetReadLimit(g.readLimit)
 	protocol := c.Subprotocol()
 	if protocol == "" {
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none
 	}
-	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol, open: g.Open}
+	conn := &gorillaConn{c: c, metrics: g.metrics, protocol: protocol, open: g.open}
 	if s := socketSessionOf(r.Context()); s != nil {
 		s.conn = conn
 	}
-	g.Metrics.accepted(protocol)
-	if !g.Open.add(conn) {
+	g.metrics.accepted(protocol)
+	if !g.open.add(conn) {
 		conn.WriteClose(closeGoingAway, closeGoingAwayReason)
 		conn.Close()
 		return nil, errors.New("server shutting down")
@@ -107,7 +107,7 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	return cors{origins: g.AllowedOrigins}.allows(origin)
+	return cors{origins: g.allowedOrigins}.allows(origin)
 }
 
 // gorillaConn is one accepted websocket. gorilla allows one concurrent

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
 
@@ -42,8 +43,8 @@ func TestWebsocketMessageLimit(t *testing.T) {
 	s := newTestServer(t, backendEmbedded)
 	token := s.signUp(t, "ann").Token
 	limit := s.app.cfg.WebsocketMaxMessageBytes
-	if limit != DefaultWebsocketMaxMessageBytes {
-		t.Fatalf("the test server's limit is %d, not the default %d", limit, DefaultWebsocketMaxMessageBytes)
+	if limit != settings.DefaultWebsocketMaxMessageBytes {
+		t.Fatalf("the test server's limit is %d, not the default %d", limit, settings.DefaultWebsocketMaxMessageBytes)
 	}
 	initMsg := `{"type":"connection_init","payload":{"Authorization":"Bearer ` + token + `","pad":"%s"}}`
 	queryMsg := `{"id":"1","type":"subscribe","payload":{"query":"{ __typename }","extensions":{"pad":"%s"}}}`

@@ -47,7 +47,7 @@ type instance struct {
 }
 
 // instanceStopWait is how long an instance may take to exit on SIGTERM:
-// the server's ShutdownGrace and a margin.
+// the server's shutdownGrace and a margin.
 const instanceStopWait = 30 * time.Second
 
 func deploy(ctx context.Context, s settings) (*deployment, error) {

@@ -76,6 +76,7 @@ var layers = []layer{
 		"graph",
 	}},
 	{"resolvers", []string{"resolvers"}},
+	{"the server's settings", []string{"api/settings"}},
 	{"HTTP", []string{"api"}},
 	{"programs", []string{
 		".", // the server

@@ -1,4 +1,4 @@
-package api
+package settings
 
 import (
 	"strconv"
@@ -9,7 +9,7 @@ import (
 	"feedservice/internal/ratelimit"
 )
 
-// TestHardeningSettings: each setting of hardeningConfig has its default,
+// TestHardeningSettings: each setting of ClientLimits has its default,
 // is read from its environment variable, takes its smallest value and
 // refuses one less, which would switch its limit off.
 func TestHardeningSettings(t *testing.T) {
@@ -17,7 +17,7 @@ func TestHardeningSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hardeningConfig{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
+	want := ClientLimits{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout,
 		MaxConnectionsPerAddress: DefaultMaxConnectionsPerAddress, WebsocketMaxMessageBytes: DefaultWebsocketMaxMessageBytes,
 		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
 		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
@@ -26,30 +26,30 @@ func TestHardeningSettings(t *testing.T) {
 		MaxResponseBytesInFlight: DefaultMaxResponseBytesInFlight, MinWriteRate: DefaultMinWriteRate, MinWriteTime: DefaultMinWriteTime,
 		ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
 		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
-	if c.hardeningConfig != want {
-		t.Fatalf("defaults %+v, want %+v", c.hardeningConfig, want)
+	if c.ClientLimits != want {
+		t.Fatalf("defaults %+v, want %+v", c.ClientLimits, want)
 	}
 	for _, tc := range []struct {
 		flag, env, least, below string
-		got                     func(config) string
+		got                     func(Settings) string
 	}{
-		{"-read-timeout", "READ_TIMEOUT", "1ns", "0s", func(c config) string { return c.ReadTimeout.String() }},
-		{"-write-timeout", "WRITE_TIMEOUT", "1ns", "0s", func(c config) string { return c.WriteTimeout.String() }},
-		{"-idle-timeout", "IDLE_TIMEOUT", "1ns", "0s", func(c config) string { return c.IdleTimeout.String() }},
-		{"-max-connections-per-address", "MAX_CONNECTIONS_PER_ADDRESS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxConnectionsPerAddress) }},
-		{"-ws-max-message-bytes", "WS_MAX_MESSAGE_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.WebsocketMaxMessageBytes) }},
-		{"-persisted-query-max-entries", "PERSISTED_QUERY_MAX_ENTRIES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxEntries) }},
-		{"-persisted-query-max-bytes", "PERSISTED_QUERY_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.PersistedQueryMaxBytes) }},
-		{"-query-cache-max-bytes", "QUERY_CACHE_MAX_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.QueryCacheMaxBytes) }},
-		{"-max-query-selections", "MAX_QUERY_SELECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxQuerySelections) }},
-		{"-max-operations-in-flight", "MAX_OPERATIONS_IN_FLIGHT", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsInFlight) }},
-		{"-max-operations-per-address", "MAX_OPERATIONS_PER_ADDRESS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerAddress) }},
-		{"-max-operations-per-socket", "MAX_OPERATIONS_PER_SOCKET", "1", "0", func(c config) string { return strconv.Itoa(c.MaxOperationsPerSocket) }},
-		{"-max-connections", "MAX_CONNECTIONS", "1", "0", func(c config) string { return strconv.Itoa(c.MaxConnections) }},
-		{"-max-response-bytes", "MAX_RESPONSE_BYTES", "1", "0", func(c config) string { return strconv.Itoa(c.MaxResponseBytes) }},
-		{"-max-response-bytes-in-flight", "MAX_RESPONSE_BYTES_IN_FLIGHT", "1", "0", func(c config) string { return strconv.Itoa(c.MaxResponseBytesInFlight) }},
-		{"-min-write-rate", "MIN_WRITE_RATE", "1", "0", func(c config) string { return strconv.Itoa(c.MinWriteRate) }},
-		{"-min-write-time", "MIN_WRITE_TIME", "1ns", "0s", func(c config) string { return c.MinWriteTime.String() }},
+		{"-read-timeout", "READ_TIMEOUT", "1ns", "0s", func(c Settings) string { return c.ReadTimeout.String() }},
+		{"-write-timeout", "WRITE_TIMEOUT", "1ns", "0s", func(c Settings) string { return c.WriteTimeout.String() }},
+		{"-idle-timeout", "IDLE_TIMEOUT", "1ns", "0s", func(c Settings) string { return c.IdleTimeout.String() }},
+		{"-max-connections-per-address", "MAX_CONNECTIONS_PER_ADDRESS", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxConnectionsPerAddress) }},
+		{"-ws-max-message-bytes", "WS_MAX_MESSAGE_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.WebsocketMaxMessageBytes) }},
+		{"-persisted-query-max-entries", "PERSISTED_QUERY_MAX_ENTRIES", "1", "0", func(c Settings) string { return strconv.Itoa(c.PersistedQueryMaxEntries) }},
+		{"-persisted-query-max-bytes", "PERSISTED_QUERY_MAX_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.PersistedQueryMaxBytes) }},
+		{"-query-cache-max-bytes", "QUERY_CACHE_MAX_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.QueryCacheMaxBytes) }},
+		{"-max-query-selections", "MAX_QUERY_SELECTIONS", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxQuerySelections) }},
+		{"-max-operations-in-flight", "MAX_OPERATIONS_IN_FLIGHT", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxOperationsInFlight) }},
+		{"-max-operations-per-address", "MAX_OPERATIONS_PER_ADDRESS", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxOperationsPerAddress) }},
+		{"-max-operations-per-socket", "MAX_OPERATIONS_PER_SOCKET", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxOperationsPerSocket) }},
+		{"-max-connections", "MAX_CONNECTIONS", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxConnections) }},
+		{"-max-response-bytes", "MAX_RESPONSE_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxResponseBytes) }},
+		{"-max-response-bytes-in-flight", "MAX_RESPONSE_BYTES_IN_FLIGHT", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxResponseBytesInFlight) }},
+		{"-min-write-rate", "MIN_WRITE_RATE", "1", "0", func(c Settings) string { return strconv.Itoa(c.MinWriteRate) }},
+		{"-min-write-time", "MIN_WRITE_TIME", "1ns", "0s", func(c Settings) string { return c.MinWriteTime.String() }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)

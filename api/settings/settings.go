@@ -1,20 +1,21 @@
-package api
+// Package settings holds every setting of the server: its flag, its
+// environment variable and its default, read once at start (Parse), listed
+// by -h (WriteFlags), checked, logged, and built into the engine's
+// configuration (Settings.Engine).
+package settings
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -25,28 +26,19 @@ import (
 	"feedservice/store"
 )
 
-// Server limits and defaults.
+// Defaults and bounds of the server's own settings (the engine's are in
+// feed/config).
 const (
-	// MaxRequestBodyBytes caps an HTTP request body.
-	MaxRequestBodyBytes = 1 << 20
-	// ShutdownGrace is how long in-flight requests get to finish on SIGTERM.
-	ShutdownGrace = 20 * time.Second
 	// DefaultWebsocketInitTimeout is how long a websocket may stay open
 	// without a connection_init by default.
 	DefaultWebsocketInitTimeout = 10 * time.Second
 	// DefaultWebsocketPing is how often the server pings a websocket client
 	// by default; a client silent for twice that is dropped.
 	DefaultWebsocketPing = 20 * time.Second
-	// MaxSubscriptionsPerConnection caps the live subscriptions of one websocket.
-	MaxSubscriptionsPerConnection = 10
-	// MaxConnectionsPerUser caps one user's websockets on one instance.
-	MaxConnectionsPerUser = 10
 	// DefaultMaxQueryTokens caps the tokens of a GraphQL document by
 	// default. Validating a document's overlapping fields costs the square
 	// of its fields: 10,000 repeated fields took a minute of CPU uncapped.
 	DefaultMaxQueryTokens = 2000
-	// QueryCacheSize is how many parsed documents the server keeps.
-	QueryCacheSize = 1000
 	// DefaultMaxQueryComplexity is the most an operation may cost by
 	// default: a field costs 1 plus its children; a connection costs 1 plus
 	// first (or last, or the default page size) times its children; a text
@@ -77,17 +69,6 @@ const (
 	// DefaultPersistedQueryTTL is how long a persisted query is kept after it
 	// was last sent in full, by default.
 	DefaultPersistedQueryTTL = 24 * time.Hour
-	// RedisDialTimeout and RedisIOTimeout bound every Redis call, so that a
-	// feed read falls back to MySQL quickly when Redis is away.
-	RedisDialTimeout = time.Second
-	RedisIOTimeout   = 500 * time.Millisecond
-	// RedisClusterStateReload is the most time a Redis Cluster client uses
-	// its map of slots to masters before a command reloads it (CLUSTER
-	// SLOTS, in the background). go-redis reloads at once on a MOVED
-	// answer, but a dead master answers nothing: without this the client
-	// would keep dialling it for go-redis's default of 60s after its
-	// replica took over. One reload a second costs one small command.
-	RedisClusterStateReload = time.Second
 	// DefaultRedisPoolSize is how many pooled Redis connections (per node on
 	// a cluster) requests and fan-out work share by default. Each fan-out
 	// worker gets one more on top, which its blocking stream read holds, so
@@ -118,9 +99,9 @@ const (
 	MaxGOGC = 10_000
 )
 
-// config is every setting of the server; each has a flag and an environment
-// variable, and the environment gives the default of the flag.
-type config struct {
+// Settings is every setting of the server; each has a flag and an
+// environment variable, and the environment gives the default of the flag.
+type Settings struct {
 	Addr     string
 	DataDir  string
 	MySQLDSN string
@@ -182,36 +163,25 @@ type config struct {
 	MaxQueryFields     int
 
 	// TraceTrustedCallers are the peers whose traceparent header a request's
-	// span continues (tracing.go); any other caller's is only linked.
+	// span continues (api/tracing.go); any other caller's is only linked.
 	TraceTrustedCallers []netip.Prefix
 
-	hardeningConfig // timeouts, connection and cache caps, the metrics listener
+	ClientLimits // timeouts, connection and cache caps, the metrics listener
 }
 
-// parseConfig reads flags and the environment; a word of args that is not
-// a flag is an error.
-func parseConfig(args []string) (config, error) {
-	c, words, err := parseCommandLine(args)
-	if err == nil && len(words) > 0 {
-		err = fmt.Errorf("unexpected argument %q", words[0])
-	}
-	return c, err
-}
-
-// parseCommandLine reads the flags of args, with the environment under
-// them, and returns the words of args that are not flags (a command), in
-// order: flags may stand before and after them. -h or --help is
-// flag.ErrHelp, with nothing printed (writeFlags lists the flags).
-func parseCommandLine(args []string) (config, []string, error) {
-	envMu.Lock() // envErrors is one list: one parse at a time (tests start servers in parallel)
-	defer envMu.Unlock()
-	envErrors = nil
-	var c config
-	fs, text := newFlagSet(&c)
+// Parse reads the flags of args, with the environment under them, and
+// returns the words of args that are not flags (a command), in order: flags
+// may stand before and after them. -h or --help is flag.ErrHelp, with
+// nothing printed (WriteFlags lists the flags). An environment value that
+// does not parse is an error, not the default.
+func Parse(args []string) (Settings, []string, error) {
+	var s Settings
+	var env environment
+	fs, text := newFlagSet(&s, &env)
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return c, nil, err
+			return s, nil, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -219,13 +189,13 @@ func parseCommandLine(args []string) (config, []string, error) {
 		words = append(words, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if err := c.readText(text); err != nil {
-		return c, nil, err
+	if err := s.readText(text); err != nil {
+		return s, nil, err
 	}
-	if len(envErrors) > 0 {
-		return c, nil, errors.Join(envErrors...)
+	if len(env.errs) > 0 {
+		return s, nil, errors.Join(env.errs...)
 	}
-	return c, words, c.check()
+	return s, words, s.check()
 }
 
 // commonFlags are the settings a newcomer reaches for first, in the order
@@ -234,13 +204,11 @@ func parseCommandLine(args []string) (config, []string, error) {
 // graph.
 var commonFlags = []string{"addr", "data", "mysql-dsn", "redis-addr", "token-secret", "feed-mode", "seed", "metrics-addr"}
 
-// writeFlags writes every flag with its environment variable and default
+// WriteFlags writes every flag with its environment variable and default
 // (the environment's value, when set), as -h shows them: the common ones
 // first, then the others in alphabetical order.
-func writeFlags(w io.Writer) {
-	envMu.Lock()
-	defer envMu.Unlock()
-	fs, _ := newFlagSet(new(config))
+func WriteFlags(w io.Writer) {
+	fs, _ := newFlagSet(new(Settings), new(environment))
 	rest := flag.NewFlagSet("other", flag.ContinueOnError)
 	fs.VisitAll(func(f *flag.Flag) {
 		if !slices.Contains(commonFlags, f.Name) {
@@ -269,30 +237,31 @@ type textSettings struct {
 
 // newFlagSet registers every setting's flag on a new flag set, writing into
 // c, each with its environment variable's value (or the default) as its
-// default. Parse errors are returned, not printed.
-func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
+// default; env keeps the values that do not parse. Parse errors are
+// returned, not printed.
+func newFlagSet(c *Settings, env *environment) (*flag.FlagSet, textSettings) {
 	fs := flag.NewFlagSet("feedservice", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var text textSettings
-	text.replicaDSNs = c.backendFlags(fs)
-	text.trustedProxies = c.clientFlags(fs)
-	text.traceTrustedCallers = fs.String("trace-trusted-callers", env("TRACE_TRUSTED_CALLERS", ""), "comma list of caller IPs or CIDRs whose traceparent header a request's trace continues, sampling decision included; anyone else's is linked, not followed; empty: no one (TRACE_TRUSTED_CALLERS)")
-	c.feedFlags(fs)
-	c.fanoutFlags(fs)
-	c.cacheFlags(fs)
-	c.homeFlags(fs)
-	c.websocketFlags(fs)
-	text.mutationRate, text.authRate = c.requestFlags(fs)
-	c.hardeningConfig.flags(fs)
+	text.replicaDSNs = c.backendFlags(fs, env)
+	text.trustedProxies = c.clientFlags(fs, env)
+	text.traceTrustedCallers = fs.String("trace-trusted-callers", env.text("TRACE_TRUSTED_CALLERS", ""), "comma list of caller IPs or CIDRs whose traceparent header a request's trace continues, sampling decision included; anyone else's is linked, not followed; empty: no one (TRACE_TRUSTED_CALLERS)")
+	c.feedFlags(fs, env)
+	c.fanoutFlags(fs, env)
+	c.cacheFlags(fs, env)
+	c.homeFlags(fs, env)
+	c.websocketFlags(fs, env)
+	text.mutationRate, text.authRate = c.requestFlags(fs, env)
+	c.ClientLimits.flags(fs, env)
 	return fs, text
 }
 
 // backendFlags registers where the server listens and keeps its data: the
 // address, the data directory, MySQL and its replicas, Redis. It returns
 // the replica list, read as text.
-func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
-	addr := env("ADDR", "")
+func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs *string) {
+	addr := env.text("ADDR", "")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 		if port := os.Getenv("PORT"); port != "" {
@@ -300,104 +269,104 @@ func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
 		}
 	}
 	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
-	fs.StringVar(&c.DataDir, "data", env("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
-	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
-	replicaDSNs = fs.String("mysql-replica-dsns", env("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
-	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", envDuration("REPLICA_MAX_LAG", store.DefaultReplicaMaxLag), "how far behind the primary the replicas may be and still serve reads; further behind, reads go to the primary (REPLICA_MAX_LAG)")
-	fs.StringVar(&c.RedisAddr, "redis-addr", env("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
-	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", envInt("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
-	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", envDuration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
-	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
-	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
+	fs.StringVar(&c.DataDir, "data", env.text("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
+	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env.text("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
+	replicaDSNs = fs.String("mysql-replica-dsns", env.text("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
+	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", env.duration("REPLICA_MAX_LAG", store.DefaultReplicaMaxLag), "how far behind the primary the replicas may be and still serve reads; further behind, reads go to the primary (REPLICA_MAX_LAG)")
+	fs.StringVar(&c.RedisAddr, "redis-addr", env.text("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
+	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", env.int("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
+	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", env.duration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
+	fs.StringVar(&c.KeyPrefix, "key-prefix", env.text("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
+	fs.IntVar(&c.NodeID, "node-id", env.int("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	return replicaDSNs
 }
 
 // clientFlags registers who may use the server and how: tokens and
 // passwords, browser origins, proxies, the operator's token, GraphiQL and
 // the demo graph. It returns the trusted proxies, read as text.
-func (c *config) clientFlags(fs *flag.FlagSet) (trustedProxies *string) {
-	fs.StringVar(&c.TokenSecret, "token-secret", env("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
-	fs.DurationVar(&c.TokenTTL, "token-ttl", envDuration("TOKEN_TTL", feedconfig.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
-	fs.IntVar(&c.BcryptCost, "bcrypt-cost", envInt("BCRYPT_COST", feedconfig.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
-	fs.BoolVar(&c.GraphiQL, "graphiql", envBool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
-	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
-	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
-	trustedProxies = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
-	fs.StringVar(&c.OperatorToken, "operator-token", env("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
+func (c *Settings) clientFlags(fs *flag.FlagSet, env *environment) (trustedProxies *string) {
+	fs.StringVar(&c.TokenSecret, "token-secret", env.text("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", env.duration("TOKEN_TTL", feedconfig.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
+	fs.IntVar(&c.BcryptCost, "bcrypt-cost", env.int("BCRYPT_COST", feedconfig.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
+	fs.BoolVar(&c.GraphiQL, "graphiql", env.bool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
+	fs.BoolVar(&c.Introspection, "introspection", env.bool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
+	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env.text("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
+	trustedProxies = fs.String("trusted-proxies", env.text("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
+	fs.StringVar(&c.OperatorToken, "operator-token", env.text("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
 	return trustedProxies
 }
 
 // feedFlags registers how feeds are built and read: the feed mode, the
 // celebrity threshold, the inboxes, page jumps and followee reads.
-func (c *config) feedFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.FeedMode, "feed-mode", env("FEED_MODE", string(feedconfig.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
-	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", envInt("CELEBRITY_FOLLOWERS", feedconfig.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
-	fs.IntVar(&c.InboxCap, "inbox-cap", envInt("INBOX_CAP", feedconfig.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
-	fs.DurationVar(&c.InboxTTL, "inbox-ttl", envDuration("INBOX_TTL", feedconfig.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
-	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", envInt("JUMP_CACHE_FOLLOWERS", feedconfig.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
-	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", envDuration("JUMP_CACHE_TTL", feedconfig.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
-	fs.IntVar(&c.FollowingReadMax, "following-read-max", envInt("FOLLOWING_READ_MAX", feedconfig.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
+func (c *Settings) feedFlags(fs *flag.FlagSet, env *environment) {
+	fs.StringVar(&c.FeedMode, "feed-mode", env.text("FEED_MODE", string(feedconfig.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
+	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", env.int("CELEBRITY_FOLLOWERS", feedconfig.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
+	fs.IntVar(&c.InboxCap, "inbox-cap", env.int("INBOX_CAP", feedconfig.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
+	fs.DurationVar(&c.InboxTTL, "inbox-ttl", env.duration("INBOX_TTL", feedconfig.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
+	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", env.int("JUMP_CACHE_FOLLOWERS", feedconfig.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
+	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", env.duration("JUMP_CACHE_TTL", feedconfig.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
+	fs.IntVar(&c.FollowingReadMax, "following-read-max", env.int("FOLLOWING_READ_MAX", feedconfig.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
 }
 
 // fanoutFlags registers the fan-out of new posts to inboxes: task size,
 // workers, the fan-out stream and its dispatcher.
-func (c *config) fanoutFlags(fs *flag.FlagSet) {
-	fs.IntVar(&c.FanoutBatch, "fanout-batch", envInt("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
-	fs.IntVar(&c.FanoutWorkers, "fanout-workers", envInt("FANOUT_WORKERS", feedconfig.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
-	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", envDuration("STREAM_TRIM_INTERVAL", feedconfig.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
-	fs.IntVar(&c.StreamReplicas, "stream-replicas", envInt("STREAM_REPLICAS", feedconfig.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
-	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", envDuration("STREAM_REPLICA_TIMEOUT", feedconfig.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
-	fs.BoolVar(&c.Dispatch, "dispatch", envBool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
+func (c *Settings) fanoutFlags(fs *flag.FlagSet, env *environment) {
+	fs.IntVar(&c.FanoutBatch, "fanout-batch", env.int("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
+	fs.IntVar(&c.FanoutWorkers, "fanout-workers", env.int("FANOUT_WORKERS", feedconfig.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
+	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", env.duration("STREAM_TRIM_INTERVAL", feedconfig.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
+	fs.IntVar(&c.StreamReplicas, "stream-replicas", env.int("STREAM_REPLICAS", feedconfig.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
+	fs.DurationVar(&c.StreamReplicaTimeout, "stream-replica-timeout", env.duration("STREAM_REPLICA_TIMEOUT", feedconfig.DefaultStreamReplicaTimeout), "how long an append to the fan-out stream waits for those replicas before it fails and is tried again (STREAM_REPLICA_TIMEOUT)")
+	fs.BoolVar(&c.Dispatch, "dispatch", env.bool("DISPATCH", true), "run the outbox dispatcher on this instance (one instance dispatches at a time) (DISPATCH)")
 }
 
 // cacheFlags registers the cache tiers (the local copies, the Redis copies
 // of posts and users), with the loader wait, the rate-limit warning
 // interval and the garbage collector's target that stand among them.
-func (c *config) cacheFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.LoaderWait, "loader-wait", envDuration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
-	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", envInt("LOCAL_CACHE_MAX_ENTRIES", feedconfig.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
-	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", envInt("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
-	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", envDuration("LOCAL_CACHE_TTL", feedconfig.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
-	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", envDuration("RATE_LIMIT_WARN_INTERVAL", feedconfig.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
-	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", envDuration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
-	fs.IntVar(&c.RepostListMax, "repost-list-max", envInt("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
-	fs.IntVar(&c.GOGC, "gogc", envInt("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
-	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", envDuration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
+func (c *Settings) cacheFlags(fs *flag.FlagSet, env *environment) {
+	fs.DurationVar(&c.LoaderWait, "loader-wait", env.duration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
+	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", env.int("LOCAL_CACHE_MAX_ENTRIES", feedconfig.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
+	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", env.int("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
+	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", env.duration("LOCAL_CACHE_TTL", feedconfig.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
+	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", env.duration("RATE_LIMIT_WARN_INTERVAL", feedconfig.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
+	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", env.duration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
+	fs.IntVar(&c.RepostListMax, "repost-list-max", env.int("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
+	fs.IntVar(&c.GOGC, "gogc", env.int("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
+	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", env.duration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
 }
 
 // homeFlags registers the home connection's promoted posts and suggested
 // users.
-func (c *config) homeFlags(fs *flag.FlagSet) {
-	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", envInt("HOME_INSERT_EVERY", feedconfig.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
-	fs.DurationVar(&c.BlockResetInterval, "block-reset-interval", envDuration("BLOCK_RESET_INTERVAL", feedconfig.DefaultBlockResetInterval), "how often blocks and unblocks by others may reset a user's inbox, at most; 0 resets at each (BLOCK_RESET_INTERVAL)")
-	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", envDuration("HOME_CANDIDATES_TTL", feedconfig.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
+func (c *Settings) homeFlags(fs *flag.FlagSet, env *environment) {
+	fs.IntVar(&c.HomeInsertEvery, "home-insert-every", env.int("HOME_INSERT_EVERY", feedconfig.DefaultHomeInsertEvery), "every Nth entry of the home connection is a promoted post or a suggested user; 0 for none, else 2-100 (HOME_INSERT_EVERY)")
+	fs.DurationVar(&c.BlockResetInterval, "block-reset-interval", env.duration("BLOCK_RESET_INTERVAL", feedconfig.DefaultBlockResetInterval), "how often blocks and unblocks by others may reset a user's inbox, at most; 0 resets at each (BLOCK_RESET_INTERVAL)")
+	fs.DurationVar(&c.HomeCandidatesTTL, "home-candidates-ttl", env.duration("HOME_CANDIDATES_TTL", feedconfig.DefaultHomeCandidatesTTL), "how long a viewer's suggested users are kept in Redis before they are worked out again (HOME_CANDIDATES_TTL)")
 }
 
 // websocketFlags registers the websocket's timers: the keep-alive ping and
 // the wait for connection_init.
-func (c *config) websocketFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.WebsocketPing, "ws-ping", envDuration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
-	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", envDuration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
+func (c *Settings) websocketFlags(fs *flag.FlagSet, env *environment) {
+	fs.DurationVar(&c.WebsocketPing, "ws-ping", env.duration("WS_PING_INTERVAL", DefaultWebsocketPing), "websocket keep-alive ping interval; a client silent for twice that is dropped (WS_PING_INTERVAL)")
+	fs.DurationVar(&c.WebsocketInit, "ws-init-timeout", env.duration("WS_INIT_TIMEOUT", DefaultWebsocketInitTimeout), "how long a websocket may stay open without connection_init (WS_INIT_TIMEOUT)")
 }
 
 // requestFlags registers what one request may ask: the document limits,
 // batches, persisted queries and rates. It returns the two rates, read as
 // text.
-func (c *config) requestFlags(fs *flag.FlagSet) (mutationRate, authRate *string) {
-	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", envInt("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
-	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", envInt("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
-	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", envInt("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
-	mutationRate = fs.String("mutation-rate", env("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
-	authRate = fs.String("auth-rate", env("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
-	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", envDuration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
-	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", envInt("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
-	fs.IntVar(&c.MaxQueryFields, "max-query-fields", envInt("MAX_QUERY_FIELDS", DefaultMaxQueryFields), "most fields an operation may select, counted with its fragments expanded (MAX_QUERY_FIELDS)")
+func (c *Settings) requestFlags(fs *flag.FlagSet, env *environment) (mutationRate, authRate *string) {
+	fs.IntVar(&c.MaxQueryComplexity, "max-query-complexity", env.int("MAX_QUERY_COMPLEXITY", DefaultMaxQueryComplexity), "the most an operation may cost; a connection costs first times its fields (MAX_QUERY_COMPLEXITY)")
+	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", env.int("MAX_QUERY_DEPTH", DefaultMaxQueryDepth), "how deep fields of an operation may nest (MAX_QUERY_DEPTH)")
+	fs.IntVar(&c.MaxBatchOperations, "max-batch-operations", env.int("MAX_BATCH_OPERATIONS", DefaultMaxBatchOperations), "operations one batched request may carry (MAX_BATCH_OPERATIONS)")
+	mutationRate = fs.String("mutation-rate", env.text("MUTATION_RATE", DefaultMutationRate), "mutations per viewer, or per IP when signed out, as count/period; off for none (MUTATION_RATE)")
+	authRate = fs.String("auth-rate", env.text("AUTH_RATE", DefaultAuthRate), "signUp and logIn per client IP, as count/period; off for none (AUTH_RATE)")
+	fs.DurationVar(&c.PersistedQueryTTL, "persisted-query-ttl", env.duration("PERSISTED_QUERY_TTL", DefaultPersistedQueryTTL), "how long a persisted query is kept after it was last sent in full (PERSISTED_QUERY_TTL)")
+	fs.IntVar(&c.MaxQueryTokens, "max-query-tokens", env.int("MAX_QUERY_TOKENS", DefaultMaxQueryTokens), "most tokens of a GraphQL document; larger is refused before validation (MAX_QUERY_TOKENS)")
+	fs.IntVar(&c.MaxQueryFields, "max-query-fields", env.int("MAX_QUERY_FIELDS", DefaultMaxQueryFields), "most fields an operation may select, counted with its fragments expanded (MAX_QUERY_FIELDS)")
 	return mutationRate, authRate
 }
 
 // readText parses the settings that the flags read as text.
-func (c *config) readText(text textSettings) error {
+func (c *Settings) readText(text textSettings) error {
 	var err error
 	if c.MutationRate, err = ratelimit.ParseRate(*text.mutationRate); err != nil {
 		return fmt.Errorf("-mutation-rate: %w", err)
@@ -422,7 +391,7 @@ func (c *config) readText(text textSettings) error {
 
 // check refuses settings out of their range: a limit at 0 would switch it
 // off, a duration at 0 would spin.
-func (c config) check() error {
+func (c Settings) check() error {
 	if _, err := feedconfig.ParseMode(c.FeedMode); err != nil {
 		return err
 	}
@@ -445,7 +414,7 @@ func (c config) check() error {
 			return fmt.Errorf("-%s must be more than 0", name)
 		}
 	}
-	if err := c.hardeningConfig.check(); err != nil {
+	if err := c.ClientLimits.check(); err != nil {
 		return err
 	}
 	if c.BlockResetInterval < 0 {
@@ -471,34 +440,10 @@ func (c config) check() error {
 	return nil
 }
 
-// tokenSecret is the configured secret, or the one kept under the data
-// directory, made on first start.
-func (c config) tokenSecret() ([]byte, error) {
-	if c.TokenSecret != "" {
-		return []byte(c.TokenSecret), nil
-	}
-	path := filepath.Join(c.DataDir, "token-secret")
-	if b, err := os.ReadFile(path); err == nil {
-		return []byte(strings.TrimSpace(string(b))), nil
-	}
-	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, err
-	}
-	secret := hex.EncodeToString(buf)
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("keep token secret: %w", err)
-	}
-	return []byte(secret), nil
-}
-
-// summary is the first line of the start-up log: the common settings
+// Summary is the first line of the start-up log: the common settings
 // alone, short enough to read at a glance (the "settings" line after it
 // has every one).
-func (c config) summary() []any {
+func (c Settings) Summary() []any {
 	mysql, redis := "embedded SQLite in "+c.DataDir, "embedded in-process Redis"
 	if c.MySQLDSN != "" {
 		mysql = "MYSQL_DSN"
@@ -509,11 +454,11 @@ func (c config) summary() []any {
 	return []any{"addr", c.Addr, "mysql", mysql, "redis", redis, "feedMode", c.FeedMode, "metricsAddr", c.MetricsAddr}
 }
 
-// describe lists every setting for the start-up log, each under its
+// Describe lists every setting for the start-up log, each under its
 // field's name: secrets only as set or unset, durations in the syntax the
 // flags take (168h, 10m, 50ms), not in nanoseconds.
-// TestSettingsLineNamesEverySetting fails when a field of config is missing.
-func (c config) describe() []any {
+// TestSettingsLineNamesEverySetting fails when a field of Settings is missing.
+func (c Settings) Describe() []any {
 	isSet := func(s string) string {
 		if s == "" {
 			return "unset"
@@ -541,7 +486,7 @@ func (c config) describe() []any {
 		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),
 		"persistedQueryTTL", c.PersistedQueryTTL, "maxQueryTokens", c.MaxQueryTokens, "maxQueryFields", c.MaxQueryFields,
-	}, c.hardeningConfig.describe()...)
+	}, c.ClientLimits.describe()...)
 	for i, v := range settings {
 		if d, ok := v.(time.Duration); ok {
 			settings[i] = formatDuration(d)
@@ -571,8 +516,9 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
-// trusts says whether addr is one of the trusted proxies.
-func (c config) trusts(addr netip.Addr) bool {
+// IsTrustedProxy says whether addr is one of the trusted proxies
+// (TRUSTED_PROXIES).
+func (c Settings) IsTrustedProxy(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, p := range c.TrustedProxies {
 		if p.Contains(addr) {
@@ -605,6 +551,39 @@ func parseReplicaDSNs(list, primary string) ([]string, error) {
 	return out, nil
 }
 
+// parseOrigins reads ALLOWED_ORIGINS: "*" or origins as browsers send
+// them, scheme://host[:port] with nothing after; an entry with a path or a
+// trailing slash would never match, so it is refused at start.
+func parseOrigins(s string) ([]string, error) {
+	origins := splitList(s)
+	for _, o := range origins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#") {
+			return nil, fmt.Errorf("%q is not an origin like https://app.example.com or http://localhost:3000", o)
+		}
+	}
+	return origins, nil
+}
+
+// Origins is ALLOWED_ORIGINS as a list: "*", or origins as browsers send
+// them (checked by Parse).
+func (c Settings) Origins() []string { return splitList(c.AllowedOrigins) }
+
+// splitList is the entries of a comma list, trimmed, without empty ones.
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
 // parsePrefixes reads a comma list of IPs and CIDRs.
 func parsePrefixes(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
@@ -623,63 +602,76 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-func env(name, def string) string {
+// TuneRuntime applies the runtime settings (the garbage collector's
+// target) to this process, and returns what undoes it. The server calls it
+// when it starts serving; the page benchmarks do too, to measure the
+// server as it runs.
+func (c Settings) TuneRuntime() (restore func()) {
+	old := debug.SetGCPercent(c.GOGC)
+	return func() { debug.SetGCPercent(old) }
+}
+
+// environment reads the settings' environment variables, and keeps the
+// values that do not parse: a typo in a setting stops the server instead of
+// being replaced by the default.
+type environment struct{ errs []error }
+
+// text is the variable's value, or def when it is not set.
+func (e *environment) text(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
 	}
 	return def
 }
 
-// envErrors collects environment values that do not parse: a typo in a
-// setting stops the server instead of being replaced by the default.
-var envErrors []error
-
-// envMu guards envErrors.
-var envMu sync.Mutex
-
-// tuneRuntime applies the configuration's runtime settings (the garbage
-// collector's target) to this process, and returns what undoes it. Serve
-// calls it; the page benchmarks do too, to measure the server as it runs.
-func (c config) tuneRuntime() (restore func()) {
-	old := debug.SetGCPercent(c.GOGC)
-	return func() { debug.SetGCPercent(old) }
-}
-
-func envInt(name string, def int) int {
+func (e *environment) int(name string, def int) int {
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {
 		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		envErrors = append(envErrors, fmt.Errorf("%s=%q is not a whole number", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q is not a whole number", name, v))
 		return def
 	}
 	return n
 }
 
-func envBool(name string, def bool) bool {
+func (e *environment) bool(name string, def bool) bool {
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {
 		return def
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		envErrors = append(envErrors, fmt.Errorf("%s=%q is not true or false", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q is not true or false", name, v))
 		return def
 	}
 	return b
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
+func (e *environment) duration(name string, def time.Duration) time.Duration {
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {
 		return def
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		envErrors = append(envErrors, fmt.Errorf("%s=%q is not a duration like 30s or 168h", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s=%q is not a duration like 30s or 168h", name, v))
 		return def
 	}
 	return d
+}
+
+// rate reads a rate, count/period or off, or def.
+func (e *environment) rate(name, def string) ratelimit.Rate {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		v = def
+	}
+	r, err := ratelimit.ParseRate(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: %w", name, v, err))
+	}
+	return r
 }

@@ -1,9 +1,8 @@
-package api
+package settings
 
 import (
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"feedservice/internal/ratelimit"
@@ -38,9 +37,9 @@ const (
 	// documents of a few kilobytes.
 	DefaultPersistedQueryMaxEntries = 10000
 	DefaultPersistedQueryMaxBytes   = 32 << 20
-	// DefaultQueryCacheMaxBytes caps the parsed documents kept (QueryCacheSize
-	// of them at most) by default, in bytes as parsedDocumentBytes estimates
-	// them: a parsed tree holds 20 to 50 times its text, so a cap on text
+	// DefaultQueryCacheMaxBytes caps the parsed documents kept (a thousand
+	// at most) by default, in bytes as the server estimates them (its
+	// parsedDocumentBytes): a parsed tree holds 20 to 50 times its text, so a cap on text
 	// (16 MiB, a thousand documents) let a thousand refused documents of 5.9
 	// KB hold 415 MB.
 	DefaultQueryCacheMaxBytes = 16 << 20
@@ -52,7 +51,7 @@ const (
 	// 0.2 CPU-s.
 	DefaultMaxQuerySelections = 300
 	// DefaultMaxOperationsInFlight bounds the operations running at once on
-	// an instance by default (operationGate): HTTP requests to /query, and
+	// an instance by default (api/inflight.go): HTTP requests to /query, and
 	// queries and mutations over websockets. Each of the costliest the
 	// complexity limit lets through holds a few MB while it runs.
 	DefaultMaxOperationsInFlight = 128
@@ -90,16 +89,16 @@ const (
 	// page at its largest.
 	DefaultComplexityRate = "300000/1m"
 	// DefaultMaxConnections caps the connections open on an instance by
-	// default; never more than the open-file limit leaves
-	// (connectionCap).
+	// default; never more than the open-file limit leaves (see
+	// api/connections.go).
 	DefaultMaxConnections = 50_000
 	// DefaultMetricsAddr is where /metrics is served by default: loopback
 	// only, apart from the public listener.
 	DefaultMetricsAddr = "127.0.0.1:9090"
 )
 
-// hardeningConfig is the settings of the limits above; config embeds it.
-type hardeningConfig struct {
+// ClientLimits is the settings of the limits above; Settings embeds it.
+type ClientLimits struct {
 	ReadTimeout              time.Duration
 	WriteTimeout             time.Duration
 	IdleTimeout              time.Duration
@@ -123,32 +122,32 @@ type hardeningConfig struct {
 }
 
 // flags registers the settings on fs, their defaults from the environment.
-func (h *hardeningConfig) flags(fs *flag.FlagSet) {
-	fs.DurationVar(&h.ReadTimeout, "read-timeout", envDuration("READ_TIMEOUT", DefaultReadTimeout), "how long a client may take to send a request, headers and body; websockets are exempt once upgraded (READ_TIMEOUT)")
-	fs.DurationVar(&h.WriteTimeout, "write-timeout", envDuration("WRITE_TIMEOUT", DefaultWriteTimeout), "how long a plain response may take from the end of the request's headers; websockets are exempt (WRITE_TIMEOUT)")
-	fs.DurationVar(&h.IdleTimeout, "idle-timeout", envDuration("IDLE_TIMEOUT", DefaultIdleTimeout), "how long a keep-alive connection may wait for its next request (IDLE_TIMEOUT)")
-	fs.IntVar(&h.MaxConnectionsPerAddress, "max-connections-per-address", envInt("MAX_CONNECTIONS_PER_ADDRESS", DefaultMaxConnectionsPerAddress), "connections one peer address may hold open at once; TRUSTED_PROXIES are exempt (MAX_CONNECTIONS_PER_ADDRESS)")
-	fs.IntVar(&h.WebsocketMaxMessageBytes, "ws-max-message-bytes", envInt("WS_MAX_MESSAGE_BYTES", DefaultWebsocketMaxMessageBytes), "longest websocket message, connection_init included (WS_MAX_MESSAGE_BYTES)")
-	fs.IntVar(&h.PersistedQueryMaxEntries, "persisted-query-max-entries", envInt("PERSISTED_QUERY_MAX_ENTRIES", DefaultPersistedQueryMaxEntries), "documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_ENTRIES)")
-	fs.IntVar(&h.PersistedQueryMaxBytes, "persisted-query-max-bytes", envInt("PERSISTED_QUERY_MAX_BYTES", DefaultPersistedQueryMaxBytes), "bytes of documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_BYTES)")
-	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", envInt("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of parsed documents (their text and tree, as estimated) the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
-	fs.IntVar(&h.MaxQuerySelections, "max-query-selections", envInt("MAX_QUERY_SELECTIONS", DefaultMaxQuerySelections), "fields, fragment spreads and inline fragments written in a document, checked before validation (MAX_QUERY_SELECTIONS)")
-	fs.IntVar(&h.MaxOperationsInFlight, "max-operations-in-flight", envInt("MAX_OPERATIONS_IN_FLIGHT", DefaultMaxOperationsInFlight), "HTTP requests to /query and websocket queries and mutations running at once on this instance; past it they are refused at once (MAX_OPERATIONS_IN_FLIGHT)")
-	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", envInt("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
-	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", envInt("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
-	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", envInt("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
-	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", envInt("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
-	fs.IntVar(&h.MinWriteRate, "min-write-rate", envInt("MIN_WRITE_RATE", DefaultMinWriteRate), "bytes per second a client must read an answer at: sending one may take MIN_WRITE_TIME and a second per MIN_WRITE_RATE bytes, then its connection is closed (MIN_WRITE_RATE)")
-	fs.DurationVar(&h.MinWriteTime, "min-write-time", envDuration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
-	h.ComplexityRate = envRate("COMPLEXITY_RATE", DefaultComplexityRate)
+func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
+	fs.DurationVar(&h.ReadTimeout, "read-timeout", env.duration("READ_TIMEOUT", DefaultReadTimeout), "how long a client may take to send a request, headers and body; websockets are exempt once upgraded (READ_TIMEOUT)")
+	fs.DurationVar(&h.WriteTimeout, "write-timeout", env.duration("WRITE_TIMEOUT", DefaultWriteTimeout), "how long a plain response may take from the end of the request's headers; websockets are exempt (WRITE_TIMEOUT)")
+	fs.DurationVar(&h.IdleTimeout, "idle-timeout", env.duration("IDLE_TIMEOUT", DefaultIdleTimeout), "how long a keep-alive connection may wait for its next request (IDLE_TIMEOUT)")
+	fs.IntVar(&h.MaxConnectionsPerAddress, "max-connections-per-address", env.int("MAX_CONNECTIONS_PER_ADDRESS", DefaultMaxConnectionsPerAddress), "connections one peer address may hold open at once; TRUSTED_PROXIES are exempt (MAX_CONNECTIONS_PER_ADDRESS)")
+	fs.IntVar(&h.WebsocketMaxMessageBytes, "ws-max-message-bytes", env.int("WS_MAX_MESSAGE_BYTES", DefaultWebsocketMaxMessageBytes), "longest websocket message, connection_init included (WS_MAX_MESSAGE_BYTES)")
+	fs.IntVar(&h.PersistedQueryMaxEntries, "persisted-query-max-entries", env.int("PERSISTED_QUERY_MAX_ENTRIES", DefaultPersistedQueryMaxEntries), "documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_ENTRIES)")
+	fs.IntVar(&h.PersistedQueryMaxBytes, "persisted-query-max-bytes", env.int("PERSISTED_QUERY_MAX_BYTES", DefaultPersistedQueryMaxBytes), "bytes of documents the persisted-query cache keeps (PERSISTED_QUERY_MAX_BYTES)")
+	fs.IntVar(&h.QueryCacheMaxBytes, "query-cache-max-bytes", env.int("QUERY_CACHE_MAX_BYTES", DefaultQueryCacheMaxBytes), "bytes of parsed documents (their text and tree, as estimated) the cache of parsed documents keeps (QUERY_CACHE_MAX_BYTES)")
+	fs.IntVar(&h.MaxQuerySelections, "max-query-selections", env.int("MAX_QUERY_SELECTIONS", DefaultMaxQuerySelections), "fields, fragment spreads and inline fragments written in a document, checked before validation (MAX_QUERY_SELECTIONS)")
+	fs.IntVar(&h.MaxOperationsInFlight, "max-operations-in-flight", env.int("MAX_OPERATIONS_IN_FLIGHT", DefaultMaxOperationsInFlight), "HTTP requests to /query and websocket queries and mutations running at once on this instance; past it they are refused at once (MAX_OPERATIONS_IN_FLIGHT)")
+	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", env.int("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
+	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", env.int("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
+	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", env.int("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
+	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
+	fs.IntVar(&h.MinWriteRate, "min-write-rate", env.int("MIN_WRITE_RATE", DefaultMinWriteRate), "bytes per second a client must read an answer at: sending one may take MIN_WRITE_TIME and a second per MIN_WRITE_RATE bytes, then its connection is closed (MIN_WRITE_RATE)")
+	fs.DurationVar(&h.MinWriteTime, "min-write-time", env.duration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
+	h.ComplexityRate = env.rate("COMPLEXITY_RATE", DefaultComplexityRate)
 	fs.Var(rateValue{&h.ComplexityRate}, "complexity-rate", "complexity per viewer, or per client address when signed out, as count/period; every operation spends its price; off for none (COMPLEXITY_RATE)")
-	fs.IntVar(&h.MaxConnections, "max-connections", envInt("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
-	fs.StringVar(&h.MetricsAddr, "metrics-addr", env("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
-	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", envBool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
+	fs.IntVar(&h.MaxConnections, "max-connections", env.int("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
+	fs.StringVar(&h.MetricsAddr, "metrics-addr", env.text("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
+	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", env.bool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
 }
 
 // check refuses settings that would switch a limit off by accident.
-func (h hardeningConfig) check() error {
+func (h ClientLimits) check() error {
 	for name, d := range map[string]time.Duration{"read-timeout": h.ReadTimeout, "write-timeout": h.WriteTimeout, "idle-timeout": h.IdleTimeout, "min-write-time": h.MinWriteTime} {
 		if d <= 0 {
 			return fmt.Errorf("-%s must be more than 0", name)
@@ -168,7 +167,7 @@ func (h hardeningConfig) check() error {
 }
 
 // describe lists the settings for the start-up log.
-func (h hardeningConfig) describe() []any {
+func (h ClientLimits) describe() []any {
 	return []any{"readTimeout", h.ReadTimeout, "writeTimeout", h.WriteTimeout, "idleTimeout", h.IdleTimeout,
 		"maxConnectionsPerAddress", h.MaxConnectionsPerAddress, "websocketMaxMessageBytes", h.WebsocketMaxMessageBytes,
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
@@ -197,17 +196,4 @@ func (v rateValue) Set(s string) error {
 	}
 	*v.r = r
 	return nil
-}
-
-// envRate reads a rate from the environment, or def.
-func envRate(name, def string) ratelimit.Rate {
-	v, ok := os.LookupEnv(name)
-	if !ok || v == "" {
-		v = def
-	}
-	r, err := ratelimit.ParseRate(v)
-	if err != nil {
-		envErrors = append(envErrors, fmt.Errorf("%s=%q: %w", name, v, err))
-	}
-	return r
 }

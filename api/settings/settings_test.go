@@ -1,10 +1,8 @@
-package api
+package settings
 
 import (
-	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -13,15 +11,26 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"feedservice/dataloader"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/ratelimit"
-	"feedservice/internal/testenv"
 	"feedservice/store"
 )
 
 // A setting that does not parse stops the server with the variable's name,
 // instead of quietly running on the default.
+// parseConfig is the settings of args and the environment; a word of args
+// that is not a flag is an error.
+func parseConfig(args []string) (Settings, error) {
+	c, words, err := Parse(args)
+	if err == nil && len(words) > 0 {
+		err = fmt.Errorf("unexpected argument %q", words[0])
+	}
+	return c, err
+}
+
 func TestConfigRefusesUnparseableEnvironment(t *testing.T) {
 	for _, tc := range []struct{ name, value, want string }{
 		{"INBOX_CAP", "abc", "INBOX_CAP"},
@@ -95,7 +104,7 @@ func TestRedisPoolBounds(t *testing.T) {
 	if err != nil || c.RedisPoolSize != 1 || c.RedisPoolTimeout != 1 {
 		t.Fatalf("REDIS_POOL_SIZE=1 REDIS_POOL_TIMEOUT=1ns: %v (pool %d, %s)", err, c.RedisPoolSize, c.RedisPoolTimeout)
 	}
-	if p := c.redisPool(); p.size != 4 || p.timeout != 1 {
+	if p := c.RedisPool(); p.Size != 4 || p.Timeout != 1 {
 		t.Fatalf("pool of size 1 and 3 fan-out workers: %+v, want 4 connections, 1ns", p)
 	}
 	for _, bad := range [][]string{{"-redis-pool-size", "0"}, {"-redis-pool-size", "-1"}, {"-redis-pool-timeout", "0s"}, {"-redis-pool-timeout", "-1ms"}} {
@@ -227,18 +236,6 @@ func TestConfigReplicaDSNs(t *testing.T) {
 	}
 }
 
-// TestReplicaUnreachableStopsStartup: a replica that does not answer stops
-// the server at start with the entry and its address, instead of serving
-// with reads that fail later.
-func TestReplicaUnreachableStopsStartup(t *testing.T) {
-	dir := t.TempDir()
-	_, err := newApp(context.Background(), config{MySQLDSN: testenv.MySQL(t), MySQLReplicaDSNs: []string{"root@tcp(127.0.0.1:1)/feed?timeout=2s"},
-		ReplicaMaxLag: time.Second, DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err == nil || !strings.Contains(err.Error(), "MYSQL_REPLICA_DSNS entry 1 (127.0.0.1:1)") {
-		t.Fatalf("unreachable replica: %v, want an error naming MYSQL_REPLICA_DSNS entry 1 and its address", err)
-	}
-}
-
 // TestRepostListMaxBounds: -repost-list-max defaults to the engine's
 // default, reads REPOST_LIST_MAX, and takes 1 to MaxRepostListMax.
 func TestRepostListMaxBounds(t *testing.T) {
@@ -263,7 +260,7 @@ func TestRepostListMaxBounds(t *testing.T) {
 }
 
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
-// variable, takes MinGOGC to MaxGOGC and refuses "off"; tuneRuntime sets
+// variable, takes MinGOGC to MaxGOGC and refuses "off"; TuneRuntime sets
 // the collector's target and gives back the old one.
 func TestGOGCBounds(t *testing.T) {
 	c, err := parseConfig(nil)
@@ -285,9 +282,9 @@ func TestGOGCBounds(t *testing.T) {
 		t.Fatalf("GOGC=250: %v, %d", err, c.GOGC)
 	}
 	c.GOGC = 321
-	restore := c.tuneRuntime()
+	restore := c.TuneRuntime()
 	if now := debug.SetGCPercent(321); now != 321 {
-		t.Errorf("after tuneRuntime with 321 the collector's target was %d", now)
+		t.Errorf("after TuneRuntime with 321 the collector's target was %d", now)
 	}
 	restore()
 	if now := debug.SetGCPercent(-1); now == 321 {
@@ -301,7 +298,7 @@ func TestGOGCBounds(t *testing.T) {
 }
 
 // TestSettingsLineNamesEverySetting: the start-up "settings" line has a key
-// for every field of config (found by reflection, so a new setting cannot be
+// for every field of Settings (found by reflection, so a new setting cannot be
 // left out of describe), under the field's name in any case; durations are
 // written as the flags take them, never in nanoseconds; and no secret is in
 // it, only whether it is set.
@@ -311,7 +308,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := c.describe()
+	settings := c.Describe()
 	values := map[string]any{}
 	for i := 0; i+1 < len(settings); i += 2 {
 		key, ok := settings[i].(string)
@@ -333,7 +330,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 			}
 			logged, ok := values[strings.ToLower(f.Name)]
 			if !ok {
-				t.Errorf("setting %s is missing from the settings line (config.describe)", f.Name)
+				t.Errorf("setting %s is missing from the settings line (Settings.Describe)", f.Name)
 				continue
 			}
 			if d, isDuration := v.Field(i).Interface().(time.Duration); isDuration {
@@ -361,7 +358,7 @@ func TestSettingsLineNamesEverySetting(t *testing.T) {
 		t.Errorf("operatorToken %v, tokenSecret %v, want set and set", values["operatortoken"], values["tokensecret"])
 	}
 	c.OperatorToken = ""
-	if got := c.describe(); !slices.Contains(got, any("unset")) {
+	if got := c.Describe(); !slices.Contains(got, any("unset")) {
 		t.Errorf("an empty operator token is not shown as unset: %v", got)
 	}
 }
@@ -396,5 +393,88 @@ func TestBlockResetIntervalSetting(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-block-reset-interval", "-1ms"}); err == nil || !strings.Contains(err.Error(), "-block-reset-interval") {
 		t.Fatalf("-block-reset-interval -1ms: %v, want a -block-reset-interval error", err)
+	}
+}
+
+// TestAllowedOriginsParse: origins as browsers send them pass; an entry
+// that could never match one is refused at start.
+func TestAllowedOriginsParse(t *testing.T) {
+	good := "http://localhost:3000, https://app.example,*"
+	if got, err := parseOrigins(good); err != nil || !slices.Equal(got, []string{"http://localhost:3000", "https://app.example", "*"}) {
+		t.Fatalf("%q: %v %v", good, got, err)
+	}
+	for _, bad := range []string{"app.example", "https://app.example/", "https://app.example/path", "ftp://app.example", "https://", "https://app.example?x", "https://u@app.example"} {
+		t.Setenv("ALLOWED_ORIGINS", bad)
+		if _, err := parseConfig(nil); err == nil || !strings.Contains(err.Error(), "-allowed-origins") {
+			t.Errorf("ALLOWED_ORIGINS=%q: %v, want an -allowed-origins error", bad, err)
+		}
+	}
+}
+
+// TestWriteFlagsListsEverySetting: -h lists every flag Parse takes exactly
+// once, with its environment variable, the common ones first in the order
+// of commonFlags and the others after them in alphabetical order.
+func TestWriteFlagsListsEverySetting(t *testing.T) {
+	var out strings.Builder
+	WriteFlags(&out)
+	var listed []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if name, ok := strings.CutPrefix(line, "  -"); ok {
+			name, _, _ = strings.Cut(name, " ")
+			listed = append(listed, name)
+		}
+	}
+	fs, _ := newFlagSet(new(Settings), new(environment))
+	var every []string
+	fs.VisitAll(func(f *flag.Flag) { every = append(every, f.Name) })
+	if len(listed) != len(every) {
+		t.Errorf("-h lists %d flags, Parse takes %d", len(listed), len(every))
+	}
+	for _, name := range every {
+		if n := strings.Count(" "+strings.Join(listed, " ")+" ", " "+name+" "); n != 1 {
+			t.Errorf("-%s is listed %d times", name, n)
+		}
+	}
+	if !slices.Equal(listed[:min(len(commonFlags), len(listed))], commonFlags) {
+		t.Errorf("-h lists first %v, want the common settings %v", listed[:min(len(commonFlags), len(listed))], commonFlags)
+	}
+	if rest := listed[min(len(commonFlags), len(listed)):]; !slices.IsSorted(rest) {
+		t.Errorf("the other settings are not in alphabetical order: %v", rest)
+	}
+	if !strings.Contains(out.String(), "(INBOX_CAP)") || !strings.Contains(out.String(), "(COMPLEXITY_RATE)") {
+		t.Errorf("-h does not name the flags' environment variables:\n%s", out.String())
+	}
+}
+
+// TestEngineTakesEverySetting: Engine fills every field of the engine's
+// configuration (found by reflection, so that a new engine setting cannot
+// be left out), maps the settings whose 0 means "none" to the engine's
+// negative, and refuses a feed mode that is none.
+func TestEngineTakesEverySetting(t *testing.T) {
+	c, err := parseConfig([]string{"-key-prefix", "p:", "-stream-replicas", "0", "-block-reset-interval", "0", "-local-cache-max-entries", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracer := noop.NewTracerProvider()
+	engine, err := c.Engine([]byte("secret"), tracer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := reflect.ValueOf(engine)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("Engine leaves %s unset", v.Type().Field(i).Name)
+		}
+	}
+	if engine.StreamReplicas >= 0 || engine.BlockResetInterval >= 0 || engine.LocalCacheMaxEntries >= 0 {
+		t.Errorf("0 in STREAM_REPLICAS, BLOCK_RESET_INTERVAL, LOCAL_CACHE_MAX_ENTRIES gives the engine %d, %s, %d; want negatives (none)",
+			engine.StreamReplicas, engine.BlockResetInterval, engine.LocalCacheMaxEntries)
+	}
+	if engine.Mode != feedconfig.Mode(c.FeedMode) || engine.FanoutBatchSize != c.FanoutBatch || engine.LocalCacheMaxBytes != int64(c.LocalCacheMaxBytes) {
+		t.Errorf("Engine gives mode %q, batch %d, local bytes %d; want %q, %d, %d", engine.Mode, engine.FanoutBatchSize, engine.LocalCacheMaxBytes, c.FeedMode, c.FanoutBatch, c.LocalCacheMaxBytes)
+	}
+	c.FeedMode = "sideways"
+	if _, err := c.Engine(nil, nil); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("feed mode sideways: %v, want an error naming it", err)
 	}
 }
