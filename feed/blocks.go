@@ -3,9 +3,9 @@ package feed
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
+	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/internal/apperr"
 	"feedservice/models"
@@ -109,7 +109,7 @@ func (e *Engine) hidingChanged(ctx context.Context, actor, other int64, both, hi
 	}
 	e.afterCommit(ctx, nil)
 	for _, r := range readers {
-		e.pub.Publish(ctx, e.keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
+		e.pub.Publish(ctx, e.keys.ReaderChannel(r[0]), livemsg.Hid(r[1]))
 	}
 }
 
@@ -159,7 +159,7 @@ func (e *Engine) ResetDueBlocks(ctx context.Context, now time.Time) (int, error)
 		if err := e.home.ForgetInserts(ctx, r); err != nil && ctx.Err() == nil {
 			e.log.WarnContext(ctx, "drop home inserts after a deferred reset", "reader", r, "err", err)
 		}
-		e.pub.Publish(ctx, e.keys.ReaderChannel(r), "hide")
+		e.pub.Publish(ctx, e.keys.ReaderChannel(r), livemsg.Hid(0))
 	}
 	return len(readers), err
 }

@@ -14,7 +14,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
@@ -361,7 +361,7 @@ func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both b
 			return err
 		}
 		if reset {
-			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
+			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(r[0]), livemsg.Hid(r[1]))
 		}
 	}
 	return nil
@@ -391,7 +391,7 @@ func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	}
 	if x.d.Cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), live.AddMessage(original.ID, p.ID))
+		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), livemsg.Added(livemsg.Add{Post: original.ID, Key: p.ID}))
 		return nil
 	}
 	return x.fanout(ctx, Task{Op: OpAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
@@ -408,7 +408,7 @@ func (x *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 	if err := x.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), "change")
+	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), livemsg.Change())
 	if x.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
@@ -660,7 +660,7 @@ func (x *Stream) updateCelebrity(ctx context.Context, user int64) error {
 	if err != nil || !changed {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), "change")
+	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), livemsg.Change())
 	if celebrity {
 		return nil
 	}
