@@ -307,13 +307,13 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		if err := decode(payload, &b); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, b.BlockerID, b.BlockedID, true)
+		return x.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
 	case models.EventMuted, models.EventUnmuted:
 		var m models.MuteEventPayload
 		if err := decode(payload, &m); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, m.MuterID, m.MutedID, false)
+		return x.onHidingChanged(ctx, Hiding{Actor: m.MuterID, Other: m.MutedID})
 	case models.EventUserChanged:
 		var u models.UserEventPayload
 		if err := decode(payload, &u); err != nil {
@@ -338,31 +338,6 @@ func (u unreadable) Unwrap() error { return u.err }
 func decode(payload string, v any) error {
 	if err := json.Unmarshal([]byte(payload), v); err != nil {
 		return unreadable{err}
-	}
-	return nil
-}
-
-// onHidingChanged repeats, for a block or mute of other by actor (or its
-// end), the inbox resets its mutation made after the commit (see
-// feed.Engine.hidingChanged), where they were lost: for the actor, and for
-// a block the other user too (bounded as there: inbox.Inboxes.ResetOther).
-// A reset tells the reader's live listeners.
-func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both bool) error {
-	if err := x.cache.RefreshCopies(ctx, []int64{actor, other}, nil); err != nil {
-		return err
-	}
-	readers := [][2]int64{{actor, other}}
-	if both {
-		readers = append(readers, [2]int64{other, actor})
-	}
-	for i, r := range readers {
-		reset, err := x.inboxes.ResetIfStale(ctx, r[0], r[1], i == 1)
-		if err != nil {
-			return err
-		}
-		if reset {
-			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(r[0]), livemsg.Hid(r[1]))
-		}
 	}
 	return nil
 }
