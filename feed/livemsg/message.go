@@ -212,14 +212,18 @@ func ParseBatch(payload string) (Batch, error) {
 }
 
 // Invalidation is a message of the invalidate channel: drop IDs from every
-// instance's local tier of Kind (a cache kind, or "logout": close those
-// users' websockets), "user 1 2 3"; or, with Sync set, the mark a
+// instance's local tier of Kind (a cache kind, or KindLogOut), "user 1 2
+// 3"; or, with Sync set, the mark a
 // SyncInvalidations waits for, "sync <token>".
 type Invalidation struct {
 	Kind string
 	IDs  []int64
 	Sync string
 }
+
+// KindLogOut is the Invalidation kind of log-outs: "logout <user id>".
+// Every instance closes those users' websockets.
+const KindLogOut = "logout"
 
 // syncWord starts the mark of SyncInvalidations; no cache kind may be
 // named so.

@@ -98,7 +98,7 @@ func TestInvalidationRoundTrip(t *testing.T) {
 		wire string
 	}{
 		{Invalidation{Kind: "user", IDs: []int64{1, 2, 3}}, "user 1 2 3"},
-		{Invalidation{Kind: "logout", IDs: []int64{375522246430720}}, "logout 375522246430720"},
+		{Invalidation{Kind: KindLogOut, IDs: []int64{375522246430720}}, "logout 375522246430720"},
 		{Invalidation{Sync: "a1b2c3"}, "sync a1b2c3"},
 	} {
 		if got := tc.i.Encode(); got != tc.wire {
