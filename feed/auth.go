@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"feedservice/feed/livemsg"
 	"feedservice/internal/apperr"
 	"feedservice/store"
 )
@@ -103,13 +104,9 @@ func (e *Engine) LogOut(ctx context.Context, viewerID int64) error {
 	}
 	// After the refresh: an instance that checks the sessions on this
 	// message reads the new version from Redis's copy.
-	e.cache.Invalidate(ctx, logOutMessageKind, []int64{viewerID})
+	e.cache.Invalidate(ctx, livemsg.KindLogOut, []int64{viewerID})
 	return nil
 }
-
-// logOutMessageKind names the invalidate channel's messages of log-outs:
-// "logout <user id>" (the cache's invalidation encoding).
-const logOutMessageKind = "logout"
 
 // A LogOutWatcher is told of log-outs on every instance, so that it ends
 // what the revoked tokens opened (the API's websockets). Its methods are
@@ -127,7 +124,7 @@ type LogOutWatcher interface {
 // WatchLogOuts has w told of every log-out. Call it before Start.
 func (e *Engine) WatchLogOuts(w LogOutWatcher) {
 	e.logOuts = w
-	e.cache.Register(logOutMessageKind, logOutMessages{w})
+	e.cache.Register(livemsg.KindLogOut, logOutMessages{w})
 }
 
 // logOutMessages hands the invalidate channel's log-out messages to a

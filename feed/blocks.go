@@ -3,9 +3,11 @@ package feed
 import (
 	"context"
 	"errors"
-	"strconv"
+	"slices"
 	"time"
 
+	"feedservice/feed/fanout"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/internal/apperr"
 	"feedservice/models"
@@ -21,7 +23,7 @@ func (e *Engine) Block(ctx context.Context, viewerID, userID int64) (*models.Blo
 	}
 	changed, err := e.store.Block(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, true, true)
+		e.hidingChanged(ctx, fanout.Hiding{Actor: viewerID, Other: userID, Block: true}, true)
 	}
 	return e.blockPayload(ctx, viewerID, userID, err)
 }
@@ -34,7 +36,7 @@ func (e *Engine) Unblock(ctx context.Context, viewerID, userID int64) (*models.B
 	}
 	changed, err := e.store.Unblock(ctx, viewerID, userID, e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, true, false)
+		e.hidingChanged(ctx, fanout.Hiding{Actor: viewerID, Other: userID, Block: true}, false)
 	}
 	return e.blockPayload(ctx, viewerID, userID, err)
 }
@@ -48,7 +50,7 @@ func (e *Engine) Mute(ctx context.Context, viewerID, userID int64) (*models.Mute
 	}
 	changed, err := e.store.Mute(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, false, true)
+		e.hidingChanged(ctx, fanout.Hiding{Actor: viewerID, Other: userID}, true)
 	}
 	return e.mutePayload(ctx, viewerID, userID, err)
 }
@@ -61,56 +63,42 @@ func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.Mu
 	}
 	changed, err := e.store.Unmute(ctx, viewerID, userID, e.now().UTC())
 	if changed {
-		e.hidingChanged(ctx, viewerID, userID, false, false)
+		e.hidingChanged(ctx, fanout.Hiding{Actor: viewerID, Other: userID}, false)
 	}
 	return e.mutePayload(ctx, viewerID, userID, err)
 }
 
-// hidingChanged runs what follows the commit of actor's block or mute of
-// other (or its end), so that the actor's next read, on any instance,
-// reflects it: the cached copies of both (a block moves counts), the
-// actor's inbox and followee set dropped, to be rebuilt from MySQL through
-// the new view (inbox.Inboxes.Reset), their cached home inserts dropped,
-// and their live listeners told to re-subscribe and recount. A block does
-// the same for the other user, whose view changed too, and settles the
-// relation lists of the follows it ended; the other user's reset is
-// bounded (inbox.Inboxes.ResetOther: at most one per BlockResetInterval,
-// else their followee set is patched, or the reset deferred), and their
-// home inserts are dropped on a reset or when hides (a block: an insert
-// may show the actor). A failure is only logged: the change's stream
-// event resets the inboxes again.
-func (e *Engine) hidingChanged(ctx context.Context, actor, other int64, both, hides bool) {
-	e.cache.RefreshAfterCommit(ctx, []int64{actor, other}, nil)
-	readers := [][2]int64{{actor, other}}
-	if both {
-		readers = append(readers, [2]int64{other, actor})
-	}
-	for i, r := range readers {
-		if both {
-			if err := e.jumps.SettleRelationLists(ctx, r[0], r[1]); err != nil && ctx.Err() == nil {
-				e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", r[0], "err", err)
+// hidingChanged runs what follows the commit of h, so that the actor's
+// next read, on any instance, reflects it: the cached copies of both (a
+// block moves counts); for a block the relation lists of the follows it
+// ended; the inboxes and followee sets of h's readers reset and their live
+// listeners told (fanout.Stream.ResetInboxes, which the change's stream
+// event repeats); and their cached home inserts dropped, on a reset or
+// when the change hides (a block or mute: an insert may show the other
+// user). A failure is only logged: the change's stream event resets the
+// inboxes again.
+func (e *Engine) hidingChanged(ctx context.Context, h fanout.Hiding, hides bool) {
+	e.cache.RefreshAfterCommit(ctx, []int64{h.Actor, h.Other}, nil)
+	if h.Block {
+		for _, follow := range [][2]int64{{h.Actor, h.Other}, {h.Other, h.Actor}} {
+			if err := e.jumps.SettleRelationLists(ctx, follow[0], follow[1]); err != nil && ctx.Err() == nil {
+				e.log.WarnContext(ctx, "change a relation list's copy; the stream event will", "follower", follow[0], "err", err)
 			}
 		}
-		reset, err := true, error(nil)
-		if i == 0 {
-			err = e.inboxes.Reset(ctx, r[0])
-		} else {
-			reset, err = e.inboxes.ResetOther(ctx, r[0], r[1])
-		}
-		if err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "reset inbox after a block or mute; the stream event will", "reader", r[0], "err", err)
-		}
-		if !reset && !hides {
+	}
+	reset, err := e.stream.ResetInboxes(ctx, h, true)
+	if err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "reset inboxes after a block or mute; the stream event will", "actor", h.Actor, "err", err)
+	}
+	for _, r := range h.Readers() {
+		if !hides && !slices.Contains(reset, r) {
 			continue
 		}
-		if err := e.home.ForgetInserts(ctx, r[0]); err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "drop home inserts after a block or mute", "reader", r[0], "err", err)
+		if err := e.home.ForgetInserts(ctx, r); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "drop home inserts after a block or mute", "reader", r, "err", err)
 		}
 	}
 	e.afterCommit(ctx, nil)
-	for _, r := range readers {
-		e.pub.Publish(ctx, e.keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
-	}
 }
 
 // blockPayload answers a block change with both users as now stored.
@@ -159,7 +147,7 @@ func (e *Engine) ResetDueBlocks(ctx context.Context, now time.Time) (int, error)
 		if err := e.home.ForgetInserts(ctx, r); err != nil && ctx.Err() == nil {
 			e.log.WarnContext(ctx, "drop home inserts after a deferred reset", "reader", r, "err", err)
 		}
-		e.pub.Publish(ctx, e.keys.ReaderChannel(r), "hide")
+		e.pub.Publish(ctx, e.keys.ReaderChannel(r), livemsg.Hid(0))
 	}
 	return len(readers), err
 }

@@ -26,11 +26,11 @@ import (
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/jumps"
 	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/outbox"
 	"feedservice/feed/pull"
 	"feedservice/feed/readpath"
 	"feedservice/feed/replicas"
-	"feedservice/feed/subscriptions"
 	"feedservice/internal/throttle"
 	"feedservice/models"
 	"feedservice/store"
@@ -48,7 +48,7 @@ type Engine struct {
 	now   func() time.Time
 
 	metrics  *metrics.Metrics
-	pub      *live.Publisher
+	pub      *livemsg.Publisher
 	rep      *replicas.Router
 	cache    *cache.Tiers
 	pull     *pull.Feeds
@@ -58,7 +58,7 @@ type Engine struct {
 	stream   *fanout.Stream
 	reads    *readpath.Reads
 	home     *home.Mixer
-	subs     *subscriptions.Listeners // set by Start
+	subs     *live.Streams // set by Start
 
 	running sync.WaitGroup
 	stopped sync.Once // the local tiers' clean-up goroutines, by Close
@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	}
 	e.ids = gen
 	e.d = &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: e.keys, Log: log, Metrics: e.metrics, Now: e.now, IDs: gen, WarnRedis: e.warnCache}
-	e.pub = live.NewPublisher(rdb, e.keys, log)
+	e.pub = livemsg.NewPublisher(rdb, e.keys, log)
 	e.rep = replicas.New(st, rdb, e.keys, e.warnCache)
 	e.cache = cache.New(e.d, e.pub, e.rep)
 	e.pull = pull.New(e.d, e.cache)
@@ -118,8 +118,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 // Start runs the live-update hub, the dispatcher and the fan-out workers
 // until ctx ends.
 func (e *Engine) Start(ctx context.Context) {
-	e.hub = live.New(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed, e.outboxes.DropCopy)
-	e.subs = subscriptions.New(e.d, e.hub, e.reads, e.inboxes, e.outboxes)
+	e.hub = live.NewHub(ctx, e.d, e.cache.OnInvalidation, e.cache.OnResubscribed, e.outboxes.DropCopy)
+	e.subs = live.NewStreams(e.d, e.hub, e.reads, e.inboxes, e.outboxes)
 	e.goRun(ctx, e.hub.Run)
 	e.stream.Start(ctx, e.goRun)
 	if e.cfg.BlockResetInterval > 0 {

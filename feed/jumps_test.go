@@ -11,7 +11,6 @@ import (
 	"feedservice/feed/paging"
 	"feedservice/internal/apperr"
 	"feedservice/models"
-	"feedservice/store"
 )
 
 // jumpThresholds run a test through each path of a jump: MySQL's offset
@@ -171,71 +170,6 @@ func TestJumpListChangesBetweenJumps(t *testing.T) {
 			t.Fatalf("whole list after the events: got %v, want %v", got, want)
 		}
 	})
-}
-
-// A list that grows to the threshold gets its copy in Redis on the next
-// jump (and loses its MySQL offset index), keeps it through follows
-// without a rebuild, loses it when an unfollow takes it under the
-// threshold, and is built again when it comes back; every jump on the way
-// answers what MySQL answers.
-func TestJumpThresholdCrossing(t *testing.T) {
-	te := newTestEngine(t, func(c *config.Config) { c.JumpCacheFollowers = 6 })
-	ctx := context.Background()
-	star, fans := te.starWithFollowers(5)
-	copyKey := te.keys.RelationList(store.FollowersList, star)
-	exists := func() bool {
-		n, err := te.redis.Exists(ctx, copyKey).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n == 1
-	}
-	agree := func(stage string, wantCopy bool) {
-		t.Helper()
-		for _, offset := range []int{0, 2, 5} {
-			got := edgeUsers(te.jumpTo(star, offset, 3))
-			rows, _, err := te.store.RelationsAt(ctx, store.FollowersList, star, offset, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []int64
-			for _, r := range rows {
-				want = append(want, r.UserID)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s: offset %d: got %v, MySQL %v", stage, offset, got, want)
-			}
-		}
-		if exists() != wantCopy {
-			t.Fatalf("%s: copy in Redis %v, want %v", stage, exists(), wantCopy)
-		}
-	}
-	agree("under the threshold", false)
-	extra := te.user("sixth")
-	te.follow(extra, star)
-	te.jumpTo(star, 0, 3)
-	if !exists() {
-		t.Fatal("no copy after a jump at the threshold")
-	}
-	if has, err := te.store.HasMarks(ctx, store.FollowersList, star); err != nil || has {
-		t.Fatalf("offset index kept beside the copy: %v %v", has, err)
-	}
-	builds := lcCount(te.metrics.RelationListBuilds)
-	te.follow(te.user("seventh"), star)
-	agree("over the threshold", true)
-	if got := lcCount(te.metrics.RelationListBuilds); got != builds {
-		t.Fatalf("a follow rebuilt the copy: %v builds, want %v", got, builds)
-	}
-	te.unfollow(fans[0], star)
-	te.unfollow(fans[1], star)
-	if exists() {
-		t.Fatal("copy kept under the threshold")
-	}
-	agree("back under the threshold", false)
-	te.follow(fans[0], star)
-	te.follow(fans[1], star)
-	te.jumpTo(star, 0, 3)
-	agree("over it again", true)
 }
 
 func ptr[T any](v T) *T { return &v }

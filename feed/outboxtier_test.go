@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
@@ -155,7 +156,7 @@ func TestAuthorMessageDropsTheOutboxCopy(t *testing.T) {
 	if n, err := te.redis.ZRem(ctx, te.keys.Outbox(star), strconv.FormatInt(post, 10)).Result(); err != nil || n != 1 {
 		t.Fatalf("the post left the outbox: %d, %v", n, err)
 	}
-	if err := te.redis.Publish(ctx, te.keys.AuthorChannel(star), "change").Err(); err != nil {
+	if err := te.redis.Publish(ctx, te.keys.AuthorChannel(star), livemsg.Change().Encode()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -52,35 +52,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// One connection per instance, reference-counted channels: two listeners of
-// one reader share one subscription, which ends with the last of them.
-func TestHubChannelsAreReferenceCounted(t *testing.T) {
-	te := newTestEngine(t)
-	reader := te.user("reader")
-	channel := te.keys.ReaderChannel(reader)
-	first, stopFirst := context.WithCancel(context.Background())
-	second, stopSecond := context.WithCancel(context.Background())
-	defer stopFirst()
-	defer stopSecond()
-	if _, err := te.hub.Listen(first, reader, te.subs.Authors); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := te.hub.Listen(second, reader, te.subs.Authors); err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, "one subscription to the reader's channel", func() bool { return numSub(t, te, channel) == 1 })
-	stopFirst()
-	time.Sleep(100 * time.Millisecond)
-	if n := numSub(t, te, channel); n != 1 {
-		t.Fatalf("after the first listener left: %d subscriptions, want 1", n)
-	}
-	stopSecond()
-	testenv.WaitFor(t, "the channel to be unsubscribed", func() bool { return numSub(t, te, channel) == 0 })
-	if n := te.hub.Channels(); n != 0 {
-		t.Fatalf("hub still tracks %d channels", n)
-	}
-}
-
 // A client that never reads its subscription neither blocks the hub nor
 // other clients, and when it reads at last it gets the newest count, not a
 // backlog.

@@ -51,13 +51,13 @@ func (e *Engine) HomeCandidatesKey(viewerGlobalID string) string {
 }
 
 // UnreadCounts streams the viewer's unread count (see
-// subscriptions.Listeners.UnreadCounts). The engine must be started.
+// live.Streams.UnreadCounts). The engine must be started.
 func (e *Engine) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
 	return e.subs.UnreadCounts(ctx, viewerID)
 }
 
 // FeedItemsAdded streams each entry as it enters the viewer's feed (see
-// subscriptions.Listeners.FeedItemsAdded). The engine must be started.
+// live.Streams.FeedItemsAdded). The engine must be started.
 func (e *Engine) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
 	return e.subs.FeedItemsAdded(ctx, viewerID)
 }

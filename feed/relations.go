@@ -3,8 +3,8 @@ package feed
 import (
 	"context"
 	"errors"
-	"strconv"
 
+	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/internal/apperr"
 	"feedservice/models"
@@ -67,11 +67,7 @@ func (e *Engine) relationChanged(ctx context.Context, follower, followee int64, 
 		}
 	}
 	e.afterCommit(ctx, ownInbox)
-	verb := "unfollow "
-	if follows {
-		verb = "follow "
-	}
-	e.pub.Publish(ctx, e.keys.ReaderChannel(follower), verb+strconv.FormatInt(followee, 10))
+	e.pub.Publish(ctx, e.keys.ReaderChannel(follower), livemsg.Followed(followee, follows))
 }
 
 // followPayload answers a relation change with both users as now stored.

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 
+	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 )
 
@@ -34,6 +35,6 @@ func (e *Engine) MarkFeedRead(ctx context.Context, viewerID int64, upTo *string)
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
 		e.stream.Poke()
 	}
-	e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), "change") // every device of the viewer
+	e.pub.Publish(ctx, e.keys.ReaderChannel(viewerID), livemsg.Change()) // every device of the viewer
 	return e.UnreadCount(ctx, viewerID)
 }

@@ -37,7 +37,7 @@ cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCoun
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
 cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
-env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./internal/testenv
+env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api

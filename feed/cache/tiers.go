@@ -6,14 +6,12 @@ package cache
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
 	"feedservice/internal/apperr"
 	"feedservice/models"
@@ -22,7 +20,7 @@ import (
 // Tiers are the cache tiers of users and posts.
 type Tiers struct {
 	d     *deps.Deps
-	pub   *live.Publisher
+	pub   *livemsg.Publisher
 	rep   *replicas.Router
 	users *Tier[*models.User]
 	posts *Tier[*models.Post]
@@ -46,7 +44,7 @@ type Dropper interface {
 
 // New makes the tiers (the local ones off when LocalCacheMaxEntries is not
 // positive).
-func New(d *deps.Deps, pub *live.Publisher, rep *replicas.Router) *Tiers {
+func New(d *deps.Deps, pub *livemsg.Publisher, rep *replicas.Router) *Tiers {
 	cfg := d.Cfg
 	c := &Tiers{d: d, pub: pub, rep: rep,
 		users:  NewTier(metrics.KindUser, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, userBytes, d.Metrics),
@@ -158,57 +156,31 @@ func (c *Tiers) DropLocal(ctx context.Context, users, posts []int64) {
 
 // Invalidate tells every instance to drop ids from its local tier of kind.
 func (c *Tiers) Invalidate(ctx context.Context, kind string, ids []int64) {
-	if msg := invalidation(kind, ids); msg != "" {
-		c.pub.Publish(ctx, c.d.Keys.CacheInvalidateChannel(), msg)
-	}
-}
-
-// invalidation is the message naming ids of kind: "user 1 2 3".
-func invalidation(kind string, ids []int64) string {
 	if len(ids) == 0 {
-		return ""
+		return
 	}
-	b := []byte(kind)
-	for _, id := range ids {
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, id, 10)
+	if err := c.pub.Invalidate(ctx, livemsg.Invalidation{Kind: kind, IDs: ids}); err != nil && ctx.Err() == nil {
+		c.d.Log.WarnContext(ctx, "publish an invalidation", "kind", kind, "err", err)
 	}
-	return string(b)
-}
-
-// parseInvalidation reads a message of invalidation; a malformed id is
-// skipped (the bound of the tier still holds for it).
-func parseInvalidation(payload string) (kind string, ids []int64) {
-	fields := strings.Fields(payload)
-	if len(fields) == 0 {
-		return "", nil
-	}
-	for _, f := range fields[1:] {
-		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	return fields[0], ids
 }
 
 // OnInvalidation applies a message of the invalidate channel (the hub's
 // handler).
-func (c *Tiers) OnInvalidation(payload string) {
-	if token, ok := strings.CutPrefix(payload, invalidationSync); ok {
-		if done, ok := c.syncs.LoadAndDelete(token); ok {
+func (c *Tiers) OnInvalidation(inv livemsg.Invalidation) {
+	if inv.Sync != "" {
+		if done, ok := c.syncs.LoadAndDelete(inv.Sync); ok {
 			close(done.(chan struct{}))
 		}
 		return
 	}
-	kind, ids := parseInvalidation(payload)
-	switch kind {
+	switch inv.Kind {
 	case metrics.KindUser:
-		c.users.Drop(ids)
+		c.users.Drop(inv.IDs)
 	case metrics.KindPost:
-		c.posts.Drop(ids)
+		c.posts.Drop(inv.IDs)
 	default:
-		if t := c.others[kind]; t != nil {
-			t.Drop(ids)
+		if t := c.others[inv.Kind]; t != nil {
+			t.Drop(inv.IDs)
 		}
 	}
 }
@@ -224,9 +196,6 @@ func (c *Tiers) OnResubscribed() {
 	}
 }
 
-// invalidationSync starts the message SyncInvalidations waits for.
-const invalidationSync = "sync "
-
 // SyncInvalidations returns once this instance has applied every
 // invalidation message published before the call: it publishes a message
 // of its own and waits for it (Redis delivers a channel's messages in the
@@ -237,7 +206,7 @@ func (c *Tiers) SyncInvalidations(ctx context.Context) error {
 	done := make(chan struct{})
 	c.syncs.Store(token, done)
 	defer c.syncs.Delete(token)
-	if err := c.d.Redis.Publish(ctx, c.d.Keys.CacheInvalidateChannel(), invalidationSync+token).Err(); err != nil {
+	if err := c.pub.Invalidate(ctx, livemsg.Invalidation{Sync: token}); err != nil {
 		return err
 	}
 	select {

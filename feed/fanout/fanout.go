@@ -14,7 +14,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
@@ -307,13 +307,13 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		if err := decode(payload, &b); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, b.BlockerID, b.BlockedID, true)
+		return x.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
 	case models.EventMuted, models.EventUnmuted:
 		var m models.MuteEventPayload
 		if err := decode(payload, &m); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, m.MuterID, m.MutedID, false)
+		return x.onHidingChanged(ctx, Hiding{Actor: m.MuterID, Other: m.MutedID})
 	case models.EventUserChanged:
 		var u models.UserEventPayload
 		if err := decode(payload, &u); err != nil {
@@ -342,31 +342,6 @@ func decode(payload string, v any) error {
 	return nil
 }
 
-// onHidingChanged repeats, for a block or mute of other by actor (or its
-// end), the inbox resets its mutation made after the commit (see
-// feed.Engine.hidingChanged), where they were lost: for the actor, and for
-// a block the other user too (bounded as there: inbox.Inboxes.ResetOther).
-// A reset tells the reader's live listeners.
-func (x *Stream) onHidingChanged(ctx context.Context, actor, other int64, both bool) error {
-	if err := x.cache.RefreshCopies(ctx, []int64{actor, other}, nil); err != nil {
-		return err
-	}
-	readers := [][2]int64{{actor, other}}
-	if both {
-		readers = append(readers, [2]int64{other, actor})
-	}
-	for i, r := range readers {
-		reset, err := x.inboxes.ResetIfStale(ctx, r[0], r[1], i == 1)
-		if err != nil {
-			return err
-		}
-		if reset {
-			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(r[0]), "hide "+strconv.FormatInt(r[1], 10))
-		}
-	}
-	return nil
-}
-
 // onPostCreated adds a post to its author's outbox and, for an ordinary
 // author, to the inboxes of the author's followers.
 func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
@@ -391,7 +366,7 @@ func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	}
 	if x.d.Cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), live.AddMessage(original.ID, p.ID))
+		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), livemsg.Added(livemsg.Add{Post: original.ID, Key: p.ID}))
 		return nil
 	}
 	return x.fanout(ctx, Task{Op: OpAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
@@ -408,7 +383,7 @@ func (x *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 	if err := x.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), "change")
+	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), livemsg.Change())
 	if x.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
@@ -660,7 +635,7 @@ func (x *Stream) updateCelebrity(ctx context.Context, user int64) error {
 	if err != nil || !changed {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), "change")
+	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), livemsg.Change())
 	if celebrity {
 		return nil
 	}

@@ -15,14 +15,14 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/jumps"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/outbox"
 )
 
 // Stream is the fan-out: its dispatcher, its workers and their handlers.
 type Stream struct {
 	d        *deps.Deps
-	pub      *live.Publisher
+	pub      *livemsg.Publisher
 	cache    *cache.Tiers
 	inboxes  *inbox.Inboxes
 	outboxes *outbox.Outboxes
@@ -32,7 +32,7 @@ type Stream struct {
 }
 
 // New makes the fan-out of d over the given parts.
-func New(d *deps.Deps, pub *live.Publisher, c *cache.Tiers, x *inbox.Inboxes, o *outbox.Outboxes, j *jumps.Lists) *Stream {
+func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *inbox.Inboxes, o *outbox.Outboxes, j *jumps.Lists) *Stream {
 	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
 		pokes: make(chan struct{}, 1), instance: redisx.NewToken()}
 }

@@ -15,7 +15,7 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/outbox"
 	"feedservice/feed/pull"
 	"feedservice/feed/readpath"
@@ -112,7 +112,7 @@ func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
 		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
-	c := cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), rep)
+	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := pull.New(d, c)
 	x := inbox.New(d, c, rep, f)
 	o := outbox.New(d, c)

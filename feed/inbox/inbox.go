@@ -11,7 +11,7 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -142,7 +142,7 @@ end
 // announce: hidden), inboxChanged (the entry moved or left),
 // inboxRecorded (the source was recorded before), or the entry's key (a
 // string) when the entry entered the inbox, and Apply announces a round's
-// entries in one message (see live.Publisher.AnnounceAdded).
+// entries in one message (see livemsg.Publisher.AnnounceAdded).
 //
 // Recording a source twice changes nothing, nor does an arrival the
 // reader's feed hides (the followee set names its user or the post's
@@ -186,7 +186,7 @@ return 1`)
 // removeSourceScript takes user ARGV[3]'s arrivals out of entry ARGV[2]
 // (author ARGV[5]): the one with event ARGV[4], or all of them for "*".
 // The entry moves to its next arrival, or leaves when none is left.
-var removeSourceScript = live.NewScript(luaInboxLib + `
+var removeSourceScript = livemsg.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
@@ -199,7 +199,7 @@ announce(what, key, o)
 return 1`)
 
 // dropEntryScript takes entry ARGV[2] out (its post was deleted).
-var dropEntryScript = live.NewScript(luaInboxLib + `
+var dropEntryScript = livemsg.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[2])
@@ -211,7 +211,7 @@ return 1`)
 // leave, and MySQL serves that part of the feed. A backfill that cannot add
 // all of a followee's posts raises the floor to the oldest one it adds, so
 // that none of the followee's older posts is missed.
-var raiseFloorScript = live.NewScript(luaInboxLib + `
+var raiseFloorScript = livemsg.NewScript(luaInboxLib + `
 local g = gate() if g then return g end
 if tonumber(ARGV[2]) <= floor() then return 1 end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '(' .. ARGV[2])
@@ -500,7 +500,7 @@ func formatSources(list []Source) string {
 
 // Change is one change of one reader's inbox.
 type Change struct {
-	script *live.Script // nil: an added source (see AddSource)
+	script *livemsg.Script // nil: an added source (see AddSource)
 	reader int64
 	args   []any
 }
@@ -508,7 +508,7 @@ type Change struct {
 // AddSource records that s brought reader's entry postID (by author),
 // trimming the inbox to capEntries past its slack. Its script publishes
 // nothing: Apply announces the entries a round added in one message an
-// entry (see live.Publisher.AnnounceAdded).
+// entry (see livemsg.Publisher.AnnounceAdded).
 func AddSource(reader, postID, author int64, s Source, capEntries int) Change {
 	return Change{nil, reader, []any{postID, s.User, s.Event, author, capEntries, TrimSlack(capEntries)}}
 }
@@ -576,7 +576,7 @@ func (x *Inboxes) Apply(ctx context.Context, changes []Change) (int, error) {
 // announce: the readers an entry entered, by entry, and the readers whose
 // entry moved or left.
 type announced struct {
-	added   map[live.Add][]int64
+	added   map[livemsg.Add][]int64
 	changed []int64
 }
 
@@ -594,7 +594,7 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 			failed = nil
 		}
 		var again []Change
-		ann := announced{added: map[live.Add][]int64{}}
+		ann := announced{added: map[livemsg.Add][]int64{}}
 		for i, cmd := range cmds {
 			c := changes[i]
 			if failed != nil {
@@ -660,7 +660,7 @@ func (x *Inboxes) collect(c Change, outcome any, ann *announced) {
 	switch o := outcome.(type) {
 	case string:
 		key, _ := strconv.ParseInt(o, 10, 64)
-		add := live.Add{Post: c.args[0].(int64), Key: key}
+		add := livemsg.Add{Post: c.args[0].(int64), Key: key}
 		ann.added[add] = append(ann.added[add], c.reader)
 	case int64:
 		// A re-delivery is announced as a change: the first delivery's

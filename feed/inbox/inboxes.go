@@ -9,7 +9,7 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/pull"
 	"feedservice/feed/replicas"
 )
@@ -17,7 +17,7 @@ import (
 // Inboxes are the readers' inboxes and followee sets.
 type Inboxes struct {
 	d     *deps.Deps
-	pub   *live.Publisher // announces the entries that batches of added sources changed
+	pub   *livemsg.Publisher // announces the entries that batches of added sources changed
 	cache *cache.Tiers
 	rep   *replicas.Router
 	pull  *pull.Feeds
@@ -30,7 +30,7 @@ type Inboxes struct {
 // New keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
 // replicas as rep allows, and posts through c).
 func New(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inboxes {
-	x := &Inboxes{d: d, pub: live.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
+	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
 		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)

@@ -1,12 +1,12 @@
-// Package live is this instance's Redis pub/sub: the Hub that hands the
-// messages of readers' and authors' channels to live subscriptions, and
-// the publishing of those messages.
+// Package live serves a viewer's live streams (their unread count, and the
+// entries entering their feed) from this instance's Redis pub/sub: the Hub
+// hands the messages of readers' and authors' channels (package livemsg)
+// to the listeners of the streams (Streams).
 package live
 
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +15,7 @@ import (
 
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
+	"feedservice/feed/livemsg"
 	"feedservice/internal/slot"
 )
 
@@ -46,7 +47,7 @@ type Hub struct {
 	// onInvalidation and onResubscribed are the cache's handlers of the
 	// invalidate channel: a message, and a (re)subscription after which
 	// the messages sent meanwhile are lost.
-	onInvalidation func(payload string)
+	onInvalidation func(livemsg.Invalidation)
 	onResubscribed func()
 	// onAuthorMessage drops this instance's copy of an author's outbox
 	// before the listeners woken by a message on the author's channel
@@ -98,10 +99,10 @@ func (l *Listener) TakeCount() (recount bool, keys []int64) {
 // Listener is one live subscription of one reader.
 type Listener struct {
 	reader  int64
-	authors AuthorsFunc   // the authors whose channels it listens to besides its reader's
-	wake    chan struct{} // cap 1: something changed, look again
-	added   chan Add      // entries that may have entered the feed
-	refresh atomic.Bool   // the authors to listen to may have changed
+	authors AuthorsFunc      // the authors whose channels it listens to besides its reader's
+	wake    chan struct{}    // cap 1: something changed, look again
+	added   chan livemsg.Add // entries that may have entered the feed
+	refresh atomic.Bool      // the authors to listen to may have changed
 
 	// An inbox's "add" is always a new entry: an unread count adds its key
 	// to the set of unread keys it keeps, with no recount. Anything else
@@ -114,14 +115,11 @@ type Listener struct {
 	channels []string
 }
 
-// Add says that Post entered a feed at Key.
-type Add struct{ Post, Key int64 }
-
-// New starts a hub that lives until ctx ends (Run hands its messages on):
+// NewHub starts a hub that lives until ctx ends (Run hands its messages on):
 // subscribed to the broadcast channels, the invalidate channel's messages
 // going to onInvalidation, and each (re)subscription of it to
 // onResubscribed.
-func New(ctx context.Context, d *deps.Deps, onInvalidation func(payload string), onResubscribed func(), onAuthorMessage func(author int64)) *Hub {
+func NewHub(ctx context.Context, d *deps.Deps, onInvalidation func(livemsg.Invalidation), onResubscribed func(), onAuthorMessage func(author int64)) *Hub {
 	ps := d.Redis.Subscribe(ctx, d.Keys.CelebritiesChannel(), d.Keys.CacheInvalidateChannel(), d.Keys.InboxesChannel())
 	cluster, _ := d.Redis.(*redis.ClusterClient)
 	return &Hub{d: d, ctx: ctx, onInvalidation: onInvalidation, onResubscribed: onResubscribed, onAuthorMessage: onAuthorMessage, broadcast: ps, cluster: cluster, subs: map[string]map[*Listener]struct{}{},
@@ -176,37 +174,84 @@ func (h *Hub) receive(ctx context.Context, ps *redis.PubSub) {
 					h.recountAll() // (re)subscribed: the batches sent meanwhile are lost
 					continue
 				}
-				h.deliver(m.Channel, "change") // (re)subscribed: send current counts
+				h.deliver(m.Channel, livemsg.Change()) // (re)subscribed: send current counts
 			case *redis.Message:
-				if m.Channel == h.d.Keys.CacheInvalidateChannel() {
-					h.onInvalidation(m.Payload)
-					continue
-				}
-				if m.Channel == h.d.Keys.InboxesChannel() {
-					h.deliverInboxes(m.Payload)
-					continue
-				}
-				h.deliver(m.Channel, m.Payload)
+				h.handle(m.Channel, m.Payload)
 			}
 		}
 	}
 }
 
+// handle parses a message of channel and hands it on. A message that does
+// not parse (a bug, or a mixed-version deployment) is logged and counted
+// (feed_live_messages_unreadable_total) and taken for a lost one, answered
+// as after a resubscription: the invalidate channel's drops every local
+// copy, the inboxes channel's recounts every reader here, any other wakes
+// its channel's listeners for a recount.
+func (h *Hub) handle(channel, payload string) {
+	k := h.d.Keys
+	switch channel {
+	case k.CacheInvalidateChannel():
+		inv, err := livemsg.ParseInvalidation(payload)
+		if err != nil {
+			h.unreadable(channel, payload, err)
+			h.onResubscribed()
+			return
+		}
+		h.onInvalidation(inv)
+	case k.InboxesChannel():
+		b, err := livemsg.ParseBatch(payload)
+		if err != nil {
+			h.unreadable(channel, payload, err)
+			h.recountAll()
+			return
+		}
+		h.deliverBatch(b)
+	default:
+		m, err := livemsg.ParseMessage(payload)
+		if err != nil {
+			h.unreadable(channel, payload, err)
+			m = livemsg.Change()
+		}
+		h.deliver(channel, m)
+	}
+}
+
+// unreadable logs and counts a message that did not parse.
+func (h *Hub) unreadable(channel, payload string, err error) {
+	h.d.Metrics.LiveUnreadable.WithLabelValues(channelKind(h.d.Keys, channel)).Inc()
+	if len(payload) > 200 {
+		payload = payload[:200] + "…"
+	}
+	h.d.Log.Warn("live message unreadable; taken for a lost one", "channel", channel, "payload", payload, "err", err)
+}
+
+// channelKind names channel's kind, the label of
+// feed_live_messages_unreadable_total.
+func channelKind(k keyspace.Keys, channel string) string {
+	switch {
+	case channel == k.CacheInvalidateChannel():
+		return "invalidate"
+	case channel == k.InboxesChannel():
+		return "inboxes"
+	case channel == k.CelebritiesChannel():
+		return "celebrities"
+	case isReaderChannel(k, channel):
+		return "reader"
+	}
+	return "author"
+}
+
 // deliver hands one message to the listeners of its channel, never waiting.
-func (h *Hub) deliver(channel, payload string) {
+func (h *Hub) deliver(channel string, m livemsg.Message) {
 	if author, ok := h.d.Keys.AuthorOfChannel(channel); ok && h.onAuthorMessage != nil {
 		h.onAuthorMessage(author)
 	}
-	verb, rest, _ := strings.Cut(payload, " ")
-	var add Add
-	if verb == "add" {
-		post, key, _ := strings.Cut(rest, " ")
-		add.Post, _ = strconv.ParseInt(post, 10, 64)
-		add.Key, _ = strconv.ParseInt(key, 10, 64)
+	var add livemsg.Add
+	if m.Verb == livemsg.VerbAdd {
+		add = m.Add
 	}
-	// A follow change or a block or mute ("hide") changes whose channels
-	// the reader hears.
-	refresh := verb == "follow" || verb == "unfollow" || verb == "hide" || channel == h.d.Keys.CelebritiesChannel()
+	refresh := m.ChangesAuthors() || channel == h.d.Keys.CelebritiesChannel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	targets := h.subs[channel]
@@ -245,31 +290,16 @@ func (h *Hub) deliver(channel, payload string) {
 	}
 }
 
-// deliverInboxes hands a message of the inboxes channel to the listeners
-// of the readers it names, as their own channel's message.
-func (h *Hub) deliverInboxes(payload string) {
-	fields := strings.Fields(payload)
-	var message string
-	var readers []string
-	switch {
-	case len(fields) >= 3 && fields[0] == "add":
-		message, readers = strings.Join(fields[:3], " "), fields[3:]
-	case len(fields) >= 1 && fields[0] == "change":
-		message, readers = "change", fields[1:]
-	default:
-		return
-	}
-	for _, r := range readers {
-		id, err := strconv.ParseInt(r, 10, 64)
-		if err != nil {
-			continue
-		}
-		channel := h.d.Keys.ReaderChannel(id)
+// deliverBatch hands a message of the inboxes channel to the listeners of
+// the readers it names, as their own channel's message.
+func (h *Hub) deliverBatch(b livemsg.Batch) {
+	for _, r := range b.Readers {
+		channel := h.d.Keys.ReaderChannel(r)
 		h.mu.Lock()
 		_, listened := h.subs[channel]
 		h.mu.Unlock()
 		if listened {
-			h.deliver(channel, message)
+			h.deliver(channel, b.Message)
 		}
 	}
 }
@@ -285,7 +315,7 @@ func (h *Hub) recountAll() {
 	}
 	h.mu.Unlock()
 	for _, c := range channels {
-		h.deliver(c, "change")
+		h.deliver(c, livemsg.Change())
 	}
 }
 
@@ -296,7 +326,7 @@ type AuthorsFunc func(ctx context.Context, reader int64) ([]int64, error)
 // Listen registers a listener for reader until ctx ends, on reader's
 // channel and those of the authors that authors finds.
 func (h *Hub) Listen(ctx context.Context, reader int64, authors AuthorsFunc) (*Listener, error) {
-	l := &Listener{reader: reader, authors: authors, wake: make(chan struct{}, 1), added: make(chan Add, listenerQueue)}
+	l := &Listener{reader: reader, authors: authors, wake: make(chan struct{}, 1), added: make(chan livemsg.Add, listenerQueue)}
 	if err := h.Update(ctx, l); err != nil {
 		h.drop(l)
 		return nil, err
@@ -424,8 +454,8 @@ func bySlot(channels []string) map[int][]string {
 	return out
 }
 
-// channels is how many channels the Hub is subscribed to, for tests.
-func (h *Hub) Channels() int {
+// channels is how many channels the Hub is subscribed to.
+func (h *Hub) channels() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
@@ -447,7 +477,7 @@ func (l *Listener) Recount() {
 func (l *Listener) Wake() <-chan struct{} { return l.wake }
 
 // Added receives the entries that may have entered the reader's feed.
-func (l *Listener) Added() <-chan Add { return l.added }
+func (l *Listener) Added() <-chan livemsg.Add { return l.added }
 
 // Reader is the reader the listener listens for.
 func (l *Listener) Reader() int64 { return l.reader }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/deps"
+	"feedservice/feed/livemsg"
 	"feedservice/internal/slot"
 )
 
@@ -147,12 +148,12 @@ func (h *Hub) receiveNode(ns *nodeSub) {
 		case *redis.Subscription:
 			switch m.Kind {
 			case "ssubscribe":
-				h.deliver(m.Channel, "change") // (re)subscribed: send current counts
+				h.deliver(m.Channel, livemsg.Change()) // (re)subscribed: send current counts
 			case "sunsubscribe":
 				h.movedChannel(ns, m.Channel)
 			}
 		case *redis.Message:
-			h.deliver(m.Channel, m.Payload)
+			h.handle(m.Channel, m.Payload)
 		}
 	}
 }
@@ -268,9 +269,8 @@ func (h *Hub) regroup(ctx context.Context) {
 	}
 }
 
-// NodeConnections is how many sharded connections the hub holds, for
-// tests.
-func (h *Hub) NodeConnections() int {
+// nodeConnections is how many sharded connections the hub holds.
+func (h *Hub) nodeConnections() int {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	return len(h.nodes)

@@ -19,7 +19,7 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
 	"feedservice/internal/testenv"
 )
@@ -34,7 +34,7 @@ func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	d := &deps.Deps{Cfg: config.Config{InboxTTL: time.Hour}.WithDefaults(), Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New(),
 		Log: slog.New(slog.DiscardHandler), WarnRedis: func(string, error) {}}
-	o := New(d, cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)))
+	o := New(d, cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)))
 	t.Cleanup(o.Stop)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))

@@ -59,7 +59,7 @@ var layers = []layer{
 		"feed/paging",
 	}},
 	{"feed: shared resources", []string{"feed/internal/deps"}},
-	{"feed: live-update hub", []string{"feed/live"}},
+	{"feed: live messages and their publishing", []string{"feed/livemsg"}},
 	{"feed: read replicas", []string{"feed/replicas"}},
 	{"feed: cache tiers", []string{"feed/cache"}},
 	{"feed: pull reads", []string{"feed/pull"}},
@@ -69,7 +69,7 @@ var layers = []layer{
 	{"feed: fan-out", []string{"feed/fanout"}},
 	{"feed: read path", []string{"feed/readpath"}},
 	{"feed: home feed", []string{"feed/home"}},
-	{"feed: subscriptions", []string{"feed/subscriptions"}},
+	{"feed: live streams (the hub and the subscriptions)", []string{"feed/live"}},
 	{"feed: the engine's facade", []string{"feed"}},
 	{"loaders and schema", []string{
 		"dataloader",

@@ -128,14 +128,15 @@ func (k Keys) DispatcherLease() string { return k.prefix + "dispatcher" }
 
 // readerChannel is the pub/sub channel of user id's feed: "add <post>
 // <key>" when an entry enters their inbox, "change" when their unread count
-// may have changed otherwise (an entry left or moved, the read marker moved,
-// they followed or unfollowed someone).
+// may have changed otherwise (an entry left or moved, the read marker
+// moved), "follow <user>", "unfollow <user>" or "hide [<user>]" when whose
+// posts reach them changed (livemsg.Message).
 func (k Keys) ReaderChannel(id int64) string { return k.prefix + "dots:" + k.user(id) }
 
-// inboxesChannel is the pub/sub channel of the fan-out's batches: "add
-// <post> <key> <reader> <reader>..." when an entry entered the inboxes of
-// those readers, "change <reader>..." when an entry of theirs moved or
-// left. One message a batch instead of one a reader on each reader's
+// inboxesChannel is the pub/sub channel of the fan-out's batches
+// (livemsg.Batch): "add <post> <key> <reader> <reader>..." when an entry
+// entered the inboxes of those readers, "change <reader>..." when an entry
+// of theirs moved or left. One message a batch instead of one a reader on each reader's
 // channel: every instance subscribes to it and hands each message to the
 // listeners it has of the readers named (see live.Hub). Classic, not
 // sharded, on a Redis Cluster too.
@@ -164,8 +165,8 @@ func (k Keys) CelebritiesChannel() string { return k.prefix + "celebrities:chang
 // cacheInvalidateChannel is the pub/sub channel on which an instance names
 // the users and posts it changed ("user 1 2", "post 3"), so that every
 // instance drops its local copies of them, and the users who logged out
-// ("logout 1"), so that every instance closes their websockets. Every hub
-// subscribes to it.
+// ("logout 1"), so that every instance closes their websockets
+// (livemsg.Invalidation). Every hub subscribes to it.
 func (k Keys) CacheInvalidateChannel() string { return k.prefix + "cache:invalidate" }
 
 // idNode is a string holding the token of the instance that leases node n

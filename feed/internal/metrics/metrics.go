@@ -36,6 +36,9 @@ type Metrics struct {
 	HandlerFailure prometheus.Counter
 	EventsDropped  *prometheus.CounterVec
 	NoProgress     *prometheus.CounterVec
+	// LiveUnreadable counts the pub/sub messages the hub could not parse,
+	// by channel kind (reader, author, celebrities, inboxes, invalidate).
+	LiveUnreadable *prometheus.CounterVec
 
 	PasswordHashes *prometheus.CounterVec
 	UnreadCounts   prometheus.Counter
@@ -111,6 +114,9 @@ func New() *Metrics {
 		EventsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_events_dropped_total", Help: "Stream messages no handler can read (a payload that does not decode, an unknown kind), acknowledged without effect, by kind.",
 		}, []string{"kind"}),
+		LiveUnreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_live_messages_unreadable_total", Help: "Pub/sub messages the hub could not parse, taken for lost ones (listeners recount, local copies dropped), by channel kind.",
+		}, []string{"channel"}),
 		NoProgress: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_page_no_progress_total", Help: "Page reads cut short because they made no progress, by where: cursor or merge.",
 		}, []string{"at"}),
@@ -145,7 +151,7 @@ func New() *Metrics {
 	}
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
-		m.NoProgress, m.PasswordHashes, m.UnreadCounts,
+		m.LiveUnreadable, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.

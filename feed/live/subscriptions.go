@@ -1,20 +1,39 @@
-package subscriptions
+package live
 
 import (
 	"context"
 	"time"
 
 	"feedservice/feed/config"
-	"feedservice/feed/live"
+	"feedservice/feed/inbox"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/feed/pull"
+	"feedservice/feed/readpath"
 	"feedservice/models"
 )
+
+// Streams are the live streams of this instance's viewers, served from
+// the messages of its hub.
+type Streams struct {
+	d        *deps.Deps
+	hub      *Hub
+	reads    *readpath.Reads
+	inboxes  *inbox.Inboxes
+	outboxes *outbox.Outboxes
+}
+
+// NewStreams serves live streams from hub's messages.
+func NewStreams(d *deps.Deps, hub *Hub, reads *readpath.Reads, x *inbox.Inboxes, o *outbox.Outboxes) *Streams {
+	return &Streams{d: d, hub: hub, reads: reads, inboxes: x, outboxes: o}
+}
 
 // UnreadCounts streams the viewer's unread count: the current value at
 // once, then the new value after each change. A client that reads slowly
 // gets the newest count, never a backlog. The stream ends with ctx.
-func (x *Listeners) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
+func (x *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
 	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
 	if err != nil {
 		return nil, err
@@ -95,7 +114,7 @@ const (
 
 // hasInbox makes sure a live reader has an inbox in push and hybrid modes,
 // and says whether it could.
-func (x *Listeners) hasInbox(ctx context.Context, viewerID int64) bool {
+func (x *Streams) hasInbox(ctx context.Context, viewerID int64) bool {
 	if x.d.Cfg.Mode == config.ModePull {
 		return true
 	}
@@ -105,7 +124,7 @@ func (x *Listeners) hasInbox(ctx context.Context, viewerID int64) bool {
 
 // FeedItemsAdded streams each entry as it enters the viewer's feed, with a
 // cursor for paging. The stream ends with ctx.
-func (x *Listeners) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
+func (x *Streams) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
 	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
 	if err != nil {
 		return nil, err
@@ -142,7 +161,7 @@ func (x *Listeners) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan 
 
 // keepInbox makes sure a live reader has an inbox: fan-out only reaches
 // readers who have one, and announces new entries only there.
-func (x *Listeners) keepInbox(ctx context.Context, viewerID int64) {
+func (x *Streams) keepInbox(ctx context.Context, viewerID int64) {
 	if x.d.Cfg.Mode == config.ModePull {
 		return
 	}
@@ -151,7 +170,7 @@ func (x *Listeners) keepInbox(ctx context.Context, viewerID int64) {
 	}
 }
 
-func (x *Listeners) refreshListener(ctx context.Context, l *live.Listener) {
+func (x *Streams) refreshListener(ctx context.Context, l *Listener) {
 	if l.TakeRefresh() {
 		if err := x.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
 			x.d.Log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
@@ -161,7 +180,7 @@ func (x *Listeners) refreshListener(ctx context.Context, l *live.Listener) {
 
 // edgeAt is the feed edge of add if the post is in the viewer's feed at
 // that key now (a repost of a post already in the feed does not enter it).
-func (x *Listeners) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*models.FeedEdge, error) {
+func (x *Streams) edgeAt(ctx context.Context, viewerID int64, add livemsg.Add) (*models.FeedEdge, error) {
 	one := 1
 	after := paging.EncodeCursor(paging.CursorFeed, add.Key+1)
 	conn, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
@@ -179,7 +198,7 @@ func (x *Listeners) edgeAt(ctx context.Context, viewerID int64, add live.Add) (*
 // fan-out, so the reader's listeners hear of them on the authors' channels:
 // followed celebrities in hybrid mode, every followee in pull mode; none
 // whose posts the reader's feed hides.
-func (x *Listeners) Authors(ctx context.Context, reader int64) ([]int64, error) {
+func (x *Streams) Authors(ctx context.Context, reader int64) ([]int64, error) {
 	switch x.d.Cfg.Mode {
 	case config.ModePull:
 		followees, hidden, err := x.d.Store.FeedView(ctx, reader)

@@ -1,8 +1,7 @@
-package feed
+package live
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,8 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"feedservice/feed/config"
-	"feedservice/feed/live"
+	"feedservice/feed/livemsg"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -32,20 +30,20 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	cluster := testenv.StartRedisCluster(t)
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { rdb.Close() })
-	te := startTestEngine(t, newTestStore(t), rdb, testenv.Name("t")+":", func(c *config.Config) { c.Mode = config.ModePush })
+	th := startHub(t, rdb, testenv.Name("t")+":")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	// Readers whose channels fall in shardTestSlots different slots.
-	listeners := map[string]*live.Listener{}
+	listeners := map[string]*Listener{}
 	seen := map[int]bool{}
 	for id := int64(1); len(listeners) < shardTestSlots; id++ {
-		channel := te.keys.ReaderChannel(id)
+		channel := th.d.Keys.ReaderChannel(id)
 		if seen[slot.Of(channel)] {
 			continue
 		}
 		seen[slot.Of(channel)] = true
-		l, err := te.hub.Listen(ctx, id, te.subs.Authors)
+		l, err := th.Listen(ctx, id, noAuthors)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +52,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 
 	delivers := func(when string) {
 		t.Helper()
-		pending := map[string]*live.Listener{}
+		pending := map[string]*Listener{}
 		for c, l := range listeners {
 			pending[c] = l
 		}
@@ -66,7 +64,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 			pipe := rdb.Pipeline()
 			cmds := map[string]*redis.IntCmd{}
 			for c := range pending {
-				cmds[c] = pipe.SPublish(ctx, c, fmt.Sprintf("add %d %d", post, post))
+				cmds[c] = pipe.SPublish(ctx, c, livemsg.Added(livemsg.Add{Post: post, Key: post}).Encode())
 			}
 			pipe.Exec(ctx)
 			for c, cmd := range cmds {
@@ -93,7 +91,7 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 			}
 			total += n
 		}
-		if held := te.hub.NodeConnections(); held != total || held > 3*maxShardConnsPerNode {
+		if held := th.nodeConnections(); held != total || held > 3*maxShardConnsPerNode {
 			t.Errorf("%s: the hub holds %d node connections, the nodes count %d, want at most %d", when, held, total, 3*maxShardConnsPerNode)
 		}
 		t.Logf("%s: %d channels in %d slots on %d sharded connections", when, len(listeners), shardTestSlots, total)
@@ -102,14 +100,14 @@ func TestShardedChannelsShareANodesConnection(t *testing.T) {
 	delivers("before the failover")
 	connections("before the failover")
 
-	victim := cluster.MasterOf(slot.Of(te.keys.ReaderChannel(1)))
+	victim := cluster.MasterOf(slot.Of(th.d.Keys.ReaderChannel(1)))
 	cluster.Kill(victim)
-	cluster.WaitFailover(victim, slot.Of(te.keys.ReaderChannel(1)), 30*time.Second)
+	cluster.WaitFailover(victim, slot.Of(th.d.Keys.ReaderChannel(1)), 30*time.Second)
 	delivers("after the failover")
 	connections("after the failover")
 
 	cancel()
-	testenv.WaitFor(t, "every channel unsubscribed", func() bool { return te.hub.Channels() == 0 && te.hub.NodeConnections() == 0 })
+	testenv.WaitFor(t, "every channel unsubscribed", func() bool { return th.channels() == 0 && th.nodeConnections() == 0 })
 }
 
 // shardSubscribers counts the connections of the node at addr that hold
@@ -136,7 +134,7 @@ func shardSubscribers(t *testing.T, addr string) int {
 }
 
 // heard waits for l to hear of post (skipping what earlier rounds sent).
-func heard(l *live.Listener, post int64) bool {
+func heard(l *Listener, post int64) bool {
 	timeout := time.After(testenv.Scale(5 * time.Second))
 	for {
 		select {
@@ -150,7 +148,7 @@ func heard(l *live.Listener, post int64) bool {
 	}
 }
 
-func firstKeys(m map[string]*live.Listener, n int) []string {
+func firstKeys(m map[string]*Listener, n int) []string {
 	var out []string
 	for k := range m {
 		if len(out) == n {

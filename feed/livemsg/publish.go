@@ -1,9 +1,8 @@
-package live
+package livemsg
 
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -27,17 +26,48 @@ func NewPublisher(rdb redis.UniversalClient, keys keyspace.Keys, log *slog.Logge
 
 // Publish tells a channel's listeners, on every instance, of a change. A
 // lost message costs a late red dot, never data: it is only logged. On a
-// Redis Cluster a reader's or author's channel is sharded (see Hub).
-func (p *Publisher) Publish(ctx context.Context, channel, message string) {
-	var err error
-	if p.sharded(channel) {
-		err = p.rdb.SPublish(ctx, channel, message).Err()
-	} else {
-		err = p.rdb.Publish(ctx, channel, message).Err()
-	}
-	if err != nil && ctx.Err() == nil {
+// Redis Cluster a reader's or author's channel is sharded (see live.Hub).
+func (p *Publisher) Publish(ctx context.Context, channel string, m Message) {
+	if err := p.send(ctx, channel, m.Encode()); err != nil && ctx.Err() == nil {
 		p.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
 	}
+}
+
+// Invalidate tells every instance, on the invalidate channel, to drop what
+// i names (or, for a sync mark, that every message before it arrived).
+func (p *Publisher) Invalidate(ctx context.Context, i Invalidation) error {
+	return p.send(ctx, p.keys.CacheInvalidateChannel(), i.Encode())
+}
+
+// AnnounceAdded tells the listeners of readers, on every instance, that
+// entry add entered their inboxes: one Batch on the inboxes channel (see
+// keyspace.Keys.InboxesChannel).
+func (p *Publisher) AnnounceAdded(ctx context.Context, add Add, readers []int64) {
+	p.announce(ctx, Batch{Message: Added(add), Readers: readers})
+}
+
+// AnnounceChanged tells the listeners of readers, on every instance, that
+// an entry of their inboxes moved or left.
+func (p *Publisher) AnnounceChanged(ctx context.Context, readers []int64) {
+	p.announce(ctx, Batch{Message: Change(), Readers: readers})
+}
+
+func (p *Publisher) announce(ctx context.Context, b Batch) {
+	if len(b.Readers) == 0 {
+		return
+	}
+	channel := p.keys.InboxesChannel()
+	if err := p.send(ctx, channel, b.Encode()); err != nil && ctx.Err() == nil {
+		p.log.WarnContext(ctx, "publish", "channel", channel, "err", err)
+	}
+}
+
+// send publishes payload on channel: with SPUBLISH on a sharded channel.
+func (p *Publisher) send(ctx context.Context, channel, payload string) error {
+	if p.sharded(channel) {
+		return p.rdb.SPublish(ctx, channel, payload).Err()
+	}
+	return p.rdb.Publish(ctx, channel, payload).Err()
 }
 
 // sharded reports whether channel is a sharded one: on a Redis Cluster,
@@ -46,36 +76,6 @@ func (p *Publisher) sharded(channel string) bool {
 	k := p.keys
 	return redisx.OnCluster(p.rdb) && channel != k.CelebritiesChannel() && channel != k.CacheInvalidateChannel() &&
 		channel != k.InboxesChannel()
-}
-
-// AnnounceAdded tells the listeners of readers, on every instance, that
-// entry add entered their inboxes: one message on the inboxes channel
-// (see keyspace.Keys.InboxesChannel).
-func (p *Publisher) AnnounceAdded(ctx context.Context, add Add, readers []int64) {
-	p.Publish(ctx, p.keys.InboxesChannel(), inboxesMessage(AddMessage(add.Post, add.Key), readers))
-}
-
-// AnnounceChanged tells the listeners of readers, on every instance, that
-// an entry of their inboxes moved or left.
-func (p *Publisher) AnnounceChanged(ctx context.Context, readers []int64) {
-	p.Publish(ctx, p.keys.InboxesChannel(), inboxesMessage("change", readers))
-}
-
-// inboxesMessage is a reader channel's message followed by the readers it
-// is for.
-func inboxesMessage(message string, readers []int64) string {
-	b := make([]byte, 0, len(message)+len(readers)*17)
-	b = append(b, message...)
-	for _, r := range readers {
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, r, 10)
-	}
-	return string(b)
-}
-
-// AddMessage is the message of an entry that entered a feed: "add <post> <key>".
-func AddMessage(post, key int64) string {
-	return "add " + strconv.FormatInt(post, 10) + " " + strconv.FormatInt(key, 10)
 }
 
 // Script is a Lua script whose redis.call('PUBLISH', ...) publish on a
