@@ -14,31 +14,27 @@ import (
 	"feedservice/store"
 )
 
-// The users a read concerns are the viewer and the users named, each
-// once, without the zero of no viewer.
+// The users a read concerns are the users its caller names, each once,
+// without the zero of no one signed in; the context adds no one.
 func TestConcerned(t *testing.T) {
 	for _, tc := range []struct {
-		viewer int64
-		users  []int64
-		want   []int64
+		users []int64
+		want  []int64
 	}{
-		{0, nil, []int64{}},
-		{0, []int64{3, 0, 3}, []int64{3}},
-		{5, nil, []int64{5}},
-		{5, []int64{7, 5, 2}, []int64{2, 5, 7}},
+		{nil, []int64{}},
+		{[]int64{3, 0, 3}, []int64{3}},
+		{[]int64{5}, []int64{5}},
+		{[]int64{7, 5, 2}, []int64{2, 5, 7}},
 	} {
-		ctx := context.Background()
-		if tc.viewer != 0 {
-			ctx = viewer.With(ctx, tc.viewer)
-		}
-		if got := concerned(ctx, tc.users); !slices.Equal(got, tc.want) {
-			t.Errorf("viewer %d, users %v: concerned %v, want %v", tc.viewer, tc.users, got, tc.want)
+		if got := concerned(tc.users); !slices.Equal(got, tc.want) {
+			t.Errorf("users %v: concerned %v, want %v", tc.users, got, tc.want)
 		}
 	}
 }
 
-// A read that concerns a user marked as having written lately, the viewer
-// or one named, stays on the primary; so does one when Redis cannot tell.
+// A read that concerns a user marked as having written lately stays on
+// the primary; so does one when Redis cannot tell. A viewer in the
+// context who is not named changes nothing.
 func TestWroteLately(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	r := New(nil, rdb, keyspace.New(prefix), func(string, error) {})
@@ -54,8 +50,8 @@ func TestWroteLately(t *testing.T) {
 	}{
 		{ctx, []int64{other}, false},
 		{ctx, []int64{other, writer}, true},
-		{viewer.With(ctx, writer), []int64{other}, true},
-		{viewer.With(ctx, other), nil, false},
+		{ctx, []int64{writer}, true},
+		{viewer.With(ctx, writer), []int64{other}, false},
 	} {
 		if got := r.wroteLately(tc.ctx, tc.users); got != tc.want {
 			t.Errorf("viewer %d, users %v: wrote lately %v, want %v", viewer.ID(tc.ctx), tc.users, got, tc.want)
@@ -80,19 +76,19 @@ func TestNoReplicasReadsThePrimary(t *testing.T) {
 	defer st.Close()
 	rdb, prefix := testenv.Redis(t)
 	r := New(st, rdb, keyspace.New(prefix), func(string, error) {})
-	r.MarkWrote(viewer.With(ctx, 5), []int64{6})
+	r.MarkWrote(ctx, []int64{5, 6})
 	for _, u := range []int64{5, 6} {
 		if n, err := rdb.Exists(ctx, r.keys.RecentWrite(u)).Result(); err != nil || n != 0 {
 			t.Fatalf("a write without replicas marked user %d (%d, %v)", u, n, err)
 		}
 	}
-	if got := r.Lagging(ctx, 7); got != ctx {
-		t.Error("Lagging let a read go to a replica that does not exist")
+	if got := r.AllowLag(ctx, 7); got != ctx {
+		t.Error("AllowLag let a read go to a replica that does not exist")
 	}
-	if got := r.LaggingSince(ctx, time.Now(), 7); got != ctx {
-		t.Error("LaggingSince let a read go to a replica that does not exist")
+	if got := r.AllowLagSince(ctx, time.Now(), 7); got != ctx {
+		t.Error("AllowLagSince let a read go to a replica that does not exist")
 	}
-	if fill := LaggingFills(ctx); r.FillContext(fill, 7) != fill {
+	if fill := AllowLaggingFills(ctx); r.FillContext(fill, 7) != fill {
 		t.Error("FillContext let a fill go to a replica that does not exist")
 	}
 }
