@@ -282,7 +282,8 @@ func TestNonReadingClientReleasesItsPlace(t *testing.T) {
 
 // Eight addresses (127.0.0.2-9) each send 16 requests whose answers they
 // never read, on the default bounds of operations in flight: a fresh
-// address and a signed-in client are served within 2 s all the same, and
+// address and a signed-in client are served within 2 s all the same (stretched by
+// testenv.Scale on a busy machine), and
 // the answers held stay within their budget.
 func TestNonReadersCannotFillTheInstance(t *testing.T) {
 	t.Parallel()
@@ -313,7 +314,7 @@ func TestNonReadersCannotFillTheInstance(t *testing.T) {
 		if r.Err() != nil || !strings.Contains(string(r.Data), probe.want) {
 			t.Errorf("%s: %v %s", probe.ip, r.Err(), r.Data)
 		}
-		if took := time.Since(start); took > 2*time.Second {
+		if took := time.Since(start); took > testenv.Scale(2*time.Second) {
 			t.Errorf("%s served after %v", probe.ip, took)
 		}
 	}
