@@ -112,7 +112,7 @@ func (x *Stream) runWorker(ctx context.Context, consumer string) {
 
 // fanoutRetryPause is how long a worker waits before it takes its failed
 // messages again: about the time a Redis Cluster client needs to learn
-// the new master of a slot (RedisClusterStateReload).
+// the new master of a slot (the server reloads its Cluster state at most once a second).
 const fanoutRetryPause = 250 * time.Millisecond
 
 // fanoutRetryPasses is how many passes over its own pending messages a
