@@ -98,7 +98,7 @@ func openApp(ctx context.Context, cfg config, log *slog.Logger, onStore ...func(
 		})
 	}
 	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile),
-		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag, TracerProvider: a.tracer})
+		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag, ShardDSNs: cfg.MySQLShardDSNs, TracerProvider: a.tracer})
 	if err != nil {
 		return nil, err
 	}

@@ -129,15 +129,19 @@ type config struct {
 	// serve the reads that may lag (see store/replicas.go).
 	MySQLReplicaDSNs []string
 	ReplicaMaxLag    time.Duration
-	RedisAddr        string
-	KeyPrefix        string
-	TokenSecret      string
-	TokenTTL         time.Duration
-	BcryptCost       int
-	NodeID           int
-	GraphiQL         bool
-	AllowedOrigins   string
-	Seed             bool
+	// MySQLShardDSNs are the data nodes under MySQLDSN when it is a
+	// MariaDB head with the Spider engine (MYSQL_SHARD_DSNS; see
+	// store/shards.go): migrate makes the sharded layout over them.
+	MySQLShardDSNs []string
+	RedisAddr      string
+	KeyPrefix      string
+	TokenSecret    string
+	TokenTTL       time.Duration
+	BcryptCost     int
+	NodeID         int
+	GraphiQL       bool
+	AllowedOrigins string
+	Seed           bool
 
 	FeedMode              string
 	CelebrityFollowers    int
@@ -264,7 +268,7 @@ func writeFlags(w io.Writer) {
 // textSettings are the settings whose flags are read as text and parsed
 // after the flags (readText): lists and rates.
 type textSettings struct {
-	replicaDSNs, mutationRate, authRate, trustedProxies, traceTrustedCallers *string
+	replicaDSNs, shardDSNs, mutationRate, authRate, trustedProxies, traceTrustedCallers *string
 }
 
 // newFlagSet registers every setting's flag on a new flag set, writing into
@@ -275,7 +279,7 @@ func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var text textSettings
-	text.replicaDSNs = c.backendFlags(fs)
+	text.replicaDSNs, text.shardDSNs = c.backendFlags(fs)
 	text.trustedProxies = c.clientFlags(fs)
 	text.traceTrustedCallers = fs.String("trace-trusted-callers", env("TRACE_TRUSTED_CALLERS", ""), "comma list of caller IPs or CIDRs whose traceparent header a request's trace continues, sampling decision included; anyone else's is linked, not followed; empty: no one (TRACE_TRUSTED_CALLERS)")
 	c.feedFlags(fs)
@@ -290,8 +294,8 @@ func newFlagSet(c *config) (*flag.FlagSet, textSettings) {
 
 // backendFlags registers where the server listens and keeps its data: the
 // address, the data directory, MySQL and its replicas, Redis. It returns
-// the replica list, read as text.
-func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
+// the replica and data node lists, read as text.
+func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs, shardDSNs *string) {
 	addr := env("ADDR", "")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -309,7 +313,8 @@ func (c *config) backendFlags(fs *flag.FlagSet) (replicaDSNs *string) {
 	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", envDuration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.IntVar(&c.NodeID, "node-id", envInt("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
-	return replicaDSNs
+	shardDSNs = fs.String("mysql-shards", env("MYSQL_SHARD_DSNS", ""), "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
+	return replicaDSNs, shardDSNs
 }
 
 // clientFlags registers who may use the server and how: tokens and
@@ -416,6 +421,9 @@ func (c *config) readText(text textSettings) error {
 	}
 	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*text.replicaDSNs, c.MySQLDSN); err != nil {
 		return fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
+	}
+	if c.MySQLShardDSNs, err = parseReplicaDSNs(*text.shardDSNs, c.MySQLDSN); err != nil {
+		return fmt.Errorf("-mysql-shards (MYSQL_SHARD_DSNS): %w", err)
 	}
 	return nil
 }

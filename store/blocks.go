@@ -39,14 +39,14 @@ func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at ti
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
-		if _, err := unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
+		if _, err := s.unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
 			return err
 		}
-		if _, err := unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
+		if _, err := s.unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
 			return err
 		}
 		changed = true
-		return appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+		return s.appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
 	})
 	return changed, err
 }
@@ -63,7 +63,7 @@ func (s *Store) Unblock(ctx context.Context, blockerID, blockedID int64, at time
 			return res.Error
 		}
 		changed = true
-		return appendEvent(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+		return s.appendEvent(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
 	})
 	return changed, err
 }

@@ -28,7 +28,7 @@ func (s *Store) Mute(ctx context.Context, muterID, mutedID, id int64, at time.Ti
 			return res.Error
 		}
 		changed = true
-		return appendEvent(tx, models.EventMuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
+		return s.appendEvent(tx, models.EventMuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
 	})
 	return changed, err
 }
@@ -45,7 +45,7 @@ func (s *Store) Unmute(ctx context.Context, muterID, mutedID int64, at time.Time
 			return res.Error
 		}
 		changed = true
-		return appendEvent(tx, models.EventUnmuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
+		return s.appendEvent(tx, models.EventUnmuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
 	})
 	return changed, err
 }

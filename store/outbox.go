@@ -13,13 +13,19 @@ import (
 
 // appendEvent writes an outbox event inside the caller's transaction, so the
 // event exists exactly when the change it describes is committed.
-func appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
+// On the sharded layout the event lives on the shard of the user whose
+// change it is (eventOwner).
+func (s *Store) appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
 	ev, err := newEvent(kind, payload, at)
 	if err != nil {
 		return err
 	}
 	ev.TraceParent = TraceParent(tx.Statement.Context)
-	return tx.Create(&ev).Error
+	events := []models.OutboxEvent{ev}
+	if err := s.assignEventIDs(tx, events, []int64{eventOwner(payload)}); err != nil {
+		return err
+	}
+	return tx.Create(&events[0]).Error
 }
 
 // newEvent is the outbox event of kind with payload, at.
