@@ -160,7 +160,7 @@ func (s *Store) LiveReposts(ctx context.Context, originals []int64) (map[int64][
 // TimelinePage lists the live posts and reposts of authorID, keyset-paged by id.
 func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction, bound int64, limit int) ([]*models.Post, error) {
 	var posts []*models.Post
-	q := s.read(ctx).Where("author_id = ? AND deleted_at IS NULL", authorID)
+	q := s.read(ctx).Table(s.on("posts", authorID)).Where("author_id = ? AND deleted_at IS NULL", authorID)
 	err := keyset(q, "id", dir, bound).Limit(limit).Find(&posts).Error
 	return posts, err
 }

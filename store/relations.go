@@ -72,9 +72,9 @@ func (s *Store) unfollow(tx *gorm.DB, followerID, followeeID int64, kind string,
 	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
 		return false, err
 	}
-	res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
-	if res.Error != nil || res.RowsAffected == 0 {
-		return false, res.Error
+	n, err := s.deleteRows(tx, &models.Following{}, "followings", "user_id = ? AND followee_id = ?", followerID, followeeID)
+	if err != nil || n == 0 {
+		return false, err
 	}
 	if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
 		return false, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -104,5 +105,52 @@ func TestShardedMySQLMigratePlacesRowsByOwner(t *testing.T) {
 	timeline, err := again.TimelinePage(ctx, a.ID, Older, 1<<62, 10)
 	if err != nil || len(timeline) != 1 || timeline[0].ID != p.ID {
 		t.Fatalf("timeline through the head: %v %v", timeline, err)
+	}
+}
+
+// A DELETE through Spider reports no rows affected: an unblock, unmute or
+// unfollow must still say it removed something, and move what goes with
+// it (the follow counts, the reverse rows), once.
+func TestShardedMySQLRemovalsReportWhatTheyRemoved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := openSharded(t)
+	now := time.Now().UTC()
+	a, b := int64(1000), int64(1001) // on two nodes
+	for _, id := range []int64{a, b} {
+		if err := s.CreateUser(ctx, &models.User{ID: id, Username: fmt.Sprint("u", id), CreatedAt: now, LastActiveAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name string
+		run  func() (bool, error)
+		want bool
+	}{
+		{"block", func() (bool, error) { return s.Block(ctx, a, b, 1, now) }, true},
+		{"unblock", func() (bool, error) { return s.Unblock(ctx, a, b, now) }, true},
+		{"unblock again", func() (bool, error) { return s.Unblock(ctx, a, b, now) }, false},
+		{"block after the unblock", func() (bool, error) { return s.Block(ctx, a, b, 2, now) }, true},
+		{"unblock", func() (bool, error) { return s.Unblock(ctx, a, b, now) }, true},
+		{"mute", func() (bool, error) { return s.Mute(ctx, a, b, 3, now) }, true},
+		{"unmute", func() (bool, error) { return s.Unmute(ctx, a, b, now) }, true},
+		{"unmute again", func() (bool, error) { return s.Unmute(ctx, a, b, now) }, false},
+		{"follow", func() (bool, error) { return s.Follow(ctx, a, b, 4, now) }, true},
+		{"unfollow", func() (bool, error) { return s.Unfollow(ctx, a, b, models.EventUnfollowed, now) }, true},
+		{"unfollow again", func() (bool, error) { return s.Unfollow(ctx, a, b, models.EventUnfollowed, now) }, false},
+	}
+	for _, st := range steps {
+		if got, err := st.run(); err != nil || got != st.want {
+			t.Fatalf("%s: %v, %v; want %v", st.name, got, err, st.want)
+		}
+	}
+	for _, id := range []int64{a, b} {
+		u, err := s.UserByID(ctx, id)
+		if err != nil || u.FollowerCount != 0 || u.FollowingCount != 0 {
+			t.Fatalf("user %d after the unfollow: %+v, %v; want no follows counted", id, u, err)
+		}
+	}
+	if blocking, err := s.BlockingAmong(ctx, b, []int64{a}); err != nil || blocking[a] {
+		t.Fatalf("after the unblock, %d still blocks %d: %v", a, b, err)
 	}
 }

@@ -56,7 +56,7 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 		if i == 0 {
 			applied, tables = steps, created
 		}
-		servers[i] = serverName(cfg)
+		servers[i] = ServerName(cfg)
 		if err := head.Exec(fmt.Sprintf("CREATE SERVER IF NOT EXISTS %s FOREIGN DATA WRAPPER mysql OPTIONS (HOST %s, PORT %s, USER %s, PASSWORD %s)",
 			servers[i], quote(addrHost(cfg.Addr)), addrPort(cfg.Addr), quote(cfg.User), quote(cfg.Passwd))).Error; err != nil {
 			return nil, fmt.Errorf("server for data node %s: %w", cfg.Addr, err)
@@ -140,8 +140,8 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}); err != nil {
-		return nil, nil, fmt.Errorf("usernames: %w", err)
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}); err != nil {
+		return nil, nil, fmt.Errorf("usernames, blocked_by: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -21,12 +22,13 @@ import (
 //	followings       user_id        mutes            muter_id
 //	followers        user_id        relation_marks   user_id
 //	posts            id             promoted_posts   post_id
-//	outbox_events    id
+//	outbox_events    id             blocked_by       user_id (the blocked)
 //
 // A post's id carries its author's shard (ids.NextBeside), and an outbox
 // event's id the shard of the user whose change wrote it, so that both are
 // found by id alone. usernames is the one table placed by a hash of a name
 // (Spider's KEY partitioning): sign-in reads it, then the user by id.
+// usernames and blocked_by exist on this layout alone.
 // schema_migrations and the outbox_event_ids sequence stay on the head.
 
 // shardLayout is the sharded layout's shape; nil on one database.
@@ -48,6 +50,7 @@ var placement = map[string]string{
 	"home_dismissals": "user_id",
 	"blocks":          "blocker_id",
 	"mutes":           "muter_id",
+	"blocked_by":      "user_id",
 	"outbox_events":   "id",
 }
 
@@ -148,9 +151,9 @@ func (s *Store) assignEventIDs(tx *gorm.DB, events []models.OutboxEvent, owners 
 	return nil
 }
 
-// serverName is the head's name (CREATE SERVER) of the data node at addr:
-// one per address, shared by every database on the head that uses it.
-func serverName(cfg *mysqldriver.Config) string {
+// ServerName is the head's name (CREATE SERVER) of the data node cfg: one
+// per address and user, shared by every database on the head that uses it.
+func ServerName(cfg *mysqldriver.Config) string {
 	r := strings.NewReplacer(".", "_", ":", "_", "-", "_", "[", "", "]", "")
 	return "feed_" + r.Replace(cfg.Addr) + "_" + r.Replace(cfg.User)
 }
@@ -172,4 +175,35 @@ func openShards(ctx context.Context, db *gorm.DB, nodes []string) (*shardLayout,
 		return nil, fmt.Errorf("MYSQL_SHARD_DSNS names %d data nodes, the head's tables are over %d: moving to another count is a copy (see docs/operations.md)", len(nodes), found.n)
 	}
 	return &shardLayout{n: len(nodes), nodes: nodes}, nil
+}
+
+// byShard splits ids (of rows placed by id: users, posts, events) into one
+// list per data node that holds some, so that a statement over each list
+// reaches one node; on one database, ids whole. No list is empty.
+func (s *Store) byShard(ids []int64) [][]int64 {
+	if len(ids) == 0 {
+		return nil
+	}
+	if s.shards == nil {
+		return [][]int64{ids}
+	}
+	lists := make([][]int64, s.shards.n)
+	for _, id := range ids {
+		lists[s.ShardOf(id)] = append(lists[s.ShardOf(id)], id)
+	}
+	return slices.DeleteFunc(lists, func(l []int64) bool { return len(l) == 0 })
+}
+
+// deleteRows deletes the rows of table (model's) that match where and
+// returns how many it deleted. A DELETE through Spider deletes the rows
+// but reports none affected (MariaDB 10.11: ROW_COUNT() is 0), so on the
+// sharded layout it counts the rows DELETE ... RETURNING gives back.
+func (s *Store) deleteRows(tx *gorm.DB, model any, table, where string, args ...any) (int64, error) {
+	if s.shards == nil {
+		res := tx.Where(where, args...).Delete(model)
+		return res.RowsAffected, res.Error
+	}
+	var deleted []int
+	err := tx.Raw("DELETE FROM "+table+" WHERE "+where+" RETURNING 1", args...).Scan(&deleted).Error
+	return int64(len(deleted)), err
 }
