@@ -9,7 +9,7 @@ test:
 	bash scripts/test.sh
 
 # Stop what `make test` leaves running for its next run, the Redis Cluster
-# on 7000-7005 and the MariaDB servers on 3310-3312, and remove their data
+# on 7000-7005 and the MariaDB servers on 3310-3312 and 3320-3324, and remove their data
 # (under /tmp). Redis on 6379 and MariaDB on 3306 are left running.
 test-clean:
 	bash scripts/test-clean.sh

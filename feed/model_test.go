@@ -18,6 +18,7 @@ import (
 	"feedservice/internal/apperr"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
+	"feedservice/store"
 )
 
 // refModel is the reference model of what every feed must be
@@ -179,14 +180,14 @@ func TestEngineMatchesModel(t *testing.T) {
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
+			runModel(t, newTestStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
 		})
 	}
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
 			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
 		})
 	}
 }
@@ -228,13 +229,12 @@ const hidingPercent = 8
 // toggles (when not nil) toggles some blocks again at once, as an actor
 // who toggles a block on someone does, so that the other user's reset is
 // held back (BlockResetInterval) and their state patched or deferred.
-func runModel(t *testing.T, mode config.Mode, rng, hides, toggles *rand.Rand, steps, userCount int) {
+func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
 	claimAfter := fanout.ClaimAfter
 	fanout.ClaimAfter = 200 * time.Millisecond
 	t.Cleanup(func() { fanout.ClaimAfter = claimAfter })
 
-	st := newTestStore(t)
 	// A Redis of its own, so that the test can FLUSHALL it. On a cluster
 	// (shared with the other tests), its own prefix there instead, and losing
 	// everything is losing every key under it, on every master.

@@ -21,7 +21,7 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, Body: body, CreatedAt: e.now().UTC()}
+	p := &models.Post{ID: e.ids.NextBeside(viewerID), AuthorID: viewerID, Body: body, CreatedAt: e.now().UTC()}
 	if err := e.store.CreatePost(ctx, p); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, apperr.ErrUnauthenticated
@@ -97,7 +97,7 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 	if err := e.readableForRepost(ctx, viewerID, target); err != nil {
 		return nil, err
 	}
-	p := &models.Post{ID: e.ids.Next(), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
+	p := &models.Post{ID: e.ids.NextBeside(viewerID), AuthorID: viewerID, RepostOfID: &original, CreatedAt: e.now().UTC()}
 	p, created, err := e.store.Repost(ctx, p)
 	if created {
 		e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID, original})

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # `make test-clean`: stops the test-only servers that the test command
 # leaves running for its next run (see test-servers.sh: the Redis Cluster on
-# 7000-7005, the MariaDB primary and replicas on 3310-3312) and removes
+# 7000-7005, the MariaDB primary and replicas on 3310-3312, the sharded
+# MariaDB's head and data nodes on 3320-3324) and removes
 # their data directories. Redis on 6379 and MariaDB on 3306, which may be
 # the machine's own, are left alone, and so is whatever else answers on
 # those ports: a server counts as the test command's only when its data
 # directory is the one the start scripts gave it (cluster_dir/<port>,
-# replica_dir/<port>), which is how they record what they started. Safe to
+# replica_dir/<port>, shard_dir/<port>), which is how they record what they
+# started. Safe to
 # run again: what is not running is skipped.
 set -euo pipefail
 # shellcheck source=test-servers.sh
@@ -35,10 +37,12 @@ for p in "${cluster_ports[@]}"; do
   pids+=("$(redis-cli -h "$test_host" -p "$p" info server | tr -d '\r' | awk -F: '$1 == "process_id" {print $2}')")
   redis-cli -h "$test_host" -p "$p" shutdown nosave >/dev/null 2>&1 || true
 done
-for p in "$replica_primary" "${replica_ports[@]}"; do
+for p in "$replica_primary" "${replica_ports[@]}" "$shard_head" "${shard_ports[@]}"; do
   answers "$p" || continue
+  dir=$replica_dir
+  case " $shard_head ${shard_ports[*]} " in *" $p "*) dir=$shard_dir ;; esac
   datadir=$(mariadb -uroot -h"$test_host" -P"$p" --batch --skip-column-names -e 'SELECT @@datadir' 2>/dev/null || true)
-  if [ -z "$datadir" ] || [ "$(realdir "$datadir")" != "$(realdir "$replica_dir/$p/data")" ]; then
+  if [ -z "$datadir" ] || [ "$(realdir "$datadir")" != "$(realdir "$dir/$p/data")" ]; then
     foreign+=("$p (its data in ${datadir:-an unknown directory})")
     continue
   fi
@@ -52,7 +56,7 @@ for pid in "${pids[@]}"; do
   echo "process $pid did not stop within a minute" >&2
   exit 1
 done
-for dir in "$cluster_dir" "$replica_dir"; do
+for dir in "$cluster_dir" "$replica_dir" "$shard_dir"; do
   if [ -e "$dir" ]; then
     say "removing $dir ($(du -sh "$dir" 2>/dev/null | cut -f1))"
     rm -rf "$dir"

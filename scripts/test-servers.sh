@@ -13,3 +13,9 @@ cluster_dir=${FEED_TEST_CLUSTER_DIR:-/tmp/feedservice-redis-cluster}
 replica_primary=${FEED_TEST_REPLICA_PRIMARY:-3310}
 read -ra replica_ports <<<"${FEED_TEST_REPLICA_PORTS:-3311 3312}"
 replica_dir=${FEED_TEST_REPLICA_DIR:-/tmp/feed-replica}
+#   - a sharded MariaDB: a head with the Spider engine on 127.0.0.1:3320
+#     and four data nodes on 3321-3324, their data under /tmp/feed-shards/<port>
+#     (mysql-shards.sh).
+shard_head=${FEED_TEST_SHARD_HEAD:-3320}
+read -ra shard_ports <<<"${FEED_TEST_SHARD_PORTS:-3321 3322 3323 3324}"
+shard_dir=${FEED_TEST_SHARD_DIR:-/tmp/feed-shards}

@@ -6,7 +6,8 @@
 # soak and benchmark smokes. The fuzz targets' seed corpora and committed
 # failing inputs run in the main pass; `make fuzz` fuzzes. The
 # cluster pass runs on a MariaDB primary with two read replicas
-# (scripts/mysql-replica.sh). It stops at the first failure.
+# (scripts/mysql-replica.sh); the sharded pass on a Spider head over four
+# data nodes (scripts/mysql-shards.sh). It stops at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,13 @@ cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheck
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
 cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
 env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv
+
+say "sharded MySQL pass: the TestShardedMySQL tests on a Spider head over four data nodes (scripts/mysql-shards.sh)"
+# Every test named TestShardedMySQL... (docs/testing.md); without the race
+# detector, as the cluster pass.
+shard_env=$(bash scripts/mysql-shards.sh | tail -1)
+shard_timeout=$("$TESTCTL" scale -min 2 -max 4 5m)
+env $shard_env go test -count=1 -timeout "$shard_timeout" -run '^TestShardedMySQL' ./store ./feed ./api
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api

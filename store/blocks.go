@@ -39,14 +39,19 @@ func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at ti
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
-		if _, err := unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
+		if s.shards != nil {
+			if err := tx.Create(&blockedBy{UserID: blockedID, BlockerID: blockerID}).Error; err != nil {
+				return err
+			}
+		}
+		if _, err := s.unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
 			return err
 		}
-		if _, err := unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
+		if _, err := s.unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
 			return err
 		}
 		changed = true
-		return appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+		return s.appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
 	})
 	return changed, err
 }
@@ -58,12 +63,17 @@ func (s *Store) Unblock(ctx context.Context, blockerID, blockedID int64, at time
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
-		res := tx.Where("blocker_id = ? AND blocked_id = ?", blockerID, blockedID).Delete(&models.Block{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
+		n, err := s.deleteRows(tx, &models.Block{}, "blocks", "blocker_id = ? AND blocked_id = ?", blockerID, blockedID)
+		if err != nil || n == 0 {
+			return err
+		}
+		if s.shards != nil {
+			if err := tx.Where("user_id = ? AND blocker_id = ?", blockedID, blockerID).Delete(&blockedBy{}).Error; err != nil {
+				return err
+			}
 		}
 		changed = true
-		return appendEvent(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
+		return s.appendEvent(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)
 	})
 	return changed, err
 }
@@ -133,8 +143,12 @@ func (s *Store) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids [
 		return found, nil
 	}
 	var hits []int64
+	reverse := "SELECT blocker_id FROM blocks WHERE blocked_id = ? AND blocker_id IN ?"
+	if s.shards != nil {
+		reverse = "SELECT blocker_id FROM blocked_by WHERE user_id = ? AND blocker_id IN ?"
+	}
 	err := s.read(ctx).Raw(`SELECT blocked_id FROM blocks WHERE blocker_id = ? AND blocked_id IN ?
-		UNION SELECT blocker_id FROM blocks WHERE blocked_id = ? AND blocker_id IN ?`,
+		UNION `+reverse,
 		viewerID, ids, viewerID, ids).Scan(&hits).Error
 	for _, id := range hits {
 		found[id] = true
@@ -144,5 +158,29 @@ func (s *Store) BlockedEitherWayAmong(ctx context.Context, viewerID int64, ids [
 
 // BlockingAmong returns which of ids block viewer.
 func (s *Store) BlockingAmong(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+	if s.shards != nil {
+		return s.among(ctx, &blockedBy{}, "user_id", "blocker_id", viewerID, ids)
+	}
 	return s.among(ctx, &models.Block{}, "blocked_id", "blocker_id", viewerID, ids)
+}
+
+// blockedBy is a row of the sharded layout's blocked_by table: a block
+// kept a second time by the blocked user (UserID), on their data node, so
+// that "who blocks me" is read there, as followers keeps a follow on the
+// followee's. Block and Unblock write it with the blocks row, in their
+// transaction. One database answers from blocks' reverse index instead.
+type blockedBy struct {
+	UserID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	BlockerID int64 `gorm:"primaryKey;autoIncrement:false"`
+}
+
+func (blockedBy) TableName() string { return "blocked_by" }
+
+// whoBlocks is the FeedView branch of those who block the reader (its
+// kind and the reader as arguments).
+func (s *Store) whoBlocks() string {
+	if s.shards != nil {
+		return "SELECT ?, blocker_id FROM blocked_by WHERE user_id = ?"
+	}
+	return "SELECT ?, blocker_id FROM blocks WHERE blocked_id = ?"
 }

@@ -57,7 +57,15 @@ func (s *Store) UsersByUsernames(ctx context.Context, usernames []string) ([]*mo
 	var users []*models.User
 	for start := 0; start < len(keys); start += bulkRows {
 		var page []*models.User
-		err := s.db.WithContext(ctx).Where("username_key IN ?", keys[start:min(start+bulkRows, len(keys))]).Find(&page).Error
+		var err error
+		if s.shards == nil {
+			err = s.db.WithContext(ctx).Where("username_key IN ?", keys[start:min(start+bulkRows, len(keys))]).Find(&page).Error
+		} else {
+			var ids []int64
+			if err = s.db.WithContext(ctx).Model(&username{}).Where("username_key IN ?", keys[start:min(start+bulkRows, len(keys))]).Pluck("user_id", &ids).Error; err == nil {
+				page, err = s.UsersByIDs(Primary(ctx), ids)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -76,6 +84,9 @@ func (s *Store) CreateUsers(ctx context.Context, users []*models.User) error {
 		u.UsernameKey = strings.ToLower(u.Username)
 	}
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := s.claimUsernames(tx, users); err != nil {
+			return err
+		}
 		return tx.CreateInBatches(users, bulkRows).Error
 	})
 	if isDuplicate(err) {
@@ -118,6 +129,13 @@ func (s *Store) CreateFollows(ctx context.Context, follows []NewFollow, events B
 			}
 			following[f.FollowerID]++
 			followed[f.FolloweeID]++
+		}
+		owners := make([]int64, len(fresh))
+		for i, f := range fresh {
+			owners[i] = f.FollowerID
+		}
+		if err := s.assignEventIDs(tx, outbox, owners); err != nil {
+			return err
 		}
 		for _, rows := range []any{followings, followers, outbox} {
 			if err := tx.CreateInBatches(rows, bulkRows).Error; err != nil {
@@ -196,6 +214,13 @@ func (s *Store) CreatePosts(ctx context.Context, posts []*models.Post, events Bu
 			}
 		}
 		if err := tx.CreateInBatches(posts, bulkRows).Error; err != nil {
+			return err
+		}
+		owners := make([]int64, len(posts))
+		for i, p := range posts {
+			owners[i] = p.AuthorID
+		}
+		if err := s.assignEventIDs(tx, outbox, owners); err != nil {
 			return err
 		}
 		if err := tx.CreateInBatches(outbox, bulkRows).Error; err != nil {

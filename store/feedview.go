@@ -31,7 +31,7 @@ func (s *Store) FeedView(ctx context.Context, readerID int64) (followees, hidden
 	err = s.read(ctx).Raw(`SELECT ? AS kind, followee_id AS other FROM followings WHERE user_id = ?
 		UNION ALL SELECT ?, muted_id FROM mutes WHERE muter_id = ?
 		UNION ALL SELECT ?, blocked_id FROM blocks WHERE blocker_id = ?
-		UNION ALL SELECT ?, blocker_id FROM blocks WHERE blocked_id = ?`,
+		UNION ALL `+s.whoBlocks(),
 		viewFollowee, readerID, viewHidden, readerID, viewHidden, readerID, viewHidden, readerID).Scan(&rows).Error
 	if err != nil {
 		return nil, nil, err

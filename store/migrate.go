@@ -54,6 +54,9 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		}
 		defer c.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('feedservice_migrate')")
 	}
+	if s.shards != nil {
+		return s.migrateShards(ctx)
+	}
 	if err := s.tableOptions(db).AutoMigrate(&schemaMigration{}); err != nil {
 		return nil, fmt.Errorf("schema_migrations: %w", err)
 	}

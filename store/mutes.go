@@ -28,7 +28,7 @@ func (s *Store) Mute(ctx context.Context, muterID, mutedID, id int64, at time.Ti
 			return res.Error
 		}
 		changed = true
-		return appendEvent(tx, models.EventMuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
+		return s.appendEvent(tx, models.EventMuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
 	})
 	return changed, err
 }
@@ -40,12 +40,12 @@ func (s *Store) Unmute(ctx context.Context, muterID, mutedID int64, at time.Time
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
-		res := tx.Where("muter_id = ? AND muted_id = ?", muterID, mutedID).Delete(&models.Mute{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
+		n, err := s.deleteRows(tx, &models.Mute{}, "mutes", "muter_id = ? AND muted_id = ?", muterID, mutedID)
+		if err != nil || n == 0 {
+			return err
 		}
 		changed = true
-		return appendEvent(tx, models.EventUnmuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
+		return s.appendEvent(tx, models.EventUnmuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
 	})
 	return changed, err
 }

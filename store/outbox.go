@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,13 +16,19 @@ import (
 
 // appendEvent writes an outbox event inside the caller's transaction, so the
 // event exists exactly when the change it describes is committed.
-func appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
+// On the sharded layout the event lives on the shard of the user whose
+// change it is (eventOwner).
+func (s *Store) appendEvent(tx *gorm.DB, kind string, payload any, at time.Time) error {
 	ev, err := newEvent(kind, payload, at)
 	if err != nil {
 		return err
 	}
 	ev.TraceParent = TraceParent(tx.Statement.Context)
-	return tx.Create(&ev).Error
+	events := []models.OutboxEvent{ev}
+	if err := s.assignEventIDs(tx, events, []int64{eventOwner(payload)}); err != nil {
+		return err
+	}
+	return tx.Create(&events[0]).Error
 }
 
 // newEvent is the outbox event of kind with payload, at.
@@ -32,18 +41,50 @@ func newEvent(kind string, payload any, at time.Time) (models.OutboxEvent, error
 }
 
 // PendingEvents lists committed events not yet dispatched, oldest first.
+// On the sharded layout it reads each data node's apart, one statement
+// each, and keeps the oldest limit of them all; a node that cannot be
+// reached is left for the next call, so that the others' events still
+// go out (an error only when none answered).
 func (s *Store) PendingEvents(ctx context.Context, limit int) ([]models.OutboxEvent, error) {
+	if s.shards == nil {
+		var events []models.OutboxEvent
+		err := s.db.WithContext(ctx).Where("dispatched_at IS NULL").Order("id").Limit(limit).Find(&events).Error
+		return events, err
+	}
 	var events []models.OutboxEvent
-	err := s.db.WithContext(ctx).Where("dispatched_at IS NULL").Order("id").Limit(limit).Find(&events).Error
+	var errs []error
+	for shard := range s.shards.n {
+		some, err := s.pendingEventsOn(ctx, shard, limit)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("data node %d: %w", shard, err))
+			continue
+		}
+		events = append(events, some...)
+	}
+	if len(errs) == s.shards.n {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(events, func(a, b models.OutboxEvent) int { return cmp.Compare(a.ID, b.ID) })
+	return events[:min(limit, len(events))], nil
+}
+
+// pendingEventsOn is PendingEvents of one data node's events.
+func (s *Store) pendingEventsOn(ctx context.Context, shard, limit int) ([]models.OutboxEvent, error) {
+	var events []models.OutboxEvent
+	err := s.db.WithContext(ctx).Table(s.on("outbox_events", int64(shard))).
+		Where("dispatched_at IS NULL").Order("id").Limit(limit).Find(&events).Error
 	return events, err
 }
 
-// MarkDispatched records that events reached the fan-out stream.
+// MarkDispatched records that events reached the fan-out stream: on the
+// sharded layout, one statement per data node that holds some of them.
 func (s *Store) MarkDispatched(ctx context.Context, ids []int64, at time.Time) error {
-	if len(ids) == 0 {
-		return nil
+	for _, some := range s.byShard(ids) {
+		if err := s.db.WithContext(ctx).Model(&models.OutboxEvent{}).Where("id IN ?", some).Update("dispatched_at", at).Error; err != nil {
+			return err
+		}
 	}
-	return s.db.WithContext(ctx).Model(&models.OutboxEvent{}).Where("id IN ?", ids).Update("dispatched_at", at).Error
+	return nil
 }
 
 // OutboxLag counts the undispatched events and the time of the oldest.

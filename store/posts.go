@@ -20,7 +20,7 @@ func (s *Store) CreatePost(ctx context.Context, p *models.Post) error {
 		if err := bumpPostCount(tx, p.AuthorID, +1); err != nil {
 			return err
 		}
-		return insertPost(tx, p)
+		return s.insertPost(tx, p)
 	})
 }
 
@@ -54,7 +54,7 @@ func (s *Store) Repost(ctx context.Context, p *models.Post) (*models.Post, bool,
 			return ErrNotFound
 		}
 		created = true
-		return insertPost(tx, p)
+		return s.insertPost(tx, p)
 	})
 	if errors.Is(err, errRollback) {
 		err = nil
@@ -69,11 +69,11 @@ var nextVersion = gorm.Expr("version + 1")
 // errRollback rolls a transaction back without it being a failure.
 var errRollback = errors.New("rollback")
 
-func insertPost(tx *gorm.DB, p *models.Post) error {
+func (s *Store) insertPost(tx *gorm.DB, p *models.Post) error {
 	if err := tx.Create(p).Error; err != nil {
 		return err
 	}
-	return appendEvent(tx, models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt)
+	return s.appendEvent(tx, models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt)
 }
 
 func bumpPostCount(tx *gorm.DB, authorID int64, delta int) error {
@@ -121,7 +121,7 @@ func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.
 				return err
 			}
 		}
-		return appendEvent(tx, models.EventPostDeleted, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, at)
+		return s.appendEvent(tx, models.EventPostDeleted, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, at)
 	})
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Store) LiveReposts(ctx context.Context, originals []int64) (map[int64][
 // TimelinePage lists the live posts and reposts of authorID, keyset-paged by id.
 func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction, bound int64, limit int) ([]*models.Post, error) {
 	var posts []*models.Post
-	q := s.read(ctx).Where("author_id = ? AND deleted_at IS NULL", authorID)
+	q := s.read(ctx).Table(s.on("posts", authorID)).Where("author_id = ? AND deleted_at IS NULL", authorID)
 	err := keyset(q, "id", dir, bound).Limit(limit).Find(&posts).Error
 	return posts, err
 }

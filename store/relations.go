@@ -48,7 +48,7 @@ func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, a
 			return err
 		}
 		changed = true
-		return appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+		return s.appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 	})
 	return changed, err
 }
@@ -60,21 +60,21 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error
-		changed, err = unfollow(tx, followerID, followeeID, kind, at)
+		changed, err = s.unfollow(tx, followerID, followeeID, kind, at)
 		return err
 	})
 	return changed, err
 }
 
 // unfollow is Unfollow inside the caller's transaction.
-func unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+func (s *Store) unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
 	var seq []int64
 	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
 		return false, err
 	}
-	res := tx.Where("user_id = ? AND followee_id = ?", followerID, followeeID).Delete(&models.Following{})
-	if res.Error != nil || res.RowsAffected == 0 {
-		return false, res.Error
+	n, err := s.deleteRows(tx, &models.Following{}, "followings", "user_id = ? AND followee_id = ?", followerID, followeeID)
+	if err != nil || n == 0 {
+		return false, err
 	}
 	if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
 		return false, err
@@ -85,7 +85,7 @@ func unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Ti
 	if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1); err != nil {
 		return false, err
 	}
-	return true, appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+	return true, s.appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 }
 
 // bumpFollowCounts moves both users' counts, locking the two rows in id

@@ -42,7 +42,9 @@ const (
 type Store struct {
 	db       *gorm.DB
 	mysql    bool
-	replicas *replicas // nil without Config.ReplicaDSNs
+	replicas *replicas    // nil without Config.ReplicaDSNs
+	shards   *shardLayout // nil on one database (see shards.go)
+	dsn      string       // MySQLDSN as opened
 }
 
 // Config selects the database: MySQLDSN when set, else an SQLite file.
@@ -56,6 +58,11 @@ type Config struct {
 	// ReplicaMaxLag is how far behind a replica may be and still serve
 	// them (DefaultReplicaMaxLag when 0).
 	ReplicaMaxLag time.Duration
+	// ShardDSNs are the data nodes of the sharded layout, when MySQLDSN is
+	// a MariaDB head with the Spider engine (see shards.go): Migrate
+	// creates the tables on them and the head's Spider tables over them.
+	// A head migrated so is found sharded without them.
+	ShardDSNs []string
 	// TracerProvider, when set, gives every SQL statement a span.
 	TracerProvider trace.TracerProvider
 }
@@ -65,6 +72,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	gcfg := gormConfig()
 	if len(cfg.ReplicaDSNs) > 0 && cfg.MySQLDSN == "" {
 		return nil, errors.New("MYSQL_REPLICA_DSNS needs MYSQL_DSN: the embedded SQLite has no replicas")
+	}
+	if len(cfg.ShardDSNs) > 0 && (cfg.MySQLDSN == "" || len(cfg.ReplicaDSNs) > 0) {
+		return nil, errors.New("MYSQL_SHARD_DSNS needs MYSQL_DSN (the Spider head) and no MYSQL_REPLICA_DSNS")
 	}
 	var (
 		db  *gorm.DB
@@ -109,10 +119,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("sql tracing: %w", err)
 		}
 	}
-	s := &Store{db: db, mysql: cfg.MySQLDSN != ""}
+	s := &Store{db: db, mysql: cfg.MySQLDSN != "", dsn: cfg.MySQLDSN}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
+	}
+	if s.mysql {
+		if s.shards, err = openShards(ctx, db, cfg.ShardDSNs); err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
 	}
 	if len(cfg.ReplicaDSNs) > 0 {
 		conns := cfg.MaxConns

@@ -17,6 +17,10 @@ const (
 	erConnectionKilled  = 1927 // ER_CONNECTION_KILLED
 	erServerIsReadOnly  = 1290 // ER_OPTION_PREVENTS_STATEMENT (read-only during failover)
 	erTooManyConnection = 1040 // ER_CON_COUNT_ERROR
+	// The sharded layout's head relays a data node it cannot reach so.
+	erNetReadError         = 1158  // ER_NET_READ_ERROR: the node's connection broke mid-statement
+	erConnectToForeignData = 1429  // ER_CONNECT_TO_FOREIGN_DATA_SOURCE: the node refuses connections
+	erSpiderRemoteGoneAway = 12701 // Spider: the node went away
 )
 
 // IsUnavailable says whether err means the database could not be reached
@@ -30,7 +34,8 @@ func IsUnavailable(err error) bool {
 	var me *mysqldriver.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case erServerShutdown, erConnectionKilled, erServerIsReadOnly, erTooManyConnection:
+		case erServerShutdown, erConnectionKilled, erServerIsReadOnly, erTooManyConnection,
+			erNetReadError, erConnectToForeignData, erSpiderRemoteGoneAway:
 			return true
 		}
 		return false

@@ -15,7 +15,17 @@ import (
 // case, is in use.
 func (s *Store) CreateUser(ctx context.Context, u *models.User) error {
 	u.UsernameKey = strings.ToLower(u.Username)
-	err := s.db.WithContext(ctx).Create(u).Error
+	var err error
+	if s.shards == nil {
+		err = s.db.WithContext(ctx).Create(u).Error
+	} else {
+		err = s.transaction(ctx, func(tx *gorm.DB) error {
+			if err := s.claimUsernames(tx, []*models.User{u}); err != nil {
+				return err
+			}
+			return tx.Create(u).Error
+		})
+	}
 	if isDuplicate(err) {
 		return ErrUsernameTaken
 	}
@@ -24,12 +34,52 @@ func (s *Store) CreateUser(ctx context.Context, u *models.User) error {
 
 // UserByUsername finds a user by name, ignoring case.
 func (s *Store) UserByUsername(ctx context.Context, username string) (*models.User, error) {
+	if s.shards != nil {
+		return s.userByUsernameOnShards(ctx, username)
+	}
 	var u models.User
 	err := s.db.WithContext(ctx).Where("username_key = ?", strings.ToLower(username)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrNotFound
 	}
 	return &u, err
+}
+
+// userByUsernameOnShards is UserByUsername on the sharded layout: the
+// name's owner from usernames, on the name's data node, then the user
+// from the user's.
+func (s *Store) userByUsernameOnShards(ctx context.Context, name string) (*models.User, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&username{}).Where("username_key = ?", strings.ToLower(name)).Pluck("user_id", &ids).Error
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, ErrNotFound
+	}
+	users, err := s.UsersByIDs(Primary(ctx), ids[:1])
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == 0 {
+		return nil, ErrNotFound
+	}
+	return users[0], nil
+}
+
+// claimUsernames writes the usernames rows of users on the sharded
+// layout, in the transaction that creates them: a name already held fails
+// it with a duplicate key. Nothing on one database, where users' unique
+// key holds the names.
+func (s *Store) claimUsernames(tx *gorm.DB, users []*models.User) error {
+	if s.shards == nil {
+		return nil
+	}
+	rows := make([]username, len(users))
+	for i, u := range users {
+		rows[i] = username{UsernameKey: u.UsernameKey, UserID: u.ID}
+	}
+	return tx.CreateInBatches(rows, bulkRows).Error
 }
 
 // UserByID finds a user by id.
@@ -72,7 +122,7 @@ func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *s
 			if res.Error != nil || res.RowsAffected == 0 {
 				return res.Error
 			}
-			return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
+			return s.appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
 		})
 		if err != nil {
 			return nil, err
@@ -98,7 +148,7 @@ func (s *Store) RevokeTokens(ctx context.Context, id int64, at time.Time) (int64
 		if err := tx.Model(&models.User{}).Where("id = ?", id).Pluck("token_version", &version).Error; err != nil {
 			return err
 		}
-		return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
+		return s.appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: id}, at)
 	})
 	return version, err
 }
@@ -115,7 +165,7 @@ func (s *Store) MoveFeedReadKey(ctx context.Context, userID, key int64, at time.
 			return res.Error
 		}
 		moved = true
-		return appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: userID}, at)
+		return s.appendEvent(tx, models.EventUserChanged, models.UserEventPayload{UserID: userID}, at)
 	})
 	return moved, err
 }
@@ -126,3 +176,14 @@ func (s *Store) UserIDsWithFollowers(ctx context.Context, n int) ([]int64, error
 	err := s.db.WithContext(ctx).Model(&models.User{}).Where("follower_count >= ?", n).Pluck("id", &ids).Error
 	return ids, err
 }
+
+// username is a row of the sharded layout's usernames table: the owner of
+// a lower-cased name, placed by the name, so that sign-in finds the user's
+// id on one data node and then the user on another, and a name is unique
+// across the nodes (users itself is placed by id).
+type username struct {
+	UsernameKey string `gorm:"primaryKey;size:30"`
+	UserID      int64  `gorm:"not null"`
+}
+
+func (username) TableName() string { return "usernames" }

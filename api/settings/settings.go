@@ -110,15 +110,19 @@ type Settings struct {
 	// serve the reads that may lag (see store/replicas.go).
 	MySQLReplicaDSNs []string
 	ReplicaMaxLag    time.Duration
-	RedisAddr        string
-	KeyPrefix        string
-	TokenSecret      string
-	TokenTTL         time.Duration
-	BcryptCost       int
-	NodeID           int
-	GraphiQL         bool
-	AllowedOrigins   string
-	Seed             bool
+	// MySQLShardDSNs are the data nodes under MySQLDSN when it is a
+	// MariaDB head with the Spider engine (MYSQL_SHARD_DSNS; see
+	// store/shards.go): migrate makes the sharded layout over them.
+	MySQLShardDSNs []string
+	RedisAddr      string
+	KeyPrefix      string
+	TokenSecret    string
+	TokenTTL       time.Duration
+	BcryptCost     int
+	NodeID         int
+	GraphiQL       bool
+	AllowedOrigins string
+	Seed           bool
 
 	FeedMode              string
 	CelebrityFollowers    int
@@ -232,7 +236,7 @@ func WriteFlags(w io.Writer) {
 // textSettings are the settings whose flags are read as text and parsed
 // after the flags (readText): lists and rates.
 type textSettings struct {
-	replicaDSNs, mutationRate, authRate, trustedProxies, traceTrustedCallers *string
+	replicaDSNs, shardDSNs, mutationRate, authRate, trustedProxies, traceTrustedCallers *string
 }
 
 // newFlagSet registers every setting's flag on a new flag set, writing into
@@ -244,7 +248,7 @@ func newFlagSet(c *Settings, env *environment) (*flag.FlagSet, textSettings) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var text textSettings
-	text.replicaDSNs = c.backendFlags(fs, env)
+	text.replicaDSNs, text.shardDSNs = c.backendFlags(fs, env)
 	text.trustedProxies = c.clientFlags(fs, env)
 	text.traceTrustedCallers = fs.String("trace-trusted-callers", env.text("TRACE_TRUSTED_CALLERS", ""), "comma list of caller IPs or CIDRs whose traceparent header a request's trace continues, sampling decision included; anyone else's is linked, not followed; empty: no one (TRACE_TRUSTED_CALLERS)")
 	c.feedFlags(fs, env)
@@ -259,8 +263,8 @@ func newFlagSet(c *Settings, env *environment) (*flag.FlagSet, textSettings) {
 
 // backendFlags registers where the server listens and keeps its data: the
 // address, the data directory, MySQL and its replicas, Redis. It returns
-// the replica list, read as text.
-func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs *string) {
+// the replica and data node lists, read as text.
+func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs, shardDSNs *string) {
 	addr := env.text("ADDR", "")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -278,7 +282,8 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", env.duration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env.text("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.IntVar(&c.NodeID, "node-id", env.int("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
-	return replicaDSNs
+	shardDSNs = fs.String("mysql-shards", env.text("MYSQL_SHARD_DSNS", ""), "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
+	return replicaDSNs, shardDSNs
 }
 
 // clientFlags registers who may use the server and how: tokens and
@@ -385,6 +390,9 @@ func (c *Settings) readText(text textSettings) error {
 	}
 	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*text.replicaDSNs, c.MySQLDSN); err != nil {
 		return fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
+	}
+	if c.MySQLShardDSNs, err = parseReplicaDSNs(*text.shardDSNs, c.MySQLDSN); err != nil {
+		return fmt.Errorf("-mysql-shards (MYSQL_SHARD_DSNS): %w", err)
 	}
 	return nil
 }

@@ -31,12 +31,21 @@ const (
 
 var idEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// ShardModulus is the modulus of an id's shard residue: id mod
+// ShardModulus is the sequence's low bits. A post takes the residue of its
+// author (NextBeside), so that on sharded MySQL (store.MaxShards, equal to
+// it) a post lives on its author's data node and is found there by id
+// alone. The residues of a generator's first ids in successive
+// milliseconds rotate, so that users spread over the data nodes.
+const ShardModulus = 16
+
 // IDGenerator makes time-ordered ids for one node.
 type IDGenerator struct {
 	mu     sync.Mutex
 	node   int64
 	lastMs int64
-	seq    int64
+	seq    int64 // the last sequence used in lastMs
+	start  int64 // the first sequence of lastMs, rotating over the residues
 	now    func() time.Time
 }
 
@@ -50,21 +59,34 @@ func NewIDGenerator(node int) (*IDGenerator, error) {
 
 // Next returns a new id, larger than every id this generator made before.
 // When the clock steps back it waits for it to catch up.
-func (g *IDGenerator) Next() int64 {
+func (g *IDGenerator) Next() int64 { return g.next(-1) }
+
+// NextBeside returns a new id, as Next, with the residue of peer: id and
+// peer are equal mod ShardModulus, and so live on the same shard. It skips
+// the sequence numbers of other residues, so at most 128/ShardModulus such
+// ids of one residue are made per millisecond.
+func (g *IDGenerator) NextBeside(peer int64) int64 { return g.next(int64(peer % ShardModulus)) }
+
+// next makes the id; residue, when not negative, is its residue.
+func (g *IDGenerator) next(residue int64) int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
-		ms := g.now().Sub(idEpoch).Milliseconds()
-		switch {
-		case ms > g.lastMs:
-			g.lastMs, g.seq = ms, 0
-		case g.seq < idSeqMax:
-			g.seq++
-		default:
+		if ms := g.now().Sub(idEpoch).Milliseconds(); ms > g.lastMs {
+			g.lastMs = ms
+			g.start = (g.start + 1) % ShardModulus
+			g.seq = g.start - 1
+		}
+		seq := g.seq + 1
+		if residue >= 0 {
+			seq += ((residue-seq)%ShardModulus + ShardModulus) % ShardModulus
+		}
+		if seq > idSeqMax {
 			time.Sleep(100 * time.Microsecond) // sequence used up, or clock behind
 			continue
 		}
-		return g.lastMs<<(idNodeBits+idSeqBits) | g.node<<idSeqBits | g.seq
+		g.seq = seq
+		return g.lastMs<<(idNodeBits+idSeqBits) | g.node<<idSeqBits | seq
 	}
 }
 

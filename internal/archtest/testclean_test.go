@@ -13,7 +13,8 @@ import (
 
 // TestTestCleanStopsWhatTheTestCommandLeaves starts the test-only servers
 // with the test command's own scripts (scripts/redis-cluster.sh,
-// scripts/mysql-replica.sh), moved to free ports and temporary directories
+// scripts/mysql-replica.sh, scripts/mysql-shards.sh with one data node),
+// moved to free ports and temporary directories
 // through FEED_TEST_* (scripts/test-servers.sh) so that the shared ones are
 // not touched, then runs `make test-clean`'s script: every port must be
 // closed and both data directories gone. A second run finds nothing to do
@@ -26,7 +27,7 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 			t.Fatalf("%s is not installed (the test command installs it with scripts/services.sh): %v", tool, err)
 		}
 	}
-	ports := freePorts(t, 9)
+	ports := freePorts(t, 11)
 	// mariadbd runs as the mysql user, which must reach its data directory.
 	dir, err := os.MkdirTemp("", "feed-test-clean-")
 	if err != nil {
@@ -40,8 +41,11 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 		"FEED_TEST_CLUSTER_PORTS="+strings.Join(ports[:6], " "),
 		"FEED_TEST_CLUSTER_DIR="+filepath.Join(dir, "cluster"),
 		"FEED_TEST_REPLICA_PRIMARY="+ports[6],
-		"FEED_TEST_REPLICA_PORTS="+strings.Join(ports[7:], " "),
+		"FEED_TEST_REPLICA_PORTS="+strings.Join(ports[7:9], " "),
 		"FEED_TEST_REPLICA_DIR="+filepath.Join(dir, "replica"),
+		"FEED_TEST_SHARD_HEAD="+ports[9],
+		"FEED_TEST_SHARD_PORTS="+ports[10],
+		"FEED_TEST_SHARD_DIR="+filepath.Join(dir, "shards"),
 	)
 	script := func(name string) string {
 		t.Helper()
@@ -63,6 +67,7 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 	})
 	script("redis-cluster.sh")
 	script("mysql-replica.sh")
+	script("mysql-shards.sh")
 	for _, p := range ports {
 		if !listening(p) {
 			t.Fatalf("nothing listens on %s after the start scripts", p)
@@ -74,7 +79,7 @@ func TestTestCleanStopsWhatTheTestCommandLeaves(t *testing.T) {
 			t.Errorf("port %s still answers after test-clean.sh:\n%s", p, out)
 		}
 	}
-	for _, d := range []string{"cluster", "replica"} {
+	for _, d := range []string{"cluster", "replica", "shards"} {
 		if fileExists(filepath.Join(dir, d)) {
 			t.Errorf("the %s data directory is still there after test-clean.sh:\n%s", d, out)
 		}

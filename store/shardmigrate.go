@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+)
+
+// migrateShards is Migrate on the sharded layout: the versioned steps run
+// on every data node (each records them in its own schema_migrations),
+// with the table the layout adds (usernames); then the head gets a server
+// per node, a Spider table per data table over the nodes, and the
+// outbox_event_ids sequence. The head's Spider tables are made again
+// whenever the nodes' schema moved, so they always declare the nodes'
+// columns. The caller holds the migration lock on the head.
+func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
+	head := s.db.WithContext(ctx)
+	if err := s.tableOptions(head).AutoMigrate(&schemaMigration{}); err != nil {
+		return nil, fmt.Errorf("schema_migrations on the head: %w", err)
+	}
+	var done []schemaMigration
+	if err := head.Find(&done).Error; err != nil {
+		return nil, err
+	}
+	if len(done) == len(migrations) {
+		return nil, nil
+	}
+	if len(s.shards.nodes) == 0 {
+		return nil, fmt.Errorf("the head's Spider tables are at %d of %d migrations: run migrate with MYSQL_SHARD_DSNS naming the data nodes", len(done), len(migrations))
+	}
+	headCfg, err := mysqldriver.ParseDSN(s.dsn)
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	servers := make([]string, len(s.shards.nodes))
+	var tables map[string]string // name: the data node's CREATE TABLE
+	for i, raw := range s.shards.nodes {
+		cfg, err := nodeConfig(raw, headCfg.DBName)
+		if err != nil {
+			return nil, fmt.Errorf("MYSQL_SHARD_DSNS entry %d: %w", i+1, err)
+		}
+		steps, created, err := migrateNode(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("data node %s: %w", cfg.Addr, err)
+		}
+		if i == 0 {
+			applied, tables = steps, created
+		}
+		servers[i] = ServerName(cfg)
+		if err := head.Exec(fmt.Sprintf("CREATE SERVER IF NOT EXISTS %s FOREIGN DATA WRAPPER mysql OPTIONS (HOST %s, PORT %s, USER %s, PASSWORD %s)",
+			servers[i], quote(addrHost(cfg.Addr)), addrPort(cfg.Addr), quote(cfg.User), quote(cfg.Passwd))).Error; err != nil {
+			return nil, fmt.Errorf("server for data node %s: %w", cfg.Addr, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		ddl, err := spiderTable(name, tables[name], servers, nodeDatabases(s.shards.nodes, headCfg.DBName))
+		if err != nil {
+			return nil, err
+		}
+		if err := head.Exec(ddl).Error; err != nil {
+			return nil, fmt.Errorf("Spider table %s on the head: %w", name, err)
+		}
+	}
+	if err := head.Exec("CREATE SEQUENCE IF NOT EXISTS outbox_event_ids ENGINE=InnoDB").Error; err != nil {
+		return nil, fmt.Errorf("outbox_event_ids on the head: %w", err)
+	}
+	seen := map[int]bool{}
+	for _, m := range done {
+		seen[m.Version] = true
+	}
+	for _, m := range migrations {
+		if seen[m.Version] {
+			continue
+		}
+		if err := head.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error; err != nil {
+			return nil, err
+		}
+	}
+	return applied, nil
+}
+
+// nodeConfig parses a data node's DSN; its database is the head's unless
+// the DSN names one.
+func nodeConfig(raw, headDB string) (*mysqldriver.Config, error) {
+	dsn, err := mysqlDSN(raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DBName == "" {
+		cfg.DBName = headDB
+	}
+	return cfg, nil
+}
+
+func nodeDatabases(nodes []string, headDB string) []string {
+	out := make([]string, len(nodes))
+	for i, raw := range nodes {
+		cfg, _ := nodeConfig(raw, headDB)
+		out[i] = cfg.DBName
+	}
+	return out
+}
+
+// migrateNode creates the node's database when missing, applies the
+// versioned steps there and the layout's own table, and returns the steps
+// applied and every data table's CREATE TABLE.
+func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[string]string, error) {
+	server := *cfg
+	server.DBName = ""
+	admin, err := sql.Open("mysql", server.FormatDSN())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+cfg.DBName+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		return nil, nil, err
+	}
+	db, err := gorm.Open(mysql.Open(cfg.FormatDSN()), gormConfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	sqlDB, _ := db.DB()
+	defer sqlDB.Close()
+	node := &Store{db: db, mysql: true}
+	applied, err := node.Migrate(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}); err != nil {
+		return nil, nil, fmt.Errorf("usernames, blocked_by: %w", err)
+	}
+	var names []string
+	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {
+		return nil, nil, err
+	}
+	tables := map[string]string{}
+	for _, name := range names {
+		var row struct {
+			Table       string `gorm:"column:Table"`
+			CreateTable string `gorm:"column:Create Table"`
+		}
+		if err := db.WithContext(ctx).Raw("SHOW CREATE TABLE `" + name + "`").Scan(&row).Error; err != nil {
+			return nil, nil, err
+		}
+		tables[name] = row.CreateTable
+	}
+	return applied, tables, nil
+}
+
+var (
+	autoIncrementOption = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
+	uniqueKeyLine       = regexp.MustCompile("^(\\s*)UNIQUE KEY (`[^`]+`) \\(([^)]*)\\)(.*)$")
+)
+
+// spiderTable is the head's table over the data nodes' table name, whose
+// CREATE TABLE on a node is create: the same columns and keys (a unique
+// key without the partitioning column becomes a plain key, as MariaDB
+// demands of a partitioned table: its uniqueness is the node's, and
+// usernames keeps the one that must hold across nodes), ENGINE=SPIDER, one
+// partition per node.
+func spiderTable(name, create string, servers, databases []string) (string, error) {
+	column, ok := placement[name]
+	if !ok {
+		return "", fmt.Errorf("table %s has no place in the sharded layout (store/shards.go)", name)
+	}
+	lines := strings.Split(create, "\n")
+	for i, line := range lines {
+		if m := uniqueKeyLine.FindStringSubmatch(line); m != nil && !strings.Contains(m[3], "`"+column+"`") {
+			lines[i] = m[1] + "KEY " + m[2] + " (" + m[3] + ")" + m[4]
+		}
+		lines[i] = strings.Replace(lines[i], " AUTO_INCREMENT,", ",", 1)
+	}
+	ddl := strings.Join(lines, "\n")
+	ddl = strings.Replace(ddl, "CREATE TABLE", "CREATE OR REPLACE TABLE", 1)
+	ddl = strings.Replace(ddl, "ENGINE=InnoDB", "ENGINE=SPIDER", 1)
+	ddl = autoIncrementOption.ReplaceAllString(ddl, "")
+	var parts []string
+	for i, server := range servers {
+		comment := quote(fmt.Sprintf(`srv "%s", database "%s", table "%s"`, server, databases[i], name))
+		if name == "usernames" {
+			parts = append(parts, fmt.Sprintf("PARTITION %s COMMENT = %s", partitionName(i), comment))
+		} else {
+			parts = append(parts, fmt.Sprintf("PARTITION %s VALUES IN (%d) COMMENT = %s", partitionName(i), i, comment))
+		}
+	}
+	if name == "usernames" {
+		return ddl + fmt.Sprintf("\nPARTITION BY KEY (`%s`) (%s)", column, strings.Join(parts, ", ")), nil
+	}
+	return ddl + fmt.Sprintf("\nPARTITION BY LIST (`%s` MOD %d) (%s)", column, len(servers), strings.Join(parts, ", ")), nil
+}
+
+// quote is s as an SQL string literal.
+func quote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+func addrHost(addr string) string {
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		return addr[:i]
+	}
+	return addr
+}
+
+func addrPort(addr string) string {
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		return addr[i+1:]
+	}
+	return "3306"
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"feedservice/internal/testenv"
+	"feedservice/internal/testenv/testrun"
+	"feedservice/models"
+)
+
+// nodeLogs reads what each data node saw of one database: the statements
+// of its general log (kept in mysql.general_log, turned on here) that name
+// the database. The head names every table it sends a node with its
+// database, so another test's statements are never counted.
+type nodeLogs struct {
+	t     testing.TB
+	dbs   []*sql.DB
+	name  string // the database
+	since []int  // per node: statements seen before the current step
+}
+
+// generalLogWait is how long the test waits for another run's use of
+// the data nodes' general logs to end (stretched by Scale).
+const generalLogWait = 5 * time.Minute
+
+// watchNodes turns the data nodes' general logs on, emptied, until the
+// test ends: holding the machine-wide lock of them, so that the same test
+// of another run does not empty them under this one. Off, they cost the
+// other tests nothing, and a count reads only what this test's time saw.
+func watchNodes(t testing.TB, nodes []string) *nodeLogs {
+	t.Helper()
+	unlock, err := testrun.Lock("shard-general-logs", testenv.Scale(generalLogWait))
+	if err != nil {
+		t.Fatalf("the data nodes' general logs are held by another run's test: %v", err)
+	}
+	t.Cleanup(unlock)
+	l := &nodeLogs{t: t}
+	for _, node := range nodes {
+		cfg, err := mysql.ParseDSN(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.name = cfg.DBName
+		cfg.DBName = ""
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			db.Exec("SET GLOBAL general_log = 0")
+			db.Exec("TRUNCATE TABLE mysql.general_log")
+			db.Close()
+		})
+		for _, stmt := range []string{"SET GLOBAL general_log = 0", "TRUNCATE TABLE mysql.general_log", "SET GLOBAL log_output = 'TABLE', general_log = 1"} {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatalf("general log on %s: %s: %v", cfg.Addr, stmt, err)
+			}
+		}
+		l.dbs = append(l.dbs, db)
+	}
+	l.since = l.counts()
+	return l
+}
+
+// counts is how many statements naming the database each node has seen.
+func (l *nodeLogs) counts() []int {
+	l.t.Helper()
+	out := make([]int, len(l.dbs))
+	for i, db := range l.dbs {
+		err := db.QueryRow("SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE ?",
+			"%`"+l.name+"`%").Scan(&out[i])
+		if err != nil {
+			l.t.Fatalf("read node %d's general log: %v", i, err)
+		}
+	}
+	return out
+}
+
+// touched runs step and returns the nodes that saw a statement of it.
+func (l *nodeLogs) touched(step func() error) ([]int, []string) {
+	l.t.Helper()
+	before := l.counts()
+	if err := step(); err != nil {
+		l.t.Fatal(err)
+	}
+	after := l.counts()
+	l.since = after
+	var nodes []int
+	for i := range after {
+		if after[i] > before[i] {
+			nodes = append(nodes, i)
+		}
+	}
+	return nodes, l.lastSeen(nodes, before, after)
+}
+
+// lastSeen is what the touched nodes saw, for a failure's message.
+func (l *nodeLogs) lastSeen(nodes, before, after []int) []string {
+	var out []string
+	for _, i := range nodes {
+		rows, err := l.dbs[i].Query("SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE ? ORDER BY event_time DESC LIMIT ?",
+			"%`"+l.name+"`%", after[i]-before[i])
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, fmt.Sprintf("node %d: %s", i, s))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// TestShardedMySQLHotStatementsOnOneShard runs each statement the service
+// runs most on the sharded layout and checks, from the data nodes' general
+// logs, that it reached one node, the one of the user it is about: a home
+// feed's view of the reader, a timeline, both relation lists (the fan-out's
+// follower scan is the followers list), a user's counts, a post by id,
+// sign-in by name, and the outbox dispatcher's reads and marks.
+func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	now := time.Now().UTC()
+	// Users 1000-1007: two on each node.
+	var users []int64
+	for i := range int64(8) {
+		id := 1000 + i
+		if err := s.CreateUser(ctx, &models.User{ID: id, Username: fmt.Sprintf("hot%d", i), CreatedAt: now, LastActiveAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, id)
+	}
+	reader, author := users[1], users[2]
+	seq := int64(5000)
+	for _, other := range users {
+		if other != reader {
+			seq++
+			if _, err := s.Follow(ctx, reader, other, seq, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if other != author {
+			seq++
+			if _, err := s.Follow(ctx, other, author, seq, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s.Mute(ctx, reader, users[3], 6001, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Block(ctx, users[4], reader, 6002, now); err != nil {
+		t.Fatal(err)
+	}
+	var posts []int64
+	for i := range int64(5) {
+		// An id with its author's residue, as ids.NextBeside makes it.
+		id := 9000*int64(MaxShards) + i*int64(MaxShards) + author%int64(MaxShards)
+		if err := s.CreatePost(ctx, &models.Post{ID: id, AuthorID: author, Body: "hot", CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, id)
+	}
+	pending, err := s.PendingEvents(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var authorEvents []int64
+	for _, ev := range pending {
+		if s.ShardOf(ev.ID) == s.ShardOf(author) {
+			authorEvents = append(authorEvents, ev.ID)
+		}
+	}
+
+	logs := watchNodes(t, nodes)
+	for _, st := range []struct {
+		name  string
+		owner int64
+		run   func() error
+	}{
+		{"feed view of the reader (FeedView)", reader, func() error { _, _, err := s.FeedView(ctx, reader); return err }},
+		{"timeline (TimelinePage)", author, func() error { _, err := s.TimelinePage(ctx, author, Older, 1<<62, 20); return err }},
+		{"followers list, the fan-out's scan (FollowersPage)", author, func() error {
+			_, err := s.FollowersPage(ctx, author, Older, 1<<62, 20)
+			return err
+		}},
+		{"following list (FollowingPage)", reader, func() error { _, err := s.FollowingPage(ctx, reader, Older, 1<<62, 20); return err }},
+		{"counts (UserByID)", author, func() error { _, err := s.UserByID(ctx, author); return err }},
+		{"post by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts[:1]); return err }},
+		{"a page of posts by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts); return err }},
+		{"the dispatcher's marks (MarkDispatched)", author, func() error { return s.MarkDispatched(ctx, authorEvents, now) }},
+	} {
+		got, seen := logs.touched(st.run)
+		if want := s.ShardOf(st.owner); len(got) != 1 || got[0] != want {
+			t.Errorf("%s reached nodes %v, want node %d alone; they saw:\n%s", st.name, got, want, strings.Join(seen, "\n"))
+		}
+	}
+
+	// Sign-in by name: the name's node, then the user's; one each.
+	for _, name := range []string{"hot1", "hot2", "hot5"} {
+		var ids []int64
+		got, seen := logs.touched(func() error {
+			return s.db.WithContext(ctx).Model(&username{}).Where("username_key = ?", name).Pluck("user_id", &ids).Error
+		})
+		if len(got) != 1 {
+			t.Errorf("the name %s's row reached nodes %v, want one:\n%s", name, got, strings.Join(seen, "\n"))
+		}
+		nameNode := got
+		got, seen = logs.touched(func() error { _, err := s.UserByUsername(ctx, name); return err })
+		want := map[int]bool{s.ShardOf(ids[0]): true}
+		if len(nameNode) == 1 {
+			want[nameNode[0]] = true
+		}
+		for _, node := range got {
+			if !want[node] {
+				t.Errorf("sign-in by %s reached nodes %v, want the name's %v and the user's %d alone:\n%s", name, got, nameNode, s.ShardOf(ids[0]), strings.Join(seen, "\n"))
+			}
+		}
+	}
+
+	// The dispatcher: each of its reads of pending events is on one node.
+	for shard := range s.Shards() {
+		got, seen := logs.touched(func() error { _, err := s.pendingEventsOn(ctx, shard, 100); return err })
+		if len(got) != 1 || got[0] != shard {
+			t.Errorf("pending events of shard %d reached nodes %v:\n%s", shard, got, strings.Join(seen, "\n"))
+		}
+	}
+}
