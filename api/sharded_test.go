@@ -8,8 +8,9 @@ import (
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 
-	"feedservice/feed/apperr"
+	"feedservice/api/settings"
 	feedconfig "feedservice/feed/config"
+	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -21,7 +22,7 @@ import (
 func shardedServer(t *testing.T, mode feedconfig.Mode) *testServer {
 	t.Helper()
 	head, nodes := testenv.ShardedMySQL(t)
-	return newTestServer(t, backendReal, func(c *config) {
+	return newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.MySQLShardDSNs, c.MySQLReplicaDSNs = head, nodes, nil
 		c.FeedMode = string(mode)
 	})
@@ -79,7 +80,7 @@ func TestShardedMySQLDataNodeStoppedDuringBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes[down] = private.CreateDatabase(headCfg.DBName)
-	s := newTestServer(t, backendReal, func(c *config) {
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.MySQLShardDSNs, c.MySQLReplicaDSNs = head, nodes, nil
 		c.FeedMode = string(feedconfig.ModePush)
 	})
