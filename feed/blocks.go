@@ -70,11 +70,11 @@ func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.Mu
 // other (or its end), so that the actor's next read, on any instance,
 // reflects it: the cached copies of both (a block moves counts), the
 // actor's inbox and followee set dropped, to be rebuilt from MySQL through
-// the new view (inbox.Inboxes.Reset), their cached home inserts dropped,
+// the new view (timeline.Inboxes.Reset), their cached home inserts dropped,
 // and their live listeners told to re-subscribe and recount. A block does
 // the same for the other user, whose view changed too, and settles the
 // relation lists of the follows it ended; the other user's reset is
-// bounded (inbox.Inboxes.ResetOther: at most one per BlockResetInterval,
+// bounded (timeline.Inboxes.ResetOther: at most one per BlockResetInterval,
 // else their followee set is patched, or the reset deferred), and their
 // home inserts are dropped on a reset or when hides (a block: an insert
 // may show the actor). A failure is only logged: the change's stream
@@ -132,7 +132,7 @@ func (e *Engine) mutePayload(ctx context.Context, viewerID, userID int64, err er
 }
 
 // runDueBlockResets makes the inbox resets that unblocks deferred (see
-// inbox.Inboxes.ResetOther) as they fall due, on every instance (each
+// timeline.Inboxes.ResetOther) as they fall due, on every instance (each
 // reset is taken by one), until ctx ends.
 func (e *Engine) runDueBlockResets(ctx context.Context) {
 	tick := time.NewTicker(min(time.Second, max(e.cfg.BlockResetInterval/10, 10*time.Millisecond)))

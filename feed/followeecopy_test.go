@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -19,7 +19,7 @@ type followingReplies struct{ recorder[int] }
 
 func (h *followingReplies) note(cmd redis.Cmder) {
 	args := cmd.Args()
-	if len(args) < 2 || args[1] != inbox.Scripts.State.Hash() {
+	if len(args) < 2 || args[1] != timeline.Scripts.State.Hash() {
 		return
 	}
 	vals, err := cmd.(*redis.Cmd).Slice()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
+	"feedservice/feed/timeline"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,9 +18,9 @@ import (
 // one MySQL computes before and after.
 func TestInboxTrimSlack(t *testing.T) {
 	const capEntries = 32
-	slack := inbox.TrimSlack(capEntries)
+	slack := timeline.TrimSlack(capEntries)
 	if slack != 2 {
-		t.Fatalf("inbox.TrimSlack(%d) = %d, want 2", capEntries, slack)
+		t.Fatalf("timeline.TrimSlack(%d) = %d, want 2", capEntries, slack)
 	}
 	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.InboxCap = capEntries })
 	ctx := context.Background()

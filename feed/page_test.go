@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/paging"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -31,7 +31,7 @@ type replayInbox struct {
 // answer (the read may go alone or in a pipeline with the outboxes').
 func (h *replayInbox) replay(cmd redis.Cmder) {
 	args := cmd.Args()
-	if cmd.Err() != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != inbox.Scripts.Read.Hash() || args[3] != h.key {
+	if cmd.Err() != nil || !h.armed.Load() || len(args) < 4 || args[0] != "evalsha" || args[1] != timeline.Scripts.Read.Hash() || args[3] != h.key {
 		return
 	}
 	h.mu.Lock()
@@ -67,7 +67,7 @@ func TestMergeStopsWithoutProgress(t *testing.T) {
 	for _, p := range posts[2:11] {
 		te.deletePost(author, p) // the newest stays; the 9 below it go
 	}
-	if err := inbox.Scripts.Read.Load(ctx, rdb).Err(); err != nil {
+	if err := timeline.Scripts.Read.Load(ctx, rdb).Err(); err != nil {
 		t.Fatal(err)
 	}
 	hook.key = te.keys.Inbox(reader)

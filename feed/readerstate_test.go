@@ -15,8 +15,8 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/paging"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -360,8 +360,8 @@ func (h *raceFollow) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		args := cmd.Args()
-		if len(args) > 1 && args[0] == "evalsha" && args[1] == inbox.Scripts.ChangeFollowing.Hash() {
-			if n, _ := cmd.(*redis.Cmd).Int(); n == inbox.Rebuilding {
+		if len(args) > 1 && args[0] == "evalsha" && args[1] == timeline.Scripts.ChangeFollowing.Hash() {
+			if n, _ := cmd.(*redis.Cmd).Int(); n == timeline.Rebuilding {
 				h.once.Do(func() { close(h.waiting) })
 			}
 		}
@@ -410,7 +410,7 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 				dropped = append(dropped, te.keys.Following(reader))
 			}
 			rdb.Del(ctx, dropped...)
-			if err := inbox.Scripts.ChangeFollowing.Load(ctx, rdb).Err(); err != nil {
+			if err := timeline.Scripts.ChangeFollowing.Load(ctx, rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			followed := make(chan error, 1)
@@ -482,7 +482,7 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("after a flush")
 
 	// Redis fails on the set: MySQL answers.
-	te.redis.AddHook(failScript{inbox.Scripts.ChangeFollowing.Hash(), inbox.Scripts.FollowingAmong.Hash()})
+	te.redis.AddHook(failScript{timeline.Scripts.ChangeFollowing.Hash(), timeline.Scripts.FollowingAmong.Hash()})
 	te.unfollow(f.reader, f.author)
 	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
 	if err != nil || followed[f.author] || !followed[f.cel] {

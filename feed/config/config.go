@@ -137,7 +137,7 @@ type Config struct {
 	HomeCandidatesTTL time.Duration
 	// BlockResetInterval bounds how often a block or unblock by others
 	// resets a user's inbox and followee set: at most once per interval
-	// (see inbox.Inboxes.ResetOther). 0 means the default; negative resets
+	// (see timeline.Inboxes.ResetOther). 0 means the default; negative resets
 	// at every change (the server maps BLOCK_RESET_INTERVAL=0 to it).
 	BlockResetInterval time.Duration
 	// TracerProvider makes the spans of the write path across instances

@@ -4,23 +4,21 @@
 package subscriptions
 
 import (
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/live"
-	"feedservice/feed/outbox"
-	"feedservice/feed/readpath"
+	"feedservice/feed/timeline"
 )
 
 // Listeners are the live streams of this instance.
 type Listeners struct {
 	d        *deps.Deps
 	hub      *live.Hub
-	reads    *readpath.Reads
-	inboxes  *inbox.Inboxes
-	outboxes *outbox.Outboxes
+	reads    *timeline.Reads
+	inboxes  *timeline.Inboxes
+	outboxes *timeline.Outboxes
 }
 
 // New serves live streams from hub's messages.
-func New(d *deps.Deps, hub *live.Hub, reads *readpath.Reads, x *inbox.Inboxes, o *outbox.Outboxes) *Listeners {
+func New(d *deps.Deps, hub *live.Hub, reads *timeline.Reads, x *timeline.Inboxes, o *timeline.Outboxes) *Listeners {
 	return &Listeners{d: d, hub: hub, reads: reads, inboxes: x, outboxes: o}
 }

@@ -7,7 +7,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/live"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
+	"feedservice/feed/timeline"
 	"feedservice/models"
 )
 
@@ -183,7 +183,7 @@ func (x *Listeners) Authors(ctx context.Context, reader int64) ([]int64, error) 
 	switch x.d.Cfg.Mode {
 	case config.ModePull:
 		followees, hidden, err := x.d.Store.FeedView(ctx, reader)
-		return pull.NewView(followees, hidden).Followees, err
+		return timeline.NewView(followees, hidden).Followees, err
 	case config.ModeHybrid:
 		celebs, err := x.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {

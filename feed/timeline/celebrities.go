@@ -1,4 +1,4 @@
-package outbox
+package timeline
 
 import (
 	"context"

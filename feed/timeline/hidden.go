@@ -1,4 +1,4 @@
-package inbox
+package timeline
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/pull"
 )
 
 // A block or mute changes which of the entries an inbox holds count, and
@@ -89,7 +88,7 @@ func (x *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted
 	if err != nil {
 		return nil, nil, err
 	}
-	view := pull.NewView(followees, hides)
+	view := NewView(followees, hides)
 	for _, id := range ids {
 		switch {
 		case view.Hides(id):

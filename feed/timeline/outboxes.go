@@ -1,7 +1,4 @@
-// Package outbox keeps each author's recent posts in Redis (their outbox),
-// the set of celebrities, and this instance's copies of the celebrities'
-// outboxes, which hybrid reads merge.
-package outbox
+package timeline
 
 import (
 	"sync/atomic"
@@ -19,9 +16,9 @@ type Outboxes struct {
 	guess  celebrityGuess
 }
 
-// New keeps outboxes in d's Redis; its local copies register with c, whose
+// NewOutboxes keeps outboxes in d's Redis; its local copies register with c, whose
 // invalidation messages drop them.
-func New(d *deps.Deps, c *cache.Tiers) *Outboxes {
+func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
 	cfg := d.Cfg
 	o := &Outboxes{d: d, cache: c,
 		copies: cache.NewTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, copyBytes, d.Metrics)}

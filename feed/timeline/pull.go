@@ -1,7 +1,4 @@
-// Package pull reads home feeds from MySQL alone (fan-in at read time): the
-// whole feed in pull mode, and below the window the inboxes hold in the
-// other modes.
-package pull
+package timeline
 
 import (
 	"context"
@@ -65,8 +62,8 @@ type Feeds struct {
 	cache *cache.Tiers
 }
 
-// New reads through d's store, and the posts it checks through c.
-func New(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }
+// NewFeeds reads through d's store, and the posts it checks through c.
+func NewFeeds(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }
 
 // The pull scan reads followees' posts in id order in batches that grow
 // from pullBatchMin (at least twice the page) up to pullBatchMax.

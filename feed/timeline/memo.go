@@ -1,4 +1,4 @@
-package readpath
+package timeline
 
 import (
 	"context"

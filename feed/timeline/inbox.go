@@ -1,4 +1,4 @@
-package inbox
+package timeline
 
 import (
 	"context"
@@ -330,8 +330,8 @@ end
 redis.call('DEL', KEYS[5])
 return 1`)
 
-// Item is one entry read from an inbox.
-type Item struct {
+// InboxItem is one entry read from an inbox.
+type InboxItem struct {
 	PostID  int64
 	Score   int64
 	Sources []Source // nil: the author alone, at the post's id
@@ -340,10 +340,10 @@ type Item struct {
 // Page is what one read of an inbox found.
 type Page struct {
 	Floor int64 // entries below it are not in the inbox; 0: MySQL has nothing older
-	Items []Item
+	Items []InboxItem
 	// Looked are the posts looked up beside the page that are in the
 	// inbox, wherever they lie.
-	Looked []Item
+	Looked []InboxItem
 }
 
 // ErrNoInbox is returned by readInbox when the reader has no inbox.
@@ -406,7 +406,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 		if err1 != nil || err2 != nil {
 			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
 		}
-		item := Item{PostID: id, Score: int64(score)}
+		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, ok := srcs[i/2].(string); ok {
 			item.Sources = parseSources(s)
 		}
@@ -421,7 +421,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 		if err1 != nil || err2 != nil {
 			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
 		}
-		item := Item{PostID: id, Score: int64(score)}
+		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, _ := looked[i+2].(string); s != "" {
 			item.Sources = parseSources(s)
 		}
@@ -436,9 +436,9 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 // One ZMSCORE names them all, where a missing member reads as 0: no entry
 // scores 0 (an entry's score is the id of a post, and the floor marker's
 // is -1).
-func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]Item, error) {
+func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]InboxItem, error) {
 	if len(posts) == 0 {
-		return func() ([]Item, error) { return nil, nil }
+		return func() ([]InboxItem, error) { return nil, nil }
 	}
 	members := make([]string, len(posts))
 	for i, p := range posts {
@@ -446,20 +446,20 @@ func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64
 	}
 	scores := pipe.ZMScore(ctx, x.d.Keys.Inbox(reader), members...)
 	srcs := pipe.HMGet(ctx, x.d.Keys.InboxSources(reader), members...)
-	return func() ([]Item, error) {
+	return func() ([]InboxItem, error) {
 		if err := scores.Err(); err != nil {
 			return nil, err
 		}
 		if err := srcs.Err(); err != nil {
 			return nil, err
 		}
-		var out []Item
+		var out []InboxItem
 		for i, p := range posts {
 			score := scores.Val()[i]
 			if score == 0 {
 				continue // not in the inbox
 			}
-			item := Item{PostID: p, Score: int64(score)}
+			item := InboxItem{PostID: p, Score: int64(score)}
 			if s, ok := srcs.Val()[i].(string); ok {
 				item.Sources = parseSources(s)
 			}

@@ -1,4 +1,4 @@
-package outbox
+package timeline
 
 import (
 	"context"
@@ -49,8 +49,8 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 1`)
 
-// Item is one post of an outbox: the post and the original it stands for.
-type Item struct {
+// OutboxItem is one post of an outbox: the post and the original it stands for.
+type OutboxItem struct {
 	PostID     int64
 	OriginalID int64
 }
@@ -62,16 +62,16 @@ func member(p *models.Post) string {
 	return strconv.FormatInt(p.ID, 10)
 }
 
-func parseMember(m string) (Item, error) {
+func parseMember(m string) (OutboxItem, error) {
 	post, orig, isRepost := strings.Cut(m, ":")
 	id, err := strconv.ParseInt(post, 10, 64)
 	if err != nil {
-		return Item{}, err
+		return OutboxItem{}, err
 	}
-	item := Item{PostID: id, OriginalID: id}
+	item := OutboxItem{PostID: id, OriginalID: id}
 	if isRepost {
 		if item.OriginalID, err = strconv.ParseInt(orig, 10, 64); err != nil {
-			return Item{}, err
+			return OutboxItem{}, err
 		}
 	}
 	return item, nil

@@ -1,10 +1,8 @@
-package readpath
+package timeline
 
 import (
 	"slices"
 	"testing"
-
-	"feedservice/feed/inbox"
 )
 
 // dropUnreachable takes out of a round (paging older from bound 1000, its
@@ -20,20 +18,20 @@ func TestDropUnreachable(t *testing.T) {
 			// in the inbox page
 			600: {post: 600, inInbox: true, score: 600},
 			// beyond: an outbox arrival only, looked up, not in the inbox
-			300: {post: 300, celeb: []inbox.Source{{User: 7, Event: 300}}},
+			300: {post: 300, celeb: []Source{{User: 7, Event: 300}}},
 			// beyond: in the inbox below the covered part, an outbox repost below it too
-			310: {post: 310, inInbox: true, score: 310, recorded: []inbox.Source{{User: 0, Event: 310}}, celeb: []inbox.Source{{User: 7, Event: 320}}},
+			310: {post: 310, inInbox: true, score: 310, recorded: []Source{{User: 0, Event: 310}}, celeb: []Source{{User: 7, Event: 320}}},
 			// not looked up: complete does that
-			330: {post: 330, celeb: []inbox.Source{{User: 7, Event: 330}}},
+			330: {post: 330, celeb: []Source{{User: 7, Event: 330}}},
 			// an inbox source within the covered part
-			340: {post: 340, inInbox: true, score: 340, recorded: []inbox.Source{{User: 5, Event: 340}, {User: 6, Event: 700}}},
+			340: {post: 340, inInbox: true, score: 340, recorded: []Source{{User: 5, Event: 340}, {User: 6, Event: 700}}},
 			// an outbox repost within the covered part
-			350: {post: 350, celeb: []inbox.Source{{User: 7, Event: 350}, {User: 8, Event: 800}}},
+			350: {post: 350, celeb: []Source{{User: 7, Event: 350}, {User: 8, Event: 800}}},
 			// below the window: exactPositions places it
-			50: {post: 50, celeb: []inbox.Source{{User: 7, Event: 60}}},
+			50: {post: 50, celeb: []Source{{User: 7, Event: 60}}},
 		}}
 		src := sources{
-			page:  inbox.Page{Floor: 100, Items: []inbox.Item{{PostID: 600, Score: 600}}},
+			page:  Page{Floor: 100, Items: []InboxItem{{PostID: 600, Score: 600}}},
 			asked: []int64{50, 300, 310, 340, 350},
 		}
 		return rd, src
@@ -56,10 +54,10 @@ func TestDropUnreachable(t *testing.T) {
 	// Paging newer from 100, covered up to 500: a candidate whose arrivals
 	// all lie above 500 goes, one with an arrival at 450 stays.
 	rd = round{window: 50, edge: 500, full: true, cands: map[int64]*candidate{
-		700: {post: 700, celeb: []inbox.Source{{User: 7, Event: 700}}},
-		400: {post: 400, celeb: []inbox.Source{{User: 7, Event: 450}}},
+		700: {post: 700, celeb: []Source{{User: 7, Event: 700}}},
+		400: {post: 400, celeb: []Source{{User: 7, Event: 450}}},
 	}}
-	rd.dropUnreachable(sources{page: inbox.Page{Floor: 50}, asked: []int64{400, 700}}, false, 100)
+	rd.dropUnreachable(sources{page: Page{Floor: 50}, asked: []int64{400, 700}}, false, 100)
 	if _, ok := rd.cands[700]; ok || rd.cands[400] == nil {
 		t.Fatalf("paging newer, kept %v; want only 400", rd.cands)
 	}

@@ -1,8 +1,4 @@
-// Package inbox keeps each reader's recent feed entries in Redis (their
-// inbox) with the sources that brought them, and the reader's followee set
-// beside it: changed by the fan-out and by reads' repairs, rebuilt from
-// MySQL when missing.
-package inbox
+package timeline
 
 import (
 	"github.com/maypok86/otter/v2"
@@ -10,7 +6,6 @@ import (
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/live"
-	"feedservice/feed/pull"
 	"feedservice/feed/replicas"
 )
 
@@ -20,16 +15,16 @@ type Inboxes struct {
 	pub   *live.Publisher // announces the entries that batches of added sources changed
 	cache *cache.Tiers
 	rep   *replicas.Router
-	pull  *pull.Feeds
+	pull  *Feeds
 	// followees holds, by reader, this instance's copy of their followee
 	// set with the version it was read at (see FolloweeCopy); nil when the
 	// local tiers are off.
 	followees *otter.Cache[int64, FolloweeCopy]
 }
 
-// New keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
+// NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
 // replicas as rep allows, and posts through c).
-func New(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inboxes {
+func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *Feeds) *Inboxes {
 	x := &Inboxes{d: d, pub: live.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
