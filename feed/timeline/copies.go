@@ -159,10 +159,10 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 	return out, nil
 }
 
-// CopiedReposts is celebrities' reposts of originals answered from the copies of the
+// copiedReposts is celebrities' reposts of originals answered from the copies of the
 // celebrities' outboxes a read merged, without a round trip; an outbox
 // whose copy's floor lies above the lowest original is MySQL's to answer.
-func (o *Outboxes) CopiedReposts(ctx context.Context, copies map[int64]*Copy, celebs, originals []int64) (map[int64][]Source, error) {
+func (o *Outboxes) copiedReposts(ctx context.Context, copies map[int64]*Copy, celebs, originals []int64) (map[int64][]Source, error) {
 	if len(celebs) == 0 || len(originals) == 0 {
 		return nil, nil
 	}
@@ -216,14 +216,14 @@ func (o *Outboxes) DropCopy(author int64) {
 	}
 }
 
-// GuessLookups are the posts that the first merge round of a page of
+// guessLookups are the posts that the first merge round of a page of
 // viewer will look up in the inbox, as far as this instance can tell
 // before it reads the reader's state: the originals of the items of the
 // outboxes it holds copies of, of the celebrities it last knew that the
 // viewer followed when it last read their followee set (followees, sorted).
 // The early inbox read (merge.go) looks them up in its round trip;
 // a guess that proves wrong costs the round trip it would have saved.
-func (o *Outboxes) GuessLookups(followees []int64, older bool, bound int64, want int) []int64 {
+func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want int) []int64 {
 	if o.d.Cfg.Mode != config.ModeHybrid || o.copies == nil || len(followees) == 0 {
 		return nil
 	}
@@ -249,3 +249,10 @@ func (o *Outboxes) GuessLookups(followees []int64, older bool, bound int64, want
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Copied returns the copies of authors' outboxes this instance holds,
+// without I/O.
+func (o *Outboxes) Copied(authors []int64) map[int64]*Copy { return o.copies.Cached(authors) }
+
+// DropCopies forgets every copy this instance holds.
+func (o *Outboxes) DropCopies() { o.copies.DropAll() }

@@ -110,11 +110,11 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
 	r := &readState{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := x.d.Redis.Pipeline()
-	state := x.inboxes.QueueState(ctx, pipe, viewer)
+	state := x.inboxes.queueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = x.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want)
-		early.cmd = x.inboxes.QueueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
+		early.lookups = x.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want)
+		early.cmd = x.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
 	if x.d.Cfg.Mode == config.ModeHybrid {
@@ -129,7 +129,7 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	if members != nil && members.Err() != nil {
 		return nil, nil, redisx.Fail(members.Err())
 	}
-	hasInbox, set, err := x.inboxes.FinishState(ctx, state)
+	hasInbox, set, err := x.inboxes.finishState(ctx, state)
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
@@ -147,11 +147,11 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 			return nil, nil, redisx.Fail(err)
 		}
 		x.outboxes.Remember(celebs)
-		if _, set, err = x.inboxes.ReadState(ctx, state); err != nil {
+		if _, set, err = x.inboxes.rereadState(ctx, state); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = x.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = x.outboxes.celebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 		x.outboxes.Remember(celebs)
@@ -163,9 +163,9 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	case FollowingWhole:
 		x.d.Metrics.FollowingSent.Inc()
 		r.followees, r.hidden, r.loaded = set.IDs, set.Hidden, true
-		x.inboxes.KeepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
+		x.inboxes.keepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
 	case FollowingMissing:
-		if r.followees, r.hidden, err = x.inboxes.RestoreFollowing(ctx, viewer); err != nil {
+		if r.followees, r.hidden, err = x.inboxes.restoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
@@ -311,7 +311,7 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
 		src, err := x.readRound(ctx, r, older, bound, want)
-		if errors.Is(err, ErrNoInbox) {
+		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := x.inboxes.Ensure(ctx, r.id); err != nil {
 				return nil, 0, false, redisx.Fail(err)
@@ -381,7 +381,7 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 type sources struct {
 	copies   map[int64]*Copy
 	outboxes []*Copy
-	page     Page
+	page     inboxPage
 	asked    []int64
 }
 
@@ -389,7 +389,7 @@ type sources struct {
 // from this instance's copies (see outbox/copies.go); then the inbox,
 // with the posts those hold looked up in it, in one round trip: the early
 // one when loadState made it, with the posts it guessed. A missing inbox
-// is ErrNoInbox; another failure is Redis's (redisx.Error).
+// is errNoInbox; another failure is Redis's (redisx.Error).
 func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound int64, want int) (sources, error) {
 	copies, err := x.outboxes.Copies(ctx, r.celebs)
 	if err != nil {
@@ -408,13 +408,13 @@ func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound i
 	lookups = uniq(lookups)
 	inboxCmd, asked := r.takeEarly(older, bound, want)
 	if inboxCmd != nil {
-		src.page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+		src.page, err = x.inboxes.finishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
 	} else {
 		asked = lookups
-		src.page, err = x.inboxes.Read(ctx, r.id, older, bound, want, asked)
+		src.page, err = x.inboxes.readPage(ctx, r.id, older, bound, want, asked)
 	}
 	src.asked = asked
-	if err != nil && !errors.Is(err, ErrNoInbox) {
+	if err != nil && !errors.Is(err, errNoInbox) {
 		err = redisx.Fail(err)
 	}
 	return src, err
@@ -538,7 +538,7 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 	}
 	if len(unseen) > 0 {
 		pipe := x.d.Redis.Pipeline()
-		lookup := x.inboxes.Lookup(ctx, pipe, r.id, unseen)
+		lookup := x.inboxes.lookup(ctx, pipe, r.id, unseen)
 		pipe.Exec(ctx) // each command's own error is looked at below
 		known, err := lookup()
 		if err != nil {
@@ -548,7 +548,7 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 			rd.cands[it.PostID].fromInbox(it)
 		}
 	}
-	arrivals, err := x.outboxes.CopiedReposts(ctx, src.copies, r.celebs, inWindow)
+	arrivals, err := x.outboxes.copiedReposts(ctx, src.copies, r.celebs, inWindow)
 	if err != nil {
 		return err
 	}

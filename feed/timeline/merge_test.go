@@ -31,7 +31,7 @@ func TestDropUnreachable(t *testing.T) {
 			50: {post: 50, celeb: []Source{{User: 7, Event: 60}}},
 		}}
 		src := sources{
-			page:  Page{Floor: 100, Items: []InboxItem{{PostID: 600, Score: 600}}},
+			page:  inboxPage{Floor: 100, Items: []InboxItem{{PostID: 600, Score: 600}}},
 			asked: []int64{50, 300, 310, 340, 350},
 		}
 		return rd, src
@@ -57,7 +57,7 @@ func TestDropUnreachable(t *testing.T) {
 		700: {post: 700, celeb: []Source{{User: 7, Event: 700}}},
 		400: {post: 400, celeb: []Source{{User: 7, Event: 450}}},
 	}}
-	rd.dropUnreachable(sources{page: Page{Floor: 50}, asked: []int64{400, 700}}, false, 100)
+	rd.dropUnreachable(sources{page: inboxPage{Floor: 50}, asked: []int64{400, 700}}, false, 100)
 	if _, ok := rd.cands[700]; ok || rd.cands[400] == nil {
 		t.Fatalf("paging newer, kept %v; want only 400", rd.cands)
 	}

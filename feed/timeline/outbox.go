@@ -36,10 +36,6 @@ if n > tonumber(ARGV[3]) then
 end
 return 1`)
 
-// rebuilding is what an outbox script answers while the outbox is being
-// rebuilt: wait for it, then apply.
-const rebuilding = 2
-
 // removeOutboxScript takes member ARGV[1] out.
 var removeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -84,7 +80,7 @@ func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int6
 	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)}
 	for {
 		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
-		if err != nil || n != rebuilding {
+		if err != nil || n != Rebuilding {
 			return err
 		}
 		if err := redisx.WaitForUnlock(ctx, o.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {

@@ -5,9 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/internal/deps"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -55,15 +53,6 @@ func (v View) Hides(user int64) bool {
 	_, ok := slices.BinarySearch(v.Hidden, user)
 	return ok
 }
-
-// Feeds reads feed entries from MySQL.
-type Feeds struct {
-	d     *deps.Deps
-	cache *cache.Tiers
-}
-
-// NewFeeds reads through d's store, and the posts it checks through c.
-func NewFeeds(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }
 
 // The pull scan reads followees' posts in id order in batches that grow
 // from pullBatchMin (at least twice the page) up to pullBatchMax.
