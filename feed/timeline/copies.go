@@ -249,10 +249,3 @@ func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// Copied returns the copies of authors' outboxes this instance holds,
-// without I/O.
-func (o *Outboxes) Copied(authors []int64) map[int64]*Copy { return o.copies.Cached(authors) }
-
-// DropCopies forgets every copy this instance holds.
-func (o *Outboxes) DropCopies() { o.copies.DropAll() }
