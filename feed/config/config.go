@@ -68,7 +68,7 @@ type Config struct {
 	// InboxCap/inboxTrimSlackDivisor.
 	InboxCap int
 	// InboxTTL is how long an unread inbox lives; a read refreshes it once a
-	// tenth of it has run out (see the inbox package's inboxTTLRefreshDivisor).
+	// tenth of it has run out (see timeline.inboxTTLRefreshDivisor).
 	InboxTTL time.Duration
 	// FollowingReadMax is the most followees a read takes whole from the
 	// reader's followee set, in the round trip that finds their inbox; a

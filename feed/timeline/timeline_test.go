@@ -1,0 +1,111 @@
+package timeline
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"feedservice/feed/cache"
+	"feedservice/feed/config"
+	"feedservice/feed/ids"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
+	"feedservice/feed/internal/metrics"
+	"feedservice/feed/live"
+	"feedservice/feed/paging"
+	"feedservice/feed/replicas"
+	"feedservice/internal/testenv"
+	"feedservice/models"
+	"feedservice/store"
+)
+
+// testParts are the read model's parts over a MariaDB database and a Redis
+// key prefix of the test's own, with nothing writing to them but the test:
+// no fan-out, no workers.
+type testParts struct {
+	t        *testing.T
+	d        *deps.Deps
+	inboxes  *Inboxes
+	outboxes *Outboxes
+	reads    *Reads
+}
+
+func newTestParts(t *testing.T, set func(*config.Config)) *testParts {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := testenv.Redis(t)
+	gen, err := ids.NewIDGenerator(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{KeyPrefix: prefix}
+	set(&cfg)
+	d := &deps.Deps{Cfg: cfg.WithDefaults(), Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
+		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
+	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
+	c := cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), rep)
+	f := NewFeeds(d, c)
+	p := &testParts{t: t, d: d, inboxes: NewInboxes(d, c, rep, f), outboxes: NewOutboxes(d, c)}
+	p.reads = NewReads(d, rep, c, f, p.inboxes, p.outboxes)
+	t.Cleanup(func() { c.Stop(); p.outboxes.Stop() })
+	return p
+}
+
+// user creates a user called name and returns their id.
+func (p *testParts) user(name string) int64 {
+	p.t.Helper()
+	now := p.d.Now()
+	u := &models.User{ID: p.d.IDs.Next(), Username: name, DisplayName: name, PasswordHash: "x", CreatedAt: now, LastActiveAt: now}
+	if err := p.d.Store.CreateUser(context.Background(), u); err != nil {
+		p.t.Fatal(err)
+	}
+	return u.ID
+}
+
+// follow makes follower follow followee in MySQL alone.
+func (p *testParts) follow(follower, followee int64) {
+	p.t.Helper()
+	if _, err := p.d.Store.Follow(context.Background(), follower, followee, p.d.IDs.Next(), p.d.Now()); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// post creates a post by author in MySQL alone and returns its id.
+func (p *testParts) post(author int64) int64 {
+	p.t.Helper()
+	post := &models.Post{ID: p.d.IDs.Next(), AuthorID: author, Body: "p", CreatedAt: p.d.Now()}
+	if err := p.d.Store.CreatePost(context.Background(), post); err != nil {
+		p.t.Fatal(err)
+	}
+	return post.ID
+}
+
+// feed reads reader's first size entries and returns their posts.
+func (p *testParts) feed(reader int64, size int) []int64 {
+	p.t.Helper()
+	conn, err := p.reads.Feed(context.Background(), reader, paging.PageArgs{First: &size})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var posts []int64
+	for _, e := range conn.Edges {
+		posts = append(posts, e.Node.PostID)
+	}
+	return posts
+}
+
+// newestFirst is posts, the newest first.
+func newestFirst(posts []int64) []int64 {
+	out := slices.Clone(posts)
+	slices.Reverse(out)
+	return out
+}
