@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
@@ -26,6 +29,7 @@ import (
 type testParts struct {
 	t        *testing.T
 	d        *deps.Deps
+	cache    *cache.Tiers
 	inboxes  *Inboxes
 	outboxes *Outboxes
 	reads    *Reads
@@ -54,7 +58,7 @@ func newTestParts(t *testing.T, set func(*config.Config)) *testParts {
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := NewFeeds(d, c)
-	p := &testParts{t: t, d: d, inboxes: NewInboxes(d, c, rep, f), outboxes: NewOutboxes(d, c)}
+	p := &testParts{t: t, d: d, cache: c, inboxes: NewInboxes(d, c, rep, f), outboxes: NewOutboxes(d, c)}
 	p.reads = NewReads(d, rep, c, f, p.inboxes, p.outboxes)
 	t.Cleanup(func() { c.Stop(); p.outboxes.Stop() })
 	return p
@@ -89,6 +93,18 @@ func (p *testParts) post(author int64) int64 {
 	return post.ID
 }
 
+// deletePost deletes author's post in MySQL and refreshes the cached
+// copies, as the engine does before it answers; the inboxes are left as
+// they are.
+func (p *testParts) deletePost(author, post int64) {
+	p.t.Helper()
+	ctx := context.Background()
+	if _, err := p.d.Store.DeletePost(ctx, post, author, p.d.Now()); err != nil {
+		p.t.Fatal(err)
+	}
+	p.cache.RefreshAfterCommit(ctx, []int64{author}, []int64{post})
+}
+
 // feed reads reader's first size entries and returns their posts.
 func (p *testParts) feed(reader int64, size int) []int64 {
 	p.t.Helper()
@@ -108,4 +124,14 @@ func newestFirst(posts []int64) []int64 {
 	out := slices.Clone(posts)
 	slices.Reverse(out)
 	return out
+}
+
+// counterValue is the value of counter c.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
