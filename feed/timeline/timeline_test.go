@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
@@ -47,13 +48,24 @@ func newTestParts(t *testing.T, set func(*config.Config)) *testParts {
 		t.Fatal(err)
 	}
 	rdb, prefix := testenv.Redis(t)
+	cfg := config.Config{KeyPrefix: prefix}
+	set(&cfg)
+	return partsOver(t, cfg.WithDefaults(), st, rdb)
+}
+
+// another is a second instance's parts over p's database and Redis: its
+// own local copies, the same data.
+func (p *testParts) another() *testParts {
+	return partsOver(p.t, p.d.Cfg, p.d.Store, p.d.Redis)
+}
+
+func partsOver(t *testing.T, cfg config.Config, st *store.Store, rdb redis.UniversalClient) *testParts {
+	t.Helper()
 	gen, err := ids.NewIDGenerator(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Config{KeyPrefix: prefix}
-	set(&cfg)
-	d := &deps.Deps{Cfg: cfg.WithDefaults(), Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
+	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(cfg.KeyPrefix), Log: slog.New(slog.DiscardHandler),
 		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, live.NewPublisher(d.Redis, d.Keys, d.Log), rep)
@@ -79,6 +91,15 @@ func (p *testParts) user(name string) int64 {
 func (p *testParts) follow(follower, followee int64) {
 	p.t.Helper()
 	if _, err := p.d.Store.Follow(context.Background(), follower, followee, p.d.IDs.Next(), p.d.Now()); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// settleFollowing writes to follower's followee set (if it exists) whether
+// they follow followee, as the engine does after a follow's commit.
+func (p *testParts) settleFollowing(follower, followee int64, follows bool) {
+	p.t.Helper()
+	if err := p.inboxes.SettleFollowing(context.Background(), follower, followee, follows); err != nil {
 		p.t.Fatal(err)
 	}
 }

@@ -1,25 +1,29 @@
-package feed
+package timeline
 
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
-	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
+	"feedservice/models"
 )
 
 // followingReplies records the size of the members part of every
 // readerStateScript reply: what of the followee set crossed the wire. Its
 // note sees every reply (testenv.AfterEachCommand).
-type followingReplies struct{ recorder[int] }
+type followingReplies struct {
+	mu    sync.Mutex
+	sizes []int
+}
 
 func (h *followingReplies) note(cmd redis.Cmder) {
 	args := cmd.Args()
-	if len(args) < 2 || args[1] != timeline.Scripts.State.Hash() {
+	if len(args) < 2 || args[1] != readerStateScript.Hash() {
 		return
 	}
 	vals, err := cmd.(*redis.Cmd).Slice()
@@ -27,30 +31,42 @@ func (h *followingReplies) note(cmd redis.Cmder) {
 		return
 	}
 	joined, _ := vals[2].(string)
-	h.add(len(joined))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sizes = append(h.sizes, len(joined))
+}
+
+// take returns the sizes recorded since the last take.
+func (h *followingReplies) take() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.sizes
+	h.sizes = nil
+	return out
 }
 
 // A reader's followee set crosses the wire only when it changed since this
 // instance last read it: an unchanged set answers with its version alone,
-// and the instance uses its own copy. A follow or unfollow served by
+// and the instance uses its own copy. A follow or unfollow written by
 // another instance, and a rebuild of the set after it was dropped, are
 // seen by the next read.
 func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
-	one, two := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
-	rdb := one.redis
+	one := newTestParts(t, func(c *config.Config) { c.Mode = config.ModePush })
+	two := one.another()
+	ctx := context.Background()
 	replies := &followingReplies{}
-	rdb.AddHook(testenv.AfterEachCommand(replies.note))
+	one.d.Redis.AddHook(testenv.AfterEachCommand(replies.note))
 	reader, a, b := one.user("reader"), one.user("alice"), one.user("bob")
 	one.follow(reader, a)
-	one.settle()
 
-	// read loads the reader on te and checks the followees it went by,
+	// read loads the reader on p and checks the followees it went by,
 	// whether the set's members came back, and that the metric says so.
-	read := func(te *testEngine, step string, sent bool, want ...int64) {
+	read := func(p *testParts, step string, sent bool, want ...int64) {
 		t.Helper()
-		sentBefore, sameBefore := lcCount(te.metrics.FollowingSent), lcCount(te.metrics.FollowingUnchanged)
+		m := p.d.Metrics
+		sentBefore, sameBefore := counterValue(t, m.FollowingSent), counterValue(t, m.FollowingUnchanged)
 		replies.take()
-		followees, loaded, err := te.reads.Followees(context.Background(), reader)
+		followees, loaded, err := p.reads.loadedFollowees(ctx, reader)
 		if err != nil {
 			t.Fatalf("%s: load reader: %v", step, err)
 		}
@@ -65,7 +81,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 		if sent && last == 0 || !sent && last != 0 {
 			t.Errorf("%s: the set's members took %d bytes of the reply; want them sent: %v", step, last, sent)
 		}
-		dSent, dSame := lcCount(te.metrics.FollowingSent)-sentBefore, lcCount(te.metrics.FollowingUnchanged)-sameBefore
+		dSent, dSame := counterValue(t, m.FollowingSent)-sentBefore, counterValue(t, m.FollowingUnchanged)-sameBefore
 		if sent && (dSent != 1 || dSame != 0) || !sent && (dSent != 0 || dSame != 1) {
 			t.Errorf("%s: feed_following_reads_total rose by sent %v, unchanged %v; want sent: %v", step, dSent, dSame, sent)
 		}
@@ -78,24 +94,31 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	read(two, "the other instance's second read", false, a)
 
 	two.follow(reader, b)
+	two.settleFollowing(reader, b, true)
 	read(one, "after a follow on the other instance", true, a, b)
 	read(one, "again", false, a, b)
-	two.unfollow(reader, a)
+	if _, err := two.d.Store.Unfollow(ctx, reader, a, models.EventUnfollowed, two.d.Now()); err != nil {
+		t.Fatal(err)
+	}
+	two.settleFollowing(reader, a, false)
 	read(one, "after an unfollow on the other instance", true, b)
 	read(two, "the other instance after its own unfollow", true, b)
 	read(two, "the other instance again", false, b)
 
-	// A follow that changes nothing leaves the version: the copies stay.
-	one.settle()
+	// A change that changes nothing (the stream event's settle, after
+	// the mutation's) leaves the version: the copies stay.
+	one.settleFollowing(reader, a, false)
+	one.settleFollowing(reader, b, true)
 	read(one, "after the stream events", false, b)
 
 	// The inbox and the set expire (the version is left, the worst case);
 	// a follow meanwhile finds no set; the rebuilt set is a new version.
-	ctx := context.Background()
-	if err := rdb.Del(ctx, one.keys.Inbox(reader), one.keys.InboxSources(reader), one.keys.Following(reader)).Err(); err != nil {
+	k := one.d.Keys
+	if err := one.d.Redis.Del(ctx, k.Inbox(reader), k.InboxSources(reader), k.Following(reader)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	one.follow(reader, a)
+	one.settleFollowing(reader, a, true)
 	read(one, "after the set was dropped and rebuilt", true, a, b)
 	read(two, "the other instance after the rebuild", true, a, b)
 	read(one, "after the rebuild, again", false, a, b)
@@ -104,22 +127,20 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 // With the local tiers off (LocalCacheMaxEntries negative) an instance
 // keeps no copy: every read has the set's members sent, and goes by them.
 func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
-	st := newTestStore(t)
-	rdb, prefix := testenv.Redis(t)
-	te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.Mode, c.LocalCacheMaxEntries = config.ModePush, -1 })
-	reader, alice := te.user("reader"), te.user("alice")
-	te.follow(reader, alice)
-	te.settle()
+	p := newTestParts(t, func(c *config.Config) { c.Mode, c.LocalCacheMaxEntries = config.ModePush, -1 })
+	reader, alice := p.user("reader"), p.user("alice")
+	p.follow(reader, alice)
+	m := p.d.Metrics
 	for i := range 3 {
-		sent := lcCount(te.metrics.FollowingSent)
-		followees, _, err := te.reads.Followees(context.Background(), reader)
+		sent := counterValue(t, m.FollowingSent)
+		followees, _, err := p.reads.loadedFollowees(context.Background(), reader)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(followees, []int64{alice}) {
 			t.Errorf("read %d went by followees %v, want [%d]", i, followees, alice)
 		}
-		if lcCount(te.metrics.FollowingSent) != sent+1 || lcCount(te.metrics.FollowingUnchanged) != 0 {
+		if counterValue(t, m.FollowingSent) != sent+1 || counterValue(t, m.FollowingUnchanged) != 0 {
 			t.Errorf("read %d: the set was not sent whole", i)
 		}
 	}
