@@ -49,7 +49,7 @@ const hiddenPrefix = "h"
 // changeFollowingScript adds ("add") or removes ARGV[2] in the followee
 // set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. When the
 // set changes, its version KEYS[3] becomes ARGV[3], with the set's TTL.
-// Answers like an inbox change: inboxMissing, inboxDone or Rebuilding.
+// Answers like an inbox change: inboxMissing, inboxDone or rebuilding.
 var changeFollowingScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
@@ -177,7 +177,7 @@ func (x *Inboxes) setMember(ctx context.Context, reader int64, member string, in
 	version := redisx.NewToken()
 	for {
 		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, member, version).Int()
-		if err != nil || n != Rebuilding {
+		if err != nil || n != rebuilding {
 			return err
 		}
 		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {

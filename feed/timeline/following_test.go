@@ -3,8 +3,11 @@ package timeline
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -144,4 +147,119 @@ func TestFolloweeSetSentEveryReadWithLocalTiersOff(t *testing.T) {
 			t.Errorf("read %d: the set was not sent whole", i)
 		}
 	}
+}
+
+// raceFollow is a hook that, when the rebuild of reader's inbox writes its
+// temporary keys (MySQL was read), runs a follow and lets the rebuild go on
+// only once the follow committed and its change of the set found the
+// rebuild running.
+type raceFollow struct {
+	tempKey string
+	armed   atomic.Bool
+	follow  func()
+	waiting chan struct{}
+	once    sync.Once
+}
+
+func (h *raceFollow) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *raceFollow) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if len(args) > 1 && args[0] == "evalsha" && args[1] == changeFollowingScript.Hash() {
+			if n, _ := cmd.(*redis.Cmd).Int(); n == rebuilding {
+				h.once.Do(func() { close(h.waiting) })
+			}
+		}
+		return err
+	}
+}
+
+func (h *raceFollow) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if args := cmd.Args(); h.armed.Load() && len(args) > 1 && args[0] == "sadd" && args[1] == h.tempKey {
+				h.armed.Store(false)
+				go h.follow()
+				select {
+				case <-h.waiting:
+				case <-time.After(testenv.Scale(5 * time.Second)):
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A follow that commits while the inbox is rebuilt (after the rebuild read
+// MySQL, before its swap) lands on the set swapped in: its change waits for
+// the rebuild, whether the reader had no set or an old one that outlived
+// the inbox.
+func TestFollowDuringRebuildIsKept(t *testing.T) {
+	for _, oldSet := range []bool{false, true} {
+		name := "no set"
+		if oldSet {
+			name = "old set"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			p := newTestParts(t, func(c *config.Config) { c.Mode = config.ModePush })
+			rdb, k := p.d.Redis, p.d.Keys
+			reader, author, late := p.user("reader"), p.user("author"), p.user("late")
+			p.follow(reader, author)
+			p.post(author)
+			p.feed(reader, 5)
+			dropped := []string{k.Inbox(reader), k.InboxSources(reader)}
+			if !oldSet {
+				dropped = append(dropped, k.Following(reader))
+			}
+			rdb.Del(ctx, dropped...)
+			if err := changeFollowingScript.Load(ctx, rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			followed := make(chan error, 1)
+			hook := &raceFollow{tempKey: k.FollowingTemp(reader), waiting: make(chan struct{}), follow: func() {
+				if _, err := p.d.Store.Follow(ctx, reader, late, p.d.IDs.Next(), p.d.Now()); err != nil {
+					followed <- err
+					return
+				}
+				followed <- p.inboxes.SettleFollowing(ctx, reader, late, true)
+			}}
+			hook.armed.Store(true)
+			rdb.AddHook(hook)
+			p.feed(reader, 5)
+			if err := <-followed; err != nil {
+				t.Fatal(err)
+			}
+			members, err := rdb.SMembers(ctx, k.Following(reader)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []int64{author, late}
+			slices.Sort(want)
+			if got := idsAmong(members); !slices.Contains(members, "~") || !slices.Equal(got, want) {
+				t.Fatalf("followee set %v, want the marker and %v: the follow was lost", members, want)
+			}
+			select {
+			case <-hook.waiting:
+			default:
+				t.Fatal("the follow's change of the set did not meet the rebuild: the test did not make the race")
+			}
+		})
+	}
+}
+
+// idsAmong reads the ids among a followee set's members, sorted; the
+// marker and anything else that is not an id are skipped.
+func idsAmong(members []string) []int64 {
+	var ids []int64
+	for _, m := range members {
+		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }

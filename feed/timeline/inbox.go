@@ -34,7 +34,7 @@ type Source struct {
 const (
 	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
 	inboxDone    = 1
-	Rebuilding   = 2 // a rebuild is running: wait for it, then apply (an outbox script answers so too)
+	rebuilding   = 2 // a rebuild is running: wait for it, then apply (an outbox script answers so too)
 	inboxChanged = 4 // (addSourceScript) an entry moved or left
 	// (addSourceScript) the source was recorded before: a re-delivery,
 	// after a failure that may have lost the first delivery's announcement
@@ -138,7 +138,7 @@ end
 // addSourceScript records that user ARGV[2] brought entry ARGV[1] (by
 // author ARGV[4]) with post event ARGV[3], and trims the inbox to ARGV[5]
 // entries when it holds more than ARGV[5] + ARGV[6]. It publishes
-// nothing: it answers inboxMissing, Rebuilding, inboxDone (nothing to
+// nothing: it answers inboxMissing, rebuilding, inboxDone (nothing to
 // announce: hidden), inboxChanged (the entry moved or left),
 // inboxRecorded (the source was recorded before), or the entry's key (a
 // string) when the entry entered the inbox, and Apply announces a round's
@@ -611,7 +611,7 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 			}
 			n, isCode := outcome.(int64)
 			switch {
-			case isCode && n == Rebuilding:
+			case isCode && n == rebuilding:
 				again = append(again, c)
 			case isCode && n == inboxMissing:
 			default:

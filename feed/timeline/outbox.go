@@ -80,7 +80,7 @@ func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int6
 	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)}
 	for {
 		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
-		if err != nil || n != Rebuilding {
+		if err != nil || n != rebuilding {
 			return err
 		}
 		if err := redisx.WaitForUnlock(ctx, o.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
