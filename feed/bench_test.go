@@ -47,10 +47,9 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -370,7 +369,7 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	view := pull.NewView(followees, hidden)
+	view := timeline.NewView(followees, hidden)
 	entries, err := te.pull.Entries(ctx, view, store.Older, math.MaxInt64, pages*size)
 	if err != nil {
 		te.t.Fatal(err)
@@ -562,7 +561,7 @@ func BenchmarkFanoutTask(b *testing.B) {
 			// Every inbox got every post (up to the cap, past which it holds
 			// between the cap and the cap and its slack), beside its marker.
 			benchWantInboxSizes(b, te, readers, int64(min(b.N, te.cfg.InboxCap)+1),
-				int64(min(b.N, te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap))+1))
+				int64(min(b.N, te.cfg.InboxCap+timeline.TrimSlack(te.cfg.InboxCap))+1))
 		})
 	}
 }

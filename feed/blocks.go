@@ -120,7 +120,7 @@ func (e *Engine) mutePayload(ctx context.Context, viewerID, userID int64, err er
 }
 
 // runDueBlockResets makes the inbox resets that unblocks deferred (see
-// inbox.Inboxes.ResetOther) as they fall due, on every instance (each
+// timeline.Inboxes.ResetOther) as they fall due, on every instance (each
 // reset is taken by one), until ctx ends.
 func (e *Engine) runDueBlockResets(ctx context.Context) {
 	tick := time.NewTicker(min(time.Second, max(e.cfg.BlockResetInterval/10, 10*time.Millisecond)))

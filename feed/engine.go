@@ -20,17 +20,14 @@ import (
 	"feedservice/feed/fanout"
 	"feedservice/feed/home"
 	"feedservice/feed/ids"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/jumps"
 	"feedservice/feed/live"
 	"feedservice/feed/livemsg"
-	"feedservice/feed/outbox"
-	"feedservice/feed/pull"
-	"feedservice/feed/readpath"
 	"feedservice/feed/replicas"
+	"feedservice/feed/timeline"
 	"feedservice/internal/throttle"
 	"feedservice/models"
 	"feedservice/store"
@@ -51,12 +48,12 @@ type Engine struct {
 	pub      *livemsg.Publisher
 	rep      *replicas.Router
 	cache    *cache.Tiers
-	pull     *pull.Feeds
-	inboxes  *inbox.Inboxes
-	outboxes *outbox.Outboxes
+	pull     *timeline.Feeds
+	inboxes  *timeline.Inboxes
+	outboxes *timeline.Outboxes
 	jumps    *jumps.Lists
 	stream   *fanout.Stream
-	reads    *readpath.Reads
+	reads    *timeline.Reads
 	home     *home.Mixer
 	subs     *live.Streams // set by Start
 
@@ -97,12 +94,12 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.pub = livemsg.NewPublisher(rdb, e.keys, log)
 	e.rep = replicas.New(st, rdb, e.keys, e.warnCache)
 	e.cache = cache.New(e.d, e.pub, e.rep)
-	e.pull = pull.New(e.d, e.cache)
-	e.inboxes = inbox.New(e.d, e.cache, e.rep, e.pull)
-	e.outboxes = outbox.New(e.d, e.cache)
+	e.pull = timeline.NewFeeds(e.d, e.cache)
+	e.inboxes = timeline.NewInboxes(e.d, e.cache, e.rep, e.pull)
+	e.outboxes = timeline.NewOutboxes(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
 	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
-	e.reads = readpath.New(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
+	e.reads = timeline.NewReads(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
 	e.home = home.New(e.d, e.cache, e.reads)
 	e.tokens = auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, e.now)
 	if e.passwords, err = auth.NewPasswords(cfg.BcryptCost, e.metrics.PasswordHashes); err != nil {

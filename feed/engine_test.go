@@ -13,7 +13,7 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -288,7 +288,7 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	entries, err := te.pull.Entries(ctx, pull.NewView(followees, nil), store.Older, 1<<62, 1<<20)
+	entries, err := te.pull.Entries(ctx, timeline.NewView(followees, nil), store.Older, 1<<62, 1<<20)
 	if err != nil {
 		te.t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
+	"feedservice/feed/timeline"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -49,5 +49,5 @@ func BenchmarkFanoutTaskFullInboxes(b *testing.B) {
 	benchRunFanoutTasks(b, te, author, readers)
 
 	// Every inbox holds its cap, up to its slack more, beside its marker.
-	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+inbox.TrimSlack(te.cfg.InboxCap)+1))
+	benchWantInboxSizes(b, te, readers, int64(te.cfg.InboxCap+1), int64(te.cfg.InboxCap+timeline.TrimSlack(te.cfg.InboxCap)+1))
 }

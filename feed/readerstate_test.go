@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/paging"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -342,100 +341,6 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 	}
 }
 
-// raceFollow is a hook that, when the rebuild of reader's inbox writes its
-// temporary keys (MySQL was read), runs a follow and lets the rebuild go on
-// only once the follow committed and its change of the set found the
-// rebuild running.
-type raceFollow struct {
-	tempKey string
-	armed   atomic.Bool
-	follow  func()
-	waiting chan struct{}
-	once    sync.Once
-}
-
-func (h *raceFollow) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *raceFollow) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		args := cmd.Args()
-		if len(args) > 1 && args[0] == "evalsha" && args[1] == inbox.Scripts.ChangeFollowing.Hash() {
-			if n, _ := cmd.(*redis.Cmd).Int(); n == inbox.Rebuilding {
-				h.once.Do(func() { close(h.waiting) })
-			}
-		}
-		return err
-	}
-}
-
-func (h *raceFollow) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			if args := cmd.Args(); h.armed.Load() && len(args) > 1 && args[0] == "sadd" && args[1] == h.tempKey {
-				h.armed.Store(false)
-				go h.follow()
-				select {
-				case <-h.waiting:
-				case <-time.After(testenv.Scale(5 * time.Second)):
-				}
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// A follow that commits while the inbox is rebuilt (after the rebuild read
-// MySQL, before its swap) lands on the set swapped in: its change waits for
-// the rebuild, whether the reader had no set or an old one that outlived
-// the inbox.
-func TestFollowDuringRebuildIsKept(t *testing.T) {
-	for _, oldSet := range []bool{false, true} {
-		name := "no set"
-		if oldSet {
-			name = "old set"
-		}
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			rdb, prefix := testenv.Redis(t)
-			te := startTestEngine(t, newTestStore(t), rdb, prefix, func(c *config.Config) { c.Mode = config.ModePush })
-			reader, author, late := te.user("reader"), te.user("author"), te.user("late")
-			te.follow(reader, author)
-			te.post(author, "p")
-			te.settle()
-			te.readFeed(reader, 5)
-			dropped := []string{te.keys.Inbox(reader), te.keys.InboxSources(reader)}
-			if !oldSet {
-				dropped = append(dropped, te.keys.Following(reader))
-			}
-			rdb.Del(ctx, dropped...)
-			if err := inbox.Scripts.ChangeFollowing.Load(ctx, rdb).Err(); err != nil {
-				t.Fatal(err)
-			}
-			followed := make(chan error, 1)
-			hook := &raceFollow{tempKey: te.keys.FollowingTemp(reader), waiting: make(chan struct{}), follow: func() {
-				_, err := te.Follow(ctx, reader, late)
-				followed <- err
-			}}
-			hook.armed.Store(true)
-			rdb.AddHook(hook)
-			te.readFeed(reader, 5)
-			if err := <-followed; err != nil {
-				t.Fatal(err)
-			}
-			if got, want := followingOf(t, te, reader), sortedIDs(author, late); !slices.Equal(got, want) {
-				t.Fatalf("followee set = %v, want %v: the follow was lost", got, want)
-			}
-			select {
-			case <-hook.waiting:
-			default:
-				t.Fatal("the follow's change of the set did not meet the rebuild: the test did not make the race")
-			}
-		})
-	}
-}
-
 // A missing set (evicted while the inbox lives) and a flushed Redis: MySQL
 // answers, the reads stay right, and the set comes back.
 func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
@@ -482,7 +387,7 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("after a flush")
 
 	// Redis fails on the set: MySQL answers.
-	te.redis.AddHook(failScript{inbox.Scripts.ChangeFollowing.Hash(), inbox.Scripts.FollowingAmong.Hash()})
+	te.redis.AddHook(failScript{timeline.Scripts.ChangeFollowing.Hash(), timeline.Scripts.FollowingAmong.Hash()})
 	te.unfollow(f.reader, f.author)
 	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
 	if err != nil || followed[f.author] || !followed[f.cel] {

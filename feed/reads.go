@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"feedservice/feed/paging"
-	"feedservice/feed/readpath"
+	"feedservice/feed/timeline"
 	"feedservice/models"
 )
 
 // The reads of the home feed, its live streams and its inserted entries:
-// the work is readpath's, subscriptions' and home's.
+// the work is timeline's, subscriptions' and home's.
 
-// Feed pages the viewer's home feed, newest first (see readpath.Reads.Feed).
+// Feed pages the viewer's home feed, newest first (see timeline.Reads.Feed).
 func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
 	return e.reads.Feed(ctx, viewerID, args)
 }
@@ -23,9 +23,9 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 }
 
 // WithReadMemo gives the reads made with ctx one memo of the viewers'
-// state (see readpath.WithReadMemo). The API layer calls it once per
+// state (see timeline.WithReadMemo). The API layer calls it once per
 // query response.
-func WithReadMemo(ctx context.Context) context.Context { return readpath.WithReadMemo(ctx) }
+func WithReadMemo(ctx context.Context) context.Context { return timeline.WithReadMemo(ctx) }
 
 // Home pages the viewer's home connection: the feed with promoted posts
 // and suggested users inserted (see home.Mixer.Home).

@@ -115,7 +115,7 @@ func (e *Engine) relations(ctx context.Context, kind paging.CursorKind, total in
 }
 
 // FollowedBy returns which of ids the viewer follows (see
-// readpath.Reads.FollowedBy).
+// timeline.Reads.FollowedBy).
 func (e *Engine) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	return e.reads.FollowedBy(ctx, viewerID, ids)
 }

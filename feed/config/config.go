@@ -68,7 +68,7 @@ type Config struct {
 	// InboxCap/inboxTrimSlackDivisor.
 	InboxCap int
 	// InboxTTL is how long an unread inbox lives; a read refreshes it once a
-	// tenth of it has run out (see the inbox package's inboxTTLRefreshDivisor).
+	// tenth of it has run out (see timeline.inboxTTLRefreshDivisor).
 	InboxTTL time.Duration
 	// FollowingReadMax is the most followees a read takes whole from the
 	// reader's followee set, in the round trip that finds their inbox; a
@@ -137,7 +137,7 @@ type Config struct {
 	HomeCandidatesTTL time.Duration
 	// BlockResetInterval bounds how often a block or unblock by others
 	// resets a user's inbox and followee set: at most once per interval
-	// (see inbox.Inboxes.ResetOther). 0 means the default; negative resets
+	// (see timeline.Inboxes.ResetOther). 0 means the default; negative resets
 	// at every change (the server maps BLOCK_RESET_INTERVAL=0 to it).
 	BlockResetInterval time.Duration
 	// TracerProvider makes the spans of the write path across instances

@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/timeline"
 	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
@@ -439,10 +439,10 @@ func (x *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload)
 	if err != nil {
 		return err
 	}
-	var changes []inbox.Change
+	var changes []timeline.Change
 	for _, p := range posts {
 		if o := originals[p.OriginalID()]; o != nil {
-			changes = append(changes, inbox.RemoveSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
+			changes = append(changes, timeline.RemoveSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
 		}
 	}
 	_, err = x.inboxes.Apply(ctx, changes)
@@ -459,7 +459,7 @@ func (x *Stream) backfill(ctx context.Context, user int64, readers []int64) erro
 	if err != nil {
 		return err
 	}
-	var changes []inbox.Change
+	var changes []timeline.Change
 	for _, r := range readers {
 		if !following[r] {
 			continue
@@ -467,11 +467,11 @@ func (x *Stream) backfill(ctx context.Context, user int64, readers []int64) erro
 		if len(posts) == x.d.Cfg.InboxCap {
 			// The user has more posts than an inbox holds: the older ones
 			// come from MySQL, below the oldest one added here.
-			changes = append(changes, inbox.RaiseFloor(r, posts[len(posts)-1].ID))
+			changes = append(changes, timeline.RaiseFloor(r, posts[len(posts)-1].ID))
 		}
 		for _, p := range posts {
 			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
-				changes = append(changes, inbox.AddSource(r, o.ID, o.AuthorID, inbox.Source{User: user, Event: p.ID}, x.d.Cfg.InboxCap))
+				changes = append(changes, timeline.AddSource(r, o.ID, o.AuthorID, timeline.Source{User: user, Event: p.ID}, x.d.Cfg.InboxCap))
 			}
 		}
 	}
@@ -568,15 +568,15 @@ func (x *Stream) RunTask(ctx context.Context, t Task) (err error) {
 			}
 		}
 	}
-	changes := make([]inbox.Change, 0, len(readers))
+	changes := make([]timeline.Change, 0, len(readers))
 	for _, r := range readers {
 		switch t.Op {
 		case OpAdd:
-			changes = append(changes, inbox.AddSource(r, t.Post, t.Author, inbox.Source{User: t.User, Event: t.Event}, x.d.Cfg.InboxCap))
+			changes = append(changes, timeline.AddSource(r, t.Post, t.Author, timeline.Source{User: t.User, Event: t.Event}, x.d.Cfg.InboxCap))
 		case OpRemove:
-			changes = append(changes, inbox.RemoveSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
+			changes = append(changes, timeline.RemoveSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
 		case OpDrop:
-			changes = append(changes, inbox.DropEntry(r, t.Post))
+			changes = append(changes, timeline.DropEntry(r, t.Post))
 		}
 	}
 	writing, write := x.startInboxWriteSpan(ctx, len(changes))

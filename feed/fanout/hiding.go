@@ -29,13 +29,13 @@ func (h Hiding) Readers() []int64 {
 // through the new view, and tells their live listeners to re-subscribe and
 // recount (livemsg.Hid). The other user's reset, for a block, is bounded:
 // at most one per BlockResetInterval, else their followee set is patched
-// or the reset deferred (inbox.Inboxes.ResetOther).
+// or the reset deferred (timeline.Inboxes.ResetOther).
 //
 // It runs twice for each change. After the commit (afterCommit true) the
 // actor's inbox is reset outright and every reader told, so that the
 // actor's next read, on any instance, reflects the change. For the
 // change's stream event only an inbox that does not reflect it yet is
-// reset and its reader told (inbox.Inboxes.ResetIfStale): the first run
+// reset and its reader told (timeline.Inboxes.ResetIfStale): the first run
 // may have been lost.
 //
 // Every reader is tried. It returns the readers whose inbox it reset (after

@@ -11,12 +11,11 @@ import (
 	"fmt"
 
 	"feedservice/feed/cache"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/jumps"
 	"feedservice/feed/livemsg"
-	"feedservice/feed/outbox"
+	"feedservice/feed/timeline"
 )
 
 // Stream is the fan-out: its dispatcher, its workers and their handlers.
@@ -24,15 +23,15 @@ type Stream struct {
 	d        *deps.Deps
 	pub      *livemsg.Publisher
 	cache    *cache.Tiers
-	inboxes  *inbox.Inboxes
-	outboxes *outbox.Outboxes
+	inboxes  *timeline.Inboxes
+	outboxes *timeline.Outboxes
 	jumps    *jumps.Lists
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the stream's consumers
 }
 
 // New makes the fan-out of d over the given parts.
-func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *inbox.Inboxes, o *outbox.Outboxes, j *jumps.Lists) *Stream {
+func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists) *Stream {
 	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
 		pokes: make(chan struct{}, 1), instance: redisx.NewToken()}
 }

@@ -11,15 +11,12 @@ import (
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/livemsg"
-	"feedservice/feed/outbox"
-	"feedservice/feed/pull"
-	"feedservice/feed/readpath"
 	"feedservice/feed/replicas"
+	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -113,11 +110,11 @@ func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
-	f := pull.New(d, c)
-	x := inbox.New(d, c, rep, f)
-	o := outbox.New(d, c)
+	f := timeline.NewFeeds(d, c)
+	x := timeline.NewInboxes(d, c, rep, f)
+	o := timeline.NewOutboxes(d, c)
 	t.Cleanup(func() { c.Stop(); o.Stop() })
-	return New(d, c, readpath.New(d, rep, c, f, x, o)), rdb
+	return New(d, c, timeline.NewReads(d, rep, c, f, x, o)), rdb
 }
 
 // testUser creates a user called name and returns their id.

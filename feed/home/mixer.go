@@ -6,17 +6,17 @@ package home
 import (
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
-	"feedservice/feed/readpath"
+	"feedservice/feed/timeline"
 )
 
 // Mixer mixes the inserted entries into the viewer's feed.
 type Mixer struct {
 	d     *deps.Deps
 	cache *cache.Tiers
-	reads *readpath.Reads
+	reads *timeline.Reads
 }
 
 // New mixes into the feeds reads reads.
-func New(d *deps.Deps, c *cache.Tiers, reads *readpath.Reads) *Mixer {
+func New(d *deps.Deps, c *cache.Tiers, reads *timeline.Reads) *Mixer {
 	return &Mixer{d: d, cache: c, reads: reads}
 }

@@ -5,13 +5,10 @@ import (
 	"time"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/livemsg"
-	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
-	"feedservice/feed/readpath"
+	"feedservice/feed/timeline"
 	"feedservice/models"
 )
 
@@ -20,13 +17,13 @@ import (
 type Streams struct {
 	d        *deps.Deps
 	hub      *Hub
-	reads    *readpath.Reads
-	inboxes  *inbox.Inboxes
-	outboxes *outbox.Outboxes
+	reads    *timeline.Reads
+	inboxes  *timeline.Inboxes
+	outboxes *timeline.Outboxes
 }
 
 // NewStreams serves live streams from hub's messages.
-func NewStreams(d *deps.Deps, hub *Hub, reads *readpath.Reads, x *inbox.Inboxes, o *outbox.Outboxes) *Streams {
+func NewStreams(d *deps.Deps, hub *Hub, reads *timeline.Reads, x *timeline.Inboxes, o *timeline.Outboxes) *Streams {
 	return &Streams{d: d, hub: hub, reads: reads, inboxes: x, outboxes: o}
 }
 
@@ -202,7 +199,7 @@ func (x *Streams) Authors(ctx context.Context, reader int64) ([]int64, error) {
 	switch x.d.Cfg.Mode {
 	case config.ModePull:
 		followees, hidden, err := x.d.Store.FeedView(ctx, reader)
-		return pull.NewView(followees, hidden).Followees, err
+		return timeline.NewView(followees, hidden).Followees, err
 	case config.ModeHybrid:
 		celebs, err := x.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {

@@ -15,10 +15,7 @@ type layer struct {
 // the module is in exactly one layer; a new package is added here in the
 // layer its imports call for.
 //
-// An entry for a package that does not exist is allowed and unused. The
-// middle feed packages each have a layer of their own, so that one may
-// import those before it: they call one another, and a shared layer would
-// refuse every such import.
+// An entry for a package that does not exist is allowed and unused.
 var layers = []layer{
 	{"leaves of the module", []string{
 		"models",                     // gorm entities and GraphQL model types
@@ -43,33 +40,32 @@ var layers = []layer{
 		"internal/fastexec/plugin",
 		"playground",
 	}},
-	{"feed: settings", []string{"feed/config"}},
-	{"the API's helpers over Redis: rate limits, persisted queries", []string{
-		"internal/ratelimit",
-		"internal/apq",
-	}},
-	{"feed: key names, metrics, Redis helpers", []string{
+	{"helpers over storage: feed's settings, key names, metrics, Redis helpers and ids; the API's rate limits and persisted queries", []string{
+		"feed/config",
 		"feed/internal/keyspace",
 		"feed/internal/metrics",
 		"feed/internal/redisx",
-	}},
-	{"feed: leaves", []string{
-		"feed/auth",
 		"feed/ids",
+		"feed/auth",
+		"internal/ratelimit",
+		"internal/apq",
+	}},
+	{"feed: shared resources, paging", []string{
+		"feed/internal/deps",
 		"feed/paging",
 	}},
-	{"feed: shared resources", []string{"feed/internal/deps"}},
-	{"feed: live messages and their publishing", []string{"feed/livemsg"}},
-	{"feed: read replicas", []string{"feed/replicas"}},
+	{"feed: live messages, read replicas, page jumps", []string{
+		"feed/livemsg",
+		"feed/replicas",
+		"feed/jumps",
+	}},
 	{"feed: cache tiers", []string{"feed/cache"}},
-	{"feed: pull reads", []string{"feed/pull"}},
-	{"feed: inboxes", []string{"feed/inbox"}},
-	{"feed: outboxes and celebrities", []string{"feed/outbox"}},
-	{"feed: page jumps", []string{"feed/jumps"}},
-	{"feed: fan-out", []string{"feed/fanout"}},
-	{"feed: read path", []string{"feed/readpath"}},
-	{"feed: home feed", []string{"feed/home"}},
-	{"feed: live streams (the hub and the subscriptions)", []string{"feed/live"}},
+	{"feed: the read model", []string{"feed/timeline"}},
+	{"feed: fan-out, home feed, live streams (the hub and the subscriptions)", []string{
+		"feed/fanout",
+		"feed/home",
+		"feed/live",
+	}},
 	{"feed: the engine's facade", []string{"feed"}},
 	{"loaders and schema", []string{
 		"dataloader",

@@ -71,7 +71,7 @@ func (k Keys) RebuildLock(id int64) string { return k.prefix + "rebuild:" + k.us
 
 // BlockReset is held (TTL Config.BlockResetInterval) after a block or
 // unblock by another user reset user id's inbox: until it expires, such
-// changes patch the followee set instead (see inbox.Inboxes.ResetOther).
+// changes patch the followee set instead (see timeline.Inboxes.ResetOther).
 func (k Keys) BlockReset(id int64) string { return k.prefix + "blockreset:" + k.user(id) }
 
 // BlockResetsDue is a sorted set of the users whose inbox reset an unblock

@@ -55,7 +55,7 @@ type Metrics struct {
 	FollowingFallback prometheus.Counter
 	// BlockResetsBounded counts blocks and unblocks by others that found
 	// a user's inbox reset within BlockResetInterval and so patched or
-	// deferred instead (inbox.Inboxes.ResetOther).
+	// deferred instead (timeline.Inboxes.ResetOther).
 	BlockResetsBounded prometheus.Counter
 	// followingReads counts warm reads of a reader's followee set by
 	// result: "sent" (its members crossed the wire) or "unchanged" (this

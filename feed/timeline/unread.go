@@ -1,4 +1,4 @@
-package readpath
+package timeline
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -21,7 +20,7 @@ func (x *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 
 // UnreadEntries lists the feed entries newer than the viewer's read marker
 // (at most MaxUnreadCount), and the marker.
-func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry, int64, error) {
+func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int64, error) {
 	u, err := x.readMarker(ctx, viewerID)
 	if err != nil {
 		return nil, 0, err
@@ -64,10 +63,10 @@ func (x *Reads) readMarker(ctx context.Context, viewerID int64) (*models.User, e
 
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
-func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]pull.Entry, error) {
+func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]Entry, error) {
 	r, err := x.state(ctx, viewerID, nil)
 	if err == nil {
-		var unread []pull.Entry
+		var unread []Entry
 		if unread, err = x.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
 			return unread, nil
 		}

@@ -1,9 +1,10 @@
-package outbox
+package timeline
 
 import (
 	"context"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"feedservice/feed/config"
 )
@@ -22,12 +23,12 @@ func (o *Outboxes) Celebrities(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.CelebritiesFrom(ctx, members)
+	return o.celebritiesFrom(ctx, members)
 }
 
-// CelebritiesFrom reads the members of the celebrity set (rebuilding the
+// celebritiesFrom reads the members of the celebrity set (rebuilding the
 // set when it is lost: it always holds the marker "~").
-func (o *Outboxes) CelebritiesFrom(ctx context.Context, members []string) ([]int64, error) {
+func (o *Outboxes) celebritiesFrom(ctx context.Context, members []string) ([]int64, error) {
 	if len(members) == 0 {
 		return o.rebuildCelebrities(ctx)
 	}
@@ -76,3 +77,11 @@ func (o *Outboxes) SetCelebrity(ctx context.Context, user int64, celebrity bool)
 	}
 	return n == 1, err
 }
+
+// celebrityGuess is the last celebrity set this instance read, for a read
+// that must guess its followed celebrities before it learns them (see
+// guessLookups); nil before the first.
+type celebrityGuess struct{ ids atomic.Pointer[[]int64] }
+
+// Remember keeps ids as the last celebrity set read.
+func (o *Outboxes) Remember(ids []int64) { o.guess.ids.Store(&ids) }

@@ -1,4 +1,4 @@
-package outbox
+package timeline
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
 
@@ -35,7 +34,7 @@ import (
 // that use it, and never changed.
 type Copy struct {
 	floor int64
-	items []Item
+	items []OutboxItem
 }
 
 // Floor is the lowest score the copy's outbox keeps; 0: MySQL has nothing older.
@@ -46,11 +45,11 @@ func copyBytes(c *Copy) int { return 150 + 16*len(c.items) }
 
 // Page is what readOutboxScript answers for the same read: up to limit
 // items beyond bound in direction older (at or above the floor) or newer.
-func (c *Copy) Page(older bool, bound int64, limit int) []Item {
-	var out []Item
+func (c *Copy) Page(older bool, bound int64, limit int) []OutboxItem {
+	var out []OutboxItem
 	if older {
 		// Scores in [floor, bound), highest first.
-		i, _ := slices.BinarySearchFunc(c.items, bound, func(it Item, b int64) int { return cmpInt(it.PostID, b) })
+		i, _ := slices.BinarySearchFunc(c.items, bound, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
 		for i--; i >= 0 && len(out) < limit && c.items[i].PostID >= c.floor; i-- {
 			out = append(out, c.items[i])
 		}
@@ -61,7 +60,7 @@ func (c *Copy) Page(older bool, bound int64, limit int) []Item {
 	if bound < c.floor {
 		from, inclusive = c.floor, true
 	}
-	i, _ := slices.BinarySearchFunc(c.items, from, func(it Item, b int64) int { return cmpInt(it.PostID, b) })
+	i, _ := slices.BinarySearchFunc(c.items, from, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
 	for ; i < len(c.items) && len(out) < limit; i++ {
 		if c.items[i].PostID == from && !inclusive {
 			continue
@@ -85,15 +84,15 @@ func cmpInt(a, b int64) int {
 // lowest, by original; ok is false when the copy's floor lies above lowest
 // (the outbox may have held one below what it keeps): outboxRepostsScript's
 // answer, read locally.
-func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64][]inbox.Source, bool) {
+func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64][]Source, bool) {
 	if c.floor > lowest {
 		return nil, false
 	}
-	out := map[int64][]inbox.Source{}
-	i, _ := slices.BinarySearchFunc(c.items, lowest, func(it Item, b int64) int { return cmpInt(it.PostID, b) })
+	out := map[int64][]Source{}
+	i, _ := slices.BinarySearchFunc(c.items, lowest, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
 	for _, it := range c.items[i:] {
 		if it.OriginalID != it.PostID && originals[it.OriginalID] {
-			out[it.OriginalID] = append(out[it.OriginalID], inbox.Source{User: celeb, Event: it.PostID})
+			out[it.OriginalID] = append(out[it.OriginalID], Source{User: celeb, Event: it.PostID})
 		}
 	}
 	return out, true
@@ -146,7 +145,7 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 		if err != nil {
 			return nil, fmt.Errorf("outbox of %d: %w", a, err)
 		}
-		c := &Copy{items: make([]Item, 0, len(vals)-1)}
+		c := &Copy{items: make([]OutboxItem, 0, len(vals)-1)}
 		c.floor, _ = strconv.ParseInt(vals[0], 10, 64)
 		for _, m := range vals[1:] {
 			item, err := parseMember(m)
@@ -160,10 +159,10 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 	return out, nil
 }
 
-// CopiedReposts is celebrities' reposts of originals answered from the copies of the
+// copiedReposts is celebrities' reposts of originals answered from the copies of the
 // celebrities' outboxes a read merged, without a round trip; an outbox
 // whose copy's floor lies above the lowest original is MySQL's to answer.
-func (o *Outboxes) CopiedReposts(ctx context.Context, copies map[int64]*Copy, celebs, originals []int64) (map[int64][]inbox.Source, error) {
+func (o *Outboxes) copiedReposts(ctx context.Context, copies map[int64]*Copy, celebs, originals []int64) (map[int64][]Source, error) {
 	if len(celebs) == 0 || len(originals) == 0 {
 		return nil, nil
 	}
@@ -172,7 +171,7 @@ func (o *Outboxes) CopiedReposts(ctx context.Context, copies map[int64]*Copy, ce
 	for _, o := range originals {
 		wanted[o] = true
 	}
-	out := map[int64][]inbox.Source{}
+	out := map[int64][]Source{}
 	var fromMySQL []int64
 	for _, c := range celebs {
 		found, ok := copies[c].reposts(c, lowest, wanted)
@@ -192,7 +191,7 @@ func (o *Outboxes) CopiedReposts(ctx context.Context, copies map[int64]*Copy, ce
 		return nil, err
 	}
 	for _, rp := range reposts {
-		out[*rp.RepostOfID] = append(out[*rp.RepostOfID], inbox.Source{User: rp.AuthorID, Event: rp.ID})
+		out[*rp.RepostOfID] = append(out[*rp.RepostOfID], Source{User: rp.AuthorID, Event: rp.ID})
 	}
 	return out, nil
 }
@@ -217,14 +216,14 @@ func (o *Outboxes) DropCopy(author int64) {
 	}
 }
 
-// GuessLookups are the posts that the first merge round of a page of
+// guessLookups are the posts that the first merge round of a page of
 // viewer will look up in the inbox, as far as this instance can tell
 // before it reads the reader's state: the originals of the items of the
 // outboxes it holds copies of, of the celebrities it last knew that the
 // viewer followed when it last read their followee set (followees, sorted).
-// The early inbox read (package readpath) looks them up in its round trip;
+// The early inbox read (merge.go) looks them up in its round trip;
 // a guess that proves wrong costs the round trip it would have saved.
-func (o *Outboxes) GuessLookups(followees []int64, older bool, bound int64, want int) []int64 {
+func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want int) []int64 {
 	if o.d.Cfg.Mode != config.ModeHybrid || o.copies == nil || len(followees) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package readpath
+package timeline
 
 import (
 	"cmp"
@@ -13,12 +13,9 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -50,7 +47,7 @@ type readState struct {
 	followees []int64
 	hidden    []int64
 	loaded    bool
-	view      *pull.View // made of followees and hidden once loaded
+	view      *View // made of followees and hidden once loaded
 	rebuilt   bool
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
@@ -113,11 +110,11 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
 	r := &readState{id: viewer, posts: map[int64]*models.Post{}}
 	pipe := x.d.Redis.Pipeline()
-	state := x.inboxes.QueueState(ctx, pipe, viewer)
+	state := x.inboxes.queueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = x.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want)
-		early.cmd = x.inboxes.QueueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
+		early.lookups = x.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want)
+		early.cmd = x.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
 	if x.d.Cfg.Mode == config.ModeHybrid {
@@ -132,7 +129,7 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	if members != nil && members.Err() != nil {
 		return nil, nil, redisx.Fail(members.Err())
 	}
-	hasInbox, set, err := x.inboxes.FinishState(ctx, state)
+	hasInbox, set, err := x.inboxes.finishState(ctx, state)
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
@@ -150,25 +147,25 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 			return nil, nil, redisx.Fail(err)
 		}
 		x.outboxes.Remember(celebs)
-		if _, set, err = x.inboxes.ReadState(ctx, state); err != nil {
+		if _, set, err = x.inboxes.rereadState(ctx, state); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = x.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = x.outboxes.celebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 		x.outboxes.Remember(celebs)
 	}
 	switch set.State {
-	case inbox.FollowingUnchanged:
+	case FollowingUnchanged:
 		x.d.Metrics.FollowingUnchanged.Inc()
 		r.followees, r.hidden, r.loaded = held.IDs, held.Hidden, true
-	case inbox.FollowingWhole:
+	case FollowingWhole:
 		x.d.Metrics.FollowingSent.Inc()
 		r.followees, r.hidden, r.loaded = set.IDs, set.Hidden, true
-		x.inboxes.KeepFolloweeCopy(viewer, inbox.FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
-	case inbox.FollowingMissing:
-		if r.followees, r.hidden, err = x.inboxes.RestoreFollowing(ctx, viewer); err != nil {
+		x.inboxes.keepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
+	case FollowingMissing:
+		if r.followees, r.hidden, err = x.inboxes.restoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
@@ -210,13 +207,13 @@ func (r *readState) sight(ctx context.Context, x *Reads, ids []int64) (counted, 
 	return x.inboxes.Sight(ctx, r.id, ids)
 }
 
-// feedView is the loaded followees and hidden users as a pull.View: the
+// feedView is the loaded followees and hidden users as a View: the
 // followees themselves (sorted, and only read) when none is hidden.
-func (r *readState) feedView() pull.View {
+func (r *readState) feedView() View {
 	if r.view == nil {
-		v := pull.View{Followees: r.followees}
+		v := View{Followees: r.followees}
 		if len(r.hidden) > 0 {
-			v = pull.NewView(r.followees, r.hidden)
+			v = NewView(r.followees, r.hidden)
 		}
 		r.view = &v
 	}
@@ -225,11 +222,11 @@ func (r *readState) feedView() pull.View {
 
 // allFollowees is the reader's view whole, from MySQL when the followee
 // set was too large to read.
-func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, error) {
+func (r *readState) allFollowees(ctx context.Context, x *Reads) (View, error) {
 	if !r.loaded {
 		followees, hidden, err := x.d.Store.FeedView(x.rep.AllowLag(ctx, r.id), r.id)
 		if err != nil {
-			return pull.View{}, err
+			return View{}, err
 		}
 		slices.Sort(followees)
 		slices.Sort(hidden)
@@ -243,25 +240,25 @@ func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, erro
 type candidate struct {
 	post     int64
 	inInbox  bool
-	score    int64          // its inbox score
-	recorded []inbox.Source // its inbox sources; User 0 stands for its author
-	celeb    []inbox.Source // celebrity arrivals seen in outboxes
+	score    int64    // its inbox score
+	recorded []Source // its inbox sources; User 0 stands for its author
+	celeb    []Source // celebrity arrivals seen in outboxes
 }
 
 // fromInbox records that c is in the inbox as it: at its score, brought
 // by its sources there (none stands for its author alone).
-func (c *candidate) fromInbox(it inbox.Item) {
+func (c *candidate) fromInbox(it InboxItem) {
 	c.inInbox, c.score, c.recorded = true, it.Score, it.Sources
 	if c.recorded == nil {
-		c.recorded = []inbox.Source{{User: 0, Event: it.PostID}}
+		c.recorded = []Source{{User: 0, Event: it.PostID}}
 	}
 }
 
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
-func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]Entry, error) {
 	var (
-		merged    []pull.Entry
+		merged    []Entry
 		window    int64
 		reordered bool
 		err       error
@@ -295,7 +292,7 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 	if err != nil {
 		return nil, err
 	}
-	if i := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= window }); i >= 0 {
+	if i := slices.IndexFunc(below, func(en Entry) bool { return en.Key >= window }); i >= 0 {
 		below = below[:i]
 	}
 	out := append(below, merged...)
@@ -307,14 +304,14 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 // Each round reads the sources beyond bound, places their candidates and
 // emits those in the part of the window every source covered, until the
 // page is full or the window is read to its end.
-func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
+func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
-	var emitted []pull.Entry
+	var emitted []Entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
 		src, err := x.readRound(ctx, r, older, bound, want)
-		if errors.Is(err, inbox.ErrNoInbox) {
+		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
 			if _, err := x.inboxes.Ensure(ctx, r.id); err != nil {
 				return nil, 0, false, redisx.Fail(err)
@@ -382,9 +379,9 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 // readState.celebs), and the inbox page with the posts it was asked to
 // look up beside it.
 type sources struct {
-	copies   map[int64]*outbox.Copy
-	outboxes []*outbox.Copy
-	page     inbox.Page
+	copies   map[int64]*Copy
+	outboxes []*Copy
+	page     inboxPage
 	asked    []int64
 }
 
@@ -392,13 +389,13 @@ type sources struct {
 // from this instance's copies (see outbox/copies.go); then the inbox,
 // with the posts those hold looked up in it, in one round trip: the early
 // one when loadState made it, with the posts it guessed. A missing inbox
-// is inbox.ErrNoInbox; another failure is Redis's (redisx.Error).
+// is errNoInbox; another failure is Redis's (redisx.Error).
 func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound int64, want int) (sources, error) {
 	copies, err := x.outboxes.Copies(ctx, r.celebs)
 	if err != nil {
 		return sources{}, redisx.Fail(err)
 	}
-	src := sources{copies: copies, outboxes: make([]*outbox.Copy, len(r.celebs))}
+	src := sources{copies: copies, outboxes: make([]*Copy, len(r.celebs))}
 	var lookups []int64
 	for k, celeb := range r.celebs {
 		if src.outboxes[k] = copies[celeb]; src.outboxes[k] == nil {
@@ -411,13 +408,13 @@ func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound i
 	lookups = uniq(lookups)
 	inboxCmd, asked := r.takeEarly(older, bound, want)
 	if inboxCmd != nil {
-		src.page, err = x.inboxes.FinishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+		src.page, err = x.inboxes.finishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
 	} else {
 		asked = lookups
-		src.page, err = x.inboxes.Read(ctx, r.id, older, bound, want, asked)
+		src.page, err = x.inboxes.readPage(ctx, r.id, older, bound, want, asked)
 	}
 	src.asked = asked
-	if err != nil && !errors.Is(err, inbox.ErrNoInbox) {
+	if err != nil && !errors.Is(err, errNoInbox) {
 		err = redisx.Fail(err)
 	}
 	return src, err
@@ -465,7 +462,7 @@ func (src sources) gather(r *readState, older bool, bound int64, want int) round
 		rd.window = max(rd.window, floor)
 		for _, it := range items {
 			c := get(it.OriginalID)
-			c.celeb = append(c.celeb, inbox.Source{User: celeb, Event: it.PostID})
+			c.celeb = append(c.celeb, Source{User: celeb, Event: it.PostID})
 			last = it.PostID
 		}
 		note(len(items), last)
@@ -514,8 +511,8 @@ func (rd round) dropUnreachable(src sources, older bool, bound int64) {
 		if c.inInbox && !beyond(c.score) {
 			continue
 		}
-		if slices.ContainsFunc(c.recorded, func(s inbox.Source) bool { return !beyond(s.Event) }) ||
-			slices.ContainsFunc(c.celeb, func(s inbox.Source) bool { return !beyond(s.Event) }) {
+		if slices.ContainsFunc(c.recorded, func(s Source) bool { return !beyond(s.Event) }) ||
+			slices.ContainsFunc(c.celeb, func(s Source) bool { return !beyond(s.Event) }) {
 			continue
 		}
 		delete(rd.cands, id)
@@ -541,7 +538,7 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 	}
 	if len(unseen) > 0 {
 		pipe := x.d.Redis.Pipeline()
-		lookup := x.inboxes.Lookup(ctx, pipe, r.id, unseen)
+		lookup := x.inboxes.lookup(ctx, pipe, r.id, unseen)
 		pipe.Exec(ctx) // each command's own error is looked at below
 		known, err := lookup()
 		if err != nil {
@@ -551,7 +548,7 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 			rd.cands[it.PostID].fromInbox(it)
 		}
 	}
-	arrivals, err := x.outboxes.CopiedReposts(ctx, src.copies, r.celebs, inWindow)
+	arrivals, err := x.outboxes.copiedReposts(ctx, src.copies, r.celebs, inWindow)
 	if err != nil {
 		return err
 	}
@@ -589,8 +586,8 @@ func inRange(pos, start, bound int64, older bool) bool {
 	return pos > start && pos <= bound
 }
 
-func sortEntries(es []pull.Entry, older bool) {
-	slices.SortFunc(es, func(a, b pull.Entry) int {
+func sortEntries(es []Entry, older bool) {
+	slices.SortFunc(es, func(a, b Entry) int {
 		if older {
 			return cmp.Compare(b.Key, a.Key)
 		}
@@ -605,8 +602,8 @@ func sortEntries(es []pull.Entry, older bool) {
 // stale sources out. A hidden user's arrival is passed over, not repaired:
 // the block or mute that hid it reset the inbox, so it can only be one that
 // raced it, and a repair could outlive an unmute that came meanwhile.
-func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []inbox.Change, error) {
-	positions := map[int64]pull.Entry{}
+func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]Entry, []Change, error) {
+	positions := map[int64]Entry{}
 	if len(cands) == 0 {
 		return positions, nil, nil
 	}
@@ -618,13 +615,13 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 	if err != nil {
 		return nil, nil, err
 	}
-	var repairs []inbox.Change
+	var repairs []Change
 	var older []olderPost // posts older than the window
 	for id, c := range cands {
 		o := live[id]
 		if o == nil {
 			if c.inInbox {
-				repairs = append(repairs, inbox.DropEntry(r.id, id))
+				repairs = append(repairs, DropEntry(r.id, id))
 			}
 			continue
 		}
@@ -706,9 +703,9 @@ func sourceUsers(cands map[int64]*candidate, live map[int64]*models.Post, window
 // events, and the celebrities' of live events; stale are the repairs that
 // take the other inbox sources out, but those of hidden users (see
 // placeCandidates).
-func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*models.Post, followed, hidden map[int64]bool) (valid []inbox.Source, stale []inbox.Change) {
+func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*models.Post, followed, hidden map[int64]bool) (valid []Source, stale []Change) {
 	if slices.Contains(r.celebs, o.AuthorID) {
-		c.celeb = append(c.celeb, inbox.Source{User: o.AuthorID, Event: o.ID})
+		c.celeb = append(c.celeb, Source{User: o.AuthorID, Event: o.ID})
 	}
 	for _, s := range c.recorded {
 		if s.User == 0 {
@@ -719,7 +716,7 @@ func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*m
 			valid = append(valid, s)
 		case hidden[s.User]:
 		default:
-			stale = append(stale, inbox.RemoveSource(r.id, c.post, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
+			stale = append(stale, RemoveSource(r.id, c.post, o.AuthorID, s.User, strconv.FormatInt(s.Event, 10)))
 		}
 	}
 	for _, s := range c.celeb {
@@ -733,10 +730,10 @@ func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*m
 // entryFromSources places a post at its earliest source; the others that
 // are reposts (every source but the post itself) are its reposters, most
 // recent first.
-func entryFromSources(post int64, sources []inbox.Source) pull.Entry {
-	slices.SortFunc(sources, func(a, b inbox.Source) int { return cmp.Compare(b.Event, a.Event) })
-	sources = slices.CompactFunc(sources, func(a, b inbox.Source) bool { return a.Event == b.Event })
-	en := pull.Entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
+func entryFromSources(post int64, sources []Source) Entry {
+	slices.SortFunc(sources, func(a, b Source) int { return cmp.Compare(b.Event, a.Event) })
+	sources = slices.CompactFunc(sources, func(a, b Source) bool { return a.Event == b.Event })
+	en := Entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
 	for _, s := range sources {
 		if s.Event != post && len(en.Reposters) < config.MaxReposters {
 			en.Reposters = append(en.Reposters, s.User)
@@ -749,7 +746,7 @@ func entryFromSources(post int64, sources []inbox.Source) pull.Entry {
 // from followees that the inbox and the outboxes gave it.
 type olderPost struct {
 	post  *models.Post
-	valid []inbox.Source
+	valid []Source
 }
 
 // exactPositions places posts older than the window, whose earliest
@@ -761,19 +758,19 @@ type olderPost struct {
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.
-func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]pull.Entry, error) {
-	var out []pull.Entry
+func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]Entry, error) {
+	var out []Entry
 	var unlisted []int64
 	for _, ep := range posts {
 		p := ep.post
 		switch {
 		case followed[p.AuthorID]:
-			out = append(out, pull.Entry{Key: p.ID, PostID: p.ID})
+			out = append(out, Entry{Key: p.ID, PostID: p.ID})
 		case p.RepostsKept:
 			sources := ep.valid
 			for _, rp := range p.Reposts {
 				if followed[rp.AuthorID] {
-					sources = append(sources, inbox.Source{User: rp.AuthorID, Event: rp.ID})
+					sources = append(sources, Source{User: rp.AuthorID, Event: rp.ID})
 				}
 			}
 			if len(sources) > 0 {
@@ -789,7 +786,7 @@ func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderP
 	x.d.Metrics.RepostListMisses.Add(float64(len(unlisted)))
 	first, err := x.d.Store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
-		out = append(out, pull.Entry{Key: pos, PostID: id})
+		out = append(out, Entry{Key: pos, PostID: id})
 	}
 	return out, err
 }

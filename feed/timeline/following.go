@@ -1,7 +1,8 @@
-package inbox
+package timeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -48,7 +49,7 @@ const hiddenPrefix = "h"
 // changeFollowingScript adds ("add") or removes ARGV[2] in the followee
 // set KEYS[1] if it exists; KEYS[2] is the reader's rebuild lock. When the
 // set changes, its version KEYS[3] becomes ARGV[3], with the set's TTL.
-// Answers like an inbox change: inboxMissing, inboxDone or Rebuilding.
+// Answers like an inbox change: inboxMissing, inboxDone or rebuilding.
 var changeFollowingScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
@@ -176,7 +177,7 @@ func (x *Inboxes) setMember(ctx context.Context, reader int64, member string, in
 	version := redisx.NewToken()
 	for {
 		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, member, version).Int()
-		if err != nil || n != Rebuilding {
+		if err != nil || n != rebuilding {
 			return err
 		}
 		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
@@ -248,12 +249,12 @@ func (x *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) 
 	return found, true
 }
 
-// RestoreFollowing loads reader's followees and hidden users from MySQL
+// restoreFollowing loads reader's followees and hidden users from MySQL
 // when their inbox exists but their followee set does not (it was
 // evicted), and puts the set back under the rebuild lock, so that a follow
 // committed meanwhile waits for it as it would for a rebuild. When someone
 // holds the lock, the ids only serve this read.
-func (x *Inboxes) RestoreFollowing(ctx context.Context, reader int64) (ids, hidden []int64, err error) {
+func (x *Inboxes) restoreFollowing(ctx context.Context, reader int64) (ids, hidden []int64, err error) {
 	x.d.Metrics.FollowingFallback.Inc()
 	lock := x.d.Keys.RebuildLock(reader)
 	token := redisx.NewToken()
@@ -283,4 +284,110 @@ func (x *Inboxes) RestoreFollowing(ctx context.Context, reader int64) (ids, hidd
 		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
 	}
 	return ids, hidden, nil
+}
+
+// FolloweeCopy is a reader's followee set (sorted ids, the marker left
+// out) as read at Version, the token its last writer set beside it. A read
+// sends the version with its reader-state script and uses the ids only
+// when the script answers that the set is still at that version: every
+// writer of the set replaces the token in the same script, and a token is
+// random, never one an earlier set had, so a copy is never taken for a set
+// that changed, was dropped or was rebuilt. It needs no expiry and no
+// invalidation message: each read asks Redis, so a change made on another
+// instance is seen by the next read. The ids are shared by the reads that
+// use the copy, and never changed.
+type FolloweeCopy struct {
+	Version string
+	IDs     []int64
+	Hidden  []int64 // the hidden users named in the set, sorted
+}
+
+// FolloweeCopy returns this instance's copy of reader's followee set; the
+// zero copy (Version "") when there is none.
+func (x *Inboxes) FolloweeCopy(reader int64) FolloweeCopy {
+	if x.followees == nil {
+		return FolloweeCopy{}
+	}
+	c, _ := x.followees.GetIfPresent(reader)
+	return c
+}
+
+// keepFolloweeCopy stores c as reader's copy, unless it has no version
+// (the version key was missing: nothing could confirm the copy).
+func (x *Inboxes) keepFolloweeCopy(reader int64, c FolloweeCopy) {
+	if x.followees == nil || c.Version == "" {
+		return
+	}
+	x.followees.Set(reader, c)
+}
+
+// The state of a reader's followee set, as readerStateScript tells it.
+const (
+	FollowingMissing   = 0
+	FollowingWhole     = 1 // read whole: the ids came back
+	FollowingLarge     = 2 // more members than FollowingReadMax: ask per page
+	FollowingUnchanged = 3 // the caller's copy is at the set's version: no ids sent
+)
+
+// FollowingState is what readerStateScript said of the followee set.
+type FollowingState struct {
+	State   int
+	IDs     []int64 // sorted; when read whole
+	Hidden  []int64 // the hidden users, sorted; when read whole
+	Version string  // the set's version, when read whole or unchanged; "" for none
+}
+
+// stateRead is a read of a reader's state queued on a pipeline (see
+// queueState), with the copy of the followee set it was sent with: only
+// that copy's version may be confirmed, whatever another read stores
+// meanwhile.
+type stateRead struct {
+	Held FolloweeCopy
+	keys []string
+	cmd  *redis.Cmd
+}
+
+// queueState queues, on pipe, the read of reader's state: whether their
+// inbox exists, and their followee set (whole unless it is large, or only
+// its version when this instance's copy is at it).
+func (x *Inboxes) queueState(ctx context.Context, pipe redis.Pipeliner, reader int64) *stateRead {
+	k := x.d.Keys
+	s := &stateRead{Held: x.FolloweeCopy(reader), keys: []string{k.Inbox(reader), k.Following(reader), k.FollowingVersion(reader)}}
+	s.cmd = readerStateScript.EvalSha(ctx, pipe, s.keys, x.d.Cfg.FollowingReadMax, s.Held.Version)
+	return s
+}
+
+// finishState is the state a queued read answered (read again alone when
+// Redis did not know the script).
+func (x *Inboxes) finishState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
+	if redisx.IsNoScript(s.cmd.Err()) {
+		return x.rereadState(ctx, s) // Redis restarted
+	}
+	return parseState(s.cmd)
+}
+
+// rereadState reads s's state again, alone (after a rebuild).
+func (x *Inboxes) rereadState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
+	return parseState(readerStateScript.Run(ctx, x.d.Redis, s.keys, x.d.Cfg.FollowingReadMax, s.Held.Version))
+}
+
+// parseState decodes readerStateScript's answer: whether the inbox exists,
+// and the followee set.
+func parseState(cmd *redis.Cmd) (bool, FollowingState, error) {
+	vals, err := cmd.Slice()
+	if err != nil {
+		return false, FollowingState{}, err
+	}
+	if len(vals) != 4 {
+		return false, FollowingState{}, fmt.Errorf("reader state: %v", vals)
+	}
+	inbox, _ := vals[0].(int64)
+	state, _ := vals[1].(int64)
+	joined, _ := vals[2].(string)
+	version, _ := vals[3].(string)
+	set := FollowingState{State: int(state), Version: version}
+	if set.State == FollowingWhole {
+		set.IDs, set.Hidden = parseFollowing(joined)
+	}
+	return inbox == 1, set, nil
 }

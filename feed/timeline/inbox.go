@@ -1,4 +1,4 @@
-package inbox
+package timeline
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type Source struct {
 const (
 	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
 	inboxDone    = 1
-	Rebuilding   = 2 // a rebuild is running: wait for it, then apply
+	rebuilding   = 2 // a rebuild is running: wait for it, then apply (an outbox script answers so too)
 	inboxChanged = 4 // (addSourceScript) an entry moved or left
 	// (addSourceScript) the source was recorded before: a re-delivery,
 	// after a failure that may have lost the first delivery's announcement
@@ -138,7 +138,7 @@ end
 // addSourceScript records that user ARGV[2] brought entry ARGV[1] (by
 // author ARGV[4]) with post event ARGV[3], and trims the inbox to ARGV[5]
 // entries when it holds more than ARGV[5] + ARGV[6]. It publishes
-// nothing: it answers inboxMissing, Rebuilding, inboxDone (nothing to
+// nothing: it answers inboxMissing, rebuilding, inboxDone (nothing to
 // announce: hidden), inboxChanged (the entry moved or left),
 // inboxRecorded (the source was recorded before), or the entry's key (a
 // string) when the entry entered the inbox, and Apply announces a round's
@@ -330,44 +330,44 @@ end
 redis.call('DEL', KEYS[5])
 return 1`)
 
-// Item is one entry read from an inbox.
-type Item struct {
+// InboxItem is one entry read from an inbox.
+type InboxItem struct {
 	PostID  int64
 	Score   int64
 	Sources []Source // nil: the author alone, at the post's id
 }
 
-// Page is what one read of an inbox found.
-type Page struct {
+// inboxPage is what one read of an inbox found.
+type inboxPage struct {
 	Floor int64 // entries below it are not in the inbox; 0: MySQL has nothing older
-	Items []Item
+	Items []InboxItem
 	// Looked are the posts looked up beside the page that are in the
 	// inbox, wherever they lie.
-	Looked []Item
+	Looked []InboxItem
 }
 
-// ErrNoInbox is returned by readInbox when the reader has no inbox.
-var ErrNoInbox = errors.New("no inbox")
+// errNoInbox is returned by readPage when the reader has no inbox.
+var errNoInbox = errors.New("no inbox")
 
-// Read reads up to limit entries beyond bound, looks up the posts
+// readPage reads up to limit entries beyond bound, looks up the posts
 // lookups, and refreshes the TTL when it runs low.
-func (x *Inboxes) Read(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
+func (x *Inboxes) readPage(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
 	keys, args := x.readArgs(userID, older, bound, limit, lookups)
 	return parseInboxPage(userID, readInboxScript.Run(ctx, x.d.Redis, keys, args...))
 }
 
-// QueueRead adds readInbox's script to pipe, for a read that shares a
-// round trip with others; finishInboxRead reads its answer.
-func (x *Inboxes) QueueRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
+// queueRead adds readInboxScript to pipe, for a read that shares a
+// round trip with others; finishRead reads its answer.
+func (x *Inboxes) queueRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
 	keys, args := x.readArgs(userID, older, bound, limit, lookups)
 	return readInboxScript.EvalSha(ctx, pipe, keys, args...)
 }
 
-// FinishRead is the page a queued inbox read answered, or, when the
+// finishRead is the page a queued inbox read answered, or, when the
 // script was not loaded yet (Redis restarted), the page read again alone.
-func (x *Inboxes) FinishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (Page, error) {
+func (x *Inboxes) finishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
 	if redisx.IsNoScript(cmd.Err()) {
-		return x.Read(ctx, userID, older, bound, limit, lookups)
+		return x.readPage(ctx, userID, older, bound, limit, lookups)
 	}
 	return parseInboxPage(userID, cmd)
 }
@@ -388,15 +388,15 @@ func (x *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, loo
 }
 
 // parseInboxPage reads readInboxScript's answer.
-func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
+func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 	raw, err := cmd.Slice()
 	if errors.Is(err, redis.Nil) {
-		return Page{}, ErrNoInbox
+		return inboxPage{}, errNoInbox
 	}
 	if err != nil {
-		return Page{}, err
+		return inboxPage{}, err
 	}
-	var page Page
+	var page inboxPage
 	page.Floor, _ = strconv.ParseInt(raw[0].(string), 10, 64)
 	items, _ := raw[1].([]any)
 	srcs, _ := raw[2].([]any)
@@ -404,9 +404,9 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 		id, err1 := strconv.ParseInt(items[i].(string), 10, 64)
 		score, err2 := strconv.ParseFloat(items[i+1].(string), 64)
 		if err1 != nil || err2 != nil {
-			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
+			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, items[i])
 		}
-		item := Item{PostID: id, Score: int64(score)}
+		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, ok := srcs[i/2].(string); ok {
 			item.Sources = parseSources(s)
 		}
@@ -419,9 +419,9 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 		id, err1 := strconv.ParseInt(m, 10, 64)
 		score, err2 := strconv.ParseFloat(sc, 64)
 		if err1 != nil || err2 != nil {
-			return Page{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
+			return inboxPage{}, fmt.Errorf("inbox of %d holds %v", userID, looked[i])
 		}
-		item := Item{PostID: id, Score: int64(score)}
+		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, _ := looked[i+2].(string); s != "" {
 			item.Sources = parseSources(s)
 		}
@@ -430,15 +430,15 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (Page, error) {
 	return page, nil
 }
 
-// Lookup queues, on pipe, the lookup of the given posts in the
+// lookup queues, on pipe, the lookup of the given posts in the
 // reader's inbox; the function it returns, once pipe ran, gives those in
 // it (the others are left out). With no posts, pipe is not used (nil will do).
 // One ZMSCORE names them all, where a missing member reads as 0: no entry
 // scores 0 (an entry's score is the id of a post, and the floor marker's
 // is -1).
-func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]Item, error) {
+func (x *Inboxes) lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]InboxItem, error) {
 	if len(posts) == 0 {
-		return func() ([]Item, error) { return nil, nil }
+		return func() ([]InboxItem, error) { return nil, nil }
 	}
 	members := make([]string, len(posts))
 	for i, p := range posts {
@@ -446,20 +446,20 @@ func (x *Inboxes) Lookup(ctx context.Context, pipe redis.Pipeliner, reader int64
 	}
 	scores := pipe.ZMScore(ctx, x.d.Keys.Inbox(reader), members...)
 	srcs := pipe.HMGet(ctx, x.d.Keys.InboxSources(reader), members...)
-	return func() ([]Item, error) {
+	return func() ([]InboxItem, error) {
 		if err := scores.Err(); err != nil {
 			return nil, err
 		}
 		if err := srcs.Err(); err != nil {
 			return nil, err
 		}
-		var out []Item
+		var out []InboxItem
 		for i, p := range posts {
 			score := scores.Val()[i]
 			if score == 0 {
 				continue // not in the inbox
 			}
-			item := Item{PostID: p, Score: int64(score)}
+			item := InboxItem{PostID: p, Score: int64(score)}
 			if s, ok := srcs.Val()[i].(string); ok {
 				item.Sources = parseSources(s)
 			}
@@ -611,7 +611,7 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 			}
 			n, isCode := outcome.(int64)
 			switch {
-			case isCode && n == Rebuilding:
+			case isCode && n == rebuilding:
 				again = append(again, c)
 			case isCode && n == inboxMissing:
 			default:
@@ -686,8 +686,9 @@ func (x *Inboxes) announce(ctx context.Context, ann announced) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// Scripts are the package's Lua scripts that tests recognise on the wire (a
-// Redis hook that fails or delays one by its SHA).
-var Scripts = struct{ Read, State, ChangeFollowing, FollowingAmong *redis.Script }{
-	readInboxScript, readerStateScript, changeFollowingScript, followingAmongScript,
+// Scripts are the followee set's Lua scripts, which the engine's tests of
+// follows recognise on the wire (a Redis hook that fails or delays one by
+// its SHA).
+var Scripts = struct{ ChangeFollowing, FollowingAmong *redis.Script }{
+	changeFollowingScript, followingAmongScript,
 }

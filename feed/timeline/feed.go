@@ -1,4 +1,4 @@
-package readpath
+package timeline
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -24,7 +23,7 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	}
 	path := metrics.ReadPull
 	var (
-		entries []pull.Entry
+		entries []Entry
 		info    *models.PageInfo
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
@@ -52,7 +51,7 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 		}
 		followees = view.Followees
 		// The page's reads share the one read-your-writes check above.
-		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
 			return x.pull.Entries(lagging, view, dir, bound, limit)
 		}
 		if entries, info, err = paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
@@ -73,7 +72,7 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	return conn, nil
 }
 
-func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]pull.Entry, *models.PageInfo, map[int64]*models.Post, error) {
+func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]Entry, *models.PageInfo, map[int64]*models.Post, error) {
 	r, err := x.state(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
@@ -81,21 +80,21 @@ func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.P
 	if r.rebuilt {
 		*path = metrics.ReadRebuild
 	}
-	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
 		return x.fetchMerged(ctx, r, dir, bound, limit)
 	}
 	entries, info, err := paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 
-func entryKey(en pull.Entry) int64 { return en.Key }
+func entryKey(en Entry) int64 { return en.Key }
 
 // viewFromMySQL is the reader's view (whom their feed counts through, and
 // whose posts it hides) as MySQL has it.
-func (x *Reads) viewFromMySQL(ctx context.Context, reader int64) (pull.View, error) {
+func (x *Reads) viewFromMySQL(ctx context.Context, reader int64) (View, error) {
 	followees, hidden, err := x.d.Store.FeedView(ctx, reader)
 	if err != nil {
-		return pull.View{}, err
+		return View{}, err
 	}
-	return pull.NewView(followees, hidden), nil
+	return NewView(followees, hidden), nil
 }

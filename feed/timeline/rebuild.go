@@ -1,4 +1,4 @@
-package inbox
+package timeline
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/pull"
 )
 
 // Ensure makes sure the reader has an inbox. A missing one is rebuilt
@@ -38,7 +37,7 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	if err != nil {
 		return err
 	}
-	view := pull.NewView(followees, hidden)
+	view := NewView(followees, hidden)
 	entries, late, err := x.pull.Newest(mysql, view, x.d.Cfg.InboxCap)
 	if err != nil {
 		return err
@@ -56,14 +55,14 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	// does not serve it above the floor, and when its first arrival goes
 	// (deleted, or its reposter unfollowed) the entry moves up to the
 	// next, which only the inbox can show. Reads place it exactly
-	// (readpath's exactPositions), as any entry older than the window.
+	// (see exactPositions), as any entry older than the window.
 	place := map[int64]int64{}
 	for _, l := range late {
 		place[l.PostID] = l.Event // passed newest first: the last is the earliest
 		sources[l.PostID] = append(sources[l.PostID], Source{User: l.User, Event: l.Event})
 	}
 	for id, key := range place {
-		entries = append(entries, pull.Entry{Key: key, PostID: id})
+		entries = append(entries, Entry{Key: key, PostID: id})
 	}
 	tmp, tmpSrc, tmpFollowing := x.d.Keys.InboxTemp(reader), x.d.Keys.InboxSourcesTemp(reader), x.d.Keys.FollowingTemp(reader)
 	pipe := x.d.Redis.TxPipeline()
@@ -92,7 +91,7 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 // entrySources lists the sources of the entries that did not come from
 // their author alone: the followed author at the post's id, and each
 // live repost by a followee the view counts through.
-func (x *Inboxes) entrySources(ctx context.Context, view pull.View, entries []pull.Entry) (map[int64][]Source, error) {
+func (x *Inboxes) entrySources(ctx context.Context, view View, entries []Entry) (map[int64][]Source, error) {
 	out := map[int64][]Source{}
 	if len(entries) == 0 {
 		return out, nil

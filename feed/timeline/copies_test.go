@@ -1,4 +1,4 @@
-package outbox
+package timeline
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/inbox"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
@@ -34,7 +33,7 @@ func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	d := &deps.Deps{Cfg: config.Config{InboxTTL: time.Hour}.WithDefaults(), Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New(),
 		Log: slog.New(slog.DiscardHandler), WarnRedis: func(string, error) {}}
-	o := New(d, cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)))
+	o := NewOutboxes(d, cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)))
 	t.Cleanup(o.Stop)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -110,11 +109,11 @@ func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[int64][]inbox.Source{}
+			want := map[int64][]Source{}
 			for _, m := range all {
 				it, err := parseMember(m)
 				if err == nil && it.OriginalID != it.PostID && originals[it.OriginalID] {
-					want[it.OriginalID] = append(want[it.OriginalID], inbox.Source{User: author, Event: it.PostID})
+					want[it.OriginalID] = append(want[it.OriginalID], Source{User: author, Event: it.PostID})
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -122,12 +121,4 @@ func TestOutboxCopyAnswersAsRedis(t *testing.T) {
 			}
 		}
 	}
-}
-
-// scoreArg writes a bound for a score range; MaxInt64 (no bound) as +inf.
-func scoreArg(bound int64) string {
-	if bound == math.MaxInt64 {
-		return "+inf"
-	}
-	return strconv.FormatInt(bound, 10)
 }

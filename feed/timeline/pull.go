@@ -1,16 +1,11 @@
-// Package pull reads home feeds from MySQL alone (fan-in at read time): the
-// whole feed in pull mode, and below the window the inboxes hold in the
-// other modes.
-package pull
+package timeline
 
 import (
 	"context"
 	"math"
 	"slices"
 
-	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/internal/deps"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -58,15 +53,6 @@ func (v View) Hides(user int64) bool {
 	_, ok := slices.BinarySearch(v.Hidden, user)
 	return ok
 }
-
-// Feeds reads feed entries from MySQL.
-type Feeds struct {
-	d     *deps.Deps
-	cache *cache.Tiers
-}
-
-// New reads through d's store, and the posts it checks through c.
-func New(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }
 
 // The pull scan reads followees' posts in id order in batches that grow
 // from pullBatchMin (at least twice the page) up to pullBatchMax.

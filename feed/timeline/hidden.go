@@ -1,4 +1,4 @@
-package inbox
+package timeline
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
-	"feedservice/feed/pull"
 )
 
 // A block or mute changes which of the entries an inbox holds count, and
@@ -24,7 +23,7 @@ import (
 
 // resetScript drops the inbox KEYS[1], its sources KEYS[2], the followee
 // set KEYS[4] and its version KEYS[5], unless a rebuild holds the lock
-// KEYS[3] (then it answers Rebuilding: the rebuild may have read MySQL
+// KEYS[3] (then it answers rebuilding: the rebuild may have read MySQL
 // before the caller's commit).
 var resetScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
@@ -40,7 +39,7 @@ func (x *Inboxes) Reset(ctx context.Context, reader int64) error {
 	keys := []string{k.Inbox(reader), k.InboxSources(reader), k.RebuildLock(reader), k.Following(reader), k.FollowingVersion(reader)}
 	for {
 		n, err := resetScript.Run(ctx, x.d.Redis, keys).Int()
-		if err != nil || n != Rebuilding {
+		if err != nil || n != rebuilding {
 			return err
 		}
 		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[2], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
@@ -89,7 +88,7 @@ func (x *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted
 	if err != nil {
 		return nil, nil, err
 	}
-	view := pull.NewView(followees, hides)
+	view := NewView(followees, hides)
 	for _, id := range ids {
 		switch {
 		case view.Hides(id):

@@ -1,4 +1,4 @@
-package outbox
+package timeline
 
 import (
 	"context"
@@ -36,10 +36,6 @@ if n > tonumber(ARGV[3]) then
 end
 return 1`)
 
-// rebuilding is what an outbox script answers while the outbox is being
-// rebuilt: wait for it, then apply.
-const rebuilding = 2
-
 // removeOutboxScript takes member ARGV[1] out.
 var removeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -49,8 +45,8 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 1`)
 
-// Item is one post of an outbox: the post and the original it stands for.
-type Item struct {
+// OutboxItem is one post of an outbox: the post and the original it stands for.
+type OutboxItem struct {
 	PostID     int64
 	OriginalID int64
 }
@@ -62,16 +58,16 @@ func member(p *models.Post) string {
 	return strconv.FormatInt(p.ID, 10)
 }
 
-func parseMember(m string) (Item, error) {
+func parseMember(m string) (OutboxItem, error) {
 	post, orig, isRepost := strings.Cut(m, ":")
 	id, err := strconv.ParseInt(post, 10, 64)
 	if err != nil {
-		return Item{}, err
+		return OutboxItem{}, err
 	}
-	item := Item{PostID: id, OriginalID: id}
+	item := OutboxItem{PostID: id, OriginalID: id}
 	if isRepost {
 		if item.OriginalID, err = strconv.ParseInt(orig, 10, 64); err != nil {
-			return Item{}, err
+			return OutboxItem{}, err
 		}
 	}
 	return item, nil

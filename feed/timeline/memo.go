@@ -1,4 +1,4 @@
-package readpath
+package timeline
 
 import (
 	"context"
@@ -120,10 +120,10 @@ func (x *Reads) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (ma
 	return x.inboxes.FollowedAmong(ctx, viewerID, ids)
 }
 
-// Followees are the followees a page read of viewer goes by, as its state
+// loadedFollowees are the followees a page read of viewer goes by, as its state
 // loads them; loaded is false when the set is too large to read whole (a
 // page then asks about the ids it needs).
-func (x *Reads) Followees(ctx context.Context, viewer int64) (ids []int64, loaded bool, err error) {
+func (x *Reads) loadedFollowees(ctx context.Context, viewer int64) (ids []int64, loaded bool, err error) {
 	r, _, err := x.loadState(ctx, viewer, nil)
 	if err != nil {
 		return nil, false, err
