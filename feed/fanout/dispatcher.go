@@ -28,9 +28,9 @@ const (
 
 // Poke wakes this instance's dispatcher after a commit, so that events
 // leave at once instead of at the next poll.
-func (x *Stream) Poke() {
+func (st *Stream) Poke() {
 	select {
-	case x.pokes <- struct{}{}:
+	case st.pokes <- struct{}{}:
 	default:
 	}
 }
@@ -43,26 +43,26 @@ return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and 1 or 0`)
 
 // runDispatcher dispatches while it holds the lease, until ctx ends; the
 // lease holder also purges old dispatched events and trims the stream.
-func (x *Stream) runDispatcher(ctx context.Context) {
+func (st *Stream) runDispatcher(ctx context.Context) {
 	token := redisx.NewToken()
-	lease := x.d.Keys.DispatcherLease()
-	defer x.d.Redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
+	lease := st.d.Keys.DispatcherLease()
+	defer st.d.Redis.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, []string{lease}, token)
 	var leaseUntil time.Time
 	var lastPurge, lastTrim time.Time
 	failing := false // the last dispatch failed: warned once, not again until it succeeds
 	for ctx.Err() == nil {
 		if time.Until(leaseUntil) < dispatcherLeaseTTL/2 {
-			held, err := renewDispatcherLease.Run(ctx, x.d.Redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
+			held, err := renewDispatcherLease.Run(ctx, st.d.Redis, []string{lease}, token, dispatcherLeaseTTL.Milliseconds()).Int()
 			if err != nil || held == 0 {
 				deps.Pause(ctx, dispatchErrorPause)
 				continue
 			}
 			leaseUntil = time.Now().Add(dispatcherLeaseTTL)
 		}
-		n, err := x.dispatchOnce(ctx)
+		n, err := st.dispatchOnce(ctx)
 		if err != nil {
 			if ctx.Err() == nil && !failing {
-				x.d.Log.Warn("dispatch outbox events; retrying", "err", err)
+				st.d.Log.Warn("dispatch outbox events; retrying", "err", err)
 			}
 			failing = true
 			deps.Pause(ctx, dispatchErrorPause)
@@ -70,22 +70,22 @@ func (x *Stream) runDispatcher(ctx context.Context) {
 		}
 		if failing {
 			failing = false
-			x.d.Log.Info("dispatching outbox events again")
+			st.d.Log.Info("dispatching outbox events again")
 		}
 		if time.Since(lastPurge) > time.Hour {
 			lastPurge = time.Now()
-			if err := x.d.Store.PurgeDispatched(ctx, time.Now().Add(-dispatchedRetention)); err != nil {
-				x.d.Log.Warn("purge dispatched outbox events", "err", err)
+			if err := st.d.Store.PurgeDispatched(ctx, time.Now().Add(-dispatchedRetention)); err != nil {
+				st.d.Log.Warn("purge dispatched outbox events", "err", err)
 			}
 		}
-		if time.Since(lastTrim) >= x.d.Cfg.StreamTrimInterval {
+		if time.Since(lastTrim) >= st.d.Cfg.StreamTrimInterval {
 			lastTrim = time.Now()
-			x.trimStreamOnce(ctx)
+			st.trimStreamOnce(ctx)
 		}
 		if n < dispatchBatch {
 			select {
 			case <-ctx.Done():
-			case <-x.pokes:
+			case <-st.pokes:
 			case <-time.After(dispatchIdlePoll):
 			}
 		}
@@ -93,12 +93,12 @@ func (x *Stream) runDispatcher(ctx context.Context) {
 }
 
 // dispatchOnce moves one batch of events to the stream.
-func (x *Stream) dispatchOnce(ctx context.Context) (int, error) {
-	events, err := x.d.Store.PendingEvents(ctx, dispatchBatch)
+func (st *Stream) dispatchOnce(ctx context.Context) (int, error) {
+	events, err := st.d.Store.PendingEvents(ctx, dispatchBatch)
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
-	spans := x.startDispatchSpans(ctx, events)
+	spans := st.startDispatchSpans(ctx, events)
 	ids := make([]int64, len(events))
 	entries := make([][]any, len(events))
 	for i, ev := range events {
@@ -107,22 +107,22 @@ func (x *Stream) dispatchOnce(ctx context.Context) (int, error) {
 	}
 	// Marked only once a replica holds them too (see streamappend.go): a
 	// master that dies with them unreplicated must not leave them marked.
-	err = x.appendStream(ctx, entries)
+	err = st.appendStream(ctx, entries)
 	spans.end(err)
 	if err != nil {
 		return 0, err
 	}
 	// Counted once the stream holds them, before they are marked: whoever
 	// sees the outbox empty then also sees them counted.
-	x.d.Metrics.Dispatched.Add(float64(len(events)))
-	if err := x.d.Store.MarkDispatched(ctx, ids, x.d.Now().UTC()); err != nil {
+	st.d.Metrics.Dispatched.Add(float64(len(events)))
+	if err := st.d.Store.MarkDispatched(ctx, ids, st.d.Now().UTC()); err != nil {
 		return 0, err
 	}
 	return len(events), nil
 }
 
 // pause sleeps for d or until ctx ends.
-func (x *Stream) pause(ctx context.Context, d time.Duration) {
+func (st *Stream) pause(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):

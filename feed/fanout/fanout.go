@@ -66,13 +66,13 @@ type Task struct {
 // fanoutRetryPause, instead of leaving them to ClaimAfter: a
 // failover fails the messages in hand on every worker at once, and a
 // promoted replica may lack the acknowledgements of the last ones handled.
-func (x *Stream) runWorker(ctx context.Context, consumer string) {
+func (st *Stream) runWorker(ctx context.Context, consumer string) {
 	lastClaim := time.Time{}
 	retries := 0 // passes over its own pending messages still to make
 	for ctx.Err() == nil {
 		if retries > 0 {
 			deps.Pause(ctx, fanoutRetryPause)
-			switch x.retryOwn(ctx, consumer) {
+			switch st.retryOwn(ctx, consumer) {
 			case retryDone:
 				retries = 0
 			case retryFailed:
@@ -83,27 +83,27 @@ func (x *Stream) runWorker(ctx context.Context, consumer string) {
 		}
 		if time.Since(lastClaim) > fanoutClaimEvery {
 			lastClaim = time.Now()
-			x.claimStale(ctx, consumer)
+			st.claimStale(ctx, consumer)
 		}
-		streams, err := x.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: Group, Consumer: consumer, Streams: []string{x.d.Keys.Stream(), ">"},
+		streams, err := st.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: Group, Consumer: consumer, Streams: []string{st.d.Keys.Stream(), ">"},
 			Count: fanoutReadCount, Block: fanoutBlock,
 		}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue
 		case err != nil && redis.HasErrorPrefix(err, "NOGROUP"):
-			x.EnsureGroup(ctx)
+			st.EnsureGroup(ctx)
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
-				x.d.Log.Warn("read fan-out stream", "err", err)
+				st.d.Log.Warn("read fan-out stream", "err", err)
 				retries = fanoutRetryPasses
 			}
 			continue
 		}
 		for _, s := range streams {
-			if x.handleMessages(ctx, s.Messages) > 0 {
+			if st.handleMessages(ctx, s.Messages) > 0 {
 				retries = fanoutRetryPasses
 			}
 		}
@@ -130,11 +130,11 @@ const (
 
 // retryOwn handles once each message the consumer was given and did not
 // acknowledge (its entries in the group's pending list), oldest first.
-func (x *Stream) retryOwn(ctx context.Context, consumer string) int {
+func (st *Stream) retryOwn(ctx context.Context, consumer string) int {
 	outcome := retryDone
 	for start := "0"; ctx.Err() == nil; {
-		streams, err := x.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: Group, Consumer: consumer, Streams: []string{x.d.Keys.Stream(), start},
+		streams, err := st.d.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: Group, Consumer: consumer, Streams: []string{st.d.Keys.Stream(), start},
 			Count: fanoutRetryCount, Block: -1, // history: answered at once, never blocks
 		}).Result()
 		if err != nil {
@@ -142,7 +142,7 @@ func (x *Stream) retryOwn(ctx context.Context, consumer string) int {
 				return outcome // nothing (more) pending: the stream or the group is new
 			}
 			// Still away: the read that failed first said so.
-			x.d.Log.Debug("read own pending fan-out messages", "err", err)
+			st.d.Log.Debug("read own pending fan-out messages", "err", err)
 			return retryUnread
 		}
 		n := 0
@@ -152,12 +152,12 @@ func (x *Stream) retryOwn(ctx context.Context, consumer string) int {
 				if m.Values != nil { // nil: trimmed from the stream, nothing to do
 					msgs = append(msgs, m)
 				} else {
-					x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID)
+					st.d.Redis.XAck(ctx, st.d.Keys.Stream(), Group, m.ID)
 				}
 				start = m.ID
 				n++
 			}
-			if x.handleMessages(ctx, msgs) > 0 {
+			if st.handleMessages(ctx, msgs) > 0 {
 				outcome = retryFailed
 			}
 		}
@@ -173,26 +173,26 @@ const fanoutRetryCount = 16
 
 // EnsureGroup creates the stream and its consumer group if they are missing
 // (at start, and after Redis lost its data).
-func (x *Stream) EnsureGroup(ctx context.Context) {
-	err := x.d.Redis.XGroupCreateMkStream(ctx, x.d.Keys.Stream(), Group, "0").Err()
+func (st *Stream) EnsureGroup(ctx context.Context) {
+	err := st.d.Redis.XGroupCreateMkStream(ctx, st.d.Keys.Stream(), Group, "0").Err()
 	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") && ctx.Err() == nil {
-		x.d.Log.Warn("create fan-out consumer group", "err", err)
+		st.d.Log.Warn("create fan-out consumer group", "err", err)
 	}
 }
 
 // claimStale takes over messages another worker left unacknowledged.
-func (x *Stream) claimStale(ctx context.Context, consumer string) {
-	msgs, _, err := x.d.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream: x.d.Keys.Stream(), Group: Group, Consumer: consumer,
+func (st *Stream) claimStale(ctx context.Context, consumer string) {
+	msgs, _, err := st.d.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: st.d.Keys.Stream(), Group: Group, Consumer: consumer,
 		MinIdle: ClaimAfter, Start: "0-0", Count: fanoutReadCount,
 	}).Result()
 	if err == nil && len(msgs) > 0 {
-		x.handleMessages(ctx, msgs)
+		st.handleMessages(ctx, msgs)
 	}
 }
 
 // handleMessages handles msgs in order and returns how many failed.
-func (x *Stream) handleMessages(ctx context.Context, msgs []redis.XMessage) int {
+func (st *Stream) handleMessages(ctx context.Context, msgs []redis.XMessage) int {
 	failed := 0
 	for _, m := range msgs {
 		if ctx.Err() != nil {
@@ -200,11 +200,11 @@ func (x *Stream) handleMessages(ctx context.Context, msgs []redis.XMessage) int 
 			// instance's worker (or this one's next start) claims them.
 			return failed
 		}
-		if err := x.handleMessage(ctx, m); err != nil {
+		if err := st.handleMessage(ctx, m); err != nil {
 			failed++
-			x.d.Metrics.HandlerFailure.Inc()
+			st.d.Metrics.HandlerFailure.Inc()
 			if ctx.Err() == nil {
-				x.d.Log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
+				st.d.Log.Warn("fan-out message failed; it will be retried", "id", m.ID, "err", err)
 			}
 		}
 	}
@@ -219,7 +219,7 @@ const fanoutFinishTimeout = 5 * time.Second
 // begun is finished even when the engine stops meanwhile (within
 // fanoutFinishTimeout), so that a clean stop leaves no message for another
 // worker to wait ClaimAfter for.
-func (x *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
+func (st *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
 	finishing, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(fanoutFinishTimeout, cancel) })
@@ -227,20 +227,20 @@ func (x *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
 	ctx = finishing
 	kind, _ := m.Values["kind"].(string)
 	payload, _ := m.Values["payload"].(string)
-	ctx, span := x.startMessageSpan(ctx, m, kind)
+	ctx, span := st.startMessageSpan(ctx, m, kind)
 	defer span.End()
-	if err := x.handle(ctx, kind, payload); err != nil {
+	if err := st.handle(ctx, kind, payload); err != nil {
 		failSpan(span, err)
 		var u unreadable
 		if !errors.As(err, &u) {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
-		x.d.Metrics.EventsDropped.WithLabelValues(kind).Inc()
-		x.d.Log.Warn("fan-out message dropped: no handler can read it", "id", m.ID, "kind", kind, "err", err, "payload", truncate(payload, 200))
-		return x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID).Err()
+		st.d.Metrics.EventsDropped.WithLabelValues(kind).Inc()
+		st.d.Log.Warn("fan-out message dropped: no handler can read it", "id", m.ID, "kind", kind, "err", err, "payload", truncate(payload, 200))
+		return st.d.Redis.XAck(ctx, st.d.Keys.Stream(), Group, m.ID).Err()
 	}
-	x.d.Metrics.EventsHandled.WithLabelValues(kind).Inc()
-	return x.d.Redis.XAck(ctx, x.d.Keys.Stream(), Group, m.ID).Err()
+	st.d.Metrics.EventsHandled.WithLabelValues(kind).Inc()
+	return st.d.Redis.XAck(ctx, st.d.Keys.Stream(), Group, m.ID).Err()
 }
 
 // truncate is s cut to at most n bytes, for a log line.
@@ -252,13 +252,13 @@ func truncate(s string, n int) string {
 }
 
 // handle carries out one stream message.
-func (x *Stream) handle(ctx context.Context, kind, payload string) error {
+func (st *Stream) handle(ctx context.Context, kind, payload string) error {
 	if kind == TaskKind {
 		var t Task
 		if err := decode(payload, &t); err != nil {
 			return err
 		}
-		return x.RunTask(ctx, t)
+		return st.RunTask(ctx, t)
 	}
 	// Each event first refreshes the Redis copies of the rows it changed:
 	// the mutation did so before it answered, unless its process died
@@ -273,53 +273,53 @@ func (x *Stream) handle(ctx context.Context, kind, payload string) error {
 		if p.RepostOfID != nil {
 			posts = append(posts, *p.RepostOfID)
 		}
-		if err := x.cache.RefreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
+		if err := st.cache.RefreshCopies(ctx, []int64{p.AuthorID}, posts); err != nil {
 			return err
 		}
 		if kind == models.EventPostCreated {
-			return x.onPostCreated(ctx, p)
+			return st.onPostCreated(ctx, p)
 		}
-		return x.onPostDeleted(ctx, p)
+		return st.onPostDeleted(ctx, p)
 	case models.EventFollowed, models.EventUnfollowed, models.EventFollowerRemoved:
 		var f models.FollowEventPayload
 		if err := decode(payload, &f); err != nil {
 			return err
 		}
-		if err := x.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
+		if err := st.cache.RefreshCopies(ctx, []int64{f.FollowerID, f.FolloweeID}, nil); err != nil {
 			return err
 		}
-		follows, err := x.d.Store.Follows(ctx, f.FollowerID, f.FolloweeID)
+		follows, err := st.d.Store.Follows(ctx, f.FollowerID, f.FolloweeID)
 		if err != nil {
 			return err
 		}
-		if err := x.inboxes.SettleFollowing(ctx, f.FollowerID, f.FolloweeID, follows); err != nil {
+		if err := st.inboxes.SettleFollowing(ctx, f.FollowerID, f.FolloweeID, follows); err != nil {
 			return err
 		}
-		if err := x.jumps.SettleRelationLists(ctx, f.FollowerID, f.FolloweeID); err != nil {
+		if err := st.jumps.SettleRelationLists(ctx, f.FollowerID, f.FolloweeID); err != nil {
 			return err
 		}
 		if kind == models.EventFollowed {
-			return x.OnFollowed(ctx, f)
+			return st.OnFollowed(ctx, f)
 		}
-		return x.OnUnfollowed(ctx, f)
+		return st.OnUnfollowed(ctx, f)
 	case models.EventBlocked, models.EventUnblocked:
 		var b models.BlockEventPayload
 		if err := decode(payload, &b); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
+		return st.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
 	case models.EventMuted, models.EventUnmuted:
 		var m models.MuteEventPayload
 		if err := decode(payload, &m); err != nil {
 			return err
 		}
-		return x.onHidingChanged(ctx, Hiding{Actor: m.MuterID, Other: m.MutedID})
+		return st.onHidingChanged(ctx, Hiding{Actor: m.MuterID, Other: m.MutedID})
 	case models.EventUserChanged:
 		var u models.UserEventPayload
 		if err := decode(payload, &u); err != nil {
 			return err
 		}
-		return x.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
+		return st.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
 	}
 	return unreadable{errors.New("no handler for this kind")}
 }
@@ -344,8 +344,8 @@ func decode(payload string, v any) error {
 
 // onPostCreated adds a post to its author's outbox and, for an ordinary
 // author, to the inboxes of the author's followers.
-func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
-	posts, err := x.cache.StoredPosts(ctx, []int64{ev.PostID})
+func (st *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) error {
+	posts, err := st.cache.StoredPosts(ctx, []int64{ev.PostID})
 	if err != nil {
 		return err
 	}
@@ -353,53 +353,53 @@ func (x *Stream) onPostCreated(ctx context.Context, ev models.PostEventPayload) 
 	if p == nil || p.Deleted() {
 		return nil // deleted meanwhile: nothing to add
 	}
-	if err := x.outboxes.Add(ctx, p); err != nil {
+	if err := st.outboxes.Add(ctx, p); err != nil {
 		return err
 	}
-	original, err := x.cache.LivePost(ctx, p.OriginalID())
+	original, err := st.cache.LivePost(ctx, p.OriginalID())
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	celeb, err := x.outboxes.IsCelebrity(ctx, p.AuthorID)
+	celeb, err := st.outboxes.IsCelebrity(ctx, p.AuthorID)
 	if err != nil {
 		return err
 	}
-	if x.d.Cfg.Mode == config.ModePull || celeb {
+	if st.d.Cfg.Mode == config.ModePull || celeb {
 		// Not fanned out: its readers hear of it on the author's channel.
-		x.pub.Publish(ctx, x.d.Keys.AuthorChannel(p.AuthorID), livemsg.Added(livemsg.Add{Post: original.ID, Key: p.ID}))
+		st.pub.Publish(ctx, st.d.Keys.AuthorChannel(p.AuthorID), livemsg.Added(livemsg.Add{Post: original.ID, Key: p.ID}))
 		return nil
 	}
-	return x.fanout(ctx, Task{Op: OpAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
+	return st.fanout(ctx, Task{Op: OpAdd, Post: original.ID, Author: original.AuthorID, User: p.AuthorID, Event: p.ID})
 }
 
 // onPostDeleted takes a post out of its author's outbox and out of every
 // inbox it reached: an original leaves the inboxes of its author's and its
 // reposters' followers; a repost is merged out of its original's entry.
-func (x *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
+func (st *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) error {
 	var original int64
 	if ev.RepostOfID != nil {
 		original = *ev.RepostOfID
 	}
-	if err := x.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
+	if err := st.outboxes.Remove(ctx, ev.AuthorID, ev.PostID, original); err != nil {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.AuthorChannel(ev.AuthorID), livemsg.Change())
-	if x.d.Cfg.Mode == config.ModePull {
+	st.pub.Publish(ctx, st.d.Keys.AuthorChannel(ev.AuthorID), livemsg.Change())
+	if st.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
 	if ev.RepostOfID != nil {
-		originals, err := x.cache.StoredPosts(ctx, []int64{*ev.RepostOfID})
+		originals, err := st.cache.StoredPosts(ctx, []int64{*ev.RepostOfID})
 		if err != nil || originals[0] == nil {
 			return err
 		}
-		return x.fanout(ctx, Task{Op: OpRemove, Post: originals[0].ID, Author: originals[0].AuthorID, User: ev.AuthorID, Event: ev.PostID})
+		return st.fanout(ctx, Task{Op: OpRemove, Post: originals[0].ID, Author: originals[0].AuthorID, User: ev.AuthorID, Event: ev.PostID})
 	}
-	reposters, err := x.d.Store.ReposterIDs(ctx, ev.PostID)
+	reposters, err := st.d.Store.ReposterIDs(ctx, ev.PostID)
 	if err != nil {
 		return err
 	}
 	for _, user := range append([]int64{ev.AuthorID}, reposters...) {
-		if err := x.fanout(ctx, Task{Op: OpDrop, Post: ev.PostID, User: user}); err != nil {
+		if err := st.fanout(ctx, Task{Op: OpDrop, Post: ev.PostID, User: user}); err != nil {
 			return err
 		}
 	}
@@ -408,34 +408,34 @@ func (x *Stream) onPostDeleted(ctx context.Context, ev models.PostEventPayload) 
 
 // OnFollowed promotes a followee who became a celebrity, and backfills the
 // followee's recent posts into the follower's inbox.
-func (x *Stream) OnFollowed(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := x.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+func (st *Stream) OnFollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := st.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if x.d.Cfg.Mode == config.ModePull {
+	if st.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
-	if celeb, err := x.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
+	if celeb, err := st.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil || celeb {
 		return err // merged at read time
 	}
-	return x.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
+	return st.backfill(ctx, ev.FolloweeID, []int64{ev.FollowerID})
 }
 
 // OnUnfollowed takes the former followee's arrivals out of the follower's
 // inbox (entries that others also brought stay, at their next arrival),
 // and demotes a followee who stopped being a celebrity.
-func (x *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
-	if err := x.updateCelebrity(ctx, ev.FolloweeID); err != nil {
+func (st *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	if err := st.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
-	if x.d.Cfg.Mode == config.ModePull {
+	if st.d.Cfg.Mode == config.ModePull {
 		return nil
 	}
-	still, err := x.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
+	still, err := st.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
 	if err != nil || still {
 		return err // followed again meanwhile
 	}
-	posts, originals, err := x.recentPosts(ctx, ev.FolloweeID)
+	posts, originals, err := st.recentPosts(ctx, ev.FolloweeID)
 	if err != nil {
 		return err
 	}
@@ -445,17 +445,17 @@ func (x *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload)
 			changes = append(changes, timeline.RemoveSource(ev.FollowerID, o.ID, o.AuthorID, ev.FolloweeID, "*"))
 		}
 	}
-	_, err = x.inboxes.Apply(ctx, changes)
+	_, err = st.inboxes.Apply(ctx, changes)
 	return err
 }
 
 // backfill adds user's recent posts to the inboxes of readers who follow them.
-func (x *Stream) backfill(ctx context.Context, user int64, readers []int64) error {
-	following, err := x.d.Store.FollowersAmong(ctx, user, readers)
+func (st *Stream) backfill(ctx context.Context, user int64, readers []int64) error {
+	following, err := st.d.Store.FollowersAmong(ctx, user, readers)
 	if err != nil {
 		return err
 	}
-	posts, originals, err := x.recentPosts(ctx, user)
+	posts, originals, err := st.recentPosts(ctx, user)
 	if err != nil {
 		return err
 	}
@@ -464,26 +464,26 @@ func (x *Stream) backfill(ctx context.Context, user int64, readers []int64) erro
 		if !following[r] {
 			continue
 		}
-		if len(posts) == x.d.Cfg.InboxCap {
+		if len(posts) == st.d.Cfg.InboxCap {
 			// The user has more posts than an inbox holds: the older ones
 			// come from MySQL, below the oldest one added here.
 			changes = append(changes, timeline.RaiseFloor(r, posts[len(posts)-1].ID))
 		}
 		for _, p := range posts {
 			if o := originals[p.OriginalID()]; o != nil && !o.Deleted() {
-				changes = append(changes, timeline.AddSource(r, o.ID, o.AuthorID, timeline.Source{User: user, Event: p.ID}, x.d.Cfg.InboxCap))
+				changes = append(changes, timeline.AddSource(r, o.ID, o.AuthorID, timeline.Source{User: user, Event: p.ID}, st.d.Cfg.InboxCap))
 			}
 		}
 	}
-	n, err := x.inboxes.Apply(ctx, changes)
-	x.d.Metrics.FanoutEntries.Add(float64(n))
+	n, err := st.inboxes.Apply(ctx, changes)
+	st.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
 // recentPosts loads user's newest live posts (as many as an inbox holds)
 // and the originals they stand for, by id.
-func (x *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, map[int64]*models.Post, error) {
-	posts, err := x.d.Store.TimelinePage(ctx, user, store.Older, math.MaxInt64, x.d.Cfg.InboxCap)
+func (st *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, map[int64]*models.Post, error) {
+	posts, err := st.d.Store.TimelinePage(ctx, user, store.Older, math.MaxInt64, st.d.Cfg.InboxCap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -496,7 +496,7 @@ func (x *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 			reposted = append(reposted, *p.RepostOfID)
 		}
 	}
-	loaded, err := x.cache.StoredPosts(ctx, reposted)
+	loaded, err := st.cache.StoredPosts(ctx, reposted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -511,11 +511,11 @@ func (x *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, m
 // fanout splits the readers of t (the followers of t.User) into tasks of at
 // most FanoutBatchSize. A single batch runs at once; more go to the stream,
 // so that many workers share a big fan-out and a crash retries one batch.
-func (x *Stream) fanout(ctx context.Context, t Task) error {
+func (st *Stream) fanout(ctx context.Context, t Task) error {
 	bound := int64(math.MaxInt64)
 	var batches []Task
 	for {
-		page, err := x.d.Store.FollowersPage(ctx, t.User, store.Older, bound, x.d.Cfg.FanoutBatchSize)
+		page, err := st.d.Store.FollowersPage(ctx, t.User, store.Older, bound, st.d.Cfg.FanoutBatchSize)
 		if err != nil {
 			return err
 		}
@@ -528,13 +528,13 @@ func (x *Stream) fanout(ctx context.Context, t Task) error {
 			b.Readers[i] = r.UserID
 		}
 		batches = append(batches, b)
-		if len(page) < x.d.Cfg.FanoutBatchSize {
+		if len(page) < st.d.Cfg.FanoutBatchSize {
 			break
 		}
 		bound = page[len(page)-1].ID
 	}
 	if len(batches) == 1 {
-		return x.RunTask(ctx, batches[0])
+		return st.RunTask(ctx, batches[0])
 	}
 	entries := make([][]any, len(batches))
 	for i, b := range batches {
@@ -543,21 +543,21 @@ func (x *Stream) fanout(ctx context.Context, t Task) error {
 	}
 	// The event that made them is acknowledged only once a replica holds
 	// them (see streamappend.go).
-	return x.appendStream(ctx, entries)
+	return st.appendStream(ctx, entries)
 }
 
 // RunTask applies one Task to its readers' inboxes, pipelined.
-func (x *Stream) RunTask(ctx context.Context, t Task) (err error) {
-	x.d.Metrics.FanoutTasks.Inc()
-	ctx, span := x.startBatchSpan(ctx, t)
+func (st *Stream) RunTask(ctx context.Context, t Task) (err error) {
+	st.d.Metrics.FanoutTasks.Inc()
+	ctx, span := st.startBatchSpan(ctx, t)
 	defer func() { endSpan(span, err) }()
 	if t.Op == OpBackfill {
-		return x.backfill(ctx, t.User, t.Readers)
+		return st.backfill(ctx, t.User, t.Readers)
 	}
 	readers := t.Readers
 	if t.Op == OpAdd {
 		// Only readers who still follow the user get the entry.
-		following, err := x.d.Store.FollowersAmong(ctx, t.User, t.Readers)
+		following, err := st.d.Store.FollowersAmong(ctx, t.User, t.Readers)
 		if err != nil {
 			return err
 		}
@@ -572,41 +572,41 @@ func (x *Stream) RunTask(ctx context.Context, t Task) (err error) {
 	for _, r := range readers {
 		switch t.Op {
 		case OpAdd:
-			changes = append(changes, timeline.AddSource(r, t.Post, t.Author, timeline.Source{User: t.User, Event: t.Event}, x.d.Cfg.InboxCap))
+			changes = append(changes, timeline.AddSource(r, t.Post, t.Author, timeline.Source{User: t.User, Event: t.Event}, st.d.Cfg.InboxCap))
 		case OpRemove:
 			changes = append(changes, timeline.RemoveSource(r, t.Post, t.Author, t.User, strconv.FormatInt(t.Event, 10)))
 		case OpDrop:
 			changes = append(changes, timeline.DropEntry(r, t.Post))
 		}
 	}
-	writing, write := x.startInboxWriteSpan(ctx, len(changes))
-	n, err := x.inboxes.Apply(writing, changes)
+	writing, write := st.startInboxWriteSpan(ctx, len(changes))
+	n, err := st.inboxes.Apply(writing, changes)
 	endSpan(write, err)
-	x.d.Metrics.FanoutEntries.Add(float64(n))
+	st.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
 }
 
 // watchLag refreshes the lag gauges every few seconds.
-func (x *Stream) watchLag(ctx context.Context) {
+func (st *Stream) watchLag(ctx context.Context) {
 	for ctx.Err() == nil {
-		if n, oldest, err := x.d.Store.OutboxLag(ctx); err == nil {
-			x.d.Metrics.OutboxLag.Set(float64(n))
+		if n, oldest, err := st.d.Store.OutboxLag(ctx); err == nil {
+			st.d.Metrics.OutboxLag.Set(float64(n))
 			if n > 0 {
-				x.d.Metrics.OutboxLagSecs.Set(time.Since(oldest).Seconds())
+				st.d.Metrics.OutboxLagSecs.Set(time.Since(oldest).Seconds())
 			} else {
-				x.d.Metrics.OutboxLagSecs.Set(0)
+				st.d.Metrics.OutboxLagSecs.Set(0)
 			}
 		}
-		if groups, err := x.d.Redis.XInfoGroups(ctx, x.d.Keys.Stream()).Result(); err == nil {
+		if groups, err := st.d.Redis.XInfoGroups(ctx, st.d.Keys.Stream()).Result(); err == nil {
 			for _, g := range groups {
 				if g.Name == Group {
-					x.d.Metrics.StreamLag.Set(float64(max(g.Lag, 0)))
-					x.d.Metrics.StreamPending.Set(float64(g.Pending))
+					st.d.Metrics.StreamLag.Set(float64(max(g.Lag, 0)))
+					st.d.Metrics.StreamPending.Set(float64(g.Pending))
 				}
 			}
 		}
-		if n, err := x.d.Redis.XLen(ctx, x.d.Keys.Stream()).Result(); err == nil {
-			x.d.Metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
+		if n, err := st.d.Redis.XLen(ctx, st.d.Keys.Stream()).Result(); err == nil {
+			st.d.Metrics.StreamLength.Set(float64(n)) // on every instance; the dispatcher's trims set it sooner
 		}
 		deps.Pause(ctx, 5*time.Second)
 	}
@@ -622,22 +622,22 @@ func ignoreNotFound(err error) error {
 // updateCelebrity promotes or demotes user after their follower count
 // changed. A demoted celebrity's recent posts are fanned out to their
 // followers' inboxes, since readers stop merging their outbox.
-func (x *Stream) updateCelebrity(ctx context.Context, user int64) error {
-	if x.d.Cfg.Mode != config.ModeHybrid {
+func (st *Stream) updateCelebrity(ctx context.Context, user int64) error {
+	if st.d.Cfg.Mode != config.ModeHybrid {
 		return nil
 	}
-	u, err := x.d.Store.UserByID(ctx, user)
+	u, err := st.d.Store.UserByID(ctx, user)
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	celebrity := u.FollowerCount >= x.d.Cfg.CelebrityFollowers
-	changed, err := x.outboxes.SetCelebrity(ctx, user, celebrity)
+	celebrity := u.FollowerCount >= st.d.Cfg.CelebrityFollowers
+	changed, err := st.outboxes.SetCelebrity(ctx, user, celebrity)
 	if err != nil || !changed {
 		return err
 	}
-	x.pub.Publish(ctx, x.d.Keys.CelebritiesChannel(), livemsg.Change())
+	st.pub.Publish(ctx, st.d.Keys.CelebritiesChannel(), livemsg.Change())
 	if celebrity {
 		return nil
 	}
-	return x.fanout(ctx, Task{Op: OpBackfill, User: user})
+	return st.fanout(ctx, Task{Op: OpBackfill, User: user})
 }

@@ -41,7 +41,7 @@ func (h Hiding) Readers() []int64 {
 // Every reader is tried. It returns the readers whose inbox it reset (after
 // the commit, the actor's always: a failed reset may have done part), and
 // the errors.
-func (x *Stream) ResetInboxes(ctx context.Context, h Hiding, afterCommit bool) (reset []int64, err error) {
+func (st *Stream) ResetInboxes(ctx context.Context, h Hiding, afterCommit bool) (reset []int64, err error) {
 	var errs []error
 	for i, reader := range h.Readers() {
 		other := h.Other
@@ -52,11 +52,11 @@ func (x *Stream) ResetInboxes(ctx context.Context, h Hiding, afterCommit bool) (
 		var rerr error
 		switch {
 		case !afterCommit:
-			done, rerr = x.inboxes.ResetIfStale(ctx, reader, other, i > 0)
+			done, rerr = st.inboxes.ResetIfStale(ctx, reader, other, i > 0)
 		case i == 0:
-			done, rerr = true, x.inboxes.Reset(ctx, reader)
+			done, rerr = true, st.inboxes.Reset(ctx, reader)
 		default:
-			done, rerr = x.inboxes.ResetOther(ctx, reader, other)
+			done, rerr = st.inboxes.ResetOther(ctx, reader, other)
 		}
 		if rerr != nil {
 			errs = append(errs, fmt.Errorf("reset the inbox of %d: %w", reader, rerr))
@@ -65,7 +65,7 @@ func (x *Stream) ResetInboxes(ctx context.Context, h Hiding, afterCommit bool) (
 			reset = append(reset, reader)
 		}
 		if done || afterCommit {
-			x.pub.Publish(ctx, x.d.Keys.ReaderChannel(reader), livemsg.Hid(other))
+			st.pub.Publish(ctx, st.d.Keys.ReaderChannel(reader), livemsg.Hid(other))
 		}
 	}
 	return reset, errors.Join(errs...)
@@ -74,10 +74,10 @@ func (x *Stream) ResetInboxes(ctx context.Context, h Hiding, afterCommit bool) (
 // onHidingChanged repeats, for h's stream event, the cache refresh and the
 // inbox resets its mutation made after the commit (see ResetInboxes),
 // where they were lost.
-func (x *Stream) onHidingChanged(ctx context.Context, h Hiding) error {
-	if err := x.cache.RefreshCopies(ctx, []int64{h.Actor, h.Other}, nil); err != nil {
+func (st *Stream) onHidingChanged(ctx context.Context, h Hiding) error {
+	if err := st.cache.RefreshCopies(ctx, []int64{h.Actor, h.Other}, nil); err != nil {
 		return err
 	}
-	_, err := x.ResetInboxes(ctx, h, false)
+	_, err := st.ResetInboxes(ctx, h, false)
 	return err
 }

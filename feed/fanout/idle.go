@@ -15,14 +15,14 @@ import (
 // (tasks included), and the read replicas have applied every commit (up to
 // settleReplicaWait, which a stopped replica takes whole). Tests and
 // benchmarks use it to read feeds once the workers are idle.
-func (x *Stream) WaitIdle(ctx context.Context) error {
+func (st *Stream) WaitIdle(ctx context.Context) error {
 	for {
-		settled, err := x.settled(ctx)
+		settled, err := st.settled(ctx)
 		if err != nil {
 			return err
 		}
 		if settled {
-			_, err := x.d.Store.CatchUp(ctx, settleReplicaWait)
+			_, err := st.d.Store.CatchUp(ctx, settleReplicaWait)
 			return err
 		}
 		select {
@@ -39,16 +39,16 @@ const settlePoll = 5e6 // 5ms
 // settleReplicaWait bounds how long WaitIdle waits for each replica.
 const settleReplicaWait = 500 * time.Millisecond
 
-func (x *Stream) settled(ctx context.Context) (bool, error) {
-	n, _, err := x.d.Store.OutboxLag(ctx)
+func (st *Stream) settled(ctx context.Context) (bool, error) {
+	n, _, err := st.d.Store.OutboxLag(ctx)
 	if err != nil || n > 0 {
 		return false, err
 	}
-	last, err := x.d.Redis.XRevRangeN(ctx, x.d.Keys.Stream(), "+", "-", 1).Result()
+	last, err := st.d.Redis.XRevRangeN(ctx, st.d.Keys.Stream(), "+", "-", 1).Result()
 	if err != nil || len(last) == 0 {
 		return err == nil, err
 	}
-	groups, err := x.d.Redis.XInfoGroups(ctx, x.d.Keys.Stream()).Result()
+	groups, err := st.d.Redis.XInfoGroups(ctx, st.d.Keys.Stream()).Result()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return false, nil

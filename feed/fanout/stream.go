@@ -39,13 +39,13 @@ func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inbox
 // Start runs, through run (which tracks the goroutines), the dispatcher
 // (when Config.Dispatch says so), Config.FanoutWorkers workers and the lag
 // gauges, until ctx ends.
-func (x *Stream) Start(ctx context.Context, run func(context.Context, func(context.Context))) {
-	if x.d.Cfg.Dispatch {
-		run(ctx, x.runDispatcher)
+func (st *Stream) Start(ctx context.Context, run func(context.Context, func(context.Context))) {
+	if st.d.Cfg.Dispatch {
+		run(ctx, st.runDispatcher)
 	}
-	for i := range x.d.Cfg.FanoutWorkers {
-		consumer := fmt.Sprintf("%s-%d", x.instance, i)
-		run(ctx, func(ctx context.Context) { x.runWorker(ctx, consumer) })
+	for i := range st.d.Cfg.FanoutWorkers {
+		consumer := fmt.Sprintf("%s-%d", st.instance, i)
+		run(ctx, func(ctx context.Context) { st.runWorker(ctx, consumer) })
 	}
-	run(ctx, x.watchLag)
+	run(ctx, st.watchLag)
 }

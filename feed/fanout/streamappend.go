@@ -34,19 +34,19 @@ func (n errNotReplicated) Error() string {
 // appendStream adds entries (each the field-value list of one stream
 // entry) to the fan-out stream, and waits until the stream master's
 // replicas hold them.
-func (x *Stream) appendStream(ctx context.Context, entries [][]any) error {
+func (st *Stream) appendStream(ctx context.Context, entries [][]any) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	node, err := x.streamNode(ctx)
+	node, err := st.streamNode(ctx)
 	if err != nil {
 		return err
 	}
 	if node == nil {
 		// A client that is neither one server nor a cluster: no
 		// connection of its own to wait on.
-		_, err := x.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-			x.queueAppends(ctx, p, entries)
+		_, err := st.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+			st.queueAppends(ctx, p, entries)
 			return nil
 		})
 		return err
@@ -57,26 +57,26 @@ func (x *Stream) appendStream(ctx context.Context, entries [][]any) error {
 	defer conn.Close()
 	var replicas *redis.Cmd
 	cmds, _ := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
-		x.queueAppends(ctx, p, entries)
-		if x.d.Cfg.StreamReplicas > 0 {
-			replicas = x.queueReplicas(ctx, p)
+		st.queueAppends(ctx, p, entries)
+		if st.d.Cfg.StreamReplicas > 0 {
+			replicas = st.queueReplicas(ctx, p)
 		}
 		return nil
 	})
 	for _, c := range cmds {
 		if c != replicas && c.Err() != nil {
-			x.streamNodeFailed(ctx, c.Err())
+			st.streamNodeFailed(ctx, c.Err())
 			return c.Err()
 		}
 	}
 	if replicas == nil {
 		return nil
 	}
-	want := min(int64(x.d.Cfg.StreamReplicas), x.replicasOf(replicas))
+	want := min(int64(st.d.Cfg.StreamReplicas), st.replicasOf(replicas))
 	if want == 0 {
 		return nil
 	}
-	got, err := conn.Wait(ctx, int(want), x.d.Cfg.StreamReplicaTimeout).Result()
+	got, err := conn.Wait(ctx, int(want), st.d.Cfg.StreamReplicaTimeout).Result()
 	if err != nil {
 		return err
 	}
@@ -87,21 +87,21 @@ func (x *Stream) appendStream(ctx context.Context, entries [][]any) error {
 }
 
 // queueAppends queues the XADDs of entries on p.
-func (x *Stream) queueAppends(ctx context.Context, p redis.Pipeliner, entries [][]any) {
+func (st *Stream) queueAppends(ctx context.Context, p redis.Pipeliner, entries [][]any) {
 	for _, values := range entries {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: x.d.Keys.Stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: st.d.Keys.Stream(), MaxLen: streamMaxLen, Approx: true, Values: values})
 	}
 }
 
 // streamNode is the client of the server that holds the stream: the one
 // Redis, or the master of the stream's slot on a cluster (as the cluster
 // client knows it now); nil for any other kind of client.
-func (x *Stream) streamNode(ctx context.Context) (*redis.Client, error) {
-	switch c := x.d.Redis.(type) {
+func (st *Stream) streamNode(ctx context.Context) (*redis.Client, error) {
+	switch c := st.d.Redis.(type) {
 	case *redis.Client:
 		return c, nil
 	case *redis.ClusterClient:
-		return c.MasterForKey(ctx, x.d.Keys.Stream())
+		return c.MasterForKey(ctx, st.d.Keys.Stream())
 	}
 	return nil, nil
 }
@@ -109,8 +109,8 @@ func (x *Stream) streamNode(ctx context.Context) (*redis.Client, error) {
 // streamNodeFailed has the cluster client map the slots again after an
 // append failed on the node it took for the stream's master: a failover
 // or a slot move (MOVED) makes that node's answers wrong until then.
-func (x *Stream) streamNodeFailed(ctx context.Context, err error) {
-	if c, ok := x.d.Redis.(*redis.ClusterClient); ok && !errors.Is(err, context.Canceled) {
+func (st *Stream) streamNodeFailed(ctx context.Context, err error) {
+	if c, ok := st.d.Redis.(*redis.ClusterClient); ok && !errors.Is(err, context.Canceled) {
 		c.ReloadState(ctx)
 	}
 }
@@ -120,8 +120,8 @@ func (x *Stream) streamNodeFailed(ctx context.Context, err error) {
 // lists a replica that lost its link too, so that a master whose replica
 // was cut off waits for it rather than acknowledge alone; on one Redis,
 // ROLE, which lists the replicas linked now.
-func (x *Stream) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cmd {
-	if redisx.OnCluster(x.d.Redis) {
+func (st *Stream) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cmd {
+	if redisx.OnCluster(st.d.Redis) {
 		return p.Do(ctx, "CLUSTER", "NODES")
 	}
 	return p.Do(ctx, "ROLE")
@@ -131,8 +131,8 @@ func (x *Stream) queueReplicas(ctx context.Context, p redis.Pipeliner) *redis.Cm
 // a server that knows neither command counts none. On a cluster, a
 // replica the cluster declared failed (flag "fail") is not counted: waiting
 // for it would stop the fan-out until it is back.
-func (x *Stream) replicasOf(cmd *redis.Cmd) int64 {
-	if redisx.OnCluster(x.d.Redis) {
+func (st *Stream) replicasOf(cmd *redis.Cmd) int64 {
+	if redisx.OnCluster(st.d.Redis) {
 		text, err := cmd.Text()
 		if err != nil {
 			return 0

@@ -58,8 +58,8 @@ return {trimmed, redis.call('XLEN', KEYS[1])}`)
 
 // TrimStream drops the stream entries every group acknowledged, and
 // returns how many it dropped and the stream's length after.
-func (x *Stream) TrimStream(ctx context.Context) (trimmed, length int64, err error) {
-	res, err := trimStreamScript.Run(ctx, x.d.Redis, []string{x.d.Keys.Stream()}).Int64Slice()
+func (st *Stream) TrimStream(ctx context.Context) (trimmed, length int64, err error) {
+	res, err := trimStreamScript.Run(ctx, st.d.Redis, []string{st.d.Keys.Stream()}).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -70,13 +70,13 @@ func (x *Stream) TrimStream(ctx context.Context) (trimmed, length int64, err err
 // calls it every StreamTrimInterval while it holds its lease, so one
 // instance trims at a time (the script would make several safe, but each
 // would look at every group for nothing).
-func (x *Stream) trimStreamOnce(ctx context.Context) {
-	_, length, err := x.TrimStream(ctx)
+func (st *Stream) trimStreamOnce(ctx context.Context) {
+	_, length, err := st.TrimStream(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			x.d.Log.Warn("trim fan-out stream", "err", err)
+			st.d.Log.Warn("trim fan-out stream", "err", err)
 		}
 		return
 	}
-	x.d.Metrics.StreamLength.Set(float64(length))
+	st.d.Metrics.StreamLength.Set(float64(length))
 }

@@ -43,8 +43,8 @@ const (
 // outbox and the stream: W3C trace context, as OTLP tools expect.
 var traceContext propagation.TraceContext
 
-func (x *Stream) tracer() trace.Tracer {
-	return x.d.Cfg.TracerProvider.Tracer(tracerName)
+func (st *Stream) tracer() trace.Tracer {
+	return st.d.Cfg.TracerProvider.Tracer(tracerName)
 }
 
 // withTraceParent is ctx continuing the remote trace of traceparent; ctx
@@ -62,7 +62,7 @@ type dispatchSpans []trace.Span
 
 // startDispatchSpans starts the dispatch spans of events; nil when none of
 // them carries a trace context (tracing off, or older events).
-func (x *Stream) startDispatchSpans(ctx context.Context, events []models.OutboxEvent) dispatchSpans {
+func (st *Stream) startDispatchSpans(ctx context.Context, events []models.OutboxEvent) dispatchSpans {
 	var spans dispatchSpans
 	for i, ev := range events {
 		if ev.TraceParent == "" {
@@ -71,7 +71,7 @@ func (x *Stream) startDispatchSpans(ctx context.Context, events []models.OutboxE
 		if spans == nil {
 			spans = make(dispatchSpans, len(events))
 		}
-		_, spans[i] = x.tracer().Start(withTraceParent(ctx, ev.TraceParent), SpanDispatch,
+		_, spans[i] = st.tracer().Start(withTraceParent(ctx, ev.TraceParent), SpanDispatch,
 			trace.WithSpanKind(trace.SpanKindProducer),
 			trace.WithAttributes(attribute.Int64("feed.event.id", ev.ID), attribute.String("feed.event.kind", ev.Kind),
 				attribute.Int("feed.dispatch.batch", len(events))))
@@ -102,7 +102,7 @@ func (s dispatchSpans) end(err error) {
 
 // startMessageSpan starts the span of a worker handling stream message m,
 // continuing the trace of whoever wrote it.
-func (x *Stream) startMessageSpan(ctx context.Context, m redis.XMessage, kind string) (context.Context, trace.Span) {
+func (st *Stream) startMessageSpan(ctx context.Context, m redis.XMessage, kind string) (context.Context, trace.Span) {
 	tp, _ := m.Values[TraceField].(string)
 	if tp == "" {
 		// No trace to continue: a span of its own would make a root trace
@@ -113,7 +113,7 @@ func (x *Stream) startMessageSpan(ctx context.Context, m redis.XMessage, kind st
 	if id, err := strconv.ParseInt(stringValue(m.Values["event"]), 10, 64); err == nil {
 		attrs = append(attrs, attribute.Int64("feed.event.id", id))
 	}
-	return x.tracer().Start(withTraceParent(ctx, tp), SpanFanout+kind,
+	return st.tracer().Start(withTraceParent(ctx, tp), SpanFanout+kind,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
 }
 
@@ -127,21 +127,21 @@ func taskValues(ctx context.Context, payload []byte) []any {
 }
 
 // startBatchSpan starts the span of one fan-out task.
-func (x *Stream) startBatchSpan(ctx context.Context, t Task) (context.Context, trace.Span) {
+func (st *Stream) startBatchSpan(ctx context.Context, t Task) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsSampled() {
 		return ctx, noSpan
 	}
-	return x.tracer().Start(ctx, SpanBatch, trace.WithAttributes(
+	return st.tracer().Start(ctx, SpanBatch, trace.WithAttributes(
 		attribute.String("feed.task.op", t.Op), attribute.Int64("feed.task.user", t.User),
 		attribute.Int64("feed.task.post", t.Post), attribute.Int("feed.task.readers", len(t.Readers))))
 }
 
 // startInboxWriteSpan starts the span of a batch's inbox changes.
-func (x *Stream) startInboxWriteSpan(ctx context.Context, changes int) (context.Context, trace.Span) {
+func (st *Stream) startInboxWriteSpan(ctx context.Context, changes int) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsSampled() {
 		return ctx, noSpan
 	}
-	return x.tracer().Start(ctx, SpanInboxWrite, trace.WithAttributes(attribute.Int("feed.inbox.changes", changes)))
+	return st.tracer().Start(ctx, SpanInboxWrite, trace.WithAttributes(attribute.Int("feed.inbox.changes", changes)))
 }
 
 // noSpan is the span of what is not traced: ending it does nothing.

@@ -72,7 +72,7 @@ type homeItem struct {
 // Home pages the viewer's home: feed's entries with the insertions in
 // their slots. It returns the feed page it read as well, whose posts the
 // caller primes its loaders with.
-func (x *Mixer) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
+func (mx *Mixer) Home(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.HomeConnection, *models.FeedConnection, error) {
 	size, err := args.Size()
 	if err != nil {
 		return nil, nil, err
@@ -91,9 +91,9 @@ func (x *Mixer) Home(ctx context.Context, viewerID int64, args paging.PageArgs) 
 		}
 	}
 	if args.Last != nil {
-		return x.homeBackward(ctx, viewerID, size, before, after)
+		return mx.homeBackward(ctx, viewerID, size, before, after)
 	}
-	return x.homeForward(ctx, viewerID, size, after, before)
+	return mx.homeForward(ctx, viewerID, size, after, before)
 }
 
 // fetchSize is how many feed entries a home page of size reads: one more,
@@ -105,13 +105,13 @@ func fetchSize(size int) int { return min(size+1, config.MaxPageSize) }
 // whose read left the viewer's followee set for the follow check. So a
 // home page costs the feed page's time plus the work on the answer, not a
 // round trip more.
-func (x *Mixer) startInsertions(ctx context.Context, viewerID int64) *pendingInsertions {
+func (mx *Mixer) startInsertions(ctx context.Context, viewerID int64) *pendingInsertions {
 	p := &pendingInsertions{read: make(chan *candidateRead, 1)}
-	if x.d.Cfg.HomeInsertEvery == 0 {
+	if mx.d.Cfg.HomeInsertEvery == 0 {
 		p.read <- nil
 		return p
 	}
-	go func() { p.read <- x.readHomeCandidates(ctx, viewerID) }()
+	go func() { p.read <- mx.readHomeCandidates(ctx, viewerID) }()
 	return p
 }
 
@@ -131,9 +131,9 @@ func (p *pendingInsertions) drop() { <-p.read }
 
 // feedAndInsertions reads the viewer's feed page of args and, meanwhile,
 // what the page's slots may show.
-func (x *Mixer) feedAndInsertions(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, []insertion, error) {
-	insertions := x.startInsertions(ctx, viewerID)
-	page, err := x.reads.Feed(ctx, viewerID, args)
+func (mx *Mixer) feedAndInsertions(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, []insertion, error) {
+	insertions := mx.startInsertions(ctx, viewerID)
+	page, err := mx.reads.Feed(ctx, viewerID, args)
 	if err != nil {
 		insertions.drop()
 		return nil, nil, err
@@ -145,8 +145,8 @@ func (x *Mixer) feedAndInsertions(ctx context.Context, viewerID int64, args pagi
 	return page, cands, nil
 }
 
-func (x *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
-	n := x.d.Cfg.HomeInsertEvery
+func (mx *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after, before *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
+	n := mx.d.Cfg.HomeInsertEvery
 	st := homeState{}
 	var feedAfter *string
 	if after != nil {
@@ -155,7 +155,7 @@ func (x *Mixer) homeForward(ctx context.Context, viewerID int64, size int, after
 		feedAfter = &c
 	}
 	k := fetchSize(size)
-	page, cands, err := x.feedAndInsertions(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
+	page, cands, err := mx.feedAndInsertions(ctx, viewerID, paging.PageArgs{First: &k, After: feedAfter})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,8 +211,8 @@ func homeAbove(a, b homeState) bool {
 	return !a.slot && b.slot
 }
 
-func (x *Mixer) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
-	n := x.d.Cfg.HomeInsertEvery
+func (mx *Mixer) homeBackward(ctx context.Context, viewerID int64, size int, before, after *homeState) (*models.HomeConnection, *models.FeedConnection, error) {
+	n := mx.d.Cfg.HomeInsertEvery
 	// st is the count at the position walked to, going up.
 	st := homeState{prev: bottomPrev}
 	if n == 0 {
@@ -233,7 +233,7 @@ func (x *Mixer) homeBackward(ctx context.Context, viewerID int64, size int, befo
 		feedBefore = &c
 	}
 	k := fetchSize(size)
-	page, cands, err := x.feedAndInsertions(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
+	page, cands, err := mx.feedAndInsertions(ctx, viewerID, paging.PageArgs{Last: &k, Before: feedBefore})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,7 +319,7 @@ func homeConnection(items []homeItem, info *models.PageInfo) *models.HomeConnect
 
 // CandidatesKey names the Redis key of a viewer's insertions (by global
 // id), for tests that drop it to make the engine work them out again.
-func (x *Mixer) CandidatesKey(viewerGlobalID string) string {
+func (mx *Mixer) CandidatesKey(viewerGlobalID string) string {
 	_, id, _ := models.ParseNodeID(viewerGlobalID)
-	return x.d.Keys.HomeCandidates(id)
+	return mx.d.Keys.HomeCandidates(id)
 }

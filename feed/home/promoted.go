@@ -15,17 +15,17 @@ import (
 // SetPromoted puts a live post among the promoted home entries, or takes
 // it out (then it need not be live). The cached list is dropped after the
 // commit, so every instance reads the new one at its next home page.
-func (x *Mixer) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
+func (mx *Mixer) SetPromoted(ctx context.Context, postID int64, promoted bool) error {
 	if promoted {
-		if _, err := x.cache.LivePost(ctx, postID); err != nil {
+		if _, err := mx.cache.LivePost(ctx, postID); err != nil {
 			return err
 		}
 	}
-	if err := x.d.Store.SetPromoted(ctx, postID, promoted); err != nil {
+	if err := mx.d.Store.SetPromoted(ctx, postID, promoted); err != nil {
 		return fmt.Errorf("set promoted %d: %w", postID, err)
 	}
-	if err := x.d.Redis.Del(ctx, x.d.Keys.Promoted()).Err(); err != nil {
-		x.d.WarnRedis("drop the promoted posts' copy; it expires by itself", err)
+	if err := mx.d.Redis.Del(ctx, mx.d.Keys.Promoted()).Err(); err != nil {
+		mx.d.WarnRedis("drop the promoted posts' copy; it expires by itself", err)
 	}
 	return nil
 }
@@ -33,7 +33,7 @@ func (x *Mixer) SetPromoted(ctx context.Context, postID int64, promoted bool) er
 // promotedPostIDs is the promoted posts from their Redis copy (members,
 // as read with err), or from MySQL on a miss (then kept for
 // PromotedCacheTTL).
-func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
+func (mx *Mixer) promotedPostIDs(ctx context.Context, members []string, err error) ([]int64, error) {
 	if err == nil && len(members) > 0 {
 		ids := make([]int64, 0, len(members))
 		for _, m := range members {
@@ -44,9 +44,9 @@ func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error
 		return ids, nil
 	}
 	if err != nil {
-		x.d.WarnRedis("read the promoted posts' copy; reading MySQL", err)
+		mx.d.WarnRedis("read the promoted posts' copy; reading MySQL", err)
 	}
-	ids, err := x.d.Store.PromotedPostIDs(ctx, config.MaxPromotedPosts)
+	ids, err := mx.d.Store.PromotedPostIDs(ctx, config.MaxPromotedPosts)
 	if err != nil {
 		return nil, fmt.Errorf("promoted posts: %w", err)
 	}
@@ -54,14 +54,14 @@ func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error
 	for _, id := range ids {
 		zs = append(zs, redis.Z{Member: id})
 	}
-	_, werr := x.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, x.d.Keys.Promoted())
-		p.ZAdd(ctx, x.d.Keys.Promoted(), zs...)
-		p.Expire(ctx, x.d.Keys.Promoted(), config.PromotedCacheTTL)
+	_, werr := mx.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, mx.d.Keys.Promoted())
+		p.ZAdd(ctx, mx.d.Keys.Promoted(), zs...)
+		p.Expire(ctx, mx.d.Keys.Promoted(), config.PromotedCacheTTL)
 		return nil
 	})
 	if werr != nil {
-		x.d.WarnRedis("keep the promoted posts' copy", werr)
+		mx.d.WarnRedis("keep the promoted posts' copy", werr)
 	}
 	return ids, nil
 }
@@ -74,19 +74,19 @@ func (x *Mixer) promotedPostIDs(ctx context.Context, members []string, err error
 // names no user or post is refused with NOT_FOUND: nothing is stored for
 // it. A deleted post may still be dismissed (it may have been deleted
 // while the viewer looked at it).
-func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
+func (mx *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser bool, id int64) error {
 	kind := store.DismissPromoted
 	if isUser {
 		kind = store.DismissSuggested
 	}
-	if err := x.mustExist(ctx, isUser, id); err != nil {
+	if err := mx.mustExist(ctx, isUser, id); err != nil {
 		return err
 	}
-	if err := x.d.Store.Dismiss(ctx, viewerID, kind, id); err != nil {
+	if err := mx.d.Store.Dismiss(ctx, viewerID, kind, id); err != nil {
 		return fmt.Errorf("dismiss %d: %w", id, err)
 	}
-	if err := x.ForgetInserts(ctx, viewerID); err != nil {
-		x.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
+	if err := mx.ForgetInserts(ctx, viewerID); err != nil {
+		mx.d.Log.WarnContext(ctx, "dismiss: cannot drop the cached home inserts", "viewer", viewerID, "err", err)
 		return apperr.ErrUnavailable
 	}
 	return nil
@@ -95,9 +95,9 @@ func (x *Mixer) DismissHomeEntry(ctx context.Context, viewerID int64, isUser boo
 // mustExist is NOT_FOUND unless id names a user (isUser) or a post,
 // deleted or not. It reads the cache tiers, so a home entry just shown
 // costs no query.
-func (x *Mixer) mustExist(ctx context.Context, isUser bool, id int64) error {
+func (mx *Mixer) mustExist(ctx context.Context, isUser bool, id int64) error {
 	if isUser {
-		users, err := x.cache.UsersByID(ctx, []int64{id})
+		users, err := mx.cache.UsersByID(ctx, []int64{id})
 		if err != nil {
 			return fmt.Errorf("load user %d: %w", id, err)
 		}
@@ -106,7 +106,7 @@ func (x *Mixer) mustExist(ctx context.Context, isUser bool, id int64) error {
 		}
 		return nil
 	}
-	posts, err := x.cache.Posts(ctx, []int64{id})
+	posts, err := mx.cache.Posts(ctx, []int64{id})
 	if err != nil {
 		return fmt.Errorf("load post %d: %w", id, err)
 	}
@@ -121,11 +121,11 @@ func (x *Mixer) mustExist(ctx context.Context, isUser bool, id int64) error {
 // works them out again. The count moves first: a set being worked out from
 // MySQL now, which may not hold the commit, is then not kept
 // (keepInsertsScript).
-func (x *Mixer) ForgetInserts(ctx context.Context, viewerID int64) error {
-	_, err := x.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, x.d.Keys.HomeEpoch(viewerID))
-		p.Expire(ctx, x.d.Keys.HomeEpoch(viewerID), 2*x.d.Cfg.HomeCandidatesTTL)
-		p.Del(ctx, x.d.Keys.HomeCandidates(viewerID))
+func (mx *Mixer) ForgetInserts(ctx context.Context, viewerID int64) error {
+	_, err := mx.d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, mx.d.Keys.HomeEpoch(viewerID))
+		p.Expire(ctx, mx.d.Keys.HomeEpoch(viewerID), 2*mx.d.Cfg.HomeCandidatesTTL)
+		p.Del(ctx, mx.d.Keys.HomeCandidates(viewerID))
 		return nil
 	})
 	return err

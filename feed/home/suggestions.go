@@ -51,8 +51,8 @@ type insertion struct {
 // the promoted posts still live and not dismissed, and the suggested
 // users not dismissed and not followed meanwhile.
 // Both Redis copies are read in one round trip.
-func (x *Mixer) candidates(ctx context.Context, viewerID int64) ([]insertion, error) {
-	return x.readHomeCandidates(ctx, viewerID).finish(ctx)
+func (mx *Mixer) candidates(ctx context.Context, viewerID int64) ([]insertion, error) {
+	return mx.readHomeCandidates(ctx, viewerID).finish(ctx)
 }
 
 // candidateRead is the one Redis round trip of a home page's insertions:
@@ -67,11 +67,11 @@ type candidateRead struct {
 // readHomeCandidates makes the round trip; finish turns its answer into
 // insertions (reading MySQL on a miss, and the followee set for the
 // follow check).
-func (x *Mixer) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
-	r := &candidateRead{x: x, viewerID: viewerID}
-	_, _ = x.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.promotedCmd = p.ZRange(ctx, x.d.Keys.Promoted(), 0, -1)
-		r.ownCmd = p.ZRangeWithScores(ctx, x.d.Keys.HomeCandidates(viewerID), 0, -1)
+func (mx *Mixer) readHomeCandidates(ctx context.Context, viewerID int64) *candidateRead {
+	r := &candidateRead{x: mx, viewerID: viewerID}
+	_, _ = mx.d.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		r.promotedCmd = p.ZRange(ctx, mx.d.Keys.Promoted(), 0, -1)
+		r.ownCmd = p.ZRangeWithScores(ctx, mx.d.Keys.HomeCandidates(viewerID), 0, -1)
 		return nil
 	})
 	return r
@@ -128,8 +128,8 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 // from their Redis copy (zs, as read with err), or worked out from MySQL
 // on a miss (then kept for HomeCandidatesTTL). Redis failing, MySQL
 // answers.
-func (x *Mixer) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
-	key := x.d.Keys.HomeCandidates(viewerID)
+func (mx *Mixer) viewerInserts(ctx context.Context, viewerID int64, promoted []int64, zs []redis.Z, err error) ([]insertion, error) {
+	key := mx.d.Keys.HomeCandidates(viewerID)
 	if err == nil && len(zs) > 0 {
 		out := make([]insertion, 0, len(zs))
 		for _, z := range zs {
@@ -141,25 +141,25 @@ func (x *Mixer) viewerInserts(ctx context.Context, viewerID int64, promoted []in
 		return out, nil
 	}
 	if err != nil {
-		x.d.WarnRedis("read the cached home inserts; reading MySQL", err)
+		mx.d.WarnRedis("read the cached home inserts; reading MySQL", err)
 	}
 	// The dismissal count before MySQL is read: a dismissal committed
 	// after this read would not be in the answer, and moves the count.
-	epoch, eerr := x.d.Redis.Get(ctx, x.d.Keys.HomeEpoch(viewerID)).Result()
+	epoch, eerr := mx.d.Redis.Get(ctx, mx.d.Keys.HomeEpoch(viewerID)).Result()
 	keep := eerr == nil || errors.Is(eerr, redis.Nil)
-	out, err := x.workOutInserts(ctx, viewerID, promoted)
+	out, err := mx.workOutInserts(ctx, viewerID, promoted)
 	if err != nil {
 		return nil, err
 	}
 	if !keep {
 		return out, nil // Redis failing: answer from MySQL, keep nothing
 	}
-	args := []any{epoch, int64(x.d.Cfg.HomeCandidatesTTL / time.Millisecond), 0, 0}
+	args := []any{epoch, int64(mx.d.Cfg.HomeCandidatesTTL / time.Millisecond), 0, 0}
 	for _, c := range out {
 		args = append(args, float64(c.followedBy), c.packed)
 	}
-	if werr := keepInsertsScript.Run(ctx, x.d.Redis, []string{key, x.d.Keys.HomeEpoch(viewerID)}, args...).Err(); werr != nil {
-		x.d.WarnRedis("keep the home inserts", werr)
+	if werr := keepInsertsScript.Run(ctx, mx.d.Redis, []string{key, mx.d.Keys.HomeEpoch(viewerID)}, args...).Err(); werr != nil {
+		mx.d.WarnRedis("keep the home inserts", werr)
 	}
 	return out, nil
 }
@@ -190,12 +190,12 @@ return 1`)
 // the viewer dismissed or must not see (their author is hidden: those are
 // kept out as dismissed ones are). Bounded work, whatever the sizes of the
 // lists.
-func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
-	followees, err := x.d.Store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
+func (mx *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []int64) ([]insertion, error) {
+	followees, err := mx.d.Store.RecentFolloweeIDs(ctx, viewerID, config.SuggestFollowees)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
-	theirs, err := x.d.Store.RecentFolloweesOf(ctx, followees, config.SuggestPerFollowee)
+	theirs, err := mx.d.Store.RecentFolloweesOf(ctx, followees, config.SuggestPerFollowee)
 	if err != nil {
 		return nil, fmt.Errorf("suggestions of %d: %w", viewerID, err)
 	}
@@ -211,15 +211,15 @@ func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []i
 			ids = append(ids, id)
 		}
 	}
-	followed, err := x.d.Store.FollowedAmong(ctx, viewerID, ids)
+	followed, err := mx.d.Store.FollowedAmong(ctx, viewerID, ids)
 	if err != nil {
 		return nil, err
 	}
-	dismissed, err := x.d.Store.DismissedAmong(ctx, viewerID, store.DismissSuggested, ids)
+	dismissed, err := mx.d.Store.DismissedAmong(ctx, viewerID, store.DismissSuggested, ids)
 	if err != nil {
 		return nil, err
 	}
-	_, hiddenIDs, err := x.d.Store.FeedView(ctx, viewerID)
+	_, hiddenIDs, err := mx.d.Store.FeedView(ctx, viewerID)
 	if err != nil {
 		return nil, err
 	}
@@ -237,12 +237,12 @@ func (x *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []i
 		return cmp.Or(cmp.Compare(b.followedBy, a.followedBy), cmp.Compare(a.packed, b.packed))
 	})
 	out = out[:min(len(out), config.MaxSuggestions)]
-	gone, err := x.d.Store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
+	gone, err := mx.d.Store.DismissedAmong(ctx, viewerID, store.DismissPromoted, promoted)
 	if err != nil {
 		return nil, err
 	}
 	if len(hidden) > 0 {
-		posts, err := x.cache.Posts(ctx, promoted)
+		posts, err := mx.cache.Posts(ctx, promoted)
 		if err != nil {
 			return nil, err
 		}

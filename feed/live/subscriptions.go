@@ -30,8 +30,8 @@ func NewStreams(d *deps.Deps, hub *Hub, reads *timeline.Reads, x *timeline.Inbox
 // UnreadCounts streams the viewer's unread count: the current value at
 // once, then the new value after each change. A client that reads slowly
 // gets the newest count, never a backlog. The stream ends with ctx.
-func (x *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
-	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
+func (ss *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int, error) {
+	l, err := ss.hub.Listen(ctx, viewerID, ss.Authors)
 	if err != nil {
 		return nil, err
 	}
@@ -52,17 +52,17 @@ func (x *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int,
 		var retry <-chan time.Time
 		wait := inboxRetryFirst
 		for {
-			x.refreshListener(ctx, l)
+			ss.refreshListener(ctx, l)
 			recount, keys := l.TakeCount()
 			if recount {
-				if retry == nil && !x.hasInbox(ctx, viewerID) {
+				if retry == nil && !ss.hasInbox(ctx, viewerID) {
 					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
 				}
-				entries, m, err := x.reads.UnreadEntries(ctx, viewerID)
+				entries, m, err := ss.reads.UnreadEntries(ctx, viewerID)
 				if err != nil {
 					if ctx.Err() == nil {
 						l.Recount() // again at the next change
-						x.d.Log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
+						ss.d.Log.WarnContext(ctx, "unread count", "viewer", viewerID, "err", err)
 					}
 				} else {
 					marker, unread, counted = m, make(map[int64]bool, len(entries)), true
@@ -90,7 +90,7 @@ func (x *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int,
 			case <-l.Wake():
 			case <-retry:
 				retry = nil
-				if !x.hasInbox(ctx, viewerID) {
+				if !ss.hasInbox(ctx, viewerID) {
 					retry, wait = time.After(wait), min(2*wait, inboxRetryMax)
 					continue
 				}
@@ -111,36 +111,36 @@ const (
 
 // hasInbox makes sure a live reader has an inbox in push and hybrid modes,
 // and says whether it could.
-func (x *Streams) hasInbox(ctx context.Context, viewerID int64) bool {
-	if x.d.Cfg.Mode == config.ModePull {
+func (ss *Streams) hasInbox(ctx context.Context, viewerID int64) bool {
+	if ss.d.Cfg.Mode == config.ModePull {
 		return true
 	}
-	_, err := x.inboxes.Ensure(ctx, viewerID)
+	_, err := ss.inboxes.Ensure(ctx, viewerID)
 	return err == nil
 }
 
 // FeedItemsAdded streams each entry as it enters the viewer's feed, with a
 // cursor for paging. The stream ends with ctx.
-func (x *Streams) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
-	l, err := x.hub.Listen(ctx, viewerID, x.Authors)
+func (ss *Streams) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *models.FeedEdge, error) {
+	l, err := ss.hub.Listen(ctx, viewerID, ss.Authors)
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan *models.FeedEdge)
 	go func() {
 		defer close(out)
-		x.keepInbox(ctx, viewerID)
+		ss.keepInbox(ctx, viewerID)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-l.Wake():
-				x.refreshListener(ctx, l)
-				x.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
+				ss.refreshListener(ctx, l)
+				ss.keepInbox(ctx, viewerID) // e.g. after Redis came back empty
 			case add := <-l.Added():
-				edge, err := x.edgeAt(ctx, viewerID, add)
+				edge, err := ss.edgeAt(ctx, viewerID, add)
 				if err != nil && ctx.Err() == nil {
-					x.d.Log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
+					ss.d.Log.WarnContext(ctx, "feed item for subscription", "viewer", viewerID, "err", err)
 				}
 				if edge == nil {
 					continue
@@ -158,29 +158,29 @@ func (x *Streams) FeedItemsAdded(ctx context.Context, viewerID int64) (<-chan *m
 
 // keepInbox makes sure a live reader has an inbox: fan-out only reaches
 // readers who have one, and announces new entries only there.
-func (x *Streams) keepInbox(ctx context.Context, viewerID int64) {
-	if x.d.Cfg.Mode == config.ModePull {
+func (ss *Streams) keepInbox(ctx context.Context, viewerID int64) {
+	if ss.d.Cfg.Mode == config.ModePull {
 		return
 	}
-	if _, err := x.inboxes.Ensure(ctx, viewerID); err != nil && ctx.Err() == nil {
-		x.d.Log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
+	if _, err := ss.inboxes.Ensure(ctx, viewerID); err != nil && ctx.Err() == nil {
+		ss.d.Log.WarnContext(ctx, "inbox for live reader", "viewer", viewerID, "err", err)
 	}
 }
 
-func (x *Streams) refreshListener(ctx context.Context, l *Listener) {
+func (ss *Streams) refreshListener(ctx context.Context, l *Listener) {
 	if l.TakeRefresh() {
-		if err := x.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
-			x.d.Log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
+		if err := ss.hub.Update(ctx, l); err != nil && ctx.Err() == nil {
+			ss.d.Log.WarnContext(ctx, "re-subscribe listener", "viewer", l.Reader(), "err", err)
 		}
 	}
 }
 
 // edgeAt is the feed edge of add if the post is in the viewer's feed at
 // that key now (a repost of a post already in the feed does not enter it).
-func (x *Streams) edgeAt(ctx context.Context, viewerID int64, add livemsg.Add) (*models.FeedEdge, error) {
+func (ss *Streams) edgeAt(ctx context.Context, viewerID int64, add livemsg.Add) (*models.FeedEdge, error) {
 	one := 1
 	after := paging.EncodeCursor(paging.CursorFeed, add.Key+1)
-	conn, err := x.reads.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
+	conn, err := ss.reads.Feed(ctx, viewerID, paging.PageArgs{First: &one, After: &after})
 	if err != nil || len(conn.Edges) == 0 {
 		return nil, err
 	}
@@ -195,24 +195,24 @@ func (x *Streams) edgeAt(ctx context.Context, viewerID int64, add livemsg.Add) (
 // fan-out, so the reader's listeners hear of them on the authors' channels:
 // followed celebrities in hybrid mode, every followee in pull mode; none
 // whose posts the reader's feed hides.
-func (x *Streams) Authors(ctx context.Context, reader int64) ([]int64, error) {
-	switch x.d.Cfg.Mode {
+func (ss *Streams) Authors(ctx context.Context, reader int64) ([]int64, error) {
+	switch ss.d.Cfg.Mode {
 	case config.ModePull:
-		followees, hidden, err := x.d.Store.FeedView(ctx, reader)
+		followees, hidden, err := ss.d.Store.FeedView(ctx, reader)
 		return timeline.NewView(followees, hidden).Followees, err
 	case config.ModeHybrid:
-		celebs, err := x.outboxes.Celebrities(ctx)
+		celebs, err := ss.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {
 			// Redis failed (away, or its pool busy past its timeout): MySQL
 			// knows the celebrities too, and a subscription must not fail
 			// for a cache.
-			x.d.Log.WarnContext(ctx, "celebrities of a listener from MySQL", "reader", reader, "err", err)
-			celebs, err = x.d.Store.UserIDsWithFollowers(ctx, x.d.Cfg.CelebrityFollowers)
+			ss.d.Log.WarnContext(ctx, "celebrities of a listener from MySQL", "reader", reader, "err", err)
+			celebs, err = ss.d.Store.UserIDsWithFollowers(ctx, ss.d.Cfg.CelebrityFollowers)
 		}
 		if err != nil || len(celebs) == 0 {
 			return nil, err
 		}
-		followed, _, err := x.inboxes.Sight(ctx, reader, celebs)
+		followed, _, err := ss.inboxes.Sight(ctx, reader, celebs)
 		var out []int64
 		for _, c := range celebs {
 			if followed[c] {

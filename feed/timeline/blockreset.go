@@ -32,34 +32,34 @@ import (
 // a Reset if none was made for such a change in the last
 // BlockResetInterval (and it reports true), else the bounded change above
 // (false).
-func (x *Inboxes) ResetOther(ctx context.Context, reader, other int64) (bool, error) {
-	interval := x.d.Cfg.BlockResetInterval
+func (ib *Inboxes) ResetOther(ctx context.Context, reader, other int64) (bool, error) {
+	interval := ib.d.Cfg.BlockResetInterval
 	if interval <= 0 {
-		return true, x.Reset(ctx, reader)
+		return true, ib.Reset(ctx, reader)
 	}
-	claimed, err := x.d.Redis.SetNX(ctx, x.d.Keys.BlockReset(reader), "1", interval).Result()
+	claimed, err := ib.d.Redis.SetNX(ctx, ib.d.Keys.BlockReset(reader), "1", interval).Result()
 	if err != nil {
 		return false, err
 	}
 	if claimed {
-		return true, x.Reset(ctx, reader)
+		return true, ib.Reset(ctx, reader)
 	}
-	x.d.Metrics.BlockResetsBounded.Inc()
-	hides, err := x.d.Store.Hides(ctx, reader, other)
+	ib.d.Metrics.BlockResetsBounded.Inc()
+	hides, err := ib.d.Store.Hides(ctx, reader, other)
 	if err != nil || !hides {
-		return false, x.deferReset(ctx, reader, err)
+		return false, ib.deferReset(ctx, reader, err)
 	}
-	if err := x.SettleFollowing(ctx, reader, other, false); err != nil {
+	if err := ib.SettleFollowing(ctx, reader, other, false); err != nil {
 		return false, err
 	}
-	if err := x.setMember(ctx, reader, hiddenPrefix+strconv.FormatInt(other, 10), true); err != nil {
+	if err := ib.setMember(ctx, reader, hiddenPrefix+strconv.FormatInt(other, 10), true); err != nil {
 		return false, err
 	}
 	// An unblock committed since the check finds the member written or
 	// writes after it; either way it defers a reset. Checking again here
 	// covers one that wrote before this write landed.
-	if hides, err = x.d.Store.Hides(ctx, reader, other); err != nil || !hides {
-		return false, x.deferReset(ctx, reader, err)
+	if hides, err = ib.d.Store.Hides(ctx, reader, other); err != nil || !hides {
+		return false, ib.deferReset(ctx, reader, err)
 	}
 	return false, nil
 }
@@ -67,13 +67,13 @@ func (x *Inboxes) ResetOther(ctx context.Context, reader, other int64) (bool, er
 // deferReset makes reader's reset due when their BlockReset key expires
 // (an earlier due time stays). err, when not nil, is returned after it:
 // a check that failed defers too, so the set is right in the end.
-func (x *Inboxes) deferReset(ctx context.Context, reader int64, err error) error {
-	ttl, terr := x.d.Redis.PTTL(ctx, x.d.Keys.BlockReset(reader)).Result()
+func (ib *Inboxes) deferReset(ctx context.Context, reader int64, err error) error {
+	ttl, terr := ib.d.Redis.PTTL(ctx, ib.d.Keys.BlockReset(reader)).Result()
 	if terr != nil {
 		return terr
 	}
-	due := x.d.Now().Add(max(ttl, 0))
-	if zerr := x.d.Redis.ZAddNX(ctx, x.d.Keys.BlockResetsDue(), redis.Z{Score: float64(due.UnixMilli()), Member: reader}).Err(); zerr != nil {
+	due := ib.d.Now().Add(max(ttl, 0))
+	if zerr := ib.d.Redis.ZAddNX(ctx, ib.d.Keys.BlockResetsDue(), redis.Z{Score: float64(due.UnixMilli()), Member: reader}).Err(); zerr != nil {
 		return zerr
 	}
 	return err
@@ -87,9 +87,9 @@ const dueResetsBatch = 100
 // instance takes a reader off the due set before it resets them, so that
 // a change deferred meanwhile is added again rather than lost; one that
 // fails is put back.
-func (x *Inboxes) RunDueResets(ctx context.Context, now time.Time) ([]int64, error) {
-	key := x.d.Keys.BlockResetsDue()
-	members, err := x.d.Redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{
+func (ib *Inboxes) RunDueResets(ctx context.Context, now time.Time) ([]int64, error) {
+	key := ib.d.Keys.BlockResetsDue()
+	members, err := ib.d.Redis.ZRangeByScore(ctx, key, &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: dueResetsBatch,
 	}).Result()
 	if err != nil {
@@ -99,20 +99,20 @@ func (x *Inboxes) RunDueResets(ctx context.Context, now time.Time) ([]int64, err
 	for _, m := range members {
 		reader, err := strconv.ParseInt(m, 10, 64)
 		if err != nil {
-			x.d.Redis.ZRem(ctx, key, m)
+			ib.d.Redis.ZRem(ctx, key, m)
 			continue
 		}
-		if n, err := x.d.Redis.ZRem(ctx, key, m).Result(); err != nil || n == 0 {
+		if n, err := ib.d.Redis.ZRem(ctx, key, m).Result(); err != nil || n == 0 {
 			continue // another instance took it
 		}
-		if interval := x.d.Cfg.BlockResetInterval; interval > 0 {
-			err = x.d.Redis.Set(ctx, x.d.Keys.BlockReset(reader), "1", interval).Err()
+		if interval := ib.d.Cfg.BlockResetInterval; interval > 0 {
+			err = ib.d.Redis.Set(ctx, ib.d.Keys.BlockReset(reader), "1", interval).Err()
 		}
 		if err == nil {
-			err = x.Reset(ctx, reader)
+			err = ib.Reset(ctx, reader)
 		}
 		if err != nil {
-			x.d.Redis.ZAdd(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: reader})
+			ib.d.Redis.ZAdd(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: reader})
 			return done, err
 		}
 		done = append(done, reader)

@@ -17,7 +17,7 @@ import (
 // push and hybrid modes read the inbox (rebuilding a missing one) merged
 // with followed celebrities' outboxes, and fall back to MySQL when Redis
 // fails, so a read is slower then but still right.
-func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
+func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) (*models.FeedConnection, error) {
 	if _, err := args.Window(paging.CursorFeed); err != nil {
 		return nil, err // bad arguments are the client's, whatever the mode
 	}
@@ -28,15 +28,15 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
 	)
-	if x.d.Cfg.Mode != config.ModePull {
+	if reads.d.Cfg.Mode != config.ModePull {
 		path = metrics.ReadInbox
-		entries, info, posts, err = x.feedFromInbox(ctx, viewerID, args, &path)
+		entries, info, posts, err = reads.feedFromInbox(ctx, viewerID, args, &path)
 		var re redisx.Error
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the client went away: nothing to fall back for
 		}
 		if errors.As(err, &re) {
-			x.d.Log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.Err)
+			reads.d.Log.WarnContext(ctx, "feed read falls back to MySQL", "viewer", viewerID, "err", re.Err)
 			path = metrics.ReadPullFallback
 		} else if err != nil {
 			return nil, err
@@ -44,22 +44,22 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	}
 	var followees []int64
 	if path == metrics.ReadPull || path == metrics.ReadPullFallback {
-		lagging := x.rep.AllowLag(ctx, viewerID)
-		view, err := x.viewFromMySQL(lagging, viewerID)
+		lagging := reads.rep.AllowLag(ctx, viewerID)
+		view, err := reads.viewFromMySQL(lagging, viewerID)
 		if err != nil {
 			return nil, err
 		}
 		followees = view.Followees
 		// The page's reads share the one read-your-writes check above.
 		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
-			return x.pull.Entries(lagging, view, dir, bound, limit)
+			return reads.pull.Entries(lagging, view, dir, bound, limit)
 		}
-		if entries, info, err = paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
+		if entries, info, err = paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
 	}
-	x.d.Metrics.Reads.WithLabelValues(path).Inc()
-	if err := x.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
+	reads.d.Metrics.Reads.WithLabelValues(path).Inc()
+	if err := reads.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
@@ -72,8 +72,8 @@ func (x *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageArgs) 
 	return conn, nil
 }
 
-func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]Entry, *models.PageInfo, map[int64]*models.Post, error) {
-	r, err := x.state(ctx, viewerID, earlyRead(args, paging.CursorFeed))
+func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]Entry, *models.PageInfo, map[int64]*models.Post, error) {
+	r, err := reads.state(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -81,9 +81,9 @@ func (x *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.P
 		*path = metrics.ReadRebuild
 	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
-		return x.fetchMerged(ctx, r, dir, bound, limit)
+		return reads.fetchMerged(ctx, r, dir, bound, limit)
 	}
-	entries, info, err := paging.Paginate(ctx, x.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
+	entries, info, err := paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 
@@ -91,8 +91,8 @@ func entryKey(en Entry) int64 { return en.Key }
 
 // viewFromMySQL is the reader's view (whom their feed counts through, and
 // whose posts it hides) as MySQL has it.
-func (x *Reads) viewFromMySQL(ctx context.Context, reader int64) (View, error) {
-	followees, hidden, err := x.d.Store.FeedView(ctx, reader)
+func (reads *Reads) viewFromMySQL(ctx context.Context, reader int64) (View, error) {
+	followees, hidden, err := reads.d.Store.FeedView(ctx, reader)
 	if err != nil {
 		return View{}, err
 	}

@@ -162,25 +162,25 @@ func parseFollowing(joined string) (ids, hidden []int64) {
 
 // setFollowing records in follower's followee set, if it exists, whether
 // they follow followee, waiting out a running rebuild of their inbox.
-func (x *Inboxes) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
-	return x.setMember(ctx, follower, strconv.FormatInt(followee, 10), follows)
+func (ib *Inboxes) setFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+	return ib.setMember(ctx, follower, strconv.FormatInt(followee, 10), follows)
 }
 
 // setMember adds (in) or removes member in reader's followee set, if it
 // exists, waiting out a running rebuild of their inbox.
-func (x *Inboxes) setMember(ctx context.Context, reader int64, member string, in bool) error {
+func (ib *Inboxes) setMember(ctx context.Context, reader int64, member string, in bool) error {
 	op := "remove"
 	if in {
 		op = "add"
 	}
-	keys := []string{x.d.Keys.Following(reader), x.d.Keys.RebuildLock(reader), x.d.Keys.FollowingVersion(reader)}
+	keys := []string{ib.d.Keys.Following(reader), ib.d.Keys.RebuildLock(reader), ib.d.Keys.FollowingVersion(reader)}
 	version := redisx.NewToken()
 	for {
-		n, err := changeFollowingScript.Run(ctx, x.d.Redis, keys, op, member, version).Int()
+		n, err := changeFollowingScript.Run(ctx, ib.d.Redis, keys, op, member, version).Int()
 		if err != nil || n != rebuilding {
 			return err
 		}
-		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
+		if err := redisx.WaitForUnlock(ctx, ib.d.Redis, keys[1], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -200,12 +200,12 @@ const followingSettleRounds = 3
 // mutation settles the set after its commit, with what it committed; the
 // change's stream event settles it again with MySQL's answer, which
 // repairs a change whose process died before its own write.
-func (x *Inboxes) SettleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
+func (ib *Inboxes) SettleFollowing(ctx context.Context, follower, followee int64, follows bool) error {
 	for range followingSettleRounds {
-		if err := x.setFollowing(ctx, follower, followee, follows); err != nil {
+		if err := ib.setFollowing(ctx, follower, followee, follows); err != nil {
 			return err
 		}
-		now, err := x.d.Store.Follows(ctx, follower, followee)
+		now, err := ib.d.Store.Follows(ctx, follower, followee)
 		if err != nil || now == follows {
 			return err
 		}
@@ -216,28 +216,28 @@ func (x *Inboxes) SettleFollowing(ctx context.Context, follower, followee int64,
 
 // FollowedAmong returns which of ids reader follows: from their followee
 // set when it exists, else (missing, or Redis failed) from MySQL.
-func (x *Inboxes) FollowedAmong(ctx context.Context, reader int64, ids []int64) (map[int64]bool, error) {
+func (ib *Inboxes) FollowedAmong(ctx context.Context, reader int64, ids []int64) (map[int64]bool, error) {
 	if len(ids) == 0 {
 		return map[int64]bool{}, nil
 	}
-	if found, ok := x.followedInSet(ctx, reader, ids); ok {
+	if found, ok := ib.followedInSet(ctx, reader, ids); ok {
 		return found, nil
 	}
-	return x.d.Store.FollowedAmong(ctx, reader, ids)
+	return ib.d.Store.FollowedAmong(ctx, reader, ids)
 }
 
 // followedInSet answers followedAmong from the followee set; ok is false
 // when the set is missing or Redis failed.
-func (x *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) (map[int64]bool, bool) {
+func (ib *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) (map[int64]bool, bool) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	hits, err := followingAmongScript.Run(ctx, x.d.Redis, []string{x.d.Keys.Following(reader)}, args...).Int64Slice()
+	hits, err := followingAmongScript.Run(ctx, ib.d.Redis, []string{ib.d.Keys.Following(reader)}, args...).Int64Slice()
 	if err != nil {
 		// Missing, or Redis failed: either way MySQL answers, and a Redis
 		// outage shows in the metric rather than a warning per question.
-		x.d.Metrics.FollowingFallback.Inc()
+		ib.d.Metrics.FollowingFallback.Inc()
 		return nil, false
 	}
 	found := make(map[int64]bool, len(ids))
@@ -254,34 +254,34 @@ func (x *Inboxes) followedInSet(ctx context.Context, reader int64, ids []int64) 
 // evicted), and puts the set back under the rebuild lock, so that a follow
 // committed meanwhile waits for it as it would for a rebuild. When someone
 // holds the lock, the ids only serve this read.
-func (x *Inboxes) restoreFollowing(ctx context.Context, reader int64) (ids, hidden []int64, err error) {
-	x.d.Metrics.FollowingFallback.Inc()
-	lock := x.d.Keys.RebuildLock(reader)
+func (ib *Inboxes) restoreFollowing(ctx context.Context, reader int64) (ids, hidden []int64, err error) {
+	ib.d.Metrics.FollowingFallback.Inc()
+	lock := ib.d.Keys.RebuildLock(reader)
 	token := redisx.NewToken()
-	got, err := x.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
+	got, err := ib.d.Redis.SetNX(ctx, lock, token, redisx.RebuildLockTTL).Result()
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
-	ids, hidden, err = x.d.Store.FeedView(ctx, reader)
+	ids, hidden, err = ib.d.Store.FeedView(ctx, reader)
 	slices.Sort(ids)
 	slices.Sort(hidden)
 	if err != nil || !got {
 		if got {
-			x.d.Redis.Del(context.WithoutCancel(ctx), lock)
+			ib.d.Redis.Del(context.WithoutCancel(ctx), lock)
 		}
 		return ids, hidden, err
 	}
-	tmp := x.d.Keys.FollowingTemp(reader)
-	pipe := x.d.Redis.TxPipeline()
+	tmp := ib.d.Keys.FollowingTemp(reader)
+	pipe := ib.d.Redis.TxPipeline()
 	pipe.Del(ctx, tmp)
 	pipe.SAdd(ctx, tmp, followingMembers(ids, hidden)...)
 	if _, err := pipe.Exec(ctx); err != nil {
-		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
+		ib.d.Redis.Del(context.WithoutCancel(ctx), lock)
 		return ids, hidden, nil // the read has its answer; the set waits for the next one
 	}
-	keys := []string{tmp, x.d.Keys.Following(reader), lock, x.d.Keys.Inbox(reader), x.d.Keys.FollowingVersion(reader)}
-	if err := installFollowingScript.Run(ctx, x.d.Redis, keys, token, x.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
-		x.d.Redis.Del(context.WithoutCancel(ctx), lock)
+	keys := []string{tmp, ib.d.Keys.Following(reader), lock, ib.d.Keys.Inbox(reader), ib.d.Keys.FollowingVersion(reader)}
+	if err := installFollowingScript.Run(ctx, ib.d.Redis, keys, token, ib.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
+		ib.d.Redis.Del(context.WithoutCancel(ctx), lock)
 	}
 	return ids, hidden, nil
 }
@@ -304,21 +304,21 @@ type FolloweeCopy struct {
 
 // FolloweeCopy returns this instance's copy of reader's followee set; the
 // zero copy (Version "") when there is none.
-func (x *Inboxes) FolloweeCopy(reader int64) FolloweeCopy {
-	if x.followees == nil {
+func (ib *Inboxes) FolloweeCopy(reader int64) FolloweeCopy {
+	if ib.followees == nil {
 		return FolloweeCopy{}
 	}
-	c, _ := x.followees.GetIfPresent(reader)
+	c, _ := ib.followees.GetIfPresent(reader)
 	return c
 }
 
 // keepFolloweeCopy stores c as reader's copy, unless it has no version
 // (the version key was missing: nothing could confirm the copy).
-func (x *Inboxes) keepFolloweeCopy(reader int64, c FolloweeCopy) {
-	if x.followees == nil || c.Version == "" {
+func (ib *Inboxes) keepFolloweeCopy(reader int64, c FolloweeCopy) {
+	if ib.followees == nil || c.Version == "" {
 		return
 	}
-	x.followees.Set(reader, c)
+	ib.followees.Set(reader, c)
 }
 
 // The state of a reader's followee set, as readerStateScript tells it.
@@ -350,25 +350,25 @@ type stateRead struct {
 // queueState queues, on pipe, the read of reader's state: whether their
 // inbox exists, and their followee set (whole unless it is large, or only
 // its version when this instance's copy is at it).
-func (x *Inboxes) queueState(ctx context.Context, pipe redis.Pipeliner, reader int64) *stateRead {
-	k := x.d.Keys
-	s := &stateRead{Held: x.FolloweeCopy(reader), keys: []string{k.Inbox(reader), k.Following(reader), k.FollowingVersion(reader)}}
-	s.cmd = readerStateScript.EvalSha(ctx, pipe, s.keys, x.d.Cfg.FollowingReadMax, s.Held.Version)
+func (ib *Inboxes) queueState(ctx context.Context, pipe redis.Pipeliner, reader int64) *stateRead {
+	k := ib.d.Keys
+	s := &stateRead{Held: ib.FolloweeCopy(reader), keys: []string{k.Inbox(reader), k.Following(reader), k.FollowingVersion(reader)}}
+	s.cmd = readerStateScript.EvalSha(ctx, pipe, s.keys, ib.d.Cfg.FollowingReadMax, s.Held.Version)
 	return s
 }
 
 // finishState is the state a queued read answered (read again alone when
 // Redis did not know the script).
-func (x *Inboxes) finishState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
+func (ib *Inboxes) finishState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
 	if redisx.IsNoScript(s.cmd.Err()) {
-		return x.rereadState(ctx, s) // Redis restarted
+		return ib.rereadState(ctx, s) // Redis restarted
 	}
 	return parseState(s.cmd)
 }
 
 // rereadState reads s's state again, alone (after a rebuild).
-func (x *Inboxes) rereadState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
-	return parseState(readerStateScript.Run(ctx, x.d.Redis, s.keys, x.d.Cfg.FollowingReadMax, s.Held.Version))
+func (ib *Inboxes) rereadState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
+	return parseState(readerStateScript.Run(ctx, ib.d.Redis, s.keys, ib.d.Cfg.FollowingReadMax, s.Held.Version))
 }
 
 // parseState decodes readerStateScript's answer: whether the inbox exists,

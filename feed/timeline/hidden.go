@@ -34,15 +34,15 @@ return 1`)
 // what their feed hides, waiting out a running rebuild (which might have
 // read MySQL before that commit) and then dropping what it built. A rebuild
 // that starts afterwards reads the commit.
-func (x *Inboxes) Reset(ctx context.Context, reader int64) error {
-	k := x.d.Keys
+func (ib *Inboxes) Reset(ctx context.Context, reader int64) error {
+	k := ib.d.Keys
 	keys := []string{k.Inbox(reader), k.InboxSources(reader), k.RebuildLock(reader), k.Following(reader), k.FollowingVersion(reader)}
 	for {
-		n, err := resetScript.Run(ctx, x.d.Redis, keys).Int()
+		n, err := resetScript.Run(ctx, ib.d.Redis, keys).Int()
 		if err != nil || n != rebuilding {
 			return err
 		}
-		if err := redisx.WaitForUnlock(ctx, x.d.Redis, keys[2], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
+		if err := redisx.WaitForUnlock(ctx, ib.d.Redis, keys[2], redisx.RebuildLockTTL, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ return redis.call('SMISMEMBER', KEYS[1], unpack(members))`)
 // Sight answers, for each of ids, whether reader's feed counts through
 // them (followed and not hidden) and whether it hides their posts: from
 // the followee set in one round trip when it exists, else from MySQL.
-func (x *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted, hidden map[int64]bool, err error) {
+func (ib *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted, hidden map[int64]bool, err error) {
 	counted, hidden = make(map[int64]bool, len(ids)), map[int64]bool{}
 	if len(ids) == 0 {
 		return counted, hidden, nil
@@ -72,7 +72,7 @@ func (x *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted
 	for i, id := range ids {
 		args[i] = strconv.FormatInt(id, 10)
 	}
-	hits, err := sightScript.Run(ctx, x.d.Redis, []string{x.d.Keys.Following(reader)}, args...).Int64Slice()
+	hits, err := sightScript.Run(ctx, ib.d.Redis, []string{ib.d.Keys.Following(reader)}, args...).Int64Slice()
 	if err == nil && len(hits) == 2*len(ids) {
 		for i, id := range ids {
 			if hits[len(ids)+i] == 1 {
@@ -83,8 +83,8 @@ func (x *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counted
 		}
 		return counted, hidden, nil
 	}
-	x.d.Metrics.FollowingFallback.Inc()
-	followees, hides, err := x.d.Store.FeedView(ctx, reader)
+	ib.d.Metrics.FollowingFallback.Inc()
+	followees, hides, err := ib.d.Store.FeedView(ctx, reader)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,9 +115,9 @@ return {redis.call('EXISTS', KEYS[1]), redis.call('EXISTS', KEYS[2]), redis.call
 //
 // bounded is for the other side of a block: the reset is then
 // ResetOther's, at most one per BlockResetInterval.
-func (x *Inboxes) ResetIfStale(ctx context.Context, reader, other int64, bounded bool) (bool, error) {
-	k := x.d.Keys
-	vals, err := hiddenStateScript.Run(ctx, x.d.Redis, []string{k.Inbox(reader), k.Following(reader)}, hiddenPrefix+strconv.FormatInt(other, 10)).Int64Slice()
+func (ib *Inboxes) ResetIfStale(ctx context.Context, reader, other int64, bounded bool) (bool, error) {
+	k := ib.d.Keys
+	vals, err := hiddenStateScript.Run(ctx, ib.d.Redis, []string{k.Inbox(reader), k.Following(reader)}, hiddenPrefix+strconv.FormatInt(other, 10)).Int64Slice()
 	if err != nil {
 		return false, err
 	}
@@ -129,13 +129,13 @@ func (x *Inboxes) ResetIfStale(ctx context.Context, reader, other int64, bounded
 		return false, nil
 	}
 	if set {
-		hides, err := x.d.Store.Hides(ctx, reader, other)
+		hides, err := ib.d.Store.Hides(ctx, reader, other)
 		if err != nil || hides == member {
 			return false, err
 		}
 	}
 	if bounded {
-		return x.ResetOther(ctx, reader, other)
+		return ib.ResetOther(ctx, reader, other)
 	}
-	return true, x.Reset(ctx, reader)
+	return true, ib.Reset(ctx, reader)
 }

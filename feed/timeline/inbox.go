@@ -351,34 +351,34 @@ var errNoInbox = errors.New("no inbox")
 
 // readPage reads up to limit entries beyond bound, looks up the posts
 // lookups, and refreshes the TTL when it runs low.
-func (x *Inboxes) readPage(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
-	keys, args := x.readArgs(userID, older, bound, limit, lookups)
-	return parseInboxPage(userID, readInboxScript.Run(ctx, x.d.Redis, keys, args...))
+func (ib *Inboxes) readPage(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
+	keys, args := ib.readArgs(userID, older, bound, limit, lookups)
+	return parseInboxPage(userID, readInboxScript.Run(ctx, ib.d.Redis, keys, args...))
 }
 
 // queueRead adds readInboxScript to pipe, for a read that shares a
 // round trip with others; finishRead reads its answer.
-func (x *Inboxes) queueRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
-	keys, args := x.readArgs(userID, older, bound, limit, lookups)
+func (ib *Inboxes) queueRead(ctx context.Context, pipe redis.Pipeliner, userID int64, older bool, bound int64, limit int, lookups []int64) *redis.Cmd {
+	keys, args := ib.readArgs(userID, older, bound, limit, lookups)
 	return readInboxScript.EvalSha(ctx, pipe, keys, args...)
 }
 
 // finishRead is the page a queued inbox read answered, or, when the
 // script was not loaded yet (Redis restarted), the page read again alone.
-func (x *Inboxes) finishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
+func (ib *Inboxes) finishRead(ctx context.Context, cmd *redis.Cmd, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
 	if redisx.IsNoScript(cmd.Err()) {
-		return x.readPage(ctx, userID, older, bound, limit, lookups)
+		return ib.readPage(ctx, userID, older, bound, limit, lookups)
 	}
 	return parseInboxPage(userID, cmd)
 }
 
-func (x *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
+func (ib *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
 	dir := "newer"
 	if older {
 		dir = "older"
 	}
-	keys := []string{x.d.Keys.Inbox(userID), x.d.Keys.InboxSources(userID), x.d.Keys.Following(userID), x.d.Keys.FollowingVersion(userID)}
-	ttl := x.d.Cfg.InboxTTL
+	keys := []string{ib.d.Keys.Inbox(userID), ib.d.Keys.InboxSources(userID), ib.d.Keys.Following(userID), ib.d.Keys.FollowingVersion(userID)}
+	ttl := ib.d.Cfg.InboxTTL
 	args := make([]any, 0, 5+len(lookups))
 	args = append(args, dir, scoreArg(bound), limit, ttl.Milliseconds(), (ttl - ttl/inboxTTLRefreshDivisor).Milliseconds())
 	for _, id := range lookups {
@@ -436,7 +436,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 // One ZMSCORE names them all, where a missing member reads as 0: no entry
 // scores 0 (an entry's score is the id of a post, and the floor marker's
 // is -1).
-func (x *Inboxes) lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]InboxItem, error) {
+func (ib *Inboxes) lookup(ctx context.Context, pipe redis.Pipeliner, reader int64, posts []int64) func() ([]InboxItem, error) {
 	if len(posts) == 0 {
 		return func() ([]InboxItem, error) { return nil, nil }
 	}
@@ -444,8 +444,8 @@ func (x *Inboxes) lookup(ctx context.Context, pipe redis.Pipeliner, reader int64
 	for i, p := range posts {
 		members[i] = itoa(p)
 	}
-	scores := pipe.ZMScore(ctx, x.d.Keys.Inbox(reader), members...)
-	srcs := pipe.HMGet(ctx, x.d.Keys.InboxSources(reader), members...)
+	scores := pipe.ZMScore(ctx, ib.d.Keys.Inbox(reader), members...)
+	srcs := pipe.HMGet(ctx, ib.d.Keys.InboxSources(reader), members...)
 	return func() ([]InboxItem, error) {
 		if err := scores.Err(); err != nil {
 			return nil, err
@@ -542,8 +542,8 @@ func DropEntry(reader, postID int64) Change {
 	return Change{dropEntryScript, reader, []any{postID}}
 }
 
-func (x *Inboxes) keys(reader int64) []string {
-	return []string{x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader), x.d.Keys.Following(reader)}
+func (ib *Inboxes) keys(reader int64) []string {
+	return []string{ib.d.Keys.Inbox(reader), ib.d.Keys.InboxSources(reader), ib.d.Keys.RebuildLock(reader), ib.d.Keys.Following(reader)}
 }
 
 // rebuildWaitLimit bounds how long a change waits for a running rebuild.
@@ -558,17 +558,17 @@ const inboxPipelineSize = config.DefaultFanoutBatchSize
 // Apply runs changes, pipelined in rounds of inboxPipelineSize. A
 // change that meets a running rebuild waits for it and runs again, so it
 // lands on the rebuilt inbox. It returns how many changes found an inbox.
-func (x *Inboxes) Apply(ctx context.Context, changes []Change) (int, error) {
+func (ib *Inboxes) Apply(ctx context.Context, changes []Change) (int, error) {
 	applied := 0
 	for len(changes) > inboxPipelineSize {
-		n, err := x.applyRound(ctx, changes[:inboxPipelineSize])
+		n, err := ib.applyRound(ctx, changes[:inboxPipelineSize])
 		applied += n
 		if err != nil {
 			return applied, err
 		}
 		changes = changes[inboxPipelineSize:]
 	}
-	n, err := x.applyRound(ctx, changes)
+	n, err := ib.applyRound(ctx, changes)
 	return applied + n, err
 }
 
@@ -580,14 +580,14 @@ type announced struct {
 	changed []int64
 }
 
-func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error) {
+func (ib *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error) {
 	applied := 0
 	deadline := time.Now().Add(rebuildWaitLimit)
 	for len(changes) > 0 {
-		pipe := x.d.Redis.Pipeline()
+		pipe := ib.d.Redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(changes))
 		for i, c := range changes {
-			cmds[i] = x.script(c).EvalSha(ctx, pipe, x.keys(c.reader), x.scriptArgs(c)...)
+			cmds[i] = ib.script(c).EvalSha(ctx, pipe, ib.keys(c.reader), ib.scriptArgs(c)...)
 		}
 		_, failed := pipe.Exec(ctx)
 		if failed != nil && redisx.IsNoScript(failed) {
@@ -600,13 +600,13 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 			if failed != nil {
 				// Announce what the answers that came say, before the error.
 				if cmd.Err() == nil {
-					x.collect(c, cmd.Val(), &ann)
+					ib.collect(c, cmd.Val(), &ann)
 				}
 				continue
 			}
-			outcome, err := redisx.Queued(ctx, x.d.Redis, x.script(c), cmd, x.keys(c.reader), x.scriptArgs(c)...).Result()
+			outcome, err := redisx.Queued(ctx, ib.d.Redis, ib.script(c), cmd, ib.keys(c.reader), ib.scriptArgs(c)...).Result()
 			if err != nil {
-				x.announce(ctx, ann)
+				ib.announce(ctx, ann)
 				return applied, err
 			}
 			n, isCode := outcome.(int64)
@@ -616,10 +616,10 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 			case isCode && n == inboxMissing:
 			default:
 				applied++
-				x.collect(c, outcome, &ann)
+				ib.collect(c, outcome, &ann)
 			}
 		}
-		x.announce(ctx, ann)
+		ib.announce(ctx, ann)
 		if failed != nil {
 			return applied, failed
 		}
@@ -635,25 +635,25 @@ func (x *Inboxes) applyRound(ctx context.Context, changes []Change) (int, error)
 }
 
 // script is the script that makes change c.
-func (x *Inboxes) script(c Change) *redis.Script {
+func (ib *Inboxes) script(c Change) *redis.Script {
 	if c.script == nil {
 		return addSourceScript
 	}
-	return c.script.For(x.d.Redis)
+	return c.script.For(ib.d.Redis)
 }
 
 // scriptArgs are change c's script arguments: an added source's own,
 // another change's after the reader's channel, on which its script
 // publishes.
-func (x *Inboxes) scriptArgs(c Change) []any {
+func (ib *Inboxes) scriptArgs(c Change) []any {
 	if c.script == nil {
 		return c.args
 	}
-	return append([]any{x.d.Keys.ReaderChannel(c.reader)}, c.args...)
+	return append([]any{ib.d.Keys.ReaderChannel(c.reader)}, c.args...)
 }
 
 // collect adds to ann what added source c's script answered, if anything.
-func (x *Inboxes) collect(c Change, outcome any, ann *announced) {
+func (ib *Inboxes) collect(c Change, outcome any, ann *announced) {
 	if c.script != nil {
 		return
 	}
@@ -675,12 +675,12 @@ func (x *Inboxes) collect(c Change, outcome any, ann *announced) {
 
 // announce tells the readers' listeners, on every instance, what a round
 // of added sources changed: one message an entry, one for the changes.
-func (x *Inboxes) announce(ctx context.Context, ann announced) {
+func (ib *Inboxes) announce(ctx context.Context, ann announced) {
 	for add, readers := range ann.added {
-		x.pub.AnnounceAdded(ctx, add, readers)
+		ib.pub.AnnounceAdded(ctx, add, readers)
 	}
 	if len(ann.changed) > 0 {
-		x.pub.AnnounceChanged(ctx, ann.changed)
+		ib.pub.AnnounceChanged(ctx, ann.changed)
 	}
 }
 

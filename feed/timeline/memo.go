@@ -56,14 +56,14 @@ func memoFor(ctx context.Context, viewer int64) *memoReader {
 
 // state is the reader's state for a read: from ctx's memo when it
 // has one (read once per response), else read now.
-func (x *Reads) state(ctx context.Context, viewer int64, early *inboxRead) (*readState, error) {
+func (reads *Reads) state(ctx context.Context, viewer int64, early *inboxRead) (*readState, error) {
 	m := memoFor(ctx, viewer)
 	if m == nil {
-		r, _, err := x.loadState(ctx, viewer, early)
+		r, _, err := reads.loadState(ctx, viewer, early)
 		return r, err
 	}
 	m.once.Do(func() {
-		m.r, m.self, m.err = x.loadState(ctx, viewer, early)
+		m.r, m.self, m.err = reads.loadState(ctx, viewer, early)
 		m.done.Store(true)
 	})
 	if m.err != nil {
@@ -113,18 +113,18 @@ func memoSelf(ctx context.Context, viewer int64) *models.User {
 // FollowedBy returns which of ids the viewer follows: from the followee set
 // a feed read of the same query loaded, or from their followee set when it
 // exists (an active readState), else from MySQL.
-func (x *Reads) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
+func (reads *Reads) FollowedBy(ctx context.Context, viewerID int64, ids []int64) (map[int64]bool, error) {
 	if found, ok := memoFollowed(ctx, viewerID, ids); ok {
 		return found, nil // the query's feed read loaded the whole set
 	}
-	return x.inboxes.FollowedAmong(ctx, viewerID, ids)
+	return reads.inboxes.FollowedAmong(ctx, viewerID, ids)
 }
 
 // loadedFollowees are the followees a page read of viewer goes by, as its state
 // loads them; loaded is false when the set is too large to read whole (a
 // page then asks about the ids it needs).
-func (x *Reads) loadedFollowees(ctx context.Context, viewer int64) (ids []int64, loaded bool, err error) {
-	r, _, err := x.loadState(ctx, viewer, nil)
+func (reads *Reads) loadedFollowees(ctx context.Context, viewer int64) (ids []int64, loaded bool, err error) {
+	r, _, err := reads.loadState(ctx, viewer, nil)
 	if err != nil {
 		return nil, false, err
 	}

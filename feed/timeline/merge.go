@@ -107,20 +107,20 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 // celebrity set and the reader's own Redis copy (on the same slot), whose
 // read marker the unread count needs; self is nil when that copy is
 // missing.
-func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
+func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
 	r := &readState{id: viewer, posts: map[int64]*models.Post{}}
-	pipe := x.d.Redis.Pipeline()
-	state := x.inboxes.queueState(ctx, pipe, viewer)
+	pipe := reads.d.Redis.Pipeline()
+	state := reads.inboxes.queueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = x.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want)
-		early.cmd = x.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
+		early.lookups = reads.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want)
+		early.cmd = reads.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
-	if x.d.Cfg.Mode == config.ModeHybrid {
-		members = pipe.SMembers(ctx, x.d.Keys.Celebrities())
+	if reads.d.Cfg.Mode == config.ModeHybrid {
+		members = pipe.SMembers(ctx, reads.d.Keys.Celebrities())
 	}
-	info, counts := pipe.Get(ctx, x.d.Keys.CachedUserInfo(viewer)), pipe.Get(ctx, x.d.Keys.CachedUserCounts(viewer))
+	info, counts := pipe.Get(ctx, reads.d.Keys.CachedUserInfo(viewer)), pipe.Get(ctx, reads.d.Keys.CachedUserCounts(viewer))
 	pipe.Exec(ctx) // each command's own error is looked at below
 	self, err := cache.DecodeUser(viewer, info, counts)
 	if err != nil {
@@ -129,7 +129,7 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	if members != nil && members.Err() != nil {
 		return nil, nil, redisx.Fail(members.Err())
 	}
-	hasInbox, set, err := x.inboxes.finishState(ctx, state)
+	hasInbox, set, err := reads.inboxes.finishState(ctx, state)
 	if err != nil {
 		return nil, nil, redisx.Fail(err)
 	}
@@ -140,38 +140,38 @@ func (x *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (
 	if !hasInbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
 		// set the rebuild went by, and the followee set it swapped in.
-		if r.rebuilt, err = x.inboxes.Ensure(ctx, viewer); err != nil {
+		if r.rebuilt, err = reads.inboxes.Ensure(ctx, viewer); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		if celebs, err = x.outboxes.Celebrities(ctx); err != nil {
+		if celebs, err = reads.outboxes.Celebrities(ctx); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		x.outboxes.Remember(celebs)
-		if _, set, err = x.inboxes.rereadState(ctx, state); err != nil {
+		reads.outboxes.Remember(celebs)
+		if _, set, err = reads.inboxes.rereadState(ctx, state); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = x.outboxes.celebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = reads.outboxes.celebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
-		x.outboxes.Remember(celebs)
+		reads.outboxes.Remember(celebs)
 	}
 	switch set.State {
 	case FollowingUnchanged:
-		x.d.Metrics.FollowingUnchanged.Inc()
+		reads.d.Metrics.FollowingUnchanged.Inc()
 		r.followees, r.hidden, r.loaded = held.IDs, held.Hidden, true
 	case FollowingWhole:
-		x.d.Metrics.FollowingSent.Inc()
+		reads.d.Metrics.FollowingSent.Inc()
 		r.followees, r.hidden, r.loaded = set.IDs, set.Hidden, true
-		x.inboxes.keepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
+		reads.inboxes.keepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
 	case FollowingMissing:
-		if r.followees, r.hidden, err = x.inboxes.restoreFollowing(ctx, viewer); err != nil {
+		if r.followees, r.hidden, err = reads.inboxes.restoreFollowing(ctx, viewer); err != nil {
 			return nil, nil, err
 		}
 		r.loaded = true
 	}
 	if len(celebs) > 0 {
-		counted, _, err := r.sight(ctx, x, celebs)
+		counted, _, err := r.sight(ctx, reads, celebs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -256,7 +256,7 @@ func (c *candidate) fromInbox(it InboxItem) {
 
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
-func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]Entry, error) {
 	var (
 		merged    []Entry
 		window    int64
@@ -264,7 +264,7 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 		err       error
 	)
 	for pass := 1; pass == 1 || (reordered && pass <= readMaxPasses); pass++ {
-		if merged, window, reordered, err = x.mergePass(ctx, r, dir, bound, limit); err != nil {
+		if merged, window, reordered, err = reads.mergePass(ctx, r, dir, bound, limit); err != nil {
 			return nil, err
 		}
 	}
@@ -278,17 +278,17 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 	if !older && bound >= window {
 		return merged, nil
 	}
-	view, err := r.allFollowees(ctx, x)
+	view, err := r.allFollowees(ctx, reads)
 	if err != nil {
 		return nil, err
 	}
-	ctx = x.rep.AllowLag(ctx, r.id)
+	ctx = reads.rep.AllowLag(ctx, r.id)
 	if older {
-		rest, err := x.pull.Entries(ctx, view, dir, min(bound, window), limit-len(merged))
+		rest, err := reads.pull.Entries(ctx, view, dir, min(bound, window), limit-len(merged))
 		return append(merged, rest...), err
 	}
 	// Newer from below the window: MySQL's part first, then the window's.
-	below, err := x.pull.Entries(ctx, view, dir, bound, limit)
+	below, err := reads.pull.Entries(ctx, view, dir, bound, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -304,16 +304,16 @@ func (x *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Directi
 // Each round reads the sources beyond bound, places their candidates and
 // emits those in the part of the window every source covered, until the
 // page is full or the window is read to its end.
-func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []Entry, window int64, reordered bool, err error) {
+func (reads *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
 	var emitted []Entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
-		src, err := x.readRound(ctx, r, older, bound, want)
+		src, err := reads.readRound(ctx, r, older, bound, want)
 		if errors.Is(err, errNoInbox) {
 			// Expired between reads: rebuild and read again.
-			if _, err := x.inboxes.Ensure(ctx, r.id); err != nil {
+			if _, err := reads.inboxes.Ensure(ctx, r.id); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 			continue
@@ -324,15 +324,15 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 		rd := src.gather(r, older, bound, want)
 		window = rd.window
 		rd.dropUnreachable(src, older, bound)
-		if err := x.complete(ctx, r, src, rd); err != nil {
+		if err := reads.complete(ctx, r, src, rd); err != nil {
 			return nil, 0, false, err
 		}
-		positions, repairs, err := x.placeCandidates(ctx, r, rd.cands, window)
+		positions, repairs, err := reads.placeCandidates(ctx, r, rd.cands, window)
 		if err != nil {
 			return nil, 0, false, err
 		}
 		if len(repairs) > 0 {
-			if _, err := x.inboxes.Apply(ctx, repairs); err != nil {
+			if _, err := reads.inboxes.Apply(ctx, repairs); err != nil {
 				return nil, 0, false, redisx.Fail(err)
 			}
 		}
@@ -362,8 +362,8 @@ func (x *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction
 		if (older && next >= bound) || (!older && next <= bound) {
 			// The sources answered nothing beyond the bound: another round
 			// would read the same one. Return what this pass has.
-			x.d.Metrics.NoProgress.WithLabelValues(metrics.NoProgressMerge).Inc()
-			x.d.Log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
+			reads.d.Metrics.NoProgress.WithLabelValues(metrics.NoProgressMerge).Inc()
+			reads.d.Log.WarnContext(ctx, "feed merge made no progress", "reader", r.id, "bound", bound, "window", window)
 			break
 		}
 		bound = next
@@ -390,8 +390,8 @@ type sources struct {
 // with the posts those hold looked up in it, in one round trip: the early
 // one when loadState made it, with the posts it guessed. A missing inbox
 // is errNoInbox; another failure is Redis's (redisx.Error).
-func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound int64, want int) (sources, error) {
-	copies, err := x.outboxes.Copies(ctx, r.celebs)
+func (reads *Reads) readRound(ctx context.Context, r *readState, older bool, bound int64, want int) (sources, error) {
+	copies, err := reads.outboxes.Copies(ctx, r.celebs)
 	if err != nil {
 		return sources{}, redisx.Fail(err)
 	}
@@ -408,10 +408,10 @@ func (x *Reads) readRound(ctx context.Context, r *readState, older bool, bound i
 	lookups = uniq(lookups)
 	inboxCmd, asked := r.takeEarly(older, bound, want)
 	if inboxCmd != nil {
-		src.page, err = x.inboxes.finishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
+		src.page, err = reads.inboxes.finishRead(ctx, inboxCmd, r.id, older, bound, want, asked)
 	} else {
 		asked = lookups
-		src.page, err = x.inboxes.readPage(ctx, r.id, older, bound, want, asked)
+		src.page, err = reads.inboxes.readPage(ctx, r.id, older, bound, want, asked)
 	}
 	src.asked = asked
 	if err != nil && !errors.Is(err, errNoInbox) {
@@ -524,7 +524,7 @@ func (rd round) dropUnreachable(src sources, older bool, bound int64) {
 // the window that their outboxes did not show in this range: they may be
 // earlier arrivals, found in the copies (the candidates below the window
 // are placed from MySQL, see exactPositions).
-func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd round) error {
+func (reads *Reads) complete(ctx context.Context, r *readState, src sources, rd round) error {
 	var unseen, inWindow []int64
 	for id, c := range rd.cands {
 		if !c.inInbox {
@@ -537,8 +537,8 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 		}
 	}
 	if len(unseen) > 0 {
-		pipe := x.d.Redis.Pipeline()
-		lookup := x.inboxes.lookup(ctx, pipe, r.id, unseen)
+		pipe := reads.d.Redis.Pipeline()
+		lookup := reads.inboxes.lookup(ctx, pipe, r.id, unseen)
 		pipe.Exec(ctx) // each command's own error is looked at below
 		known, err := lookup()
 		if err != nil {
@@ -548,7 +548,7 @@ func (x *Reads) complete(ctx context.Context, r *readState, src sources, rd roun
 			rd.cands[it.PostID].fromInbox(it)
 		}
 	}
-	arrivals, err := x.outboxes.copiedReposts(ctx, src.copies, r.celebs, inWindow)
+	arrivals, err := reads.outboxes.copiedReposts(ctx, src.copies, r.celebs, inWindow)
 	if err != nil {
 		return err
 	}
@@ -602,16 +602,16 @@ func sortEntries(es []Entry, older bool) {
 // stale sources out. A hidden user's arrival is passed over, not repaired:
 // the block or mute that hid it reset the inbox, so it can only be one that
 // raced it, and a repair could outlive an unmute that came meanwhile.
-func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]Entry, []Change, error) {
+func (reads *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]Entry, []Change, error) {
 	positions := map[int64]Entry{}
 	if len(cands) == 0 {
 		return positions, nil, nil
 	}
-	live, err := x.livePosts(ctx, r, cands)
+	live, err := reads.livePosts(ctx, r, cands)
 	if err != nil {
 		return nil, nil, err
 	}
-	followed, hidden, err := r.sight(ctx, x, sourceUsers(cands, live, window))
+	followed, hidden, err := r.sight(ctx, reads, sourceUsers(cands, live, window))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -638,7 +638,7 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 		}
 	}
 	if len(older) > 0 {
-		exact, err := x.exactPositions(ctx, r, older, followed)
+		exact, err := reads.exactPositions(ctx, r, older, followed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -652,7 +652,7 @@ func (x *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int
 // livePosts loads the candidates and the events of their sources, and
 // returns the live ones by id (which the reader keeps: the page's posts go
 // out with them).
-func (x *Reads) livePosts(ctx context.Context, r *readState, cands map[int64]*candidate) (map[int64]*models.Post, error) {
+func (reads *Reads) livePosts(ctx context.Context, r *readState, cands map[int64]*candidate) (map[int64]*models.Post, error) {
 	events := make([]int64, 0, 2*len(cands))
 	for id, c := range cands {
 		events = append(events, id)
@@ -663,7 +663,7 @@ func (x *Reads) livePosts(ctx context.Context, r *readState, cands map[int64]*ca
 			events = append(events, s.Event)
 		}
 	}
-	posts, err := x.cache.Posts(ctx, uniq(events))
+	posts, err := reads.cache.Posts(ctx, uniq(events))
 	if err != nil {
 		return nil, err
 	}
@@ -758,7 +758,7 @@ type olderPost struct {
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.
-func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]Entry, error) {
+func (reads *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]Entry, error) {
 	var out []Entry
 	var unlisted []int64
 	for _, ep := range posts {
@@ -783,8 +783,8 @@ func (x *Reads) exactPositions(ctx context.Context, r *readState, posts []olderP
 	if len(unlisted) == 0 {
 		return out, nil
 	}
-	x.d.Metrics.RepostListMisses.Add(float64(len(unlisted)))
-	first, err := x.d.Store.FirstRepostsByFollowees(ctx, r.id, unlisted)
+	reads.d.Metrics.RepostListMisses.Add(float64(len(unlisted)))
+	first, err := reads.d.Store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
 		out = append(out, Entry{Key: pos, PostID: id})
 	}

@@ -14,39 +14,39 @@ import (
 // from MySQL into temporary keys and swapped in atomically, so no reader
 // sees half a feed; concurrent callers, on any instance, wait for the one
 // rebuild. It reports whether this call rebuilt it.
-func (x *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
-	return redisx.EnsureOnce(ctx, x.d.Redis, x.d.Keys.Inbox(reader), x.d.Keys.RebuildLock(reader), func(token string, locked time.Time) error {
-		return x.rebuild(ctx, reader, token, locked)
+func (ib *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
+	return redisx.EnsureOnce(ctx, ib.d.Redis, ib.d.Keys.Inbox(reader), ib.d.Keys.RebuildLock(reader), func(token string, locked time.Time) error {
+		return ib.rebuild(ctx, reader, token, locked)
 	})
 }
 
 // rebuild pulls the reader's newest InboxCap entries from MySQL, with
 // their sources, and swaps them in as the inbox. MySQL may be a replica
 // that holds every commit from before locked, when the lock was taken.
-func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locked time.Time) error {
-	defer x.d.Redis.Del(context.WithoutCancel(ctx), x.d.Keys.RebuildLock(reader)) // after a failure; the swap deletes it on success
+func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, locked time.Time) error {
+	defer ib.d.Redis.Del(context.WithoutCancel(ctx), ib.d.Keys.RebuildLock(reader)) // after a failure; the swap deletes it on success
 	// A followee set that outlived its inbox goes before MySQL is read: a
 	// follow committed after that read finds no set and the lock, waits for
 	// the swap and lands on the set swapped in, where it would otherwise
 	// land on the old set and be lost by the swap.
-	if err := x.d.Redis.Del(ctx, x.d.Keys.Following(reader), x.d.Keys.FollowingVersion(reader)).Err(); err != nil {
+	if err := ib.d.Redis.Del(ctx, ib.d.Keys.Following(reader), ib.d.Keys.FollowingVersion(reader)).Err(); err != nil {
 		return err
 	}
-	mysql := x.rep.AllowLagSince(ctx, locked, reader)
-	followees, hidden, err := x.d.Store.FeedView(mysql, reader)
+	mysql := ib.rep.AllowLagSince(ctx, locked, reader)
+	followees, hidden, err := ib.d.Store.FeedView(mysql, reader)
 	if err != nil {
 		return err
 	}
 	view := NewView(followees, hidden)
-	entries, late, err := x.pull.Newest(mysql, view, x.d.Cfg.InboxCap)
+	entries, late, err := ib.pull.Newest(mysql, view, ib.d.Cfg.InboxCap)
 	if err != nil {
 		return err
 	}
 	var floor int64
-	if len(entries) == x.d.Cfg.InboxCap {
+	if len(entries) == ib.d.Cfg.InboxCap {
 		floor = entries[len(entries)-1].Key
 	}
-	sources, err := x.entrySources(mysql, view, entries)
+	sources, err := ib.entrySources(mysql, view, entries)
 	if err != nil {
 		return err
 	}
@@ -64,8 +64,8 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	for id, key := range place {
 		entries = append(entries, Entry{Key: key, PostID: id})
 	}
-	tmp, tmpSrc, tmpFollowing := x.d.Keys.InboxTemp(reader), x.d.Keys.InboxSourcesTemp(reader), x.d.Keys.FollowingTemp(reader)
-	pipe := x.d.Redis.TxPipeline()
+	tmp, tmpSrc, tmpFollowing := ib.d.Keys.InboxTemp(reader), ib.d.Keys.InboxSourcesTemp(reader), ib.d.Keys.FollowingTemp(reader)
+	pipe := ib.d.Redis.TxPipeline()
 	pipe.Del(ctx, tmp, tmpSrc, tmpFollowing)
 	pipe.SAdd(ctx, tmpFollowing, followingMembers(followees, hidden)...)
 	members := []redis.Z{{Score: -1, Member: fmt.Sprintf("~%d", floor)}}
@@ -79,19 +79,19 @@ func (x *Inboxes) rebuild(ctx context.Context, reader int64, token string, locke
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	keys := []string{tmp, tmpSrc, x.d.Keys.Inbox(reader), x.d.Keys.InboxSources(reader), x.d.Keys.RebuildLock(reader),
-		tmpFollowing, x.d.Keys.Following(reader), x.d.Keys.FollowingVersion(reader)}
-	if err := swapInboxScript.Run(ctx, x.d.Redis, keys, token, x.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
+	keys := []string{tmp, tmpSrc, ib.d.Keys.Inbox(reader), ib.d.Keys.InboxSources(reader), ib.d.Keys.RebuildLock(reader),
+		tmpFollowing, ib.d.Keys.Following(reader), ib.d.Keys.FollowingVersion(reader)}
+	if err := swapInboxScript.Run(ctx, ib.d.Redis, keys, token, ib.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Err(); err != nil {
 		return err
 	}
-	x.d.Metrics.Rebuilds.Inc()
+	ib.d.Metrics.Rebuilds.Inc()
 	return nil
 }
 
 // entrySources lists the sources of the entries that did not come from
 // their author alone: the followed author at the post's id, and each
 // live repost by a followee the view counts through.
-func (x *Inboxes) entrySources(ctx context.Context, view View, entries []Entry) (map[int64][]Source, error) {
+func (ib *Inboxes) entrySources(ctx context.Context, view View, entries []Entry) (map[int64][]Source, error) {
 	out := map[int64][]Source{}
 	if len(entries) == 0 {
 		return out, nil
@@ -100,11 +100,11 @@ func (x *Inboxes) entrySources(ctx context.Context, view View, entries []Entry) 
 	for i, en := range entries {
 		ids[i] = en.PostID
 	}
-	reposts, err := x.d.Store.Reposts(ctx, view.Followees, ids)
+	reposts, err := ib.d.Store.Reposts(ctx, view.Followees, ids)
 	if err != nil || len(reposts) == 0 {
 		return out, err
 	}
-	originals, err := x.cache.StoredPosts(ctx, ids)
+	originals, err := ib.cache.StoredPosts(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -12,29 +12,29 @@ import (
 
 // UnreadCount is the number of feed entries newer than the viewer's read
 // marker, at most MaxUnreadCount.
-func (x *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
-	x.d.Metrics.UnreadCounts.Inc()
-	unread, _, err := x.UnreadEntries(ctx, viewerID)
+func (reads *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
+	reads.d.Metrics.UnreadCounts.Inc()
+	unread, _, err := reads.UnreadEntries(ctx, viewerID)
 	return len(unread), err
 }
 
 // UnreadEntries lists the feed entries newer than the viewer's read marker
 // (at most MaxUnreadCount), and the marker.
-func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int64, error) {
-	u, err := x.readMarker(ctx, viewerID)
+func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int64, error) {
+	u, err := reads.readMarker(ctx, viewerID)
 	if err != nil {
 		return nil, 0, err
 	}
-	if x.d.Cfg.Mode != config.ModePull {
-		unread, err := x.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
+	if reads.d.Cfg.Mode != config.ModePull {
+		unread, err := reads.unreadFromInbox(ctx, viewerID, u.FeedReadKey)
 		return unread, u.FeedReadKey, err
 	}
-	lagging := x.rep.AllowLag(ctx, viewerID)
-	view, err := x.viewFromMySQL(lagging, viewerID)
+	lagging := reads.rep.AllowLag(ctx, viewerID)
+	view, err := reads.viewFromMySQL(lagging, viewerID)
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := x.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
+	unread, err := reads.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 
@@ -43,15 +43,15 @@ func (x *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int
 // markFeedRead answers, so it is the viewer's own latest write. A query
 // that also reads the feed has it from the reader's state, read with it in
 // one round trip.
-func (x *Reads) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
-	if x.d.Cfg.Mode != config.ModePull && memoFor(ctx, viewerID) != nil {
-		if _, err := x.state(ctx, viewerID, nil); err == nil {
+func (reads *Reads) readMarker(ctx context.Context, viewerID int64) (*models.User, error) {
+	if reads.d.Cfg.Mode != config.ModePull && memoFor(ctx, viewerID) != nil {
+		if _, err := reads.state(ctx, viewerID, nil); err == nil {
 			if u := memoSelf(ctx, viewerID); u != nil {
 				return u, nil
 			}
 		}
 	}
-	users, err := x.cache.UsersBelowLocal(ctx, []int64{viewerID})
+	users, err := reads.cache.UsersBelowLocal(ctx, []int64{viewerID})
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +63,11 @@ func (x *Reads) readMarker(ctx context.Context, viewerID int64) (*models.User, e
 
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
-func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]Entry, error) {
-	r, err := x.state(ctx, viewerID, nil)
+func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]Entry, error) {
+	r, err := reads.state(ctx, viewerID, nil)
 	if err == nil {
 		var unread []Entry
-		if unread, err = x.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
+		if unread, err = reads.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
 			return unread, nil
 		}
 	}
@@ -75,9 +75,9 @@ func (x *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]
 	if !errors.As(err, &re) {
 		return nil, err
 	}
-	view, err := x.viewFromMySQL(ctx, viewerID)
+	view, err := reads.viewFromMySQL(ctx, viewerID)
 	if err != nil {
 		return nil, err
 	}
-	return x.pull.Entries(ctx, view, store.Newer, marker, config.MaxUnreadCount)
+	return reads.pull.Entries(ctx, view, store.Newer, marker, config.MaxUnreadCount)
 }
