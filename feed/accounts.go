@@ -3,22 +3,18 @@ package feed
 import (
 	"context"
 	"errors"
-	"regexp"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"feedservice/feed/config"
+	"feedservice/feed/text"
 	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
 )
 
-var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-
 // SignUp creates an account and signs it in.
 func (e *Engine) SignUp(ctx context.Context, username, password string, displayName *string) (*models.AuthPayload, error) {
-	if err := checkUsername(username); err != nil {
+	if err := text.Username(username); err != nil {
 		return nil, err
 	}
 	if n := utf8.RuneCountInString(password); n < config.MinPasswordChars || n > config.MaxPasswordChars {
@@ -27,7 +23,7 @@ func (e *Engine) SignUp(ctx context.Context, username, password string, displayN
 	name := username
 	if displayName != nil {
 		var err error
-		if name, err = checkDisplayName(*displayName); err != nil {
+		if name, err = text.DisplayName(*displayName); err != nil {
 			return nil, err
 		}
 	}
@@ -77,17 +73,14 @@ func (e *Engine) authPayload(u *models.User) (*models.AuthPayload, error) {
 // UpdateProfile changes the viewer's display name and bio.
 func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName, bio *string) (*models.User, error) {
 	if displayName != nil {
-		name, err := checkDisplayName(*displayName)
+		name, err := text.DisplayName(*displayName)
 		if err != nil {
 			return nil, err
 		}
 		displayName = &name
 	}
 	if bio != nil {
-		if n := utf8.RuneCountInString(*bio); n > config.MaxBioChars || !utf8.ValidString(*bio) {
-			return nil, apperr.BadInput("the bio must be valid text of at most %d characters", config.MaxBioChars)
-		}
-		if err := refuseControls("the bio", *bio); err != nil {
+		if err := text.Bio(*bio); err != nil {
 			return nil, err
 		}
 	}
@@ -116,49 +109,4 @@ func (e *Engine) UserByUsername(ctx context.Context, username string) (*models.U
 // the cache tiers. The users are shared with other readers: read them only.
 func (e *Engine) Users(ctx context.Context, ids []int64) ([]*models.User, error) {
 	return e.cache.Users(ctx, ids)
-}
-
-func checkUsername(username string) error {
-	if n := len(username); n < config.MinUsernameChars || n > config.MaxUsernameChars || !usernamePattern.MatchString(username) {
-		return apperr.BadInput("a username is %d to %d letters, digits or underscores", config.MinUsernameChars, config.MaxUsernameChars)
-	}
-	return nil
-}
-
-// checkDisplayName returns name trimmed of surrounding white space, if
-// what remains may name a user: 1 to MaxDisplayNameChars code points of
-// valid UTF-8, on one line (no control characters at all, line feed and
-// tab included, unlike a post or a bio), without bidirectional
-// formatting characters.
-func checkDisplayName(name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if n := utf8.RuneCountInString(name); n == 0 || n > config.MaxDisplayNameChars || !utf8.ValidString(name) {
-		return "", apperr.BadInput("a display name is 1 to %d characters", config.MaxDisplayNameChars)
-	}
-	n := 0
-	for _, r := range name {
-		n++
-		switch {
-		case unicode.IsControl(r):
-			return "", apperr.BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
-		case bidiControl(r):
-			return "", apperr.BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
-		}
-	}
-	return name, nil
-}
-
-// bidiControl says whether r is one of Unicode's bidirectional formatting
-// characters: the embeddings and overrides U+202A to U+202E, the isolates
-// U+2066 to U+2069, and the marks U+200E, U+200F and U+061C. In a name
-// shown beside other text they can reverse what follows it (a name ending
-// in U+202E turns "posted 2 hours ago" around), so names refuse them.
-// Post bodies and bios keep them: right-to-left text needs the marks, and
-// a reader sees such a text as a block of its own.
-func bidiControl(r rune) bool {
-	switch {
-	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
-		return true
-	}
-	return r == '\u200e' || r == '\u200f' || r == '\u061c'
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/feed/text"
 	"feedservice/internal/apperr"
 	"feedservice/models"
 	"feedservice/store"
@@ -17,7 +14,7 @@ import (
 
 // CreatePost publishes a post by the viewer.
 func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*models.Post, error) {
-	body, err := checkPostBody(body)
+	body, err := text.PostBody(body)
 	if err != nil {
 		return nil, err
 	}
@@ -31,59 +28,6 @@ func (e *Engine) CreatePost(ctx context.Context, viewerID int64, body string) (*
 	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, []int64{p.ID})
 	e.afterCommit(ctx, nil)
 	return p, nil
-}
-
-// checkPostBody returns body trimmed of surrounding white space, if what
-// remains is text a post may hold: 1 to MaxPostChars code points of valid
-// UTF-8 with no control characters but line feed and tab, at least one of
-// them visible. Any script,
-// combining marks, right-to-left text and emoji are text. Invalid UTF-8 and
-// the other controls (NUL, carriage return, escape, DEL, the C1 range) are
-// refused, not repaired or dropped, so that what is stored is byte for byte
-// what the author sent, and no reader's terminal or log gets a control.
-func checkPostBody(body string) (string, error) {
-	body = strings.TrimSpace(body)
-	if !utf8.ValidString(body) {
-		return "", apperr.BadInput("the post body is not valid UTF-8 text")
-	}
-	if err := refuseControls("the post body", body); err != nil {
-		return "", err
-	}
-	if n := utf8.RuneCountInString(body); n == 0 || n > config.MaxPostChars {
-		return "", apperr.BadInput("a post is 1 to %d characters after trimming spaces; this one has %d", config.MaxPostChars, n)
-	}
-	if !strings.ContainsFunc(body, visible) {
-		return "", apperr.BadInput("a post needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or variation selectors)")
-	}
-	return body, nil
-}
-
-// visible says whether r shows as something on a page: not white space,
-// not a format character (zero-width space, joiners, U+2060, the byte
-// order mark, the bidirectional controls: Unicode's category Cf), not a
-// variation selector, not one of the other characters Unicode says to
-// draw as nothing (Other_Default_Ignorable_Code_Point: the Hangul fillers,
-// U+034F), and not the blank braille pattern U+2800, which shows as a
-// space.
-func visible(r rune) bool {
-	return !unicode.IsSpace(r) && !unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) && r != '\u2800'
-}
-
-// refuseControls answers BAD_USER_INPUT when text, valid UTF-8 that what
-// names, holds a control character other than line feed and tab. It is the
-// rule of the texts a user writes for others to read at length: post
-// bodies and bios, where line feed and tab are text, not terminal
-// commands. Carriage return, NUL, escape, DEL and the C1 range are
-// refused. Display names are stricter (checkDisplayName): one line.
-func refuseControls(what, text string) error {
-	n := 0
-	for _, r := range text {
-		n++
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return apperr.BadInput("%s holds the control character %U at character %d; of the controls only line feed (\\n) and tab are allowed", what, r, n)
-		}
-	}
-	return nil
 }
 
 // Repost reposts postID (or, for a repost, its original) as the viewer.

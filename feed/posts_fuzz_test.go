@@ -12,7 +12,7 @@ import (
 )
 
 // postBodyAllowed is the rule of post bodies written out by ranges, apart
-// from checkPostBody: trimmed of white space, 1 to MaxPostChars code points
+// from text.PostBody: trimmed of white space, 1 to MaxPostChars code points
 // of valid UTF-8, no C0 control but line feed and tab, no DEL, no C1 control,
 // at least one character that is not blank.
 func postBodyAllowed(body string) (trimmed string, ok bool) {

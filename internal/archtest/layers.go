@@ -50,9 +50,10 @@ var layers = []layer{
 		"internal/ratelimit",
 		"internal/apq",
 	}},
-	{"feed: shared resources, paging", []string{
+	{"feed: shared resources, paging, the rules of user-written text", []string{
 		"feed/internal/deps",
 		"feed/paging",
+		"feed/text",
 	}},
 	{"feed: live messages, read replicas, page jumps", []string{
 		"feed/livemsg",
