@@ -2,7 +2,6 @@ package home
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"testing"
 
@@ -10,16 +9,11 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/ids"
-	"feedservice/feed/internal/deps"
-	"feedservice/feed/internal/keyspace"
-	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
 	"feedservice/feed/timeline"
-	"feedservice/internal/testenv"
 	"feedservice/models"
-	"feedservice/store"
 )
 
 // TestDismissalBeatsAConcurrentWorkOut: a viewer's suggestions being worked
@@ -91,23 +85,8 @@ func TestDismissalBeatsAConcurrentWorkOut(t *testing.T) {
 // database and a Redis key prefix of the test's own.
 func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := testenv.Redis(t)
-	gen, err := ids.NewIDGenerator(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Config{KeyPrefix: prefix, HomeInsertEvery: 5}.WithDefaults()
-	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(prefix), Log: slog.New(slog.DiscardHandler),
-		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
+	d := depstest.New(t, config.Config{HomeInsertEvery: 5})
+	rdb := d.Redis
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := timeline.NewFeeds(d, c)

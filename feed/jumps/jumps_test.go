@@ -3,7 +3,6 @@ package jumps
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,11 +11,8 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
-	"feedservice/feed/internal/deps"
-	"feedservice/feed/internal/keyspace"
-	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
-	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -31,24 +27,8 @@ type testLists struct {
 
 func newTestLists(t *testing.T, threshold int) *testLists {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := testenv.Redis(t)
-	gen, err := ids.NewIDGenerator(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Config{JumpCacheFollowers: threshold}.WithDefaults()
-	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New(),
-		Log: slog.New(slog.DiscardHandler), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
-	return &testLists{Lists: New(d), t: t, ids: gen}
+	d := depstest.New(t, config.Config{JumpCacheFollowers: threshold})
+	return &testLists{Lists: New(d), t: t, ids: d.IDs}
 }
 
 // user signs up a user named name.

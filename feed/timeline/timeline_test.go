@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"testing"
 
@@ -12,14 +11,11 @@ import (
 
 	"feedservice/feed/cache"
 	"feedservice/feed/config"
-	"feedservice/feed/ids"
 	"feedservice/feed/internal/deps"
-	"feedservice/feed/internal/keyspace"
-	"feedservice/feed/internal/metrics"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/feed/replicas"
-	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -38,19 +34,10 @@ type testParts struct {
 
 func newTestParts(t *testing.T, set func(*config.Config)) *testParts {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{MySQLDSN: testenv.MySQL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := testenv.Redis(t)
-	cfg := config.Config{KeyPrefix: prefix}
+	var cfg config.Config
 	set(&cfg)
-	return partsOver(t, cfg.WithDefaults(), st, rdb)
+	d := depstest.New(t, cfg)
+	return partsOver(t, d.Cfg, d.Store, d.Redis)
 }
 
 // another is a second instance's parts over p's database and Redis: its
@@ -61,12 +48,7 @@ func (p *testParts) another() *testParts {
 
 func partsOver(t *testing.T, cfg config.Config, st *store.Store, rdb redis.UniversalClient) *testParts {
 	t.Helper()
-	gen, err := ids.NewIDGenerator(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &deps.Deps{Cfg: cfg, Store: st, Redis: rdb, Keys: keyspace.New(cfg.KeyPrefix), Log: slog.New(slog.DiscardHandler),
-		Metrics: metrics.New(), Now: deps.NowMillis, IDs: gen, WarnRedis: func(string, error) {}}
+	d := depstest.Over(t, cfg, st, rdb)
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := NewFeeds(d, c)

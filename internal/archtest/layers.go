@@ -59,6 +59,7 @@ var layers = []layer{
 		"feed/livemsg",
 		"feed/replicas",
 		"feed/jumps",
+		"feed/internal/depstest", // test support: a package's own Deps
 	}},
 	{"feed: cache tiers", []string{"feed/cache"}},
 	{"feed: the read model", []string{"feed/timeline"}},
