@@ -104,10 +104,17 @@ func validShardCount(n int) error {
 // detectShards reads the layout of the head's database: the partitions of
 // its users table when it is a Spider table, nil when it is not.
 func detectShards(ctx context.Context, db *gorm.DB) (*shardLayout, error) {
+	// One table's row first: on one database (every test's) that is all,
+	// and it needs no join, which MariaDB would make in a temporary table.
+	var engine string
+	err := db.WithContext(ctx).Raw(`SELECT COALESCE(MAX(ENGINE), '') FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users'`).Scan(&engine).Error
+	if err != nil || !strings.EqualFold(engine, "SPIDER") {
+		return nil, err
+	}
 	var n int64
-	err := db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM information_schema.PARTITIONS p
-		JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = p.TABLE_SCHEMA AND t.TABLE_NAME = p.TABLE_NAME
-		WHERE p.TABLE_SCHEMA = DATABASE() AND p.TABLE_NAME = 'users' AND t.ENGINE = 'SPIDER' AND p.PARTITION_NAME IS NOT NULL`).Scan(&n).Error
+	err = db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM information_schema.PARTITIONS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'users' AND PARTITION_NAME IS NOT NULL`).Scan(&n).Error
 	if err != nil || n == 0 {
 		return nil, err
 	}

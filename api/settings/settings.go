@@ -481,7 +481,7 @@ func (c Settings) Describe() []any {
 		redis = "embedded in-process Redis"
 	}
 	settings := append([]any{
-		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "replicaMaxLag", c.ReplicaMaxLag,
+		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "replicaMaxLag", c.ReplicaMaxLag,
 		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
 		"tokenSecret", isSet(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
 		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
