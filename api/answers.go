@@ -77,8 +77,13 @@ type answerSpend struct {
 	budget    *answerBudget
 	address   string
 	maxAnswer int64
+	// errorCap bounds the bytes of the answer's errors (0: none), set by
+	// limitErrors: a request may not buy an answer of errors much larger
+	// than itself.
+	errorCap int64
 
-	spent atomic.Int64 // bytes written so far
+	spent      atomic.Int64 // bytes written so far
+	errorBytes atomic.Int64 // bytes of the errors added so far
 
 	mu       sync.Mutex
 	taken    int64 // bytes taken from the budget
@@ -120,6 +125,18 @@ func (s *answerSpend) reach(total int64) bool {
 	return true
 }
 
+// spendError counts an error of n bytes added to the answer: past the
+// answer's errorCap the answer is refused with RESPONSE_TOO_LARGE, and the
+// error's bytes count toward MaxResponseBytes and the budget as they are
+// added, not only once the answer is made.
+func (s *answerSpend) spendError(n int64) {
+	if total := s.errorBytes.Add(n); s.errorCap > 0 && total > s.errorCap {
+		s.refuse(answerErrors, apperr.New(apperr.CodeResponseTooLarge, "the answer's errors pass %d bytes (ERROR_BYTES_PER_REQUEST_BYTE times the request's bytes, plus ERROR_BYTES_ALLOWANCE); send fewer failing fields in one request", s.errorCap))
+		return
+	}
+	s.Spend(int(n))
+}
+
 // answerRefusal is why an answer is refused, and the bound that did, in
 // metrics.
 type answerRefusal struct {
@@ -130,6 +147,7 @@ type answerRefusal struct {
 // Which bound refused an answer, in metrics.
 const (
 	answerSize         = "size"           // MaxResponseBytes
+	answerErrors       = "errors"         // ErrorBytesPerRequestByte and ErrorBytesAllowance
 	answerBytesAddress = "address_bytes"  // an address's share of MaxResponseBytesInFlight
 	answerBytesTotal   = "instance_bytes" // MaxResponseBytesInFlight
 )
@@ -187,28 +205,69 @@ type answerSpendKey struct{}
 // text past it), counts the answer it made exactly, and answers one past
 // the cap (RESPONSE_TOO_LARGE) or past the budget (RATE_LIMITED) with that
 // error alone, before a byte of it is sent. An HTTP request's operations
-// share its spend (limitOperations); a websocket message has its own,
-// given back once it is made (the socket's writes have their deadlines).
+// share its spend (limitOperations), given back once its answer is
+// written. Each answer of a websocket operation (a query's one, or a
+// subscription's per event) has its own, given back once the transport has
+// written it: when it asks for the operation's next answer, which it does
+// only then (heldAnswer). So a client that does not read its socket holds
+// its answers' bytes, and is refused past its share.
 type answerLimit struct {
 	budget    *answerBudget
 	maxAnswer int
-	present   graphql.ErrorPresenterFunc
-	metrics   *serverMetrics
+	// errorsPerRequestByte and errorAllowance bound the errors of a
+	// websocket answer as limitOperations bounds an HTTP request's.
+	errorsPerRequestByte, errorAllowance int
+	present                              graphql.ErrorPresenterFunc
+	metrics                              *serverMetrics
 }
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = answerLimit{}
 
 func (answerLimit) ExtensionName() string                   { return "AnswerLimit" }
 func (answerLimit) Validate(graphql.ExecutableSchema) error { return nil }
 
+// heldAnswer is the spend of a websocket operation's last answer, held
+// until the transport has written it.
+type heldAnswer struct{ spend atomic.Pointer[answerSpend] }
+
+func (h *heldAnswer) hold(s *answerSpend) {
+	if old := h.spend.Swap(s); old != nil {
+		old.release()
+	}
+}
+
+type heldAnswerKey struct{}
+
+func (l answerLimit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if _, ok := ctx.Value(answerSpendKey{}).(*answerSpend); ok {
+		return next(ctx) // HTTP: limitOperations holds the request's spend
+	}
+	held := &heldAnswer{}
+	responses := next(context.WithValue(ctx, heldAnswerKey{}, held))
+	// The transport asks for the next answer once it has written the last
+	// (gqlgen's websocket writes it in between), and for one more at the
+	// end, which is nil: the last answer's bytes are given back then.
+	return func(ctx context.Context) *graphql.Response {
+		held.hold(nil)
+		return responses(ctx)
+	}
+}
+
 func (l answerLimit) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	spend, ok := ctx.Value(answerSpendKey{}).(*answerSpend)
 	if !ok {
-		spend = newAnswerSpend(l.budget, clientAddress(ctx), l.maxAnswer)
-		defer spend.release()
+		spend = newAnswerSpend(l.budget, subject(ctx), l.maxAnswer)
+		spend.errorCap = errorCap(operationBytes(ctx), l.errorsPerRequestByte, l.errorAllowance)
+		if held, ok := ctx.Value(heldAnswerKey{}).(*heldAnswer); ok {
+			defer held.hold(spend)
+		} else {
+			defer spend.release()
+		}
+		ctx = context.WithValue(ctx, answerSpendKey{}, spend)
 	}
 	before := spend.spent.Load()
 	resp := next(fastexec.WithLimit(ctx, spend))
@@ -229,6 +288,36 @@ func (l answerLimit) InterceptResponse(ctx context.Context, next graphql.Respons
 	spend.refusal.Store(nil)
 	spend.settle(before, responseBytes(out))
 	return out
+}
+
+// errorCap is the most bytes of errors an answer to a request of
+// requestBytes may hold: perRequestByte times it, plus allowance.
+func errorCap(requestBytes int64, perRequestByte, allowance int) int64 {
+	return requestBytes*int64(perRequestByte) + int64(allowance)
+}
+
+// operationBytes is what the client sent for the operation of ctx: its
+// document and its variables, as JSON.
+func operationBytes(ctx context.Context) int64 {
+	if !graphql.HasOperationContext(ctx) {
+		return 0
+	}
+	op := graphql.GetOperationContext(ctx)
+	vars, _ := json.Marshal(op.Variables)
+	return int64(len(op.RawQuery) + len(op.OperationName) + len(vars))
+}
+
+// withErrorBytes counts each error presented into its answer's spend
+// (answerSpend.spendError), as it is added.
+func withErrorBytes(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		e := present(ctx, err)
+		if spend, ok := ctx.Value(answerSpendKey{}).(*answerSpend); ok {
+			b, _ := json.Marshal(e)
+			spend.spendError(int64(len(b)))
+		}
+		return e
+	}
 }
 
 // responseBytes is the size of resp as the transport writes it

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"feedservice/api/settings"
 	"feedservice/internal/testenv"
 )
@@ -325,4 +327,76 @@ func TestNonReadersCannotFillTheInstance(t *testing.T) {
 		t.Errorf("answers hold %d bytes, over %d", held, limit)
 	}
 	t.Logf("answers held: %d bytes (pid %d)", held, os.Getpid())
+}
+
+// A signed-in client that sends 40 queries of about 196 KB answers over
+// one websocket and never reads holds their bytes until they are written:
+// past its share of MaxResponseBytesInFlight the next are refused with
+// RATE_LIMITED, the bytes held stay within the share, and they are all
+// given back once the socket closes. (Each answer's bytes were given back
+// once it was made: none was refused, and RSS grew with every answer
+// waiting for the socket.)
+func TestNonReadingSocketHoldsItsShare(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.MaxOperationsPerSocket, c.MaxOperationsPerViewer = 64, 64 // the queries run; the bytes are what is bounded
+		c.MaxOperationsPerAddress, c.MaxOperationsInFlight = settings.DefaultMaxOperationsPerAddress, settings.DefaultMaxOperationsInFlight
+		c.MaxResponseBytes, c.MaxResponseBytesInFlight = 1<<20, 32<<20 // a share of 1 MiB
+	})
+	ann := s.signUp(t, "ann")
+	vars := map[string]any{"id": longPost(t, ann)}
+	serveSmallBuffers(t, s)
+	d := websocket.Dialer{Subprotocols: []string{liveTransportWS}, HandshakeTimeout: testenv.Scale(5 * time.Second),
+		NetDial: func(network, addr string) (net.Conn, error) {
+			nd := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+				return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10) })
+			}}
+			return nd.Dial(network, addr)
+		}}
+	ws, _, err := d.Dial(liveWSURL(s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	initPayload, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + ann.Token})
+	if err := ws.WriteJSON(liveMsg{Type: "connection_init", Payload: initPayload}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ack, err := ws.ReadMessage(); err != nil || !strings.Contains(string(ack), "connection_ack") {
+		t.Fatalf("no ack: %s %v", ack, err)
+	}
+	payload, _ := json.Marshal(map[string]any{"query": bigAnswerQuery(98), "variables": vars})
+	for i := range 40 {
+		if err := ws.WriteJSON(liveMsg{Type: "subscribe", ID: fmt.Sprint(i), Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	share := s.app.answers.perAddress
+	held := func() (total, subject int64) {
+		s.app.answers.mu.Lock()
+		defer s.app.answers.mu.Unlock()
+		return s.app.answers.total, s.app.answers.byAddress["user:"+liveUserID(t, ann.Token)]
+	}
+	for deadline := time.Now().Add(testenv.Scale(10 * time.Second)); ; time.Sleep(20 * time.Millisecond) {
+		refused, _ := sample(scrape(t, s), "graphql_answers_refused_total", map[string]string{"limit": answerBytesAddress})
+		_, mine := held()
+		if mine > share {
+			t.Fatalf("the socket's answers hold %d bytes, over the share of %d", mine, share)
+		}
+		if refused > 0 {
+			t.Logf("refused past the share (%d bytes), holding %d", share, mine)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer refused within %s; the socket's answers hold %d bytes of a share of %d", testenv.Scale(10*time.Second), mine, share)
+		}
+	}
+	ws.Close()
+	for deadline := time.Now().Add(testenv.Scale(10 * time.Second)); ; time.Sleep(20 * time.Millisecond) {
+		if total, _ := held(); total == 0 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d bytes of answers still held after the socket closed", total)
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"feedservice/feed"
 	"feedservice/graph"
 	"feedservice/internal/ratelimit"
+	"feedservice/internal/throttle"
 	"feedservice/resolvers"
 	"feedservice/store"
 )
@@ -67,6 +68,9 @@ type app struct {
 	tracer trace.TracerProvider
 	// websockets are the open sockets, closed with 1001 on shutdown.
 	websockets openSockets
+	// untrustedForwarding spaces the warnings of X-Forwarded-For sent by
+	// a peer that is not a trusted proxy (clientIP).
+	untrustedForwarding throttle.Throttle
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
 	// them for ones that answer from memory, to measure the layer above.
 	resolvers graph.ResolverRoot
@@ -98,7 +102,7 @@ func newApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onStor
 // worker or subscription hub runs yet, so nothing is derived in Redis.
 func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onStore ...func(*store.Store)) (*app, error) {
 	log = withRequestIDLogs(log)
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, untrustedForwarding: throttle.Throttle{Every: cfg.RateLimitWarnInterval}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -152,7 +156,7 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 		return nil, err
 	}
 	a.metrics = newServerMetrics(sqlDB, a.redis)
-	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, metrics: a.metrics}
+	a.operations = &operationGate{maxTotal: cfg.MaxOperationsInFlight, maxPerAddress: cfg.MaxOperationsPerAddress, maxPerViewer: cfg.MaxOperationsPerViewer, metrics: a.metrics}
 	a.answers = newAnswerBudget(cfg.MaxResponseBytesInFlight, cfg.MaxResponseBytes, cfg.MaxOperationsPerAddress, cfg.MaxOperationsInFlight)
 	secret, err := tokenSecret(cfg)
 	if err != nil {

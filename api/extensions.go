@@ -644,8 +644,10 @@ func operationNotFound(name string, ops ast.OperationList) string {
 // before it left. It notes the operation's price in its stats
 // (operationPrice) for the complexity budget.
 type complexityLimit struct {
-	max int
-	es  graphql.ExecutableSchema
+	// max bounds a query or mutation; maxSubscription a subscription, whose
+	// selection runs again on every event (MaxSubscriptionComplexity).
+	max, maxSubscription int
+	es                   graphql.ExecutableSchema
 }
 
 var _ interface {
@@ -671,6 +673,8 @@ func (l *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 	opCtx.Stats.SetExtension(complexityStats, price)
 	var err *gqlerror.Error
 	switch b, _ := ctx.Value(batchKey{}).(*batchSpend); {
+	case opCtx.Operation.Operation == ast.Subscription && price > l.maxSubscription:
+		err = gqlerror.Errorf("the subscription costs %d, over the complexity limit of %d for a subscription (MaxSubscriptionComplexity), whose selection runs again on every event", price, l.maxSubscription)
 	case price > l.max:
 		err = gqlerror.Errorf("the operation costs %d, over the complexity limit of %d (MaxQueryComplexity)", price, l.max)
 	case b != nil && price > l.max-b.price:
@@ -967,24 +971,27 @@ func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 	if b.rate.Off() || price <= 0 {
 		return next(ctx)
 	}
-	share := ratelimit.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
-	var refusal *apperr.Error
-	if err := b.limiter.Allow(ctx, limitComplexity, share, budgetSubject(ctx)); !errors.As(err, &refusal) {
-		return next(ctx) // allowed, by Redis's budget or, while Redis fails, this instance's
+	refusal := b.spend(ctx, price)
+	if refusal == nil {
+		return next(ctx)
 	}
-	refusal = &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter,
-		Message: fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)}
+	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)
 	noteRetryAfter(ctx, refusal.RetryAfterSeconds())
 	return refusedOperation(ctx, b.present, refusal)
 }
 
-// budgetSubject is whose budget an operation spends: its viewer's, or the
-// client address's when signed out.
-func budgetSubject(ctx context.Context) string {
-	if viewer := viewer.ID(ctx); viewer != 0 {
-		return "user:" + strconv.FormatInt(viewer, 10)
+// spend spends price from the budget of ctx's client, or says when it can
+// be spent (a RATE_LIMITED error whose message the caller writes).
+func (b complexityBudget) spend(ctx context.Context, price int) *apperr.Error {
+	if b.rate.Off() || price <= 0 {
+		return nil
 	}
-	return "ip:" + clientAddress(ctx)
+	share := ratelimit.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
+	var refusal *apperr.Error
+	if err := b.limiter.Allow(ctx, limitComplexity, share, subject(ctx)); !errors.As(err, &refusal) {
+		return nil // allowed, by Redis's budget or, while Redis fails, this instance's
+	}
+	return &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter}
 }
 
 // ---- The strings of a document; subscriptions by POST.

@@ -96,7 +96,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
 		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
 	srv.Use(&intVariables{maxTokens: a.cfg.MaxQueryTokens, kept: a.parsedDocuments})
-	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity})
+	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity, maxSubscription: a.cfg.MaxSubscriptionComplexity})
 	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
 	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, maxRequestBodyBytes))
 	if !a.cfg.Introspection {
@@ -107,8 +107,11 @@ func (a *app) graphqlHandler() http.Handler {
 		present = withoutSchemaNames(withoutSuggestions(present))
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
-	srv.Use(complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present})
-	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics})
+	budget := complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present}
+	srv.Use(budget)
+	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
+	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,
+		errorsPerRequestByte: a.cfg.ErrorBytesPerRequestByte, errorAllowance: a.cfg.ErrorBytesAllowance})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
 	srv.Use(refuseLoneSurrogates{})
 	srv.Use(refuseSubscriptionsByPost{})
@@ -125,7 +128,7 @@ func (a *app) graphqlHandler() http.Handler {
 		}
 		return next(dataloader.With(ctx, dataloader.New(a.engine, viewer.ID(ctx), a.cfg.LoaderWait)))
 	})
-	srv.SetErrorPresenter(present)
+	srv.SetErrorPresenter(withErrorBytes(present))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
 	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
 }

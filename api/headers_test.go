@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -238,5 +239,25 @@ func TestEmbeddedRedisNeedsItsPassword(t *testing.T) {
 	defer wrong.Close()
 	if err := wrong.Ping(t.Context()).Err(); err == nil {
 		t.Errorf("a wrong password was let in")
+	}
+}
+
+// TestUntrustedForwardingWarned: X-Forwarded-For from a peer that is not a
+// trusted proxy is ignored, and said so in the log once per
+// RATE_LIMIT_WARN_INTERVAL, not once per request.
+func TestUntrustedForwardingWarned(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	s := newTestServerWithLog(t, backendEmbedded, slog.New(slog.NewTextHandler(&log, nil)), func(c *settings.Settings) {
+		c.RateLimitWarnInterval = time.Hour
+	})
+	for range 3 {
+		res, _ := limitsPost(t, s, "", http.Header{"X-Forwarded-For": {"203.0.113.7"}}, []byte(`{"query": "{ __typename }"}`))
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	}
+	if n := strings.Count(log.String(), "X-Forwarded-For from a peer that is not a trusted proxy"); n != 1 {
+		t.Fatalf("%d warnings of untrusted forwarding in the log, want 1:\n%s", n, log.String())
 	}
 }

@@ -21,16 +21,20 @@ import (
 const operationRetryAfter = time.Second
 
 // operationGate bounds the operations running at once: on the instance
-// (MaxOperationsInFlight) and from one client address group
-// (MaxOperationsPerAddress; an IPv6 /64 or an IPv4 address). An HTTP
-// request to /query holds one place once its body is read, while it is
-// parsed and run, until its answer is made (a batch runs its operations
-// one after the other): not while the answer is sent, which answerWriter
-// bounds by its size, so a client that does not read holds no place. A
-// client that drips its body holds none either (READ_TIMEOUT bounds it)
-// and cannot fill the instance's places that way. A query or mutation
-// sent over a websocket holds one while it runs, and one of its socket's
-// (socketOperations). Subscriptions hold none: they have their own caps.
+// (MaxOperationsInFlight), of one signed-in viewer (MaxOperationsPerViewer)
+// and, signed out, from one client address group
+// (MaxOperationsPerAddress; an IPv6 /64 or an IPv4 address). A viewer's
+// operations do not count against their address: anonymous traffic from
+// an address (a NAT's, a carrier's) cannot lock its signed-in users out.
+// An HTTP request to /query holds one place once its body is read, while
+// it is parsed and run, until its answer is made (a batch runs its
+// operations one after the other): not while the answer is sent, which
+// answerWriter bounds by its size, so a client that does not read holds no
+// place. A client that drips its body holds none either (READ_TIMEOUT
+// bounds it) and cannot fill the instance's places that way. A query or
+// mutation sent over a websocket holds one while it runs, and one of its
+// socket's (socketOperations); so does each event of a subscription while
+// its selection runs (subscriptionEvents).
 //
 // Past a bound the request or operation is refused at once, with
 // RATE_LIMITED and a retryAfter of operationRetryAfter, rather than queued:
@@ -40,48 +44,54 @@ const operationRetryAfter = time.Second
 // websocket used to run at once in a goroutine of its own: 300 pipelined
 // ones held 2.5 GB.)
 type operationGate struct {
-	maxTotal, maxPerAddress int
-	metrics                 *serverMetrics
+	maxTotal, maxPerAddress, maxPerViewer int
+	metrics                               *serverMetrics
 
 	mu        sync.Mutex
 	total     int
-	byAddress map[string]int
+	bySubject map[string]int
 }
 
 // Which bound refused an operation, in metrics.
 const (
 	gateInstance = "instance"
 	gateAddress  = "address"
+	gateViewer   = "viewer"
 	gateSocket   = "socket"
 )
 
-// enter takes a place for an operation of address, or says which bound
-// refused it.
-func (g *operationGate) enter(address string) (leave func(), refusedBy string) {
+// enter takes a place for an operation of ctx's client (clientSubject), or
+// says which bound refused it.
+func (g *operationGate) enter(ctx context.Context) (leave func(), refusedBy string) {
+	subject, signedIn := clientSubject(ctx)
+	limit, bound := g.maxPerAddress, gateAddress
+	if signedIn {
+		limit, bound = g.maxPerViewer, gateViewer
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.total >= g.maxTotal:
 		return nil, gateInstance
-	case g.byAddress[address] >= g.maxPerAddress:
-		return nil, gateAddress
+	case g.bySubject[subject] >= limit:
+		return nil, bound
 	}
-	if g.byAddress == nil {
-		g.byAddress = map[string]int{}
+	if g.bySubject == nil {
+		g.bySubject = map[string]int{}
 	}
 	g.total++
-	g.byAddress[address]++
+	g.bySubject[subject]++
 	g.metrics.operationsInFlight.Inc()
 	var once sync.Once
-	return func() { once.Do(func() { g.leave(address) }) }, ""
+	return func() { once.Do(func() { g.leave(subject) }) }, ""
 }
 
-func (g *operationGate) leave(address string) {
+func (g *operationGate) leave(subject string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total--
-	if g.byAddress[address]--; g.byAddress[address] <= 0 {
-		delete(g.byAddress, address)
+	if g.bySubject[subject]--; g.bySubject[subject] <= 0 {
+		delete(g.bySubject, subject)
 	}
 	g.metrics.operationsInFlight.Dec()
 }
@@ -94,7 +104,9 @@ func (g *operationGate) refusal(refusedBy string, perSocket int) *apperr.Error {
 	case gateInstance:
 		msg = fmt.Sprintf("the server is busy: it runs at most %d operations at once (MaxOperationsInFlight); retry later", g.maxTotal)
 	case gateAddress:
-		msg = fmt.Sprintf("at most %d operations may run at once from one address (MaxOperationsPerAddress); retry when one has answered", g.maxPerAddress)
+		msg = fmt.Sprintf("at most %d operations may run at once from one address when signed out (MaxOperationsPerAddress); retry when one has answered, or sign in", g.maxPerAddress)
+	case gateViewer:
+		msg = fmt.Sprintf("at most %d operations may run at once for one signed-in user (MaxOperationsPerViewer); retry when one has answered", g.maxPerViewer)
 	default:
 		msg = fmt.Sprintf("at most %d queries and mutations may run at once on one websocket (MaxOperationsPerSocket); retry when one has answered", perSocket)
 	}
@@ -117,7 +129,7 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now() // the request is read
-		leave, refusedBy := a.operations.enter(clientAddress(r.Context()))
+		leave, refusedBy := a.operations.enter(r.Context())
 		if refusedBy != "" {
 			status := http.StatusTooManyRequests
 			if refusedBy == gateInstance {
@@ -127,7 +139,8 @@ func (a *app) limitOperations(next http.Handler) http.Handler {
 			return
 		}
 		defer leave()
-		spend := newAnswerSpend(a.answers, clientAddress(r.Context()), a.cfg.MaxResponseBytes)
+		spend := newAnswerSpend(a.answers, subject(r.Context()), a.cfg.MaxResponseBytes)
+		spend.errorCap = errorCap(max(r.ContentLength, int64(len(r.URL.RawQuery))), a.cfg.ErrorBytesPerRequestByte, a.cfg.ErrorBytesAllowance)
 		defer spend.release()
 		r = r.WithContext(context.WithValue(r.Context(), answerSpendKey{}, spend))
 		next.ServeHTTP(&answerWriter{ResponseWriter: w, leave: leave, minWriteTime: a.cfg.MinWriteTime, minWriteRate: a.cfg.MinWriteRate,
@@ -188,7 +201,7 @@ func (w websocketOperations) InterceptOperation(ctx context.Context, next graphq
 		socket.running.Add(-1)
 		return refusedOperation(ctx, w.present, w.gate.refusal(gateSocket, socket.max))
 	}
-	leave, refusedBy := w.gate.enter(clientAddress(ctx))
+	leave, refusedBy := w.gate.enter(ctx)
 	if refusedBy != "" {
 		socket.running.Add(-1)
 		return refusedOperation(ctx, w.present, w.gate.refusal(refusedBy, socket.max))

@@ -126,7 +126,6 @@ func expectRefused(t *testing.T, what string, res *http.Response, errs []gqlErro
 func TestOperationsInFlightOverHTTP(t *testing.T) {
 	t.Parallel()
 	s, hold := newHoldingServer(t, func(c *settings.Settings) { c.MaxOperationsPerAddress = 2; c.MaxOperationsInFlight = 3 })
-	ann := s.signUp(t, "ann")
 	var held, late sync.WaitGroup
 	// Three requests from the first address send half their body and wait.
 	var dripping []*io.PipeWriter
@@ -145,7 +144,7 @@ func TestOperationsInFlightOverHTTP(t *testing.T) {
 	}
 	holdFrom := func(ip string) {
 		held.Go(func() {
-			if _, r := rawPost(t, s, ip, ann.Token, `{ viewer { username } }`); r.Err() != nil || !strings.Contains(string(r.Data), "ann") {
+			if _, r := rawPost(t, s, ip, "", `{ viewer { username } }`); r.Err() != nil || !strings.Contains(string(r.Data), `"viewer":null`) {
 				t.Errorf("a held request from %s answered %s %v", ip, r.Data, r.Err())
 			}
 		})
@@ -176,6 +175,50 @@ func TestOperationsInFlightOverHTTP(t *testing.T) {
 	expectSample(t, metrics, "graphql_operations_refused_total", map[string]string{"limit": gateAddress}, 1)
 	expectSample(t, metrics, "graphql_operations_refused_total", map[string]string{"limit": gateInstance}, 1)
 	expectSample(t, metrics, "graphql_operations_in_flight", nil, 0)
+}
+
+// TestOperationsInFlightForSignedInUsers: a signed-in user's operations
+// are counted apart from their address's: with the address's 4 places
+// taken by held anonymous requests, the user is served from it; their own
+// 4 held operations leave their fifth refused (429) naming
+// MaxOperationsPerViewer, from any address, while the address's anonymous
+// requests are not. (Slots were keyed by address alone: one abuser behind
+// a NAT locked out everyone there.)
+func TestOperationsInFlightForSignedInUsers(t *testing.T) {
+	t.Parallel()
+	s, hold := newHoldingServer(t, func(c *settings.Settings) {
+		c.MaxOperationsPerAddress, c.MaxOperationsPerViewer, c.MaxOperationsInFlight = 4, 4, 64
+	})
+	ann := s.signUp(t, "ann")
+	var held sync.WaitGroup
+	holdAs := func(ip, token string) {
+		held.Go(func() {
+			if _, r := rawPost(t, s, ip, token, `{ viewer { username } }`); r.Err() != nil {
+				t.Errorf("a held request from %s answered %s %v", ip, r.Data, r.Err())
+			}
+		})
+	}
+	for range 4 {
+		holdAs("127.0.0.2", "")
+	}
+	hold.waitEntered(t, 4)
+	res, r := rawPost(t, s, "127.0.0.2", "", `{ __typename }`)
+	expectRefused(t, "a fifth anonymous request from the address", res, r.Errors, http.StatusTooManyRequests, "MaxOperationsPerAddress")
+	if _, r := rawPost(t, s, "127.0.0.2", ann.Token, `{ __typename }`); r.Err() != nil {
+		t.Fatalf("a signed-in user at an address whose anonymous places are taken: %v", r.Err())
+	}
+	for range 4 {
+		holdAs("127.0.0.3", ann.Token)
+	}
+	hold.waitEntered(t, 4)
+	res, r = rawPost(t, s, "127.0.0.4", ann.Token, `{ __typename }`)
+	expectRefused(t, "the user's fifth", res, r.Errors, http.StatusTooManyRequests, "MaxOperationsPerViewer")
+	if _, r := rawPost(t, s, "127.0.0.3", "", `{ __typename }`); r.Err() != nil {
+		t.Fatalf("anonymous from the address of a user whose places are taken: %v", r.Err())
+	}
+	close(hold.release)
+	held.Wait()
+	expectSample(t, scrape(t, s), "graphql_operations_refused_total", map[string]string{"limit": gateViewer}, 1)
 }
 
 // TestOperationsInFlightOverWebsocket: with two queries per socket, a

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -95,6 +96,9 @@ func (a *app) clientIP(r *http.Request) string {
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil || !a.cfg.IsTrustedProxy(addr) {
+		if forwarded := r.Header.Get("X-Forwarded-For"); forwarded != "" {
+			a.warnUntrustedForwarding(host, forwarded)
+		}
 		return host
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -109,6 +113,36 @@ func (a *app) clientIP(r *http.Request) string {
 		}
 	}
 	return addr.String()
+}
+
+// warnUntrustedForwarding logs, at most once per RateLimitWarnInterval,
+// that a peer that is not one of TRUSTED_PROXIES sent X-Forwarded-For:
+// behind a proxy that TRUSTED_PROXIES does not name, every client counts
+// as the proxy's one address, and its per-address limits are shared by
+// all of them.
+func (a *app) warnUntrustedForwarding(peer, forwarded string) {
+	ok, suppressed := a.untrustedForwarding.Take(time.Now())
+	if !ok {
+		return
+	}
+	a.log.Warn("X-Forwarded-For from a peer that is not a trusted proxy: the header is ignored, and every client behind it counts as the peer's address; set TRUSTED_PROXIES if the peer is your proxy",
+		"peer", peer, "forwardedFor", apperr.Quote(forwarded), "suppressed", suppressed)
+}
+
+// clientSubject is whom the per-client bounds count the client of ctx
+// as: its signed-in viewer ("user:<id>"), or its address group ("ip:"
+// and clientAddress) when signed out.
+func clientSubject(ctx context.Context) (subject string, signedIn bool) {
+	if viewer := viewer.ID(ctx); viewer != 0 {
+		return "user:" + strconv.FormatInt(viewer, 10), true
+	}
+	return "ip:" + clientAddress(ctx), false
+}
+
+// subject is clientSubject's subject alone.
+func subject(ctx context.Context) string {
+	s, _ := clientSubject(ctx)
+	return s
 }
 
 // clientAddress is the address group of the client of ctx, the key of

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
+	if serverBinary.dir != "" {
+		os.RemoveAll(serverBinary.dir)
+	}
 	if code == 0 {
 		if err := findLeaks(goleak.IgnoreAnyFunction(testenv.GormStatementStoreGoroutine)); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)

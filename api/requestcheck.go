@@ -75,6 +75,7 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), plainPost{}, true)))
 	})
 }

@@ -29,12 +29,28 @@ import (
 // buildServer builds the feedservice binary into a directory of the test.
 func buildServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "feedservice")
-	var out bytes.Buffer
-	if err := serverproc.Build(context.Background(), bin, &out); err != nil {
-		t.Fatalf("%v\n%s", err, &out)
+	serverBinary.once.Do(func() {
+		if serverBinary.dir, serverBinary.err = os.MkdirTemp("", "feedservice-api-test-"); serverBinary.err != nil {
+			return
+		}
+		serverBinary.bin = filepath.Join(serverBinary.dir, "feedservice")
+		var out bytes.Buffer
+		if err := serverproc.Build(context.Background(), serverBinary.bin, &out); err != nil {
+			serverBinary.err = fmt.Errorf("%v\n%s", err, &out)
+		}
+	})
+	if serverBinary.err != nil {
+		t.Fatal(serverBinary.err)
 	}
-	return bin
+	return serverBinary.bin
+}
+
+// serverBinary is the server built once for the package's tests (a build
+// takes most of a minute of the two cores); TestMain removes it.
+var serverBinary struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 // startServerProcess runs bin with the environment env (the settings) on a

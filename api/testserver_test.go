@@ -132,10 +132,10 @@ func testConfig(t testing.TB, backend string, change ...func(*settings.Settings)
 	cfg.TokenTTL = time.Hour
 	cfg.BcryptCost = 4 // the minimum: tests sign up many users
 	// Tests act fast and from one address: the rate limits, the complexity
-	// budget and the bound on one address's operations in flight are off
+	// budget and the bounds on one address's and one user's operations in flight are off
 	// but in the tests of them (api_limits_test.go, inflight_test.go).
 	cfg.MutationRate, cfg.AuthRate, cfg.ComplexityRate = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
-	cfg.MaxOperationsPerAddress = cfg.MaxOperationsInFlight
+	cfg.MaxOperationsPerAddress, cfg.MaxOperationsPerViewer = cfg.MaxOperationsInFlight, cfg.MaxOperationsInFlight
 	cfg.NodeID = -1
 	if backend == backendReal {
 		cfg.MySQLDSN = testenv.MySQL(t)

@@ -16,6 +16,11 @@ const (
 // ErrBadNodeID is returned for a string that is not a global node ID.
 var ErrBadNodeID = errors.New("not a valid id")
 
+// MaxNodeIDBytes is the longest string ParseNodeID reads: the longest id
+// NodeID makes ("Post:" and 19 digits) is 32 bytes, and a longer one is
+// refused before it is decoded.
+const MaxNodeIDBytes = 64
+
 // NodeID encodes a global node ID: base64url("Kind:id"), opaque to clients.
 func NodeID(kind string, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
@@ -26,6 +31,9 @@ func NodeID(kind string, id int64) string {
 // bits, and ParseInt takes "+5"), so that a node has one ID: clients cache
 // and compare nodes by it.
 func ParseNodeID(s string) (kind string, id int64, err error) {
+	if len(s) > MaxNodeIDBytes {
+		return "", 0, ErrBadNodeID
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return "", 0, ErrBadNodeID

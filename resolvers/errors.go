@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"unicode/utf8"
 
 	"feedservice/feed"
 	"feedservice/internal/apperr"
@@ -62,8 +63,28 @@ func ErrorPresenter(log *slog.Logger, requestID RequestIDFunc, bodyLimitBytes in
 			gqlErr.Message = "internal server error (request " + id + ")"
 			setCode(gqlErr, apperr.CodeInternal)
 		}
+		gqlErr.Message = capMessage(gqlErr.Message)
 		return gqlErr
 	}
+}
+
+// MaxErrorMessageBytes is the longest message an error is sent with. The
+// API's own messages quote a client's input only as far as apperr.Quote
+// does; this bounds any other (a library's) that would quote more.
+const MaxErrorMessageBytes = 1024
+
+// capMessage is msg cut to MaxErrorMessageBytes, at a character's start,
+// with an ellipsis where it was cut.
+func capMessage(msg string) string {
+	if len(msg) <= MaxErrorMessageBytes {
+		return msg
+	}
+	const ellipsis = "…"
+	cut := MaxErrorMessageBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + ellipsis
 }
 
 // Codes that gqlgen's extensions set on their own refusals.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"feedservice/internal/apperr"
 
@@ -56,5 +57,33 @@ func TestErrorPresenterCodes(t *testing.T) {
 	}
 	if !strings.Contains(logged, "3306") || !strings.Contains(message, "req-42") {
 		t.Fatalf("internal error not logged with its text (%s), or sent without the request id (%q)", logged, message)
+	}
+}
+
+// A message is sent whole up to MaxErrorMessageBytes and cut past it, at a
+// character's start.
+func TestErrorMessageCappedAtItsEdge(t *testing.T) {
+	atCap := strings.Repeat("a", MaxErrorMessageBytes)
+	if _, message, _ := presentFor(t, apperr.BadInput("%s", atCap)); message != atCap {
+		t.Fatalf("a message of %d bytes was changed to %d bytes", len(atCap), len(message))
+	}
+	over := strings.Repeat("é", MaxErrorMessageBytes) // twice the cap, in 2-byte characters
+	_, message, _ := presentFor(t, apperr.BadInput("%s", over))
+	if len(message) > MaxErrorMessageBytes || !strings.HasSuffix(message, "…") || !utf8.ValidString(message) {
+		t.Fatalf("a message of %d bytes was sent as %d bytes: %q", len(over), len(message), message[len(message)-8:])
+	}
+}
+
+// The id parsers quote at most apperr.MaxQuotedBytes of what they refuse.
+func TestIDRefusalQuotesLittleOfTheInput(t *testing.T) {
+	long := strings.Repeat("A", 20_000)
+	for name, parse := range map[string]func() error{
+		"parseAnyID": func() error { _, _, err := parseAnyID(long); return err },
+		"parseID":    func() error { _, err := parseID("User", long); return err },
+	} {
+		err := parse()
+		if apperr.CodeOf(err) != apperr.CodeBadUserInput || len(err.Error()) > 200 {
+			t.Errorf("%s of a %d-byte id: %v (%d bytes)", name, len(long), apperr.CodeOf(err), len(err.Error()))
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"feedservice/dataloader"
 	"feedservice/feed/paging"
-	"feedservice/internal/apperr"
 	"feedservice/internal/viewer"
 	"feedservice/models"
 )
@@ -75,9 +74,9 @@ func (r *mutationResolver) DismissHomeEntry(ctx context.Context, id string) (*mo
 	if err != nil {
 		return nil, err
 	}
-	kind, n, err := models.ParseNodeID(id)
+	kind, n, err := parseAnyID(id)
 	if err != nil {
-		return nil, apperr.BadInput("%q is not a valid id", id)
+		return nil, err
 	}
 	if err := r.Engine.DismissHomeEntry(ctx, viewer, kind == models.KindUser, n); err != nil {
 		return nil, err

@@ -12,9 +12,9 @@ import (
 )
 
 func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {
-	kind, n, err := models.ParseNodeID(id)
+	kind, n, err := parseAnyID(id)
 	if err != nil {
-		return nil, apperr.BadInput("%q is not a valid id", id)
+		return nil, err
 	}
 	return loadNode(ctx, kind, n)
 }
@@ -32,12 +32,12 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node,
 	seen := make(map[node]bool, len(ids))
 	nodes := make([]models.Node, len(ids))
 	for i, id := range ids {
-		kind, n, err := models.ParseNodeID(id)
+		kind, n, err := parseAnyID(id)
 		if err != nil {
-			return nil, apperr.BadInput("%q is not a valid id", id)
+			return nil, err
 		}
 		if seen[node{kind, n}] {
-			return nil, apperr.BadInput("nodes was given the id %q more than once; ask for each node once", id)
+			return nil, apperr.BadInput("nodes was given the id %s more than once; ask for each node once", apperr.Quote(id))
 		}
 		seen[node{kind, n}] = true
 		if nodes[i], err = loadNode(ctx, kind, n); err != nil {

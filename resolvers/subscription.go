@@ -18,7 +18,11 @@ func (r *subscriptionResolver) UnreadCount(ctx context.Context) (<-chan int, err
 	if err := reserveSubscription(ctx); err != nil {
 		return nil, err
 	}
-	return r.Engine.UnreadCounts(ctx, viewer)
+	counts, err := r.Engine.UnreadCounts(ctx, viewer)
+	if err != nil {
+		return nil, err
+	}
+	return paced(ctx, counts, nil), nil
 }
 
 func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *models.FeedEdge, error) {
@@ -33,30 +37,67 @@ func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *model
 	if err != nil {
 		return nil, err
 	}
-	return r.filledEdges(ctx, edges), nil
+	return paced(ctx, edges, r.fillEdge), nil
 }
 
-// filledEdges forwards the edges of feedItemAdded with their items' post
-// and reposters loaded (plain GraphQL fields, see dataloader.PrimeFeed).
-// An edge whose load fails goes on as it is: its post is null, which
-// answers that event with an error.
-func (r *subscriptionResolver) filledEdges(ctx context.Context, in <-chan *models.FeedEdge) <-chan *models.FeedEdge {
-	out := make(chan *models.FeedEdge)
+// fillEdge loads the post and reposters of a feedItemAdded edge (plain
+// GraphQL fields, see dataloader.PrimeFeed). An edge whose load fails goes
+// on as it is: its post is null, which answers that event with an error.
+func (r *subscriptionResolver) fillEdge(ctx context.Context, edge *models.FeedEdge) {
+	edges := []*models.FeedEdge{edge}
+	if err := dataloader.FillPosts(ctx, r.Engine, edges); err != nil {
+		return
+	}
+	ids := edge.Node.ReposterIDs
+	if len(ids) == 0 {
+		dataloader.FillReposters(edges, nil, nil)
+	} else if users, err := r.Engine.Users(ctx, ids); err == nil {
+		dataloader.FillReposters(edges, ids, users)
+	}
+}
+
+// EventGate paces the events of one subscription (the server's extension
+// puts one in its context, WithEventGate): each event's selection runs on
+// the server like a query, so it must wait its turn and pay its price.
+type EventGate interface {
+	// Wait returns once the next event may be prepared and run, or with
+	// an error that ends the subscription: the gate has told the client
+	// why.
+	Wait(ctx context.Context) error
+	// Cancel gives back the turn Wait gave, whose event was not run.
+	Cancel()
+}
+
+type eventGateKey struct{}
+
+// WithEventGate gives a subscription's context its gate.
+func WithEventGate(ctx context.Context, g EventGate) context.Context {
+	return context.WithValue(ctx, eventGateKey{}, g)
+}
+
+// paced forwards a subscription's events, each once its gate (if the
+// context has one) lets it, prepared by prepare (if any) within its turn.
+// It ends, closing its channel, when in ends, ctx ends or the gate refuses.
+func paced[T any](ctx context.Context, in <-chan T, prepare func(context.Context, T)) <-chan T {
+	gate, _ := ctx.Value(eventGateKey{}).(EventGate)
+	out := make(chan T)
 	go func() {
 		defer close(out)
-		for edge := range in {
-			edges := []*models.FeedEdge{edge}
-			if err := dataloader.FillPosts(ctx, r.Engine, edges); err == nil {
-				ids := edge.Node.ReposterIDs
-				if len(ids) == 0 {
-					dataloader.FillReposters(edges, nil, nil)
-				} else if users, err := r.Engine.Users(ctx, ids); err == nil {
-					dataloader.FillReposters(edges, ids, users)
+		for event := range in {
+			if gate != nil {
+				if err := gate.Wait(ctx); err != nil {
+					return
 				}
 			}
+			if prepare != nil {
+				prepare(ctx, event)
+			}
 			select {
-			case out <- edge:
+			case out <- event:
 			case <-ctx.Done():
+				if gate != nil {
+					gate.Cancel()
+				}
 				return
 			}
 		}

@@ -34,21 +34,35 @@ func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at ti
 		if err := s.findPair(tx, blockerID, blockedID, true); err != nil {
 			return err
 		}
+		// Every part is written if it is missing, and each unfollow removes
+		// what is left of its follow: on the sharded layout the parts commit
+		// on two data nodes, and a retry after one failed completes the
+		// block instead of answering "unchanged" over half of it.
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Block{BlockerID: blockerID, BlockedID: blockedID, ID: id, CreatedAt: at})
-		if res.Error != nil || res.RowsAffected == 0 {
+		if res.Error != nil {
 			return res.Error
 		}
+		wrote := res.RowsAffected == 1
 		if s.shards != nil {
-			if err := tx.Create(&blockedBy{UserID: blockedID, BlockerID: blockerID}).Error; err != nil {
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&blockedBy{UserID: blockedID, BlockerID: blockerID})
+			if res.Error != nil {
+				return res.Error
+			}
+			wrote = wrote || res.RowsAffected == 1
+		}
+		for _, f := range []struct {
+			follower, followee int64
+			kind               string
+		}{{blockerID, blockedID, models.EventUnfollowed}, {blockedID, blockerID, models.EventFollowerRemoved}} {
+			unfollowed, err := s.unfollow(tx, f.follower, f.followee, f.kind, at)
+			if err != nil {
 				return err
 			}
+			wrote = wrote || unfollowed
 		}
-		if _, err := s.unfollow(tx, blockerID, blockedID, models.EventUnfollowed, at); err != nil {
-			return err
-		}
-		if _, err := s.unfollow(tx, blockedID, blockerID, models.EventFollowerRemoved, at); err != nil {
-			return err
+		if !wrote {
+			return nil
 		}
 		changed = true
 		return s.appendEvent(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at)

@@ -209,9 +209,14 @@ func (s *Store) RelationID(ctx context.Context, list RelationList, userID, other
 // shiftRelationMarks moves the offset indexes of the two lists a follow
 // (+1) or unfollow (-1) of id seq changes; it runs after bumpFollowCounts,
 // holding both users' row locks (see RebuildMarks).
-func shiftRelationMarks(tx *gorm.DB, followerID, followeeID, seq int64, delta int) error {
-	if err := shiftMarks(tx, FollowersList, followeeID, seq, delta); err != nil {
-		return err
+func shiftRelationMarks(tx *gorm.DB, followerID, followeeID, seq int64, delta int, sides followSides) error {
+	if sides.follower {
+		if err := shiftMarks(tx, FollowersList, followeeID, seq, delta); err != nil {
+			return err
+		}
+	}
+	if !sides.following {
+		return nil
 	}
 	return shiftMarks(tx, FollowingList, followerID, seq, delta)
 }

@@ -33,18 +33,30 @@ func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, a
 		if blocked {
 			return ErrBlocked
 		}
+		// Each side is written if it is missing: on the sharded layout the
+		// two sides commit on two data nodes, and a retry after one failed
+		// completes the other (with its count and marks) instead of
+		// answering "unchanged" over half a follow.
+		var sides followSides
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
-		if res.Error != nil || res.RowsAffected == 0 {
+		if res.Error != nil {
 			return res.Error
 		}
-		if err := tx.Create(&models.Follower{UserID: followeeID, FollowerID: followerID, ID: seq, CreatedAt: at}).Error; err != nil {
+		sides.following = res.RowsAffected == 1
+		res = tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Follower{UserID: followeeID, FollowerID: followerID, ID: seq, CreatedAt: at})
+		if res.Error != nil {
+			return res.Error
+		}
+		sides.follower = res.RowsAffected == 1
+		if sides == (followSides{}) {
+			return nil
+		}
+		if err := bumpFollowCounts(tx, followerID, followeeID, +1, sides); err != nil {
 			return err
 		}
-		if err := bumpFollowCounts(tx, followerID, followeeID, +1); err != nil {
-			return err
-		}
-		if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1); err != nil {
+		if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1, sides); err != nil {
 			return err
 		}
 		changed = true
@@ -68,29 +80,50 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 
 // unfollow is Unfollow inside the caller's transaction.
 func (s *Store) unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+	// Each side is removed if it is there, as Follow writes each: a retry
+	// completes an unfollow whose other data node failed to commit.
 	var seq []int64
-	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
+	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil {
 		return false, err
 	}
+	if len(seq) == 0 {
+		if err := tx.Model(&models.Follower{}).Where("user_id = ? AND follower_id = ?", followeeID, followerID).Pluck("id", &seq).Error; err != nil || len(seq) == 0 {
+			return false, err
+		}
+	}
+	var sides followSides
 	n, err := s.deleteRows(tx, &models.Following{}, "followings", "user_id = ? AND followee_id = ?", followerID, followeeID)
-	if err != nil || n == 0 {
+	if err != nil {
 		return false, err
 	}
-	if err := tx.Where("user_id = ? AND follower_id = ?", followeeID, followerID).Delete(&models.Follower{}).Error; err != nil {
+	sides.following = n > 0
+	if n, err = s.deleteRows(tx, &models.Follower{}, "followers", "user_id = ? AND follower_id = ?", followeeID, followerID); err != nil {
 		return false, err
 	}
-	if err := bumpFollowCounts(tx, followerID, followeeID, -1); err != nil {
+	sides.follower = n > 0
+	if sides == (followSides{}) {
+		return false, nil
+	}
+	if err := bumpFollowCounts(tx, followerID, followeeID, -1, sides); err != nil {
 		return false, err
 	}
-	if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1); err != nil {
+	if err := shiftRelationMarks(tx, followerID, followeeID, seq[0], -1, sides); err != nil {
 		return false, err
 	}
 	return true, s.appendEvent(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 }
 
-// bumpFollowCounts moves both users' counts, locking the two rows in id
-// order so that two users following each other cannot deadlock.
-func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int) error {
+// followSides are the two rows of a follow a change wrote or removed: the
+// follower's (followings, with their following count and marks) and the
+// followee's (followers, with their follower count and marks). On one
+// database a change writes both or neither; on the sharded layout a retry
+// after a data node failed between the two commits writes the missing one.
+type followSides struct{ following, follower bool }
+
+// bumpFollowCounts moves the counts of the sides of a follow that changed,
+// locking the two rows in id order so that two users following each other
+// cannot deadlock.
+func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int, sides followSides) error {
 	first, second := followerID, followeeID
 	if second < first {
 		first, second = second, first
@@ -99,6 +132,9 @@ func bumpFollowCounts(tx *gorm.DB, followerID, followeeID int64, delta int) erro
 		column := "follower_count"
 		if id == followerID {
 			column = "following_count"
+		}
+		if column == "following_count" && !sides.following || column == "follower_count" && !sides.follower {
+			continue
 		}
 		res := tx.Model(&models.User{}).Where("id = ?", id).
 			Updates(map[string]any{column: gorm.Expr(column+" + ?", delta), "version": nextVersion})

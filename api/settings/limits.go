@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -61,6 +62,23 @@ const (
 	// operation holds its place while it runs, not while its answer is
 	// sent, so a browser's 6 requests at once to one host rarely meet it.
 	DefaultMaxOperationsPerAddress = 4
+	// DefaultMaxOperationsPerViewer bounds those of one signed-in user by
+	// default, counted apart from their address's: anonymous requests
+	// from an address cannot take a signed-in user's places there.
+	DefaultMaxOperationsPerViewer = 4
+	// DefaultErrorBytesPerRequestByte and DefaultErrorBytesAllowance bound
+	// the errors of one answer by default: at most this many times the
+	// bytes of its request (document and variables), plus the allowance.
+	// Past it the answer is refused whole with RESPONSE_TOO_LARGE: a
+	// request may not buy an answer of errors much larger than itself.
+	DefaultErrorBytesPerRequestByte = 4
+	DefaultErrorBytesAllowance      = 64 << 10
+	// DefaultMaxSubscriptionComplexity is the most a subscription may cost
+	// by default, a tenth of a query's: its selection runs again on every
+	// event, each event spending its price from the viewer's
+	// COMPLEXITY_RATE. The app's feedItemAdded costs about 30, unreadCount
+	// 21.
+	DefaultMaxSubscriptionComplexity = 1000
 	// DefaultMaxResponseBytes caps the bytes of one answer (a batch's
 	// answers together) by default, refused whole with RESPONSE_TOO_LARGE
 	// past it: the default complexity limit buys about this much text
@@ -99,26 +117,30 @@ const (
 
 // ClientLimits is the settings of the limits above; Settings embeds it.
 type ClientLimits struct {
-	ReadTimeout              time.Duration
-	WriteTimeout             time.Duration
-	IdleTimeout              time.Duration
-	MaxConnectionsPerAddress int
-	WebsocketMaxMessageBytes int
-	PersistedQueryMaxEntries int
-	PersistedQueryMaxBytes   int
-	QueryCacheMaxBytes       int
-	MaxQuerySelections       int
-	MaxOperationsInFlight    int
-	MaxOperationsPerAddress  int
-	MaxOperationsPerSocket   int
-	MaxResponseBytes         int
-	MaxResponseBytesInFlight int
-	MinWriteRate             int // bytes per second
-	MinWriteTime             time.Duration
-	ComplexityRate           ratelimit.Rate
-	MaxConnections           int
-	MetricsAddr              string
-	MetricsPprof             bool
+	ReadTimeout               time.Duration
+	WriteTimeout              time.Duration
+	IdleTimeout               time.Duration
+	MaxConnectionsPerAddress  int
+	WebsocketMaxMessageBytes  int
+	PersistedQueryMaxEntries  int
+	PersistedQueryMaxBytes    int
+	QueryCacheMaxBytes        int
+	MaxQuerySelections        int
+	MaxOperationsInFlight     int
+	MaxOperationsPerAddress   int
+	MaxOperationsPerViewer    int
+	MaxSubscriptionComplexity int
+	ErrorBytesPerRequestByte  int
+	ErrorBytesAllowance       int
+	MaxOperationsPerSocket    int
+	MaxResponseBytes          int
+	MaxResponseBytesInFlight  int
+	MinWriteRate              int // bytes per second
+	MinWriteTime              time.Duration
+	ComplexityRate            ratelimit.Rate
+	MaxConnections            int
+	MetricsAddr               string
+	MetricsPprof              bool
 }
 
 // flags registers the settings on fs, their defaults from the environment.
@@ -134,6 +156,10 @@ func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.IntVar(&h.MaxQuerySelections, "max-query-selections", env.int("MAX_QUERY_SELECTIONS", DefaultMaxQuerySelections), "fields, fragment spreads and inline fragments written in a document, checked before validation (MAX_QUERY_SELECTIONS)")
 	fs.IntVar(&h.MaxOperationsInFlight, "max-operations-in-flight", env.int("MAX_OPERATIONS_IN_FLIGHT", DefaultMaxOperationsInFlight), "HTTP requests to /query and websocket queries and mutations running at once on this instance; past it they are refused at once (MAX_OPERATIONS_IN_FLIGHT)")
 	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", env.int("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
+	fs.IntVar(&h.MaxOperationsPerViewer, "max-operations-per-viewer", env.int("MAX_OPERATIONS_PER_VIEWER", DefaultMaxOperationsPerViewer), "of those, of one signed-in user, counted apart from their address's (MAX_OPERATIONS_PER_VIEWER)")
+	fs.IntVar(&h.MaxSubscriptionComplexity, "max-subscription-complexity", env.int("MAX_SUBSCRIPTION_COMPLEXITY", DefaultMaxSubscriptionComplexity), "the most a subscription may cost; each of its events spends that again from COMPLEXITY_RATE (MAX_SUBSCRIPTION_COMPLEXITY)")
+	fs.IntVar(&h.ErrorBytesPerRequestByte, "error-bytes-per-request-byte", env.int("ERROR_BYTES_PER_REQUEST_BYTE", DefaultErrorBytesPerRequestByte), "an answer's errors may hold this many bytes per byte of its request, plus ERROR_BYTES_ALLOWANCE; past it RESPONSE_TOO_LARGE (ERROR_BYTES_PER_REQUEST_BYTE)")
+	fs.IntVar(&h.ErrorBytesAllowance, "error-bytes-allowance", env.int("ERROR_BYTES_ALLOWANCE", DefaultErrorBytesAllowance), "bytes of errors any answer may hold, beside those per byte of its request (ERROR_BYTES_ALLOWANCE)")
 	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", env.int("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
 	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", env.int("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
 	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
@@ -158,10 +184,18 @@ func (h ClientLimits) check() error {
 		"query-cache-max-bytes": h.QueryCacheMaxBytes, "max-query-selections": h.MaxQuerySelections,
 		"max-operations-in-flight": h.MaxOperationsInFlight, "max-operations-per-address": h.MaxOperationsPerAddress,
 		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections,
-		"max-response-bytes": h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate} {
+		"max-operations-per-viewer": h.MaxOperationsPerViewer, "error-bytes-allowance": h.ErrorBytesAllowance,
+		"max-subscription-complexity": h.MaxSubscriptionComplexity,
+		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
+	}
+	if h.ErrorBytesPerRequestByte < 0 {
+		return errors.New("-error-bytes-per-request-byte must be at least 0")
+	}
+	if h.MaxResponseBytesInFlight < h.MaxResponseBytes {
+		return fmt.Errorf("-max-response-bytes-in-flight (%d) must be at least -max-response-bytes (%d): below it every answer at the cap is refused", h.MaxResponseBytesInFlight, h.MaxResponseBytes)
 	}
 	return nil
 }
@@ -173,7 +207,9 @@ func (h ClientLimits) describe() []any {
 		"persistedQueryMaxEntries", h.PersistedQueryMaxEntries, "persistedQueryMaxBytes", h.PersistedQueryMaxBytes,
 		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "maxQuerySelections", h.MaxQuerySelections,
 		"maxOperationsInFlight", h.MaxOperationsInFlight, "maxOperationsPerAddress", h.MaxOperationsPerAddress,
-		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "maxResponseBytes", h.MaxResponseBytes,
+		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "maxOperationsPerViewer", h.MaxOperationsPerViewer,
+		"maxSubscriptionComplexity", h.MaxSubscriptionComplexity,
+		"errorBytesPerRequestByte", h.ErrorBytesPerRequestByte, "errorBytesAllowance", h.ErrorBytesAllowance, "maxResponseBytes", h.MaxResponseBytes,
 		"maxResponseBytesInFlight", h.MaxResponseBytesInFlight, "minWriteRate", h.MinWriteRate, "minWriteTime", h.MinWriteTime,
 		"complexityRate", h.ComplexityRate.String(),
 		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}

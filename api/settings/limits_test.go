@@ -22,6 +22,8 @@ func TestHardeningSettings(t *testing.T) {
 		PersistedQueryMaxEntries: DefaultPersistedQueryMaxEntries, PersistedQueryMaxBytes: DefaultPersistedQueryMaxBytes,
 		QueryCacheMaxBytes: DefaultQueryCacheMaxBytes, MaxQuerySelections: DefaultMaxQuerySelections,
 		MaxOperationsInFlight: DefaultMaxOperationsInFlight, MaxOperationsPerAddress: DefaultMaxOperationsPerAddress,
+		MaxOperationsPerViewer: DefaultMaxOperationsPerViewer, MaxSubscriptionComplexity: DefaultMaxSubscriptionComplexity,
+		ErrorBytesPerRequestByte: DefaultErrorBytesPerRequestByte, ErrorBytesAllowance: DefaultErrorBytesAllowance,
 		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, MaxResponseBytes: DefaultMaxResponseBytes,
 		MaxResponseBytesInFlight: DefaultMaxResponseBytesInFlight, MinWriteRate: DefaultMinWriteRate, MinWriteTime: DefaultMinWriteTime,
 		ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
@@ -47,7 +49,12 @@ func TestHardeningSettings(t *testing.T) {
 		{"-max-operations-per-socket", "MAX_OPERATIONS_PER_SOCKET", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxOperationsPerSocket) }},
 		{"-max-connections", "MAX_CONNECTIONS", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxConnections) }},
 		{"-max-response-bytes", "MAX_RESPONSE_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxResponseBytes) }},
-		{"-max-response-bytes-in-flight", "MAX_RESPONSE_BYTES_IN_FLIGHT", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxResponseBytesInFlight) }},
+		// At least one answer at the cap: below it every such answer is refused.
+		{"-max-response-bytes-in-flight", "MAX_RESPONSE_BYTES_IN_FLIGHT", strconv.Itoa(DefaultMaxResponseBytes), strconv.Itoa(DefaultMaxResponseBytes - 1), func(c Settings) string { return strconv.Itoa(c.MaxResponseBytesInFlight) }},
+		{"-max-operations-per-viewer", "MAX_OPERATIONS_PER_VIEWER", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxOperationsPerViewer) }},
+		{"-max-subscription-complexity", "MAX_SUBSCRIPTION_COMPLEXITY", "1", "0", func(c Settings) string { return strconv.Itoa(c.MaxSubscriptionComplexity) }},
+		{"-error-bytes-per-request-byte", "ERROR_BYTES_PER_REQUEST_BYTE", "0", "-1", func(c Settings) string { return strconv.Itoa(c.ErrorBytesPerRequestByte) }},
+		{"-error-bytes-allowance", "ERROR_BYTES_ALLOWANCE", "1", "0", func(c Settings) string { return strconv.Itoa(c.ErrorBytesAllowance) }},
 		{"-min-write-rate", "MIN_WRITE_RATE", "1", "0", func(c Settings) string { return strconv.Itoa(c.MinWriteRate) }},
 		{"-min-write-time", "MIN_WRITE_TIME", "1ns", "0s", func(c Settings) string { return c.MinWriteTime.String() }},
 	} {

@@ -274,15 +274,16 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 	}
 	fs.StringVar(&c.Addr, "addr", addr, "listen address (ADDR; PORT alone listens on :PORT)")
 	fs.StringVar(&c.DataDir, "data", env.text("DATA_DIR", "./data"), "directory of the embedded database and generated secret (DATA_DIR)")
-	fs.StringVar(&c.MySQLDSN, "mysql-dsn", env.text("MYSQL_DSN", ""), "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
-	replicaDSNs = fs.String("mysql-replica-dsns", env.text("MYSQL_REPLICA_DSNS", ""), "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
+	env.secret(fs, &c.MySQLDSN, "MYSQL_DSN", "mysql-dsn", "MySQL DSN, e.g. user:pass@tcp(host:3306)/feed; empty: embedded SQLite under -data (MYSQL_DSN)")
+	replicaDSNs, shardDSNs = new(string), new(string)
+	env.secret(fs, replicaDSNs, "MYSQL_REPLICA_DSNS", "mysql-replica-dsns", "comma list of MariaDB read replicas of -mysql-dsn (GTID replication), for the reads that may lag; empty: every read on the primary (MYSQL_REPLICA_DSNS)")
 	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", env.duration("REPLICA_MAX_LAG", store.DefaultReplicaMaxLag), "how far behind the primary the replicas may be and still serve reads; further behind, reads go to the primary (REPLICA_MAX_LAG)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", env.text("REDIS_ADDR", ""), "Redis host:port, or a comma list of Redis Cluster nodes (any few; the rest are discovered); empty: in-process Redis (REDIS_ADDR)")
 	fs.IntVar(&c.RedisPoolSize, "redis-pool-size", env.int("REDIS_POOL_SIZE", DefaultRedisPoolSize), "pooled Redis connections (per cluster node) for requests and fan-out work; each fan-out worker gets one more for its blocking read (REDIS_POOL_SIZE)")
 	fs.DurationVar(&c.RedisPoolTimeout, "redis-pool-timeout", env.duration("REDIS_POOL_TIMEOUT", DefaultRedisPoolTimeout), "how long a Redis call waits for a free pooled connection before it fails and a read falls back to MySQL (REDIS_POOL_TIMEOUT)")
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env.text("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.IntVar(&c.NodeID, "node-id", env.int("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
-	shardDSNs = fs.String("mysql-shards", env.text("MYSQL_SHARD_DSNS", ""), "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
+	env.secret(fs, shardDSNs, "MYSQL_SHARD_DSNS", "mysql-shards", "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
 	return replicaDSNs, shardDSNs
 }
 
@@ -290,14 +291,14 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 // passwords, browser origins, proxies, the operator's token, GraphiQL and
 // the demo graph. It returns the trusted proxies, read as text.
 func (c *Settings) clientFlags(fs *flag.FlagSet, env *environment) (trustedProxies *string) {
-	fs.StringVar(&c.TokenSecret, "token-secret", env.text("TOKEN_SECRET", ""), "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
+	env.secret(fs, &c.TokenSecret, "TOKEN_SECRET", "token-secret", "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", env.duration("TOKEN_TTL", feedconfig.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
 	fs.IntVar(&c.BcryptCost, "bcrypt-cost", env.int("BCRYPT_COST", feedconfig.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", env.bool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
 	fs.BoolVar(&c.Introspection, "introspection", env.bool("INTROSPECTION", true), "answer introspection queries (__schema, __type); GraphiQL needs them (INTROSPECTION)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env.text("ALLOWED_ORIGINS", ""), "comma list of browser origins (scheme://host[:port]) allowed on websockets besides the server's own, and cross-origin (CORS) on /query; * for any, without credentials; empty: none (ALLOWED_ORIGINS)")
 	trustedProxies = fs.String("trusted-proxies", env.text("TRUSTED_PROXIES", ""), "comma list of proxy IPs or CIDRs whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
-	fs.StringVar(&c.OperatorToken, "operator-token", env.text("OPERATOR_TOKEN", ""), "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
+	env.secret(fs, &c.OperatorToken, "OPERATOR_TOKEN", "operator-token", "secret that operators send as X-Operator-Token to promote posts; empty: no one may (OPERATOR_TOKEN)")
 	fs.BoolVar(&c.Seed, "seed", false, "load the demo graph before serving")
 	return trustedProxies
 }
@@ -391,7 +392,7 @@ func (c *Settings) readText(text textSettings) error {
 	if c.MySQLReplicaDSNs, err = parseReplicaDSNs(*text.replicaDSNs, c.MySQLDSN); err != nil {
 		return fmt.Errorf("-mysql-replica-dsns (MYSQL_REPLICA_DSNS): %w", err)
 	}
-	if c.MySQLShardDSNs, err = parseReplicaDSNs(*text.shardDSNs, c.MySQLDSN); err != nil {
+	if c.MySQLShardDSNs, err = parseShardDSNs(*text.shardDSNs, c.MySQLDSN); err != nil {
 		return fmt.Errorf("-mysql-shards (MYSQL_SHARD_DSNS): %w", err)
 	}
 	return nil
@@ -559,6 +560,23 @@ func parseReplicaDSNs(list, primary string) ([]string, error) {
 	return out, nil
 }
 
+// parseShardDSNs reads the comma list of data node DSNs, which need their
+// Spider head as the MySQL DSN, in a number the sharded layout takes
+// (store.MaxShards); checked here, before anything connects.
+func parseShardDSNs(list, head string) ([]string, error) {
+	if strings.TrimSpace(list) != "" && head == "" {
+		return nil, errors.New("data nodes need -mysql-dsn (MYSQL_DSN), the MariaDB head with the Spider engine over them")
+	}
+	dsns, err := parseReplicaDSNs(list, head)
+	if err != nil || dsns == nil {
+		return dsns, err
+	}
+	if n := len(dsns); n < 2 || store.MaxShards%n != 0 {
+		return nil, fmt.Errorf("%d data nodes; the sharded layout takes a number that divides %d, at least 2", n, store.MaxShards)
+	}
+	return dsns, nil
+}
+
 // parseOrigins reads ALLOWED_ORIGINS: "*" or origins as browsers send
 // them, scheme://host[:port] with nothing after; an entry with a path or a
 // trailing slash would never match, so it is refused at start.
@@ -625,6 +643,29 @@ func (c Settings) TuneRuntime() (restore func()) {
 type environment struct{ errs []error }
 
 // text is the variable's value, or def when it is not set.
+// secret registers the flag of a secret setting (a token, or a DSN that
+// may hold a password) with its environment variable's value under it:
+// -h shows whether it is set, never the value.
+func (e *environment) secret(fs *flag.FlagSet, p *string, name, flagName, usage string) {
+	*p = e.text(name, "")
+	fs.Var(secretValue{p}, flagName, usage)
+}
+
+// secretValue is the flag.Value of a secret: its text is "set" or empty.
+type secretValue struct{ s *string }
+
+func (v secretValue) String() string {
+	if v.s == nil || *v.s == "" {
+		return ""
+	}
+	return "set"
+}
+
+func (v secretValue) Set(s string) error {
+	*v.s = s
+	return nil
+}
+
 func (e *environment) text(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v

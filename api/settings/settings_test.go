@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -476,5 +477,69 @@ func TestEngineTakesEverySetting(t *testing.T) {
 	c.FeedMode = "sideways"
 	if _, err := c.Engine(nil, nil); err == nil || !strings.Contains(err.Error(), "sideways") {
 		t.Errorf("feed mode sideways: %v, want an error naming it", err)
+	}
+}
+
+// TestHelpPrintsNoSecret: with every secret setting in the environment,
+// -h says each is set and prints none of their values (they were shown as
+// defaults).
+func TestHelpPrintsNoSecret(t *testing.T) {
+	secrets := map[string]string{
+		"TOKEN_SECRET":       "token-secret-value-0123456789abcdef",
+		"OPERATOR_TOKEN":     "operator-token-value",
+		"MYSQL_DSN":          "feed:dsn-password@tcp(127.0.0.1:3320)/feed",
+		"MYSQL_SHARD_DSNS":   "feed:shard-password@tcp(127.0.0.1:3321)/feed,feed:shard-password@tcp(127.0.0.1:3322)/feed",
+		"MYSQL_REPLICA_DSNS": "feed:replica-password@tcp(127.0.0.1:3311)/feed",
+	}
+	for name, value := range secrets {
+		t.Setenv(name, value)
+	}
+	var out strings.Builder
+	WriteFlags(&out)
+	for name, value := range secrets {
+		for _, part := range append(strings.Split(value, ","), "-password@", "-value") {
+			if strings.Contains(out.String(), part) {
+				t.Errorf("-h shows %s's value (%q):\n%s", name, part, out.String())
+			}
+		}
+	}
+	for _, flag := range []string{"-token-secret", "-operator-token", "-mysql-dsn", "-mysql-shards", "-mysql-replica-dsns"} {
+		if !regexp.MustCompile(`(?m)^  ` + flag + ` value\n.*\(default set\)`).MatchString(out.String()) {
+			t.Errorf("-h does not say %s is set:\n%s", flag, out.String())
+		}
+	}
+	c, err := parseConfig(nil)
+	if err != nil || c.TokenSecret != secrets["TOKEN_SECRET"] || c.MySQLDSN != secrets["MYSQL_DSN"] || len(c.MySQLShardDSNs) != 2 {
+		t.Fatalf("the secrets are not the settings: %v", err)
+	}
+}
+
+// TestShardDSNsChecked: data nodes need their head as MYSQL_DSN, and a
+// number of them that divides store.MaxShards, checked before anything
+// connects.
+func TestShardDSNsChecked(t *testing.T) {
+	node := func(i int) string { return fmt.Sprintf("root@tcp(127.0.0.1:%d)/feed", 3321+i) }
+	nodes := func(n int) string {
+		var list []string
+		for i := range n {
+			list = append(list, node(i))
+		}
+		return strings.Join(list, ",")
+	}
+	for _, tc := range []struct {
+		head, list, want string
+	}{
+		{"", nodes(4), "data nodes need -mysql-dsn"},
+		{"root@tcp(127.0.0.1:3320)/feed", nodes(3), "3 data nodes; the sharded layout takes a number that divides 16"},
+		{"root@tcp(127.0.0.1:3320)/feed", nodes(1), "1 data nodes"},
+		{"root@tcp(127.0.0.1:3320)/feed", nodes(4), ""},
+		{"root@tcp(127.0.0.1:3320)/feed", nodes(16), ""},
+	} {
+		t.Setenv("MYSQL_DSN", tc.head)
+		t.Setenv("MYSQL_SHARD_DSNS", tc.list)
+		_, err := parseConfig(nil)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "MYSQL_SHARD_DSNS")) {
+			t.Errorf("MYSQL_DSN=%q and %d data nodes: %v, want %q", tc.head, strings.Count(tc.list, ",")+1, err, tc.want)
+		}
 	}
 }

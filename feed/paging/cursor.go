@@ -46,15 +46,23 @@ func EncodeCursor(kind CursorKind, key int64) string {
 	return string(out)
 }
 
+// MaxCursorBytes is the longest cursor DecodeCursor reads: the longest
+// EncodeCursor makes ("following:" and 19 digits) is 40 bytes, and a
+// longer one is refused before it is decoded.
+const MaxCursorBytes = 64
+
 // DecodeCursor accepts only the spelling EncodeCursor gives: base64 skips
 // line breaks and ignores spare bits, and ParseInt takes "+5" and "05", so
 // without the check one place would have many cursors.
 func DecodeCursor(kind CursorKind, cursor string) (int64, error) {
+	if len(cursor) > MaxCursorBytes {
+		return 0, apperr.BadInput("the cursor %s is not one this API handed out", apperr.Quote(cursor))
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	k, num, _ := strings.Cut(string(raw), ":")
 	key, keyErr := strconv.ParseInt(num, 10, 64)
 	if err != nil || keyErr != nil || key <= 0 || !slices.Contains(CursorKinds, CursorKind(k)) || EncodeCursor(CursorKind(k), key) != cursor {
-		return 0, apperr.BadInput("the cursor %q is not one this API handed out", cursor)
+		return 0, apperr.BadInput("the cursor %s is not one this API handed out", apperr.Quote(cursor))
 	}
 	if CursorKind(k) != kind {
 		return 0, apperr.BadInput("that cursor belongs to a %s list, not to a %s list", k, kind)

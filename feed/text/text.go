@@ -82,7 +82,7 @@ func Username(username string) error {
 // what remains may name a user: 1 to MaxDisplayNameChars code points of
 // valid UTF-8, on one line (no control characters at all, line feed and
 // tab included, unlike a post or a bio), without bidirectional
-// formatting characters.
+// formatting characters, and at least one of them visible (as a post's).
 func DisplayName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n == 0 || n > config.MaxDisplayNameChars || !utf8.ValidString(name) {
@@ -97,6 +97,9 @@ func DisplayName(name string) (string, error) {
 		case bidiControl(r):
 			return "", apperr.BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
 		}
+	}
+	if !strings.ContainsFunc(name, visible) {
+		return "", apperr.BadInput("a display name needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or the blank braille pattern)")
 	}
 	return name, nil
 }

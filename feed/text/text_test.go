@@ -56,6 +56,10 @@ func TestDisplayName(t *testing.T) {
 		{"mark\u200f", ""},
 		{"iso\u2066late", ""},
 		{"bad\xff", ""},
+		{"\u200b\u2060", ""}, // nothing visible: a name no one can see or click
+		{"\u2800\u2800", ""},
+		{"\u3164", ""},         // the Hangul filler
+		{"a\u200b", "a\u200b"}, // one visible character is enough
 	} {
 		got, err := DisplayName(tc.name)
 		switch {

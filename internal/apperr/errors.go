@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Code is the client-facing class of an error, sent as extensions.code.
@@ -21,7 +23,8 @@ const (
 	CodeRateLimited     Code = "RATE_LIMITED"
 	CodeInternal        Code = "INTERNAL_SERVER_ERROR"
 	// CodeUnavailable says a backend (MySQL, or Redis where nothing can
-	// stand in for it) cannot be reached: nothing was half done, retry.
+	// stand in for it) cannot be reached: retry; a retried change is
+	// completed, never applied twice.
 	CodeUnavailable Code = "UNAVAILABLE"
 	// CodeResponseTooLarge says an answer would pass the server's cap on
 	// the bytes of one (MAX_RESPONSE_BYTES): ask for less in one request.
@@ -80,4 +83,23 @@ func CodeOf(err error) Code {
 func RateLimited(format string, args ...any) error { return New(CodeRateLimited, format, args...) }
 
 // ErrUnavailable is what a client is told when a backend cannot be reached.
-var ErrUnavailable = New(CodeUnavailable, "the service cannot reach its database just now; nothing was half done: retry in a moment")
+var ErrUnavailable = New(CodeUnavailable, "the service cannot reach its database just now: retry in a moment; a change retried is completed where it was begun, and never applied twice")
+
+// MaxQuotedBytes is the most of a client's input a message quotes: an id,
+// a cursor or a name quoted whole would let a request's answer grow with
+// what it sent, once per error (150 aliases of one long id were 3 MB).
+const MaxQuotedBytes = 64
+
+// Quote is s quoted for a message as %q quotes it, but no more than its
+// first MaxQuotedBytes (cut at a character's start), followed by its length
+// when it was cut.
+func Quote(s string) string {
+	if len(s) <= MaxQuotedBytes {
+		return strconv.Quote(s)
+	}
+	cut := MaxQuotedBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
