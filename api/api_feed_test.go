@@ -1190,7 +1190,7 @@ func feedForEachMode(t *testing.T, modes []feedconfig.Mode, change func(*setting
 		for _, backend := range backends() {
 			t.Run(string(mode)+"/"+backend, func(t *testing.T) {
 				fn(t, newTestServer(t, backend, func(c *settings.Settings) {
-					c.FeedMode = string(mode)
+					c.Mode = mode
 					change(c)
 				}))
 			})

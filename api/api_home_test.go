@@ -154,7 +154,7 @@ func homeBuild(t *testing.T, s *testServer, posts int) *homeWorld {
 
 func homeServer(t *testing.T, mode string, every int) *testServer {
 	return newTestServer(t, backendReal, func(c *settings.Settings) {
-		c.FeedMode, c.HomeInsertEvery, c.OperatorToken = mode, every, homeOperatorToken
+		c.Mode, c.HomeInsertEvery, c.OperatorToken = feedconfig.Mode(mode), every, homeOperatorToken
 	})
 }
 

@@ -423,7 +423,7 @@ func liveWaitListening(t *testing.T, s *testServer, reader *client, within time.
 	user := "{u" + liveUserID(t, reader.Token) + "}"
 	channel := s.app.cfg.KeyPrefix + "dots:" + user
 	inbox := s.app.cfg.KeyPrefix + "feed:" + user
-	needInbox := s.app.cfg.FeedMode != string(feedconfig.ModePull)
+	needInbox := s.app.cfg.Mode != feedconfig.ModePull
 	for deadline := time.Now().Add(testenv.Scale(within)); ; time.Sleep(10 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		n, err := testenv.NumSub(ctx, s.app.redis, channel)
@@ -569,7 +569,7 @@ func TestLiveRedDotAcrossInstances(t *testing.T) {
 	liveFollow(t, fan, star) // star has 2 followers: a celebrity
 	old := livePost(t, author, "before anyone listened")
 	a.settle(t)
-	if a.app.cfg.FeedMode == "hybrid" {
+	if a.app.cfg.Mode == "hybrid" {
 		// The test covers the celebrity path only if star really is one.
 		ctx := context.Background()
 		celebs := a.app.cfg.KeyPrefix + "celebrities"
@@ -672,7 +672,7 @@ func TestLiveFollowChangesWhileSubscribed(t *testing.T) {
 	// fanned out, and B must listen to them instead.
 	liveFollow(t, fan1, rising) // reader and fan1: 2 followers
 	a.settle(t)
-	if a.app.cfg.FeedMode == "hybrid" {
+	if a.app.cfg.Mode == "hybrid" {
 		ok, err := a.app.redis.SIsMember(context.Background(), a.app.cfg.KeyPrefix+"celebrities", liveUserID(t, rising.Token)).Result()
 		if err != nil || !ok {
 			t.Fatalf("setup: rising (2 followers) did not become a celebrity: %v %v", ok, err)
@@ -721,7 +721,7 @@ func TestLiveCloseCodes(t *testing.T) {
 		{"not a bearer token", "Basic dXNlcjpwYXNz", closeForbidden},
 		{"tampered signature", "Bearer " + tampered, closeForbidden},
 		{"forged with another secret", "Bearer " + sign("another-secret-another-secret-another", time.Now().Add(time.Hour)), closeForbidden},
-		{"expired", "Bearer " + sign(s.app.cfg.TokenSecret, time.Now().Add(-time.Minute)), closeForbidden},
+		{"expired", "Bearer " + sign(string(s.app.cfg.TokenSecret), time.Now().Add(-time.Minute)), closeForbidden},
 	}
 	for _, proto := range []string{liveTransportWS, liveLegacyWS} {
 		t.Run(proto, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/api/settings"
+	feedconfig "feedservice/feed/config"
 	"feedservice/internal/slot"
 	"feedservice/internal/testenv"
 )
@@ -29,7 +30,7 @@ func TestLiveSubscriptionsStartWhileRedisPoolIsBusy(t *testing.T) {
 	for _, mode := range []string{"hybrid", "push"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newTestServer(t, backendReal, func(c *settings.Settings) {
-				c.FeedMode = mode
+				c.Mode = feedconfig.Mode(mode)
 				c.CelebrityFollowers = 7
 				c.RedisPoolSize = 1
 				c.FanoutWorkers = 1

@@ -82,7 +82,7 @@ func TestWarmPageRunsNoSQL(t *testing.T) {
 	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := newTestServer(t, backendReal, func(c *settings.Settings) {
-				c.FeedMode = string(mode)
+				c.Mode = mode
 				c.CelebrityFollowers = 4
 				// The round trips of a warm page, not of revalidation: on a
 				// loaded box the default 1 s could run out between the warming
@@ -187,7 +187,7 @@ func TestWarmOldRepostRunsNoSQL(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			const inboxCap = 10
 			s := newTestServer(t, backendReal, func(c *settings.Settings) {
-				c.FeedMode = string(mode)
+				c.Mode = mode
 				c.InboxCap = inboxCap
 			})
 			w := feedNewWorld(t, s)
@@ -248,7 +248,7 @@ const warmPropagationBound = 2 * time.Second
 // values, within warmPropagationBound.
 func TestChangesReachOtherInstance(t *testing.T) {
 	t.Parallel()
-	a := newTestServer(t, backendReal, func(c *settings.Settings) { c.FeedMode = string(feedconfig.ModePush) })
+	a := newTestServer(t, backendReal, func(c *settings.Settings) { c.Mode = feedconfig.ModePush })
 	b := limitsSecondInstance(t, a)
 	w := feedNewWorld(t, a)
 	viewer, author, other := w.signUp("viewer"), w.signUp("author"), w.signUp("other")

@@ -109,7 +109,7 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 			a.close()
 		}
 	}()
-	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+	if cfg.MySQLDSN == "" || len(cfg.TokenSecret) == 0 {
 		if err := secureDataDir(cfg.DataDir, cfg.MySQLDSN == ""); err != nil {
 			return nil, err
 		}
@@ -162,13 +162,13 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MySQLDSN == "" || cfg.TokenSecret == "" {
+	if cfg.MySQLDSN == "" || len(cfg.TokenSecret) == 0 {
 		// SQLite's -wal and -shm files, and the secret, now exist.
 		if err := secureDataFiles(cfg.DataDir); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.TokenSecret == "" && cfg.MySQLDSN != "" {
+	if len(cfg.TokenSecret) == 0 && cfg.MySQLDSN != "" {
 		log.Warn("TOKEN_SECRET is not set: this instance signs tokens with a secret of its own under -data; " +
 			"instances behind one load balancer must share TOKEN_SECRET or they refuse each other's tokens")
 	}

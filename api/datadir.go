@@ -67,8 +67,8 @@ func secureDataFiles(dir string) error {
 // tokenSecret is the configured secret (TOKEN_SECRET), or the one kept under the data
 // directory, made on first start.
 func tokenSecret(c settings.Settings) ([]byte, error) {
-	if c.TokenSecret != "" {
-		return []byte(c.TokenSecret), nil
+	if len(c.TokenSecret) > 0 {
+		return c.TokenSecret, nil
 	}
 	path := filepath.Join(c.DataDir, "token-secret")
 	if b, err := os.ReadFile(path); err == nil {

@@ -41,7 +41,7 @@ func TestDataDirModes(t *testing.T) {
 	}
 	t.Run("fresh start", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data")
-		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.DataDir, c.TokenSecret = dir, "" })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.DataDir, c.TokenSecret = dir, nil })
 		s.signUp(t, "ann") // a write: the -wal file exists
 		check(t, dir)
 	})
@@ -59,7 +59,7 @@ func TestDataDirModes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.DataDir, c.TokenSecret = dir, "" })
+		s := newTestServer(t, backendEmbedded, func(c *settings.Settings) { c.DataDir, c.TokenSecret = dir, nil })
 		s.signUp(t, "ann")
 		check(t, dir)
 	})

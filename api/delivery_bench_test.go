@@ -54,7 +54,7 @@ func BenchmarkRedDotDelivery(b *testing.B) {
 
 func benchDelivery(b *testing.B, sockets, celebrityFollowers int) {
 	s := newTestServer(b, backendReal, func(c *settings.Settings) {
-		c.FeedMode = string(feedconfig.ModeHybrid)
+		c.Mode = feedconfig.ModeHybrid
 		c.CelebrityFollowers = celebrityFollowers
 	})
 	b.Cleanup(s.app.cfg.TuneRuntime()) // the collector's target Serve sets

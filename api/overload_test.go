@@ -240,7 +240,7 @@ func TestOverloadOneClientCannotStopTheService(t *testing.T) {
 	}
 	cfg := seeder.app.cfg
 	env := []string{"MYSQL_DSN=" + cfg.MySQLDSN, "REDIS_ADDR=" + cfg.RedisAddr, "KEY_PREFIX=" + cfg.KeyPrefix,
-		"TOKEN_SECRET=" + cfg.TokenSecret, "BCRYPT_COST=4", "FANOUT_WORKERS=1", "DISPATCH=false"}
+		"TOKEN_SECRET=" + string(cfg.TokenSecret), "BCRYPT_COST=4", "FANOUT_WORKERS=1", "DISPATCH=false"}
 	if len(cfg.MySQLReplicaDSNs) > 0 {
 		env = append(env, "MYSQL_REPLICA_DSNS="+strings.Join(cfg.MySQLReplicaDSNs, ","))
 	}

@@ -24,7 +24,7 @@ func shardedServer(t *testing.T, mode feedconfig.Mode) *testServer {
 	head, nodes := testenv.ShardedMySQL(t)
 	return newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.MySQLShardDSNs, c.MySQLReplicaDSNs = head, nodes, nil
-		c.FeedMode = string(mode)
+		c.Mode = mode
 	})
 }
 
@@ -82,7 +82,7 @@ func TestShardedMySQLDataNodeStoppedDuringBurst(t *testing.T) {
 	nodes[down] = private.CreateDatabase(headCfg.DBName)
 	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.MySQLDSN, c.MySQLShardDSNs, c.MySQLReplicaDSNs = head, nodes, nil
-		c.FeedMode = string(feedconfig.ModePush)
+		c.Mode = feedconfig.ModePush
 	})
 	t.Cleanup(func() { dropServer(t, head, nodes[down]) })
 	w := feedNewWorld(t, s)

@@ -298,7 +298,7 @@ func TestShutdownGraceful(t *testing.T) {
 
 	// A second instance delivers whatever the first left behind.
 	s2 := newTestServer(t, backendReal, func(c *settings.Settings) {
-		c.MySQLDSN, c.KeyPrefix, c.RedisAddr, c.TokenSecret = dsn, prefix, testenv.RedisAddr(), secret
+		c.MySQLDSN, c.KeyPrefix, c.RedisAddr, c.TokenSecret = dsn, prefix, testenv.RedisAddr(), []byte(secret)
 	})
 	w := &feedWorld{t: t, s: s2, m: m, users: map[string]*client{}}
 	for _, a := range authors {

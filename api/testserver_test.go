@@ -128,7 +128,7 @@ func testConfig(t testing.TB, backend string, change ...func(*settings.Settings)
 		t.Fatal(err)
 	}
 	cfg.DataDir = t.TempDir()
-	cfg.TokenSecret = "test-secret-test-secret-test-secret!"
+	cfg.TokenSecret = []byte("test-secret-test-secret-test-secret!")
 	cfg.TokenTTL = time.Hour
 	cfg.BcryptCost = 4 // the minimum: tests sign up many users
 	// Tests act fast and from one address: the rate limits, the complexity

@@ -13,41 +13,15 @@ import (
 // (TOKEN_SECRET unset), and so is the tracer the server made (nil: none).
 // The error is a feed mode that is none (Parse refuses it already).
 func (c Settings) Engine(tokenSecret []byte, tracer trace.TracerProvider) (feedconfig.Config, error) {
-	mode, err := feedconfig.ParseMode(c.FeedMode)
-	if err != nil {
+	if _, err := feedconfig.ParseMode(string(c.Mode)); err != nil {
 		return feedconfig.Config{}, err
 	}
-	return feedconfig.Config{
-		KeyPrefix:             c.KeyPrefix,
-		TokenSecret:           tokenSecret,
-		TokenTTL:              c.TokenTTL,
-		BcryptCost:            c.BcryptCost,
-		NodeID:                c.NodeID,
-		Mode:                  mode,
-		CelebrityFollowers:    c.CelebrityFollowers,
-		InboxCap:              c.InboxCap,
-		InboxTTL:              c.InboxTTL,
-		FanoutBatchSize:       c.FanoutBatch,
-		FollowingReadMax:      c.FollowingReadMax,
-		JumpCacheFollowers:    c.JumpCacheFollowers,
-		JumpCacheTTL:          c.JumpCacheTTL,
-		FanoutWorkers:         c.FanoutWorkers,
-		Dispatch:              c.Dispatch,
-		StreamTrimInterval:    c.StreamTrimInterval,
-		StreamReplicas:        streamReplicas(c.StreamReplicas),
-		StreamReplicaTimeout:  c.StreamReplicaTimeout,
-		RateLimitWarnInterval: c.RateLimitWarnInterval,
-		PostCacheTTL:          c.PostCacheTTL,
-		RepostListMax:         c.RepostListMax,
-		UserCacheTTL:          c.UserCacheTTL,
-		LocalCacheMaxEntries:  localCacheEntries(c.LocalCacheMaxEntries),
-		LocalCacheMaxBytes:    int64(c.LocalCacheMaxBytes),
-		LocalCacheTTL:         c.LocalCacheTTL,
-		HomeInsertEvery:       c.HomeInsertEvery,
-		HomeCandidatesTTL:     c.HomeCandidatesTTL,
-		BlockResetInterval:    blockResetInterval(c.BlockResetInterval),
-		TracerProvider:        tracer,
-	}, nil
+	e := c.Config
+	e.TokenSecret, e.TracerProvider = tokenSecret, tracer
+	e.StreamReplicas = streamReplicas(c.StreamReplicas)
+	e.LocalCacheMaxEntries = localCacheEntries(c.LocalCacheMaxEntries)
+	e.BlockResetInterval = blockResetInterval(c.BlockResetInterval)
+	return e, nil
 }
 
 // RedisPool is the connection pool of the Redis client (per node on a

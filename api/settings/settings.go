@@ -115,45 +115,23 @@ type Settings struct {
 	// store/shards.go): migrate makes the sharded layout over them.
 	MySQLShardDSNs []string
 	RedisAddr      string
-	KeyPrefix      string
-	TokenSecret    string
-	TokenTTL       time.Duration
-	BcryptCost     int
-	NodeID         int
 	GraphiQL       bool
 	AllowedOrigins string
 	Seed           bool
 
-	FeedMode              string
-	CelebrityFollowers    int
-	InboxCap              int
-	InboxTTL              time.Duration
-	FanoutBatch           int
-	FollowingReadMax      int
-	JumpCacheFollowers    int
-	JumpCacheTTL          time.Duration
-	FanoutWorkers         int
-	Dispatch              bool
-	StreamTrimInterval    time.Duration
-	StreamReplicas        int
-	StreamReplicaTimeout  time.Duration
-	RateLimitWarnInterval time.Duration
-	PostCacheTTL          time.Duration
-	RepostListMax         int
-	GOGC                  int
-	UserCacheTTL          time.Duration
-	LocalCacheMaxEntries  int
-	LocalCacheMaxBytes    int
-	LocalCacheTTL         time.Duration
-	HomeInsertEvery       int
-	HomeCandidatesTTL     time.Duration
-	BlockResetInterval    time.Duration
-	OperatorToken         string
-	WebsocketPing         time.Duration
-	WebsocketInit         time.Duration
-	LoaderWait            time.Duration
-	RedisPoolSize         int
-	RedisPoolTimeout      time.Duration
+	// Config is the engine's settings: their flags write into it, and
+	// Engine hands it to the engine, with the three whose 0 means "none"
+	// here mapped to the engine's negative. Its TokenSecret is the one
+	// given (TOKEN_SECRET), empty when the server keeps its own.
+	feedconfig.Config
+
+	GOGC             int
+	OperatorToken    string
+	WebsocketPing    time.Duration
+	WebsocketInit    time.Duration
+	LoaderWait       time.Duration
+	RedisPoolSize    int
+	RedisPoolTimeout time.Duration
 
 	Introspection      bool
 	MaxQueryComplexity int
@@ -291,7 +269,7 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 // passwords, browser origins, proxies, the operator's token, GraphiQL and
 // the demo graph. It returns the trusted proxies, read as text.
 func (c *Settings) clientFlags(fs *flag.FlagSet, env *environment) (trustedProxies *string) {
-	env.secret(fs, &c.TokenSecret, "TOKEN_SECRET", "token-secret", "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
+	env.secretBytes(fs, &c.TokenSecret, "TOKEN_SECRET", "token-secret", "secret that signs bearer tokens, 32+ bytes; empty: generated once under -data (TOKEN_SECRET)")
 	fs.DurationVar(&c.TokenTTL, "token-ttl", env.duration("TOKEN_TTL", feedconfig.DefaultTokenTTL), "how long a bearer token is valid (TOKEN_TTL)")
 	fs.IntVar(&c.BcryptCost, "bcrypt-cost", env.int("BCRYPT_COST", feedconfig.DefaultBcryptCost), "bcrypt work factor of password hashes (BCRYPT_COST)")
 	fs.BoolVar(&c.GraphiQL, "graphiql", env.bool("GRAPHIQL", true), "serve GraphiQL at / (GRAPHIQL)")
@@ -306,7 +284,8 @@ func (c *Settings) clientFlags(fs *flag.FlagSet, env *environment) (trustedProxi
 // feedFlags registers how feeds are built and read: the feed mode, the
 // celebrity threshold, the inboxes, page jumps and followee reads.
 func (c *Settings) feedFlags(fs *flag.FlagSet, env *environment) {
-	fs.StringVar(&c.FeedMode, "feed-mode", env.text("FEED_MODE", string(feedconfig.DefaultMode)), "how feeds are built: pull, push or hybrid (FEED_MODE)")
+	c.Mode = feedconfig.Mode(env.text("FEED_MODE", string(feedconfig.DefaultMode)))
+	fs.Var(modeValue{&c.Mode}, "feed-mode", "how feeds are built: pull, push or hybrid (FEED_MODE)")
 	fs.IntVar(&c.CelebrityFollowers, "celebrity-followers", env.int("CELEBRITY_FOLLOWERS", feedconfig.DefaultCelebrityFollowers), "followers from which an author's posts are merged at read time, not fanned out (CELEBRITY_FOLLOWERS)")
 	fs.IntVar(&c.InboxCap, "inbox-cap", env.int("INBOX_CAP", feedconfig.DefaultInboxCap), "entries an inbox keeps (INBOX_CAP)")
 	fs.DurationVar(&c.InboxTTL, "inbox-ttl", env.duration("INBOX_TTL", feedconfig.DefaultInboxTTL), "how long an unread inbox lives (INBOX_TTL)")
@@ -318,7 +297,7 @@ func (c *Settings) feedFlags(fs *flag.FlagSet, env *environment) {
 // fanoutFlags registers the fan-out of new posts to inboxes: task size,
 // workers, the fan-out stream and its dispatcher.
 func (c *Settings) fanoutFlags(fs *flag.FlagSet, env *environment) {
-	fs.IntVar(&c.FanoutBatch, "fanout-batch", env.int("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
+	fs.IntVar(&c.FanoutBatchSize, "fanout-batch", env.int("FANOUT_BATCH", feedconfig.DefaultFanoutBatchSize), "followers per fan-out task (FANOUT_BATCH)")
 	fs.IntVar(&c.FanoutWorkers, "fanout-workers", env.int("FANOUT_WORKERS", feedconfig.DefaultFanoutWorkers), "fan-out workers on this instance; 0 for an API-only instance (FANOUT_WORKERS)")
 	fs.DurationVar(&c.StreamTrimInterval, "stream-trim-interval", env.duration("STREAM_TRIM_INTERVAL", feedconfig.DefaultStreamTrimInterval), "how often the dispatching instance drops the fan-out stream's acknowledged entries (STREAM_TRIM_INTERVAL)")
 	fs.IntVar(&c.StreamReplicas, "stream-replicas", env.int("STREAM_REPLICAS", feedconfig.DefaultStreamReplicas), "replicas of the fan-out stream's Redis master that must hold an entry before the event counts as dispatched (all of them when it has fewer; 0 waits for none), so that a failover loses none (STREAM_REPLICAS)")
@@ -332,7 +311,7 @@ func (c *Settings) fanoutFlags(fs *flag.FlagSet, env *environment) {
 func (c *Settings) cacheFlags(fs *flag.FlagSet, env *environment) {
 	fs.DurationVar(&c.LoaderWait, "loader-wait", env.duration("LOADER_WAIT", dataloader.DefaultWait), "how long a query's batch loaders gather keys before each batch, at most 50ms (LOADER_WAIT)")
 	fs.IntVar(&c.LocalCacheMaxEntries, "local-cache-max-entries", env.int("LOCAL_CACHE_MAX_ENTRIES", feedconfig.DefaultLocalCacheMaxEntries), "users (and, apart, posts) this instance keeps in memory; 0 turns the local tier off (LOCAL_CACHE_MAX_ENTRIES)")
-	fs.IntVar(&c.LocalCacheMaxBytes, "local-cache-max-bytes", env.int("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
+	fs.Int64Var(&c.LocalCacheMaxBytes, "local-cache-max-bytes", int64(env.int("LOCAL_CACHE_MAX_BYTES", feedconfig.DefaultLocalCacheMaxBytes)), "bytes of users (and, apart, of posts) this instance keeps in memory (LOCAL_CACHE_MAX_BYTES)")
 	fs.DurationVar(&c.LocalCacheTTL, "local-cache-ttl", env.duration("LOCAL_CACHE_TTL", feedconfig.DefaultLocalCacheTTL), "how long a local copy of a user or post serves before it is read again: the staleness bound of an instance that missed an invalidation (LOCAL_CACHE_TTL)")
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", env.duration("RATE_LIMIT_WARN_INTERVAL", feedconfig.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", env.duration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
@@ -401,12 +380,12 @@ func (c *Settings) readText(text textSettings) error {
 // check refuses settings out of their range: a limit at 0 would switch it
 // off, a duration at 0 would spin.
 func (c Settings) check() error {
-	if _, err := feedconfig.ParseMode(c.FeedMode); err != nil {
+	if _, err := feedconfig.ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
-	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatch, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatchSize, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
-		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields, "local-cache-max-bytes": c.LocalCacheMaxBytes} {
+		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields, "local-cache-max-bytes": int(min(c.LocalCacheMaxBytes, 1<<40))} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
 		}
@@ -460,7 +439,7 @@ func (c Settings) Summary() []any {
 	if c.RedisAddr != "" {
 		redis = c.RedisAddr
 	}
-	return []any{"addr", c.Addr, "mysql", mysql, "redis", redis, "feedMode", c.FeedMode, "metricsAddr", c.MetricsAddr}
+	return []any{"addr", c.Addr, "mysql", mysql, "redis", redis, "feedMode", c.Mode, "metricsAddr", c.MetricsAddr}
 }
 
 // Describe lists every setting for the start-up log, each under its
@@ -484,11 +463,11 @@ func (c Settings) Describe() []any {
 	settings := append([]any{
 		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "replicaMaxLag", c.ReplicaMaxLag,
 		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
-		"tokenSecret", isSet(c.TokenSecret), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
+		"tokenSecret", isSet(string(c.TokenSecret)), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
 		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
-		"feedMode", c.FeedMode, "celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
+		"feedMode", c.Mode, "celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
 		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax,
-		"fanoutBatch", c.FanoutBatch, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
+		"fanoutBatch", c.FanoutBatchSize, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
 		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC,
 		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL, "blockResetInterval", c.BlockResetInterval,
@@ -649,6 +628,43 @@ type environment struct{ errs []error }
 func (e *environment) secret(fs *flag.FlagSet, p *string, name, flagName, usage string) {
 	*p = e.text(name, "")
 	fs.Var(secretValue{p}, flagName, usage)
+}
+
+// secretBytes is secret for a setting kept as bytes.
+func (e *environment) secretBytes(fs *flag.FlagSet, p *[]byte, name, flagName, usage string) {
+	*p = []byte(e.text(name, ""))
+	fs.Var(secretBytesValue{p}, flagName, usage)
+}
+
+// secretBytesValue is secretValue for bytes.
+type secretBytesValue struct{ b *[]byte }
+
+func (v secretBytesValue) String() string {
+	if v.b == nil || len(*v.b) == 0 {
+		return ""
+	}
+	return "set"
+}
+
+func (v secretBytesValue) Set(s string) error {
+	*v.b = []byte(s)
+	return nil
+}
+
+// modeValue is the flag.Value of the feed mode; check refuses one that
+// is none of the modes.
+type modeValue struct{ m *feedconfig.Mode }
+
+func (v modeValue) String() string {
+	if v.m == nil {
+		return ""
+	}
+	return string(*v.m)
+}
+
+func (v modeValue) Set(s string) error {
+	*v.m = feedconfig.Mode(s)
+	return nil
 }
 
 // secretValue is the flag.Value of a secret: its text is "set" or empty.
