@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
 	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
@@ -41,15 +42,7 @@ func newTestEngine(t testing.TB, change ...func(*config.Config)) *testEngine {
 func newTestStore(t testing.TB) *store.Store {
 	t.Helper()
 	dsn := testenv.MySQL(t)
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return depstest.Store(t, store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
 }
 
 // startTestEngine starts an engine on an existing store and Redis prefix,

@@ -171,6 +171,20 @@ func modelSeed(t *testing.T) uint64 {
 // workers settle, every user's whole feed, paged both ways on either
 // instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
+	runModelModes(t, newTestStore, modelSteps(), modelUsers())
+	// The runs that once failed, replayed as they were on every run.
+	for _, r := range modelRegressions {
+		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
+			t.Logf("%s (issue %d)", r.what, r.issue)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+		})
+	}
+}
+
+// runModelModes runs the model test for steps and userCount in each
+// feed mode, a subtest each, on a store of newStore's, with the seed of
+// MODEL_SEED (or a drawn one) that replays it.
+func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, userCount int) {
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			seed := modelSeed(t)
@@ -180,14 +194,7 @@ func TestEngineMatchesModel(t *testing.T) {
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, newTestStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
-		})
-	}
-	// The runs that once failed, replayed as they were on every run.
-	for _, r := range modelRegressions {
-		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
-			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), steps, userCount)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
 	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
@@ -194,7 +194,7 @@ func followingOf(t *testing.T, te *testEngine, reader int64) []int64 {
 	if !slices.Contains(members, "~") {
 		t.Fatalf("followee set %v has no marker", members)
 	}
-	return idsOf(members)
+	return depstest.IDs(members)
 }
 
 func sortedIDs(ids ...int64) []int64 {
@@ -266,7 +266,7 @@ func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 	}
 	var ids []int64
 	for _, m := range members {
-		ids = append(ids, idsOf(strings.Split(m, ","))...)
+		ids = append(ids, depstest.IDs(strings.Split(m, ","))...)
 	}
 	posts, err := te.store.PostsByIDs(ctx, ids)
 	if err != nil {
@@ -416,17 +416,4 @@ func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
-}
-
-// idsOf reads the ids among a followee set's members, sorted; the marker
-// and anything else that is not an id are skipped.
-func idsOf(members []string) []int64 {
-	var ids []int64
-	for _, m := range members {
-		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids
 }
