@@ -15,7 +15,6 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
-	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -387,24 +386,29 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("after a flush")
 
 	// Redis fails on the set: MySQL answers.
-	te.redis.AddHook(failScript{timeline.Scripts.ChangeFollowing.Hash(), timeline.Scripts.FollowingAmong.Hash()})
+	te.redis.AddHook(failScriptsOn(te.keys.Following(f.reader)))
 	te.unfollow(f.reader, f.author)
+	fallbacks = lcCount(te.metrics.FollowingFallback)
 	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
 	if err != nil || followed[f.author] || !followed[f.cel] {
 		t.Fatalf("FollowedBy with Redis failing = %v, %v", followed, err)
 	}
+	if lcCount(te.metrics.FollowingFallback) <= fallbacks {
+		t.Fatal("FollowedBy with the set's scripts failing was not counted as answered by MySQL")
+	}
 }
 
-// failScript fails the scripts with the given hashes, as a Redis that is
-// away would.
-type failScript []string
+// failScriptsOn fails the scripts whose first key is the given one, as a
+// Redis that is away would.
+type failScriptsOn string
 
-func (h failScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h failScriptsOn) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h failScriptsOn) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if args := cmd.Args(); len(args) > 1 && (args[0] == "evalsha" || args[0] == "eval") {
-			if s, ok := args[1].(string); ok && slices.Contains(h, s) {
+		// EVAL(SHA) script numkeys key...
+		if args := cmd.Args(); len(args) > 3 && (args[0] == "evalsha" || args[0] == "eval") {
+			if key, ok := args[3].(string); ok && key == string(h) {
 				err := errors.New("connection refused")
 				cmd.SetErr(err)
 				return err
@@ -414,6 +418,6 @@ func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (h failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h failScriptsOn) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
