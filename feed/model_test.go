@@ -287,7 +287,7 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			t.Fatal(err)
 		}
 		for _, e := range []*testEngine{te, other} {
-			if err := e.SyncInvalidations(ctx); err != nil {
+			if err := e.syncInvalidations(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
