@@ -57,6 +57,16 @@ func newTestStreams(t *testing.T, mode config.Mode) *testStreams {
 	return &testStreams{Streams: NewStreams(d, hub, reads, inboxes, outboxes), t: t, d: d, pub: pub}
 }
 
+// followedAuthor creates an author with one post and a reader who
+// follows them.
+func (ts *testStreams) followedAuthor() (reader, author int64) {
+	ts.t.Helper()
+	reader, author = depstest.User(ts.t, ts.d, "reader"), depstest.User(ts.t, ts.d, "author")
+	depstest.Follow(ts.t, ts.d, reader, author)
+	depstest.Post(ts.t, ts.d, author)
+	return reader, author
+}
+
 // unreadCounts opens reader's stream of unread counts until the test ends.
 func (ts *testStreams) unreadCounts(reader int64) <-chan int {
 	ts.t.Helper()
@@ -131,10 +141,7 @@ func noCount(t *testing.T, counts <-chan int, what string) {
 func TestUnreadCountsFollowTheAnnouncements(t *testing.T) {
 	t.Parallel()
 	ts := newTestStreams(t, config.ModePull)
-	reader, author := depstest.User(t, ts.d, "reader"), depstest.User(t, ts.d, "author")
-	depstest.Follow(t, ts.d, reader, author)
-	depstest.Post(t, ts.d, author)
-
+	reader, author := ts.followedAuthor()
 	counts := ts.unreadCounts(reader)
 	if n := nextCount(t, counts, "the first count"); n != 1 {
 		t.Fatalf("first count %d, want 1 (the author's one post)", n)
@@ -182,10 +189,8 @@ func TestUnreadCountsFollowTheAnnouncements(t *testing.T) {
 func TestUnreadCountsOfAnInboxReader(t *testing.T) {
 	t.Parallel()
 	ts := newTestStreams(t, config.ModePush)
-	reader, other, author := depstest.User(t, ts.d, "reader"), depstest.User(t, ts.d, "other"), depstest.User(t, ts.d, "author")
-	depstest.Follow(t, ts.d, reader, author)
-	depstest.Post(t, ts.d, author)
-
+	reader, author := ts.followedAuthor()
+	other := depstest.User(t, ts.d, "other")
 	counts := ts.unreadCounts(reader)
 	if n := nextCount(t, counts, "the first count"); n != 1 {
 		t.Fatalf("first count %d, want 1 (the post in the inbox built for the reader)", n)
@@ -207,9 +212,8 @@ func TestUnreadCountsOfAnInboxReader(t *testing.T) {
 func TestFeedItemsAddedSendsWhatEnteredTheFeed(t *testing.T) {
 	t.Parallel()
 	ts := newTestStreams(t, config.ModePull)
-	reader, author, stranger := depstest.User(t, ts.d, "reader"), depstest.User(t, ts.d, "author"), depstest.User(t, ts.d, "stranger")
-	depstest.Follow(t, ts.d, reader, author)
-
+	reader, author := ts.followedAuthor()
+	stranger := depstest.User(t, ts.d, "stranger")
 	added := ts.feedItemsAdded(reader)
 	ts.waitSubscribed(ts.d.Keys.AuthorChannel(author))
 	notInFeed := depstest.Post(t, ts.d, stranger)
