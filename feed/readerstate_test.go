@@ -127,6 +127,7 @@ func newReaderStateFixture(t *testing.T, mode config.Mode) readerStateFixture {
 // still followed, the celebrities' reposts of the candidates. Their followee
 // set, read with the inbox check, and the celebrities' outboxes answer.
 func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			f := newReaderStateFixture(t, mode)
@@ -315,6 +316,7 @@ func TestFollowingLivesWithTheInbox(t *testing.T) {
 // while a newer change went through, does not stay: the writer checks
 // MySQL after its write.
 func TestLateFollowingWriteIsUndone(t *testing.T) {
+	t.Parallel()
 	f := newReaderStateFixture(t, config.ModePush)
 	te := f.te
 	ctx := context.Background()
