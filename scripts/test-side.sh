@@ -54,6 +54,7 @@ say "Redis Cluster and replica pass: the API suite, the reference model and the 
 api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api/api_*_test.go | sed 's/^func //' | paste -sd'|')
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
+cluster_tests+="|TestUnreadCountsFollowTheAnnouncements|TestUnreadCountsOfAnInboxReader|TestFeedItemsAddedSendsWhatEnteredTheFeed"
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
 cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
 cluster_status=0
