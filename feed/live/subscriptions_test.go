@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,20 +38,7 @@ func newTestStreams(t *testing.T, mode config.Mode) *testStreams {
 	pull := timeline.NewFeeds(d, c)
 	inboxes, outboxes := timeline.NewInboxes(d, c, rep, pull), timeline.NewOutboxes(d, c)
 	t.Cleanup(func() { c.Stop(); outboxes.Stop() })
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var subscribed atomic.Bool
-	hub := NewHub(ctx, d, c.OnInvalidation, func() { c.OnResubscribed(); subscribed.Store(true) }, outboxes.DropCopy)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		hub.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	testenv.WaitFor(t, "the hub's broadcast subscription", subscribed.Load)
+	hub := runHub(t, d, c.OnInvalidation, c.OnResubscribed, outboxes.DropCopy)
 	reads := timeline.NewReads(d, rep, c, pull, inboxes, outboxes)
 	return &testStreams{Streams: NewStreams(d, hub, reads, inboxes, outboxes), t: t, d: d, pub: pub}
 }
