@@ -374,14 +374,10 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	if err := te.pull.AddReposters(ctx, reader, view.Followees, entries); err != nil {
-		te.t.Fatal(err)
-	}
-	want := make([]feedItem, len(entries))
+	want := te.itemsWithReposters(view.Followees, entries)
 	reposted := 0
-	for i, en := range entries {
-		want[i] = feedItem{Post: en.PostID, Reposters: en.Reposters, Key: en.Key}
-		if len(en.Reposters) > 0 || en.Key != en.PostID {
+	for _, it := range want {
+		if len(it.Reposters) > 0 || it.Key != it.Post {
 			reposted++
 		}
 	}

@@ -388,6 +388,7 @@ func TestCacheRefillsAfterFlush(t *testing.T) {
 // With Redis down, reads of posts and users come from MySQL, and count
 // the failure.
 func TestCacheRedisDownFallsBack(t *testing.T) {
+	t.Parallel()
 	server := testenv.StartRedis(t)
 	st := newTestStore(t)
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{

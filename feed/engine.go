@@ -181,17 +181,6 @@ func (e *Engine) CachedUsers(ids []int64) map[int64]*models.User { return e.cach
 // CachedPosts is CachedUsers for posts, deleted ones included.
 func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.cache.CachedPosts(ids) }
 
-// SyncInvalidations returns once this instance has applied every
-// invalidation message published before the call. Tests use it to read
-// across instances "after the messages arrived", as WaitIdle is "after the
-// workers".
-func (e *Engine) SyncInvalidations(ctx context.Context) error {
-	if e.hub == nil {
-		return nil // not started: no local copies to drop by message
-	}
-	return e.cache.SyncInvalidations(ctx)
-}
-
 // WaitIdle waits until every committed change has gone through the fan-out
 // and the read replicas (see fanout.Stream.WaitIdle): tests and benchmarks
 // read feeds "after the workers settle".

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
 	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
@@ -41,15 +42,7 @@ func newTestEngine(t testing.TB, change ...func(*config.Config)) *testEngine {
 func newTestStore(t testing.TB) *store.Store {
 	t.Helper()
 	dsn := testenv.MySQL(t)
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return depstest.Store(t, store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
 }
 
 // startTestEngine starts an engine on an existing store and Redis prefix,
@@ -292,11 +285,33 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	if err := te.pull.AddReposters(ctx, reader, followees, entries); err != nil {
+	return te.itemsWithReposters(followees, entries)
+}
+
+// itemsWithReposters are entries as feed items, each entry that lacks
+// reposters given the followees who reposted its post as MySQL lists
+// them: most recent first, at most MaxReposters.
+func (te *testEngine) itemsWithReposters(followees []int64, entries []timeline.Entry) []feedItem {
+	te.t.Helper()
+	posts := make([]int64, len(entries))
+	for i, en := range entries {
+		posts[i] = en.PostID
+	}
+	reposts, err := te.store.Reposts(context.Background(), followees, posts)
+	if err != nil {
 		te.t.Fatal(err)
+	}
+	by := map[int64][]int64{}
+	for _, r := range reposts {
+		if o := *r.RepostOfID; len(by[o]) < config.MaxReposters {
+			by[o] = append(by[o], r.AuthorID)
+		}
 	}
 	out := make([]feedItem, len(entries))
 	for i, en := range entries {
+		if en.Reposters == nil {
+			en.Reposters = by[en.PostID]
+		}
 		out[i] = feedItem{Post: en.PostID, Reposters: en.Reposters, Key: en.Key}
 	}
 	return out

@@ -51,6 +51,7 @@ func ftHasEvent(events []models.OutboxEvent, kind string, post int64) bool {
 // still commit, their events waiting; when Redis comes back empty, the
 // backlog is dispatched and every feed is right again.
 func TestRedisDownFallsBackToPull(t *testing.T) {
+	t.Parallel()
 	server := testenv.StartRedis(t)
 	st := newTestStore(t)
 	// openRedis's settings (api/app.go): short timeouts, so a read falls back quickly.

@@ -12,6 +12,7 @@ import (
 // and thresholds so that trimming, celebrities and paging past the cached
 // window all happen.
 func TestFeedModesAgreeWithPull(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode })

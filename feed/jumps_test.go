@@ -87,6 +87,7 @@ func (te *testEngine) starWithFollowers(n int) (int64, []int64) {
 // page, the last (short) page, a page just past the end and one far past
 // it; and the endCursor of a jump steps on to the next page by cursor.
 func TestJumpPages(t *testing.T) {
+	t.Parallel()
 	onEachJumpPath(t, 12, func(t *testing.T, te *testEngine, star int64, _ []int64) {
 		all := te.followersOf(star)
 		for _, c := range []struct{ offset, size, from, to int }{
@@ -149,6 +150,7 @@ func TestJumpLimits(t *testing.T) {
 // takes position 0 and pushes page 2 down by one; an unfollow on page 1
 // pulls page 2 up by one.
 func TestJumpListChangesBetweenJumps(t *testing.T) {
+	t.Parallel()
 	onEachJumpPath(t, 10, func(t *testing.T, te *testEngine, star int64, fans []int64) {
 		before := te.followersOf(star)
 		if got := edgeUsers(te.jumpTo(star, 4, 4)); !slices.Equal(got, before[4:8]) {

@@ -151,6 +151,7 @@ func lcFind(t testing.TB, feed []feedItem, post int64) feedItem {
 // 1. A missing inbox is rebuilt once, however many readers arrive at once,
 // and none of them sees half of it.
 func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
+	t.Parallel()
 	const readers, rounds, pageSize = 20, 25, 25
 	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 40 })
 	reader, other := te.user("reader"), te.user("other")
@@ -621,6 +622,7 @@ func TestReadsFilterBeforeWorkersRun(t *testing.T) {
 // 8. An author crossing the celebrity threshold up and down (fanned out,
 // then merged at read time, then fanned out again) changes no feed.
 func TestCelebrityCrossingChangesNothing(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t) // CelebrityFollowers 3
 	ctx := context.Background()
 	star := te.user("star")
@@ -673,6 +675,7 @@ func TestCelebrityCrossingChangesNothing(t *testing.T) {
 // follow give one entry, at the first repost, with the reposters most
 // recent first, in every mode.
 func TestRepostMergingInAllModes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.InboxCap = 20 })

@@ -171,8 +171,32 @@ func modelSeed(t *testing.T) uint64 {
 // workers settle, every user's whole feed, paged both ways on either
 // instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
+	runModelModes(t, newTestStore, modelSteps(), modelUsers())
+	// The runs that once failed, replayed as they were on every run.
+	for _, r := range modelRegressions {
+		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
+			t.Parallel()
+			t.Logf("%s (issue %d)", r.what, r.issue)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+		})
+	}
+}
+
+// runModelModes runs the model test for steps and userCount in each
+// feed mode, a subtest each, on a store of newStore's, with the seed of
+// MODEL_SEED (or a drawn one) that replays it.
+//
+// The runs wait on MariaDB and Redis far more than they compute: they run
+// side by side (each on a database and a Redis of its own), with the
+// fan-out's ClaimAfter shortened for the rest of t, the subtests t runs
+// after this call included (see runModel).
+func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, userCount int) {
+	claimAfter := fanout.ClaimAfter
+	fanout.ClaimAfter = modelClaimAfter
+	t.Cleanup(func() { fanout.ClaimAfter = claimAfter })
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			seed := modelSeed(t)
 			t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
 			defer func() {
@@ -180,14 +204,7 @@ func TestEngineMatchesModel(t *testing.T) {
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, newTestStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
-		})
-	}
-	// The runs that once failed, replayed as they were on every run.
-	for _, r := range modelRegressions {
-		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
-			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), steps, userCount)
 		})
 	}
 }
@@ -220,6 +237,10 @@ func toggleRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, seed>>5))
 }
 
+// modelClaimAfter is the fan-out's ClaimAfter in the model runs: a
+// message a killed worker held is taken over soon.
+const modelClaimAfter = 200 * time.Millisecond
+
 // hidingPercent is the share of steps that begin with a block, unblock,
 // mute or unmute (drawn from the run's hiding stream).
 const hidingPercent = 8
@@ -231,9 +252,9 @@ const hidingPercent = 8
 // held back (BlockResetInterval) and their state patched or deferred.
 func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
-	claimAfter := fanout.ClaimAfter
-	fanout.ClaimAfter = 200 * time.Millisecond
-	t.Cleanup(func() { fanout.ClaimAfter = claimAfter })
+	if fanout.ClaimAfter != modelClaimAfter {
+		t.Fatal("runModel runs under runModelModes, which shortens the fan-out's ClaimAfter once for its parallel runs")
+	}
 
 	// A Redis of its own, so that the test can FLUSHALL it. On a cluster
 	// (shared with the other tests), its own prefix there instead, and losing
@@ -280,7 +301,7 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			t.Fatal(err)
 		}
 		for _, e := range []*testEngine{te, other} {
-			if err := e.SyncInvalidations(ctx); err != nil {
+			if err := e.syncInvalidations(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}

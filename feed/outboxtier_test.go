@@ -91,7 +91,7 @@ func TestCelebrityPostReachesOtherInstance(t *testing.T) {
 		holdsCopy(t, b, reader)
 		post := a.post(star, "next")
 		a.settle() // the worker may run on either instance
-		if err := b.SyncInvalidations(ctx); err != nil {
+		if err := b.syncInvalidations(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if got := firstPost(t, b, reader); got != post {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
-	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 )
 
@@ -128,6 +127,7 @@ func newReaderStateFixture(t *testing.T, mode config.Mode) readerStateFixture {
 // still followed, the celebrities' reposts of the candidates. Their followee
 // set, read with the inbox check, and the celebrities' outboxes answer.
 func TestWarmPageAsksMySQLNothingOfTheReader(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			f := newReaderStateFixture(t, mode)
@@ -194,7 +194,7 @@ func followingOf(t *testing.T, te *testEngine, reader int64) []int64 {
 	if !slices.Contains(members, "~") {
 		t.Fatalf("followee set %v has no marker", members)
 	}
-	return idsOf(members)
+	return depstest.IDs(members)
 }
 
 func sortedIDs(ids ...int64) []int64 {
@@ -266,7 +266,7 @@ func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 	}
 	var ids []int64
 	for _, m := range members {
-		ids = append(ids, idsOf(strings.Split(m, ","))...)
+		ids = append(ids, depstest.IDs(strings.Split(m, ","))...)
 	}
 	posts, err := te.store.PostsByIDs(ctx, ids)
 	if err != nil {
@@ -316,6 +316,7 @@ func TestFollowingLivesWithTheInbox(t *testing.T) {
 // while a newer change went through, does not stay: the writer checks
 // MySQL after its write.
 func TestLateFollowingWriteIsUndone(t *testing.T) {
+	t.Parallel()
 	f := newReaderStateFixture(t, config.ModePush)
 	te := f.te
 	ctx := context.Background()
@@ -387,24 +388,29 @@ func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
 	check("after a flush")
 
 	// Redis fails on the set: MySQL answers.
-	te.redis.AddHook(failScript{timeline.Scripts.ChangeFollowing.Hash(), timeline.Scripts.FollowingAmong.Hash()})
+	te.redis.AddHook(failScriptsOn(te.keys.Following(f.reader)))
 	te.unfollow(f.reader, f.author)
+	fallbacks = lcCount(te.metrics.FollowingFallback)
 	followed, err = te.FollowedBy(ctx, f.reader, []int64{f.author, f.cel})
 	if err != nil || followed[f.author] || !followed[f.cel] {
 		t.Fatalf("FollowedBy with Redis failing = %v, %v", followed, err)
 	}
+	if lcCount(te.metrics.FollowingFallback) <= fallbacks {
+		t.Fatal("FollowedBy with the set's scripts failing was not counted as answered by MySQL")
+	}
 }
 
-// failScript fails the scripts with the given hashes, as a Redis that is
-// away would.
-type failScript []string
+// failScriptsOn fails the scripts whose first key is the given one, as a
+// Redis that is away would.
+type failScriptsOn string
 
-func (h failScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h failScriptsOn) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h failScriptsOn) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if args := cmd.Args(); len(args) > 1 && (args[0] == "evalsha" || args[0] == "eval") {
-			if s, ok := args[1].(string); ok && slices.Contains(h, s) {
+		// EVAL(SHA) script numkeys key...
+		if args := cmd.Args(); len(args) > 3 && (args[0] == "evalsha" || args[0] == "eval") {
+			if key, ok := args[3].(string); ok && key == string(h) {
 				err := errors.New("connection refused")
 				cmd.SetErr(err)
 				return err
@@ -414,19 +420,6 @@ func (h failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (h failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h failScriptsOn) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
-}
-
-// idsOf reads the ids among a followee set's members, sorted; the marker
-// and anything else that is not an id are skipped.
-func idsOf(members []string) []int64 {
-	var ids []int64
-	for _, m := range members {
-		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids
 }

@@ -1,11 +1,9 @@
 package feed
 
 import (
-	"context"
-	"math/rand/v2"
 	"testing"
 
-	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
@@ -15,15 +13,7 @@ import (
 func newShardedTestStore(t testing.TB) *store.Store {
 	t.Helper()
 	head, nodes := testenv.ShardedMySQL(t)
-	st, err := store.Open(context.Background(), store.Config{MySQLDSN: head, ShardDSNs: nodes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return depstest.Store(t, store.Config{MySQLDSN: head, ShardDSNs: nodes})
 }
 
 // The sharded run of the reference-model test: shorter than the one on one
@@ -38,17 +28,5 @@ const (
 // the reference model's when the rows live on four data nodes behind a
 // Spider head.
 func TestShardedMySQLEngineMatchesModel(t *testing.T) {
-	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
-		t.Run(string(mode), func(t *testing.T) {
-			seed := modelSeed(t)
-			t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
-			defer func() {
-				if t.Failed() {
-					t.Logf("failed with MODEL_SEED=%d", seed)
-				}
-			}()
-			runModel(t, newShardedTestStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed),
-				envCount("SHARDED_MODEL_STEPS", shardedModelSteps), shardedModelUsers)
-		})
-	}
+	runModelModes(t, newShardedTestStore, envCount("SHARDED_MODEL_STEPS", shardedModelSteps), shardedModelUsers)
 }

@@ -37,6 +37,7 @@ const warmCallsPages = 60
 // scripts run included. The set-up is issue 34's, scaled down: readers who
 // each follow 3 celebrities and 20 ordinary authors, with 10 posts each.
 func TestWarmPageRedisCalls(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			w := newWarmCallsWorld(t, mode)

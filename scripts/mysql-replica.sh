@@ -14,64 +14,20 @@ set -euo pipefail
 
 # shellcheck source=test-servers.sh
 . "$(dirname "$0")/test-servers.sh"
+one_at_a_time "mysql-replica-script-$replica_primary" "$@"
 base=$replica_dir
 host=$test_host
 primary=$replica_primary
 replicas=("${replica_ports[@]}")
 
-# One at a time on the machine for these ports: the test command of another
-# checkout may run this script at the same moment. flock -o: the servers
-# started here do not inherit the lock.
-lockfile=/tmp/feedservice-test-runs/locks/mysql-replica-script-$replica_primary.lock
-if [ -z "${FEEDSERVICE_MYSQL_REPLICA_LOCKED:-}" ] && command -v flock >/dev/null; then
-  mkdir -p "$(dirname "$lockfile")"
-  FEEDSERVICE_MYSQL_REPLICA_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
-fi
-
-say() { printf '== %s\n' "$*" >&2; }
-
-sqlp() { local port=$1; shift; mariadb -uroot -h"$host" -P"$port" --batch --skip-column-names "$@"; }
-
-up() { sqlp "$1" -e 'SELECT 1' >/dev/null 2>&1; }
-
 # status port field: a field of the replica's SHOW SLAVE STATUS.
 status() { mariadb -uroot -h"$host" -P"$1" -e 'SHOW SLAVE STATUS\G' | awk -v f="$2:" '$1 == f {print $2}'; }
 
-# mariadbd will not run as root unless told to; it runs as mysql where that
-# user exists (as the machine's own server does).
-user=mysql
-id "$user" >/dev/null 2>&1 || user=$(id -un)
-
-if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ]; then
-  say "installing mariadb"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq mariadb-server mariadb-client >/dev/null
-fi
-mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
-
-start() { # port server-id extra-options...
+# start port server-id extra-options...: a server of the set (test data
+# only: no fsync per binary log write either).
+start() {
   local port=$1 id=$2; shift 2
-  local dir=$base/$port
-  up "$port" && return 0
-  if [ ! -d "$dir/data/mysql" ]; then
-    say "installing a data directory for port $port"
-    rm -rf "$dir" && mkdir -p "$dir"
-    chown "$user" "$dir"
-    mariadb-install-db --no-defaults --datadir="$dir/data" --user="$user" \
-      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1
-  fi
-  say "starting mariadbd on port $port (server-id $id)"
-  # Test data only: no fsync per commit. max-connections: the API suite
-  # runs many servers side by side, each with its pools to all three.
-  setsid "$mariadbd" --no-defaults --user="$user" --datadir="$dir/data" \
-    --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
-    --port="$port" --bind-address="$host" --server-id="$id" \
-    --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 --sync-binlog=0 \
-    --max-connections=1000 --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \
-    "$@" </dev/null >>"$dir/mariadbd.log" 2>&1 &
-  for _ in $(seq 1 120); do up "$port" && return 0; sleep 0.25; done
-  echo "mariadbd on port $port did not come up; see $dir/mariadbd.log" >&2
-  exit 1
+  start_mariadb "$port" "$base" --server-id="$id" --innodb-buffer-pool-size=64M --sync-binlog=0 "$@"
 }
 
 start "$primary" 1 --log-bin=mariadb-bin --binlog-format=ROW --log-basename=primary

@@ -11,16 +11,7 @@ set -euo pipefail
 ports=("${cluster_ports[@]}")
 host=$test_host
 
-# One at a time on the machine for these ports: the test command of another
-# checkout may run this script at the same moment. flock -o: the servers
-# started here do not inherit the lock.
-lockfile=/tmp/feedservice-test-runs/locks/redis-cluster-script-${cluster_ports[0]}.lock
-if [ -z "${FEEDSERVICE_REDIS_CLUSTER_LOCKED:-}" ] && command -v flock >/dev/null; then
-  mkdir -p "$(dirname "$lockfile")"
-  FEEDSERVICE_REDIS_CLUSTER_LOCKED=1 exec flock -o -w 600 -E 75 "$lockfile" bash "$0" "$@"
-fi
-
-say() { printf '== %s\n' "$*" >&2; }
+one_at_a_time "redis-cluster-script-${cluster_ports[0]}" "$@"
 
 cli() { redis-cli -h "$host" "$@"; }
 
@@ -60,12 +51,6 @@ if formed; then
   say "it did not become healthy within a minute: starting it over"
 fi
 
-if ! command -v redis-server >/dev/null; then
-  say "installing redis"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq redis-server redis-tools >/dev/null
-fi
-
 for p in "${ports[@]}"; do
   if cli -p "$p" ping >/dev/null 2>&1; then
     # Up but not part of a healthy cluster (a half-formed earlier try): its
@@ -73,17 +58,8 @@ for p in "${ports[@]}"; do
     cli -p "$p" shutdown nosave >/dev/null 2>&1 || true
     for _ in $(seq 1 50); do cli -p "$p" ping >/dev/null 2>&1 || break; sleep 0.1; done
   fi
-  dir=$cluster_dir/$p
-  rm -rf "$dir" && mkdir -p "$dir"
   say "starting redis cluster node $p"
-  # zset-max-listpack-entries as on the single server (see services.sh).
-  redis-server --daemonize yes --bind "$host" --port "$p" --dir "$dir" \
-    --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 \
-    --save "" --appendonly no --zset-max-listpack-entries 1024 \
-    --logfile "$dir/redis.log"
-done
-for p in "${ports[@]}"; do
-  for _ in $(seq 1 100); do cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  start_redis "$p" "$cluster_dir" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000
 done
 
 say "creating the cluster"

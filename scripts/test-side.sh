@@ -6,8 +6,9 @@
 # soak and benchmark smokes. The fuzz targets' seed corpora and committed
 # failing inputs run in the main pass; `make fuzz` fuzzes. The
 # cluster pass runs on a MariaDB primary with two read replicas
-# (scripts/mysql-replica.sh); the sharded pass on a Spider head over four
-# data nodes (scripts/mysql-shards.sh). It stops at the first failure.
+# (scripts/mysql-replica.sh); the sharded pass, which runs beside it, on a
+# Spider head over four data nodes (scripts/mysql-shards.sh). It stops at
+# the first failure (of the two passes side by side, once both ended).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,23 @@ if [ -z "${TESTCTL:-}" ]; then
   trap 'rm -rf "$(dirname "$TESTCTL")"' EXIT
   go build -o "$TESTCTL" ./internal/testenv/cmd/testctl
 fi
+
+# -parallel 4 in both passes below, as in the main pass: their tests
+# marked t.Parallel (the API suite's servers, the model runs) wait on
+# servers far more than they compute, so four share two cores.
+
+say "sharded MySQL pass, beside the cluster pass: the TestShardedMySQL tests on a Spider head over four data nodes (scripts/mysql-shards.sh); its output follows the cluster pass's"
+# Every test named TestShardedMySQL... (docs/testing.md); without the race
+# detector, as the cluster pass. Its servers (the sharded MariaDB, and the
+# Redis on 6379) are not the cluster pass's, so the two run at once.
+# Its log is kept beside testctl, in the scratch directory that goes with it.
+shard_log=$(dirname "$TESTCTL")/sharded-pass.log
+(
+  shard_env=$(bash scripts/mysql-shards.sh | tail -1)
+  shard_timeout=$("$TESTCTL" scale -min 2 -max 4 5m)
+  env $shard_env go test -count=1 -parallel 4 -timeout "$shard_timeout" -run '^TestShardedMySQL' ./store ./feed ./api
+) >"$shard_log" 2>&1 &
+shard_pid=$!
 
 say "MySQL primary with two read replicas (scripts/mysql-replica.sh)"
 replica_env=$(bash scripts/mysql-replica.sh | tail -1)
@@ -36,16 +54,19 @@ say "Redis Cluster and replica pass: the API suite, the reference model and the 
 api_tests=$(grep -ho '^func Test[A-Za-z0-9_]*' api/api_*_test.go | sed 's/^func //' | paste -sd'|')
 cluster_tests="$api_tests|TestEngineMatchesModel|TestHubChannelsAreReferenceCounted|TestSlowClientBlocksNobody"
 cluster_tests+="|TestSlotAgreesWithCluster|TestClusterRefusesCrossSlot|TestCheckSlotsCatchesCrossSlotCommands"
+cluster_tests+="|TestUnreadCountsFollowTheAnnouncements|TestUnreadCountsOfAnInboxReader|TestFeedItemsAddedSendsWhatEnteredTheFeed"
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
 cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
-env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv
+cluster_status=0
+env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -parallel 4 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv ||
+  cluster_status=$?
 
-say "sharded MySQL pass: the TestShardedMySQL tests on a Spider head over four data nodes (scripts/mysql-shards.sh)"
-# Every test named TestShardedMySQL... (docs/testing.md); without the race
-# detector, as the cluster pass.
-shard_env=$(bash scripts/mysql-shards.sh | tail -1)
-shard_timeout=$("$TESTCTL" scale -min 2 -max 4 5m)
-env $shard_env go test -count=1 -timeout "$shard_timeout" -run '^TestShardedMySQL' ./store ./feed ./api
+say "the sharded MySQL pass's output:"
+shard_status=0
+wait "$shard_pid" || shard_status=$?
+cat "$shard_log"
+[ "$cluster_status" -eq 0 ] || exit "$cluster_status"
+[ "$shard_status" -eq 0 ] || exit "$shard_status"
 
 say "red-dot delivery smoke: 1,000 open websockets"
 go test -run '^$' -bench RedDotDelivery -benchtime 1x -count=1 ./api

@@ -35,19 +35,28 @@ func startHub(t *testing.T, rdb redis.UniversalClient, prefix string) *testHub {
 	d := &deps.Deps{Cfg: config.Config{}.WithDefaults(), Redis: rdb, Keys: keyspace.New(prefix), Metrics: metrics.New(),
 		Log: slog.New(slog.DiscardHandler), WarnRedis: func(string, error) {}}
 	th := &testHub{d: d, pub: livemsg.NewPublisher(rdb, d.Keys, d.Log), invalidations: make(chan livemsg.Invalidation, 16)}
+	th.Hub = runHub(t, d, func(i livemsg.Invalidation) { th.invalidations <- i }, func() { th.resubscribed.Add(1) }, nil)
+	return th
+}
+
+// runHub runs a hub with NewHub's arguments until the test ends, once it
+// subscribed to the broadcast channels.
+func runHub(t *testing.T, d *deps.Deps, onInvalidation func(livemsg.Invalidation), onResubscribed func(), onAuthorMessage func(int64)) *Hub {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	th.Hub = NewHub(ctx, d, func(i livemsg.Invalidation) { th.invalidations <- i }, func() { th.resubscribed.Add(1) }, nil)
+	var subscribed atomic.Bool
+	h := NewHub(ctx, d, onInvalidation, func() { onResubscribed(); subscribed.Store(true) }, onAuthorMessage)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		th.Run(ctx)
+		h.Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	testenv.WaitFor(t, "the hub's broadcast subscription", func() bool { return th.resubscribed.Load() > 0 })
-	return th
+	testenv.WaitFor(t, "the hub's broadcast subscription", subscribed.Load)
+	return h
 }
 
 // count is the value of a counter.

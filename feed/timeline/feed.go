@@ -59,7 +59,7 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 		}
 	}
 	reads.d.Metrics.Reads.WithLabelValues(path).Inc()
-	if err := reads.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
+	if err := reads.pull.addReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}

@@ -3,7 +3,6 @@ package timeline
 import (
 	"context"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/depstest"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 )
@@ -239,7 +239,7 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 			}
 			want := []int64{author, late}
 			slices.Sort(want)
-			if got := idsAmong(members); !slices.Contains(members, "~") || !slices.Equal(got, want) {
+			if got := depstest.IDs(members); !slices.Contains(members, "~") || !slices.Equal(got, want) {
 				t.Fatalf("followee set %v, want the marker and %v: the follow was lost", members, want)
 			}
 			select {
@@ -249,17 +249,4 @@ func TestFollowDuringRebuildIsKept(t *testing.T) {
 			}
 		})
 	}
-}
-
-// idsAmong reads the ids among a followee set's members, sorted; the
-// marker and anything else that is not an id are skipped.
-func idsAmong(members []string) []int64 {
-	var ids []int64
-	for _, m := range members {
-		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids
 }

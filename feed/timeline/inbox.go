@@ -685,10 +685,3 @@ func (ib *Inboxes) announce(ctx context.Context, ann announced) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// Scripts are the followee set's Lua scripts, which the engine's tests of
-// follows recognise on the wire (a Redis hook that fails or delays one by
-// its SHA).
-var Scripts = struct{ ChangeFollowing, FollowingAmong *redis.Script }{
-	changeFollowingScript, followingAmongScript,
-}

@@ -165,11 +165,11 @@ func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.Fee
 	return firsts, originals, err
 }
 
-// AddReposters fills in the reposters of the entries that lack them: the
+// addReposters fills in the reposters of the entries that lack them: the
 // followees who reposted each, most recent first, at most MaxReposters.
 // With followees nil, MySQL finds the viewer's followees itself (those
 // the viewer does not mute); else they are a View's.
-func (f *Feeds) AddReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
+func (f *Feeds) addReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
 	var ids []int64
 	for _, en := range entries {
 		if en.Reposters == nil {

@@ -16,7 +16,6 @@ import (
 	"feedservice/feed/livemsg"
 	"feedservice/feed/paging"
 	"feedservice/feed/replicas"
-	"feedservice/models"
 	"feedservice/store"
 )
 
@@ -59,23 +58,10 @@ func partsOver(t *testing.T, cfg config.Config, st *store.Store, rdb redis.Unive
 }
 
 // user creates a user called name and returns their id.
-func (p *testParts) user(name string) int64 {
-	p.t.Helper()
-	now := p.d.Now()
-	u := &models.User{ID: p.d.IDs.Next(), Username: name, DisplayName: name, PasswordHash: "x", CreatedAt: now, LastActiveAt: now}
-	if err := p.d.Store.CreateUser(context.Background(), u); err != nil {
-		p.t.Fatal(err)
-	}
-	return u.ID
-}
+func (p *testParts) user(name string) int64 { return depstest.User(p.t, p.d, name) }
 
 // follow makes follower follow followee in MySQL alone.
-func (p *testParts) follow(follower, followee int64) {
-	p.t.Helper()
-	if _, err := p.d.Store.Follow(context.Background(), follower, followee, p.d.IDs.Next(), p.d.Now()); err != nil {
-		p.t.Fatal(err)
-	}
-}
+func (p *testParts) follow(follower, followee int64) { depstest.Follow(p.t, p.d, follower, followee) }
 
 // settleFollowing writes to follower's followee set (if it exists) whether
 // they follow followee, as the engine does after a follow's commit.
@@ -87,14 +73,7 @@ func (p *testParts) settleFollowing(follower, followee int64, follows bool) {
 }
 
 // post creates a post by author in MySQL alone and returns its id.
-func (p *testParts) post(author int64) int64 {
-	p.t.Helper()
-	post := &models.Post{ID: p.d.IDs.Next(), AuthorID: author, Body: "p", CreatedAt: p.d.Now()}
-	if err := p.d.Store.CreatePost(context.Background(), post); err != nil {
-		p.t.Fatal(err)
-	}
-	return post.ID
-}
+func (p *testParts) post(author int64) int64 { return depstest.Post(p.t, p.d, author) }
 
 // deletePost deletes author's post in MySQL and refreshes the cached
 // copies, as the engine does before it answers; the inboxes are left as

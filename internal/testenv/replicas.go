@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,15 +22,7 @@ const GormStatementStoreGoroutine = "gorm.io/gorm/internal/lru.NewLRU[...].func1
 // replicas of the test MariaDB, from TEST_MYSQL_REPLICA_DSNS (a comma
 // list, as scripts/mysql-replica.sh prints it; the primary is then
 // TEST_MYSQL_DSN). None when unset: the tests run on the primary alone.
-func MySQLReplicaServerDSNs() []string {
-	var out []string
-	for _, dsn := range strings.Split(os.Getenv("TEST_MYSQL_REPLICA_DSNS"), ",") {
-		if dsn = strings.TrimSpace(dsn); dsn != "" {
-			out = append(out, dsn)
-		}
-	}
-	return out
-}
+func MySQLReplicaServerDSNs() []string { return servers("TEST_MYSQL_REPLICA_DSNS", "") }
 
 // MySQLReplicas returns DSNs that select the database of dbDSN (made by
 // MySQL) on the shared replicas, once it has reached them: every replica

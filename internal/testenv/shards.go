@@ -23,28 +23,13 @@ import (
 
 // MySQLShardHeadDSN is the head's DSN without a database, from
 // TEST_MYSQL_SHARD_HEAD (default root@tcp(127.0.0.1:3320)/).
-func MySQLShardHeadDSN() string {
-	if dsn := os.Getenv("TEST_MYSQL_SHARD_HEAD"); dsn != "" {
-		return dsn
-	}
-	return "root@tcp(127.0.0.1:3320)/"
-}
+func MySQLShardHeadDSN() string { return server("TEST_MYSQL_SHARD_HEAD", "root@tcp(127.0.0.1:3320)/") }
 
 // MySQLShardNodeDSNs are the data nodes' DSNs without a database, from
 // TEST_MYSQL_SHARD_DSNS (a comma list; default the four the script
 // starts).
 func MySQLShardNodeDSNs() []string {
-	list := os.Getenv("TEST_MYSQL_SHARD_DSNS")
-	if list == "" {
-		list = "root@tcp(127.0.0.1:3321)/,root@tcp(127.0.0.1:3322)/,root@tcp(127.0.0.1:3323)/,root@tcp(127.0.0.1:3324)/"
-	}
-	var out []string
-	for _, dsn := range strings.Split(list, ",") {
-		if dsn = strings.TrimSpace(dsn); dsn != "" {
-			out = append(out, dsn)
-		}
-	}
-	return out
+	return servers("TEST_MYSQL_SHARD_DSNS", "root@tcp(127.0.0.1:3321)/,root@tcp(127.0.0.1:3322)/,root@tcp(127.0.0.1:3323)/,root@tcp(127.0.0.1:3324)/")
 }
 
 // ShardedMySQL is a database of this test's own on the sharded MariaDB,
@@ -56,34 +41,9 @@ func ShardedMySQL(t testing.TB) (head string, nodes []string) {
 	ensureShardServers(t)
 	WatchLibraryLog(t)
 	name := Name("feedtest_")
-	servers := append([]string{MySQLShardHeadDSN()}, MySQLShardNodeDSNs()...)
-	for i, server := range servers {
-		cfg, err := mysql.ParseDSN(server)
-		if err != nil {
-			t.Fatalf("sharded MySQL DSN %q: %v", server, err)
-		}
-		usesServers(t, server, "")
-		db, err := sql.Open("mysql", cfg.FormatDSN())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), Scale(10*time.Second))
-		_, err = db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-		cancel()
-		if err != nil {
-			db.Close()
-			t.Fatalf("create database on %s: %v", cfg.Addr, err)
-		}
-		t.Cleanup(func() {
-			db.Exec("DROP DATABASE IF EXISTS " + name)
-			db.Close()
-		})
-		cfg.DBName = name
-		if i == 0 {
-			head = cfg.FormatDSN()
-		} else {
-			nodes = append(nodes, cfg.FormatDSN())
-		}
+	head = createDatabase(t, MySQLShardHeadDSN(), name)
+	for _, node := range MySQLShardNodeDSNs() {
+		nodes = append(nodes, createDatabase(t, node, name))
 	}
 	return head, nodes
 }
@@ -174,32 +134,5 @@ func moduleRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod above the test's directory")
 		}
 		dir = parent
-	}
-}
-
-// ShardNode is data node i of the sharded MariaDB (0-based, in
-// TEST_MYSQL_SHARD_DSNS order), for the tests that read what it saw or
-// stop it.
-func ShardNode(i int) string { return MySQLShardNodeDSNs()[i] }
-
-// StartShardNode starts data node i again after a test stopped it (its
-// server's own shutdown), through scripts/mysql-shards.sh, and waits until
-// it answers.
-func StartShardNode(t testing.TB, i int) {
-	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := mysql.ParseDSN(ShardNode(i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), Scale(time.Minute))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "mysql-shards.sh"), portOf(cfg.Addr))
-	cmd.Env = append(os.Environ(), shardScriptEnv()...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("start data node %s: %v\n%s", cfg.Addr, err, out)
 	}
 }

@@ -12,68 +12,33 @@ package testenv
 
 import (
 	"context"
-	"database/sql"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/internal/testenv/testrun"
 )
 
 // MySQLServerDSN is the DSN of the test MariaDB server, without a database.
-func MySQLServerDSN() string {
-	if dsn := os.Getenv("TEST_MYSQL_DSN"); dsn != "" {
-		return dsn
-	}
-	return "root@tcp(127.0.0.1:3306)/"
-}
+func MySQLServerDSN() string { return server("TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/") }
 
 // RedisAddr is the address of the test Redis (a comma list for a cluster).
-func RedisAddr() string {
-	if addr := os.Getenv("TEST_REDIS_ADDR"); addr != "" {
-		return addr
-	}
-	return "127.0.0.1:6379"
-}
+func RedisAddr() string { return server("TEST_REDIS_ADDR", "127.0.0.1:6379") }
 
 // RedisCluster reports whether the test Redis is a Redis Cluster.
 func RedisCluster() bool { return len(redisAddrs()) > 1 }
 
-func redisAddrs() []string { return strings.Split(RedisAddr(), ",") }
+func redisAddrs() []string { return servers("TEST_REDIS_ADDR", "127.0.0.1:6379") }
 
 // MySQL creates a database for this test, dropped when it ends, and returns
 // a DSN that selects it.
 func MySQL(t testing.TB) string {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(MySQLServerDSN())
-	if err != nil {
-		t.Fatalf("TEST_MYSQL_DSN: %v", err)
-	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), Scale(10*time.Second))
-	defer cancel()
 	WatchLibraryLog(t)
-	usesServers(t, MySQLServerDSN(), "")
-	name := Name("feedtest_")
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		db.Close()
-		t.Fatalf("MariaDB at %s does not answer (the test command starts it): %v", cfg.Addr, err)
-	}
-	t.Cleanup(func() {
-		db.Exec("DROP DATABASE " + name)
-		db.Close()
-	})
-	cfg.DBName = name
-	return cfg.FormatDSN()
+	return createDatabase(t, MySQLServerDSN(), Name("feedtest_"))
 }
 
 // Redis returns a client of the test Redis (a cluster client when
