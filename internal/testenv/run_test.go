@@ -86,9 +86,14 @@ func TestKilledRunIsSwept(t *testing.T) {
 	}
 
 	ctx := context.Background()
+	// Another package's tests may end runs of their own at the same time
+	// (testrun's stand-in runs, with servers that never answer): only an
+	// error about this run fails the test.
 	swept, err := testrun.Sweep(ctx)
-	if err != nil {
+	if err != nil && strings.Contains(err.Error(), "run "+left.Run+" ") {
 		t.Fatalf("sweep: %v", err)
+	} else if err != nil {
+		t.Logf("sweep, of other runs: %v", err)
 	}
 	t.Logf("swept %s", swept)
 	cfg, _ := mysql.ParseDSN(MySQLServerDSN())
