@@ -49,11 +49,18 @@ func (s *Store) FeedView(ctx context.Context, readerID int64) (followees, hidden
 // Hides reports whether readerID's feed hides otherID's posts: readerID
 // mutes or blocks otherID, or otherID blocks readerID. It reads the primary:
 // the writers that settle Redis ask it after their own commit.
+// On the sharded layout every part is read on the reader's node: the
+// reverse block from blocked_by, not from the blocker's blocks.
 func (s *Store) Hides(ctx context.Context, readerID, otherID int64) (bool, error) {
+	reverse := "SELECT COUNT(*) FROM blocks WHERE blocker_id = ? AND blocked_id = ?"
+	if s.shards != nil {
+		reverse = "SELECT COUNT(*) FROM blocked_by WHERE blocker_id = ? AND user_id = ?"
+	}
 	var n int64
 	err := s.db.WithContext(ctx).Raw(`SELECT
 		(SELECT COUNT(*) FROM mutes WHERE muter_id = ? AND muted_id = ?) +
-		(SELECT COUNT(*) FROM blocks WHERE (blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?))`,
+		(SELECT COUNT(*) FROM blocks WHERE blocker_id = ? AND blocked_id = ?) +
+		(`+reverse+`)`,
 		readerID, otherID, readerID, otherID, otherID, readerID).Scan(&n).Error
 	return n > 0, err
 }

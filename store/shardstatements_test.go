@@ -199,6 +199,8 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		{"post by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts[:1]); return err }},
 		{"a page of posts by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts); return err }},
 		{"the dispatcher's marks (MarkDispatched)", author, func() error { return s.MarkDispatched(ctx, authorEvents, now) }},
+		{"whether the reader's feed hides a user who blocks them (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, users[4]); return err }},
+		{"whether the reader's feed hides a followee (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, author); return err }},
 	} {
 		got, seen := logs.touched(st.run)
 		if want := s.ShardOf(st.owner); len(got) != 1 || got[0] != want {
