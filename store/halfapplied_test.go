@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
 	"feedservice/models"
 )
@@ -100,5 +101,44 @@ func retryCompletesHalfApplied(t *testing.T, s *Store) {
 	expect("block that left a followers row", changed, err, [2]int{0, 0}, [2]int{0, 0}, 7, 8)
 	if changed, err := s.Block(ctx, 8, 7, 303, at); err != nil || changed {
 		t.Errorf("a whole block blocked again: changed %v, %v", changed, err)
+	}
+}
+
+// Migrating a sharded database from version 7 fills muted_by from the
+// mutes made before it, so that "who mutes me" is read on one node for
+// them too.
+func TestShardedMySQLMigrateFillsMutedBy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	relationStore(t, s, 4)
+	at := time.Now().UTC()
+	// Mutes as version 7 wrote them: the mutes row alone.
+	for _, m := range []models.Mute{{MuterID: 1, MutedID: 2, ID: 11, CreatedAt: at}, {MuterID: 3, MutedID: 2, ID: 12, CreatedAt: at}, {MuterID: 4, MutedID: 1, ID: 13, CreatedAt: at}} {
+		if err := s.db.Create(&m).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.db.Where("version = ?", 8).Delete(&schemaMigration{}).Error; err != nil {
+		t.Fatal(err)
+	}
+	migrating, err := Open(ctx, Config{MySQLDSN: s.dsn, ShardDSNs: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer migrating.Close()
+	if _, err := migrating.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for muted, want := range map[int64][]int64{2: {1, 3}, 1: {4}} {
+		muting, err := s.MutingAmong(ctx, muted, []int64{1, 2, 3, 4})
+		if err != nil || len(muting) != len(want) {
+			t.Errorf("who mutes %d after the migration: %v (%v), want %v", muted, muting, err, want)
+		}
+		for _, id := range want {
+			if !muting[id] {
+				t.Errorf("who mutes %d after the migration: %v, want %v", muted, muting, want)
+			}
+		}
 	}
 }

@@ -123,8 +123,8 @@ func TestMigrateV7AddsBlocksAndMutes(t *testing.T) {
 	t.Run("fresh", func(t *testing.T) {
 		onEachDatabase(t, func(t *testing.T, s *Store) {
 			applied, err := s.Migrate(context.Background())
-			if err != nil || len(applied) != len(migrations) || applied[len(applied)-1] != step {
-				t.Fatalf("Migrate applied %v, %v; want every step, %q last", applied, err, step)
+			if err != nil || len(applied) != len(migrations) || !slices.Contains(applied, step) {
+				t.Fatalf("Migrate applied %v, %v; want every step, %q among them", applied, err, step)
 			}
 			check(t, s)
 		})
@@ -158,8 +158,8 @@ func TestMigrateV7AddsBlocksAndMutes(t *testing.T) {
 				}
 			}
 			applied, err := s.Migrate(ctx)
-			if err != nil || !slices.Equal(applied, []string{step}) {
-				t.Fatalf("Migrate applied %v, %v; want step 7 alone", applied, err)
+			if err != nil || len(applied) != len(migrations)-6 || applied[0] != step {
+				t.Fatalf("Migrate applied %v, %v; want step 7 and those after it", applied, err)
 			}
 			// The follow made at version 6 ends with a block made at 7.
 			if changed, err := s.Block(ctx, 1, 2, 101, now); err != nil || !changed {

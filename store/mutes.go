@@ -24,8 +24,21 @@ func (s *Store) Mute(ctx context.Context, muterID, mutedID, id int64, at time.Ti
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Mute{MuterID: muterID, MutedID: mutedID, ID: id, CreatedAt: at})
-		if res.Error != nil || res.RowsAffected == 0 {
+		if res.Error != nil {
 			return res.Error
+		}
+		wrote := res.RowsAffected == 1
+		if s.shards != nil {
+			// Each part is written if it is missing, as Block's: a retry
+			// completes a mute whose other node failed to commit.
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&mutedBy{UserID: mutedID, MuterID: muterID})
+			if res.Error != nil {
+				return res.Error
+			}
+			wrote = wrote || res.RowsAffected == 1
+		}
+		if !wrote {
+			return nil
 		}
 		changed = true
 		return s.appendEvent(tx, models.EventMuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
@@ -41,8 +54,18 @@ func (s *Store) Unmute(ctx context.Context, muterID, mutedID int64, at time.Time
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
 		n, err := s.deleteRows(tx, &models.Mute{}, "mutes", "muter_id = ? AND muted_id = ?", muterID, mutedID)
-		if err != nil || n == 0 {
+		if err != nil {
 			return err
+		}
+		if s.shards != nil {
+			m, err := s.deleteRows(tx, &mutedBy{}, "muted_by", "user_id = ? AND muter_id = ?", mutedID, muterID)
+			if err != nil {
+				return err
+			}
+			n += m
+		}
+		if n == 0 {
+			return nil
 		}
 		changed = true
 		return s.appendEvent(tx, models.EventUnmuted, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at)
@@ -71,5 +94,21 @@ func (s *Store) MutedAmong(ctx context.Context, viewerID int64, ids []int64) (ma
 // MutingAmong returns which of ids mute userID: the followers a post of
 // userID's need not reach.
 func (s *Store) MutingAmong(ctx context.Context, userID int64, ids []int64) (map[int64]bool, error) {
+	if s.shards != nil {
+		return s.among(ctx, &mutedBy{}, "user_id", "muter_id", userID, ids)
+	}
 	return s.among(ctx, &models.Mute{}, "muted_id", "muter_id", userID, ids)
 }
+
+// mutedBy is a row of the sharded layout's muted_by table: a mute kept a
+// second time by the muted user (UserID), on their data node, so that
+// "who mutes me" (MutingAmong, once per post the fan-out sends) is read
+// there, as blocked_by keeps a block. Mute and Unmute write it with the
+// mutes row, in their transaction. One database answers from mutes'
+// reverse index instead.
+type mutedBy struct {
+	UserID  int64 `gorm:"primaryKey;autoIncrement:false"`
+	MuterID int64 `gorm:"primaryKey;autoIncrement:false"`
+}
+
+func (mutedBy) TableName() string { return "muted_by" }

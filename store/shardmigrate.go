@@ -17,7 +17,7 @@ import (
 
 // migrateShards is Migrate on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
-// with the table the layout adds (usernames); then the head gets a server
+// with the tables the layout adds (usernames, blocked_by, muted_by); then the head gets a server
 // per node, a Spider table per data table over the nodes, and the
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
@@ -77,6 +77,13 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 	seen := map[int]bool{}
 	for _, m := range done {
 		seen[m.Version] = true
+	}
+	if !seen[8] {
+		// The mutes made before muted_by existed, kept a second time by the
+		// muted (one statement over every node, as migrate runs alone).
+		if err := head.Exec("INSERT IGNORE INTO muted_by (user_id, muter_id) SELECT muted_id, muter_id FROM mutes").Error; err != nil {
+			return nil, fmt.Errorf("muted_by from mutes: %w", err)
+		}
 	}
 	for _, m := range migrations {
 		if seen[m.Version] {
@@ -140,8 +147,8 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}); err != nil {
-		return nil, nil, fmt.Errorf("usernames, blocked_by: %w", err)
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}); err != nil {
+		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {

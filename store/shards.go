@@ -23,12 +23,13 @@ import (
 //	followers        user_id        relation_marks   user_id
 //	posts            id             promoted_posts   post_id
 //	outbox_events    id             blocked_by       user_id (the blocked)
+//	                                muted_by         user_id (the muted)
 //
 // A post's id carries its author's shard (ids.NextBeside), and an outbox
 // event's id the shard of the user whose change wrote it, so that both are
 // found by id alone. usernames is the one table placed by a hash of a name
 // (Spider's KEY partitioning): sign-in reads it, then the user by id.
-// usernames and blocked_by exist on this layout alone.
+// usernames, blocked_by and muted_by exist on this layout alone.
 // schema_migrations and the outbox_event_ids sequence stay on the head.
 
 // shardLayout is the sharded layout's shape; nil on one database.
@@ -51,6 +52,7 @@ var placement = map[string]string{
 	"blocks":          "blocker_id",
 	"mutes":           "muter_id",
 	"blocked_by":      "user_id",
+	"muted_by":        "user_id",
 	"outbox_events":   "id",
 }
 

@@ -199,6 +199,13 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		{"post by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts[:1]); return err }},
 		{"a page of posts by id (PostsByIDs)", author, func() error { _, err := s.PostsByIDs(ctx, posts); return err }},
 		{"the dispatcher's marks (MarkDispatched)", author, func() error { return s.MarkDispatched(ctx, authorEvents, now) }},
+		{"who among the followers mutes a post's author (MutingAmong)", users[3], func() error {
+			muting, err := s.MutingAmong(ctx, users[3], users)
+			if err == nil && !muting[reader] {
+				err = fmt.Errorf("MutingAmong(%d) = %v: the reader's mute is missing", users[3], muting)
+			}
+			return err
+		}},
 		{"whether the reader's feed hides a user who blocks them (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, users[4]); return err }},
 		{"whether the reader's feed hides a followee (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, author); return err }},
 	} {
