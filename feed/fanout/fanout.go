@@ -568,6 +568,17 @@ func (st *Stream) RunTask(ctx context.Context, t Task) (err error) {
 			}
 		}
 	}
+	if t.Op == OpAdd && t.User == t.Author && t.Event == t.Post {
+		// The common case, a new post: plain commands (see timeline.Deliver).
+		if readers, err = st.unhidden(ctx, t.Author, readers); err != nil {
+			return err
+		}
+		writing, write := st.startInboxWriteSpan(ctx, len(readers))
+		n, err := st.inboxes.Deliver(writing, t.Post, t.Author, readers)
+		endSpan(write, err)
+		st.d.Metrics.FanoutEntries.Add(float64(n))
+		return err
+	}
 	changes := make([]timeline.Change, 0, len(readers))
 	for _, r := range readers {
 		switch t.Op {
@@ -584,6 +595,35 @@ func (st *Stream) RunTask(ctx context.Context, t Task) (err error) {
 	endSpan(write, err)
 	st.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
+}
+
+// unhidden leaves out of readers those whose feeds hide user's posts:
+// who mute or block user, or whom user blocks (two MySQL statements a
+// batch, for the post and not for each reader). A block or mute committed
+// after this read still holds: the reader's inbox is reset by it, and
+// reads pass over what the reader's followee set names hidden.
+func (st *Stream) unhidden(ctx context.Context, user int64, readers []int64) ([]int64, error) {
+	if len(readers) == 0 {
+		return readers, nil
+	}
+	muting, err := st.d.Store.MutingAmong(ctx, user, readers)
+	if err != nil {
+		return nil, err
+	}
+	blocked, err := st.d.Store.BlockedEitherWayAmong(ctx, user, readers)
+	if err != nil {
+		return nil, err
+	}
+	if len(muting) == 0 && len(blocked) == 0 {
+		return readers, nil
+	}
+	out := make([]int64, 0, len(readers))
+	for _, r := range readers {
+		if !muting[r] && !blocked[r] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // watchLag refreshes the lag gauges every few seconds.

@@ -11,10 +11,13 @@
 package timeline
 
 import (
+	"sync/atomic"
+
 	"github.com/maypok86/otter/v2"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
@@ -46,6 +49,9 @@ type Inboxes struct {
 	// set with the version it was read at (see FolloweeCopy); nil when the
 	// local tiers are off.
 	followees *otter.Cache[int64, FolloweeCopy]
+	// pruned is when (Unix ns) this instance last pruned each shard of the
+	// index of active inboxes (see ActiveAmong).
+	pruned [keyspace.ActiveInboxShards]atomic.Int64
 }
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
