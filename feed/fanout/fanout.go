@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/deps"
@@ -509,8 +511,7 @@ func (st *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, 
 }
 
 // fanout splits the readers of t (the followers of t.User) into tasks of at
-// most FanoutBatchSize. A single batch runs at once; more go to the stream,
-// so that many workers share a big fan-out and a crash retries one batch.
+// most FanoutBatchSize, and runs them here (see runBatches).
 func (st *Stream) fanout(ctx context.Context, t Task) error {
 	bound := int64(math.MaxInt64)
 	var batches []Task
@@ -536,14 +537,58 @@ func (st *Stream) fanout(ctx context.Context, t Task) error {
 	if len(batches) == 1 {
 		return st.RunTask(ctx, batches[0])
 	}
-	entries := make([][]any, len(batches))
-	for i, b := range batches {
-		payload, _ := json.Marshal(b)
-		entries[i] = taskValues(ctx, payload)
+	return st.runBatches(ctx, batches)
+}
+
+// runBatches runs the tasks of one fan-out in parallel, up to
+// FanoutWorkers at a time, so that the last reader's red dot does not wait
+// for every batch before theirs to pass through the stream one message
+// after another. A task that fails goes to the stream, for any worker to
+// retry alone; if that append fails too, the event fails and is handled
+// again whole (every task is idempotent).
+func (st *Stream) runBatches(ctx context.Context, batches []Task) error {
+	slots := make(chan struct{}, max(st.d.Cfg.FanoutWorkers, 1))
+	var (
+		mu     sync.Mutex
+		failed [][]any
+		wg     sync.WaitGroup
+	)
+	for _, b := range batches {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := st.runBatch(ctx, b); err != nil {
+				if ctx.Err() == nil {
+					st.d.Log.Warn("fan-out batch failed; it goes to the stream", "user", b.User, "post", b.Post, "readers", len(b.Readers), "err", err)
+				}
+				payload, _ := json.Marshal(b)
+				mu.Lock()
+				failed = append(failed, taskValues(ctx, payload))
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	// The event that made them is acknowledged only once a replica holds
-	// them (see streamappend.go).
-	return st.appendStream(ctx, entries)
+	// the failed ones (see streamappend.go).
+	return st.appendStream(ctx, failed)
+}
+
+// runBatch runs one task of a fan-out in this process, in a span and a
+// count of a task taken from the stream.
+func (st *Stream) runBatch(ctx context.Context, t Task) error {
+	ctx, span := ctx, noSpan
+	if trace.SpanContextFromContext(ctx).IsSampled() {
+		ctx, span = st.tracer().Start(ctx, SpanFanout+TaskKind)
+	}
+	err := st.RunTask(ctx, t)
+	endSpan(span, err)
+	if err == nil {
+		st.d.Metrics.EventsHandled.WithLabelValues(TaskKind).Inc()
+	}
+	return err
 }
 
 // RunTask applies one Task to its readers' inboxes, pipelined.
