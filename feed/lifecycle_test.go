@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,7 +118,16 @@ func lcSources(t testing.TB, te *testEngine, reader, post int64) string {
 	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
-	return s
+	// The arrival at the entry's score is kept as its user alone
+	// (timeline's formatSources): written out here.
+	parts := strings.Split(s, ",")
+	for i, part := range parts {
+		if part != "" && !strings.Contains(part, ":") {
+			score, _ := lcScore(t, te, reader, post)
+			parts[i] = part + ":" + strconv.FormatInt(score, 10)
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func lcSrc(user, event int64) string {

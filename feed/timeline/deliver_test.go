@@ -135,3 +135,22 @@ func TestTrimDueSpreadsTrims(t *testing.T) {
 		}
 	}
 }
+
+// A sources field keeps the arrival at the entry's key as its user alone,
+// every other as user:event, and reads back as written; a field written
+// before (every arrival as user:event) reads the same.
+func TestSourcesFieldKeepsTheFirstArrivalShort(t *testing.T) {
+	const key = 375979391279123
+	list := []Source{{User: 375979390586882, Event: key}, {User: 375979390693379, Event: key + 5}}
+	s := formatSources(list, key)
+	if want := "375979390586882,375979390693379:375979391279128"; s != want {
+		t.Fatalf("formatSources = %q, want %q", s, want)
+	}
+	if got := parseSources(s, key); !slices.Equal(got, list) {
+		t.Fatalf("parseSources(%q) = %v, want %v", s, got, list)
+	}
+	old := "375979390586882:375979391279123,375979390693379:375979391279128"
+	if got := parseSources(old, key); !slices.Equal(got, list) {
+		t.Fatalf("parseSources(%q) = %v, want %v", old, got, list)
+	}
+}

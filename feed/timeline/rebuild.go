@@ -88,8 +88,12 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
 	}
 	pipe.ZAdd(ctx, tmp, members...)
+	keyOf := make(map[int64]int64, len(entries))
+	for _, en := range entries {
+		keyOf[en.PostID] = en.Key
+	}
 	for id, list := range sources {
-		pipe.HSet(ctx, tmpSrc, id, formatSources(list))
+		pipe.HSet(ctx, tmpSrc, id, formatSources(list, keyOf[id]))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err

@@ -33,7 +33,9 @@ func (k Keys) Inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
 
 // inboxSources is a hash beside the inbox: for each entry that did not come
 // from its author alone, the sources that brought it, "user:event,...",
-// where event is the id of the post or repost. Same TTL as the inbox.
+// where event is the id of the post or repost, and the one whose event is
+// the entry's score written as "user" alone (see timeline's
+// formatSources). Same TTL as the inbox.
 func (k Keys) InboxSources(id int64) string { return k.prefix + "feedsrc:" + k.user(id) }
 
 // ActiveInboxShards is how many keys the index of active inboxes
