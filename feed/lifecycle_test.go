@@ -353,7 +353,9 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 // fan-out, and the next read rebuilds it, complete.
 func TestInboxTTLRefreshedOnRead(t *testing.T) {
 	const ttl = 2 * time.Second
-	te := newTestEngine(t, func(c *config.Config) { c.InboxTTL = ttl; c.InboxCap = 20 })
+	env := lcNewEnv(t)
+	setup := func(c *config.Config) { c.InboxTTL = ttl; c.InboxCap = 20 }
+	te := env.start(t, setup)
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
 	te.follow(reader, a)
@@ -382,12 +384,16 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 
 	// The inbox expires: its reader is inactive. Its time in the index of
 	// active inboxes (which a real expiry reaches at most a minute later)
-	// runs out with it. (An inbox that goes before its time there:
-	// TestInboxGoneBetweenCheckAndWriteIsRebuilt.)
+	// runs out with it, here at once; and the instance that fans out is a
+	// new one, as the instance that knew the time still thinks it ahead
+	// (it would be, but for the test's shortcut). (An inbox that goes
+	// before its time there: TestInboxGoneBetweenCheckAndWriteIsRebuilt.)
 	for _, key := range []string{inbox, sources} {
 		te.redis.PExpire(ctx, key, time.Millisecond)
 	}
 	te.redis.ZAddXX(ctx, te.keys.ActiveInboxes(keyspace.ActiveInboxShard(reader)), redis.Z{Score: float64(time.Now().UnixMilli() - 1), Member: strconv.FormatInt(reader, 10)})
+	te.stop()
+	te = env.start(t, setup)
 	deadline := time.Now().Add(testenv.Scale(5 * time.Second))
 	for lcExists(t, te, inbox) || lcExists(t, te, sources) {
 		if time.Now().After(deadline) {

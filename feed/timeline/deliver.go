@@ -59,6 +59,10 @@ const MaxInboxOvershoot = 1024
 // put the score below the inbox's expiry.
 const activeMargin = time.Minute
 
+// activeUntilEntries bounds the readers whose time in the index of active
+// inboxes an instance keeps (about 64 bytes each).
+const activeUntilEntries = 1 << 18
+
 // activePruneEvery is how often an instance removes the readers past their
 // time from a shard of the index of active inboxes.
 const activePruneEvery = time.Minute
@@ -82,18 +86,38 @@ func (ib *Inboxes) activate(ctx context.Context, reader int64) error {
 }
 
 // ActiveAmong returns those of readers whom the index of active inboxes
-// names as having an inbox now (one ZMSCORE per shard, in one round trip),
-// in their order.
+// names as having an inbox now, in their order. The index only ever raises
+// a reader's score (ZADD GT; what is pruned has passed), so a time this
+// instance read before and that is still ahead is the index's answer too:
+// only the readers without one are asked, with one ZMSCORE per shard in one
+// round trip. (Its answers are scores written out as text, most of what
+// the index costs Redis.)
 func (ib *Inboxes) ActiveAmong(ctx context.Context, readers []int64) ([]int64, error) {
 	if len(readers) == 0 {
 		return nil, nil
 	}
+	now := time.Now()
+	nowMs := now.UnixMilli()
+	known := func(r int64) bool {
+		if ib.activeUntil == nil {
+			return false
+		}
+		until, ok := ib.activeUntil.GetIfPresent(r)
+		return ok && until > nowMs
+	}
 	var byShard [keyspace.ActiveInboxShards][]string
+	asked := 0
 	for _, r := range readers {
+		if known(r) {
+			continue
+		}
 		s := keyspace.ActiveInboxShard(r)
 		byShard[s] = append(byShard[s], strconv.FormatInt(r, 10))
+		asked++
 	}
-	now := time.Now()
+	if asked == 0 {
+		return readers, nil
+	}
 	pipe := ib.d.Redis.Pipeline()
 	var cmds [keyspace.ActiveInboxShards]*redis.FloatSliceCmd
 	for s, members := range byShard {
@@ -109,20 +133,24 @@ func (ib *Inboxes) ActiveAmong(ctx context.Context, readers []int64) ([]int64, e
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, err
 	}
-	nowMs := float64(now.UnixMilli())
-	score := make(map[int64]float64, len(readers))
+	active := make(map[int64]bool, asked)
 	for s, members := range byShard {
 		if cmds[s] == nil {
 			continue
 		}
 		for i, v := range cmds[s].Val() {
-			id, _ := strconv.ParseInt(members[i], 10, 64)
-			score[id] = v
+			if until := int64(v); until > nowMs {
+				id, _ := strconv.ParseInt(members[i], 10, 64)
+				active[id] = true
+				if ib.activeUntil != nil {
+					ib.activeUntil.Set(id, until)
+				}
+			}
 		}
 	}
 	out := make([]int64, 0, len(readers))
 	for _, r := range readers {
-		if score[r] > nowMs {
+		if active[r] || known(r) {
 			out = append(out, r)
 		}
 	}

@@ -52,6 +52,10 @@ type Inboxes struct {
 	// pruned is when (Unix ns) this instance last pruned each shard of the
 	// index of active inboxes (see ActiveAmong).
 	pruned [keyspace.ActiveInboxShards]atomic.Int64
+	// activeUntil holds, by reader, the time (Unix ms) the index of active
+	// inboxes last gave them on this instance (see ActiveAmong); nil when
+	// the local tiers are off.
+	activeUntil *otter.Cache[int64, int64]
 }
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
@@ -60,6 +64,7 @@ func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *Feeds) *I
 	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
+		x.activeUntil = otter.Must(&otter.Options[int64, int64]{MaximumSize: activeUntilEntries})
 		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
 		x.followees = otter.Must(&otter.Options[int64, FolloweeCopy]{
 			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),
