@@ -19,7 +19,8 @@ import (
 //
 //   - Existence. The readers written to are those the index of active
 //     inboxes (keyspace.Keys.ActiveInboxes) names, read with one ZMSCORE per
-//     shard for a whole batch. Its score never falls below the inbox's
+//     shard for a whole batch, and only for the readers this instance has
+//     no time ahead for (see ActiveAmong). Its score never falls below the inbox's
 //     expiry (a rebuild and a TTL refresh raise it first), so no live
 //     inbox is skipped. An inbox that went before its score (a reset, an
 //     eviction) takes a ZADD that makes a key without the floor marker:
