@@ -541,24 +541,24 @@ func (st *Stream) fanout(ctx context.Context, t Task) error {
 }
 
 // runBatches runs the tasks of one fan-out in parallel, up to
-// FanoutWorkers at a time, so that the last reader's red dot does not wait
+// FanoutWorkers at a time on this instance (with those of other events:
+// Stream.batches), so that the last reader's red dot does not wait
 // for every batch before theirs to pass through the stream one message
 // after another. A task that fails goes to the stream, for any worker to
 // retry alone; if that append fails too, the event fails and is handled
 // again whole (every task is idempotent).
 func (st *Stream) runBatches(ctx context.Context, batches []Task) error {
-	slots := make(chan struct{}, max(st.d.Cfg.FanoutWorkers, 1))
 	var (
 		mu     sync.Mutex
 		failed [][]any
 		wg     sync.WaitGroup
 	)
 	for _, b := range batches {
-		slots <- struct{}{}
+		st.batches <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
+			defer func() { <-st.batches }()
 			if err := st.runBatch(ctx, b); err != nil {
 				if ctx.Err() == nil {
 					st.d.Log.Warn("fan-out batch failed; it goes to the stream", "user", b.User, "post", b.Post, "readers", len(b.Readers), "err", err)
