@@ -15,6 +15,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
 	"feedservice/feed/paging"
+	"feedservice/feed/timeline"
 	"feedservice/internal/apperr"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
@@ -172,6 +173,19 @@ func modelSeed(t *testing.T) uint64 {
 // instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
 	runModelModes(t, newTestStore, modelSteps(), modelUsers())
+	// Push mode with the fan-out trimming an inbox at every other delivery
+	// (timeline.InboxTrimEvery), where it trims one in 64 in production: the
+	// trims' plain ZREMRANGEBYRANK and the floor the next read or script
+	// raises after them, exercised often. Not parallel: it sets a package
+	// variable, so it runs alone, before the parallel runs above resume.
+	t.Run("push-trims", func(t *testing.T) {
+		every := timeline.InboxTrimEvery
+		timeline.InboxTrimEvery = 2
+		t.Cleanup(func() { timeline.InboxTrimEvery = every })
+		seed := modelSeed(t)
+		t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
+		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
+	})
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {

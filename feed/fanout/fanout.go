@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/deps"
@@ -509,8 +511,7 @@ func (st *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, 
 }
 
 // fanout splits the readers of t (the followers of t.User) into tasks of at
-// most FanoutBatchSize. A single batch runs at once; more go to the stream,
-// so that many workers share a big fan-out and a crash retries one batch.
+// most FanoutBatchSize, and runs them here (see runBatches).
 func (st *Stream) fanout(ctx context.Context, t Task) error {
 	bound := int64(math.MaxInt64)
 	var batches []Task
@@ -536,14 +537,58 @@ func (st *Stream) fanout(ctx context.Context, t Task) error {
 	if len(batches) == 1 {
 		return st.RunTask(ctx, batches[0])
 	}
-	entries := make([][]any, len(batches))
-	for i, b := range batches {
-		payload, _ := json.Marshal(b)
-		entries[i] = taskValues(ctx, payload)
+	return st.runBatches(ctx, batches)
+}
+
+// runBatches runs the tasks of one fan-out in parallel, up to
+// FanoutWorkers at a time on this instance (with those of other events:
+// Stream.batches), so that the last reader's red dot does not wait
+// for every batch before theirs to pass through the stream one message
+// after another. A task that fails goes to the stream, for any worker to
+// retry alone; if that append fails too, the event fails and is handled
+// again whole (every task is idempotent).
+func (st *Stream) runBatches(ctx context.Context, batches []Task) error {
+	var (
+		mu     sync.Mutex
+		failed [][]any
+		wg     sync.WaitGroup
+	)
+	for _, b := range batches {
+		st.batches <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-st.batches }()
+			if err := st.runBatch(ctx, b); err != nil {
+				if ctx.Err() == nil {
+					st.d.Log.Warn("fan-out batch failed; it goes to the stream", "user", b.User, "post", b.Post, "readers", len(b.Readers), "err", err)
+				}
+				payload, _ := json.Marshal(b)
+				mu.Lock()
+				failed = append(failed, taskValues(ctx, payload))
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	// The event that made them is acknowledged only once a replica holds
-	// them (see streamappend.go).
-	return st.appendStream(ctx, entries)
+	// the failed ones (see streamappend.go).
+	return st.appendStream(ctx, failed)
+}
+
+// runBatch runs one task of a fan-out in this process, in a span and a
+// count of a task taken from the stream.
+func (st *Stream) runBatch(ctx context.Context, t Task) error {
+	ctx, span := ctx, noSpan
+	if trace.SpanContextFromContext(ctx).IsSampled() {
+		ctx, span = st.tracer().Start(ctx, SpanFanout+TaskKind)
+	}
+	err := st.RunTask(ctx, t)
+	endSpan(span, err)
+	if err == nil {
+		st.d.Metrics.EventsHandled.WithLabelValues(TaskKind).Inc()
+	}
+	return err
 }
 
 // RunTask applies one Task to its readers' inboxes, pipelined.
@@ -568,6 +613,17 @@ func (st *Stream) RunTask(ctx context.Context, t Task) (err error) {
 			}
 		}
 	}
+	if t.Op == OpAdd && t.User == t.Author && t.Event == t.Post {
+		// The common case, a new post: plain commands (see timeline.Deliver).
+		if readers, err = st.unhidden(ctx, t.Author, readers); err != nil {
+			return err
+		}
+		writing, write := st.startInboxWriteSpan(ctx, len(readers))
+		n, err := st.inboxes.Deliver(writing, t.Post, t.Author, readers)
+		endSpan(write, err)
+		st.d.Metrics.FanoutEntries.Add(float64(n))
+		return err
+	}
 	changes := make([]timeline.Change, 0, len(readers))
 	for _, r := range readers {
 		switch t.Op {
@@ -584,6 +640,35 @@ func (st *Stream) RunTask(ctx context.Context, t Task) (err error) {
 	endSpan(write, err)
 	st.d.Metrics.FanoutEntries.Add(float64(n))
 	return err
+}
+
+// unhidden leaves out of readers those whose feeds hide user's posts:
+// who mute or block user, or whom user blocks (two MySQL statements a
+// batch, for the post and not for each reader). A block or mute committed
+// after this read still holds: the reader's inbox is reset by it, and
+// reads pass over what the reader's followee set names hidden.
+func (st *Stream) unhidden(ctx context.Context, user int64, readers []int64) ([]int64, error) {
+	if len(readers) == 0 {
+		return readers, nil
+	}
+	muting, err := st.d.Store.MutingAmong(ctx, user, readers)
+	if err != nil {
+		return nil, err
+	}
+	blocked, err := st.d.Store.BlockedEitherWayAmong(ctx, user, readers)
+	if err != nil {
+		return nil, err
+	}
+	if len(muting) == 0 && len(blocked) == 0 {
+		return readers, nil
+	}
+	out := make([]int64, 0, len(readers))
+	for _, r := range readers {
+		if !muting[r] && !blocked[r] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // watchLag refreshes the lag gauges every few seconds.

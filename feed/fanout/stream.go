@@ -2,8 +2,9 @@
 // moves outbox events (written with each change in MySQL) to a Redis
 // stream, and the workers of every instance take its messages in one
 // consumer group and apply them (to outboxes, inboxes, followee sets,
-// relation lists and the cached copies), splitting a big fan-out into
-// tasks on the same stream.
+// relation lists and the cached copies), running the batches of a big
+// fan-out in parallel, and putting a batch that failed on the same stream
+// as a task.
 package fanout
 
 import (
@@ -28,12 +29,16 @@ type Stream struct {
 	jumps    *jumps.Lists
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	instance string        // this instance's name among the stream's consumers
+	// batches holds a token for each fan-out batch this instance runs in
+	// parallel (see runBatches): FanoutWorkers at most, whichever events
+	// they came from.
+	batches chan struct{}
 }
 
 // New makes the fan-out of d over the given parts.
 func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists) *Stream {
 	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
-		pokes: make(chan struct{}, 1), instance: redisx.NewToken()}
+		pokes: make(chan struct{}, 1), instance: redisx.NewToken(), batches: make(chan struct{}, max(d.Cfg.FanoutWorkers, 1))}
 }
 
 // Start runs, through run (which tracks the goroutines), the dispatcher

@@ -72,7 +72,7 @@ end
 return 1`)
 
 // readerStateScript is what a read learns of the reader's own keys in one
-// round trip: {inbox exists (0 or 1), followee set state, its members
+// round trip: {inbox exists, whole with its floor marker (0 or 1), followee set state, its members
 // joined by commas when read whole, the set's version or ""}. KEYS[1]
 // inbox, KEYS[2] followee set, KEYS[3] its version; ARGV[1] is
 // FollowingReadMax, ARGV[2] the version of this instance's copy of the set
@@ -80,7 +80,7 @@ return 1`)
 // string, not a reply per member, so that a few hundred ids cost one
 // allocation to read.
 var readerStateScript = redis.NewScript(`
-local inbox = redis.call('EXISTS', KEYS[1])
+local inbox = redis.call('ZCOUNT', KEYS[1], -1, -1)
 local n = redis.call('SCARD', KEYS[2])
 if n == 0 then return {inbox, 0, '', ''} end
 if n - 1 > tonumber(ARGV[1]) then return {inbox, 2, '', ''} end

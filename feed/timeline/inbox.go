@@ -44,12 +44,12 @@ const (
 // luaInboxLib is shared by the scripts that change an inbox.
 // KEYS[1] inbox, KEYS[2] sources, KEYS[3] rebuild lock, KEYS[4] the
 // reader's followee set (which names the users their feed hides).
+//
+// An inbox is whole only with its floor marker: a key without it was
+// written by the fan-out's plain commands after the inbox went (see
+// Deliver), and is absent to every script and read. gate answers nil for
+// a whole inbox, after it settled a trim the fan-out made (see trimFlag).
 const luaInboxLib = `
-local function gate()
-  if redis.call('EXISTS', KEYS[1]) == 1 then return nil end
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
-  return 0
-end
 -- Ids stay strings whenever they go back to Redis: Lua would print a
 -- number with 14 digits, and ids have 15 or more.
 local function floor()
@@ -61,15 +61,40 @@ local function set_floor(f)
   redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
   redis.call('ZADD', KEYS[1], -1, '~' .. f)
 end
+` + luaSettle + `
+local function gate(cap)
+  local m = redis.call('ZRANGEBYSCORE', KEYS[1], -2, -1)
+  local whole, flagged = false, false
+  for _, x in ipairs(m) do
+    if x == '` + trimFlag + `' then flagged = true else whole = true end
+  end
+  if whole then
+    if flagged then settle(cap) settle_sources() end
+    return nil
+  end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+  return 0
+end
 -- sources of entry o: its hash field, else the author alone if it is in
 -- the inbox, else none. What it learned on the way goes back too, so that
 -- store need not ask again: whether o has a hash field, and, when it has
--- none, o's score (false when o is not in the inbox).
+-- none, o's score (false when o is not in the inbox). A part of the field
+-- without an event is the arrival at the entry's score (see
+-- formatSources).
 local function sources(o, author)
   local list = {}
   local s = redis.call('HGET', KEYS[2], o)
   if s then
-    for u, e in string.gmatch(s, '(%d+):(%d+)') do list[#list + 1] = {u, e} end
+    local key
+    for part in string.gmatch(s, '[^,]+') do
+      local u, e = string.match(part, '^(%d+):(%d+)$')
+      if not u then
+        u = part
+        key = key or redis.call('ZSCORE', KEYS[1], o)
+        e = key
+      end
+      if u and e then list[#list + 1] = {u, e} end
+    end
     return list, {hashed = true}
   end
   local score = redis.call('ZSCORE', KEYS[1], o)
@@ -105,7 +130,9 @@ local function store(o, author, list, fl, known)
     if not (known and not known.hashed) then redis.call('HDEL', KEYS[2], o) end
   else
     local parts = {}
-    for i, s in ipairs(list) do parts[i] = s[1] .. ':' .. s[2] end
+    for i, s in ipairs(list) do
+      if s[2] == first then parts[i] = s[1] else parts[i] = s[1] .. ':' .. s[2] end
+    end
     redis.call('HSET', KEYS[2], o, table.concat(parts, ','))
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
@@ -135,6 +162,43 @@ local function announce(what, key, o)
 end
 `
 
+// trimFlag is the member, at score -2, that the fan-out's amortised trim
+// (see Deliver) leaves in an inbox whose oldest entries it may have cut
+// with a plain ZREMRANGEBYRANK, which cannot move the floor marker. The
+// next script or read over the inbox settles it (luaSettle) before it
+// trusts the floor: it drops the flag and, when the inbox holds at least
+// the cap, raises the floor to the lowest entry. Raising a floor is always
+// safe (MySQL serves what lies below it); nothing removes an entry from a
+// flagged inbox but the trim, which leaves exactly the cap.
+const trimFlag = "~t"
+
+// luaSettle settles the trim flag of the inbox KEYS[1] holding entries up
+// to cap (settle), and drops the sources KEYS[2] of the entries the trim
+// cut (settle_sources): see trimFlag.
+const luaSettle = `
+local function settle(cap)
+  redis.call('ZREM', KEYS[1], '` + trimFlag + `')
+  if redis.call('ZCARD', KEYS[1]) - 1 < cap then return end
+  local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
+  local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
+  if #m == 0 or #low == 0 or tonumber(low[2]) <= tonumber(string.sub(m[1], 2)) then return end
+  redis.call('ZREM', KEYS[1], m[1])
+  redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
+end
+-- The sources of the entries the trim cut go too (a sources field never
+-- outlives its entry). KEYS[2] is the sources hash.
+local function settle_sources()
+  local fields = redis.call('HKEYS', KEYS[2])
+  for first = 1, #fields, 1000 do
+    local last = math.min(first + 999, #fields)
+    local scores = redis.call('ZMSCORE', KEYS[1], unpack(fields, first, last))
+    for i, sc in ipairs(scores) do
+      if not sc then redis.call('HDEL', KEYS[2], fields[first + i - 1]) end
+    end
+  end
+end
+`
+
 // addSourceScript records that user ARGV[2] brought entry ARGV[1] (by
 // author ARGV[4]) with post event ARGV[3], and trims the inbox to ARGV[5]
 // entries when it holds more than ARGV[5] + ARGV[6]. It publishes
@@ -146,26 +210,25 @@ end
 //
 // Recording a source twice changes nothing, nor does an arrival the
 // reader's feed hides (the followee set names its user or the post's
-// author). The common case, a new entry above the inbox's lowest, costs
-// four calls: ZCOUNT of the entries at or below it (any tells that the
-// inbox exists and that the new one is not below the floor, which is
-// never above the lowest entry), the hidden check, ZADD NX and the trim's
-// ZCARD.
+// author). A new post by its author does not come here but through
+// Deliver's plain commands; what comes (a repost, a backfill) costs, for a
+// new entry above the inbox's lowest, five calls: the gate's read of the
+// floor marker (and the trim flag), ZCOUNT of the entries at or below it
+// (any tells that the new one is not below the floor, which is never above
+// the lowest entry), the hidden check, ZADD NX and the trim's ZCARD.
 var addSourceScript = redis.NewScript(luaInboxLib + `
 local o, u, e, author = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local g = gate(tonumber(ARGV[5])) if g then return g end
 local below = redis.call('ZCOUNT', KEYS[1], 0, e)
 local fl
-if below == 0 then
-  local g = gate() if g then return g end
-  fl = floor()
-end
+if below == 0 then fl = floor() end
 if redis.call('SISMEMBER', KEYS[4], 'h' .. u) == 1 then return 1 end
 if u ~= author and redis.call('SISMEMBER', KEYS[4], 'h' .. author) == 1 then return 1 end
 -- A new entry whose only source is this one (a sources field never
 -- outlives its entry).
 if (below > 0 or tonumber(e) >= fl) and redis.call('ZADD', KEYS[1], 'NX', e, o) == 1 then
   if not (u == author and e == o) then
-    redis.call('HSET', KEYS[2], o, u .. ':' .. e)
+    redis.call('HSET', KEYS[2], o, u)
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
   end
@@ -187,7 +250,7 @@ return 1`)
 // (author ARGV[5]): the one with event ARGV[4], or all of them for "*".
 // The entry moves to its next arrival, or leaves when none is left.
 var removeSourceScript = livemsg.NewScript(luaInboxLib + `
-local g = gate() if g then return g end
+local g = gate(tonumber(ARGV[#ARGV])) if g then return g end
 local o, u, e, author = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('ZSCORE', KEYS[1], o) then return 1 end
 local kept = {}
@@ -200,7 +263,7 @@ return 1`)
 
 // dropEntryScript takes entry ARGV[2] out (its post was deleted).
 var dropEntryScript = livemsg.NewScript(luaInboxLib + `
-local g = gate() if g then return g end
+local g = gate(tonumber(ARGV[#ARGV])) if g then return g end
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[2])
   redis.call('PUBLISH', ARGV[1], 'change')
@@ -212,7 +275,7 @@ return 1`)
 // all of a followee's posts raises the floor to the oldest one it adds, so
 // that none of the followee's older posts is missed.
 var raiseFloorScript = livemsg.NewScript(luaInboxLib + `
-local g = gate() if g then return g end
+local g = gate(tonumber(ARGV[#ARGV])) if g then return g end
 if tonumber(ARGV[2]) <= floor() then return 1 end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '(' .. ARGV[2])
 if #gone > 0 then
@@ -224,32 +287,39 @@ set_floor(ARGV[2])
 return 1`)
 
 // readInboxScript returns {floor, {member, score, ...}, {sources...},
-// {member, score, sources, ...}} for up to ARGV[3] entries beyond ARGV[2]
-// ("older" or "newer" per ARGV[1]), and for those of the posts ARGV[6..]
+// {member, score, sources, ...}, due} for up to ARGV[3] entries beyond ARGV[2]
+// ("older" or "newer" per ARGV[1]), and for those of the posts ARGV[7..]
 // that are in the inbox outside that page, wherever they lie (sources empty
 // for the author alone: a merge looks up there the posts it found in
 // outboxes, in the same round trip; those in the page are known already);
-// nil when there is no inbox. When the inbox's or the followee set's
-// (KEYS[3]) remaining TTL is under ARGV[5] ms, it refreshes the TTL of
-// both, of the sources and of the set's version (KEYS[4]) to ARGV[4] ms
-// (see inboxTTLRefreshDivisor). The posts are looked up with one ZMSCORE
+// nil when there is no inbox, or no whole one (no floor marker). It first
+// settles a trim of the fan-out's (see trimFlag), the inbox's cap being
+// ARGV[6]. due is 1 when the inbox's or the followee set's (KEYS[3])
+// remaining TTL is under ARGV[5] ms: the reader then refreshes the TTLs
+// (refreshTTLScript, to ARGV[4] ms; see inboxTTLRefreshDivisor), after it
+// raised its score in the index of active inboxes, which a script cannot
+// reach (another slot). The posts are looked up with one ZMSCORE
 // and one HMGET per lookupChunk of them, not a ZSCORE and an HGET each:
 // each command called from Lua costs Redis its dispatch and the conversion
 // of its reply whatever it does, and a hybrid page asks about every post in
 // its celebrities' outbox windows.
-var readInboxScript = redis.NewScript(`
+var readInboxScript = redis.NewScript(luaSettle + `
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -2 then return false end
-local refresh = tonumber(ARGV[5])
-if ttl < refresh or redis.call('PTTL', KEYS[3]) < refresh then
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
-  redis.call('PEXPIRE', KEYS[3], ARGV[4])
-  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], -2, -1)
+local fl, flagged = nil, false
+for _, x in ipairs(m) do
+  if x == '` + trimFlag + `' then flagged = true else fl = string.sub(x, 2) end
 end
-local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
-local fl = '0'
-if #m > 0 then fl = string.sub(m[1], 2) end
+if not fl then return false end
+if flagged then
+  settle(tonumber(ARGV[6]))
+  settle_sources()
+  fl = string.sub(redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)[1], 2)
+end
+local refresh = tonumber(ARGV[5])
+local due = 0
+if ttl < refresh or redis.call('PTTL', KEYS[3]) < refresh then due = 1 end
 local items
 if ARGV[1] == 'older' then
   items = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], fl, 'WITHSCORES', 'LIMIT', 0, ARGV[3])
@@ -265,10 +335,10 @@ if #items > 0 then
   srcs = redis.call('HMGET', KEYS[2], unpack(members))
 end
 local asked = {}
-if #ARGV > 5 then
+if #ARGV > 6 then
   local inPage = {}
   for i = 1, #items, 2 do inPage[items[i]] = true end
-  for i = 6, #ARGV do
+  for i = 7, #ARGV do
     if not inPage[ARGV[i]] then asked[#asked + 1] = ARGV[i] end
   end
 end
@@ -292,7 +362,18 @@ for first = 1, #asked, chunk do
     for i = 1, #found do looked[at + 3 * i] = s[i] or '' end
   end
 end
-return {fl, items, srcs, looked}`)
+return {fl, items, srcs, looked, due}`)
+
+// refreshTTLScript sets the TTL of the inbox KEYS[1], its sources KEYS[2],
+// the followee set KEYS[3] and its version KEYS[4] to ARGV[1] ms. A read
+// runs it when readInboxScript says the TTL is due, after it raised the
+// reader's score in the index of active inboxes (see Inboxes.refreshTTL).
+var refreshTTLScript = redis.NewScript(`
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[4], ARGV[1])
+return 1`)
 
 // lookupChunk bounds the posts one ZMSCORE or HMGET of readInboxScript
 // names, well under what Lua's unpack can pass at once (about 8,000).
@@ -307,7 +388,10 @@ const lookupChunk = 1000
 const inboxTTLRefreshDivisor = 10
 
 // swapInboxScript replaces the inbox, and the followee set beside it, with
-// rebuilt ones, if the rebuild still holds the lock (token ARGV[1]); KEYS:
+// rebuilt ones, keeping the entries the fan-out wrote meanwhile into the
+// key the inbox will take (see Deliver: the rebuild raised the reader in
+// the index of active inboxes before it read MySQL, so an entry that
+// MySQL's answer lacks was written there; reads filter what is stale), if the rebuild still holds the lock (token ARGV[1]); KEYS:
 // temp inbox, temp sources, inbox, sources, lock, temp followee set,
 // followee set, its version. ARGV[2] is the TTL in ms, ARGV[3] the set's
 // new version.
@@ -316,6 +400,8 @@ if redis.call('GET', KEYS[5]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[6])
   return 0
 end
+local late = redis.call('ZRANGEBYSCORE', KEYS[3], '(0', '+inf', 'WITHSCORES')
+for i = 1, #late, 2 do redis.call('ZADD', KEYS[1], 'NX', late[i + 1], late[i]) end
 redis.call('RENAME', KEYS[1], KEYS[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 redis.call('RENAME', KEYS[6], KEYS[7])
@@ -344,6 +430,8 @@ type inboxPage struct {
 	// Looked are the posts looked up beside the page that are in the
 	// inbox, wherever they lie.
 	Looked []InboxItem
+	// refreshDue says the TTL of the reader's keys is to be refreshed.
+	refreshDue bool
 }
 
 // errNoInbox is returned by readPage when the reader has no inbox.
@@ -353,7 +441,32 @@ var errNoInbox = errors.New("no inbox")
 // lookups, and refreshes the TTL when it runs low.
 func (ib *Inboxes) readPage(ctx context.Context, userID int64, older bool, bound int64, limit int, lookups []int64) (inboxPage, error) {
 	keys, args := ib.readArgs(userID, older, bound, limit, lookups)
-	return parseInboxPage(userID, readInboxScript.Run(ctx, ib.d.Redis, keys, args...))
+	return ib.refreshIfDue(ctx, userID)(parseInboxPage(userID, readInboxScript.Run(ctx, ib.d.Redis, keys, args...)))
+}
+
+// refreshIfDue passes a page read on, after it refreshed the TTL of the
+// reader's keys if the page says it is due. A failed refresh fails the
+// read: the next read tries again.
+func (ib *Inboxes) refreshIfDue(ctx context.Context, reader int64) func(inboxPage, error) (inboxPage, error) {
+	return func(page inboxPage, err error) (inboxPage, error) {
+		if err != nil || !page.refreshDue {
+			return page, err
+		}
+		return page, ib.refreshTTL(ctx, reader)
+	}
+}
+
+// refreshTTL raises reader's score in the index of active inboxes, then
+// sets their keys' TTL back to InboxTTL: in that order, so that the index
+// never says an inbox is gone while it lives (the fan-out would skip it,
+// and the inbox would miss an entry).
+func (ib *Inboxes) refreshTTL(ctx context.Context, reader int64) error {
+	if err := ib.activate(ctx, reader); err != nil {
+		return err
+	}
+	k := ib.d.Keys
+	keys := []string{k.Inbox(reader), k.InboxSources(reader), k.Following(reader), k.FollowingVersion(reader)}
+	return refreshTTLScript.Run(ctx, ib.d.Redis, keys, ib.d.Cfg.InboxTTL.Milliseconds()).Err()
 }
 
 // queueRead adds readInboxScript to pipe, for a read that shares a
@@ -369,7 +482,7 @@ func (ib *Inboxes) finishRead(ctx context.Context, cmd *redis.Cmd, userID int64,
 	if redisx.IsNoScript(cmd.Err()) {
 		return ib.readPage(ctx, userID, older, bound, limit, lookups)
 	}
-	return parseInboxPage(userID, cmd)
+	return ib.refreshIfDue(ctx, userID)(parseInboxPage(userID, cmd))
 }
 
 func (ib *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, lookups []int64) ([]string, []any) {
@@ -379,8 +492,8 @@ func (ib *Inboxes) readArgs(userID int64, older bool, bound int64, limit int, lo
 	}
 	keys := []string{ib.d.Keys.Inbox(userID), ib.d.Keys.InboxSources(userID), ib.d.Keys.Following(userID), ib.d.Keys.FollowingVersion(userID)}
 	ttl := ib.d.Cfg.InboxTTL
-	args := make([]any, 0, 5+len(lookups))
-	args = append(args, dir, scoreArg(bound), limit, ttl.Milliseconds(), (ttl - ttl/inboxTTLRefreshDivisor).Milliseconds())
+	args := make([]any, 0, 6+len(lookups))
+	args = append(args, dir, scoreArg(bound), limit, ttl.Milliseconds(), (ttl - ttl/inboxTTLRefreshDivisor).Milliseconds(), ib.d.Cfg.InboxCap)
 	for _, id := range lookups {
 		args = append(args, itoa(id))
 	}
@@ -408,7 +521,7 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 		}
 		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, ok := srcs[i/2].(string); ok {
-			item.Sources = parseSources(s)
+			item.Sources = parseSources(s, item.Score)
 		}
 		page.Items = append(page.Items, item)
 	}
@@ -423,9 +536,13 @@ func parseInboxPage(userID int64, cmd *redis.Cmd) (inboxPage, error) {
 		}
 		item := InboxItem{PostID: id, Score: int64(score)}
 		if s, _ := looked[i+2].(string); s != "" {
-			item.Sources = parseSources(s)
+			item.Sources = parseSources(s, item.Score)
 		}
 		page.Looked = append(page.Looked, item)
+	}
+	if len(raw) > 4 {
+		due, _ := raw[4].(int64)
+		page.refreshDue = due == 1
 	}
 	return page, nil
 }
@@ -461,7 +578,7 @@ func (ib *Inboxes) lookup(ctx context.Context, pipe redis.Pipeliner, reader int6
 			}
 			item := InboxItem{PostID: p, Score: int64(score)}
 			if s, ok := srcs.Val()[i].(string); ok {
-				item.Sources = parseSources(s)
+				item.Sources = parseSources(s, item.Score)
 			}
 			out = append(out, item)
 		}
@@ -477,23 +594,36 @@ func scoreArg(bound int64) string {
 	return strconv.FormatInt(bound, 10)
 }
 
-func parseSources(s string) []Source {
+// parseSources reads the sources field of an entry keyed key (see
+// formatSources).
+func parseSources(s string, key int64) []Source {
 	var out []Source
 	for _, part := range strings.Split(s, ",") {
 		u, ev, ok := strings.Cut(part, ":")
 		uid, err1 := strconv.ParseInt(u, 10, 64)
-		eid, err2 := strconv.ParseInt(ev, 10, 64)
-		if ok && err1 == nil && err2 == nil {
+		eid, err2 := key, error(nil)
+		if ok {
+			eid, err2 = strconv.ParseInt(ev, 10, 64)
+		}
+		if err1 == nil && err2 == nil {
 			out = append(out, Source{User: uid, Event: eid})
 		}
 	}
 	return out
 }
 
-func formatSources(list []Source) string {
+// formatSources writes the sources of an entry keyed key as its field of
+// the sources hash: "user:event" for each arrival, joined by commas, but
+// the user alone for the arrival at key (the entry's first, whose event is
+// its score). A repost that alone brought an entry is then one integer,
+// which a listpack holds in 9 bytes where "user:event" took 35.
+func formatSources(list []Source, key int64) string {
 	parts := make([]string, len(list))
 	for i, s := range list {
-		parts[i] = strconv.FormatInt(s.User, 10) + ":" + strconv.FormatInt(s.Event, 10)
+		parts[i] = strconv.FormatInt(s.User, 10)
+		if s.Event != key {
+			parts[i] += ":" + strconv.FormatInt(s.Event, 10)
+		}
 	}
 	return strings.Join(parts, ",")
 }
@@ -644,12 +774,15 @@ func (ib *Inboxes) script(c Change) *redis.Script {
 
 // scriptArgs are change c's script arguments: an added source's own,
 // another change's after the reader's channel, on which its script
-// publishes.
+// publishes, and before the inbox's cap (which settling a trim needs).
 func (ib *Inboxes) scriptArgs(c Change) []any {
 	if c.script == nil {
 		return c.args
 	}
-	return append([]any{ib.d.Keys.ReaderChannel(c.reader)}, c.args...)
+	args := make([]any, 0, len(c.args)+2)
+	args = append(args, ib.d.Keys.ReaderChannel(c.reader))
+	args = append(args, c.args...)
+	return append(args, ib.d.Cfg.InboxCap)
 }
 
 // collect adds to ann what added source c's script answered, if anything.

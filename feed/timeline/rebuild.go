@@ -15,9 +15,17 @@ import (
 // sees half a feed; concurrent callers, on any instance, wait for the one
 // rebuild. It reports whether this call rebuilt it.
 func (ib *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
-	return redisx.EnsureOnce(ctx, ib.d.Redis, ib.d.Keys.Inbox(reader), ib.d.Keys.RebuildLock(reader), func(token string, locked time.Time) error {
+	return redisx.EnsureOnceBy(ctx, ib.d.Redis, func() (bool, error) { return ib.whole(ctx, reader) }, ib.d.Keys.RebuildLock(reader), func(token string, locked time.Time) error {
 		return ib.rebuild(ctx, reader, token, locked)
 	})
+}
+
+// whole reports whether reader's inbox exists with its floor marker: a key
+// without it is what the fan-out wrote after the inbox went (see Deliver),
+// and is rebuilt as a missing one.
+func (ib *Inboxes) whole(ctx context.Context, reader int64) (bool, error) {
+	n, err := ib.d.Redis.ZCount(ctx, ib.d.Keys.Inbox(reader), "-1", "-1").Result()
+	return n > 0, err
 }
 
 // rebuild pulls the reader's newest InboxCap entries from MySQL, with
@@ -30,6 +38,13 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 	// the swap and lands on the set swapped in, where it would otherwise
 	// land on the old set and be lost by the swap.
 	if err := ib.d.Redis.Del(ctx, ib.d.Keys.Following(reader), ib.d.Keys.FollowingVersion(reader)).Err(); err != nil {
+		return err
+	}
+	// The fan-out writes to the readers the index of active inboxes names:
+	// from here on, to this one, into the key the rebuilt inbox replaces,
+	// whose entries the swap keeps. So a post committed after MySQL is
+	// read below reaches the rebuilt inbox.
+	if err := ib.activate(ctx, reader); err != nil {
 		return err
 	}
 	mysql := ib.rep.AllowLagSince(ctx, locked, reader)
@@ -73,8 +88,12 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 		members = append(members, redis.Z{Score: float64(en.Key), Member: en.PostID})
 	}
 	pipe.ZAdd(ctx, tmp, members...)
+	keyOf := make(map[int64]int64, len(entries))
+	for _, en := range entries {
+		keyOf[en.PostID] = en.Key
+	}
 	for id, list := range sources {
-		pipe.HSet(ctx, tmpSrc, id, formatSources(list))
+		pipe.HSet(ctx, tmpSrc, id, formatSources(list, keyOf[id]))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err

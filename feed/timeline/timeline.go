@@ -11,10 +11,13 @@
 package timeline
 
 import (
+	"sync/atomic"
+
 	"github.com/maypok86/otter/v2"
 
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
@@ -46,6 +49,13 @@ type Inboxes struct {
 	// set with the version it was read at (see FolloweeCopy); nil when the
 	// local tiers are off.
 	followees *otter.Cache[int64, FolloweeCopy]
+	// pruned is when (Unix ns) this instance last pruned each shard of the
+	// index of active inboxes (see ActiveAmong).
+	pruned [keyspace.ActiveInboxShards]atomic.Int64
+	// activeUntil holds, by reader, the time (Unix ms) the index of active
+	// inboxes last gave them on this instance (see ActiveAmong); nil when
+	// the local tiers are off.
+	activeUntil *otter.Cache[int64, int64]
 }
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
@@ -54,6 +64,7 @@ func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *Feeds) *I
 	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
+		x.activeUntil = otter.Must(&otter.Options[int64, int64]{MaximumSize: activeUntilEntries})
 		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
 		x.followees = otter.Must(&otter.Options[int64, FolloweeCopy]{
 			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),

@@ -33,8 +33,31 @@ func (k Keys) Inbox(id int64) string { return k.prefix + "feed:" + k.user(id) }
 
 // inboxSources is a hash beside the inbox: for each entry that did not come
 // from its author alone, the sources that brought it, "user:event,...",
-// where event is the id of the post or repost. Same TTL as the inbox.
+// where event is the id of the post or repost, and the one whose event is
+// the entry's score written as "user" alone (see timeline's
+// formatSources). Same TTL as the inbox.
 func (k Keys) InboxSources(id int64) string { return k.prefix + "feedsrc:" + k.user(id) }
+
+// ActiveInboxShards is how many keys the index of active inboxes
+// (ActiveInboxes) is spread over: a fan-out batch reads it with one
+// ZMSCORE per shard, and no one Cluster node holds it all.
+const ActiveInboxShards = 16
+
+// ActiveInboxShard is the shard of the index of active inboxes that holds
+// reader id.
+func ActiveInboxShard(id int64) int {
+	return int(((uint64(id) * 0x9E3779B97F4A7C15) >> 32) % ActiveInboxShards)
+}
+
+// activeInboxes is shard n of the index of the readers who may have an
+// inbox: a sorted set of reader ids scored by the time (Unix ms) until
+// which their inbox may live. It is raised before an inbox is built and
+// before its TTL is refreshed, so an inbox never outlives its score; the
+// fan-out's plain writes go only to the readers it names (an inbox that
+// went earlier, dropped by a reset, takes a write that its reader never
+// trusts: see timeline.Inboxes.Deliver). Members past their time are pruned
+// by the fan-out. No TTL.
+func (k Keys) ActiveInboxes(n int) string { return k.prefix + "active:{a" + strconv.Itoa(n) + "}" }
 
 // inboxTemp is where a rebuild writes before it swaps the inbox in.
 func (k Keys) InboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id) + ":tmp" }

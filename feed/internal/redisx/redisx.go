@@ -83,9 +83,19 @@ func Queued(ctx context.Context, rdb redis.UniversalClient, script *redis.Script
 // taken, and frees the lock itself; EnsureOnce reports whether this call
 // rebuilt.
 func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string, rebuild func(token string, locked time.Time) error) (bool, error) {
-	for {
+	exists := func() (bool, error) {
 		n, err := rdb.Exists(ctx, key).Result()
-		if err != nil || n == 1 {
+		return n == 1, err
+	}
+	return EnsureOnceBy(ctx, rdb, exists, lock, rebuild)
+}
+
+// EnsureOnceBy is EnsureOnce for a key that may exist without being whole
+// (an inbox without its floor marker): exists says whether it is there.
+func EnsureOnceBy(ctx context.Context, rdb redis.UniversalClient, exists func() (bool, error), lock string, rebuild func(token string, locked time.Time) error) (bool, error) {
+	for {
+		there, err := exists()
+		if err != nil || there {
 			return false, err
 		}
 		token, locked := NewToken(), time.Now()
@@ -96,7 +106,7 @@ func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string
 		if got {
 			// Someone may have swapped a rebuilt key in between the check
 			// and the lock: then there is nothing to do.
-			if n, err := rdb.Exists(ctx, key).Result(); err != nil || n == 1 {
+			if there, err := exists(); err != nil || there {
 				rdb.Del(ctx, lock)
 				return false, err
 			}
