@@ -21,6 +21,10 @@ const (
 	EventUserChanged = "user_changed"
 )
 
+// EventKinds are the kinds above, every one an outbox event may have.
+var EventKinds = []string{EventPostCreated, EventPostDeleted, EventFollowed, EventUnfollowed, EventFollowerRemoved,
+	EventBlocked, EventUnblocked, EventMuted, EventUnmuted, EventUserChanged}
+
 // OutboxEvent is a committed change waiting to be dispatched.
 type OutboxEvent struct {
 	ID           int64  `gorm:"primaryKey"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -237,7 +238,7 @@ func (st *Stream) handleMessage(ctx context.Context, m redis.XMessage) error {
 		if !errors.As(err, &u) {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
-		st.d.Metrics.EventsDropped.WithLabelValues(kind).Inc()
+		st.d.Metrics.EventsDropped.WithLabelValues(droppedKind(kind)).Inc()
 		st.d.Log.Warn("fan-out message dropped: no handler can read it", "id", m.ID, "kind", kind, "err", err, "payload", truncate(payload, 200))
 		return st.d.Redis.XAck(ctx, st.d.Keys.Stream(), Group, m.ID).Err()
 	}
@@ -725,4 +726,17 @@ func (st *Stream) updateCelebrity(ctx context.Context, user int64) error {
 		return nil
 	}
 	return st.fanout(ctx, Task{Op: OpBackfill, User: user})
+}
+
+// droppedKindUnknown is the label a dropped message of a kind no handler
+// knows is counted under: one series, whatever kinds a peer writes.
+const droppedKindUnknown = "unknown"
+
+// droppedKind is the label of a dropped message of kind: its kind when a
+// handler knows it, else droppedKindUnknown.
+func droppedKind(kind string) string {
+	if kind == TaskKind || slices.Contains(models.EventKinds, kind) {
+		return kind
+	}
+	return droppedKindUnknown
 }
