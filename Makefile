@@ -51,7 +51,7 @@ soak-model:
 # to <package>/testdata/fuzz/<Target>/: fix the bug and commit the file,
 # and it runs as a regression case in every `go test`.
 FUZZTIME ?= 5m
-FUZZ_TARGETS = FuzzCursor:./feed/paging FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api FuzzWriterString:./internal/fastexec
+FUZZ_TARGETS = FuzzCursor:./feed/paging FuzzPostBody:./feed FuzzNodeID:./models FuzzGraphQLRequest:./api FuzzDocumentWalkers:./api/extensions FuzzWriterString:./internal/fastexec
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -169,6 +169,7 @@ func forEachMode(t *testing.T, fn func(t *testing.T, mode string)) {
 // across the insertions in pages of any size shows each entry once and in
 // the same places, and the red dot counts the feed items alone.
 func TestHomeInsertsAndPaging(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, mode string) {
 		s := homeServer(t, mode, 3)
 		w := homeBuild(t, s, 7)
@@ -218,6 +219,7 @@ func TestHomeInsertsAndPaging(t *testing.T) {
 
 // HOME_INSERT_EVERY at its edges: 0 is the feed alone, 2 alternates.
 func TestHomeInsertEveryEdges(t *testing.T) {
+	t.Parallel()
 	s := homeServer(t, string(feedconfig.ModeHybrid), 0)
 	w := homeBuild(t, s, 3)
 	if got := homeLabels(homeForward(t, w.viewer, 2)); !slices.Equal(got, []string{"F:" + w.posts[0], "F:" + w.posts[1], "F:" + w.posts[2]}) {
@@ -251,6 +253,7 @@ func TestHomeInsertEveryEdges(t *testing.T) {
 // account. A dismissed promoted post goes for that viewer alone, and a
 // promoted post that is deleted goes for everyone.
 func TestHomeDismissAndDelete(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, mode string) {
 		s := homeServer(t, mode, 2)
 		w := homeBuild(t, s, 4)
@@ -303,6 +306,7 @@ func TestHomeDismissAndDelete(t *testing.T) {
 // promotePost and unpromotePost are an operator's: refused to a signed-in
 // user, to a wrong token, and to everyone when no token is configured.
 func TestHomePromoteIsOperatorOnly(t *testing.T) {
+	t.Parallel()
 	s := homeServer(t, string(feedconfig.ModeHybrid), 3)
 	w := homeBuild(t, s, 1)
 	doc := `mutation($id: ID!) { promotePost(postId: $id) { promoted } }`
@@ -332,6 +336,7 @@ func TestHomePromoteIsOperatorOnly(t *testing.T) {
 // does not exist) with NOT_FOUND, and stores no dismissal for it; ids of a
 // user and a post that exist are dismissed.
 func TestHomeDismissUnknownID(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	viewer := s.signUp(t, "viewer")
 	author := s.signUp(t, "author")

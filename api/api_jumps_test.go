@@ -11,6 +11,7 @@ import (
 // offset with totalCount and cursors; every bad argument is a GraphQL
 // error with extensions.code BAD_USER_INPUT, at the edge of each limit.
 func TestRelationsPageJump(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, backendReal)
 	star := s.signUp(t, "jumpstar")
 	for i := range 5 {

@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,29 +160,18 @@ func TestLimitsNestedPagesPricedPerRead(t *testing.T) {
 }
 
 // limitsAppFeedQuery is the web app's feed page (web/src/graphql.ts), with
-// the __typename fields Apollo's client adds.
-const limitsAppFeedQuery = `query Feed($first: Int, $after: String, $last: Int, $before: String) {
-  feed(first: $first, after: $after, last: $last, before: $before) {
-    edges { ...FeedEdgeFields __typename }
-    pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
-    __typename
-  }
+// the __typename fields Apollo's client adds. The documents under
+// extensions/testdata are shared with the extensions' tests.
+var limitsAppFeedQuery = testDocument("app-feed.graphql")
+
+// testDocument is the GraphQL document of extensions/testdata/name.
+func testDocument(name string) string {
+	doc, err := os.ReadFile(filepath.Join("extensions", "testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(doc)
 }
-fragment FeedEdgeFields on FeedEdge {
-  cursor
-  node {
-    addedAt
-    post { ...PostFields __typename }
-    reposters { ...UserSummary __typename }
-    __typename
-  }
-}
-fragment PostFields on Post {
-  id body createdAt repostCount
-  author { ...UserSummary __typename }
-  repostOf { id body createdAt repostCount author { ...UserSummary __typename } __typename }
-}
-fragment UserSummary on User { id username displayName }`
 
 // limitsAppFollowersQuery and limitsAppTimelineQuery are the web app's
 // followers page (by number) and timeline page.
@@ -720,43 +711,7 @@ func TestLimitsPasswordWorkHidesUsernames(t *testing.T) {
 // limitsGraphiQLIntrospection is the introspection query of the embedded
 // GraphiQL (5.4, graphql-js 16 getIntrospectionQuery with typeDepth 9): 15
 // fields deep.
-const limitsGraphiQLIntrospection = `
-query IntrospectionQuery {
-  __schema {
-    description
-    queryType { name kind }
-    mutationType { name kind }
-    subscriptionType { name kind }
-    types { ...FullType }
-    directives {
-      name description isRepeatable locations
-      args(includeDeprecated: true) { ...InputValue }
-    }
-  }
-}
-fragment FullType on __Type {
-  kind name description specifiedByURL isOneOf
-  fields(includeDeprecated: true) {
-    name description
-    args(includeDeprecated: true) { ...InputValue }
-    type { ...TypeRef }
-    isDeprecated deprecationReason
-  }
-  inputFields(includeDeprecated: true) { ...InputValue }
-  interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
-  possibleTypes { ...TypeRef }
-}
-fragment InputValue on __InputValue {
-  name description
-  type { ...TypeRef }
-  defaultValue isDeprecated deprecationReason
-}
-fragment TypeRef on __Type {
-  kind name
-  ofType { name kind ofType { name kind ofType { name kind ofType { name kind ofType { name kind
-    ofType { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } } } } }
-}`
+var limitsGraphiQLIntrospection = testDocument("graphiql-introspection.graphql")
 
 // liveMutate runs a mutation over websocket c and returns its result.
 func liveMutate(t *testing.T, c *liveConn, query string) liveResult {

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
+	"feedservice/api/extensions"
 	"feedservice/api/settings"
 	"feedservice/feed"
 	"feedservice/graph"
@@ -79,7 +80,7 @@ type app struct {
 	// set it to compare the two in one run.
 	gqlgenExecutor bool
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
-	parsedDocuments *boundedLRU[*ast.QueryDocument]
+	parsedDocuments *extensions.BoundedLRU[*ast.QueryDocument]
 	closers         []func()
 	// engineCtx is what the engine runs under once startEngine started it.
 	engineCtx     context.Context

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"feedservice/api/extensions"
 	"feedservice/internal/apperr"
 	"feedservice/resolvers"
 )
@@ -27,11 +28,11 @@ const eventTurnWait = 10 * time.Second
 // budget (COMPLEXITY_RATE) and waits for a place of the operation gate,
 // which it holds until its answer is made; a subscription whose event
 // the budget refuses is ended with that RATE_LIMITED error. The
-// subscription itself was priced once when it began (complexityBudget),
-// at most MaxSubscriptionComplexity (complexityLimit).
+// subscription itself was priced once when it began (extensions.ComplexityBudget),
+// at most MaxSubscriptionComplexity (extensions.ComplexityLimit).
 type subscriptionEvents struct {
 	gate    *operationGate
-	budget  complexityBudget
+	budget  extensions.ComplexityBudget
 	present graphql.ErrorPresenterFunc
 }
 
@@ -48,7 +49,7 @@ func (e subscriptionEvents) InterceptOperation(ctx context.Context, next graphql
 	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
 		return next(ctx)
 	}
-	turn := &eventTurn{events: e, price: operationPrice(ctx), asked: make(chan struct{}, 1)}
+	turn := &eventTurn{events: e, price: extensions.OperationPrice(ctx), asked: make(chan struct{}, 1)}
 	ctx = resolvers.WithEventGate(ctx, turn)
 	return next(context.WithValue(ctx, eventTurnKey{}, turn))
 }
@@ -94,9 +95,9 @@ func (t *eventTurn) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if refusal := t.events.budget.spend(ctx, t.price); refusal != nil {
+	if refusal := t.events.budget.Spend(ctx, t.price); refusal != nil {
 		refusal.Message = fmt.Sprintf("the subscription has spent its viewer's complexity budget (COMPLEXITY_RATE, %d per %s): each event costs its price, %d; subscribe again later",
-			t.events.budget.rate.Count, t.events.budget.rate.Period, t.price)
+			t.events.budget.Rate.Count, t.events.budget.Rate.Period, t.price)
 		return t.end(ctx, refusal)
 	}
 	deadline := time.Now().Add(eventTurnWait)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -16,10 +15,12 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
+	"feedservice/api/extensions"
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
 	"feedservice/internal/apperr"
+	"feedservice/internal/apq"
 	"feedservice/internal/fastexec"
 	"feedservice/internal/viewer"
 	"feedservice/playground"
@@ -74,48 +75,49 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(batchPOST{maxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
+	srv.AddTransport(extensions.BatchPOST{MaxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
 	srv.AddTransport(transport.POST{})
-	a.parsedDocuments = newBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, parsedDocumentBytes)
+	a.parsedDocuments = extensions.NewBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, extensions.ParsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	apq := persistedQueries{a.persistedQueryCache()}
+	apq := extensions.PersistedQueries{Cache: a.persistedQueryCache()}
 	srv.Use(apq)
-	srv.Use(refuseBadToken{})
+	srv.Use(extensions.RefuseBadToken{})
 	srv.Use(checkSocketSession{engine: a.engine})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
 	var tracer trace.Tracer
 	if a.tracer != nil {
 		tracer = a.tracer.Tracer("feedservice/api")
-		srv.Use(graphqlTracing{tracer})
+		srv.Use(extensions.Tracing{Tracer: tracer})
 	}
-	srv.Use(documentLimits{maxTokens: a.cfg.MaxQueryTokens, maxSelections: a.cfg.MaxQuerySelections, maxDepth: a.cfg.MaxQueryDepth,
-		maxFields: a.cfg.MaxQueryFields, introspection: a.cfg.Introspection, kept: a.parsedDocuments})
-	srv.Use(&intVariables{maxTokens: a.cfg.MaxQueryTokens, kept: a.parsedDocuments})
-	srv.Use(&complexityLimit{max: a.cfg.MaxQueryComplexity, maxSubscription: a.cfg.MaxSubscriptionComplexity})
-	srv.Use(refuseDefer{}) // before anything counts the operation: it will not run
-	present := withOperationNames(resolvers.ErrorPresenter(a.log, requestID, maxRequestBodyBytes))
+	srv.Use(extensions.DocumentLimits{MaxTokens: a.cfg.MaxQueryTokens, MaxSelections: a.cfg.MaxQuerySelections, MaxDepth: a.cfg.MaxQueryDepth,
+		MaxFields: a.cfg.MaxQueryFields, Introspection: a.cfg.Introspection, Kept: a.parsedDocuments})
+	srv.Use(&extensions.IntVariables{MaxTokens: a.cfg.MaxQueryTokens, Kept: a.parsedDocuments})
+	srv.Use(&extensions.ComplexityLimit{Max: a.cfg.MaxQueryComplexity, MaxSubscription: a.cfg.MaxSubscriptionComplexity})
+	srv.Use(extensions.RefuseDefer{}) // before anything counts the operation: it will not run
+	present := extensions.WithOperationNames(resolvers.ErrorPresenter(a.log, requestID, maxRequestBodyBytes))
 	if !a.cfg.Introspection {
 		// Validation's "Did you mean" names the schema's fields, arguments,
 		// types and enum values; gqlgen's switch covers fields only. Other
 		// messages name required arguments and input fields, and types.
 		srv.SetDisableSuggestion(true)
-		present = withoutSchemaNames(withoutSuggestions(present))
+		present = extensions.WithoutSchemaNames(extensions.WithoutSuggestions(present))
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
-	budget := complexityBudget{limiter: a.limiter, rate: a.cfg.ComplexityRate, present: present}
+	budget := extensions.ComplexityBudget{Limiter: a.limiter, Rate: a.cfg.ComplexityRate, Limit: limitComplexity,
+		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present}
 	srv.Use(budget)
 	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
 	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,
 		errorsPerRequestByte: a.cfg.ErrorBytesPerRequestByte, errorAllowance: a.cfg.ErrorBytesAllowance})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})
-	srv.Use(refuseLoneSurrogates{})
-	srv.Use(refuseSubscriptionsByPost{})
-	srv.Use(apq.keeper()) // last: keeps a document that passed every check
+	srv.Use(extensions.RefuseLoneSurrogates{})
+	srv.Use(extensions.RefuseSubscriptionsByPost{})
+	srv.Use(apq.Keeper()) // last: keeps a document that passed every check
 	// Loaders per response: a query's fields share one set, and each event
 	// of a long-lived subscription gets fresh ones instead of stale data.
 	// A query's reads also share what they learn of the viewer's own state
@@ -130,7 +132,19 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(withErrorBytes(present))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return withSocketSession(a.withClient(a.authenticate(codeRefusedGet(http.MaxBytesHandler(refuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
+	return withSocketSession(a.withClient(a.authenticate(extensions.CodeRefusedGet(http.MaxBytesHandler(extensions.RefuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
+}
+
+// persistedQueryCache is the cache of the persisted queries: Redis, shared
+// by every instance, or on the embedded default a bounded LRU in this
+// process (the in-process Redis would hold the same documents with no cap
+// and more overhead).
+func (a *app) persistedQueryCache() graphql.Cache[string] {
+	limits := apq.Limits{TTL: a.cfg.PersistedQueryTTL, MaxEntries: a.cfg.PersistedQueryMaxEntries, MaxBytes: a.cfg.PersistedQueryMaxBytes}
+	if a.cfg.RedisAddr == "" {
+		return extensions.NewBoundedLRU(limits.MaxEntries, limits.MaxBytes, limits.TTL, func(_, doc string) int { return len(doc) })
+	}
+	return apq.New(a.redis, a.cfg.KeyPrefix, a.log, limits)
 }
 
 // withNoStore marks every answer of /query as one no cache may keep: they
@@ -155,49 +169,6 @@ func (a *app) executableSchema() graphql.ExecutableSchema {
 	}
 	return graph.NewFastExecutableSchema(cfg, fastexec.Options{ObservedFields: fieldHooksObserve})
 }
-
-// codeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
-// by GET, written past the error presenter, the code every error carries.
-// Every other answer passes through as it is written.
-func codeRefusedGet(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.Header.Get("Upgrade") != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&refusedGetWriter{ResponseWriter: w}, r)
-	})
-}
-
-// refusedGetWriter writes its own answer in place of gqlgen's 406.
-type refusedGetWriter struct {
-	http.ResponseWriter
-	refused bool
-}
-
-func (w *refusedGetWriter) WriteHeader(code int) {
-	if code != http.StatusNotAcceptable {
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	w.refused = true
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("Content-Length")
-	w.ResponseWriter.WriteHeader(http.StatusMethodNotAllowed)
-	json.NewEncoder(w.ResponseWriter).Encode(map[string]any{"errors": []map[string]any{{
-		"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
-		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
-	}}})
-}
-
-func (w *refusedGetWriter) Write(b []byte) (int, error) {
-	if w.refused {
-		return len(b), nil // gqlgen's own text of the refusal
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *refusedGetWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticate reads the bearer token of an HTTP request into its context.
 func (a *app) authenticate(next http.Handler) http.Handler {

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"feedservice/api/extensions"
 	"feedservice/internal/apperr"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // operationRetryAfter is what a client refused for operations in flight is
@@ -114,7 +114,7 @@ func (g *operationGate) refusal(refusedBy string, perSocket int) *apperr.Error {
 }
 
 // limitOperations holds a place of the gate for each HTTP request to
-// /query whose body has been read (refuseMalformedRequest reads it
+// /query whose body has been read (extensions.RefuseMalformedRequest reads it
 // first) until its answer is made, refused with 503 when the instance is
 // full and 429 when the client's address is, in the shape of a GraphQL
 // response and before the document is parsed. It gives the request its
@@ -155,7 +155,7 @@ func writeRefusal(w http.ResponseWriter, status int, refusal *apperr.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", strconv.Itoa(refusal.RetryAfterSeconds()))
 	w.WriteHeader(status)
-	writeJSON(w, map[string]any{"errors": []map[string]any{{
+	extensions.WriteJSON(w, map[string]any{"errors": []map[string]any{{
 		"message":    refusal.Message,
 		"extensions": map[string]any{"code": string(refusal.Code), "retryAfter": refusal.RetryAfterSeconds()},
 	}}})
@@ -199,12 +199,12 @@ func (w websocketOperations) InterceptOperation(ctx context.Context, next graphq
 	}
 	if socket.running.Add(1) > int64(socket.max) {
 		socket.running.Add(-1)
-		return refusedOperation(ctx, w.present, w.gate.refusal(gateSocket, socket.max))
+		return extensions.RefusedOperation(ctx, w.present, w.gate.refusal(gateSocket, socket.max))
 	}
 	leave, refusedBy := w.gate.enter(ctx)
 	if refusedBy != "" {
 		socket.running.Add(-1)
-		return refusedOperation(ctx, w.present, w.gate.refusal(refusedBy, socket.max))
+		return extensions.RefusedOperation(ctx, w.present, w.gate.refusal(refusedBy, socket.max))
 	}
 	var once sync.Once
 	done := func() {
@@ -217,10 +217,4 @@ func (w websocketOperations) InterceptOperation(ctx context.Context, next graphq
 		defer once.Do(done)
 		return responses(ctx)
 	}
-}
-
-// refusedOperation answers an operation refused before it ran with err
-// alone, as the error presenter shows it.
-func refusedOperation(ctx context.Context, present graphql.ErrorPresenterFunc, err error) graphql.ResponseHandler {
-	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, err)}})
 }

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"feedservice/api/extensions"
 	"feedservice/api/settings"
 	"feedservice/graph"
 	"feedservice/internal/gqlclient"
@@ -23,44 +23,6 @@ import (
 	"feedservice/internal/testenv"
 	"feedservice/resolvers"
 )
-
-// TestBoundedLRU: the caps of entries and bytes hold at their edge, the
-// least recently used go first, an entry over the byte cap alone is not
-// kept, and one past the ttl is a miss.
-func TestBoundedLRU(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	size := func(_, v string) int { return len(v) }
-	c := newBoundedLRU(3, 10, 0, size)
-	c.Add(ctx, "a", "aaaa")
-	c.Add(ctx, "b", "bbb")
-	c.Add(ctx, "c", "ccc") // 10 bytes: at the cap
-	if n, b := c.len(); n != 3 || b != 10 {
-		t.Fatalf("at the caps: %d entries, %d bytes", n, b)
-	}
-	c.Get(ctx, "a") // a is the most recently used now
-	c.Add(ctx, "d", "d")
-	if _, ok := c.Get(ctx, "b"); ok {
-		t.Errorf("the least recently used was kept past the entry cap")
-	}
-	if _, ok := c.Get(ctx, "a"); !ok {
-		t.Errorf("a recently used entry was dropped")
-	}
-	c.Add(ctx, "e", "eeeeee") // 4+3+1+6 = 14 > 10: c, then d go
-	if n, b := c.len(); n != 2 || b != 10 {
-		t.Errorf("past the byte cap: %d entries, %d bytes", n, b)
-	}
-	c.Add(ctx, "big", strings.Repeat("x", 11))
-	if _, ok := c.Get(ctx, "big"); ok {
-		t.Errorf("an entry over the byte cap alone was kept")
-	}
-	short := newBoundedLRU(3, 10, 20*time.Millisecond, size)
-	short.Add(ctx, "a", "a")
-	time.Sleep(30 * time.Millisecond)
-	if _, ok := short.Get(ctx, "a"); ok {
-		t.Errorf("an entry past the ttl was found")
-	}
-}
 
 // TestParsedDocumentsBytes: many distinct valid documents, each long with
 // a comment the token limit does not count, leave the cache of parsed
@@ -74,7 +36,7 @@ func TestParsedDocumentsBytes(t *testing.T) {
 	for i := range 40 {
 		s.anon().mustDo(t, fmt.Sprintf("%squery Q%d { __typename }", comment, i), nil, nil)
 	}
-	if n, b := s.app.parsedDocuments.len(); b > maxBytes || n == 0 {
+	if n, b := s.app.parsedDocuments.Len(); b > maxBytes || n == 0 {
 		t.Errorf("the parsed documents hold %d bytes in %d entries; the cap is %d", b, n, maxBytes)
 	}
 }
@@ -87,7 +49,7 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// TestParsedDocumentBytesEstimate: parsedDocumentBytes is within a factor
+// TestParsedDocumentBytesEstimate: extensions.ParsedDocumentBytes is within a factor
 // of parsedBytesSlack of what a parsed and validated document holds, for
 // documents of every shape: wide, nested, with arguments, long lists,
 // fragments, and the app's and GraphiQL's own. Not parallel: it reads the
@@ -111,7 +73,7 @@ func TestParsedDocumentBytesEstimate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		copies := max(20, (4<<20)/parsedDocumentBytes(q, doc))
+		copies := max(20, (4<<20)/extensions.ParsedDocumentBytes(q, doc))
 		docs := make([]*ast.QueryDocument, copies)
 		estimate := 0
 		for i := range docs {
@@ -123,7 +85,7 @@ func TestParsedDocumentBytesEstimate(t *testing.T) {
 			if errs := validator.Validate(es.Schema(), doc); len(errs) > 0 {
 				t.Fatalf("%s: %v", name, errs)
 			}
-			docs[i], estimate = doc, estimate+parsedDocumentBytes(text, doc)
+			docs[i], estimate = doc, estimate+extensions.ParsedDocumentBytes(text, doc)
 		}
 		// What they hold is what the heap loses when they are dropped: two
 		// collections back to back, nothing else between them.
@@ -202,7 +164,7 @@ func TestRefusedDocumentsLeaveNoHeap(t *testing.T) {
 		return b.String() + strings.Repeat(" ", 5900-b.Len())
 	}
 	// validDocuments are twice what the cache keeps of them (about 90 KB
-	// each as parsedDocumentBytes counts them).
+	// each as extensions.ParsedDocumentBytes counts them).
 	const validDocuments = 2 * settings.DefaultQueryCacheMaxBytes / (90 << 10)
 	send := func(doc func(int) string, n int, wantCode string) {
 		t.Helper()

@@ -13,7 +13,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
-	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -38,7 +37,7 @@ import (
 // unset); OTEL_SDK_DISABLED=true keeps it off. The SDK reads them itself.
 //
 // Spans: the HTTP request (otelhttp), the GraphQL operation and the
-// resolvers' fields (graphqlTracing and fieldHooks), each Redis command and
+// resolvers' fields (extensions.Tracing and fieldHooks), each Redis command and
 // pipeline (redisotel), each SQL statement (gorm's plugin), and the fan-out
 // of a change across instances (feed/fanout/tracing.go).
 
@@ -169,54 +168,6 @@ func isTrustedCaller(r *http.Request, callers []netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// graphqlTracing is the gqlgen extension that gives each query and
-// mutation a span, named by its type and name ("mutation createPost"); the
-// resolvers' spans (traceField) are its children. Subscriptions get none:
-// they last as long as the client listens.
-type graphqlTracing struct{ tracer trace.Tracer }
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationInterceptor
-} = graphqlTracing{}
-
-func (graphqlTracing) ExtensionName() string                   { return "Tracing" }
-func (graphqlTracing) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (g graphqlTracing) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
-		return next(ctx)
-	}
-	ctx, span := g.tracer.Start(ctx, operationSpanName(oc.Operation), trace.WithAttributes(
-		attribute.String("graphql.operation.type", string(oc.Operation.Operation)),
-		attribute.String("graphql.operation.name", oc.OperationName)))
-	responses := next(ctx)
-	return func(ctx context.Context) *graphql.Response {
-		res := responses(ctx)
-		if res != nil && len(res.Errors) > 0 {
-			span.SetStatus(codes.Error, res.Errors[0].Message)
-		}
-		span.End()
-		return res
-	}
-}
-
-// operationSpanName is "query" or "mutation" and the operation's name, or
-// its first field when it has none.
-func operationSpanName(op *ast.OperationDefinition) string {
-	name := op.Name
-	if name == "" && len(op.SelectionSet) > 0 {
-		if f, ok := op.SelectionSet[0].(*ast.Field); ok {
-			name = f.Name
-		}
-	}
-	if name == "" {
-		return string(op.Operation)
-	}
-	return string(op.Operation) + " " + name
 }
 
 // traceField runs a resolver's field in a span of its own ("Query.feed",

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 
+	"feedservice/api/extensions"
 	"feedservice/internal/apperr"
 )
 
@@ -145,11 +146,11 @@ func (g *gorillaConn) nextMessage() (int, io.Reader, error) {
 	if err != nil {
 		return mt, r, err
 	}
-	// A message that is not Unicode text (see refuseMalformedRequest) reads
+	// A message that is not Unicode text (see extensions.RefuseMalformedRequest) reads
 	// as empty: gqlgen refuses it as invalid and closes the socket, instead
 	// of decoding U+FFFD in place of its bad bytes or half surrogate pairs.
 	data, err := io.ReadAll(r)
-	if err != nil || !isJSONText(data) {
+	if err != nil || !extensions.IsJSONText(data) {
 		return mt, bytes.NewReader(nil), nil
 	}
 	return mt, bytes.NewReader(data), nil

@@ -2,9 +2,9 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 
+	"feedservice/api/extensions"
 	"feedservice/internal/apperr"
 )
 
@@ -22,7 +22,7 @@ func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 			return mt, r, err
 		}
 		data, _ := io.ReadAll(r) // nextMessage's reader is in memory
-		id, msg := refusedSocketOperation(data)
+		id, msg := extensions.RefusedSocketOperation(data)
 		if msg == "" {
 			g.passed++
 			return mt, bytes.NewReader(data), nil
@@ -35,20 +35,4 @@ func (g *gorillaConn) NextReader() (int, io.Reader, error) {
 			}
 		}
 	}
-}
-
-// refusedSocketOperation is the id and refusal of a websocket message that
-// starts an operation (subscribe, or start in the legacy graphql-ws) whose
-// payload has a member of the wrong JSON type (refusedRequestMembers), or
-// "" for any other message.
-func refusedSocketOperation(data []byte) (id, refusal string) {
-	var m struct {
-		Type    string          `json:"type"`
-		ID      string          `json:"id"`
-		Payload json.RawMessage `json:"payload"`
-	}
-	if json.Unmarshal(data, &m) != nil || (m.Type != "subscribe" && m.Type != "start") || jsonKind(m.Payload) != "object" {
-		return "", ""
-	}
-	return m.ID, requestMembers(m.Payload)
 }

@@ -75,6 +75,7 @@ var layers = []layer{
 	}},
 	{"resolvers", []string{"resolvers"}},
 	{"the server's settings", []string{"api/settings"}},
+	{"the GraphQL extensions of /query", []string{"api/extensions"}},
 	{"HTTP", []string{"api"}},
 	{"programs", []string{
 		".", // the server

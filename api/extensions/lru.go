@@ -1,4 +1,4 @@
-package api
+package extensions
 
 import (
 	"container/list"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// boundedLRU is a graphql.Cache bounded in entries and in bytes, as size
+// BoundedLRU is a graphql.Cache bounded in entries and in bytes, as size
 // counts each: past either cap the least recently added or used go first.
 // With a ttl, an entry not added again within it is a miss. gqlgen's own
 // lru counts entries only, so a thousand documents of a megabyte each
 // would all be kept.
-type boundedLRU[T any] struct {
+type BoundedLRU[T any] struct {
 	maxEntries, maxBytes int
 	ttl                  time.Duration // 0: entries do not expire
 	size                 func(key string, value T) int
@@ -30,11 +30,14 @@ type lruEntry[T any] struct {
 	added time.Time
 }
 
-func newBoundedLRU[T any](maxEntries, maxBytes int, ttl time.Duration, size func(string, T) int) *boundedLRU[T] {
-	return &boundedLRU[T]{maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, size: size, order: list.New(), byKey: map[string]*list.Element{}}
+// NewBoundedLRU is a cache of at most maxEntries entries and maxBytes bytes,
+// as size counts each, whose entries expire after ttl (0: never).
+func NewBoundedLRU[T any](maxEntries, maxBytes int, ttl time.Duration, size func(string, T) int) *BoundedLRU[T] {
+	return &BoundedLRU[T]{maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, size: size, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
-func (c *boundedLRU[T]) Get(_ context.Context, key string) (T, bool) {
+// Get is the value kept under key, and makes it the most recently used.
+func (c *BoundedLRU[T]) Get(_ context.Context, key string) (T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
@@ -52,9 +55,9 @@ func (c *boundedLRU[T]) Get(_ context.Context, key string) (T, bool) {
 	return e.value, true
 }
 
-// contains reports whether key is kept (and not expired), without making it
+// Contains reports whether key is kept (and not expired), without making it
 // the most recently used.
-func (c *boundedLRU[T]) contains(key string) bool {
+func (c *BoundedLRU[T]) Contains(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
@@ -62,7 +65,7 @@ func (c *boundedLRU[T]) contains(key string) bool {
 }
 
 // Add keeps value under key, unless it alone is over the byte cap.
-func (c *boundedLRU[T]) Add(_ context.Context, key string, value T) {
+func (c *BoundedLRU[T]) Add(_ context.Context, key string, value T) {
 	size := c.size(key, value)
 	if size > c.maxBytes {
 		return
@@ -79,14 +82,14 @@ func (c *boundedLRU[T]) Add(_ context.Context, key string, value T) {
 	}
 }
 
-func (c *boundedLRU[T]) remove(el *list.Element) {
+func (c *BoundedLRU[T]) remove(el *list.Element) {
 	e := c.order.Remove(el).(*lruEntry[T])
 	delete(c.byKey, e.key)
 	c.bytes -= e.size
 }
 
-// len is how many entries and bytes the cache holds.
-func (c *boundedLRU[T]) len() (entries, bytes int) {
+// Len is how many entries and bytes the cache holds.
+func (c *BoundedLRU[T]) Len() (entries, bytes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len(), c.bytes

@@ -1,21 +1,18 @@
-package api
+package extensions
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"unicode/utf8"
 
 	"feedservice/internal/apperr"
 )
 
-// refuseMalformedRequest refuses, with a coded error, what gqlgen's
+// RefuseMalformedRequest refuses, with a coded error, what gqlgen's
 // transports would refuse without a code or decode lossily:
 //   - a request whose text is not Unicode: a POST body or GET parameter with
 //     bytes that are not UTF-8, or a JSON string with an unpaired surrogate
@@ -29,8 +26,8 @@ import (
 //     (requestformat.go).
 //
 // Websocket upgrades pass: their messages are read later. A POST request's
-// context is marked for refuseSubscriptionsByPost.
-func refuseMalformedRequest(next http.Handler) http.Handler {
+// context is marked for RefuseSubscriptionsByPost.
+func RefuseMalformedRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
 			next.ServeHTTP(w, r)
@@ -64,8 +61,8 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 			writeRequestError(w, http.StatusBadRequest, "the request body could not be read")
 			return
 		}
-		if !isJSONText(body) {
-			writeRequestError(w, http.StatusBadRequest, malformedTextMessage)
+		if !IsJSONText(body) {
+			writeRequestError(w, http.StatusBadRequest, MalformedTextMessage)
 			return
 		}
 		for _, refused := range []func([]byte) string{refusedJSON, refusedRequestMembers} {
@@ -76,7 +73,7 @@ func refuseMalformedRequest(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), plainPost{}, true)))
+		next.ServeHTTP(w, r.WithContext(WithPlainPost(r.Context())))
 	})
 }
 
@@ -89,8 +86,8 @@ func checkGetParams(rawQuery string) string {
 	}
 	for name, vs := range values {
 		for _, v := range vs {
-			if !isJSONText([]byte(name)) || !isJSONText([]byte(v)) {
-				return malformedTextMessage
+			if !IsJSONText([]byte(name)) || !IsJSONText([]byte(v)) {
+				return MalformedTextMessage
 			}
 		}
 	}
@@ -103,49 +100,6 @@ func checkGetParams(rawQuery string) string {
 	return ""
 }
 
-const malformedTextMessage = `the request is not Unicode text: it holds bytes that are not UTF-8, or a \u escape of half a surrogate pair`
-
-// isJSONText reports whether b is UTF-8 in which every \u escape of a
-// surrogate is one of a high-low pair. It does not check that b is JSON;
-// the decoder does that next.
-func isJSONText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 == len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // an escaped character, perhaps a backslash: not the start of an escape
-			continue
-		}
-		u, ok := hexEscape(b[i:])
-		switch {
-		case !ok || u < 0xd800 || u > 0xdfff:
-		case u >= 0xdc00:
-			return false // a low half alone
-		default:
-			low, ok := hexEscape(b[i+6:])
-			if !ok || low < 0xdc00 || low > 0xdfff {
-				return false // a high half alone
-			}
-			i += 6
-		}
-		i += 5
-	}
-	return true
-}
-
-// hexEscape reads the code unit of a \uXXXX escape at the start of b.
-func hexEscape(b []byte) (uint64, bool) {
-	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
-		return 0, false
-	}
-	u, err := strconv.ParseUint(string(b[2:6]), 16, 16)
-	return u, err == nil
-}
-
 // writeRequestError answers a request refused before GraphQL reads it, in
 // the shape of a GraphQL response and with the code every error carries.
 func writeRequestError(w http.ResponseWriter, status int, message string) {
@@ -156,3 +110,46 @@ func writeRequestError(w http.ResponseWriter, status int, message string) {
 		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
 	}}})
 }
+
+// CodeRefusedGet gives gqlgen's refusal of a mutation or subscription sent
+// by GET, written past the error presenter, the code every error carries.
+// Every other answer passes through as it is written.
+func CodeRefusedGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.Header.Get("Upgrade") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&refusedGetWriter{ResponseWriter: w}, r)
+	})
+}
+
+// refusedGetWriter writes its own answer in place of gqlgen's 406.
+type refusedGetWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *refusedGetWriter) WriteHeader(code int) {
+	if code != http.StatusNotAcceptable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Length")
+	w.ResponseWriter.WriteHeader(http.StatusMethodNotAllowed)
+	json.NewEncoder(w.ResponseWriter).Encode(map[string]any{"errors": []map[string]any{{
+		"message":    "a GET request may only run a query: send mutations with POST, subscriptions over a websocket",
+		"extensions": map[string]any{"code": string(apperr.CodeBadUserInput)},
+	}}})
+}
+
+func (w *refusedGetWriter) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil // gqlgen's own text of the refusal
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *refusedGetWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,4 +1,4 @@
-package api
+package extensions
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // The refusals below answer, with a code and what is wrong, requests that
 // gqlgen would refuse as "transport not supported" (a method or a
 // Content-Type no transport takes) or as a body "of at most 1048576 bytes"
-// (JSON that does not parse, or a member of the wrong type). refuseMalformedRequest calls them.
+// (JSON that does not parse, or a member of the wrong type). RefuseMalformedRequest calls them.
 
 // refusedRequestMembers is the message for a POST body whose request (or
 // one of a batch's) has a member of the wrong JSON type, or "": query and
@@ -133,4 +133,20 @@ func refusedJSON(body []byte) string {
 		return "the request body must be a JSON object (a GraphQL request) or array (a batch of them)"
 	}
 	return ""
+}
+
+// RefusedSocketOperation is the id and refusal of a websocket message that
+// starts an operation (subscribe, or start in the legacy graphql-ws) whose
+// payload has a member of the wrong JSON type (refusedRequestMembers), or
+// "" for any other message.
+func RefusedSocketOperation(data []byte) (id, refusal string) {
+	var m struct {
+		Type    string          `json:"type"`
+		ID      string          `json:"id"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if json.Unmarshal(data, &m) != nil || (m.Type != "subscribe" && m.Type != "start") || jsonKind(m.Payload) != "object" {
+		return "", ""
+	}
+	return m.ID, requestMembers(m.Payload)
 }

@@ -1,11 +1,14 @@
-package api
-
-// This file holds the gqlgen extensions of /query (and the batch
-// transport), in about the order graphqlHandler installs them: what a GraphQL
-// operation must pass before it runs, and how its refusals read. The
-// extensions that count, trace or bound operations in flight are beside
-// what they serve (observability.go, tracing.go, inflight.go, answers.go,
-// socketsessions.go).
+// Package extensions holds the gqlgen extensions of the API's /query (and
+// its batch transport): what a GraphQL operation must pass before it runs
+// (its token, the size of its document, its variables, its price and the
+// complexity budget, @defer, the strings of its document), the automatic
+// persisted queries, the bounded cache of parsed documents, the span of
+// each operation, and how refusals read; and the checks of a request's
+// HTTP body, GET parameters or websocket message before gqlgen reads it
+// (requestcheck.go, requestformat.go). Package api installs them, in about
+// the order of this file; the extensions that count or bound operations
+// in flight, or their answers, stay in api, beside what they serve.
+package extensions
 
 import (
 	"bufio"
@@ -39,7 +42,7 @@ import (
 
 // ---- Automatic persisted queries.
 
-// persistedQueries is automatic persisted queries (Apollo's protocol, as
+// PersistedQueries is automatic persisted queries (Apollo's protocol, as
 // gqlgen's extension.AutomaticPersistedQuery speaks it) with one change: a
 // document sent with its hash is kept only after it parsed, validated and
 // passed every limit, and only for a signed-in viewer. gqlgen's extension
@@ -50,8 +53,9 @@ import (
 // A hash that is not known is PERSISTED_QUERY_NOT_FOUND (Apollo's client
 // then sends the document), and a hash that does not match its document,
 // or a malformed or unknown version of the extension, is BAD_USER_INPUT.
-type persistedQueries struct {
-	cache graphql.Cache[string]
+type PersistedQueries struct {
+	// Cache keeps the documents by their hash.
+	Cache graphql.Cache[string]
 }
 
 // apqStats is where gqlgen's extension notes the hash and whether the
@@ -61,14 +65,14 @@ const apqStats = "APQ"
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = persistedQueries{}
+} = PersistedQueries{}
 
-func (persistedQueries) ExtensionName() string                   { return "AutomaticPersistedQuery" }
-func (persistedQueries) Validate(graphql.ExecutableSchema) error { return nil }
+func (PersistedQueries) ExtensionName() string                   { return "AutomaticPersistedQuery" }
+func (PersistedQueries) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters puts the document of a hash sent alone in
 // place, and checks the hash of a document sent with one.
-func (p persistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+func (p PersistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	if params.Extensions["persistedQuery"] == nil {
 		return nil
 	}
@@ -84,7 +88,7 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 	}
 	sent := params.Query != ""
 	if !sent {
-		doc, ok := p.cache.Get(ctx, ext.Sha256)
+		doc, ok := p.Cache.Get(ctx, ext.Sha256)
 		if !ok {
 			err := gqlerror.Errorf("PersistedQueryNotFound")
 			errcode.Set(err, "PERSISTED_QUERY_NOT_FOUND")
@@ -101,10 +105,12 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 	return nil
 }
 
-// keeper is the second half of persistedQueries: registered after every
+// Keeper is the second half of PersistedQueries: registered after every
 // other check of an operation, it keeps a document that came with its hash
 // once the operation passed them all, when a viewer is signed in.
-func (p persistedQueries) keeper() keepPersistedQuery { return keepPersistedQuery(p) }
+func (p PersistedQueries) Keeper() graphql.HandlerExtension {
+	return keepPersistedQuery{cache: p.Cache}
+}
 
 type keepPersistedQuery struct {
 	cache graphql.Cache[string]
@@ -126,32 +132,20 @@ func (k keepPersistedQuery) MutateOperationContext(ctx context.Context, opCtx *g
 	return nil
 }
 
-// persistedQueryCache is the cache of the persisted queries: Redis, shared
-// by every instance, or on the embedded default a bounded LRU in this
-// process (the in-process Redis would hold the same documents with no cap
-// and more overhead).
-func (a *app) persistedQueryCache() graphql.Cache[string] {
-	limits := apq.Limits{TTL: a.cfg.PersistedQueryTTL, MaxEntries: a.cfg.PersistedQueryMaxEntries, MaxBytes: a.cfg.PersistedQueryMaxBytes}
-	if a.cfg.RedisAddr == "" {
-		return newBoundedLRU(limits.MaxEntries, limits.MaxBytes, limits.TTL, func(_, doc string) int { return len(doc) })
-	}
-	return apq.New(a.redis, a.cfg.KeyPrefix, a.log, limits)
-}
-
 // ---- A refused token.
 
-// refuseBadToken fails every operation of a request whose token was refused,
+// RefuseBadToken fails every operation of a request whose token was refused,
 // rather than running it signed out.
-type refuseBadToken struct{}
+type RefuseBadToken struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = refuseBadToken{}
+} = RefuseBadToken{}
 
-func (refuseBadToken) ExtensionName() string                   { return "RefuseBadToken" }
-func (refuseBadToken) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
+func (RefuseBadToken) ExtensionName() string                   { return "RefuseBadToken" }
+func (RefuseBadToken) Validate(graphql.ExecutableSchema) error { return nil }
+func (RefuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
 	if err := viewer.TokenError(ctx); err != nil {
 		return gqlerror.WrapIfUnwrapped(err)
 	}
@@ -160,7 +154,7 @@ func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.Ope
 
 // ---- The size of a document: selections, depth, fields expanded, introspection.
 
-// documentLimits refuses, before gqlgen validates it, a document with more
+// DocumentLimits refuses, before gqlgen validates it, a document with more
 // than maxSelections selections written (validation's work grows with their
 // square: 1,996 fields took 0.2 CPU-s), and one with an operation nested
 // deeper than maxDepth fields, one that selects more than maxFields fields
@@ -171,34 +165,34 @@ func (refuseBadToken) MutateOperationContext(ctx context.Context, _ *graphql.Ope
 // documents, so a document refused here is never kept, and one found in
 // that cache passed already. Its fields walk runs before gqlgen's
 // complexity walk, whose cost is the fields expanded.
-type documentLimits struct {
-	maxTokens     int
-	maxSelections int
-	maxDepth      int
-	maxFields     int
-	introspection bool
-	// kept are the documents that passed (the parsed-document cache).
-	kept interface{ contains(key string) bool }
+type DocumentLimits struct {
+	MaxTokens     int  // the parser's token limit (MaxQueryTokens)
+	MaxSelections int  // MaxQuerySelections
+	MaxDepth      int  // MaxQueryDepth
+	MaxFields     int  // MaxQueryFields
+	Introspection bool // whether introspection is switched on
+	// Kept are the documents that passed (the parsed-document cache).
+	Kept interface{ Contains(key string) bool }
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = documentLimits{}
+} = DocumentLimits{}
 
-func (documentLimits) ExtensionName() string                   { return "DocumentLimits" }
-func (documentLimits) Validate(graphql.ExecutableSchema) error { return nil }
+func (DocumentLimits) ExtensionName() string                   { return "DocumentLimits" }
+func (DocumentLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (l documentLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
-	if l.kept != nil && l.kept.contains(p.Query) {
+func (l DocumentLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if l.Kept != nil && l.Kept.Contains(p.Query) {
 		return nil
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, l.maxTokens)
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, l.MaxTokens)
 	if err != nil {
 		return nil // gqlgen's parse answers it, with its code
 	}
-	if n := measureDocument(doc).selections; n > l.maxSelections {
-		return gqlerror.WrapIfUnwrapped(apperr.BadInput("the document has %d selections (fields, fragment spreads, inline fragments); at most %d are allowed (MaxQuerySelections)", n, l.maxSelections))
+	if n := measureDocument(doc).selections; n > l.MaxSelections {
+		return gqlerror.WrapIfUnwrapped(apperr.BadInput("the document has %d selections (fields, fragment spreads, inline fragments); at most %d are allowed (MaxQuerySelections)", n, l.MaxSelections))
 	}
 	for _, op := range doc.Operations {
 		if err := l.checkOperation(ctx, doc.Fragments, op); err != nil {
@@ -209,17 +203,17 @@ func (l documentLimits) MutateOperationParameters(ctx context.Context, p *graphq
 }
 
 // checkOperation measures one operation against the limits.
-func (l documentLimits) checkOperation(ctx context.Context, fragments ast.FragmentDefinitionList, op *ast.OperationDefinition) error {
+func (l DocumentLimits) checkOperation(ctx context.Context, fragments ast.FragmentDefinitionList, op *ast.OperationDefinition) error {
 	m, err := measureOperation(ctx, fragments, op)
 	switch {
 	case err != nil:
 		return err
-	case m.introspects && !l.introspection:
+	case m.introspects && !l.Introspection:
 		return apperr.BadInput("introspection (__schema, __type) is switched off on this server")
-	case m.depth > l.maxDepth:
-		return apperr.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.maxDepth)
-	case m.fields > l.maxFields:
-		return apperr.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.maxFields)
+	case m.depth > l.MaxDepth:
+		return apperr.BadInput("the operation nests fields %d deep; at most %d are allowed (MaxQueryDepth)", m.depth, l.MaxDepth)
+	case m.fields > l.MaxFields:
+		return apperr.BadInput("the operation selects %s fields with its fragments expanded; at most %d are allowed (MaxQueryFields)", fieldCount(m.fields), l.MaxFields)
 	}
 	return nil
 }
@@ -359,7 +353,7 @@ type documentSize struct {
 	selections int
 	// nodes counts the selections, arguments, values (each element of a
 	// list or object too), directives, variable definitions and
-	// definitions: the parsed tree's size (parsedDocumentBytes).
+	// definitions: the parsed tree's size (ParsedDocumentBytes).
 	nodes int
 }
 
@@ -434,9 +428,9 @@ const (
 	parsedNodeBytes      = 200
 )
 
-// parsedDocumentBytes estimates what the parsed document doc of query holds
+// ParsedDocumentBytes estimates what the parsed document doc of query holds
 // in memory: its text, which it keeps, and its tree.
-func parsedDocumentBytes(query string, doc *ast.QueryDocument) int {
+func ParsedDocumentBytes(query string, doc *ast.QueryDocument) int {
 	n := measureDocument(doc)
 	return len(query) + parsedSelectionBytes*n.selections + parsedNodeBytes*(n.nodes-n.selections)
 }
@@ -450,15 +444,16 @@ func parsedDocumentBytes(query string, doc *ast.QueryDocument) int {
 // several operations ("operation  not found"). The body's members of the
 // wrong JSON type are refusedRequestMembers' (requestformat.go).
 
-// intVariables refuses, before gqlgen coerces them, the variables declared
+// IntVariables refuses, before gqlgen coerces them, the variables declared
 // as Int (alone, in a list or in an input object) whose JSON number is not
 // a GraphQL Int: a whole number from -2^31 to 2^31-1. It reads the document
 // only when a variable holds a number that is not one (a rare request):
 // from the cache of parsed documents, else parsed under the token limit.
 // Its refusal is a validation error, as gqlgen's coercion errors are.
-type intVariables struct {
-	maxTokens int
-	kept      interface {
+type IntVariables struct {
+	MaxTokens int // the parser's token limit (MaxQueryTokens)
+	// Kept is the cache of parsed documents.
+	Kept interface {
 		Get(ctx context.Context, key string) (*ast.QueryDocument, bool)
 	}
 	schema *ast.Schema
@@ -467,28 +462,28 @@ type intVariables struct {
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = &intVariables{}
+} = &IntVariables{}
 
-func (*intVariables) ExtensionName() string { return "IntVariables" }
-func (v *intVariables) Validate(es graphql.ExecutableSchema) error {
+func (*IntVariables) ExtensionName() string { return "IntVariables" }
+func (v *IntVariables) Validate(es graphql.ExecutableSchema) error {
 	v.schema = es.Schema()
 	return nil
 }
 
-func (v *intVariables) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (v *IntVariables) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if !holdsNonInt(p.Variables) {
 		return nil
 	}
-	doc, ok := v.kept.Get(ctx, p.Query)
+	doc, ok := v.Kept.Get(ctx, p.Query)
 	if !ok {
 		var err error
-		if doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, v.maxTokens); err != nil {
+		if doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, v.MaxTokens); err != nil {
 			return nil // gqlgen's parse answers it
 		}
 	}
 	op := doc.Operations.ForName(p.OperationName)
 	if op == nil {
-		return nil // gqlgen answers it (withOperationNames)
+		return nil // gqlgen answers it (WithOperationNames)
 	}
 	for _, def := range op.VariableDefinitions {
 		value, ok := p.Variables[def.Variable]
@@ -506,7 +501,7 @@ func (v *intVariables) MutateOperationParameters(ctx context.Context, p *graphql
 
 // notInt says why value, of a variable of type typ, holds a number where
 // typ has an Int that is not one; "" when it does not.
-func (v *intVariables) notInt(typ *ast.Type, value any) string {
+func (v *IntVariables) notInt(typ *ast.Type, value any) string {
 	switch {
 	case value == nil:
 		return ""
@@ -599,10 +594,10 @@ func holdsNonInt(value any) bool {
 	return false
 }
 
-// withOperationNames replaces gqlgen's "operation X not found" (with an
+// WithOperationNames replaces gqlgen's "operation X not found" (with an
 // empty X when the request named none) by what is wrong: which operation
 // to name, and the document's operations to name it from.
-func withOperationNames(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+func WithOperationNames(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		e := present(ctx, err)
 		if !graphql.HasOperationContext(ctx) {
@@ -638,22 +633,22 @@ func operationNotFound(name string, ops ast.OperationList) string {
 
 // ---- The price of one operation (complexity).
 
-// complexityLimit refuses an operation that costs more than max
+// ComplexityLimit refuses an operation that costs more than max
 // (MaxQueryComplexity), as priced by resolvers.Complexity, before it runs.
 // The operations of one batch share the limit: each may cost what the ones
 // before it left. It notes the operation's price in its stats
-// (operationPrice) for the complexity budget.
-type complexityLimit struct {
-	// max bounds a query or mutation; maxSubscription a subscription, whose
+// (OperationPrice) for the complexity budget.
+type ComplexityLimit struct {
+	// Max bounds a query or mutation; MaxSubscription a subscription, whose
 	// selection runs again on every event (MaxSubscriptionComplexity).
-	max, maxSubscription int
+	Max, MaxSubscription int
 	es                   graphql.ExecutableSchema
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = &complexityLimit{}
+} = &ComplexityLimit{}
 
 // errComplexityLimit is gqlgen's code for a refusal by complexity, which the
 // error presenter sends as BAD_USER_INPUT.
@@ -662,23 +657,23 @@ const errComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
 // complexityStats names the operation's price in its stats.
 const complexityStats = "ComplexityLimit"
 
-func (*complexityLimit) ExtensionName() string { return complexityStats }
-func (l *complexityLimit) Validate(es graphql.ExecutableSchema) error {
+func (*ComplexityLimit) ExtensionName() string { return complexityStats }
+func (l *ComplexityLimit) Validate(es graphql.ExecutableSchema) error {
 	l.es = es
 	return nil
 }
 
-func (l *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+func (l *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	price := complexity.Calculate(ctx, l.es, opCtx.Operation, opCtx.Variables)
 	opCtx.Stats.SetExtension(complexityStats, price)
 	var err *gqlerror.Error
 	switch b, _ := ctx.Value(batchKey{}).(*batchSpend); {
-	case opCtx.Operation.Operation == ast.Subscription && price > l.maxSubscription:
-		err = gqlerror.Errorf("the subscription costs %d, over the complexity limit of %d for a subscription (MaxSubscriptionComplexity), whose selection runs again on every event", price, l.maxSubscription)
-	case price > l.max:
-		err = gqlerror.Errorf("the operation costs %d, over the complexity limit of %d (MaxQueryComplexity)", price, l.max)
-	case b != nil && price > l.max-b.price:
-		err = gqlerror.Errorf("the operation costs %d; the operations before it in its batch cost %d of the complexity limit of %d (MaxQueryComplexity), which the whole batch shares", price, b.price, l.max)
+	case opCtx.Operation.Operation == ast.Subscription && price > l.MaxSubscription:
+		err = gqlerror.Errorf("the subscription costs %d, over the complexity limit of %d for a subscription (MaxSubscriptionComplexity), whose selection runs again on every event", price, l.MaxSubscription)
+	case price > l.Max:
+		err = gqlerror.Errorf("the operation costs %d, over the complexity limit of %d (MaxQueryComplexity)", price, l.Max)
+	case b != nil && price > l.Max-b.price:
+		err = gqlerror.Errorf("the operation costs %d; the operations before it in its batch cost %d of the complexity limit of %d (MaxQueryComplexity), which the whole batch shares", price, b.price, l.Max)
 	case b != nil:
 		b.price += price
 	}
@@ -688,9 +683,9 @@ func (l *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 	return err
 }
 
-// operationPrice is the price complexityLimit noted for the operation of
+// OperationPrice is the price ComplexityLimit noted for the operation of
 // ctx, or 0.
-func operationPrice(ctx context.Context) int {
+func OperationPrice(ctx context.Context) int {
 	if !graphql.HasOperationContext(ctx) {
 		return 0
 	}
@@ -698,7 +693,7 @@ func operationPrice(ctx context.Context) int {
 	return price
 }
 
-// batchSpend is what a batch's operations have cost so far; batchPOST puts
+// batchSpend is what a batch's operations have cost so far; BatchPOST puts
 // it in the context of each.
 type batchSpend struct{ price int }
 
@@ -706,7 +701,7 @@ type batchKey struct{}
 
 // ---- @defer.
 
-// refuseDefer refuses an operation that would defer a fragment, before
+// RefuseDefer refuses an operation that would defer a fragment, before
 // anything runs or is sent, on every transport and either executor.
 // gqlgen's executor, which runs every document that may use @defer, writes
 // each deferred field into the first answer as null (null in a non-null
@@ -718,20 +713,20 @@ type batchKey struct{}
 // would not defer (if: false, or under a fragment @skip or @include leaves
 // out) is let through: gqlgen runs its fragment inline. @stream is not a
 // directive of the schema, so validation refuses it already.
-type refuseDefer struct{}
+type RefuseDefer struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = refuseDefer{}
+} = RefuseDefer{}
 
 // errDeferNotSupported is the message of the refusal.
 const errDeferNotSupported = "@defer is not supported: the server sends every answer in one part; " +
 	"ask for the fragment without @defer (or with @defer(if: false))"
 
-func (refuseDefer) ExtensionName() string                   { return "RefuseDefer" }
-func (refuseDefer) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseDefer) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
+func (RefuseDefer) ExtensionName() string                   { return "RefuseDefer" }
+func (RefuseDefer) Validate(graphql.ExecutableSchema) error { return nil }
+func (RefuseDefer) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if op.Operation == nil || op.Doc == nil {
 		return nil
 	}
@@ -829,11 +824,11 @@ func isTrue(d *ast.Directive, vars map[string]any) bool {
 
 // ---- Validation messages without the schema's names.
 
-// withoutSuggestions cuts from each error the "Did you mean ...?" that
+// WithoutSuggestions cuts from each error the "Did you mean ...?" that
 // gqlparser's validation appends to an unknown field, argument, type, input
 // field or enum value: it names the schema's own, which a server with
 // introspection switched off keeps to itself.
-func withoutSuggestions(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+func WithoutSuggestions(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		e := present(ctx, err)
 		if i := strings.Index(e.Message, " Did you mean "); i >= 0 {
@@ -843,7 +838,7 @@ func withoutSuggestions(present graphql.ErrorPresenterFunc) graphql.ErrorPresent
 	}
 }
 
-// withoutSchemaNames rewrites, for a server with introspection switched
+// WithoutSchemaNames rewrites, for a server with introspection switched
 // off, the validation errors whose text names what the document did not
 // write: a required argument or input field and its type, the type a field
 // belongs to, the type a position or a fragment expects. What the client
@@ -851,7 +846,7 @@ func withoutSuggestions(present graphql.ErrorPresenterFunc) graphql.ErrorPresent
 // location and code too, so the message still says what is wrong and
 // where. Errors of the other rules name only the document's own words and
 // pass as they are. The same goes for the errors of a variable's value.
-func withoutSchemaNames(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+func WithoutSchemaNames(present graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		e := present(ctx, err)
 		switch {
@@ -937,7 +932,7 @@ func firstQuoted(msg string) string {
 
 // ---- The complexity budget, in Redis.
 
-// complexityBudget spends each operation's price (complexityLimit's) from
+// ComplexityBudget spends each operation's price (ComplexityLimit's) from
 // a budget in Redis, the viewer's or, signed out, the client address's
 // (COMPLEXITY_RATE), before it runs; past it the operation is answered
 // RATE_LIMITED with retryAfter alone. An operation costing more than the
@@ -952,43 +947,50 @@ func firstQuoted(msg string) string {
 // of the budget, from the one budget every price shares. Rounding the rate
 // down charges at most count/(count/p rounded down) times the price: 3% more
 // for an operation at the complexity limit under the default budget.
-type complexityBudget struct {
-	limiter *ratelimit.Limiter
-	rate    ratelimit.Rate
-	present graphql.ErrorPresenterFunc
+type ComplexityBudget struct {
+	Limiter *ratelimit.Limiter
+	Rate    ratelimit.Rate // COMPLEXITY_RATE
+	// Limit names the budget's limit in the limiter's keys and metrics.
+	Limit string
+	// Subject is whose budget an operation spends: its viewer's, or its
+	// client address's.
+	Subject func(ctx context.Context) string
+	// NoteRetryAfter notes a refusal's retryAfter for the HTTP answer.
+	NoteRetryAfter func(ctx context.Context, seconds int)
+	Present        graphql.ErrorPresenterFunc
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
-} = complexityBudget{}
+} = ComplexityBudget{}
 
-func (complexityBudget) ExtensionName() string                   { return "ComplexityBudget" }
-func (complexityBudget) Validate(graphql.ExecutableSchema) error { return nil }
+func (ComplexityBudget) ExtensionName() string                   { return "ComplexityBudget" }
+func (ComplexityBudget) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (b complexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	price := operationPrice(ctx)
-	if b.rate.Off() || price <= 0 {
+func (b ComplexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	price := OperationPrice(ctx)
+	if b.Rate.Off() || price <= 0 {
 		return next(ctx)
 	}
-	refusal := b.spend(ctx, price)
+	refusal := b.Spend(ctx, price)
 	if refusal == nil {
 		return next(ctx)
 	}
-	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.rate.Count, b.rate.Period, price)
-	noteRetryAfter(ctx, refusal.RetryAfterSeconds())
-	return refusedOperation(ctx, b.present, refusal)
+	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.Rate.Count, b.Rate.Period, price)
+	b.NoteRetryAfter(ctx, refusal.RetryAfterSeconds())
+	return RefusedOperation(ctx, b.Present, refusal)
 }
 
-// spend spends price from the budget of ctx's client, or says when it can
+// Spend spends price from the budget of ctx's client, or says when it can
 // be spent (a RATE_LIMITED error whose message the caller writes).
-func (b complexityBudget) spend(ctx context.Context, price int) *apperr.Error {
-	if b.rate.Off() || price <= 0 {
+func (b ComplexityBudget) Spend(ctx context.Context, price int) *apperr.Error {
+	if b.Rate.Off() || price <= 0 {
 		return nil
 	}
-	share := ratelimit.Rate{Count: b.rate.Count / min(price, b.rate.Count), Period: b.rate.Period}
+	share := ratelimit.Rate{Count: b.Rate.Count / min(price, b.Rate.Count), Period: b.Rate.Period}
 	var refusal *apperr.Error
-	if err := b.limiter.Allow(ctx, limitComplexity, share, subject(ctx)); !errors.As(err, &refusal) {
+	if err := b.Limiter.Allow(ctx, b.Limit, share, b.Subject(ctx)); !errors.As(err, &refusal) {
 		return nil // allowed, by Redis's budget or, while Redis fails, this instance's
 	}
 	return &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter}
@@ -996,29 +998,29 @@ func (b complexityBudget) spend(ctx context.Context, price int) *apperr.Error {
 
 // ---- The strings of a document; subscriptions by POST.
 
-// refuseLoneSurrogates refuses a document with a string literal holding a
+// RefuseLoneSurrogates refuses a document with a string literal holding a
 // \u escape of half a surrogate pair ("\udc00"), which the GraphQL lexer
 // would turn into U+FFFD: the same rule as for the JSON around it, for the
 // documents of every transport, websockets included.
-type refuseLoneSurrogates struct{}
+type RefuseLoneSurrogates struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = refuseLoneSurrogates{}
+} = RefuseLoneSurrogates{}
 
-func (refuseLoneSurrogates) ExtensionName() string                   { return "RefuseLoneSurrogates" }
-func (refuseLoneSurrogates) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseLoneSurrogates) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (RefuseLoneSurrogates) ExtensionName() string                   { return "RefuseLoneSurrogates" }
+func (RefuseLoneSurrogates) Validate(graphql.ExecutableSchema) error { return nil }
+func (RefuseLoneSurrogates) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if documentStringsValid(p.Query) {
 		return nil
 	}
 	// A parse failure: the error presenter sends BAD_USER_INPUT.
-	return &gqlerror.Error{Message: malformedTextMessage, Extensions: map[string]any{"code": errcode.ParseFailed}}
+	return &gqlerror.Error{Message: MalformedTextMessage, Extensions: map[string]any{"code": errcode.ParseFailed}}
 }
 
 // documentStringsValid reports whether every string literal of a GraphQL
-// document passes isJSONText, whose escapes are those of GraphQL strings.
+// document passes IsJSONText, whose escapes are those of GraphQL strings.
 // Comments and block strings, which have no escapes but \""", are skipped.
 // It does not check that doc parses; the parser does that next.
 func documentStringsValid(doc string) bool {
@@ -1044,7 +1046,7 @@ func documentStringsValid(doc string) bool {
 					i++
 				}
 			}
-			if !isJSONText([]byte(doc[start:min(i, len(doc))])) {
+			if !IsJSONText([]byte(doc[start:min(i, len(doc))])) {
 				return false
 			}
 		}
@@ -1055,20 +1057,26 @@ func documentStringsValid(doc string) bool {
 // plainPost marks the context of a GraphQL request sent by HTTP POST.
 type plainPost struct{}
 
-// refuseSubscriptionsByPost refuses a subscription sent by HTTP POST: gqlgen
+// WithPlainPost marks ctx as that of a GraphQL request sent by HTTP POST
+// (not in a batch), for RefuseSubscriptionsByPost.
+func WithPlainPost(ctx context.Context) context.Context {
+	return context.WithValue(ctx, plainPost{}, true)
+}
+
+// RefuseSubscriptionsByPost refuses a subscription sent by HTTP POST: gqlgen
 // would answer with its first event, and feedItemAdded has none until a post
 // arrives, so the request would hang, holding a Redis subscription, past
 // the cap on websockets. (GET refuses every operation but a query.)
-type refuseSubscriptionsByPost struct{}
+type RefuseSubscriptionsByPost struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = refuseSubscriptionsByPost{}
+} = RefuseSubscriptionsByPost{}
 
-func (refuseSubscriptionsByPost) ExtensionName() string                   { return "RefuseSubscriptionsByPost" }
-func (refuseSubscriptionsByPost) Validate(graphql.ExecutableSchema) error { return nil }
-func (refuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+func (RefuseSubscriptionsByPost) ExtensionName() string                   { return "RefuseSubscriptionsByPost" }
+func (RefuseSubscriptionsByPost) Validate(graphql.ExecutableSchema) error { return nil }
+func (RefuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if byPost, _ := ctx.Value(plainPost{}).(bool); !byPost || op.Operation == nil || op.Operation.Operation != ast.Subscription {
 		return nil
 	}
@@ -1078,21 +1086,22 @@ func (refuseSubscriptionsByPost) MutateOperationContext(ctx context.Context, op 
 
 // ---- Batches: several operations in one POST.
 
-// batchPOST is the transport of batched operations: a POST whose JSON body
+// BatchPOST is the transport of batched operations: a POST whose JSON body
 // is an array of GraphQL requests (what Apollo's BatchHttpLink sends). It
 // answers an array of results in the same order, each operation run as if
 // it came alone (its own extensions, dataloaders and errors), but for the
-// complexity limit, which the batch's operations share (complexityLimit).
-// A batch of more than maxOperations, or none, is refused whole.
-type batchPOST struct {
-	maxOperations int
+// complexity limit, which the batch's operations share (ComplexityLimit).
+// A batch of more than MaxOperations (MaxBatchOperations), or none, is
+// refused whole.
+type BatchPOST struct {
+	MaxOperations int
 }
 
-var _ graphql.Transport = batchPOST{}
+var _ graphql.Transport = BatchPOST{}
 
 // Supports peeks at the body for the opening bracket of an array, leaving
 // the body whole for whichever transport reads it.
-func (batchPOST) Supports(r *http.Request) bool {
+func (BatchPOST) Supports(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Upgrade") != "" || r.Body == nil {
 		return false
 	}
@@ -1120,7 +1129,7 @@ func (batchPOST) Supports(r *http.Request) bool {
 	return false
 }
 
-func (t batchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t BatchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	w.Header().Set("Content-Type", "application/json")
 	var batch []*graphql.RawParams
@@ -1129,13 +1138,13 @@ func (t batchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if err := dec.Decode(&batch); err != nil {
 		// The presenter words it without echoing the body back.
 		w.WriteHeader(http.StatusBadRequest)
-		writeJSON(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("batch body: %v", err)}))
+		WriteJSON(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("batch body: %v", err)}))
 		return
 	}
-	if len(batch) == 0 || len(batch) > t.maxOperations {
+	if len(batch) == 0 || len(batch) > t.MaxOperations {
 		w.WriteHeader(http.StatusBadRequest)
-		refusal := apperr.BadInput("a batch holds 1 to %d operations (MaxBatchOperations); this one holds %d", t.maxOperations, len(batch))
-		writeJSON(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(refusal)}))
+		refusal := apperr.BadInput("a batch holds 1 to %d operations (MaxBatchOperations); this one holds %d", t.MaxOperations, len(batch))
+		WriteJSON(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(refusal)}))
 		return
 	}
 	results := make([]*graphql.Response, len(batch))
@@ -1155,11 +1164,17 @@ func (t batchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		responses, opCtxCtx := exec.DispatchOperation(ctx, opCtx)
 		results[i] = responses(opCtxCtx)
 	}
-	writeJSON(w, results)
+	WriteJSON(w, results)
 }
 
-// writeJSON writes v; an error means the client went away, and nobody is
-// left to tell.
-func writeJSON(w io.Writer, v any) {
+// WriteJSON writes v as JSON to w; an error means the client went away,
+// and nobody is left to tell.
+func WriteJSON(w io.Writer, v any) {
 	json.NewEncoder(w).Encode(v)
+}
+
+// RefusedOperation answers an operation refused before it ran with err
+// alone, as present words it.
+func RefusedOperation(ctx context.Context, present graphql.ErrorPresenterFunc, err error) graphql.ResponseHandler {
+	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, err)}})
 }

@@ -1,9 +1,12 @@
-package api
+package extensions
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,6 +113,31 @@ func documentTokens(doc string) int {
 	}
 }
 
+// testDocument is the GraphQL document of testdata/name: the web app's
+// and GraphiQL's, which api's tests send too, and nestedFragments(60).
+func testDocument(name string) string {
+	doc, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(doc)
+}
+
+// The file api's tests send as issue 15's document is nestedFragments(60).
+func TestNestedFragmentsFile(t *testing.T) {
+	t.Parallel()
+	if *updateTestdata {
+		if err := os.WriteFile(filepath.Join("testdata", "nested-fragments-60.graphql"), []byte(nestedFragments(60)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if testDocument("nested-fragments-60.graphql") != nestedFragments(60) {
+		t.Error("testdata/nested-fragments-60.graphql is not nestedFragments(60); run go test -run TestNestedFragmentsFile -update-testdata")
+	}
+}
+
+var updateTestdata = flag.Bool("update-testdata", false, "rewrite testdata/nested-fragments-60.graphql")
+
 // Bounds of the walkers' work on a document, checked by walkerWork.
 const (
 	// walkVisitsPerToken bounds documentWalk: it visits each selection
@@ -143,14 +171,14 @@ func (s *countingSchema) Complexity(ctx context.Context, typeName, field string,
 }
 
 // walkerWork walks doc as the server does (parse under the token limit;
-// per operation documentLimits' walk, which runs before validation; then,
+// per operation DocumentLimits' walk, which runs before validation; then,
 // when the document is valid, gate is set and the operation is within
 // settings.DefaultMaxQueryFields, gqlgen's complexity walk)
 // and returns an error when a walker's work grows faster than the
 // document: documentWalk visiting more than walkVisitsPerToken per token, or
 // the complexity walk more than complexityVisitsPerField per token plus per
 // field of the budget. Without gate the complexity walk runs on every valid
-// operation, as it did before documentLimits counted fields.
+// operation, as it did before DocumentLimits counted fields.
 func walkerWork(es graphql.ExecutableSchema, doc string, gate bool) error {
 	tokens := documentTokens(doc)
 	parsed, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: doc}, settings.DefaultMaxQueryTokens)
@@ -208,8 +236,8 @@ var walkerSeeds = []string{
 	nestedFragments(3),
 	nestedFragments(9),
 	nestedFragments(60),
-	limitsAppFeedQuery,
-	limitsGraphiQLIntrospection,
+	testDocument("app-feed.graphql"),
+	testDocument("graphiql-introspection.graphql"),
 }
 
 // FuzzDocumentWalkers feeds GraphQL documents to the walkers every request
@@ -230,7 +258,7 @@ func FuzzDocumentWalkers(f *testing.F) {
 }
 
 // TestWalkerWorkCatchesGqlgensWalk: the fuzz target's measure flags
-// gqlgen's complexity walk when documentLimits does not run before it, on
+// gqlgen's complexity walk when DocumentLimits does not run before it, on
 // the nested fragments of the seeds, and passes the same documents when it
 // does.
 func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
@@ -244,7 +272,7 @@ func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
 			t.Logf("%d nested fragments, gqlgen's walk alone: %v", n, err)
 		}
 		if err := walkerWork(es, doc, true); err != nil {
-			t.Errorf("%d nested fragments, documentLimits first: %v", n, err)
+			t.Errorf("%d nested fragments, DocumentLimits first: %v", n, err)
 		}
 	}
 }
@@ -252,7 +280,7 @@ func TestWalkerWorkCatchesGqlgensWalk(t *testing.T) {
 // BenchmarkValidation validates documents of the shapes whose validation
 // grows with the square of their selections, at the selection limit
 // (settings.DefaultMaxQuerySelections) and, for the widest, at the 1,996 fields
-// a document within the token limit can hold, which documentLimits now
+// a document within the token limit can hold, which DocumentLimits now
 // refuses before validation.
 //
 //	go test -run '^$' -bench Validation -count 6 ./api | tee out; benchstat out
@@ -269,8 +297,8 @@ func BenchmarkValidation(b *testing.B) {
 		{fmt.Sprintf("wide/selections=%d", n), "{" + strings.Repeat(" __typename", n) + " }"},
 		{fmt.Sprintf("nested/selections=%d", n), "{" + strings.Repeat(" viewer { id }", n/2) + " }"},
 		{fmt.Sprintf("fragments/selections=%d", n), "{" + spreads.String() + " }" + fragments.String()},
-		{"graphiql", limitsGraphiQLIntrospection},
-		{"app-feed", limitsAppFeedQuery},
+		{"graphiql", testDocument("graphiql-introspection.graphql")},
+		{"app-feed", testDocument("app-feed.graphql")},
 	} {
 		doc, err := parser.ParseQuery(&ast.Source{Input: shape.doc})
 		if err != nil {
