@@ -138,6 +138,13 @@ func compare(t *testing.T, schema *ast.Schema, doc document, v variant, w *world
 	variables := doc.variables
 	if variables == nil {
 		variables = (&generator{schema: schema}).variablesFor(doc, w.seed)
+		// Values drawn for a @defer's if could make the operation defer,
+		// which the server refuses before either executor (the corpus
+		// kept the document because its own values do not): keep its own.
+		parsed := validDocument(schema, doc.query)
+		if op := operationOf(parsed, doc.operation); op != nil && defers(parsed, op, op.SelectionSet, variables) {
+			variables = doc.variables
+		}
 	}
 	body, err := json.Marshal(map[string]any{"query": doc.query, "operationName": doc.operation, "variables": variables})
 	if err != nil {
@@ -401,13 +408,22 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// operationOf is the operation of doc named name, or its first if name
+// names none (as for an operation sent without a name).
+func operationOf(doc *ast.QueryDocument, name string) *ast.OperationDefinition {
+	if op := doc.Operations.ForName(name); op != nil {
+		return op
+	}
+	if len(doc.Operations) > 0 {
+		return doc.Operations[0]
+	}
+	return nil
+}
+
 // variablesFor makes up values for the variables doc's operation defines.
 func (g *generator) variablesFor(doc document, seed uint64) map[string]any {
 	parsed := validDocument(g.schema, doc.query)
-	op := parsed.Operations.ForName(doc.operation)
-	if op == nil && len(parsed.Operations) > 0 {
-		op = parsed.Operations[0]
-	}
+	op := operationOf(parsed, doc.operation)
 	g.rnd = newRand(seed)
 	g.values = map[string]any{}
 	for _, def := range op.VariableDefinitions {
