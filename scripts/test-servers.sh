@@ -74,16 +74,21 @@ start_mariadb() {
   id "$user" >/dev/null 2>&1 || user=$(id -un)
   if [ ! -d "$dir/data/mysql" ]; then
     say "installing a data directory for port $port"
-    rm -rf "$dir" && mkdir -p "$dir"
-    chown "$user" "$dir"
-    mariadb-install-db --no-defaults --datadir="$dir/data" --user="$user" \
-      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1
+    rm -rf "$dir" && mkdir -p "$dir/tmp"
+    chown -R "$user" "$dir"
+    # A temporary directory of its own: installs of several servers at once
+    # (the replicas' and the shards') collide on their temporary tables'
+    # names in a shared /tmp ("Unknown table 'mysql.tmp_user_sys'").
+    mariadb-install-db --no-defaults --datadir="$dir/data" --user="$user" --tmpdir="$dir/tmp" \
+      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 ||
+      { echo "mariadb-install-db for port $port failed; its log ($dir/install.log) ends:" >&2; tail -n 20 "$dir/install.log" >&2; exit 1; }
   fi
+  mkdir -p "$dir/tmp" && chown "$user" "$dir/tmp"
   say "starting mariadbd on port $port"
   # max-connections: the API suite runs many servers side by side, each
   # with its pools to every server.
   setsid "$(command -v mariadbd || echo /usr/sbin/mariadbd)" --no-defaults --user="$user" \
-    --datadir="$dir/data" --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
+    --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
     --port="$port" --bind-address="$test_host" --innodb-flush-log-at-trx-commit=0 \
     --max-connections=1000 --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \
     "$@" </dev/null >>"$dir/mariadbd.log" 2>&1 &
