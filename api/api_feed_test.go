@@ -42,7 +42,7 @@ func feedNewWorld(t *testing.T, s *testServer) *feedWorld {
 
 // feedNewModel is the reference model of the feed, with the engine's limits.
 func feedNewModel() *feedmodel.Model {
-	return feedmodel.New(feedmodel.Limits{MaxReposters: feedconfig.MaxReposters, MaxUnreadCount: feedconfig.MaxUnreadCount})
+	return feedmodel.New(feedmodel.Limits{MaxReposters: feedconfig.MaxReposters, MaxUnreadCount: feedconfig.DefaultMaxUnreadCount})
 }
 
 // feedPosted is what createPost and repost answer.
@@ -1156,28 +1156,63 @@ func TestFeedUnreadCount(t *testing.T) {
 	})
 }
 
-// TestFeedUnreadCountCapped: the unread count stops at feedconfig.MaxUnreadCount.
+// TestFeedUnreadCountCapped: the unread count, asked and pushed live, stops
+// at the MaxUnreadCount setting (small here, so that passing it takes a few
+// posts, not a thousand), and is exact again once the reader has read past
+// the cap. The setting's own bounds are tested in api/settings.
 func TestFeedUnreadCountCapped(t *testing.T) {
-	t.Parallel() // it waits far more than it computes
-	forEachBackend(t, func(t *testing.T, s *testServer) {
-		viewer, ann := s.signUp(t, "viewer"), s.signUp(t, "ann")
-		feedRelation(t, viewer, "follow", ann)
-		for i := range feedconfig.MaxUnreadCount + 2 {
-			feedRawDo(t, ann, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`,
-				map[string]any{"b": fmt.Sprintf("post %d", i)}, nil)
-		}
-		if got := feedUnread(t, viewer); got != feedconfig.MaxUnreadCount {
-			t.Fatalf("unreadCount with %d unread entries = %d, want the cap %d", feedconfig.MaxUnreadCount+2, got, feedconfig.MaxUnreadCount)
-		}
-		// Marking all but the two newest read: the count is exact again.
-		page, _ := feedGet(t, viewer, feedArgs(feedInt(3), nil, "", ""))
-		if got := feedMarkRead(t, viewer, page[2].Cursor); got != 2 {
-			t.Fatalf("markFeedRead up to the third newest entry: unreadCount %d, want 2", got)
-		}
-		if got := feedUnread(t, viewer); got != 2 {
-			t.Fatalf("unreadCount = %d, want 2", got)
-		}
-	})
+	t.Parallel()
+	const maxUnread = 4
+	for _, mode := range []feedconfig.Mode{feedconfig.ModePull, feedconfig.ModePush, feedconfig.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, s *testServer) {
+				viewer, ann := s.signUp(t, "viewer"), s.signUp(t, "ann")
+				feedRelation(t, viewer, "follow", ann)
+				for i := range maxUnread + 2 {
+					feedRawDo(t, ann, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`,
+						map[string]any{"b": fmt.Sprintf("post %d", i)}, nil)
+				}
+				if got := feedUnread(t, viewer); got != maxUnread {
+					t.Fatalf("unreadCount with %d unread entries = %d, want the cap %d", maxUnread+2, got, maxUnread)
+				}
+				// Live: the first value is capped, and so is each change.
+				ws := liveConnect(t, s, liveTransportWS, viewer.Token)
+				live := ws.subscribe(liveUnreadSub)
+				if got := ws.firstCount(live, 5*time.Second, "subscribed past the cap"); got != maxUnread {
+					t.Fatalf("live unreadCount with %d unread entries starts at %d, want the cap %d", maxUnread+2, got, maxUnread)
+				}
+				feedRawDo(t, ann, `mutation { createPost(input: {body: "one more"}) { post { id } } }`, nil, nil)
+				// Marking all but the two newest read: the count is exact again.
+				page, _ := feedGet(t, viewer, feedArgs(feedInt(3), nil, "", ""))
+				if got := feedMarkRead(t, viewer, page[2].Cursor); got != 2 {
+					t.Fatalf("markFeedRead up to the third newest entry: unreadCount %d, want 2", got)
+				}
+				if got := feedUnread(t, viewer); got != 2 {
+					t.Fatalf("unreadCount = %d, want 2", got)
+				}
+				for seen := []int{}; ; {
+					res, end, err := ws.event(live, 10*time.Second)
+					if err != nil || end != nil || len(res.Errors) > 0 {
+						t.Fatalf("live unreadCount after markFeedRead: err %v, end %v, errors %+v; seen %v", err, end, res.Errors, seen)
+					}
+					var data struct{ UnreadCount int }
+					if err := json.Unmarshal(res.Data, &data); err != nil {
+						t.Fatalf("live unreadCount sent %s", res.Data)
+					}
+					if seen = append(seen, data.UnreadCount); data.UnreadCount > maxUnread {
+						t.Fatalf("live unreadCount went past the cap %d: values seen %v", maxUnread, seen)
+					}
+					if data.UnreadCount == 2 {
+						break
+					}
+				}
+			}, func(c *settings.Settings) {
+				c.Mode = mode
+				c.MaxUnreadCount = maxUnread
+			})
+		})
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import (
 type refModel struct{ m *feedmodel.Model }
 
 func newRefModel() *refModel {
-	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: config.MaxReposters, MaxUnreadCount: config.MaxUnreadCount})}
+	return &refModel{feedmodel.New(feedmodel.Limits{MaxReposters: config.MaxReposters, MaxUnreadCount: config.DefaultMaxUnreadCount})}
 }
 
 // follow records a's follow of b, and reports whether the server must

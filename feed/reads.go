@@ -17,7 +17,7 @@ func (e *Engine) Feed(ctx context.Context, viewerID int64, args paging.PageArgs)
 }
 
 // UnreadCount is the number of feed entries newer than the viewer's read
-// marker, at most MaxUnreadCount.
+// marker, at most Config.MaxUnreadCount.
 func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 	return e.reads.UnreadCount(ctx, viewerID)
 }

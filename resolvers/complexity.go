@@ -6,10 +6,12 @@ import (
 )
 
 // UnreadCountCost is the price of FeedConnection.unreadCount: a count reads
-// the viewer's row and up to config.MaxUnreadCount inbox keys, priced like a
-// default page (config.DefaultPageSize) of one field each. It is computed once
-// per response (dataloader.Loaders.UnreadCount), so aliases do not repeat
-// it; each is priced all the same, with the feed page it reads.
+// the viewer's row and up to Config.MaxUnreadCount inbox keys (999 by
+// default; an operator who raises it toward config.UnreadCountCeiling makes
+// a count dearer than priced), priced like a default page
+// (config.DefaultPageSize) of one field each. It is computed once per
+// response (dataloader.Loaders.UnreadCount), so aliases do not repeat it;
+// each is priced all the same, with the feed page it reads.
 const UnreadCountCost = 20
 
 // The price of a page of a user's list (followers, following, timeline,

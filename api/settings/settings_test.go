@@ -566,3 +566,26 @@ func TestShardDSNsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxUnreadCountBounds: -max-unread-count defaults to the engine's
+// default, reads MAX_UNREAD_COUNT, and takes 1 to UnreadCountCeiling.
+func TestMaxUnreadCountBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.MaxUnreadCount != feedconfig.DefaultMaxUnreadCount {
+		t.Fatalf("default: %v, %d; want %d", err, c.MaxUnreadCount, feedconfig.DefaultMaxUnreadCount)
+	}
+	t.Setenv("MAX_UNREAD_COUNT", "99")
+	if c, err = parseConfig(nil); err != nil || c.MaxUnreadCount != 99 {
+		t.Fatalf("MAX_UNREAD_COUNT=99: %v, %d", err, c.MaxUnreadCount)
+	}
+	for _, ok := range []int{1, feedconfig.UnreadCountCeiling} {
+		if c, err := parseConfig([]string{"-max-unread-count", strconv.Itoa(ok)}); err != nil || c.MaxUnreadCount != ok {
+			t.Errorf("-max-unread-count %d: %v, %d", ok, err, c.MaxUnreadCount)
+		}
+	}
+	for _, bad := range []int{0, -1, feedconfig.UnreadCountCeiling + 1} {
+		if _, err := parseConfig([]string{"-max-unread-count", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-max-unread-count") {
+			t.Errorf("-max-unread-count %d: %v, want a -max-unread-count error", bad, err)
+		}
+	}
+}

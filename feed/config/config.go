@@ -38,9 +38,10 @@ const (
 	// page jump: past the longest list this service expects (a celebrity's
 	// tens of millions), small enough that an offset cannot overflow a rank.
 	MaxListOffset = 100_000_000
-	// MaxUnreadCount caps the unread count: past it the red dot shows this
-	// number, and counting stops there, so a long-absent reader costs no more.
-	MaxUnreadCount = 999
+	// UnreadCountCeiling bounds Config.MaxUnreadCount: a count reads up to
+	// that many inbox entries (or pulled rows) on every red dot, and
+	// UnreadCountCost prices it at a default page.
+	UnreadCountCeiling = 9999
 )
 
 // Config holds the engine's settings; the server fills it from flags and
@@ -108,6 +109,10 @@ type Config struct {
 	// PostCacheTTL is how long the Redis copy of a post lives after it was
 	// written (see package cache); a read does not extend it.
 	PostCacheTTL time.Duration
+	// MaxUnreadCount caps the unread count: past it the red dot shows this
+	// number, and counting stops there, so a long-absent reader costs no
+	// more. 1 to UnreadCountCeiling.
+	MaxUnreadCount int
 	// RepostListMax is the most live reposts a post's copy lists (see
 	// package cache): a feed entry that is a repost of a post older than the
 	// inbox window is placed from that list. A post reposted more often
@@ -198,6 +203,8 @@ const (
 	// mostly in the day after it is written, and its copy changes only
 	// with its repost count and its deletion.
 	DefaultPostCacheTTL = 24 * time.Hour
+	// DefaultMaxUnreadCount is the red dot's "999+" of most apps.
+	DefaultMaxUnreadCount = 999
 	// DefaultRepostListMax lists the reposts of all but the most reposted
 	// posts, at about 10 bytes each in the copy.
 	DefaultRepostListMax = 200
@@ -294,6 +301,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HomeCandidatesTTL <= 0 {
 		c.HomeCandidatesTTL = DefaultHomeCandidatesTTL
+	}
+	if c.MaxUnreadCount <= 0 {
+		c.MaxUnreadCount = DefaultMaxUnreadCount
 	}
 	if c.RepostListMax <= 0 {
 		c.RepostListMax = DefaultRepostListMax

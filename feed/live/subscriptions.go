@@ -76,7 +76,7 @@ func (ss *Streams) UnreadCounts(ctx context.Context, viewerID int64) (<-chan int
 					unread[k] = true
 				}
 			}
-			if n := min(len(unread), config.MaxUnreadCount); counted && n != last {
+			if n := min(len(unread), ss.d.Cfg.MaxUnreadCount); counted && n != last {
 				last = n
 				select {
 				case <-out: // replace a count the client has not taken yet

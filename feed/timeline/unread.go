@@ -11,7 +11,7 @@ import (
 )
 
 // UnreadCount is the number of feed entries newer than the viewer's read
-// marker, at most MaxUnreadCount.
+// marker, at most Config.MaxUnreadCount.
 func (reads *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 	reads.d.Metrics.UnreadCounts.Inc()
 	unread, _, err := reads.UnreadEntries(ctx, viewerID)
@@ -19,7 +19,7 @@ func (reads *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error
 }
 
 // UnreadEntries lists the feed entries newer than the viewer's read marker
-// (at most MaxUnreadCount), and the marker.
+// (at most Config.MaxUnreadCount), and the marker.
 func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int64, error) {
 	u, err := reads.readMarker(ctx, viewerID)
 	if err != nil {
@@ -34,7 +34,7 @@ func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry,
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := reads.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, config.MaxUnreadCount)
+	unread, err := reads.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, reads.d.Cfg.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 
@@ -67,7 +67,7 @@ func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64)
 	r, err := reads.state(ctx, viewerID, nil)
 	if err == nil {
 		var unread []Entry
-		if unread, err = reads.fetchMerged(ctx, r, store.Newer, marker, config.MaxUnreadCount); err == nil {
+		if unread, err = reads.fetchMerged(ctx, r, store.Newer, marker, reads.d.Cfg.MaxUnreadCount); err == nil {
 			return unread, nil
 		}
 	}
@@ -79,5 +79,5 @@ func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64)
 	if err != nil {
 		return nil, err
 	}
-	return reads.pull.Entries(ctx, view, store.Newer, marker, config.MaxUnreadCount)
+	return reads.pull.Entries(ctx, view, store.Newer, marker, reads.d.Cfg.MaxUnreadCount)
 }

@@ -51,7 +51,7 @@ type Model struct {
 // Limits are the engine's caps that the rules name.
 type Limits struct {
 	MaxReposters   int // reposters listed on an entry (config.MaxReposters)
-	MaxUnreadCount int // the most unreadCount says (config.MaxUnreadCount)
+	MaxUnreadCount int // the most unreadCount says (config.Config.MaxUnreadCount)
 }
 
 // Post is a post or (RepostOf set) a repost, as the model knows it.

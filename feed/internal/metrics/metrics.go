@@ -124,7 +124,7 @@ func New() *Metrics {
 			Name: "feed_password_hashes_total", Help: "bcrypt evaluations (the CPU of sign-up and log-in), by use: hash or compare.",
 		}, []string{"use"}),
 		UnreadCounts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to 999 unread entries).",
+			Name: "feed_unread_counts_total", Help: "Unread counts computed for queries and markFeedRead (each reads up to -max-unread-count unread entries, 999 by default).",
 		}),
 		CacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_cache_lookups_total", Help: "Posts, users and celebrities' outboxes looked up in a cache tier, by tier (local: this process; redis), kind (post, user; outbox: local only) and result (hit, miss; error: Redis failed and MySQL answered).",
