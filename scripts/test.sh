@@ -120,6 +120,9 @@ TEST_CLUSTER=$cluster bash scripts/test-side.sh >"$tmp/side.log" 2>&1 &
 side_pid=$!
 # -parallel 4: the tests marked t.Parallel (server processes, the browser,
 # long bursts) wait far more than they compute, so four share two cores.
+# -p 4: four packages at a time, not GOMAXPROCS' two. With two, ./api and
+# ./feed (7 minutes each, mostly waiting) held both places, and the other
+# 35 packages (2.5 minutes between them) ran only after both had ended.
 # The two tests that stop replication need the replicated primary: they run
 # in the side chain's replica pass; the sharded MySQL tests run in its
 # sharded pass.
@@ -131,7 +134,7 @@ side_pid=$!
 # instrumented.
 (
 	set -o pipefail
-	go test -race -gcflags='modernc.org/...=-race=false' -count=1 -parallel 4 -timeout "$main_timeout" \
+	go test -race -gcflags='modernc.org/...=-race=false' -count=1 -p 4 -parallel 4 -timeout "$main_timeout" \
 		-skip '^(TestReplicaStoppedKeepsOwnWrites|TestReplicaLagSendsReadsToPrimary|TestShardedMySQL.*)$' ./... "$@" 2>&1 |
 		tee "$tmp/main.log"
 ) &
