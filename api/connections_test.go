@@ -64,7 +64,11 @@ func closedWithin(c net.Conn, d time.Duration) (time.Duration, bool) {
 // clients are served all along; a websocket outlives both timeouts.
 func TestConnectionTimeouts(t *testing.T) {
 	t.Parallel()
-	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
+	// writeTimeout bounds every answer, the test's own signUp included: at
+	// 1 s a signUp under the race detector on a busy box (load average 10)
+	// outlived it, and its connection was closed (EOF). The websocket
+	// outlives it all the same.
+	const readTimeout, writeTimeout, idleTimeout = 500 * time.Millisecond, 5 * time.Second, 500 * time.Millisecond
 	slack := testenv.Scale(time.Second)
 	s := newTestServer(t, backendEmbedded, func(c *settings.Settings) {
 		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = readTimeout, writeTimeout, idleTimeout
