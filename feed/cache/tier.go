@@ -122,7 +122,7 @@ func (t *Tier[V]) GetMany(ctx context.Context, ids []int64, load func(context.Co
 	if len(missing) == 0 {
 		return out, nil
 	}
-	epoch, owned, joined := t.claim(missing)
+	epoch, owned, joined := t.claim(missing, out)
 	if len(owned) > 0 {
 		if err := t.fill(ctx, load, epoch, owned, out); err != nil {
 			return nil, err
@@ -158,13 +158,20 @@ func (t *Tier[V]) lookUp(ids []int64) (out map[int64]V, missing []int64) {
 }
 
 // claim starts a fill of each of missing that no reader is filling since
-// the last drop (owned), and joins the fills of the others (joined).
-func (t *Tier[V]) claim(missing []int64) (epoch uint64, owned, joined map[int64]*flight[V]) {
+// the last drop (owned), and joins the fills of the others (joined). A key
+// that a fill primed since lookUp missed it goes to out instead: a fill
+// primes the tier and ends its flight under t.mu, so without this look a
+// reader that missed just before a fill ended would load the key again.
+func (t *Tier[V]) claim(missing []int64, out map[int64]V) (epoch uint64, owned, joined map[int64]*flight[V]) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	epoch = t.epoch
 	owned, joined = map[int64]*flight[V]{}, map[int64]*flight[V]{}
 	for _, id := range missing {
+		if v, ok := t.cache.GetIfPresent(id); ok {
+			out[id] = v
+			continue
+		}
 		if f := t.flights[id]; f != nil && f.epoch == epoch {
 			joined[id] = f
 			continue

@@ -74,6 +74,31 @@ func TestLocalTierFillsOncePerKey(t *testing.T) {
 	}
 }
 
+// A reader that missed its keys just before another reader's fill of them
+// ended takes the primed values, and loads nothing: the interleaving that
+// made TestLocalTierFillsOncePerKey load 8 keys of 5 on a busy box (a
+// reader's look-up missed, the fill primed the tier and ended its flight,
+// then the reader found no flight to join and loaded the keys again).
+func TestLocalTierMissJustBeforeAFillEndsLoadsNothing(t *testing.T) {
+	tier := newStringTier(t, 1000, 1<<20, time.Minute)
+	ids := []int64{1, 2, 3}
+	out, missing := tier.lookUp(ids) // this reader misses all three
+	if len(missing) != len(ids) {
+		t.Fatalf("an empty tier missed %d of %d keys", len(missing), len(ids))
+	}
+	other := &countingLoader{}
+	if _, err := tier.GetMany(context.Background(), ids, other.load); err != nil || other.keys.Load() != int64(len(ids)) {
+		t.Fatalf("the other reader's fill: err %v, %d keys loaded", err, other.keys.Load())
+	}
+	_, owned, joined := tier.claim(missing, out)
+	if len(owned) != 0 || len(joined) != 0 {
+		t.Fatalf("after the fill ended, the reader claimed %d keys to load and joined %d fills, want none", len(owned), len(joined))
+	}
+	if len(out) != len(ids) || *out[2] != "value of 2" {
+		t.Fatalf("the reader got %d values, want the %d the fill primed", len(out), len(ids))
+	}
+}
+
 // The tier holds at most its entries and at most its bytes.
 func TestLocalTierBounds(t *testing.T) {
 	fill := func(tier *Tier[*string], n int, size int) {
