@@ -237,27 +237,35 @@ func TestConfigReplicaDSNs(t *testing.T) {
 	}
 }
 
+// checkIntBounds: flag defaults to def, reads env, and takes 1 to max,
+// refusing 0, -1 and max+1 with an error that names it.
+func checkIntBounds(t *testing.T, flag, env string, def, max int, get func(Settings) int) {
+	t.Helper()
+	c, err := parseConfig(nil)
+	if err != nil || get(c) != def {
+		t.Fatalf("default: %v, %d; want %d", err, get(c), def)
+	}
+	t.Setenv(env, "7")
+	if c, err = parseConfig(nil); err != nil || get(c) != 7 {
+		t.Fatalf("%s=7: %v, %d", env, err, get(c))
+	}
+	for _, ok := range []int{1, max} {
+		if c, err := parseConfig([]string{"-" + flag, strconv.Itoa(ok)}); err != nil || get(c) != ok {
+			t.Errorf("-%s %d: %v, %d", flag, ok, err, get(c))
+		}
+	}
+	for _, bad := range []int{0, -1, max + 1} {
+		if _, err := parseConfig([]string{"-" + flag, strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-"+flag) {
+			t.Errorf("-%s %d: %v, want a -%s error", flag, bad, err, flag)
+		}
+	}
+}
+
 // TestRepostListMaxBounds: -repost-list-max defaults to the engine's
 // default, reads REPOST_LIST_MAX, and takes 1 to MaxRepostListMax.
 func TestRepostListMaxBounds(t *testing.T) {
-	c, err := parseConfig(nil)
-	if err != nil || c.RepostListMax != feedconfig.DefaultRepostListMax {
-		t.Fatalf("default: %v, %d; want %d", err, c.RepostListMax, feedconfig.DefaultRepostListMax)
-	}
-	t.Setenv("REPOST_LIST_MAX", "7")
-	if c, err = parseConfig(nil); err != nil || c.RepostListMax != 7 {
-		t.Fatalf("REPOST_LIST_MAX=7: %v, %d", err, c.RepostListMax)
-	}
-	for _, ok := range []int{1, MaxRepostListMax} {
-		if c, err := parseConfig([]string{"-repost-list-max", strconv.Itoa(ok)}); err != nil || c.RepostListMax != ok {
-			t.Errorf("-repost-list-max %d: %v, %d", ok, err, c.RepostListMax)
-		}
-	}
-	for _, bad := range []int{0, -1, MaxRepostListMax + 1} {
-		if _, err := parseConfig([]string{"-repost-list-max", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-repost-list-max") {
-			t.Errorf("-repost-list-max %d: %v, want a -repost-list-max error", bad, err)
-		}
-	}
+	checkIntBounds(t, "repost-list-max", "REPOST_LIST_MAX", feedconfig.DefaultRepostListMax, MaxRepostListMax,
+		func(c Settings) int { return c.RepostListMax })
 }
 
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
@@ -570,22 +578,6 @@ func TestShardDSNsChecked(t *testing.T) {
 // TestMaxUnreadCountBounds: -max-unread-count defaults to the engine's
 // default, reads MAX_UNREAD_COUNT, and takes 1 to UnreadCountCeiling.
 func TestMaxUnreadCountBounds(t *testing.T) {
-	c, err := parseConfig(nil)
-	if err != nil || c.MaxUnreadCount != feedconfig.DefaultMaxUnreadCount {
-		t.Fatalf("default: %v, %d; want %d", err, c.MaxUnreadCount, feedconfig.DefaultMaxUnreadCount)
-	}
-	t.Setenv("MAX_UNREAD_COUNT", "99")
-	if c, err = parseConfig(nil); err != nil || c.MaxUnreadCount != 99 {
-		t.Fatalf("MAX_UNREAD_COUNT=99: %v, %d", err, c.MaxUnreadCount)
-	}
-	for _, ok := range []int{1, feedconfig.UnreadCountCeiling} {
-		if c, err := parseConfig([]string{"-max-unread-count", strconv.Itoa(ok)}); err != nil || c.MaxUnreadCount != ok {
-			t.Errorf("-max-unread-count %d: %v, %d", ok, err, c.MaxUnreadCount)
-		}
-	}
-	for _, bad := range []int{0, -1, feedconfig.UnreadCountCeiling + 1} {
-		if _, err := parseConfig([]string{"-max-unread-count", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-max-unread-count") {
-			t.Errorf("-max-unread-count %d: %v, want a -max-unread-count error", bad, err)
-		}
-	}
+	checkIntBounds(t, "max-unread-count", "MAX_UNREAD_COUNT", feedconfig.DefaultMaxUnreadCount, feedconfig.UnreadCountCeiling,
+		func(c Settings) int { return c.MaxUnreadCount })
 }
