@@ -34,6 +34,7 @@ package feed
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"fmt"
 	"math"
 	"slices"
@@ -369,7 +370,7 @@ func benchCheckPages(te *testEngine, reader int64, pages int) {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	view := timeline.NewView(followees, hidden)
+	view := pull.NewView(followees, hidden)
 	entries, err := te.pull.Entries(ctx, view, store.Older, math.MaxInt64, pages*size)
 	if err != nil {
 		te.t.Fatal(err)

@@ -6,6 +6,7 @@ package feed
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -48,7 +49,7 @@ type Engine struct {
 	pub      *livemsg.Publisher
 	rep      *replicas.Router
 	cache    *cache.Tiers
-	pull     *timeline.Feeds
+	pull     *pull.Feeds
 	inboxes  *timeline.Inboxes
 	outboxes *timeline.Outboxes
 	jumps    *jumps.Lists
@@ -94,7 +95,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.pub = livemsg.NewPublisher(rdb, e.keys, log)
 	e.rep = replicas.New(st, rdb, e.keys, e.warnCache)
 	e.cache = cache.New(e.d, e.pub, e.rep)
-	e.pull = timeline.NewFeeds(e.d, e.cache)
+	e.pull = pull.NewFeeds(e.d, e.cache)
 	e.inboxes = timeline.NewInboxes(e.d, e.cache, e.rep, e.pull)
 	e.outboxes = timeline.NewOutboxes(e.d, e.cache)
 	e.jumps = jumps.New(e.d)

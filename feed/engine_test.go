@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"io"
 	"log/slog"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
-	"feedservice/feed/timeline"
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
@@ -281,7 +281,7 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	entries, err := te.pull.Entries(ctx, timeline.NewView(followees, nil), store.Older, 1<<62, 1<<20)
+	entries, err := te.pull.Entries(ctx, pull.NewView(followees, nil), store.Older, 1<<62, 1<<20)
 	if err != nil {
 		te.t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func (te *testEngine) pulledFeed(reader int64) []feedItem {
 // itemsWithReposters are entries as feed items, each entry that lacks
 // reposters given the followees who reposted its post as MySQL lists
 // them: most recent first, at most MaxReposters.
-func (te *testEngine) itemsWithReposters(followees []int64, entries []timeline.Entry) []feedItem {
+func (te *testEngine) itemsWithReposters(followees []int64, entries []pull.Entry) []feedItem {
 	te.t.Helper()
 	posts := make([]int64, len(entries))
 	for i, en := range entries {

@@ -1,4 +1,7 @@
-package timeline
+// Package celebrities is hybrid mode's set of celebrities: the authors with
+// at least CelebrityFollowers followers, whose posts are not fanned out but
+// merged at read time.
+package celebrities
 
 import (
 	"context"
@@ -7,30 +10,39 @@ import (
 	"sync/atomic"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
 )
 
-// In hybrid mode an author with at least CelebrityFollowers followers is a
-// celebrity: their posts are not fanned out, and readers merge their outbox
-// at read time. The set of celebrities lives in Redis (keyspace.Keys.Celebrities),
-// with a "~" member so that an empty set is told apart from a lost one.
+// Set is the set of celebrities. It lives in Redis
+// (keyspace.Keys.Celebrities), with a "~" member so that an empty set is
+// told apart from a lost one; Set also keeps the last one this instance
+// read, for a read that must guess before it learns it (Guess).
+type Set struct {
+	d     *deps.Deps
+	guess atomic.Pointer[[]int64]
+}
+
+// New is the set in d's Redis, rebuilt from d's store when lost.
+func New(d *deps.Deps) *Set { return &Set{d: d} }
 
 // Celebrities is the set of celebrities (empty outside hybrid mode).
-func (o *Outboxes) Celebrities(ctx context.Context) ([]int64, error) {
-	if o.d.Cfg.Mode != config.ModeHybrid {
+func (s *Set) Celebrities(ctx context.Context) ([]int64, error) {
+	if s.d.Cfg.Mode != config.ModeHybrid {
 		return nil, nil
 	}
-	members, err := o.d.Redis.SMembers(ctx, o.d.Keys.Celebrities()).Result()
+	members, err := s.d.Redis.SMembers(ctx, s.d.Keys.Celebrities()).Result()
 	if err != nil {
 		return nil, err
 	}
-	return o.celebritiesFrom(ctx, members)
+	return s.CelebritiesFrom(ctx, members)
 }
 
-// celebritiesFrom reads the members of the celebrity set (rebuilding the
-// set when it is lost: it always holds the marker "~").
-func (o *Outboxes) celebritiesFrom(ctx context.Context, members []string) ([]int64, error) {
+// CelebritiesFrom reads the members of the celebrity set, as SMEMBERS
+// answered them (rebuilding the set when it is lost: it always holds the
+// marker "~").
+func (s *Set) CelebritiesFrom(ctx context.Context, members []string) ([]int64, error) {
 	if len(members) == 0 {
-		return o.rebuildCelebrities(ctx)
+		return s.rebuildCelebrities(ctx)
 	}
 	ids := make([]int64, 0, len(members))
 	for _, m := range members {
@@ -41,8 +53,8 @@ func (o *Outboxes) celebritiesFrom(ctx context.Context, members []string) ([]int
 	return ids, nil
 }
 
-func (o *Outboxes) rebuildCelebrities(ctx context.Context) ([]int64, error) {
-	ids, err := o.d.Store.UserIDsWithFollowers(ctx, o.d.Cfg.CelebrityFollowers)
+func (s *Set) rebuildCelebrities(ctx context.Context) ([]int64, error) {
+	ids, err := s.d.Store.UserIDsWithFollowers(ctx, s.d.Cfg.CelebrityFollowers)
 	if err != nil {
 		return nil, err
 	}
@@ -50,38 +62,43 @@ func (o *Outboxes) rebuildCelebrities(ctx context.Context) ([]int64, error) {
 	for _, id := range ids {
 		members = append(members, id)
 	}
-	return ids, o.d.Redis.SAdd(ctx, o.d.Keys.Celebrities(), members...).Err()
+	return ids, s.d.Redis.SAdd(ctx, s.d.Keys.Celebrities(), members...).Err()
 }
 
 // IsCelebrity says whether author's posts are merged at read time.
-func (o *Outboxes) IsCelebrity(ctx context.Context, author int64) (bool, error) {
-	if o.d.Cfg.Mode != config.ModeHybrid {
+func (s *Set) IsCelebrity(ctx context.Context, author int64) (bool, error) {
+	if s.d.Cfg.Mode != config.ModeHybrid {
 		return false, nil
 	}
-	celebs, err := o.Celebrities(ctx) // rebuilds a lost set
+	celebs, err := s.Celebrities(ctx) // rebuilds a lost set
 	return slices.Contains(celebs, author), err
 }
 
 // SetCelebrity adds user to the celebrity set, or takes them out; it says
 // whether the set changed. The set is read (and rebuilt when lost) first.
-func (o *Outboxes) SetCelebrity(ctx context.Context, user int64, celebrity bool) (bool, error) {
-	if _, err := o.Celebrities(ctx); err != nil {
+func (s *Set) SetCelebrity(ctx context.Context, user int64, celebrity bool) (bool, error) {
+	if _, err := s.Celebrities(ctx); err != nil {
 		return false, err
 	}
 	var n int64
 	var err error
 	if celebrity {
-		n, err = o.d.Redis.SAdd(ctx, o.d.Keys.Celebrities(), user).Result()
+		n, err = s.d.Redis.SAdd(ctx, s.d.Keys.Celebrities(), user).Result()
 	} else {
-		n, err = o.d.Redis.SRem(ctx, o.d.Keys.Celebrities(), user).Result()
+		n, err = s.d.Redis.SRem(ctx, s.d.Keys.Celebrities(), user).Result()
 	}
 	return n == 1, err
 }
 
-// celebrityGuess is the last celebrity set this instance read, for a read
-// that must guess its followed celebrities before it learns them (see
-// guessLookups); nil before the first.
-type celebrityGuess struct{ ids atomic.Pointer[[]int64] }
-
 // Remember keeps ids as the last celebrity set read.
-func (o *Outboxes) Remember(ids []int64) { o.guess.ids.Store(&ids) }
+func (s *Set) Remember(ids []int64) { s.guess.Store(&ids) }
+
+// Guess is the last celebrity set this instance read (Remember), for a read
+// that must guess its followed celebrities before it learns them; nil
+// before the first.
+func (s *Set) Guess() []int64 {
+	if ids := s.guess.Load(); ids != nil {
+		return *ids
+	}
+	return nil
+}

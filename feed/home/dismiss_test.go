@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"strconv"
 	"testing"
 
@@ -89,7 +90,7 @@ func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 	rdb := d.Redis
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
-	f := timeline.NewFeeds(d, c)
+	f := pull.NewFeeds(d, c)
 	x := timeline.NewInboxes(d, c, rep, f)
 	o := timeline.NewOutboxes(d, c)
 	t.Cleanup(func() { c.Stop(); o.Stop() })

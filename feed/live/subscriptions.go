@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"time"
 
 	"feedservice/feed/config"
@@ -199,7 +200,7 @@ func (ss *Streams) Authors(ctx context.Context, reader int64) ([]int64, error) {
 	switch ss.d.Cfg.Mode {
 	case config.ModePull:
 		followees, hidden, err := ss.d.Store.FeedView(ctx, reader)
-		return timeline.NewView(followees, hidden).Followees, err
+		return pull.NewView(followees, hidden).Followees, err
 	case config.ModeHybrid:
 		celebs, err := ss.outboxes.Celebrities(ctx)
 		if err != nil && ctx.Err() == nil {

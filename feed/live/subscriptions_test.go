@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func newTestStreams(t *testing.T, mode config.Mode) *testStreams {
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	pub := livemsg.NewPublisher(d.Redis, d.Keys, d.Log)
 	c := cache.New(d, pub, rep)
-	pull := timeline.NewFeeds(d, c)
+	pull := pull.NewFeeds(d, c)
 	inboxes, outboxes := timeline.NewInboxes(d, c, rep, pull), timeline.NewOutboxes(d, c)
 	t.Cleanup(func() { c.Stop(); outboxes.Stop() })
 	hub := runHub(t, d, c.OnInvalidation, c.OnResubscribed, outboxes.DropCopy)

@@ -1,7 +1,13 @@
-package timeline
+// Package pull is the pull path: a reader's home feed read from MySQL, the
+// followees' posts merged in id order (store.FeedEvents), with reposts
+// placed where their post first entered the feed. Entry and View are the
+// feed's entries and what it is made of, for the inbox paths above too.
+package pull
 
 import (
 	"context"
+	"feedservice/feed/cache"
+	"feedservice/feed/internal/deps"
 	"math"
 	"slices"
 
@@ -165,11 +171,11 @@ func (f *Feeds) firstArrivals(ctx context.Context, view View, events []store.Fee
 	return firsts, originals, err
 }
 
-// addReposters fills in the reposters of the entries that lack them: the
+// AddReposters fills in the reposters of the entries that lack them: the
 // followees who reposted each, most recent first, at most MaxReposters.
 // With followees nil, MySQL finds the viewer's followees itself (those
 // the viewer does not mute); else they are a View's.
-func (f *Feeds) addReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
+func (f *Feeds) AddReposters(ctx context.Context, viewerID int64, followees []int64, entries []Entry) error {
 	var ids []int64
 	for _, en := range entries {
 		if en.Reposters == nil {
@@ -202,3 +208,12 @@ func (f *Feeds) addReposters(ctx context.Context, viewerID int64, followees []in
 	}
 	return nil
 }
+
+// Feeds reads home feeds the pull way: from MySQL.
+type Feeds struct {
+	d     *deps.Deps
+	cache *cache.Tiers
+}
+
+// NewFeeds reads through d's store, and the posts it checks through c.
+func NewFeeds(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }

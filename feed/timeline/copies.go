@@ -227,12 +227,8 @@ func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want
 	if o.d.Cfg.Mode != config.ModeHybrid || o.copies == nil || len(followees) == 0 {
 		return nil
 	}
-	celebs := o.guess.ids.Load()
-	if celebs == nil {
-		return nil
-	}
 	var followed []int64
-	for _, c := range *celebs {
+	for _, c := range o.Guess() {
 		if _, ok := slices.BinarySearch(followees, c); ok {
 			followed = append(followed, c)
 		}

@@ -3,6 +3,7 @@ package timeline
 import (
 	"context"
 	"errors"
+	"feedservice/feed/pull"
 
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
@@ -23,7 +24,7 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 	}
 	path := metrics.ReadPull
 	var (
-		entries []Entry
+		entries []pull.Entry
 		info    *models.PageInfo
 		posts   map[int64]*models.Post // the posts the read already loaded
 		err     error
@@ -51,7 +52,7 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 		}
 		followees = view.Followees
 		// The page's reads share the one read-your-writes check above.
-		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 			return reads.pull.Entries(lagging, view, dir, bound, limit)
 		}
 		if entries, info, err = paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
@@ -59,7 +60,7 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 		}
 	}
 	reads.d.Metrics.Reads.WithLabelValues(path).Inc()
-	if err := reads.pull.addReposters(ctx, viewerID, followees, entries); err != nil {
+	if err := reads.pull.AddReposters(ctx, viewerID, followees, entries); err != nil {
 		return nil, err
 	}
 	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
@@ -72,7 +73,7 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 	return conn, nil
 }
 
-func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]Entry, *models.PageInfo, map[int64]*models.Post, error) {
+func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args paging.PageArgs, path *string) ([]pull.Entry, *models.PageInfo, map[int64]*models.Post, error) {
 	r, err := reads.state(ctx, viewerID, earlyRead(args, paging.CursorFeed))
 	if err != nil {
 		return nil, nil, nil, err
@@ -80,21 +81,21 @@ func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args pagi
 	if r.rebuilt {
 		*path = metrics.ReadRebuild
 	}
-	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 		return reads.fetchMerged(ctx, r, dir, bound, limit)
 	}
 	entries, info, err := paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }
 
-func entryKey(en Entry) int64 { return en.Key }
+func entryKey(en pull.Entry) int64 { return en.Key }
 
 // viewFromMySQL is the reader's view (whom their feed counts through, and
 // whose posts it hides) as MySQL has it.
-func (reads *Reads) viewFromMySQL(ctx context.Context, reader int64) (View, error) {
+func (reads *Reads) viewFromMySQL(ctx context.Context, reader int64) (pull.View, error) {
 	followees, hidden, err := reads.d.Store.FeedView(ctx, reader)
 	if err != nil {
-		return View{}, err
+		return pull.View{}, err
 	}
-	return NewView(followees, hidden), nil
+	return pull.NewView(followees, hidden), nil
 }

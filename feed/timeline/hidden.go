@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"fmt"
 	"strconv"
 	"time"
@@ -88,7 +89,7 @@ func (ib *Inboxes) Sight(ctx context.Context, reader int64, ids []int64) (counte
 	if err != nil {
 		return nil, nil, err
 	}
-	view := NewView(followees, hides)
+	view := pull.NewView(followees, hides)
 	for _, id := range ids {
 		switch {
 		case view.Hides(id):

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"feedservice/feed/pull"
 	"fmt"
 	"math"
 	"slices"
@@ -47,7 +48,7 @@ type readState struct {
 	followees []int64
 	hidden    []int64
 	loaded    bool
-	view      *View // made of followees and hidden once loaded
+	view      *pull.View // made of followees and hidden once loaded
 	rebuilt   bool
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
@@ -151,7 +152,7 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 			return nil, nil, redisx.Fail(err)
 		}
 	} else if members != nil {
-		if celebs, err = reads.outboxes.celebritiesFrom(ctx, members.Val()); err != nil {
+		if celebs, err = reads.outboxes.CelebritiesFrom(ctx, members.Val()); err != nil {
 			return nil, nil, redisx.Fail(err)
 		}
 		reads.outboxes.Remember(celebs)
@@ -209,11 +210,11 @@ func (r *readState) sight(ctx context.Context, x *Reads, ids []int64) (counted, 
 
 // feedView is the loaded followees and hidden users as a View: the
 // followees themselves (sorted, and only read) when none is hidden.
-func (r *readState) feedView() View {
+func (r *readState) feedView() pull.View {
 	if r.view == nil {
-		v := View{Followees: r.followees}
+		v := pull.View{Followees: r.followees}
 		if len(r.hidden) > 0 {
-			v = NewView(r.followees, r.hidden)
+			v = pull.NewView(r.followees, r.hidden)
 		}
 		r.view = &v
 	}
@@ -222,11 +223,11 @@ func (r *readState) feedView() View {
 
 // allFollowees is the reader's view whole, from MySQL when the followee
 // set was too large to read.
-func (r *readState) allFollowees(ctx context.Context, x *Reads) (View, error) {
+func (r *readState) allFollowees(ctx context.Context, x *Reads) (pull.View, error) {
 	if !r.loaded {
 		followees, hidden, err := x.d.Store.FeedView(x.rep.AllowLag(ctx, r.id), r.id)
 		if err != nil {
-			return View{}, err
+			return pull.View{}, err
 		}
 		slices.Sort(followees)
 		slices.Sort(hidden)
@@ -256,9 +257,9 @@ func (c *candidate) fromInbox(it InboxItem) {
 
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
-func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]Entry, error) {
+func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 	var (
-		merged    []Entry
+		merged    []pull.Entry
 		window    int64
 		reordered bool
 		err       error
@@ -292,7 +293,7 @@ func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Dir
 	if err != nil {
 		return nil, err
 	}
-	if i := slices.IndexFunc(below, func(en Entry) bool { return en.Key >= window }); i >= 0 {
+	if i := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= window }); i >= 0 {
 		below = below[:i]
 	}
 	out := append(below, merged...)
@@ -304,10 +305,10 @@ func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Dir
 // Each round reads the sources beyond bound, places their candidates and
 // emits those in the part of the window every source covered, until the
 // page is full or the window is read to its end.
-func (reads *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []Entry, window int64, reordered bool, err error) {
+func (reads *Reads) mergePass(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) (out []pull.Entry, window int64, reordered bool, err error) {
 	older := dir == store.Older
 	start := bound
-	var emitted []Entry
+	var emitted []pull.Entry
 	for len(emitted) < limit {
 		want := readWant(limit, len(emitted))
 		src, err := reads.readRound(ctx, r, older, bound, want)
@@ -586,8 +587,8 @@ func inRange(pos, start, bound int64, older bool) bool {
 	return pos > start && pos <= bound
 }
 
-func sortEntries(es []Entry, older bool) {
-	slices.SortFunc(es, func(a, b Entry) int {
+func sortEntries(es []pull.Entry, older bool) {
+	slices.SortFunc(es, func(a, b pull.Entry) int {
 		if older {
 			return cmp.Compare(b.Key, a.Key)
 		}
@@ -602,8 +603,8 @@ func sortEntries(es []Entry, older bool) {
 // stale sources out. A hidden user's arrival is passed over, not repaired:
 // the block or mute that hid it reset the inbox, so it can only be one that
 // raced it, and a repair could outlive an unmute that came meanwhile.
-func (reads *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]Entry, []Change, error) {
-	positions := map[int64]Entry{}
+func (reads *Reads) placeCandidates(ctx context.Context, r *readState, cands map[int64]*candidate, window int64) (map[int64]pull.Entry, []Change, error) {
+	positions := map[int64]pull.Entry{}
 	if len(cands) == 0 {
 		return positions, nil, nil
 	}
@@ -730,10 +731,10 @@ func (c *candidate) validSources(r *readState, o *models.Post, live map[int64]*m
 // entryFromSources places a post at its earliest source; the others that
 // are reposts (every source but the post itself) are its reposters, most
 // recent first.
-func entryFromSources(post int64, sources []Source) Entry {
+func entryFromSources(post int64, sources []Source) pull.Entry {
 	slices.SortFunc(sources, func(a, b Source) int { return cmp.Compare(b.Event, a.Event) })
 	sources = slices.CompactFunc(sources, func(a, b Source) bool { return a.Event == b.Event })
-	en := Entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
+	en := pull.Entry{Key: sources[len(sources)-1].Event, PostID: post, Reposters: []int64{}}
 	for _, s := range sources {
 		if s.Event != post && len(en.Reposters) < config.MaxReposters {
 			en.Reposters = append(en.Reposters, s.User)
@@ -758,14 +759,14 @@ type olderPost struct {
 // sources the read found besides (a repost newer than a copy that has not
 // been revalidated yet); the posts that keep no list (reposted more than
 // RepostListMax times) are placed from MySQL.
-func (reads *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]Entry, error) {
-	var out []Entry
+func (reads *Reads) exactPositions(ctx context.Context, r *readState, posts []olderPost, followed map[int64]bool) ([]pull.Entry, error) {
+	var out []pull.Entry
 	var unlisted []int64
 	for _, ep := range posts {
 		p := ep.post
 		switch {
 		case followed[p.AuthorID]:
-			out = append(out, Entry{Key: p.ID, PostID: p.ID})
+			out = append(out, pull.Entry{Key: p.ID, PostID: p.ID})
 		case p.RepostsKept:
 			sources := ep.valid
 			for _, rp := range p.Reposts {
@@ -786,7 +787,7 @@ func (reads *Reads) exactPositions(ctx context.Context, r *readState, posts []ol
 	reads.d.Metrics.RepostListMisses.Add(float64(len(unlisted)))
 	first, err := reads.d.Store.FirstRepostsByFollowees(ctx, r.id, unlisted)
 	for id, pos := range first {
-		out = append(out, Entry{Key: pos, PostID: id})
+		out = append(out, pull.Entry{Key: pos, PostID: id})
 	}
 	return out, err
 }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"fmt"
 	"time"
 
@@ -52,7 +53,7 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 	if err != nil {
 		return err
 	}
-	view := NewView(followees, hidden)
+	view := pull.NewView(followees, hidden)
 	entries, late, err := ib.pull.Newest(mysql, view, ib.d.Cfg.InboxCap)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 		sources[l.PostID] = append(sources[l.PostID], Source{User: l.User, Event: l.Event})
 	}
 	for id, key := range place {
-		entries = append(entries, Entry{Key: key, PostID: id})
+		entries = append(entries, pull.Entry{Key: key, PostID: id})
 	}
 	tmp, tmpSrc, tmpFollowing := ib.d.Keys.InboxTemp(reader), ib.d.Keys.InboxSourcesTemp(reader), ib.d.Keys.FollowingTemp(reader)
 	pipe := ib.d.Redis.TxPipeline()
@@ -110,7 +111,7 @@ func (ib *Inboxes) rebuild(ctx context.Context, reader int64, token string, lock
 // entrySources lists the sources of the entries that did not come from
 // their author alone: the followed author at the post's id, and each
 // live repost by a followee the view counts through.
-func (ib *Inboxes) entrySources(ctx context.Context, view View, entries []Entry) (map[int64][]Source, error) {
+func (ib *Inboxes) entrySources(ctx context.Context, view pull.View, entries []pull.Entry) (map[int64][]Source, error) {
 	out := map[int64][]Source{}
 	if len(entries) == 0 {
 		return out, nil

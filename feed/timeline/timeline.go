@@ -1,16 +1,19 @@
 // Package timeline is the read model of the home feed: each reader's
 // inbox (their recent entries in Redis, with the sources that brought them,
-// and their followee set beside it), each author's outbox, the celebrity
-// set and this instance's copies of the celebrities' outboxes, the reads of
-// MySQL alone (fan-in at read time: the whole feed in pull mode, and below
-// the window the inboxes hold in the other modes), and the page merged from
-// all of them (merge.go), checked against the posts and the followee set and
-// repaired in place; and the unread count from the reader's read marker.
+// and their followee set beside it), each author's outbox and this
+// instance's copies of the celebrities' outboxes (the celebrity set itself
+// is package celebrities'), and the page merged from them and from MySQL's
+// (package pull: the whole feed in pull mode, and below the window the
+// inboxes hold in the other modes) in merge.go, checked against the posts
+// and the followee set and repaired in place; and the unread count from the
+// reader's read marker.
 // The fan-out changes inboxes and outboxes through Inboxes and Outboxes;
 // reads go through Reads.
 package timeline
 
 import (
+	"feedservice/feed/celebrities"
+	"feedservice/feed/pull"
 	"sync/atomic"
 
 	"github.com/maypok86/otter/v2"
@@ -28,13 +31,13 @@ type Reads struct {
 	d        *deps.Deps
 	rep      *replicas.Router
 	cache    *cache.Tiers
-	pull     *Feeds
+	pull     *pull.Feeds
 	inboxes  *Inboxes
 	outboxes *Outboxes
 }
 
 // NewReads reads feeds from the given parts.
-func NewReads(d *deps.Deps, rep *replicas.Router, c *cache.Tiers, f *Feeds, x *Inboxes, o *Outboxes) *Reads {
+func NewReads(d *deps.Deps, rep *replicas.Router, c *cache.Tiers, f *pull.Feeds, x *Inboxes, o *Outboxes) *Reads {
 	return &Reads{d: d, rep: rep, cache: c, pull: f, inboxes: x, outboxes: o}
 }
 
@@ -44,7 +47,7 @@ type Inboxes struct {
 	pub   *livemsg.Publisher // announces the entries that batches of added sources changed
 	cache *cache.Tiers
 	rep   *replicas.Router
-	pull  *Feeds
+	pull  *pull.Feeds
 	// followees holds, by reader, this instance's copy of their followee
 	// set with the version it was read at (see FolloweeCopy); nil when the
 	// local tiers are off.
@@ -60,7 +63,7 @@ type Inboxes struct {
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
 // replicas as rep allows, and posts through c).
-func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *Feeds) *Inboxes {
+func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inboxes {
 	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
@@ -81,14 +84,14 @@ type Outboxes struct {
 	d      *deps.Deps
 	cache  *cache.Tiers
 	copies *cache.Tier[*Copy] // the celebrities' outboxes, by author; nil when the local tiers are off
-	guess  celebrityGuess
+	*celebrities.Set
 }
 
 // NewOutboxes keeps outboxes in d's Redis; its local copies register with c, whose
 // invalidation messages drop them.
 func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
 	cfg := d.Cfg
-	o := &Outboxes{d: d, cache: c,
+	o := &Outboxes{d: d, cache: c, Set: celebrities.New(d),
 		copies: cache.NewTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, copyBytes, d.Metrics)}
 	c.Register(metrics.KindOutbox, o.copies)
 	return o
@@ -96,12 +99,3 @@ func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
 
 // Stop ends the local copies' clean-up goroutine.
 func (o *Outboxes) Stop() { o.copies.Stop() }
-
-// Feeds reads feed entries from MySQL.
-type Feeds struct {
-	d     *deps.Deps
-	cache *cache.Tiers
-}
-
-// NewFeeds reads through d's store, and the posts it checks through c.
-func NewFeeds(d *deps.Deps, c *cache.Tiers) *Feeds { return &Feeds{d: d, cache: c} }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"feedservice/feed/pull"
 	"slices"
 	"testing"
 
@@ -50,7 +51,7 @@ func partsOver(t *testing.T, cfg config.Config, st *store.Store, rdb redis.Unive
 	d := depstest.Over(t, cfg, st, rdb)
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
-	f := NewFeeds(d, c)
+	f := pull.NewFeeds(d, c)
 	p := &testParts{t: t, d: d, cache: c, inboxes: NewInboxes(d, c, rep, f), outboxes: NewOutboxes(d, c)}
 	p.reads = NewReads(d, rep, c, f, p.inboxes, p.outboxes)
 	t.Cleanup(func() { c.Stop(); p.outboxes.Stop() })

@@ -3,6 +3,7 @@ package timeline
 import (
 	"context"
 	"errors"
+	"feedservice/feed/pull"
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/redisx"
@@ -20,7 +21,7 @@ func (reads *Reads) UnreadCount(ctx context.Context, viewerID int64) (int, error
 
 // UnreadEntries lists the feed entries newer than the viewer's read marker
 // (at most Config.MaxUnreadCount), and the marker.
-func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]Entry, int64, error) {
+func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.Entry, int64, error) {
 	u, err := reads.readMarker(ctx, viewerID)
 	if err != nil {
 		return nil, 0, err
@@ -63,10 +64,10 @@ func (reads *Reads) readMarker(ctx context.Context, viewerID int64) (*models.Use
 
 // unreadFromInbox lists the entries newer than the marker in push and
 // hybrid modes, falling back to MySQL when Redis fails.
-func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]Entry, error) {
+func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64) ([]pull.Entry, error) {
 	r, err := reads.state(ctx, viewerID, nil)
 	if err == nil {
-		var unread []Entry
+		var unread []pull.Entry
 		if unread, err = reads.fetchMerged(ctx, r, store.Newer, marker, reads.d.Cfg.MaxUnreadCount); err == nil {
 			return unread, nil
 		}

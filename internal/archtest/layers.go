@@ -62,6 +62,10 @@ var layers = []layer{
 		"feed/internal/depstest", // test support: a package's own Deps
 	}},
 	{"feed: cache tiers", []string{"feed/cache"}},
+	{"feed: the pull path (home feeds read from MySQL), the celebrity set", []string{
+		"feed/pull",
+		"feed/celebrities",
+	}},
 	{"feed: the read model", []string{"feed/timeline"}},
 	{"feed: fan-out, home feed, live streams (the hub and the subscriptions)", []string{
 		"feed/fanout",
