@@ -294,6 +294,7 @@ func (r bmRound) throughF(f int64) []feedItem {
 // (the older round: the inbox, and a celebrity's outbox, keep one round).
 // In hybrid mode with celebrities the muted followee is one: not merged.
 func TestBlockMuteMuteHidesAndUnmuteRestores(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t, func(cfg *config.Config) { cfg.InboxCap = bmRoundEntries })
 		r, m, f, o := w.user("reader"), w.author("muted"), w.author("friend"), w.user("other")
@@ -379,6 +380,7 @@ func (s bmSide) unblocked() []feedItem {
 // with celebrities, both are celebrities (a blocked one, and one who
 // blocks the reader) and so are their friends.
 func TestBlockMuteBlock(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		for _, readerBlocks := range []bool{true, false} {
 			name := "reader_blocks"
@@ -464,6 +466,7 @@ func TestBlockMuteBlock(t *testing.T) {
 // page (FollowingReadMax below the followees), as for any reader who
 // follows many. In hybrid mode with celebrities, every followee is one.
 func TestBlockMutePagesStayFull(t *testing.T) {
+	t.Parallel()
 	const followees, keptEvery = 60, 12
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t, func(cfg *config.Config) { cfg.FollowingReadMax = 20 })
@@ -502,6 +505,7 @@ func TestBlockMutePagesStayFull(t *testing.T) {
 // workers, so only what the mutation itself does after its commit can
 // bring the change to the other one.
 func TestBlockMuteOwnWritesOnAnotherInstance(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w, two := c.twoEngines(t, func(cfg *config.Config) { cfg.Dispatch, cfg.FanoutWorkers = false, 0 })
 		r, m, f, o := w.user("reader"), w.author("muted"), w.author("friend"), w.user("other")
@@ -571,6 +575,7 @@ func bmWantUnread(t *testing.T, te *testEngine, stage string, reader int64, want
 // hybrid mode with celebrities, the muted followee is one, heard on their
 // own channel until the mute.
 func TestBlockMuteUnreadCount(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		r, m, f := w.user("reader"), w.author("muted"), w.author("friend")
@@ -650,6 +655,7 @@ func bmHomeInserts(t *testing.T, te *testEngine, viewer int64) (users, posts []i
 // Home suggests no user the viewer mutes or blocks or who blocks the
 // viewer, and inserts no promoted post by such a user; others stay.
 func TestBlockMuteHome(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t, func(cfg *config.Config) { cfg.HomeInsertEvery = 2 })
 		v, a, b := w.user("viewer"), w.author("followee_a"), w.author("followee_b")
@@ -703,6 +709,7 @@ func TestBlockMuteHome(t *testing.T) {
 // followee set. The store's methods commit a change with its event, as the
 // engine's mutations do, and do nothing after.
 func TestBlockMuteStreamEventAloneRepairs(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		r, m, f, o := w.user("reader"), w.author("muted"), w.author("friend"), w.user("other")

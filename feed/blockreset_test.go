@@ -18,6 +18,7 @@ import (
 // exactly what the feed holds without the block. With the setting turned
 // off (negative), each toggle resets, as before.
 func TestBlockResetBounded(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		for _, interval := range []time.Duration{time.Minute, -1} {
 			t.Run(fmt.Sprintf("%s/%v", mode, interval), func(t *testing.T) {

@@ -128,6 +128,7 @@ func ctPostEqual(a, b *models.Post) bool {
 // fills the copies with one query per kind, and one for the lists of
 // reposts of the posts that have some.
 func TestCacheWarmReadsRunNoSQL(t *testing.T) {
+	t.Parallel()
 	// The callbacks are registered before the engine's goroutines start
 	// using the store: gorm compiles them without a lock.
 	st := newTestStore(t)
@@ -192,6 +193,7 @@ func TestCacheWarmReadsRunNoSQL(t *testing.T) {
 // a profile, a repost count, a deletion's tombstone, the read marker. No
 // dispatcher runs, so only the mutation's own refresh can bring them.
 func TestCacheOwnWrites(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, ctQuiet)
 	ctx := context.Background()
 	a, b := te.user("own_a"), te.user("own_b")
@@ -265,6 +267,7 @@ func TestCacheOwnWrites(t *testing.T) {
 // A fill that read a row before a mutation and writes after the
 // mutation's refresh loses: the copy keeps the newer version.
 func TestCacheSetIfNewerRefusesOlder(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, ctQuiet)
 	ctx := context.Background()
 	a := te.user("race_a")
@@ -313,6 +316,7 @@ func TestCacheSetIfNewerRefusesOlder(t *testing.T) {
 // A process that dies between a commit and its refresh leaves stale copies
 // only until the dispatcher handles the change's event.
 func TestCacheRepairedByDispatcher(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t)
 	ctx := context.Background()
 	a, b := te.user("died_a"), te.user("died_b")
@@ -352,6 +356,7 @@ func TestCacheRepairedByDispatcher(t *testing.T) {
 // Losing the copies (a flush, an eviction) refills them from MySQL on the
 // next read.
 func TestCacheRefillsAfterFlush(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheMaxEntries = -1 }) // the Redis tier's misses are counted
 	a, b := te.user("flush_a"), te.user("flush_b")
 	te.follow(a, b)
@@ -428,6 +433,7 @@ func TestCacheRedisDownFallsBack(t *testing.T) {
 // profile change as soon as the mutation answers: both read the copy the
 // mutation wrote. Neither runs a dispatcher, so only that write can bring it.
 func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
+	t.Parallel()
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
 	one := startTestEngine(t, st, rdb, prefix, ctQuiet)
@@ -462,6 +468,7 @@ func TestCacheOtherInstanceSeesChangeAtOnce(t *testing.T) {
 // none past it (such an entry is placed from MySQL); the list follows a
 // repost and the deletion of one at once.
 func TestCacheRepostListAtItsBound(t *testing.T) {
+	t.Parallel()
 	st := newTestStore(t)
 	rdb, prefix := testenv.Redis(t)
 	te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { ctQuiet(c); c.RepostListMax = 2 })

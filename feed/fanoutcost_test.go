@@ -173,6 +173,7 @@ const maxFanoutCallsPerEntry = 2.0
 // batch (a ZMSCORE per shard of the index of active inboxes, one PUBLISH)
 // are counted apart, and bounded too.
 func TestFanoutRedisCallsPerEntry(t *testing.T) {
+	t.Parallel()
 	const readers, posts = 200, 5
 	te, rdb, author, followers := newCostEngine(t, readers)
 	cost := measureFanout(t, te, rdb, author, followers, posts)

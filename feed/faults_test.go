@@ -184,7 +184,9 @@ func (s ftInboxState) equal(o ftInboxState) bool {
 
 // 11. A message a worker read and never acknowledged (it died) is claimed
 // by another worker after fanout.ClaimAfter and handled; handling a task
-// twice leaves the inboxes as once did.
+// twice leaves the inboxes as once did. Not parallel: it changes
+// fanout.ClaimAfter, which every engine of the package reads, so it runs
+// before the package's parallel tests start.
 func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 	claimAfter := fanout.ClaimAfter
 	fanout.ClaimAfter = 300 * time.Millisecond
@@ -322,6 +324,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 // 12. A server stopped with events pending loses none: the next instance
 // dispatches them all and the inboxes catch up.
 func TestServerRestartLosesNothing(t *testing.T) {
+	t.Parallel()
 	env := lcNewEnv(t)
 	te := env.start(t, func(c *config.Config) { c.Dispatch = false; c.InboxCap = 20 })
 	reader, other := te.user("reader"), te.user("other")
@@ -385,6 +388,7 @@ func ftFlushPrefix(t testing.TB, te *testEngine) int {
 // 13. Losing every key rebuilds everything on demand: inboxes, the
 // celebrities set, outboxes and the fan-out group.
 func TestFlushAllRebuildsEverything(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 20 }) // hybrid, CelebrityFollowers 3
 	ctx := context.Background()
 	star, a, b := te.user("star"), te.user("author_a"), te.user("author_b")

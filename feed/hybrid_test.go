@@ -56,6 +56,7 @@ func feedItemEqual(a, b feedItem) bool {
 // every mode, both ways, with page sizes small enough for the probe to see
 // a full inbox below the floor.
 func TestPagingBelowCelebrityWindow(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()

@@ -46,6 +46,7 @@ func (h *dropInboxAfterCheck) ProcessPipelineHook(next redis.ProcessPipelineHook
 // and rebuilds the inbox, so the feed is whole, and never only the
 // entries written after the inbox went.
 func TestInboxGoneBetweenCheckAndWriteIsRebuilt(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush })
 	ctx := context.Background()
 	reader, author := te.user("reader"), te.user("author")
@@ -72,6 +73,10 @@ func TestInboxGoneBetweenCheckAndWriteIsRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fan-out's trim flag (at score -2) may be there too: one delivery
+	// in timeline.InboxTrimEvery, picked by the reader's and the post's ids,
+	// leaves it. It is no floor marker.
+	members = slices.DeleteFunc(members, func(z redis.Z) bool { return z.Score == -2 })
 	want := []redis.Z{{Score: float64(late), Member: strconv.FormatInt(late, 10)}}
 	if !slices.Equal(members, want) {
 		t.Fatalf("the key the write made holds %v, want only the late entry %v, without a floor marker", members, want)

@@ -115,6 +115,7 @@ func TestJumpPages(t *testing.T) {
 // The limits of a jump, each at its edge: first up to MaxPageSize, offset
 // from 0 to MaxListOffset, and offset only beside first.
 func TestJumpLimits(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t)
 	star, _ := te.starWithFollowers(1)
 	u := te.fresh(star)

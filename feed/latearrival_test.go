@@ -18,6 +18,7 @@ import (
 // the model test with blocks and mutes (MODEL_SEED=944276734102709216, push
 // and hybrid, step 1173: a deleted repost).
 func TestLaterArrivalOfAnEntryBelowTheFloor(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		for _, removal := range []string{"delete", "unfollow"} {
 			t.Run(fmt.Sprintf("%s/%s", mode, removal), func(t *testing.T) {

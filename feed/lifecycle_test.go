@@ -237,6 +237,7 @@ func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 // 2. Following nobody leaves an empty inbox that holds only the marker "~0":
 // an empty feed, not a missing one, so the next read does not rebuild.
 func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t)
 	loner, other := te.user("loner"), te.user("other")
 	te.follow(other, loner)
@@ -284,6 +285,7 @@ func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
 // 3. An inbox keeps InboxCap entries; paging beyond them continues from
 // MySQL with the same cursors, forward and backward, with exact page info.
 func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 3 })
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
@@ -353,6 +355,7 @@ func TestInboxPagingPastWindowContinuesFromMySQL(t *testing.T) {
 // 4. Reading refreshes the inbox's TTL; an inbox that expired is not fed by
 // fan-out, and the next read rebuilds it, complete.
 func TestInboxTTLRefreshedOnRead(t *testing.T) {
+	t.Parallel()
 	const ttl = 2 * time.Second
 	env := lcNewEnv(t)
 	setup := func(c *config.Config) { c.InboxTTL = ttl; c.InboxCap = 20 }
@@ -422,6 +425,7 @@ func TestInboxTTLRefreshedOnRead(t *testing.T) {
 // reader's inbox at once; unfollowing takes them out, except entries another
 // followee reposted, which stay at that repost's place with fewer reposters.
 func TestFollowBackfillsAndUnfollowRemoves(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.InboxCap = 20 })
 	reader := te.user("reader")
 	a, b, c := te.user("author_a"), te.user("author_b"), te.user("author_c")
@@ -490,6 +494,7 @@ func lcWantFeed(t testing.TB, te *testEngine, stage string, reader int64, want [
 // its author and through its reposters; deleting a repost merges it out of
 // its entry.
 func TestDeleteRemovesFromEveryInbox(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush; c.InboxCap = 20 })
 	a, r, s := te.user("author"), te.user("reposter_r"), te.user("reposter_s")
 	f1, f2, f3, f4, g := te.user("f_author"), te.user("f_reposter"), te.user("f_both"), te.user("f_author2"), te.user("g_reposters")
@@ -550,6 +555,7 @@ func TestDeleteRemovesFromEveryInbox(t *testing.T) {
 // authors no longer followed) and still fill their pages; once the events
 // are dispatched, the inboxes catch up.
 func TestReadsFilterBeforeWorkersRun(t *testing.T) {
+	t.Parallel()
 	env := lcNewEnv(t)
 	te := env.start(t, func(c *config.Config) { c.Dispatch = false; c.InboxCap = 40 })
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // made on one reach the other's local tier by message, long before the
 // tier's TTL (an hour here) would.
 func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
+	t.Parallel()
 	a, b := startTwoEngines(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author, reader := a.user("author"), a.user("reader")
@@ -49,6 +50,7 @@ func TestLocalTierInvalidatedAcrossInstances(t *testing.T) {
 // An instance whose pub/sub connection dropped may have missed messages:
 // when it is subscribed again, it forgets every local copy.
 func TestLocalTierForgetsAllAfterResubscribing(t *testing.T) {
+	t.Parallel()
 	server := testenv.StartRedis(t) // its own: the test kills pub/sub clients
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
 	t.Cleanup(func() { rdb.Close() })
@@ -71,6 +73,7 @@ func TestLocalTierForgetsAllAfterResubscribing(t *testing.T) {
 
 // With the tier off, reads are still right, and nothing is cached.
 func TestLocalTierOff(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheMaxEntries = -1 })
 	ctx := context.Background()
 	author := te.user("author")
@@ -92,6 +95,7 @@ func TestLocalTierOff(t *testing.T) {
 // The instance that made a change reads it at once through its local tier,
 // each change checked alone: counts, a repost count, a profile, a delete.
 func TestLocalTierOwnWrites(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	author, fan := te.user("author"), te.user("fan")

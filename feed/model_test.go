@@ -172,6 +172,7 @@ func modelSeed(t *testing.T) uint64 {
 // workers settle, every user's whole feed, paged both ways on either
 // instance, equals the reference model's.
 func TestEngineMatchesModel(t *testing.T) {
+	t.Parallel()
 	runModelModes(t, newTestStore, modelSteps(), modelUsers())
 	// Push mode with the fan-out trimming an inbox at every other delivery
 	// (timeline.InboxTrimEvery), where it trims one in 64 in production: the

@@ -63,6 +63,7 @@ func holdsCopy(t *testing.T, te *testEngine, reader int64) {
 // instance held a copy of the outbox and its copies last an hour; and the
 // author's delete leaves the feed before DeletePost returns.
 func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	reader, star := celebrityWorld(t, te)
 	holdsCopy(t, te, reader)
@@ -84,6 +85,7 @@ func TestCelebrityPostShowsAtOnceOnWriter(t *testing.T) {
 // instance has applied the messages sent until the workers settled: the
 // invalidation message brings it, not the copy's expiry.
 func TestCelebrityPostReachesOtherInstance(t *testing.T) {
+	t.Parallel()
 	a, b := startTwoEngines(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	reader, star := celebrityWorld(t, a)
@@ -104,6 +106,7 @@ func TestCelebrityPostReachesOtherInstance(t *testing.T) {
 // instance that held a copy of it within LocalCacheTTL, the tier's bound:
 // the copy is read again from Redis once it is that old.
 func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
+	t.Parallel()
 	ttl := testenv.Scale(300 * time.Millisecond)
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = ttl })
 	ctx := context.Background()
@@ -146,6 +149,7 @@ func TestOutboxCopyRevalidatedWithinTTL(t *testing.T) {
 // (sharded) and the invalidate channel's (classic) travel on different
 // connections, and the first may come first.
 func TestAuthorMessageDropsTheOutboxCopy(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.LocalCacheTTL = time.Hour })
 	ctx := context.Background()
 	reader, star := celebrityWorld(t, te)

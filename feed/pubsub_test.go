@@ -56,6 +56,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // other clients, and when it reads at last it gets the newest count, not a
 // backlog.
 func TestSlowClientBlocksNobody(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.Mode = config.ModePush })
 	author, slow, fast := te.user("author"), te.user("slow"), te.user("fast")
 	te.follow(slow, author)
@@ -94,6 +95,7 @@ func TestSlowClientBlocksNobody(t *testing.T) {
 // instance see their count rise, and a reader of another author's hears
 // nothing.
 func TestFanoutAnnouncesToEveryInstance(t *testing.T) {
+	t.Parallel()
 	a, b := startTwoEngines(t, func(c *config.Config) { c.Mode = config.ModePush })
 	author, other := a.user("author"), a.user("other")
 	onA, onB, elsewhere := a.user("ona"), a.user("onb"), a.user("elsewhere")
@@ -162,6 +164,7 @@ func (h *loseAnswers) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // on its own at any time (one that could not build its inbox at once
 // retries a second later), so its counts cannot tell a silent round.
 func TestFanoutRedeliveryAfterLostAnswersAnnounces(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) {
 		c.Mode = config.ModePush
 		c.FanoutWorkers = 0

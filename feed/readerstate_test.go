@@ -208,6 +208,7 @@ func sortedIDs(ids ...int64) []int64 {
 // not touch the inbox itself: its worker would), and asks MySQL nothing
 // about it.
 func TestFollowChangesReachTheSetAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newReaderStateFixture(t, config.ModePush)
 	te := f.te
 	te.readFeed(f.reader, 50)
@@ -282,6 +283,7 @@ func inboxAuthorsFor(t *testing.T, te *testEngine, reader int64) []int64 {
 // The set is swapped in with the inbox, with its TTL, refreshed with it on
 // read; a set that outlived its inbox is replaced by the rebuild.
 func TestFollowingLivesWithTheInbox(t *testing.T) {
+	t.Parallel()
 	f := newReaderStateFixture(t, config.ModeHybrid)
 	te := f.te
 	ctx := context.Background()
@@ -345,6 +347,7 @@ func TestLateFollowingWriteIsUndone(t *testing.T) {
 // A missing set (evicted while the inbox lives) and a flushed Redis: MySQL
 // answers, the reads stay right, and the set comes back.
 func TestMissingFollowingFallsBackToMySQL(t *testing.T) {
+	t.Parallel()
 	f := newReaderStateFixture(t, config.ModeHybrid)
 	te := f.te
 	ctx := context.Background()

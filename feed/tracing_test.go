@@ -23,6 +23,7 @@ import (
 // version) leaves stream entries without the traceparent field, makes no
 // span, and reaches the same inboxes.
 func TestTraceContextTravelsWithTheEvent(t *testing.T) {
+	t.Parallel()
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	te := newTestEngine(t, func(c *config.Config) {

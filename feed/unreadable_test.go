@@ -15,6 +15,7 @@ import (
 // kind in feed_events_dropped_total and logged, not retried for ever and
 // not dropped unseen; the messages after it are handled as usual.
 func TestUnreadableStreamMessagesAreCountedAndAcknowledged(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t)
 	ctx := context.Background()
 	for _, values := range [][]any{

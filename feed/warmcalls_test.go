@@ -207,6 +207,7 @@ func formatCalls(per map[string]float64) string {
 // inbox.inboxTTLRefreshDivisor): a minute short of that, a read leaves them
 // as they are; a minute past it, it sets all four back to InboxTTL.
 func TestInboxTTLRefreshedWhenRunningOut(t *testing.T) {
+	t.Parallel()
 	const ttl = time.Hour
 	refreshBelow := ttl - ttl/10
 	te := newTestEngine(t, func(c *config.Config) { c.InboxTTL = ttl })

@@ -36,7 +36,8 @@ shard_log=$(dirname "$TESTCTL")/sharded-pass.log
 (
   shard_env=$(bash scripts/mysql-shards.sh | tail -1)
   shard_timeout=$("$TESTCTL" scale -min 2 -max 4 5m)
-  env $shard_env go test -count=1 -parallel 4 -timeout "$shard_timeout" -run '^TestShardedMySQL' ./store ./feed ./api
+  env $shard_env go test -json -count=1 -parallel 4 -timeout "$shard_timeout" -run '^TestShardedMySQL' ./store ./feed ./api |
+    "$TESTCTL" gotest -top 5
 ) >"$shard_log" 2>&1 &
 shard_pid=$!
 
@@ -58,8 +59,8 @@ cluster_tests+="|TestUnreadCountsFollowTheAnnouncements|TestUnreadCountsOfAnInbo
 # The timeout bounds a hung test, as the main pass's does (scripts/test.sh).
 cluster_timeout=$("$TESTCTL" scale -min 2 -max 4 7m)
 cluster_status=0
-env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -count=1 -parallel 4 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv ||
-  cluster_status=$?
+env $replica_env TEST_REDIS_ADDR=$TEST_CLUSTER go test -json -count=1 -parallel 4 -timeout "$cluster_timeout" -run "^($cluster_tests)\$" ./api ./feed ./feed/live ./internal/testenv |
+  "$TESTCTL" gotest -top 8 || cluster_status=$?
 
 say "the sharded MySQL pass's output:"
 shard_status=0
@@ -81,5 +82,8 @@ say "benchmark smoke: go run ./bench -quick (its checks asserted, its figures no
 # the run's scratch directory, beside testctl.
 bench_db=$("$TESTCTL" name -owner $$ -mysql 'root@tcp(127.0.0.1:3306)/' -redis 127.0.0.1:6379 feedtest_)
 scratch=$(dirname "$TESTCTL")
-TMPDIR=$scratch go run ./bench -quick -db "$bench_db" -server-bin "$scratch/feedbench-server"
+# Smaller than -quick alone (a third of its active readers, half its
+# sockets): the smoke proves that every workload runs and its checks hold,
+# and the warm-up of 300 readers' deep pages was most of its four minutes.
+TMPDIR=$scratch go run ./bench -quick -active 0.05 -sockets 100,200 -db "$bench_db" -server-bin "$scratch/feedbench-server"
 say "side chain done"

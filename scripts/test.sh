@@ -69,6 +69,14 @@ trap 'say "terminated"; exit 143' TERM
 
 bash scripts/services.sh --browser
 
+# Go's build and module caches, outside the checkout and kept between runs
+# (Go's own defaults, under $HOME/.cache and $HOME/go): a clone of a commit
+# already built compiles only what changed. Where the environment gives Go
+# no home for them, they go to /var/tmp, which also outlives the run.
+[ -n "$(go env GOCACHE)" ] && [ "$(go env GOCACHE)" != off ] || export GOCACHE=/var/tmp/feedservice-go/build
+[ -n "$(go env GOMODCACHE)" ] || export GOMODCACHE=/var/tmp/feedservice-go/mod
+say "Go build cache $(go env GOCACHE), module cache $(go env GOMODCACHE)"
+
 # The client tests' locked npm packages (a fresh clone has none), installed
 # before the tests start rather than inside their time limits.
 for dir in clients/node-test clients/browser-test; do
@@ -137,11 +145,14 @@ side_pid=$!
 # about a third of the embedded API tests' time (TestFeedUnreadCountCapped's
 # embedded half: 24.5 s instrumented, 14.9 s not). Everything else stays
 # instrumented.
+# -json: testctl prints the events as a plain run would, and then the
+# run's longest packages and tests, the test command's long poles
+# (docs/testing.md).
 (
 	set -o pipefail
-	go test -race -gcflags='modernc.org/...=-race=false' -count=1 -parallel 4 -timeout "$main_timeout" \
+	go test -json -race -gcflags='modernc.org/...=-race=false' -count=1 -parallel 4 -timeout "$main_timeout" \
 		-skip '^(TestReplicaStoppedKeepsOwnWrites|TestReplicaLagSendsReadsToPrimary|TestShardedMySQL.*)$' ./... "$@" 2>&1 |
-		tee "$tmp/main.log"
+		"$TESTCTL" gotest -top 12 | tee "$tmp/main.log"
 ) &
 main_pid=$!
 set +m

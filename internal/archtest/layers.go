@@ -24,6 +24,7 @@ var layers = []layer{
 		"internal/fastexec",          // runtime of the fast GraphQL executor
 		"web",                        // the embedded React app
 		"internal/testenv/testrun",   // record of what test processes make
+		"internal/testenv/testjson",  // go test -json read for people, with its timings
 		"internal/gqlclient",         // GraphQL client of the tests, bench and soak
 		"internal/feedmodel",         // reference model of the home feed, for tests
 		"internal/throttle",          // spacing of repeated warnings

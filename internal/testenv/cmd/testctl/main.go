@@ -10,6 +10,10 @@
 //	testctl dir -owner PID DIR    have DIR (under the temporary directory)
 //	                              removed by the sweep once process PID ended
 //	testctl lockpath NAME         print the file of the machine-wide lock NAME
+//	testctl gotest [-top N] [-timings FILE]
+//	                              read `go test -json` on stdin, print what a
+//	                              plain run prints, then the N longest
+//	                              packages and tests (also written to FILE)
 //
 // scripts/test.sh builds it once per run; see docs/testing.md.
 package main
@@ -21,6 +25,7 @@ import (
 	"os"
 	"time"
 
+	"feedservice/internal/testenv/testjson"
 	"feedservice/internal/testenv/testrun"
 )
 
@@ -38,6 +43,8 @@ func main() {
 		err = name(args)
 	case "dir":
 		err = dir(args)
+	case "gotest":
+		err = gotest(args)
 	case "lockpath":
 		if len(args) != 1 {
 			usage()
@@ -53,7 +60,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] [-max F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | dir -owner PID DIR | lockpath NAME")
+	fmt.Fprintln(os.Stderr, "usage: testctl sweep | scale [-min F] [-max F] DURATION | name -owner PID [-mysql DSN] [-redis ADDRS] PREFIX | dir -owner PID DIR | lockpath NAME | gotest [-top N] [-timings FILE]")
 	os.Exit(2)
 }
 
@@ -134,4 +141,28 @@ func dir(args []string) error {
 	}
 	_, err = run.AddServer("scratch directory", 0, false, fs.Arg(0))
 	return err
+}
+
+// gotest prints a `go test -json` run as a plain one, then its long poles.
+// It exits non-zero only when it cannot read or write: the go command's
+// own exit status says whether the tests passed.
+func gotest(args []string) error {
+	fs := flag.NewFlagSet("gotest", flag.ExitOnError)
+	top := fs.Int("top", 10, "how many of the longest packages and tests to list")
+	file := fs.String("timings", "", "a file to write every package's and test's time to, longest first")
+	fs.Parse(args)
+	rep, err := testjson.Convert(os.Stdin, os.Stdout)
+	if err != nil {
+		return err
+	}
+	rep.Write(os.Stdout, *top)
+	if *file == "" {
+		return nil
+	}
+	f, err := os.Create(*file)
+	if err != nil {
+		return err
+	}
+	rep.Write(f, max(len(rep.Packages), len(rep.Tests)))
+	return f.Close()
 }
