@@ -109,7 +109,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	budget := extensions.ComplexityBudget{Limiter: a.limiter, Rate: a.cfg.ComplexityRate, Limit: limitComplexity,
-		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present}
+		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone}
 	srv.Use(budget)
 	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
 	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,

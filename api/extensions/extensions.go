@@ -958,6 +958,8 @@ type ComplexityBudget struct {
 	// NoteRetryAfter notes a refusal's retryAfter for the HTTP answer.
 	NoteRetryAfter func(ctx context.Context, seconds int)
 	Present        graphql.ErrorPresenterFunc
+	// Free, if set, says whether the operation of ctx spends nothing.
+	Free func(ctx context.Context) bool
 }
 
 var _ interface {
@@ -970,7 +972,7 @@ func (ComplexityBudget) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (b ComplexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	price := OperationPrice(ctx)
-	if b.Rate.Off() || price <= 0 {
+	if b.Rate.Off() || price <= 0 || (b.Free != nil && b.Free(ctx)) {
 		return next(ctx)
 	}
 	refusal := b.Spend(ctx, price)
