@@ -106,6 +106,23 @@ const (
 	// operations at the complexity limit a minute, or 50 of the app's feed
 	// page at its largest.
 	DefaultComplexityRate = "300000/1m"
+	// DefaultWebsocketSubscribeRate is how many subscriptions one
+	// websocket may start by default, as count/period: a client subscribes
+	// to a few fields when it connects and again after a reconnect, where a
+	// subscribe-and-complete loop ran 20,000 starts in 11 s.
+	DefaultWebsocketSubscribeRate = "60/1m"
+	// DefaultWebsocketPingRate is how many pings one websocket may send by
+	// default, as count/period: a client pinging every second stays within
+	// it; each ping is answered, so a flood cost the server a pong apiece.
+	DefaultWebsocketPingRate = "60/1m"
+	// DefaultSocketSendBufferBytes is the send buffer asked of the kernel
+	// for each accepted connection by default (SO_SNDBUF; Linux keeps
+	// twice it for its bookkeeping): the bytes of an answer a client that
+	// stopped reading can park in the kernel, where the answer budget no
+	// longer counts them. The system's default grows to 4 MiB a connection
+	// (tcp_wmem). 256 KiB sustains 2.5 MB/s at a 100 ms round trip, ten
+	// times MinWriteRate.
+	DefaultSocketSendBufferBytes = 256 << 10
 	// DefaultMaxConnections caps the connections open on an instance by
 	// default; never more than the open-file limit leaves (see
 	// api/connections.go).
@@ -138,6 +155,9 @@ type ClientLimits struct {
 	MinWriteRate              int // bytes per second
 	MinWriteTime              time.Duration
 	ComplexityRate            ratelimit.Rate
+	WebsocketSubscribeRate    ratelimit.Rate // per socket
+	WebsocketPingRate         ratelimit.Rate // per socket
+	SocketSendBufferBytes     int
 	MaxConnections            int
 	MetricsAddr               string
 	MetricsPprof              bool
@@ -167,6 +187,11 @@ func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.DurationVar(&h.MinWriteTime, "min-write-time", env.duration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
 	h.ComplexityRate = env.rate("COMPLEXITY_RATE", DefaultComplexityRate)
 	fs.Var(rateValue{&h.ComplexityRate}, "complexity-rate", "complexity per viewer, or per client address when signed out, as count/period; every operation spends its price; off for none (COMPLEXITY_RATE)")
+	h.WebsocketSubscribeRate = env.rate("WS_SUBSCRIBE_RATE", DefaultWebsocketSubscribeRate)
+	fs.Var(rateValue{&h.WebsocketSubscribeRate}, "ws-subscribe-rate", "subscriptions one websocket may start, as count/period; past it a subscribe is refused with RATE_LIMITED (WS_SUBSCRIBE_RATE)")
+	h.WebsocketPingRate = env.rate("WS_PING_RATE", DefaultWebsocketPingRate)
+	fs.Var(rateValue{&h.WebsocketPingRate}, "ws-ping-rate", "pings one websocket may send, as count/period; past it the socket is closed with 4429 (WS_PING_RATE)")
+	fs.IntVar(&h.SocketSendBufferBytes, "socket-send-buffer-bytes", env.int("SOCKET_SEND_BUFFER_BYTES", DefaultSocketSendBufferBytes), "send buffer asked of the kernel for each accepted connection, bounding the answer bytes a client that stops reading parks there (SOCKET_SEND_BUFFER_BYTES)")
 	fs.IntVar(&h.MaxConnections, "max-connections", env.int("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
 	fs.StringVar(&h.MetricsAddr, "metrics-addr", env.text("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
 	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", env.bool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
@@ -186,9 +211,15 @@ func (h ClientLimits) check() error {
 		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections,
 		"max-operations-per-viewer": h.MaxOperationsPerViewer, "error-bytes-allowance": h.ErrorBytesAllowance,
 		"max-subscription-complexity": h.MaxSubscriptionComplexity,
-		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate} {
+		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate,
+		"socket-send-buffer-bytes": h.SocketSendBufferBytes} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
+		}
+	}
+	for name, r := range map[string]ratelimit.Rate{"ws-subscribe-rate": h.WebsocketSubscribeRate, "ws-ping-rate": h.WebsocketPingRate} {
+		if r.Off() {
+			return fmt.Errorf("-%s may not be off", name)
 		}
 	}
 	if h.ErrorBytesPerRequestByte < 0 {
@@ -211,7 +242,8 @@ func (h ClientLimits) describe() []any {
 		"maxSubscriptionComplexity", h.MaxSubscriptionComplexity,
 		"errorBytesPerRequestByte", h.ErrorBytesPerRequestByte, "errorBytesAllowance", h.ErrorBytesAllowance, "maxResponseBytes", h.MaxResponseBytes,
 		"maxResponseBytesInFlight", h.MaxResponseBytesInFlight, "minWriteRate", h.MinWriteRate, "minWriteTime", h.MinWriteTime,
-		"complexityRate", h.ComplexityRate.String(),
+		"complexityRate", h.ComplexityRate.String(), "websocketSubscribeRate", h.WebsocketSubscribeRate.String(),
+		"websocketPingRate", h.WebsocketPingRate.String(), "socketSendBufferBytes", h.SocketSendBufferBytes,
 		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }
 
