@@ -86,7 +86,8 @@ const (
 	DefaultMaxResponseBytes = 4 << 20
 	// DefaultMaxResponseBytesInFlight caps the bytes of the answers an
 	// instance holds at once, being made or sent, by default; one client
-	// address may hold its share of them, the share of the operations in
+	// (a signed-in user, each account apart, or a signed-out address) may
+	// hold its share of them, the share of the operations in
 	// flight it may run (MaxOperationsPerAddress/MaxOperationsInFlight), but
 	// never less than one answer at the cap.
 	DefaultMaxResponseBytesInFlight = 128 << 20
@@ -182,7 +183,7 @@ func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.IntVar(&h.ErrorBytesAllowance, "error-bytes-allowance", env.int("ERROR_BYTES_ALLOWANCE", DefaultErrorBytesAllowance), "bytes of errors any answer may hold, beside those per byte of its request (ERROR_BYTES_ALLOWANCE)")
 	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", env.int("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
 	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", env.int("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
-	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
+	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one client (a signed-in user, or a signed-out address) may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
 	fs.IntVar(&h.MinWriteRate, "min-write-rate", env.int("MIN_WRITE_RATE", DefaultMinWriteRate), "bytes per second a client must read an answer at: sending one may take MIN_WRITE_TIME and a second per MIN_WRITE_RATE bytes, then its connection is closed (MIN_WRITE_RATE)")
 	fs.DurationVar(&h.MinWriteTime, "min-write-time", env.duration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
 	h.ComplexityRate = env.rate("COMPLEXITY_RATE", DefaultComplexityRate)
