@@ -19,8 +19,13 @@ import (
 
 // answerBudget bounds the bytes of the answers the instance holds at once,
 // from the moment they are made until they are sent
-// (MaxResponseBytesInFlight), and those of one client address group, its
-// share (perAddress). An answer takes its bytes as it grows, in
+// (MaxResponseBytesInFlight), and those of one client, its share
+// (perAddress). A client is whom the other per-client bounds count
+// (clientSubject): a signed-in user, each account apart, or a signed-out
+// client's address group; so one address holds a share per account
+// signed in from it, and MaxConnectionsPerAddress and the kernel's send
+// buffers (SocketSendBufferBytes) bound what its connections park beyond
+// that. An answer takes its bytes as it grows, in
 // answerChunk steps, and gives them back once sent.
 type answerBudget struct {
 	max, perAddress int64
@@ -34,15 +39,16 @@ type answerBudget struct {
 // a lock taken at most once per chunk of its text.
 const answerChunk = 64 << 10
 
-// newAnswerBudget bounds answers to maxBytes on the instance, and an
-// address to the share of them it has of the operations in flight, but
+// newAnswerBudget bounds answers to maxBytes on the instance, and a
+// client (a signed-in user, or a signed-out address) to the share of them it has of the operations in flight, but
 // to no less than one answer at the cap (maxAnswer).
 func newAnswerBudget(maxBytes, maxAnswer, perAddressOps, totalOps int) *answerBudget {
 	share := int64(maxBytes) * int64(perAddressOps) / int64(max(totalOps, 1))
 	return &answerBudget{max: int64(maxBytes), perAddress: max(share, int64(maxAnswer)), byAddress: map[string]int64{}}
 }
 
-// take takes n bytes for an answer to address, or says which bound refused.
+// take takes n bytes for an answer to the client address names (a
+// clientSubject), or says which bound refused.
 func (b *answerBudget) take(address string, n int64) (refusedBy string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -148,7 +154,7 @@ type answerRefusal struct {
 const (
 	answerSize         = "size"           // MaxResponseBytes
 	answerErrors       = "errors"         // ErrorBytesPerRequestByte and ErrorBytesAllowance
-	answerBytesAddress = "address_bytes"  // an address's share of MaxResponseBytesInFlight
+	answerBytesAddress = "address_bytes"  // a client's share of MaxResponseBytesInFlight (a signed-in user's, or a signed-out address's)
 	answerBytesTotal   = "instance_bytes" // MaxResponseBytesInFlight
 )
 
@@ -193,7 +199,7 @@ func (s *answerSpend) release() {
 func (b *answerBudget) refusal(refusedBy string) *apperr.Error {
 	msg := fmt.Sprintf("the server holds as many bytes of answers as it may at once (MaxResponseBytesInFlight, %d); retry later", b.max)
 	if refusedBy == gateAddress {
-		msg = fmt.Sprintf("answers to one address may hold at most %d bytes at once (MaxResponseBytesInFlight's share of an address); retry when they have been read", b.perAddress)
+		msg = fmt.Sprintf("answers to one client (a signed-in user, or an address when signed out) may hold at most %d bytes at once (MaxResponseBytesInFlight's share of a client); retry when they have been read", b.perAddress)
 	}
 	return &apperr.Error{Code: apperr.CodeRateLimited, Message: msg, RetryAfter: operationRetryAfter}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"feedservice/api/settings"
+	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 )
 
@@ -395,5 +397,48 @@ func TestAuthLogOutLostMessages(t *testing.T) {
 	alices.expectClose(closeForbidden, 5*time.Second)
 	if res, end, closed := logOutOnSocket(t, bobs, acctViewerDoc); closed || end != nil || !strings.Contains(string(res.Data), bob.ID) {
 		t.Fatalf("bob's socket after alice's logOut: %s (end %v, closed %v)", res.Data, end, closed)
+	}
+}
+
+// TestAuthLogOutNotRefusedByTheBudgetsItRevokes: a thief's token spends
+// its user's mutation budget with markFeedRead batches and then their
+// complexity budget; the owner's logOut, with a token of their own, still
+// runs (the budgets are per user, so it was refused with RATE_LIMITED),
+// and the thief's token is refused after it.
+func TestAuthLogOutNotRefusedByTheBudgetsItRevokes(t *testing.T) {
+	t.Parallel()
+	const mutations = 3
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.MutationRate = ratelimit.Rate{Count: mutations, Period: time.Hour}
+		c.ComplexityRate = ratelimit.Rate{Count: 100, Period: time.Hour}
+	})
+	acctSignUp(t, s, "alice", "alice-password", nil)
+	thief := &client{s: s, Token: acctLogIn(t, s, "alice", "alice-password").Token}
+	owner := &client{s: s, Token: acctLogIn(t, s, "alice", "alice-password").Token}
+	const batch = `mutation { a: markFeedRead { unreadCount } b: markFeedRead { unreadCount } }`
+	for i := 0; thief.do(t, batch, nil).Code() != "RATE_LIMITED"; i++ {
+		if i > mutations {
+			t.Fatalf("%d markFeedRead batches ran under a budget of %d mutations", i+1, mutations)
+		}
+	}
+	if r := owner.do(t, `mutation { markFeedRead { unreadCount } }`, nil); r.Code() != "RATE_LIMITED" {
+		t.Fatalf("the owner's markFeedRead after the thief's batches: %+v, want RATE_LIMITED (one budget per user)", r.Errors)
+	}
+	// At a price of 1, as logOut's, so that the budget has no unit left.
+	for i := 0; thief.do(t, `{ __typename }`, nil).Code() != "RATE_LIMITED"; i++ {
+		if i > 100 {
+			t.Fatalf("%d queries of price 1 ran under a complexity budget of 100", i+1)
+		}
+	}
+	var out struct{ LogOut bool }
+	owner.mustDo(t, logOutDoc, nil, &out)
+	if !out.LogOut {
+		t.Fatal("logOut answered false")
+	}
+	logOutViewerRefused(t, s, "the thief's token after the owner's logOut", thief.Token)
+	// logOut beside another field is an ordinary mutation, and pays.
+	again := &client{s: s, Token: acctLogIn(t, s, "alice", "alice-password").Token}
+	if r := again.do(t, `mutation { markFeedRead { unreadCount } logOut }`, nil); r.Code() != "RATE_LIMITED" {
+		t.Errorf("logOut beside markFeedRead, budgets spent: %+v, want RATE_LIMITED", r.Errors)
 	}
 }

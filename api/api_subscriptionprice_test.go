@@ -5,6 +5,7 @@ package api
 // again from the viewer's complexity budget.
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"feedservice/api/settings"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
+	"feedservice/resolvers"
 )
 
 // heavyAddedSub selects a page of followers under each new feed item.
@@ -88,5 +90,60 @@ func TestSubscriptionEventsSpendTheBudget(t *testing.T) {
 		if ended[id] != "RATE_LIMITED" {
 			t.Errorf("subscription %s ended with %q, want RATE_LIMITED", id, ended[id])
 		}
+	}
+}
+
+// TestUnreadCountEventsSpendTheCountsPrice: a budget of 200 buys about 10
+// unreadCount events, each priced as the count in a query
+// (UnreadCountCost), not 200 at gqlgen's default price of 1. The author
+// posts one post at a time, each waited for as its count, until the
+// subscription ends.
+func TestUnreadCountEventsSpendTheCountsPrice(t *testing.T) {
+	t.Parallel()
+	const budget, maxPosts = 200, 60
+	price := priceOf(t, liveUnreadSub, nil)
+	if price != resolvers.UnreadCountCost {
+		t.Fatalf("subscription { unreadCount } costs %d, want UnreadCountCost (%d)", price, resolvers.UnreadCountCost)
+	}
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.ComplexityRate = ratelimit.Rate{Count: budget, Period: time.Hour}
+	})
+	reader := s.signUp(t, "reader")
+	author := s.signUp(t, "author")
+	liveFollow(t, reader, author)
+	conn := liveConnect(t, s, liveTransportWS, reader.Token)
+	id := conn.subscribe(liveUnreadSub)
+	events, code := 0, ""
+	for posted := 0; code == "" && posted <= maxPosts; posted++ {
+		if posted > 0 {
+			livePost(t, author, fmt.Sprintf("post %d", posted))
+		}
+		for {
+			res, end, err := conn.event(id, 10*time.Second)
+			if err != nil {
+				t.Fatalf("after %d posts and %d events, neither the count %d nor an end: %v", posted, events, posted, err)
+			}
+			if end != nil || len(res.Errors) > 0 {
+				code = liveErrorCode(res, end)
+				break
+			}
+			events++
+			var data struct{ UnreadCount int }
+			if err := json.Unmarshal(res.Data, &data); err != nil {
+				t.Fatalf("unreadCount sent %s", res.Data)
+			}
+			if data.UnreadCount >= posted {
+				break
+			}
+		}
+	}
+	t.Logf("budget %d, price %d: %d events, then %q", budget, price, events, code)
+	// The start and each event spend the price; the reader's follow spent
+	// a few units of the same budget.
+	if events > budget/price || events < budget/price-2 {
+		t.Errorf("a budget of %d bought %d unreadCount events, want about %d", budget, events, budget/price)
+	}
+	if code != "RATE_LIMITED" {
+		t.Errorf("the subscription ended with %q, want RATE_LIMITED", code)
 	}
 }

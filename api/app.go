@@ -173,6 +173,11 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 		log.Warn("TOKEN_SECRET is not set: this instance signs tokens with a secret of its own under -data; " +
 			"instances behind one load balancer must share TOKEN_SECRET or they refuse each other's tokens")
 	}
+	if cfg.Introspection && cfg.MySQLDSN != "" {
+		// MySQL marks a production set-up; the default suits the embedded
+		// one, where GraphiQL's docs need introspection.
+		log.Warn("INTROSPECTION is on with MYSQL_DSN set: anyone may read the whole schema; set INTROSPECTION=false (-introspection=false) in production")
+	}
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	a.engineCtx = engineCtx
 	a.closers = append(a.closers, stopEngine)

@@ -75,7 +75,9 @@ func listen(c settings.Settings) (ln net.Listener, maxConnections int, err error
 		return nil, 0, err
 	}
 	maxConnections = connectionCap(c.MaxConnections, openFileLimit())
-	return newConnectionLimitListener(tcp, maxConnections, c.MaxConnectionsPerAddress, c.IsTrustedProxy), maxConnections, nil
+	l := newConnectionLimitListener(tcp, maxConnections, c.MaxConnectionsPerAddress, c.IsTrustedProxy)
+	l.sendBufferBytes = c.SocketSendBufferBytes
+	return l, maxConnections, nil
 }
 
 // The answers of a connection refused by a cap, before it is closed.
@@ -91,6 +93,13 @@ type connectionLimitListener struct {
 	net.Listener
 	maxTotal, maxPerAddress int
 	exempt                  func(netip.Addr) bool
+	// sendBufferBytes is the send buffer each accepted connection asks of
+	// the kernel (SocketSendBufferBytes; 0 leaves the system's): the
+	// answer budget counts an answer's bytes until the kernel takes them,
+	// and the system's buffer grows to 4 MiB for a client that stops
+	// reading. Bounded, a write to such a client blocks, and its write
+	// deadline (MinWriteTime, MinWriteRate) closes the connection.
+	sendBufferBytes int
 
 	mu    sync.Mutex
 	total int
@@ -116,6 +125,9 @@ func (l *connectionLimitListener) Accept() (net.Conn, error) {
 			conn.Write([]byte(refusal))
 			conn.Close()
 			continue
+		}
+		if tcp, ok := conn.(*net.TCPConn); ok && l.sendBufferBytes > 0 {
+			_ = tcp.SetWriteBuffer(l.sendBufferBytes) // a refusal leaves the system's buffer: the cap is a bound, not a need
 		}
 		return &countedConn{Conn: conn, release: func() { l.release(group, capped) }}, nil
 	}

@@ -51,7 +51,18 @@ func (e subscriptionEvents) InterceptOperation(ctx context.Context, next graphql
 	}
 	turn := &eventTurn{events: e, price: extensions.OperationPrice(ctx), asked: make(chan struct{}, 1)}
 	ctx = resolvers.WithEventGate(ctx, turn)
-	return next(context.WithValue(ctx, eventTurnKey{}, turn))
+	responses := next(context.WithValue(ctx, eventTurnKey{}, turn))
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		if ctx.Err() != nil {
+			// The client completed the subscription (or its socket
+			// closed): what its resolver made of the cancelled context
+			// ("request cancelled") is no error of the server's, and no
+			// one reads it.
+			return nil
+		}
+		return res
+	}
 }
 
 // InterceptResponse asks the subscription's next event (the resolver's

@@ -65,7 +65,8 @@ func (a *app) graphqlHandler() http.Handler {
 	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation:        gorillaWebsocket{allowedOrigins: a.cfg.Origins(), metrics: a.metrics.websockets, open: &a.websockets, readLimit: readLimit},
+		Implementation: gorillaWebsocket{allowedOrigins: a.cfg.Origins(), metrics: a.metrics.websockets, open: &a.websockets, readLimit: readLimit,
+			subscribeRate: a.cfg.WebsocketSubscribeRate, pingRate: a.cfg.WebsocketPingRate},
 		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
@@ -109,7 +110,8 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	budget := extensions.ComplexityBudget{Limiter: a.limiter, Rate: a.cfg.ComplexityRate, Limit: limitComplexity,
-		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present}
+		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone}
+	srv.Use(subscriptionStarts{present: present}) // before the budget: a refused start spends nothing
 	srv.Use(budget)
 	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
 	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"feedservice/internal/apperr"
 	"feedservice/internal/ratelimit"
@@ -26,8 +27,8 @@ const (
 )
 
 // rateLimits spends each mutation field from a budget in Redis: signUp and
-// logIn from the client IP's auth budget, every other mutation from the
-// viewer's mutation budget (the client IP's when signed out). A refused
+// logIn from the client IP's auth budget, every other mutation but logOut
+// from the viewer's mutation budget (the client IP's when signed out). A refused
 // field answers RATE_LIMITED with extensions.retryAfter; the rest of the
 // operation runs as usual. It runs inside fieldHooks.
 type rateLimits struct {
@@ -44,6 +45,12 @@ func (l rateLimits) limitField(ctx context.Context, next graphql.Resolver) (any,
 	}
 	var err error
 	switch viewer := viewer.ID(ctx); {
+	case fc.Field.Name == "logOut":
+		// The budget may be spent by a stolen token, which its owner's
+		// logOut revokes: refusing it would keep the thief signed in. A
+		// logOut revokes the token it runs with, so each costs a logIn,
+		// which the auth budget bounds.
+		return next(ctx)
 	case fc.Field.Name == "signUp" || fc.Field.Name == "logIn":
 		err = l.limiter.Allow(ctx, limitAuth, l.auth, "ip:"+clientAddress(ctx))
 	case viewer != 0:
@@ -220,3 +227,31 @@ func (w *retryAfterWriter) Write(b []byte) (int, error) {
 }
 
 func (w *retryAfterWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logOutAlone says whether the operation of ctx is a mutation of logOut
+// alone (beside __typename), which the complexity budget lets through
+// free, as rateLimits does its field: the budget it would spend is the
+// one a stolen token may have spent, and the logOut revokes that token.
+// Any other field, or a fragment, pays as usual.
+func logOutAlone(ctx context.Context) bool {
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	if op == nil || op.Operation != ast.Mutation {
+		return false
+	}
+	logOuts := 0
+	for _, sel := range op.SelectionSet {
+		f, ok := sel.(*ast.Field)
+		switch {
+		case !ok || len(f.Directives) > 0:
+			return false
+		case f.Name == "logOut":
+			logOuts++
+		case f.Name != "__typename":
+			return false
+		}
+	}
+	return logOuts == 1
+}

@@ -17,6 +17,7 @@ import (
 
 	"feedservice/api/extensions"
 	"feedservice/internal/apperr"
+	"feedservice/internal/ratelimit"
 )
 
 // Websocket limits.
@@ -50,6 +51,9 @@ type gorillaWebsocket struct {
 	// the transport's PayloadReadLimit must be the same, or it replaces
 	// this with its own default once the socket is accepted.
 	readLimit int64
+	// subscribeRate and pingRate are each socket's budgets of subscription
+	// starts (WS_SUBSCRIBE_RATE) and pings (WS_PING_RATE).
+	subscribeRate, pingRate ratelimit.Rate
 }
 
 var _ transport.WebsocketImplementation = gorillaWebsocket{}
@@ -77,7 +81,8 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if protocol == "" {
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none
 	}
-	conn := &gorillaConn{c: c, metrics: g.metrics, protocol: protocol, open: g.open}
+	conn := &gorillaConn{c: c, metrics: g.metrics, protocol: protocol, open: g.open,
+		rates: &socketRates{subscribe: g.subscribeRate, ping: g.pingRate}}
 	if s := socketSessionOf(r.Context()); s != nil {
 		s.conn = conn
 	}
@@ -123,6 +128,7 @@ type gorillaConn struct {
 	closeCode atomic.Int32 // the first close code sent or received
 	closeOnce sync.Once
 	passed    int // messages NextReader passed on to gqlgen; its reader's alone
+	rates     *socketRates
 }
 
 var (
@@ -152,6 +158,10 @@ func (g *gorillaConn) nextMessage() (int, io.Reader, error) {
 	data, err := io.ReadAll(r)
 	if err != nil || !extensions.IsJSONText(data) {
 		return mt, bytes.NewReader(nil), nil
+	}
+	if !g.pingAllowed(data) {
+		g.refusePings()
+		return mt, nil, transport.ErrWebsocketClosed
 	}
 	return mt, bytes.NewReader(data), nil
 }

@@ -6,6 +6,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"feedservice/feed/pull"
 	"fmt"
 	"log/slog"
@@ -167,8 +168,11 @@ func (e *Engine) Registry() *prometheus.Registry { return e.metrics.Registry }
 
 // warnCache logs a failure of Redis that a read or write survives (the
 // deps' WarnRedis), at most once per RateLimitWarnInterval with the count
-// of those held back.
+// of those held back. A cancelled context is not logged.
 func (e *Engine) warnCache(msg string, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the caller gave up, not Redis: no operator's news
+	}
 	if ok, suppressed := e.cacheWarn.Take(time.Now()); ok {
 		e.log.Warn(msg, "err", err, "suppressed", suppressed)
 	}

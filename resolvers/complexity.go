@@ -53,7 +53,9 @@ func textCost(maxChars int) func(int) int {
 // count costs UnreadCountCost. A long text field costs by the most bytes it
 // holds (textCost): a post body 6, a bio 4. Every other field costs 1 plus
 // its children (gqlgen's default). The pages of a user's lists cost more
-// (userListCost).
+// (userListCost). Each subscription field is priced as its query twin,
+// since every event runs it again: unreadCount as the count, feedItemAdded
+// as a feed page of one entry.
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	c.Post.Body = textCost(config.MaxPostChars)
@@ -71,6 +73,8 @@ func Complexity() graph.ComplexityRoot {
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
 	c.FeedItem.Reposters = func(child int) int { return 1 + config.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }
+	c.Subscription.UnreadCount = func(int) int { return UnreadCountCost }
+	c.Subscription.FeedItemAdded = func(child int) int { return connectionCost(child, new(1), nil, nil, nil) }
 	return c
 }
 

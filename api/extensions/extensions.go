@@ -934,7 +934,7 @@ func firstQuoted(msg string) string {
 
 // ComplexityBudget spends each operation's price (ComplexityLimit's) from
 // a budget in Redis, the viewer's or, signed out, the client address's
-// (COMPLEXITY_RATE), before it runs; past it the operation is answered
+// (COMPLEXITY_RATE), before it runs (a subscription as it starts); past it the operation is answered
 // RATE_LIMITED with retryAfter alone. An operation costing more than the
 // whole budget spends all of it.
 //
@@ -958,19 +958,40 @@ type ComplexityBudget struct {
 	// NoteRetryAfter notes a refusal's retryAfter for the HTTP answer.
 	NoteRetryAfter func(ctx context.Context, seconds int)
 	Present        graphql.ErrorPresenterFunc
+	// Free, if set, says whether the operation of ctx spends nothing.
+	Free func(ctx context.Context) bool
 }
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationContextMutator
 	graphql.OperationInterceptor
 } = ComplexityBudget{}
 
 func (ComplexityBudget) ExtensionName() string                   { return "ComplexityBudget" }
 func (ComplexityBudget) Validate(graphql.ExecutableSchema) error { return nil }
 
+// MutateOperationContext spends a subscription's price as it starts, in
+// the socket's reader: the websocket transport runs a subscription in a
+// goroutine of its own, whose context the client's complete cancels, so
+// spent there a subscribe-and-complete loop went through unpaid. Its
+// events pay again, each (the server's subscriptionEvents).
+func (b ComplexityBudget) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil || op.Operation.Operation != ast.Subscription {
+		return nil
+	}
+	price, _ := op.Stats.GetExtension(complexityStats).(int)
+	refusal := b.Spend(ctx, price)
+	if refusal == nil {
+		return nil
+	}
+	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this subscription costs %d as it starts and again for each event; retry later", b.Rate.Count, b.Rate.Period, price)
+	return b.Present(graphql.WithOperationContext(ctx, op), refusal)
+}
+
 func (b ComplexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	price := OperationPrice(ctx)
-	if b.Rate.Off() || price <= 0 {
+	if b.Rate.Off() || price <= 0 || (b.Free != nil && b.Free(ctx)) || isSubscription(ctx) {
 		return next(ctx)
 	}
 	refusal := b.Spend(ctx, price)
@@ -980,6 +1001,12 @@ func (b ComplexityBudget) InterceptOperation(ctx context.Context, next graphql.O
 	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.Rate.Count, b.Rate.Period, price)
 	b.NoteRetryAfter(ctx, refusal.RetryAfterSeconds())
 	return RefusedOperation(ctx, b.Present, refusal)
+}
+
+// isSubscription says whether the operation of ctx is a subscription.
+func isSubscription(ctx context.Context) bool {
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Subscription
 }
 
 // Spend spends price from the budget of ctx's client, or says when it can

@@ -86,7 +86,8 @@ const (
 	DefaultMaxResponseBytes = 4 << 20
 	// DefaultMaxResponseBytesInFlight caps the bytes of the answers an
 	// instance holds at once, being made or sent, by default; one client
-	// address may hold its share of them, the share of the operations in
+	// (a signed-in user, each account apart, or a signed-out address) may
+	// hold its share of them, the share of the operations in
 	// flight it may run (MaxOperationsPerAddress/MaxOperationsInFlight), but
 	// never less than one answer at the cap.
 	DefaultMaxResponseBytesInFlight = 128 << 20
@@ -106,6 +107,23 @@ const (
 	// operations at the complexity limit a minute, or 50 of the app's feed
 	// page at its largest.
 	DefaultComplexityRate = "300000/1m"
+	// DefaultWebsocketSubscribeRate is how many subscriptions one
+	// websocket may start by default, as count/period: a client subscribes
+	// to a few fields when it connects and again after a reconnect, where a
+	// subscribe-and-complete loop ran 20,000 starts in 11 s.
+	DefaultWebsocketSubscribeRate = "60/1m"
+	// DefaultWebsocketPingRate is how many pings one websocket may send by
+	// default, as count/period: a client pinging every second stays within
+	// it; each ping is answered, so a flood cost the server a pong apiece.
+	DefaultWebsocketPingRate = "60/1m"
+	// DefaultSocketSendBufferBytes is the send buffer asked of the kernel
+	// for each accepted connection by default (SO_SNDBUF; Linux keeps
+	// twice it for its bookkeeping): the bytes of an answer a client that
+	// stopped reading can park in the kernel, where the answer budget no
+	// longer counts them. The system's default grows to 4 MiB a connection
+	// (tcp_wmem). 256 KiB sustains 2.5 MB/s at a 100 ms round trip, ten
+	// times MinWriteRate.
+	DefaultSocketSendBufferBytes = 256 << 10
 	// DefaultMaxConnections caps the connections open on an instance by
 	// default; never more than the open-file limit leaves (see
 	// api/connections.go).
@@ -138,6 +156,9 @@ type ClientLimits struct {
 	MinWriteRate              int // bytes per second
 	MinWriteTime              time.Duration
 	ComplexityRate            ratelimit.Rate
+	WebsocketSubscribeRate    ratelimit.Rate // per socket
+	WebsocketPingRate         ratelimit.Rate // per socket
+	SocketSendBufferBytes     int
 	MaxConnections            int
 	MetricsAddr               string
 	MetricsPprof              bool
@@ -162,11 +183,16 @@ func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.IntVar(&h.ErrorBytesAllowance, "error-bytes-allowance", env.int("ERROR_BYTES_ALLOWANCE", DefaultErrorBytesAllowance), "bytes of errors any answer may hold, beside those per byte of its request (ERROR_BYTES_ALLOWANCE)")
 	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", env.int("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
 	fs.IntVar(&h.MaxResponseBytes, "max-response-bytes", env.int("MAX_RESPONSE_BYTES", DefaultMaxResponseBytes), "bytes of one answer (a batch's together); a larger one is refused whole with RESPONSE_TOO_LARGE (MAX_RESPONSE_BYTES)")
-	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one address may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
+	fs.IntVar(&h.MaxResponseBytesInFlight, "max-response-bytes-in-flight", env.int("MAX_RESPONSE_BYTES_IN_FLIGHT", DefaultMaxResponseBytesInFlight), "bytes of the answers this instance holds at once, being made or sent; one client (a signed-in user, or a signed-out address) may hold its share, as of operations in flight; past it RATE_LIMITED (MAX_RESPONSE_BYTES_IN_FLIGHT)")
 	fs.IntVar(&h.MinWriteRate, "min-write-rate", env.int("MIN_WRITE_RATE", DefaultMinWriteRate), "bytes per second a client must read an answer at: sending one may take MIN_WRITE_TIME and a second per MIN_WRITE_RATE bytes, then its connection is closed (MIN_WRITE_RATE)")
 	fs.DurationVar(&h.MinWriteTime, "min-write-time", env.duration("MIN_WRITE_TIME", DefaultMinWriteTime), "how long sending any answer may take, beside its bytes at MIN_WRITE_RATE (MIN_WRITE_TIME)")
 	h.ComplexityRate = env.rate("COMPLEXITY_RATE", DefaultComplexityRate)
 	fs.Var(rateValue{&h.ComplexityRate}, "complexity-rate", "complexity per viewer, or per client address when signed out, as count/period; every operation spends its price; off for none (COMPLEXITY_RATE)")
+	h.WebsocketSubscribeRate = env.rate("WS_SUBSCRIBE_RATE", DefaultWebsocketSubscribeRate)
+	fs.Var(rateValue{&h.WebsocketSubscribeRate}, "ws-subscribe-rate", "subscriptions one websocket may start, as count/period; past it a subscribe is refused with RATE_LIMITED (WS_SUBSCRIBE_RATE)")
+	h.WebsocketPingRate = env.rate("WS_PING_RATE", DefaultWebsocketPingRate)
+	fs.Var(rateValue{&h.WebsocketPingRate}, "ws-ping-rate", "pings one websocket may send, as count/period; past it the socket is closed with 4429 (WS_PING_RATE)")
+	fs.IntVar(&h.SocketSendBufferBytes, "socket-send-buffer-bytes", env.int("SOCKET_SEND_BUFFER_BYTES", DefaultSocketSendBufferBytes), "send buffer asked of the kernel for each accepted connection, bounding the answer bytes a client that stops reading parks there (SOCKET_SEND_BUFFER_BYTES)")
 	fs.IntVar(&h.MaxConnections, "max-connections", env.int("MAX_CONNECTIONS", DefaultMaxConnections), "connections open on this instance, at most the open-file limit less what the server needs besides (MAX_CONNECTIONS)")
 	fs.StringVar(&h.MetricsAddr, "metrics-addr", env.text("METRICS_ADDR", DefaultMetricsAddr), "listen address of /metrics, apart from -addr; empty: no metrics listener (METRICS_ADDR)")
 	fs.BoolVar(&h.MetricsPprof, "metrics-pprof", env.bool("METRICS_PPROF", false), "serve Go's profiles (net/http/pprof) at /debug/pprof/ on the metrics listener (METRICS_PPROF)")
@@ -186,9 +212,15 @@ func (h ClientLimits) check() error {
 		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections,
 		"max-operations-per-viewer": h.MaxOperationsPerViewer, "error-bytes-allowance": h.ErrorBytesAllowance,
 		"max-subscription-complexity": h.MaxSubscriptionComplexity,
-		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate} {
+		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate,
+		"socket-send-buffer-bytes": h.SocketSendBufferBytes} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
+		}
+	}
+	for name, r := range map[string]ratelimit.Rate{"ws-subscribe-rate": h.WebsocketSubscribeRate, "ws-ping-rate": h.WebsocketPingRate} {
+		if r.Off() {
+			return fmt.Errorf("-%s may not be off", name)
 		}
 	}
 	if h.ErrorBytesPerRequestByte < 0 {
@@ -211,7 +243,8 @@ func (h ClientLimits) describe() []any {
 		"maxSubscriptionComplexity", h.MaxSubscriptionComplexity,
 		"errorBytesPerRequestByte", h.ErrorBytesPerRequestByte, "errorBytesAllowance", h.ErrorBytesAllowance, "maxResponseBytes", h.MaxResponseBytes,
 		"maxResponseBytesInFlight", h.MaxResponseBytesInFlight, "minWriteRate", h.MinWriteRate, "minWriteTime", h.MinWriteTime,
-		"complexityRate", h.ComplexityRate.String(),
+		"complexityRate", h.ComplexityRate.String(), "websocketSubscribeRate", h.WebsocketSubscribeRate.String(),
+		"websocketPingRate", h.WebsocketPingRate.String(), "socketSendBufferBytes", h.SocketSendBufferBytes,
 		"maxConnections", h.MaxConnections, "metricsAddr", h.MetricsAddr, "metricsPprof", h.MetricsPprof}
 }
 

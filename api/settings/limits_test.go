@@ -26,8 +26,10 @@ func TestHardeningSettings(t *testing.T) {
 		ErrorBytesPerRequestByte: DefaultErrorBytesPerRequestByte, ErrorBytesAllowance: DefaultErrorBytesAllowance,
 		MaxOperationsPerSocket: DefaultMaxOperationsPerSocket, MaxResponseBytes: DefaultMaxResponseBytes,
 		MaxResponseBytesInFlight: DefaultMaxResponseBytesInFlight, MinWriteRate: DefaultMinWriteRate, MinWriteTime: DefaultMinWriteTime,
-		ComplexityRate: ratelimit.Rate{Count: 300_000, Period: time.Minute},
-		MaxConnections: DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
+		ComplexityRate:         ratelimit.Rate{Count: 300_000, Period: time.Minute},
+		WebsocketSubscribeRate: ratelimit.Rate{Count: 60, Period: time.Minute}, WebsocketPingRate: ratelimit.Rate{Count: 60, Period: time.Minute},
+		SocketSendBufferBytes: DefaultSocketSendBufferBytes,
+		MaxConnections:        DefaultMaxConnections, MetricsAddr: DefaultMetricsAddr}
 	if c.ClientLimits != want {
 		t.Fatalf("defaults %+v, want %+v", c.ClientLimits, want)
 	}
@@ -57,6 +59,10 @@ func TestHardeningSettings(t *testing.T) {
 		{"-error-bytes-allowance", "ERROR_BYTES_ALLOWANCE", "1", "0", func(c Settings) string { return strconv.Itoa(c.ErrorBytesAllowance) }},
 		{"-min-write-rate", "MIN_WRITE_RATE", "1", "0", func(c Settings) string { return strconv.Itoa(c.MinWriteRate) }},
 		{"-min-write-time", "MIN_WRITE_TIME", "1ns", "0s", func(c Settings) string { return c.MinWriteTime.String() }},
+		{"-socket-send-buffer-bytes", "SOCKET_SEND_BUFFER_BYTES", "1", "0", func(c Settings) string { return strconv.Itoa(c.SocketSendBufferBytes) }},
+		// The per-socket rates: one a period is the least; off would lift them.
+		{"-ws-subscribe-rate", "WS_SUBSCRIBE_RATE", "1/1ns", "off", func(c Settings) string { return c.WebsocketSubscribeRate.String() }},
+		{"-ws-ping-rate", "WS_PING_RATE", "1/1ns", "off", func(c Settings) string { return c.WebsocketPingRate.String() }},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.least)

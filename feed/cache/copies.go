@@ -248,7 +248,7 @@ func (c *Tiers) loadPosts(ctx context.Context, ids []int64) ([]*models.Post, err
 func (c *Tiers) countLookups(kind string, hits, misses int, failure error) {
 	c.d.Metrics.CacheLookups.WithLabelValues(metrics.TierRedis, kind, "hit").Add(float64(hits))
 	result := "miss"
-	if failure != nil {
+	if failure != nil && !errors.Is(failure, context.Canceled) { // a caller that gave up is no Redis failure
 		result = "error"
 		c.d.WarnRedis("redis cache read failed; reading MySQL", failure)
 	}

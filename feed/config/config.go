@@ -20,9 +20,15 @@ const (
 	MinPasswordChars    = 10
 	MaxPasswordChars    = 200
 	MaxDisplayNameChars = 50
-	MaxBioChars         = 300
-	MaxReposters        = 10  // reposters listed on one feed entry
-	MaxNodesPerRequest  = 100 // ids one nodes() call may ask for
+	// MaxCombiningMarksPerChar is how many combining marks (Unicode's
+	// category M) a display name may stack on one visible character:
+	// Vietnamese stacks two, Hebrew with its points and cantillation up to
+	// four, an emoji keycap two; "a" with 40 acute accents drew a column
+	// over the names around it.
+	MaxCombiningMarksPerChar = 4
+	MaxBioChars              = 300
+	MaxReposters             = 10  // reposters listed on one feed entry
+	MaxNodesPerRequest       = 100 // ids one nodes() call may ask for
 	// MaxHomeInsertEvery is the largest Config.HomeInsertEvery: past it
 	// the inserted kinds would not show on a page of MaxPageSize.
 	MaxHomeInsertEvery = 100

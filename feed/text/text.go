@@ -82,16 +82,27 @@ func Username(username string) error {
 // what remains may name a user: 1 to MaxDisplayNameChars code points of
 // valid UTF-8, on one line (no control characters at all, line feed and
 // tab included, unlike a post or a bio), without bidirectional
-// formatting characters, and at least one of them visible (as a post's).
+// formatting characters, at least one of them visible (as a post's), and
+// at most MaxCombiningMarksPerChar combining marks on each visible
+// character (none on an invisible one, nor at the start).
 func DisplayName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n == 0 || n > config.MaxDisplayNameChars || !utf8.ValidString(name) {
 		return "", apperr.BadInput("a display name is 1 to %d characters", config.MaxDisplayNameChars)
 	}
-	n := 0
+	n, marks, base := 0, 0, false // marks stacked on the last character, and whether it shows
 	for _, r := range name {
 		n++
+		if unicode.Is(unicode.M, r) {
+			marks++
+		} else {
+			marks, base = 0, visible(r)
+		}
 		switch {
+		case marks > 0 && !base:
+			return "", apperr.BadInput("the display name holds the combining mark %U at character %d without a visible character before it to carry it", r, n)
+		case marks > config.MaxCombiningMarksPerChar:
+			return "", apperr.BadInput("the display name stacks more than %d combining marks on one character (at character %d): they would draw over the text around the name", config.MaxCombiningMarksPerChar, n)
 		case unicode.IsControl(r):
 			return "", apperr.BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
 		case bidiControl(r):

@@ -60,6 +60,18 @@ func TestDisplayName(t *testing.T) {
 		{"\u2800\u2800", ""},
 		{"\u3164", ""},         // the Hangul filler
 		{"a\u200b", "a\u200b"}, // one visible character is enough
+		// Combining marks: MaxCombiningMarksPerChar on each visible
+		// character, none without one.
+		{"a" + strings.Repeat("\u0301", config.MaxCombiningMarksPerChar), "a" + strings.Repeat("\u0301", config.MaxCombiningMarksPerChar)},
+		{"a" + strings.Repeat("\u0301", config.MaxCombiningMarksPerChar+1), ""},
+		{"a" + strings.Repeat("\u0301", 40), ""},
+		{strings.Repeat("a\u0301\u0323", 10), strings.Repeat("a\u0301\u0323", 10)},
+		{"Nguy\u1ec5n", "Nguy\u1ec5n"}, // precomposed
+		{"Nguye\u0302\u0303n", "Nguye\u0302\u0303n"},
+		{"1\ufe0f\u20e3", "1\ufe0f\u20e3"}, // a keycap emoji
+		{"\u0301a", ""},                    // a mark with nothing before it
+		{"x \u0301", ""},                   // on a space
+		{"x\u200b\u0301", ""},              // on a zero-width space
 	} {
 		got, err := DisplayName(tc.name)
 		switch {

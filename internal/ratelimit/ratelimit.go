@@ -118,6 +118,10 @@ func (l *Limiter) key(limit, subject string) string {
 // every instance spends from the same one. The whole budget may be spent
 // at once (the burst is the count); it then refills evenly over the period.
 //
+// A context ended before Redis answered is no failure of Redis: Allow
+// then returns the context's error, unwrapped to no apperr.Error, and
+// neither counts nor warns of it.
+//
 // When Redis does not answer, Allow spends from a budget of the same rate
 // kept in this process (fallbackLimiter), counts the action in
 // feed_rate_limit_fallback_total and warns, at most once every warnEvery
@@ -135,6 +139,11 @@ func (l *Limiter) Allow(ctx context.Context, limit string, rate Rate, subject st
 		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period})
 	var retryAfter time.Duration
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The caller gave up (a client that completed its subscription, a
+		// request whose client went away): Redis did not fail, and no one
+		// waits for the action.
+		return fmt.Errorf("rate limit %s: %w", limit, ctx.Err())
 	case err != nil:
 		l.fallbackChecks.Inc()
 		if ok, suppressed := l.fallbackWarn.Take(time.Now()); ok {
@@ -170,24 +179,58 @@ type fallbackLimiter struct {
 // allow spends one action of key's budget at now; 0 when allowed, else
 // how long until one action is allowed again.
 func (l *fallbackLimiter) allow(key string, rate Rate, now time.Time) (retryAfter time.Duration) {
-	interval := rate.Period / time.Duration(rate.Count)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.full == nil {
 		l.full = map[string]time.Time{}
 	}
 	whole, ok := l.full[key]
-	if !ok || whole.Before(now) {
-		whole = now
-	}
-	next := whole.Add(interval)
-	if wait := next.Sub(now) - rate.Period; wait > 0 {
+	next, wait := spend(whole, rate, now)
+	if wait > 0 {
 		return wait
 	}
 	if !ok && len(l.full) >= l.maxSubjects {
 		l.dropOne(now)
 	}
 	l.full[key] = next
+	return 0
+}
+
+// spend is one action of a GCRA budget of rate (burst = count, refilled
+// evenly over the period) that is whole again at whole: the budget's new
+// whole time, or how long until one action is allowed.
+func spend(whole time.Time, rate Rate, now time.Time) (next time.Time, wait time.Duration) {
+	if whole.Before(now) {
+		whole = now
+	}
+	next = whole.Add(rate.Period / time.Duration(rate.Count))
+	if wait = next.Sub(now) - rate.Period; wait > 0 {
+		return whole, wait
+	}
+	return next, 0
+}
+
+// Local is one subject's budget kept in this process alone, for what only
+// one instance sees (a websocket's messages): the GCRA of Allow without
+// Redis. The zero Local is a whole budget; it is safe for concurrent use.
+type Local struct {
+	mu    sync.Mutex
+	whole time.Time
+}
+
+// Allow spends one action at rate; 0 when allowed, else how long until one
+// action is allowed again. An off rate allows everything.
+func (b *Local) Allow(rate Rate, now time.Time) (retryAfter time.Duration) {
+	if rate.Off() {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	next, wait := spend(b.whole, rate, now)
+	if wait > 0 {
+		return wait
+	}
+	b.whole = next
 	return 0
 }
 

@@ -325,3 +325,62 @@ func TestFallbackLimiterSubjectsEdge(t *testing.T) {
 		}
 	}
 }
+
+// A context ended before Redis answered (a client that completed its
+// subscription, or went away) is no failure of Redis: Allow returns the
+// context's error, and neither counts the action as checked in process
+// nor warns. A subscribe-and-complete loop raised the fallback's alarm
+// for every cycle.
+func TestAllowWithAnEndedContextIsNoRedisFailure(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	log := &uncheckedLog{}
+	l := newTestLimiter(rdb, prefix, testWarnEvery, slog.New(log))
+	rate := Rate{Count: 5, Period: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 10 {
+		if err := l.Allow(ctx, "test", rate, "user:1"); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Allow with a cancelled context: %v, want nil or context.Canceled", err)
+		}
+	}
+	if got := counterValue(l.fallbackChecks); got != 0 {
+		t.Errorf("feed_rate_limit_fallback_total %v after cancelled checks, want 0", got)
+	}
+	if got := log.warnings(); len(got) != 0 {
+		t.Errorf("cancelled checks logged %d warnings that Redis failed", len(got))
+	}
+}
+
+// Local's edges, those of the fallback's budget: n actions at once, the
+// next refused for one interval, one more after it, whole after the
+// period; an off rate allows everything.
+func TestLocalEdge(t *testing.T) {
+	const n = 4
+	rate := Rate{Count: n, Period: time.Minute} // an interval of 15 s
+	var b Local
+	t0 := time.Unix(1000, 0)
+	for i := range n {
+		if wait := b.Allow(rate, t0); wait != 0 {
+			t.Fatalf("action %d of %d refused, wait %v", i+1, n, wait)
+		}
+	}
+	if wait := b.Allow(rate, t0); wait != 15*time.Second {
+		t.Fatalf("action %d: wait %v, want 15s", n+1, wait)
+	}
+	if wait := b.Allow(rate, t0.Add(15*time.Second)); wait != 0 {
+		t.Fatalf("one interval later: wait %v, want allowed", wait)
+	}
+	if wait := b.Allow(rate, t0.Add(15*time.Second)); wait == 0 {
+		t.Fatal("two actions allowed one interval later")
+	}
+	for i := range n {
+		if wait := b.Allow(rate, t0.Add(15*time.Second+rate.Period)); wait != 0 {
+			t.Fatalf("after the period, action %d of %d refused, wait %v", i+1, n, wait)
+		}
+	}
+	for range 3 * n {
+		if wait := b.Allow(Rate{}, t0); wait != 0 {
+			t.Fatalf("an off rate refused, wait %v", wait)
+		}
+	}
+}
