@@ -81,7 +81,12 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 // unfollow is Unfollow inside the caller's transaction.
 func (s *Store) unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
 	// Each side is removed if it is there, as Follow writes each: a retry
-	// completes an unfollow whose other data node failed to commit.
+	// completes an unfollow whose other data node failed to commit. The
+	// lists go first, whatever is left of the follow: their rows are on
+	// the follower's node, with the following side.
+	if err := removeFromLists(tx, followerID, followeeID); err != nil {
+		return false, err
+	}
 	var seq []int64
 	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil {
 		return false, err

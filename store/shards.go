@@ -23,7 +23,8 @@ import (
 //	followers        user_id        relation_marks   user_id
 //	posts            id             promoted_posts   post_id
 //	outbox_events    id             blocked_by       user_id (the blocked)
-//	                                muted_by         user_id (the muted)
+//	lists            owner_id       muted_by         user_id (the muted)
+//	list_members     owner_id
 //
 // A post's id carries its author's shard (ids.NextBeside), and an outbox
 // event's id the shard of the user whose change wrote it, so that both are
@@ -53,6 +54,8 @@ var placement = map[string]string{
 	"mutes":           "muter_id",
 	"blocked_by":      "user_id",
 	"muted_by":        "user_id",
+	"lists":           "owner_id",
+	"list_members":    "owner_id",
 	"outbox_events":   "id",
 }
 

@@ -20,6 +20,7 @@ const (
 	MinPasswordChars    = 10
 	MaxPasswordChars    = 200
 	MaxDisplayNameChars = 50
+	MaxListNameChars    = 100 // a list's name after trimming, in Unicode code points
 	MaxBioChars         = 300
 	MaxReposters        = 10  // reposters listed on one feed entry
 	MaxNodesPerRequest  = 100 // ids one nodes() call may ask for
