@@ -27,6 +27,7 @@ var migrations = []migration{
 	{7, "blocks, mutes", migrateV7},
 	{8, "muted_by (the sharded layout's who-mutes-whom, on the muted's node)", migrateV8},
 	{9, "lists, list_members", migrateV9},
+	{10, "follow_requests", migrateV10},
 }
 
 // schemaMigration records an applied step.
@@ -283,4 +284,20 @@ func (v9ListMember) TableName() string { return "list_members" }
 
 func migrateV9(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v9List{}, &v9ListMember{})
+}
+
+// The table of version 10: follow requests, keyed by the asked user
+// first. ix_follow_requests_seq pages their requests by id; the reverse
+// index answers "have I asked" for a batch of users.
+type v10FollowRequest struct {
+	UserID      int64 `gorm:"primaryKey;autoIncrement:false;index:ix_follow_requests_seq,priority:1;uniqueIndex:ux_follow_requests_requester,priority:2"`
+	RequesterID int64 `gorm:"primaryKey;autoIncrement:false;uniqueIndex:ux_follow_requests_requester,priority:1"`
+	ID          int64 `gorm:"not null;index:ix_follow_requests_seq,priority:2"`
+	CreatedAt   time.Time
+}
+
+func (v10FollowRequest) TableName() string { return "follow_requests" }
+
+func migrateV10(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v10FollowRequest{})
 }

@@ -126,7 +126,7 @@ func (l *nodeLogs) lastSeen(nodes, before, after []int) []string {
 // feed's view of the reader, a timeline, both relation lists (the fan-out's
 // follower scan is the followers list), a user's counts, a post by id,
 // sign-in by name, the outbox dispatcher's reads and marks, and every read
-// and write of a reader's lists.
+// and write of a reader's lists, and the reads of follow requests.
 func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -177,6 +177,15 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.AddListMember(ctx, reader, list.ID, author, 7001, now, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Unfollow(ctx, reader, users[6], models.EventUnfollowed, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestFollow(ctx, reader, users[6], 7010, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestFollow(ctx, users[7], reader, 7011, now); err != nil {
 		t.Fatal(err)
 	}
 	pending, err := s.PendingEvents(ctx, 1000)
@@ -237,6 +246,18 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		}},
 		{"a member's removal (RemoveListMember)", reader, func() error { return s.RemoveListMember(ctx, reader, 7002, users[5]) }},
 		{"a list's deletion (DeleteList)", reader, func() error { return s.DeleteList(ctx, reader, 7002) }},
+		{"the reader's follow requests (FollowRequestsPage)", reader, func() error {
+			_, err := s.FollowRequestsPage(ctx, reader, Older, 1<<62, 20)
+			return err
+		}},
+		{"the requests to count (FollowRequestCount)", reader, func() error { _, err := s.FollowRequestCount(ctx, reader); return err }},
+		{"whom the reader asked to follow (RequestedAmong)", reader, func() error {
+			asked, err := s.RequestedAmong(ctx, reader, users)
+			if err == nil && !asked[users[6]] {
+				err = fmt.Errorf("RequestedAmong(%d) = %v: the request to %d is missing", reader, asked, users[6])
+			}
+			return err
+		}},
 	} {
 		got, seen := logs.touched(st.run)
 		if want := s.ShardOf(st.owner); len(got) != 1 || got[0] != want {
