@@ -147,9 +147,15 @@ func TestDocsAPIExamplesRunAsWritten(t *testing.T) {
 			// The page signs up (then logs in and out) as ada: later
 			// blocks run with her newest token, and after logOut with a
 			// new one, as a reader would log in again.
-			var data struct{ SignUp, LogIn *struct{ Token string } }
+			var data struct {
+				SignUp, LogIn *struct{ Token string }
+				CreateList    *struct{ List struct{ ID string } }
+			}
 			json.Unmarshal(r.Data, &data)
 			switch {
+			case data.CreateList != nil:
+				// The page's later list examples name the list it made.
+				docVariables["listId"] = data.CreateList.List.ID
 			case data.SignUp != nil:
 				ada = &client{s: s, Token: data.SignUp.Token, Name: "ada"}
 			case data.LogIn != nil:

@@ -19,6 +19,7 @@ import (
 	"feedservice/internal/apperr"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
+	"feedservice/models"
 	"feedservice/store"
 )
 
@@ -185,14 +186,14 @@ func TestEngineMatchesModel(t *testing.T) {
 		t.Cleanup(func() { timeline.InboxTrimEvery = every })
 		seed := modelSeed(t)
 		t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
-		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), modelSteps(), modelUsers())
+		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), modelSteps(), modelUsers())
 	})
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
 			t.Parallel()
 			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, r.steps, r.users)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, nil, r.steps, r.users)
 		})
 	}
 }
@@ -219,7 +220,7 @@ func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, 
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), steps, userCount)
+			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), steps, userCount)
 		})
 	}
 }
@@ -252,6 +253,17 @@ func toggleRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, seed>>5))
 }
 
+// listRand draws, for a run with seed, the list changes and the page
+// sizes of the lists' checks: a stream of its own, so that the others
+// (and the runs recorded with them) stay as they were.
+func listRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x2545f4914f6cdd1d, seed>>7))
+}
+
+// listPercent is the share of steps that begin with a list change (drawn
+// from the run's list stream).
+const listPercent = 6
+
 // modelClaimAfter is the fan-out's ClaimAfter in the model runs: a
 // message a killed worker held is taken over soon.
 const modelClaimAfter = 200 * time.Millisecond
@@ -264,8 +276,10 @@ const hidingPercent = 8
 // from hides (none when nil: a regression recorded before they existed);
 // toggles (when not nil) toggles some blocks again at once, as an actor
 // who toggles a block on someone does, so that the other user's reset is
-// held back (BlockResetInterval) and their state patched or deferred.
-func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles *rand.Rand, steps, userCount int) {
+// held back (BlockResetInterval) and their state patched or deferred;
+// listRng (when not nil) makes lists, adds and removes their members, and
+// each check then reads every list's feed against the model's.
+func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles, listRng *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
 	if fanout.ClaimAfter != modelClaimAfter {
 		t.Fatal("runModel runs under runModelModes, which shortens the fan-out's ClaimAfter once for its parallel runs")
@@ -339,7 +353,11 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 	}
 	star := users[0]     // followed by many: crosses the celebrity threshold
 	var hidSince []int64 // the users of the blocks and mutes since the last check
+	lists := &modelLists{model: model}
 	for step := range steps {
+		if listRng != nil && listRng.IntN(100) < listPercent {
+			lists.change(t, on(step), listRng, circle, step)
+		}
 		if hides != nil && hides.IntN(100) < hidingPercent {
 			// Mutes twice as often as blocks, each undone as often as made;
 			// half of them of someone the feed shows: the author of one of
@@ -452,10 +470,85 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			// their feeds are the ones it changed.
 			sample, hidSince = append(sample, hidSince...), nil
 			checkAgainstModel(t, on(step), model, sample, rng, step)
+			if listRng != nil {
+				lists.check(t, on(step), listRng, step)
+			}
 		}
 	}
 	settle()
 	checkAgainstModel(t, te, model, users, rng, steps)
+	if listRng != nil {
+		lists.check(t, te, listRng, steps)
+	}
+}
+
+// modelLists are the lists a model run made, with their owners.
+type modelLists struct {
+	model *refModel
+	made  []*models.List
+}
+
+// change makes a list of someone in circle, or adds to or removes from a
+// list made before a member the model names: a followee of the owner's
+// (which the engine must take) or another user (FORBIDDEN) when adding.
+func (ls *modelLists) change(t *testing.T, te *testEngine, rng *rand.Rand, circle []int64, step int) {
+	t.Helper()
+	ctx := context.Background()
+	if len(ls.made) == 0 || rng.IntN(4) == 0 {
+		owner := circle[rng.IntN(len(circle))]
+		l := te.createList(owner, "list "+strconv.Itoa(step))
+		ls.model.m.CreateList(strconv.FormatInt(owner, 10), strconv.FormatInt(l.ID, 10))
+		ls.made = append(ls.made, l)
+		return
+	}
+	l := ls.made[rng.IntN(len(ls.made))]
+	owner, id := strconv.FormatInt(l.OwnerID, 10), strconv.FormatInt(l.ID, 10)
+	if members := ls.model.m.ListMembers(id); len(members) > 0 && rng.IntN(3) == 0 {
+		member := members[rng.IntN(len(members))]
+		if _, err := te.RemoveFromList(ctx, l.OwnerID, l.ID, refID(member)); err != nil {
+			t.Fatalf("step %d: remove %s from list %d: %v", step, member, l.ID, err)
+		}
+		ls.model.m.RemoveFromList(id, member)
+		return
+	}
+	member := circle[rng.IntN(len(circle))]
+	if member == l.OwnerID {
+		return
+	}
+	_, err := te.AddToList(ctx, l.OwnerID, l.ID, member)
+	if ls.model.m.AddToList(owner, id, strconv.FormatInt(member, 10)) {
+		if err != nil {
+			t.Fatalf("step %d: add %d to list %d of %d: %v", step, member, l.ID, l.OwnerID, err)
+		}
+	} else if apperr.CodeOf(err) != apperr.CodeForbidden {
+		t.Fatalf("step %d: add %d, not followed, to list %d of %d: %v, want FORBIDDEN", step, member, l.ID, l.OwnerID, err)
+	}
+}
+
+// check reads every list's whole feed both ways, with random page sizes,
+// and its member count, against the model's.
+func (ls *modelLists) check(t *testing.T, te *testEngine, rng *rand.Rand, step int) {
+	t.Helper()
+	for _, l := range ls.made {
+		id := strconv.FormatInt(l.ID, 10)
+		var want []feedItem
+		for _, e := range ls.model.m.ListFeed(id) {
+			reposters := []int64{}
+			for _, u := range e.Reposters {
+				reposters = append(reposters, refID(u))
+			}
+			want = append(want, feedItem{Post: refID(e.PostID), Reposters: reposters, Key: refID(e.Arrival)})
+		}
+		if got := te.list(l.OwnerID, l).MemberCount; got != len(ls.model.m.ListMembers(id)) {
+			t.Fatalf("step %d: list %d of %d has %d members, the model %v", step, l.ID, l.OwnerID, got, ls.model.m.ListMembers(id))
+		}
+		for _, backward := range []bool{false, true} {
+			got := te.pageListFeed(l.OwnerID, l, 1+rng.IntN(7), backward, len(want)+5)
+			if !slices.EqualFunc(got, want, feedItemEqual) {
+				t.Fatalf("step %d: feed of list %d of %d (backward %v):\n got %v\nwant %v", step, l.ID, l.OwnerID, backward, got, want)
+			}
+		}
+	}
 }
 
 // checkAgainstModel reads every user's whole feed, forward and backward,

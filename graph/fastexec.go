@@ -84,7 +84,7 @@ type fastExec struct {
 	ec       *executionContext
 	oc       *graphql.OperationContext
 	observed []bool
-	collect  [25]fastexec.FieldCache // by object, in the order of the fastObj functions
+	collect  [30]fastexec.FieldCache // by object, in the order of the fastObj functions
 	limit    fastexec.Limit          // the response's (fastexec.WithLimit), or nil
 }
 
@@ -190,156 +190,189 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 		fc, _ := fx.ec.fieldContext_CreatePostPayload_post(ctx, field)
 		return fc
 	case 5:
-		fc, _ := fx.ec.fieldContext_DeletePostPayload_deletedPostId(ctx, field)
+		fc, _ := fx.ec.fieldContext_DeleteListPayload_deletedListId(ctx, field)
 		return fc
 	case 6:
-		fc, _ := fx.ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
+		fc, _ := fx.ec.fieldContext_DeletePostPayload_deletedPostId(ctx, field)
 		return fc
 	case 7:
-		fc, _ := fx.ec.fieldContext_FeedConnection_edges(ctx, field)
+		fc, _ := fx.ec.fieldContext_DismissHomeEntryPayload_dismissedId(ctx, field)
 		return fc
 	case 8:
+		fc, _ := fx.ec.fieldContext_FeedConnection_edges(ctx, field)
+		return fc
+	case 9:
 		fc, _ := fx.ec.fieldContext_FeedConnection_pageInfo(ctx, field)
 		return fc
-	case 10:
+	case 11:
 		fc, _ := fx.ec.fieldContext_FeedEdge_cursor(ctx, field)
 		return fc
-	case 11:
+	case 12:
 		fc, _ := fx.ec.fieldContext_FeedEdge_node(ctx, field)
 		return fc
-	case 12:
+	case 13:
 		fc, _ := fx.ec.fieldContext_FeedItem_post(ctx, field)
 		return fc
-	case 13:
+	case 14:
 		fc, _ := fx.ec.fieldContext_FeedItem_reposters(ctx, field)
 		return fc
-	case 14:
+	case 15:
 		fc, _ := fx.ec.fieldContext_FeedItem_addedAt(ctx, field)
 		return fc
-	case 15:
+	case 16:
 		fc, _ := fx.ec.fieldContext_FollowPayload_user(ctx, field)
 		return fc
-	case 16:
+	case 17:
 		fc, _ := fx.ec.fieldContext_FollowPayload_viewer(ctx, field)
 		return fc
-	case 17:
+	case 18:
 		fc, _ := fx.ec.fieldContext_HomeConnection_edges(ctx, field)
 		return fc
-	case 18:
+	case 19:
 		fc, _ := fx.ec.fieldContext_HomeConnection_pageInfo(ctx, field)
 		return fc
-	case 20:
+	case 21:
 		fc, _ := fx.ec.fieldContext_HomeEdge_cursor(ctx, field)
 		return fc
-	case 21:
+	case 22:
 		fc, _ := fx.ec.fieldContext_HomeEdge_node(ctx, field)
 		return fc
-	case 22:
+	case 23:
 		fc, _ := fx.ec.fieldContext_HomeEdge_feedCursor(ctx, field)
 		return fc
-	case 23:
+	case 24:
+		fc, _ := fx.ec.fieldContext_List_id(ctx, field)
+		return fc
+	case 25:
+		fc, _ := fx.ec.fieldContext_List_name(ctx, field)
+		return fc
+	case 26:
+		fc, _ := fx.ec.fieldContext_List_createdAt(ctx, field)
+		return fc
+	case 27:
+		fc, _ := fx.ec.fieldContext_List_memberCount(ctx, field)
+		return fc
+	case 30:
+		fc, _ := fx.ec.fieldContext_ListConnection_edges(ctx, field)
+		return fc
+	case 31:
+		fc, _ := fx.ec.fieldContext_ListConnection_pageInfo(ctx, field)
+		return fc
+	case 32:
+		fc, _ := fx.ec.fieldContext_ListConnection_totalCount(ctx, field)
+		return fc
+	case 33:
+		fc, _ := fx.ec.fieldContext_ListEdge_cursor(ctx, field)
+		return fc
+	case 34:
+		fc, _ := fx.ec.fieldContext_ListEdge_node(ctx, field)
+		return fc
+	case 35:
+		fc, _ := fx.ec.fieldContext_ListPayload_list(ctx, field)
+		return fc
+	case 36:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
 		return fc
-	case 42:
+	case 60:
 		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
 		return fc
-	case 43:
+	case 61:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		return fc
-	case 44:
+	case 62:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 		return fc
-	case 45:
+	case 63:
 		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
-	case 46:
+	case 64:
 		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
-	case 47:
+	case 65:
 		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
-	case 49:
+	case 67:
 		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
-	case 50:
+	case 68:
 		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
-	case 52:
+	case 70:
 		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
 		return fc
-	case 53:
+	case 71:
 		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
 		return fc
-	case 54:
+	case 72:
 		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
 		return fc
-	case 55:
+	case 73:
 		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
 		return fc
-	case 56:
+	case 74:
 		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
 		return fc
-	case 57:
+	case 75:
 		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
 		return fc
-	case 59:
+	case 77:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 71:
+	case 90:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_edges(ctx, field)
 		return fc
-	case 72:
+	case 91:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
 		return fc
-	case 73:
+	case 92:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
 		return fc
-	case 74:
+	case 93:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
 		return fc
-	case 76:
+	case 95:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_since(ctx, field)
 		return fc
-	case 78:
+	case 97:
 		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
-	case 79:
+	case 98:
 		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
-	case 80:
+	case 99:
 		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
 		return fc
-	case 81:
+	case 100:
 		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
 		return fc
-	case 82:
+	case 101:
 		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
 		return fc
-	case 83:
+	case 102:
 		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
 		return fc
-	case 84:
+	case 103:
 		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
 		return fc
-	case 85:
+	case 104:
 		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
 		return fc
-	case 86:
+	case 105:
 		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
 		return fc
-	case 94:
+	case 113:
 		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
 		return fc
-	case 95:
+	case 114:
 		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		return fc
-	case 96:
+	case 115:
 		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
 		return fc
-	case 97:
+	case 116:
 		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
 		return fc
-	case 99:
+	case 118:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -375,6 +408,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "BlockPayload", Field: "user", IsMethod: false, IsResolver: false},
 	{Object: "BlockPayload", Field: "viewer", IsMethod: false, IsResolver: false},
 	{Object: "CreatePostPayload", Field: "post", IsMethod: false, IsResolver: false},
+	{Object: "DeleteListPayload", Field: "deletedListId", IsMethod: false, IsResolver: false},
 	{Object: "DeletePostPayload", Field: "deletedPostId", IsMethod: false, IsResolver: false},
 	{Object: "DismissHomeEntryPayload", Field: "dismissedId", IsMethod: false, IsResolver: false},
 	{Object: "FeedConnection", Field: "edges", IsMethod: false, IsResolver: false},
@@ -393,6 +427,18 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "HomeEdge", Field: "cursor", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "feedCursor", IsMethod: false, IsResolver: false},
+	{Object: "List", Field: "id", IsMethod: true, IsResolver: false},
+	{Object: "List", Field: "name", IsMethod: false, IsResolver: false},
+	{Object: "List", Field: "createdAt", IsMethod: false, IsResolver: false},
+	{Object: "List", Field: "memberCount", IsMethod: false, IsResolver: false},
+	{Object: "List", Field: "members", IsMethod: true, IsResolver: true},
+	{Object: "List", Field: "feed", IsMethod: true, IsResolver: true},
+	{Object: "ListConnection", Field: "edges", IsMethod: false, IsResolver: false},
+	{Object: "ListConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
+	{Object: "ListConnection", Field: "totalCount", IsMethod: false, IsResolver: false},
+	{Object: "ListEdge", Field: "cursor", IsMethod: false, IsResolver: false},
+	{Object: "ListEdge", Field: "node", IsMethod: false, IsResolver: false},
+	{Object: "ListPayload", Field: "list", IsMethod: false, IsResolver: false},
 	{Object: "MarkFeedReadPayload", Field: "unreadCount", IsMethod: false, IsResolver: false},
 	{Object: "Mutation", Field: "signUp", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logIn", IsMethod: true, IsResolver: true},
@@ -412,6 +458,11 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Mutation", Field: "unblock", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "mute", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "unmute", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "createList", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "renameList", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "deleteList", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "addToList", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "removeFromList", IsMethod: true, IsResolver: true},
 	{Object: "MutePayload", Field: "user", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasNextPage", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasPreviousPage", IsMethod: false, IsResolver: false},
@@ -439,6 +490,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Query", Field: "home", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "blockedUsers", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "mutedUsers", IsMethod: true, IsResolver: true},
+	{Object: "Query", Field: "lists", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "__type", IsMethod: true, IsResolver: false},
 	{Object: "Query", Field: "__schema", IsMethod: true, IsResolver: false},
 	{Object: "RelatedUserConnection", Field: "edges", IsMethod: false, IsResolver: false},
@@ -486,6 +538,11 @@ func fastConcurrent(typ, field string) bool {
 		case "unreadCount":
 			return true
 		}
+	case "List":
+		switch field {
+		case "members", "feed":
+			return true
+		}
 	case "Post":
 		switch field {
 		case "author", "repostOf":
@@ -503,7 +560,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "node", "nodes", "viewer", "user", "feed", "home", "blockedUsers", "mutedUsers":
+		case "node", "nodes", "viewer", "user", "feed", "home", "blockedUsers", "mutedUsers", "lists":
 			return true
 		}
 	case "RelatedUserEdge":
@@ -533,7 +590,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Node":
 		switch field {
-		case "author", "followers", "following", "followsViewer", "repostOf", "timeline", "viewerHasBlocked", "viewerHasMuted", "viewerIsFollowing":
+		case "author", "feed", "followers", "following", "followsViewer", "members", "repostOf", "timeline", "viewerHasBlocked", "viewerHasMuted", "viewerIsFollowing":
 			return true
 		}
 	}
@@ -731,6 +788,41 @@ func (fx *fastExec) fastRoot_Mutation(ctx context.Context, w *fastexec.Writer, s
 			if st == fastexec.Null {
 				invalid = true
 			}
+		case "createList":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "renameList":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "deleteList":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "addToList":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "removeFromList":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -824,6 +916,26 @@ func (fx *fastExec) fastRootValue_Mutation(ctx context.Context, field graphql.Co
 		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_unmute(w, p, 0, &field), w)
+	case "createList":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_createList(w, p, 0, &field), w)
+	case "renameList":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_renameList(w, p, 0, &field), w)
+	case "deleteList":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_deleteList(w, p, 0, &field), w)
+	case "addToList":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_addToList(w, p, 0, &field), w)
+	case "removeFromList":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_removeFromList(w, p, 0, &field), w)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
@@ -846,7 +958,7 @@ func (fx *fastExec) fastResolve_Mutation_signUp(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[24] {
+	if fx.observed[37] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_signUp(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -912,7 +1024,7 @@ func (fx *fastExec) fastResolve_Mutation_logIn(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[25] {
+	if fx.observed[38] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logIn(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -978,7 +1090,7 @@ func (fx *fastExec) fastResolve_Mutation_logOut(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res bool
-	if fx.observed[26] {
+	if fx.observed[39] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logOut(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1044,7 +1156,7 @@ func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[27] {
+	if fx.observed[40] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createPost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1110,7 +1222,7 @@ func (fx *fastExec) fastResolve_Mutation_repost(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[28] {
+	if fx.observed[41] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_repost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1176,7 +1288,7 @@ func (fx *fastExec) fastResolve_Mutation_deletePost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeletePostPayload
-	if fx.observed[29] {
+	if fx.observed[42] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deletePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1242,7 +1354,7 @@ func (fx *fastExec) fastResolve_Mutation_follow(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[30] {
+	if fx.observed[43] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_follow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1308,7 +1420,7 @@ func (fx *fastExec) fastResolve_Mutation_unfollow(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[31] {
+	if fx.observed[44] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unfollow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1374,7 +1486,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFollower(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[32] {
+	if fx.observed[45] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFollower(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1440,7 +1552,7 @@ func (fx *fastExec) fastResolve_Mutation_markFeedRead(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res *models.MarkFeedReadPayload
-	if fx.observed[33] {
+	if fx.observed[46] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_markFeedRead(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1506,7 +1618,7 @@ func (fx *fastExec) fastResolve_Mutation_updateProfile(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.User
-	if fx.observed[34] {
+	if fx.observed[47] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_updateProfile(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1572,7 +1684,7 @@ func (fx *fastExec) fastResolve_Mutation_promotePost(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[35] {
+	if fx.observed[48] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_promotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1638,7 +1750,7 @@ func (fx *fastExec) fastResolve_Mutation_unpromotePost(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[36] {
+	if fx.observed[49] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unpromotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1704,7 +1816,7 @@ func (fx *fastExec) fastResolve_Mutation_dismissHomeEntry(w *fastexec.Writer, p 
 		}
 	}()
 	var res *models.DismissHomeEntryPayload
-	if fx.observed[37] {
+	if fx.observed[50] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_dismissHomeEntry(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1770,7 +1882,7 @@ func (fx *fastExec) fastResolve_Mutation_block(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[38] {
+	if fx.observed[51] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_block(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1836,7 +1948,7 @@ func (fx *fastExec) fastResolve_Mutation_unblock(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[39] {
+	if fx.observed[52] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unblock(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1902,7 +2014,7 @@ func (fx *fastExec) fastResolve_Mutation_mute(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[40] {
+	if fx.observed[53] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_mute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1968,7 +2080,7 @@ func (fx *fastExec) fastResolve_Mutation_unmute(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[41] {
+	if fx.observed[54] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unmute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2016,6 +2128,336 @@ func (fx *fastExec) fastCall_Mutation_unmute(ctx context.Context, fc *graphql.Fi
 	return fx.ec.Resolvers.Mutation().Unmute(ctx, fc.Args["userId"].(string))
 }
 
+// fastResolve_Mutation_createList runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_createList(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_createList(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.ListPayload
+	if fx.observed[55] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_createList(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.ListPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.ListPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_createList(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_createList is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_createList(ctx context.Context, fc *graphql.FieldContext) (*models.ListPayload, error) {
+	return fx.ec.Resolvers.Mutation().CreateList(ctx, fc.Args["name"].(string))
+}
+
+// fastResolve_Mutation_renameList runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_renameList(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_renameList(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.ListPayload
+	if fx.observed[56] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_renameList(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.ListPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.ListPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_renameList(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_renameList is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_renameList(ctx context.Context, fc *graphql.FieldContext) (*models.ListPayload, error) {
+	return fx.ec.Resolvers.Mutation().RenameList(ctx, fc.Args["listId"].(string), fc.Args["name"].(string))
+}
+
+// fastResolve_Mutation_deleteList runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_deleteList(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_deleteList(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.DeleteListPayload
+	if fx.observed[57] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_deleteList(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.DeleteListPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.DeleteListPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_deleteList(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNDeleteListPayload2ᚖfeedserviceᚋmodelsᚐDeleteListPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_deleteList is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_deleteList(ctx context.Context, fc *graphql.FieldContext) (*models.DeleteListPayload, error) {
+	return fx.ec.Resolvers.Mutation().DeleteList(ctx, fc.Args["listId"].(string))
+}
+
+// fastResolve_Mutation_addToList runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_addToList(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_addToList(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.ListPayload
+	if fx.observed[58] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_addToList(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.ListPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.ListPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_addToList(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_addToList is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_addToList(ctx context.Context, fc *graphql.FieldContext) (*models.ListPayload, error) {
+	return fx.ec.Resolvers.Mutation().AddToList(ctx, fc.Args["listId"].(string), fc.Args["userId"].(string))
+}
+
+// fastResolve_Mutation_removeFromList runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_removeFromList(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_removeFromList(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.ListPayload
+	if fx.observed[59] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_removeFromList(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.ListPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.ListPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_removeFromList(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_removeFromList is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_removeFromList(ctx context.Context, fc *graphql.FieldContext) (*models.ListPayload, error) {
+	return fx.ec.Resolvers.Mutation().RemoveFromList(ctx, fc.Args["listId"].(string), fc.Args["userId"].(string))
+}
+
 func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel ast.SelectionSet) fastexec.Status {
 	fields := graphql.CollectFields(fx.oc, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
@@ -2052,6 +2494,8 @@ func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel 
 		case "blockedUsers":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "mutedUsers":
+			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
+		case "lists":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "__type":
 			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
@@ -2120,6 +2564,10 @@ func (fx *fastExec) fastRootValue_Query(ctx context.Context, field graphql.Colle
 		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_mutedUsers(w, p, 0, &field), w)
+	case "lists":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Query_lists(w, p, 0, &field), w)
 	case "__type":
 		return fx.ec._Query___type(ctx, field)
 	case "__schema":
@@ -2146,7 +2594,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[61] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2215,7 +2663,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[62] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2281,7 +2729,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[63] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2347,7 +2795,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[64] {
+	if fx.observed[82] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2413,7 +2861,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[65] {
+	if fx.observed[83] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2479,7 +2927,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[66] {
+	if fx.observed[84] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2545,7 +2993,7 @@ func (fx *fastExec) fastResolve_Query_blockedUsers(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[67] {
+	if fx.observed[85] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_blockedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2611,7 +3059,7 @@ func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[68] {
+	if fx.observed[86] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_mutedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2657,6 +3105,72 @@ func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath
 // fastCall_Query_mutedUsers is the field's resolver, method or struct field.
 func (fx *fastExec) fastCall_Query_mutedUsers(ctx context.Context, fc *graphql.FieldContext) (*models.RelatedUserConnection, error) {
 	return fx.ec.Resolvers.Query().MutedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+// fastResolve_Query_lists runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Query_lists(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Query_lists(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.ListConnection
+	if fx.observed[87] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Query_lists(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.ListConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.ListConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Query_lists(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListConnection2ᚖfeedserviceᚋmodelsᚐListConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Query_lists is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Query_lists(ctx context.Context, fc *graphql.FieldContext) (*models.ListConnection, error) {
+	return fx.ec.Resolvers.Query().Lists(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 }
 
 func (fx *fastExec) fastObj_AuthPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.AuthPayload) fastexec.Status {
@@ -3229,8 +3743,124 @@ func (fx *fastExec) fastCall_CreatePostPayload_post(ctx context.Context, fc *gra
 	return obj.Post, nil
 }
 
+func (fx *fastExec) fastObj_DeleteListPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DeleteListPayload) fastexec.Status {
+	fields, dups := fx.collect[3].Collect(fx.oc, sel, deleteListPayloadImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("DeleteListPayload")
+		default:
+			if fx.fastField_DeleteListPayload(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_DeleteListPayload resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_DeleteListPayload(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DeleteListPayload) bool {
+	switch field.Name {
+	case "deletedListId":
+		return fx.fastField_DeleteListPayload_deletedListId(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_DeleteListPayload_deletedListId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DeleteListPayload) (invalid bool) {
+	if fx.observed[5] {
+		st := fx.fastResolve_DeleteListPayload_deletedListId(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 5)
+	v := obj.DeletedListID
+	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_DeleteListPayload_deletedListId runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_DeleteListPayload_deletedListId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DeleteListPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_DeleteListPayload_deletedListId(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res string
+	if fx.observed[5] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_DeleteListPayload_deletedListId(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(string)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t string
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_DeleteListPayload_deletedListId(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNID2string(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_DeleteListPayload_deletedListId is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_DeleteListPayload_deletedListId(ctx context.Context, fc *graphql.FieldContext, obj *models.DeleteListPayload) (string, error) {
+	return obj.DeletedListID, nil
+}
+
 func (fx *fastExec) fastObj_DeletePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DeletePostPayload) fastexec.Status {
-	fields, dups := fx.collect[3].Collect(fx.oc, sel, deletePostPayloadImplementors)
+	fields, dups := fx.collect[4].Collect(fx.oc, sel, deletePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3269,11 +3899,11 @@ func (fx *fastExec) fastField_DeletePostPayload(w *fastexec.Writer, p *fastPath,
 }
 
 func (fx *fastExec) fastField_DeletePostPayload_deletedPostId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DeletePostPayload) (invalid bool) {
-	if fx.observed[5] {
+	if fx.observed[6] {
 		st := fx.fastResolve_DeletePostPayload_deletedPostId(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 5)
+	cn := p.child(n, field, 6)
 	v := obj.DeletedPostID
 	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3297,7 +3927,7 @@ func (fx *fastExec) fastResolve_DeletePostPayload_deletedPostId(w *fastexec.Writ
 		}
 	}()
 	var res string
-	if fx.observed[5] {
+	if fx.observed[6] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_DeletePostPayload_deletedPostId(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3346,7 +3976,7 @@ func (fx *fastExec) fastCall_DeletePostPayload_deletedPostId(ctx context.Context
 }
 
 func (fx *fastExec) fastObj_DismissHomeEntryPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.DismissHomeEntryPayload) fastexec.Status {
-	fields, dups := fx.collect[4].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
+	fields, dups := fx.collect[5].Collect(fx.oc, sel, dismissHomeEntryPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3385,11 +4015,11 @@ func (fx *fastExec) fastField_DismissHomeEntryPayload(w *fastexec.Writer, p *fas
 }
 
 func (fx *fastExec) fastField_DismissHomeEntryPayload_dismissedId(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.DismissHomeEntryPayload) (invalid bool) {
-	if fx.observed[6] {
+	if fx.observed[7] {
 		st := fx.fastResolve_DismissHomeEntryPayload_dismissedId(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 6)
+	cn := p.child(n, field, 7)
 	v := obj.DismissedID
 	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3413,7 +4043,7 @@ func (fx *fastExec) fastResolve_DismissHomeEntryPayload_dismissedId(w *fastexec.
 		}
 	}()
 	var res string
-	if fx.observed[6] {
+	if fx.observed[7] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_DismissHomeEntryPayload_dismissedId(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3462,7 +4092,7 @@ func (fx *fastExec) fastCall_DismissHomeEntryPayload_dismissedId(ctx context.Con
 }
 
 func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedConnection) fastexec.Status {
-	fields, dups := fx.collect[5].Collect(fx.oc, sel, feedConnectionImplementors)
+	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3551,11 +4181,11 @@ func (fx *fastExec) fastField_FeedConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_FeedConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (invalid bool) {
-	if fx.observed[7] {
+	if fx.observed[8] {
 		st := fx.fastResolve_FeedConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 7)
+	cn := p.child(n, field, 8)
 	var v []*models.FeedEdge
 	resolved := false
 	start := len(w.B)
@@ -3595,7 +4225,7 @@ func (fx *fastExec) fastResolve_FeedConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.FeedEdge
-	if fx.observed[7] {
+	if fx.observed[8] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3644,11 +4274,11 @@ func (fx *fastExec) fastCall_FeedConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_FeedConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (invalid bool) {
-	if fx.observed[8] {
+	if fx.observed[9] {
 		st := fx.fastResolve_FeedConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 8)
+	cn := p.child(n, field, 9)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -3688,7 +4318,7 @@ func (fx *fastExec) fastResolve_FeedConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[8] {
+	if fx.observed[9] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3759,7 +4389,7 @@ func (fx *fastExec) fastResolve_FeedConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[9] {
+	if fx.observed[10] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3808,7 +4438,7 @@ func (fx *fastExec) fastCall_FeedConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_FeedEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedEdge) fastexec.Status {
-	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedEdgeImplementors)
+	fields, dups := fx.collect[7].Collect(fx.oc, sel, feedEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -3849,11 +4479,11 @@ func (fx *fastExec) fastField_FeedEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[10] {
+	if fx.observed[11] {
 		st := fx.fastResolve_FeedEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 10)
+	cn := p.child(n, field, 11)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3877,7 +4507,7 @@ func (fx *fastExec) fastResolve_FeedEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[10] {
+	if fx.observed[11] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3926,11 +4556,11 @@ func (fx *fastExec) fastCall_FeedEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_FeedEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[11] {
+	if fx.observed[12] {
 		st := fx.fastResolve_FeedEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 11)
+	cn := p.child(n, field, 12)
 	var v *models.FeedItem
 	resolved := false
 	start := len(w.B)
@@ -3970,7 +4600,7 @@ func (fx *fastExec) fastResolve_FeedEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.FeedItem
-	if fx.observed[11] {
+	if fx.observed[12] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4019,7 +4649,7 @@ func (fx *fastExec) fastCall_FeedEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_FeedItem(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedItem) fastexec.Status {
-	fields, dups := fx.collect[7].Collect(fx.oc, sel, feedItemImplementors)
+	fields, dups := fx.collect[8].Collect(fx.oc, sel, feedItemImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4062,11 +4692,11 @@ func (fx *fastExec) fastField_FeedItem(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedItem_post(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[12] {
+	if fx.observed[13] {
 		st := fx.fastResolve_FeedItem_post(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 12)
+	cn := p.child(n, field, 13)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -4106,7 +4736,7 @@ func (fx *fastExec) fastResolve_FeedItem_post(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[12] {
+	if fx.observed[13] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4155,11 +4785,11 @@ func (fx *fastExec) fastCall_FeedItem_post(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_FeedItem_reposters(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[13] {
+	if fx.observed[14] {
 		st := fx.fastResolve_FeedItem_reposters(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 13)
+	cn := p.child(n, field, 14)
 	var v []*models.User
 	resolved := false
 	start := len(w.B)
@@ -4199,7 +4829,7 @@ func (fx *fastExec) fastResolve_FeedItem_reposters(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res []*models.User
-	if fx.observed[13] {
+	if fx.observed[14] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_reposters(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4248,11 +4878,11 @@ func (fx *fastExec) fastCall_FeedItem_reposters(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FeedItem_addedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[14] {
+	if fx.observed[15] {
 		st := fx.fastResolve_FeedItem_addedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 14)
+	cn := p.child(n, field, 15)
 	v := obj.AddedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4276,7 +4906,7 @@ func (fx *fastExec) fastResolve_FeedItem_addedAt(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res time.Time
-	if fx.observed[14] {
+	if fx.observed[15] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_addedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4325,7 +4955,7 @@ func (fx *fastExec) fastCall_FeedItem_addedAt(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_FollowPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FollowPayload) fastexec.Status {
-	fields, dups := fx.collect[8].Collect(fx.oc, sel, followPayloadImplementors)
+	fields, dups := fx.collect[9].Collect(fx.oc, sel, followPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4366,11 +4996,11 @@ func (fx *fastExec) fastField_FollowPayload(w *fastexec.Writer, p *fastPath, n i
 }
 
 func (fx *fastExec) fastField_FollowPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[15] {
+	if fx.observed[16] {
 		st := fx.fastResolve_FollowPayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 15)
+	cn := p.child(n, field, 16)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -4410,7 +5040,7 @@ func (fx *fastExec) fastResolve_FollowPayload_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[15] {
+	if fx.observed[16] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4459,11 +5089,11 @@ func (fx *fastExec) fastCall_FollowPayload_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FollowPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[16] {
+	if fx.observed[17] {
 		st := fx.fastResolve_FollowPayload_viewer(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 16)
+	cn := p.child(n, field, 17)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -4503,7 +5133,7 @@ func (fx *fastExec) fastResolve_FollowPayload_viewer(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[16] {
+	if fx.observed[17] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_viewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4552,7 +5182,7 @@ func (fx *fastExec) fastCall_FollowPayload_viewer(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeConnection) fastexec.Status {
-	fields, dups := fx.collect[9].Collect(fx.oc, sel, homeConnectionImplementors)
+	fields, dups := fx.collect[10].Collect(fx.oc, sel, homeConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4641,11 +5271,11 @@ func (fx *fastExec) fastField_HomeConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_HomeConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[17] {
+	if fx.observed[18] {
 		st := fx.fastResolve_HomeConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 17)
+	cn := p.child(n, field, 18)
 	var v []*models.HomeEdge
 	resolved := false
 	start := len(w.B)
@@ -4685,7 +5315,7 @@ func (fx *fastExec) fastResolve_HomeConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.HomeEdge
-	if fx.observed[17] {
+	if fx.observed[18] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4734,11 +5364,11 @@ func (fx *fastExec) fastCall_HomeConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_HomeConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[18] {
+	if fx.observed[19] {
 		st := fx.fastResolve_HomeConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 18)
+	cn := p.child(n, field, 19)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -4778,7 +5408,7 @@ func (fx *fastExec) fastResolve_HomeConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[18] {
+	if fx.observed[19] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4849,7 +5479,7 @@ func (fx *fastExec) fastResolve_HomeConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[19] {
+	if fx.observed[20] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4898,7 +5528,7 @@ func (fx *fastExec) fastCall_HomeConnection_unreadCount(ctx context.Context, fc 
 }
 
 func (fx *fastExec) fastObj_HomeEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeEdge) fastexec.Status {
-	fields, dups := fx.collect[10].Collect(fx.oc, sel, homeEdgeImplementors)
+	fields, dups := fx.collect[11].Collect(fx.oc, sel, homeEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -4941,11 +5571,11 @@ func (fx *fastExec) fastField_HomeEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_HomeEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[20] {
+	if fx.observed[21] {
 		st := fx.fastResolve_HomeEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 20)
+	cn := p.child(n, field, 21)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4969,7 +5599,7 @@ func (fx *fastExec) fastResolve_HomeEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[20] {
+	if fx.observed[21] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5018,11 +5648,11 @@ func (fx *fastExec) fastCall_HomeEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_HomeEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[21] {
+	if fx.observed[22] {
 		st := fx.fastResolve_HomeEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 21)
+	cn := p.child(n, field, 22)
 	var v models.HomeEntry
 	resolved := false
 	start := len(w.B)
@@ -5067,7 +5697,7 @@ func (fx *fastExec) fastResolve_HomeEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res models.HomeEntry
-	if fx.observed[21] {
+	if fx.observed[22] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5119,11 +5749,11 @@ func (fx *fastExec) fastCall_HomeEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_HomeEdge_feedCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[22] {
+	if fx.observed[23] {
 		st := fx.fastResolve_HomeEdge_feedCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 22)
+	cn := p.child(n, field, 23)
 	v := obj.FeedCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5147,7 +5777,7 @@ func (fx *fastExec) fastResolve_HomeEdge_feedCursor(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *string
-	if fx.observed[22] {
+	if fx.observed[23] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_feedCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5195,8 +5825,1217 @@ func (fx *fastExec) fastCall_HomeEdge_feedCursor(ctx context.Context, fc *graphq
 	return obj.FeedCursor, nil
 }
 
+func (fx *fastExec) fastObj_List(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.List) fastexec.Status {
+	fields, dups := fx.collect[12].Collect(fx.oc, sel, listImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	var holeBuf [4]fastexec.Hole
+	holes := holeBuf[:0]
+	var slotBuf [4]int
+	slots := slotBuf[:0]
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("List")
+		case "members", "feed":
+			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
+			slots = append(slots, i)
+		default:
+			if fx.fastField_List(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if len(holes) > 0 && fx.fastDispatch_List(w, p, n, fields, slots, holes, obj) {
+		invalid = true
+	}
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastDispatch_List resolves the fields gqlgen resolves concurrently, as
+// FieldSet.Dispatch does (all but the first in goroutines of their own),
+// and splices them in.
+func (fx *fastExec) fastDispatch_List(w *fastexec.Writer, p *fastPath, n int32, fields []graphql.CollectedField, slots []int, holes []fastexec.Hole, obj *models.List) (invalid bool) {
+	if len(holes) == 1 {
+		sw := fx.writer()
+		invalid = fx.fastField_List(sw, p, n, &fields[slots[0]], obj)
+		holes[0].W = sw
+	} else {
+		ctx := fx.ctxOf(p, n)
+		parts := make([]fastexec.Part, len(holes))
+		var wg sync.WaitGroup
+		for k := 1; k < len(holes); k++ {
+			wg.Add(1)
+			field, part := &fields[slots[k]], &parts[k]
+			fastexec.Go(func() {
+				defer wg.Done()
+				sw, sp := fx.writer(), getPath(ctx)
+				part.Invalid = fx.fastField_List(sw, sp, 0, field, obj)
+				part.W = sw
+				putPath(sp)
+			})
+		}
+		sw := fx.writer()
+		parts[0].Invalid = fx.fastField_List(sw, p, n, &fields[slots[0]], obj)
+		parts[0].W = sw
+		wg.Wait()
+		for k := range parts {
+			holes[k].W = parts[k].W
+			invalid = invalid || parts[k].Invalid
+		}
+	}
+	fastexec.Splice(w, holes)
+	return invalid
+}
+
+// fastField_List resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_List(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) bool {
+	switch field.Name {
+	case "id":
+		return fx.fastField_List_id(w, p, n, field, obj)
+	case "name":
+		return fx.fastField_List_name(w, p, n, field, obj)
+	case "createdAt":
+		return fx.fastField_List_createdAt(w, p, n, field, obj)
+	case "memberCount":
+		return fx.fastField_List_memberCount(w, p, n, field, obj)
+	case "members":
+		return fx.fastField_List_members(w, p, n, field, obj)
+	case "feed":
+		return fx.fastField_List_feed(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_List_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
+	if fx.observed[24] {
+		st := fx.fastResolve_List_id(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 24)
+	var v string
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.GlobalID()
+	resolved = true
+	st := fx.fast_marshalNID2string(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_id runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_id(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res string
+	if fx.observed[24] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_id(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(string)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t string
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_id(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNID2string(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_id is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_id(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (string, error) {
+	return obj.GlobalID(), nil
+}
+
+func (fx *fastExec) fastField_List_name(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
+	if fx.observed[25] {
+		st := fx.fastResolve_List_name(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 25)
+	v := obj.Name
+	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_name runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_name(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_name(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res string
+	if fx.observed[25] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_name(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(string)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t string
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_name(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNString2string(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_name is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_name(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (string, error) {
+	return obj.Name, nil
+}
+
+func (fx *fastExec) fastField_List_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
+	if fx.observed[26] {
+		st := fx.fastResolve_List_createdAt(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 26)
+	v := obj.CreatedAt
+	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_createdAt runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_createdAt(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res time.Time
+	if fx.observed[26] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(time.Time)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t time.Time
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_createdAt(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNTime2timeᚐTime(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_createdAt is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_createdAt(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (time.Time, error) {
+	return obj.CreatedAt, nil
+}
+
+func (fx *fastExec) fastField_List_memberCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
+	if fx.observed[27] {
+		st := fx.fastResolve_List_memberCount(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 27)
+	v := obj.MemberCount
+	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_memberCount runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_memberCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_memberCount(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res int
+	if fx.observed[27] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_memberCount(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(int)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t int
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_memberCount(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNInt2int(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_memberCount is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_memberCount(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (int, error) {
+	return obj.MemberCount, nil
+}
+
+func (fx *fastExec) fastField_List_members(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) bool {
+	st := fx.fastResolve_List_members(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_members runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_members(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_members(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.RelatedUserConnection
+	if fx.observed[28] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_members(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.RelatedUserConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.RelatedUserConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_members(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_members is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_members(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (*models.RelatedUserConnection, error) {
+	return fx.ec.Resolvers.List().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+func (fx *fastExec) fastField_List_feed(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) bool {
+	st := fx.fastResolve_List_feed(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_List_feed runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_List_feed(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_List_feed(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.FeedConnection
+	if fx.observed[29] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_List_feed(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.FeedConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.FeedConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_List_feed(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNFeedConnection2ᚖfeedserviceᚋmodelsᚐFeedConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_List_feed is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_List_feed(ctx context.Context, fc *graphql.FieldContext, obj *models.List) (*models.FeedConnection, error) {
+	return fx.ec.Resolvers.List().Feed(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+func (fx *fastExec) fastObj_ListConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.ListConnection) fastexec.Status {
+	fields, dups := fx.collect[13].Collect(fx.oc, sel, listConnectionImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("ListConnection")
+		default:
+			if fx.fastField_ListConnection(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_ListConnection resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_ListConnection(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) bool {
+	switch field.Name {
+	case "edges":
+		return fx.fastField_ListConnection_edges(w, p, n, field, obj)
+	case "pageInfo":
+		return fx.fastField_ListConnection_pageInfo(w, p, n, field, obj)
+	case "totalCount":
+		return fx.fastField_ListConnection_totalCount(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_ListConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
+	if fx.observed[30] {
+		st := fx.fastResolve_ListConnection_edges(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 30)
+	var v []*models.ListEdge
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.Edges
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListConnection_edges runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListConnection_edges(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res []*models.ListEdge
+	if fx.observed[30] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.([]*models.ListEdge)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t []*models.ListEdge
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListConnection_edges(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListConnection_edges is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListConnection_edges(ctx context.Context, fc *graphql.FieldContext, obj *models.ListConnection) ([]*models.ListEdge, error) {
+	return obj.Edges, nil
+}
+
+func (fx *fastExec) fastField_ListConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
+	if fx.observed[31] {
+		st := fx.fastResolve_ListConnection_pageInfo(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 31)
+	var v *models.PageInfo
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.PageInfo
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListConnection_pageInfo runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListConnection_pageInfo(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.PageInfo
+	if fx.observed[31] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.PageInfo)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.PageInfo
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListConnection_pageInfo(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListConnection_pageInfo is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListConnection_pageInfo(ctx context.Context, fc *graphql.FieldContext, obj *models.ListConnection) (*models.PageInfo, error) {
+	return obj.PageInfo, nil
+}
+
+func (fx *fastExec) fastField_ListConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
+	if fx.observed[32] {
+		st := fx.fastResolve_ListConnection_totalCount(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 32)
+	v := obj.TotalCount
+	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListConnection_totalCount runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListConnection_totalCount(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res int
+	if fx.observed[32] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(int)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t int
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListConnection_totalCount(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNInt2int(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListConnection_totalCount is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListConnection_totalCount(ctx context.Context, fc *graphql.FieldContext, obj *models.ListConnection) (int, error) {
+	return obj.TotalCount, nil
+}
+
+func (fx *fastExec) fastObj_ListEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.ListEdge) fastexec.Status {
+	fields, dups := fx.collect[14].Collect(fx.oc, sel, listEdgeImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("ListEdge")
+		default:
+			if fx.fastField_ListEdge(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_ListEdge resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_ListEdge(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) bool {
+	switch field.Name {
+	case "cursor":
+		return fx.fastField_ListEdge_cursor(w, p, n, field, obj)
+	case "node":
+		return fx.fastField_ListEdge_node(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_ListEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (invalid bool) {
+	if fx.observed[33] {
+		st := fx.fastResolve_ListEdge_cursor(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 33)
+	v := obj.Cursor
+	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListEdge_cursor runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListEdge_cursor(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res string
+	if fx.observed[33] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(string)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t string
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListEdge_cursor(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNString2string(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListEdge_cursor is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListEdge_cursor(ctx context.Context, fc *graphql.FieldContext, obj *models.ListEdge) (string, error) {
+	return obj.Cursor, nil
+}
+
+func (fx *fastExec) fastField_ListEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (invalid bool) {
+	if fx.observed[34] {
+		st := fx.fastResolve_ListEdge_node(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 34)
+	var v *models.List
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.Node
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNList2ᚖfeedserviceᚋmodelsᚐList(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListEdge_node runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListEdge_node(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.List
+	if fx.observed[34] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.List)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.List
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListEdge_node(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNList2ᚖfeedserviceᚋmodelsᚐList(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListEdge_node is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListEdge_node(ctx context.Context, fc *graphql.FieldContext, obj *models.ListEdge) (*models.List, error) {
+	return obj.Node, nil
+}
+
+func (fx *fastExec) fastObj_ListPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.ListPayload) fastexec.Status {
+	fields, dups := fx.collect[15].Collect(fx.oc, sel, listPayloadImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("ListPayload")
+		default:
+			if fx.fastField_ListPayload(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_ListPayload resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_ListPayload(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListPayload) bool {
+	switch field.Name {
+	case "list":
+		return fx.fastField_ListPayload_list(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_ListPayload_list(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListPayload) (invalid bool) {
+	if fx.observed[35] {
+		st := fx.fastResolve_ListPayload_list(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 35)
+	var v *models.List
+	resolved := false
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			if resolved {
+				p.keep(cn, v)
+			}
+			ctx := fx.ctxOf(p, cn)
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			invalid = true
+		}
+	}()
+	v = obj.List
+	resolved = true
+	p.nodes[cn].result = v
+	st := fx.fast_marshalNList2ᚖfeedserviceᚋmodelsᚐList(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_ListPayload_list runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_ListPayload_list(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_ListPayload_list(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.List
+	if fx.observed[35] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_ListPayload_list(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.List)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.List
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_ListPayload_list(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNList2ᚖfeedserviceᚋmodelsᚐList(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_ListPayload_list is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_ListPayload_list(ctx context.Context, fc *graphql.FieldContext, obj *models.ListPayload) (*models.List, error) {
+	return obj.List, nil
+}
+
 func (fx *fastExec) fastObj_MarkFeedReadPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MarkFeedReadPayload) fastexec.Status {
-	fields, dups := fx.collect[11].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
+	fields, dups := fx.collect[16].Collect(fx.oc, sel, markFeedReadPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5235,11 +7074,11 @@ func (fx *fastExec) fastField_MarkFeedReadPayload(w *fastexec.Writer, p *fastPat
 }
 
 func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
-	if fx.observed[23] {
+	if fx.observed[36] {
 		st := fx.fastResolve_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 23)
+	cn := p.child(n, field, 36)
 	v := obj.UnreadCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5263,7 +7102,7 @@ func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCount(w *fastexec.Writ
 		}
 	}()
 	var res int
-	if fx.observed[23] {
+	if fx.observed[36] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MarkFeedReadPayload_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5312,7 +7151,7 @@ func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCount(ctx context.Context
 }
 
 func (fx *fastExec) fastObj_MutePayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MutePayload) fastexec.Status {
-	fields, dups := fx.collect[12].Collect(fx.oc, sel, mutePayloadImplementors)
+	fields, dups := fx.collect[17].Collect(fx.oc, sel, mutePayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5351,11 +7190,11 @@ func (fx *fastExec) fastField_MutePayload(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (invalid bool) {
-	if fx.observed[42] {
+	if fx.observed[60] {
 		st := fx.fastResolve_MutePayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 42)
+	cn := p.child(n, field, 60)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -5395,7 +7234,7 @@ func (fx *fastExec) fastResolve_MutePayload_user(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.User
-	if fx.observed[42] {
+	if fx.observed[60] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MutePayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5444,7 +7283,7 @@ func (fx *fastExec) fastCall_MutePayload_user(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_PageInfo(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PageInfo) fastexec.Status {
-	fields, dups := fx.collect[13].Collect(fx.oc, sel, pageInfoImplementors)
+	fields, dups := fx.collect[18].Collect(fx.oc, sel, pageInfoImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5489,11 +7328,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[43] {
+	if fx.observed[61] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 43)
+	cn := p.child(n, field, 61)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5517,7 +7356,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[43] {
+	if fx.observed[61] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5566,11 +7405,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[44] {
+	if fx.observed[62] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 44)
+	cn := p.child(n, field, 62)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5594,7 +7433,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[44] {
+	if fx.observed[62] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5643,11 +7482,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[45] {
+	if fx.observed[63] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 45)
+	cn := p.child(n, field, 63)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5671,7 +7510,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[45] {
+	if fx.observed[63] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5720,11 +7559,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[46] {
+	if fx.observed[64] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 46)
+	cn := p.child(n, field, 64)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5748,7 +7587,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[46] {
+	if fx.observed[64] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5797,7 +7636,7 @@ func (fx *fastExec) fastCall_PageInfo_endCursor(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastObj_Post(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.Post) fastexec.Status {
-	fields, dups := fx.collect[14].Collect(fx.oc, sel, postImplementors)
+	fields, dups := fx.collect[19].Collect(fx.oc, sel, postImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -5892,11 +7731,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[47] {
+	if fx.observed[65] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 47)
+	cn := p.child(n, field, 65)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -5935,7 +7774,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[47] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6006,7 +7845,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[48] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6055,11 +7894,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[49] {
+	if fx.observed[67] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 49)
+	cn := p.child(n, field, 67)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6083,7 +7922,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[49] {
+	if fx.observed[67] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6132,11 +7971,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[50] {
+	if fx.observed[68] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 50)
+	cn := p.child(n, field, 68)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6160,7 +7999,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[50] {
+	if fx.observed[68] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6231,7 +8070,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[51] {
+	if fx.observed[69] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6280,11 +8119,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[52] {
+	if fx.observed[70] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 52)
+	cn := p.child(n, field, 70)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6308,7 +8147,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[52] {
+	if fx.observed[70] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6357,7 +8196,7 @@ func (fx *fastExec) fastCall_Post_repostCount(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastObj_PostConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostConnection) fastexec.Status {
-	fields, dups := fx.collect[15].Collect(fx.oc, sel, postConnectionImplementors)
+	fields, dups := fx.collect[20].Collect(fx.oc, sel, postConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6400,11 +8239,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[53] {
+	if fx.observed[71] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 53)
+	cn := p.child(n, field, 71)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -6444,7 +8283,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[53] {
+	if fx.observed[71] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6493,11 +8332,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[54] {
+	if fx.observed[72] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 54)
+	cn := p.child(n, field, 72)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -6537,7 +8376,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[54] {
+	if fx.observed[72] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6586,11 +8425,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[55] {
+	if fx.observed[73] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 55)
+	cn := p.child(n, field, 73)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6614,7 +8453,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[55] {
+	if fx.observed[73] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6663,7 +8502,7 @@ func (fx *fastExec) fastCall_PostConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_PostEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PostEdge) fastexec.Status {
-	fields, dups := fx.collect[16].Collect(fx.oc, sel, postEdgeImplementors)
+	fields, dups := fx.collect[21].Collect(fx.oc, sel, postEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6704,11 +8543,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[56] {
+	if fx.observed[74] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 56)
+	cn := p.child(n, field, 74)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6732,7 +8571,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[56] {
+	if fx.observed[74] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6781,11 +8620,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[57] {
+	if fx.observed[75] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 57)
+	cn := p.child(n, field, 75)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -6825,7 +8664,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[57] {
+	if fx.observed[75] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6874,7 +8713,7 @@ func (fx *fastExec) fastCall_PostEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastObj_PromotePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotePostPayload) fastexec.Status {
-	fields, dups := fx.collect[17].Collect(fx.oc, sel, promotePostPayloadImplementors)
+	fields, dups := fx.collect[22].Collect(fx.oc, sel, promotePostPayloadImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -6983,7 +8822,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[58] {
+	if fx.observed[76] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7032,11 +8871,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[59] {
+	if fx.observed[77] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 59)
+	cn := p.child(n, field, 77)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7060,7 +8899,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[59] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7109,7 +8948,7 @@ func (fx *fastExec) fastCall_PromotePostPayload_promoted(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastObj_PromotedPost(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.PromotedPost) fastexec.Status {
-	fields, dups := fx.collect[18].Collect(fx.oc, sel, promotedPostImplementors)
+	fields, dups := fx.collect[23].Collect(fx.oc, sel, promotedPostImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7216,7 +9055,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[60] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7265,7 +9104,7 @@ func (fx *fastExec) fastCall_PromotedPost_post(ctx context.Context, fc *graphql.
 }
 
 func (fx *fastExec) fastObj_RelatedUserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.RelatedUserConnection) fastexec.Status {
-	fields, dups := fx.collect[19].Collect(fx.oc, sel, relatedUserConnectionImplementors)
+	fields, dups := fx.collect[24].Collect(fx.oc, sel, relatedUserConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7308,11 +9147,11 @@ func (fx *fastExec) fastField_RelatedUserConnection(w *fastexec.Writer, p *fastP
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[71] {
+	if fx.observed[90] {
 		st := fx.fastResolve_RelatedUserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 71)
+	cn := p.child(n, field, 90)
 	var v []*models.RelatedUserEdge
 	resolved := false
 	start := len(w.B)
@@ -7352,7 +9191,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_edges(w *fastexec.Writer, 
 		}
 	}()
 	var res []*models.RelatedUserEdge
-	if fx.observed[71] {
+	if fx.observed[90] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7401,11 +9240,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_edges(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[72] {
+	if fx.observed[91] {
 		st := fx.fastResolve_RelatedUserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 72)
+	cn := p.child(n, field, 91)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -7445,7 +9284,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_pageInfo(w *fastexec.Write
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[72] {
+	if fx.observed[91] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7494,11 +9333,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_pageInfo(ctx context.Context,
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[73] {
+	if fx.observed[92] {
 		st := fx.fastResolve_RelatedUserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 73)
+	cn := p.child(n, field, 92)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7522,7 +9361,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_totalCount(w *fastexec.Wri
 		}
 	}()
 	var res int
-	if fx.observed[73] {
+	if fx.observed[92] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7571,7 +9410,7 @@ func (fx *fastExec) fastCall_RelatedUserConnection_totalCount(ctx context.Contex
 }
 
 func (fx *fastExec) fastObj_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.RelatedUserEdge) fastexec.Status {
-	fields, dups := fx.collect[20].Collect(fx.oc, sel, relatedUserEdgeImplementors)
+	fields, dups := fx.collect[25].Collect(fx.oc, sel, relatedUserEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7660,11 +9499,11 @@ func (fx *fastExec) fastField_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[74] {
+	if fx.observed[93] {
 		st := fx.fastResolve_RelatedUserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 74)
+	cn := p.child(n, field, 93)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7688,7 +9527,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_cursor(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res string
-	if fx.observed[74] {
+	if fx.observed[93] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7759,7 +9598,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_node(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[75] {
+	if fx.observed[94] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7808,11 +9647,11 @@ func (fx *fastExec) fastCall_RelatedUserEdge_node(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[76] {
+	if fx.observed[95] {
 		st := fx.fastResolve_RelatedUserEdge_since(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 76)
+	cn := p.child(n, field, 95)
 	v := obj.Since
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7836,7 +9675,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_since(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res time.Time
-	if fx.observed[76] {
+	if fx.observed[95] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_since(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7885,7 +9724,7 @@ func (fx *fastExec) fastCall_RelatedUserEdge_since(ctx context.Context, fc *grap
 }
 
 func (fx *fastExec) fastObj_SuggestedUser(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.SuggestedUser) fastexec.Status {
-	fields, dups := fx.collect[21].Collect(fx.oc, sel, suggestedUserImplementors)
+	fields, dups := fx.collect[26].Collect(fx.oc, sel, suggestedUserImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -7994,7 +9833,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[77] {
+	if fx.observed[96] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8043,11 +9882,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[78] {
+	if fx.observed[97] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 78)
+	cn := p.child(n, field, 97)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8071,7 +9910,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[78] {
+	if fx.observed[97] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8120,7 +9959,7 @@ func (fx *fastExec) fastCall_SuggestedUser_followedByCount(ctx context.Context, 
 }
 
 func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.User) fastexec.Status {
-	fields, dups := fx.collect[22].Collect(fx.oc, sel, userImplementors)
+	fields, dups := fx.collect[27].Collect(fx.oc, sel, userImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -8233,11 +10072,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[79] {
+	if fx.observed[98] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 79)
+	cn := p.child(n, field, 98)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -8276,7 +10115,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[79] {
+	if fx.observed[98] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8325,11 +10164,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[80] {
+	if fx.observed[99] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 80)
+	cn := p.child(n, field, 99)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8353,7 +10192,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[80] {
+	if fx.observed[99] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8402,11 +10241,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[81] {
+	if fx.observed[100] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 81)
+	cn := p.child(n, field, 100)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8430,7 +10269,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[81] {
+	if fx.observed[100] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8479,11 +10318,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[82] {
+	if fx.observed[101] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 82)
+	cn := p.child(n, field, 101)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8507,7 +10346,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[82] {
+	if fx.observed[101] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8556,11 +10395,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[83] {
+	if fx.observed[102] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 83)
+	cn := p.child(n, field, 102)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8584,7 +10423,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[83] {
+	if fx.observed[102] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8633,11 +10472,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[84] {
+	if fx.observed[103] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 84)
+	cn := p.child(n, field, 103)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8661,7 +10500,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[84] {
+	if fx.observed[103] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8710,11 +10549,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[85] {
+	if fx.observed[104] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 85)
+	cn := p.child(n, field, 104)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8738,7 +10577,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[85] {
+	if fx.observed[104] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8787,11 +10626,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[86] {
+	if fx.observed[105] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 86)
+	cn := p.child(n, field, 105)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8815,7 +10654,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[86] {
+	if fx.observed[105] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8886,7 +10725,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[87] {
+	if fx.observed[106] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8957,7 +10796,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[88] {
+	if fx.observed[107] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9028,7 +10867,7 @@ func (fx *fastExec) fastResolve_User_viewerHasBlocked(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res bool
-	if fx.observed[89] {
+	if fx.observed[108] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasBlocked(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9099,7 +10938,7 @@ func (fx *fastExec) fastResolve_User_viewerHasMuted(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res bool
-	if fx.observed[90] {
+	if fx.observed[109] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasMuted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9170,7 +11009,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[91] {
+	if fx.observed[110] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9241,7 +11080,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[92] {
+	if fx.observed[111] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9312,7 +11151,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[93] {
+	if fx.observed[112] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9361,7 +11200,7 @@ func (fx *fastExec) fastCall_User_following(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastObj_UserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserConnection) fastexec.Status {
-	fields, dups := fx.collect[23].Collect(fx.oc, sel, userConnectionImplementors)
+	fields, dups := fx.collect[28].Collect(fx.oc, sel, userConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -9404,11 +11243,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[94] {
+	if fx.observed[113] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 94)
+	cn := p.child(n, field, 113)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -9448,7 +11287,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[94] {
+	if fx.observed[113] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9497,11 +11336,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[95] {
+	if fx.observed[114] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 95)
+	cn := p.child(n, field, 114)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -9541,7 +11380,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[95] {
+	if fx.observed[114] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9590,11 +11429,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[96] {
+	if fx.observed[115] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 96)
+	cn := p.child(n, field, 115)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9618,7 +11457,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[96] {
+	if fx.observed[115] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9667,7 +11506,7 @@ func (fx *fastExec) fastCall_UserConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserEdge) fastexec.Status {
-	fields, dups := fx.collect[24].Collect(fx.oc, sel, userEdgeImplementors)
+	fields, dups := fx.collect[29].Collect(fx.oc, sel, userEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -9756,11 +11595,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[97] {
+	if fx.observed[116] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 97)
+	cn := p.child(n, field, 116)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9784,7 +11623,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[97] {
+	if fx.observed[116] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9855,7 +11694,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[98] {
+	if fx.observed[117] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9904,11 +11743,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[99] {
+	if fx.observed[118] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 99)
+	cn := p.child(n, field, 118)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9932,7 +11771,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[99] {
+	if fx.observed[118] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10039,6 +11878,14 @@ func (fx *fastExec) fastIface_Node(w *fastexec.Writer, p *fastPath, n int32, sel
 			return fastexec.Null
 		}
 		return fx.fastObj_Post(w, p, n, sel, obj)
+	case models.List:
+		return fx.fastObj_List(w, p, n, sel, &obj)
+	case *models.List:
+		if obj == nil {
+			w.Null()
+			return fastexec.Null
+		}
+		return fx.fastObj_List(w, p, n, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return w.Marshal(typedObj)
@@ -10081,6 +11928,16 @@ func (fx *fastExec) fast_marshalNCreatePostPayload2ᚖfeedserviceᚋmodelsᚐCre
 		return fastexec.Null
 	}
 	return fx.fastObj_CreatePostPayload(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNDeleteListPayload2ᚖfeedserviceᚋmodelsᚐDeleteListPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.DeleteListPayload) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "DeleteListPayload!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_DeleteListPayload(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNDeletePostPayload2ᚖfeedserviceᚋmodelsᚐDeletePostPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.DeletePostPayload) fastexec.Status {
@@ -10339,6 +12196,115 @@ func (fx *fastExec) fast_marshalNID2ᚕstringᚄ(w *fastexec.Writer, p *fastPath
 func (fx *fastExec) fast_marshalNInt2int(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v int) fastexec.Status {
 	w.Int(int64(v))
 	return fastexec.Value
+}
+
+func (fx *fastExec) fast_marshalNList2ᚖfeedserviceᚋmodelsᚐList(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.List) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "List!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_List(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNListConnection2ᚖfeedserviceᚋmodelsᚐListConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.ListConnection) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "ListConnection!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_ListConnection(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.ListEdge) fastexec.Status {
+	start := len(w.B)
+	w.B = append(w.B, '[')
+	bad := false
+	if len(v) > 1 && fastexec.MayBlock(fx.oc.Doc, sel, fastConcurrent) {
+		bad = fx.fastElems_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w, p, n, sel, v)
+	} else {
+		for i := range v {
+			if i > 0 {
+				w.B = append(w.B, ',')
+			}
+			if fx.fastElem_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w, p, n, sel, v, i) == fastexec.Null {
+				bad = true
+			}
+		}
+	}
+	w.B = append(w.B, ']')
+	if bad {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastElem_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ writes one element, as
+// graphql.MarshalSliceConcurrently marshals it.
+func (fx *fastExec) fastElem_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.ListEdge, i int) (st fastexec.Status) {
+	en := p.element(n, i, &v[i])
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			ctx := fx.ctxOf(p, en)
+			graphql.AddError(ctx, graphql.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	return fx.fast_marshalNListEdge2ᚖfeedserviceᚋmodelsᚐListEdge(w, p, en, sel, v[i])
+}
+
+// fastElems_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ writes the elements each in a goroutine of its own,
+// as graphql.MarshalSliceConcurrently does, and says whether one is null.
+func (fx *fastExec) fastElems_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.ListEdge) bool {
+	ctx := fx.ctxOf(p, n)
+	parts := make([]fastexec.Part, len(v))
+	var wg sync.WaitGroup
+	for i := range v {
+		wg.Add(1)
+		fastexec.Go(func() {
+			defer wg.Done()
+			sw, sp := fx.writer(), getPath(ctx)
+			parts[i].Invalid = fx.fastElem_marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(sw, sp, 0, sel, v, i) == fastexec.Null
+			parts[i].W = sw
+			putPath(sp)
+		})
+	}
+	wg.Wait()
+	bad := false
+	for i := range parts {
+		if i > 0 {
+			w.B = append(w.B, ',')
+		}
+		w.B = append(w.B, parts[i].W.B...)
+		fastexec.PutWriter(parts[i].W)
+		bad = bad || parts[i].Invalid
+	}
+	return bad
+}
+
+func (fx *fastExec) fast_marshalNListEdge2ᚖfeedserviceᚋmodelsᚐListEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.ListEdge) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "ListEdge!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_ListEdge(w, p, n, sel, v)
+}
+
+func (fx *fastExec) fast_marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.ListPayload) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "ListPayload!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_ListPayload(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNMarkFeedReadPayload2ᚖfeedserviceᚋmodelsᚐMarkFeedReadPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.MarkFeedReadPayload) fastexec.Status {

@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	FeedConnection() FeedConnectionResolver
 	HomeConnection() HomeConnectionResolver
+	List() ListResolver
 	Mutation() MutationResolver
 	Post() PostResolver
 	PromotePostPayload() PromotePostPayloadResolver
@@ -60,6 +61,10 @@ type ComplexityRoot struct {
 
 	CreatePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	DeleteListPayload struct {
+		DeletedListID func(childComplexity int) int
 	}
 
 	DeletePostPayload struct {
@@ -104,13 +109,40 @@ type ComplexityRoot struct {
 		Node       func(childComplexity int) int
 	}
 
+	List struct {
+		CreatedAt   func(childComplexity int) int
+		Feed        func(childComplexity int, first *int, after *string, last *int, before *string) int
+		GlobalID    func(childComplexity int) int
+		MemberCount func(childComplexity int) int
+		Members     func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Name        func(childComplexity int) int
+	}
+
+	ListConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ListEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ListPayload struct {
+		List func(childComplexity int) int
+	}
+
 	MarkFeedReadPayload struct {
 		UnreadCount func(childComplexity int) int
 	}
 
 	Mutation struct {
+		AddToList        func(childComplexity int, listID string, userID string) int
 		Block            func(childComplexity int, userID string) int
+		CreateList       func(childComplexity int, name string) int
 		CreatePost       func(childComplexity int, input model.CreatePostInput) int
+		DeleteList       func(childComplexity int, listID string) int
 		DeletePost       func(childComplexity int, id string) int
 		DismissHomeEntry func(childComplexity int, id string) int
 		Follow           func(childComplexity int, userID string) int
@@ -120,6 +152,8 @@ type ComplexityRoot struct {
 		Mute             func(childComplexity int, userID string) int
 		PromotePost      func(childComplexity int, postID string) int
 		RemoveFollower   func(childComplexity int, userID string) int
+		RemoveFromList   func(childComplexity int, listID string, userID string) int
+		RenameList       func(childComplexity int, listID string, name string) int
 		Repost           func(childComplexity int, postID string) int
 		SignUp           func(childComplexity int, input model.SignUpInput) int
 		Unblock          func(childComplexity int, userID string) int
@@ -173,6 +207,7 @@ type ComplexityRoot struct {
 		BlockedUsers func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Feed         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Home         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Lists        func(childComplexity int, first *int, after *string, last *int, before *string) int
 		MutedUsers   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node         func(childComplexity int, id string) int
 		Nodes        func(childComplexity int, ids []string) int
@@ -243,6 +278,10 @@ type FeedConnectionResolver interface {
 type HomeConnectionResolver interface {
 	UnreadCount(ctx context.Context, obj *models.HomeConnection) (int, error)
 }
+type ListResolver interface {
+	Members(ctx context.Context, obj *models.List, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
+	Feed(ctx context.Context, obj *models.List, first *int, after *string, last *int, before *string) (*models.FeedConnection, error)
+}
 type MutationResolver interface {
 	SignUp(ctx context.Context, input model.SignUpInput) (*models.AuthPayload, error)
 	LogIn(ctx context.Context, input model.LogInInput) (*models.AuthPayload, error)
@@ -262,6 +301,11 @@ type MutationResolver interface {
 	Unblock(ctx context.Context, userID string) (*models.BlockPayload, error)
 	Mute(ctx context.Context, userID string) (*models.MutePayload, error)
 	Unmute(ctx context.Context, userID string) (*models.MutePayload, error)
+	CreateList(ctx context.Context, name string) (*models.ListPayload, error)
+	RenameList(ctx context.Context, listID string, name string) (*models.ListPayload, error)
+	DeleteList(ctx context.Context, listID string) (*models.DeleteListPayload, error)
+	AddToList(ctx context.Context, listID string, userID string) (*models.ListPayload, error)
+	RemoveFromList(ctx context.Context, listID string, userID string) (*models.ListPayload, error)
 }
 type PostResolver interface {
 	Author(ctx context.Context, obj *models.Post) (*models.User, error)
@@ -283,6 +327,7 @@ type QueryResolver interface {
 	Home(ctx context.Context, first *int, after *string, last *int, before *string) (*models.HomeConnection, error)
 	BlockedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
 	MutedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
+	Lists(ctx context.Context, first *int, after *string, last *int, before *string) (*models.ListConnection, error)
 }
 type RelatedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *models.RelatedUserEdge) (*models.User, error)
@@ -357,6 +402,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreatePostPayload.Post(childComplexity), true
+
+	case "DeleteListPayload.deletedListId":
+		if e.ComplexityRoot.DeleteListPayload.DeletedListID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteListPayload.DeletedListID(childComplexity), true
 
 	case "DeletePostPayload.deletedPostId":
 		if e.ComplexityRoot.DeletePostPayload.DeletedPostID == nil {
@@ -474,6 +526,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.HomeEdge.Node(childComplexity), true
 
+	case "List.createdAt":
+		if e.ComplexityRoot.List.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.List.CreatedAt(childComplexity), true
+	case "List.feed":
+		if e.ComplexityRoot.List.Feed == nil {
+			break
+		}
+
+		args, err := ec.field_List_feed_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.List.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "List.id":
+		if e.ComplexityRoot.List.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.List.GlobalID(childComplexity), true
+	case "List.memberCount":
+		if e.ComplexityRoot.List.MemberCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.List.MemberCount(childComplexity), true
+	case "List.members":
+		if e.ComplexityRoot.List.Members == nil {
+			break
+		}
+
+		args, err := ec.field_List_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.List.Members(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "List.name":
+		if e.ComplexityRoot.List.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.List.Name(childComplexity), true
+
+	case "ListConnection.edges":
+		if e.ComplexityRoot.ListConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListConnection.Edges(childComplexity), true
+	case "ListConnection.pageInfo":
+		if e.ComplexityRoot.ListConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListConnection.PageInfo(childComplexity), true
+	case "ListConnection.totalCount":
+		if e.ComplexityRoot.ListConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListConnection.TotalCount(childComplexity), true
+
+	case "ListEdge.cursor":
+		if e.ComplexityRoot.ListEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListEdge.Cursor(childComplexity), true
+	case "ListEdge.node":
+		if e.ComplexityRoot.ListEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListEdge.Node(childComplexity), true
+
+	case "ListPayload.list":
+		if e.ComplexityRoot.ListPayload.List == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ListPayload.List(childComplexity), true
+
 	case "MarkFeedReadPayload.unreadCount":
 		if e.ComplexityRoot.MarkFeedReadPayload.UnreadCount == nil {
 			break
@@ -481,6 +619,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MarkFeedReadPayload.UnreadCount(childComplexity), true
 
+	case "Mutation.addToList":
+		if e.ComplexityRoot.Mutation.AddToList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addToList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddToList(childComplexity, args["listId"].(string), args["userId"].(string)), true
 	case "Mutation.block":
 		if e.ComplexityRoot.Mutation.Block == nil {
 			break
@@ -492,6 +641,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Block(childComplexity, args["userId"].(string)), true
+	case "Mutation.createList":
+		if e.ComplexityRoot.Mutation.CreateList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateList(childComplexity, args["name"].(string)), true
 	case "Mutation.createPost":
 		if e.ComplexityRoot.Mutation.CreatePost == nil {
 			break
@@ -503,6 +663,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePost(childComplexity, args["input"].(model.CreatePostInput)), true
+	case "Mutation.deleteList":
+		if e.ComplexityRoot.Mutation.DeleteList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteList(childComplexity, args["listId"].(string)), true
 	case "Mutation.deletePost":
 		if e.ComplexityRoot.Mutation.DeletePost == nil {
 			break
@@ -597,6 +768,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveFollower(childComplexity, args["userId"].(string)), true
+	case "Mutation.removeFromList":
+		if e.ComplexityRoot.Mutation.RemoveFromList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeFromList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveFromList(childComplexity, args["listId"].(string), args["userId"].(string)), true
+	case "Mutation.renameList":
+		if e.ComplexityRoot.Mutation.RenameList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_renameList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RenameList(childComplexity, args["listId"].(string), args["name"].(string)), true
 	case "Mutation.repost":
 		if e.ComplexityRoot.Mutation.Repost == nil {
 			break
@@ -830,6 +1023,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Home(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
+	case "Query.lists":
+		if e.ComplexityRoot.Query.Lists == nil {
+			break
+		}
+
+		args, err := ec.field_Query_lists_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Lists(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.mutedUsers":
 		if e.ComplexityRoot.Query.MutedUsers == nil {
 			break
@@ -1430,6 +1634,46 @@ type MarkFeedReadPayload {
   unreadCount: Int!
 }
 
+"""
+A reader's list: a feed of a chosen subset of the people they follow. Lists are private: only
+their owner sees them (another viewer's node(id) of one is null, and their mutations on it are
+NOT_FOUND).
+"""
+type List implements Node {
+  id: ID!
+  name: String!
+  createdAt: Time!
+  memberCount: Int!
+  "The members, most recently added first."
+  members(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
+  """
+  The members' posts and reposts, newest first, entries as in feed: exactly what the owner's
+  feed would hold if they followed only the members, blocks and mutes honoured. Its cursors are
+  this list's alone: another list's or feed's are BAD_USER_INPUT. unreadCount is the home
+  feed's.
+  """
+  feed(first: Int, after: String, last: Int, before: String): FeedConnection!
+}
+
+type ListEdge {
+  cursor: String!
+  node: List!
+}
+
+type ListConnection {
+  edges: [ListEdge!]!
+  pageInfo: PageInfo!
+  totalCount: Int!
+}
+
+type ListPayload {
+  list: List!
+}
+
+type DeleteListPayload {
+  deletedListId: ID!
+}
+
 type Query {
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
@@ -1456,6 +1700,8 @@ type Query {
   blockedUsers(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
   "Users the viewer mutes, most recent first. UNAUTHENTICATED when signed out."
   mutedUsers(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
+  "The viewer's lists, newest first. UNAUTHENTICATED when signed out."
+  lists(first: Int, after: String, last: Int, before: String): ListConnection!
 }
 
 type Mutation {
@@ -1500,6 +1746,23 @@ type Mutation {
   mute(userId: ID!): MutePayload!
   "Ends the viewer's mute of userId: what it hid comes back in its place. Idempotent."
   unmute(userId: ID!): MutePayload!
+  """
+  Makes a list named name (1 to 100 characters after trimming, with a display name's character
+  rules). At most MAX_LISTS_PER_USER lists (100) per user: BAD_USER_INPUT past it.
+  """
+  createList(name: String!): ListPayload!
+  "Renames one of the viewer's lists; NOT_FOUND for another user's."
+  renameList(listId: ID!, name: String!): ListPayload!
+  "Deletes one of the viewer's lists with its members; NOT_FOUND for another user's."
+  deleteList(listId: ID!): DeleteListPayload!
+  """
+  Adds userId to one of the viewer's lists. The member must be someone the viewer follows:
+  FORBIDDEN otherwise; unfollowing someone takes them out of the viewer's lists. At most
+  MAX_LIST_MEMBERS members (1,000) per list: BAD_USER_INPUT past it. Idempotent.
+  """
+  addToList(listId: ID!, userId: ID!): ListPayload!
+  "Takes userId out of one of the viewer's lists. Idempotent."
+  removeFromList(listId: ID!, userId: ID!): ListPayload!
 }
 
 type Subscription {
@@ -1542,6 +1805,14 @@ func (ec *executionContext) childFields_CreatePostPayload(ctx context.Context, f
 		return ec.fieldContext_CreatePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreatePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteListPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedListId":
+		return ec.fieldContext_DeleteListPayload_deletedListId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteListPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1626,6 +1897,54 @@ func (ec *executionContext) childFields_HomeEdge(ctx context.Context, field grap
 		return ec.fieldContext_HomeEdge_feedCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HomeEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_List(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_List_id(ctx, field)
+	case "name":
+		return ec.fieldContext_List_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_List_createdAt(ctx, field)
+	case "memberCount":
+		return ec.fieldContext_List_memberCount(ctx, field)
+	case "members":
+		return ec.fieldContext_List_members(ctx, field)
+	case "feed":
+		return ec.fieldContext_List_feed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type List", field.Name)
+}
+
+func (ec *executionContext) childFields_ListConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ListConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ListConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ListConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ListConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ListEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ListEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ListEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ListEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ListPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "list":
+		return ec.fieldContext_ListPayload_list(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ListPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_MarkFeedReadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1908,6 +2227,104 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_List_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_List_members_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addToList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "listId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["listId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1922,6 +2339,20 @@ func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1933,6 +2364,20 @@ func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "listId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["listId"] = arg0
 	return args, nil
 }
 
@@ -2045,6 +2490,50 @@ func (ec *executionContext) field_Mutation_removeFollower_args(ctx context.Conte
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeFromList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "listId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["listId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_renameList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "listId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["listId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg1
 	return args, nil
 }
 
@@ -2237,6 +2726,44 @@ func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs m
 }
 
 func (ec *executionContext) field_Query_home_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_lists_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -2707,6 +3234,29 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DeleteListPayload_deletedListId(ctx context.Context, field graphql.CollectedField, obj *models.DeleteListPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteListPayload_deletedListId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedListID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteListPayload_deletedListId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteListPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeletePostPayload_deletedPostId(ctx context.Context, field graphql.CollectedField, obj *models.DeletePostPayload) (ret graphql.Marshaler) {
@@ -3202,6 +3752,360 @@ func (ec *executionContext) _HomeEdge_feedCursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_HomeEdge_feedCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HomeEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _List_id(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("List", field, true, false, "ID")
+}
+
+func (ec *executionContext) _List_name(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("List", field, false, false, "String")
+}
+
+func (ec *executionContext) _List_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("List", field, false, false, "Time")
+}
+
+func (ec *executionContext) _List_memberCount(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_memberCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_memberCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("List", field, false, false, "Int")
+}
+
+func (ec *executionContext) _List_members(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.List().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.RelatedUserConnection) graphql.Marshaler {
+			return ec.marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_members(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "List",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_List_members_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _List_feed(ctx context.Context, field graphql.CollectedField, obj *models.List) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_List_feed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.List().Feed(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.FeedConnection) graphql.Marshaler {
+			return ec.marshalNFeedConnection2ᚖfeedserviceᚋmodelsᚐFeedConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_List_feed(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "List",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FeedConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_List_feed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ListConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.ListConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.ListEdge) graphql.Marshaler {
+			return ec.marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ListConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ListConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *models.ListConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖfeedserviceᚋmodelsᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ListConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ListConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.ListConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ListConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ListEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.ListEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ListEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ListEdge_node(ctx context.Context, field graphql.CollectedField, obj *models.ListEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.List) graphql.Marshaler {
+			return ec.marshalNList2ᚖfeedserviceᚋmodelsᚐList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ListEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_List(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ListPayload_list(ctx context.Context, field graphql.CollectedField, obj *models.ListPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ListPayload_list(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.List, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.List) graphql.Marshaler {
+			return ec.marshalNList2ᚖfeedserviceᚋmodelsᚐList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ListPayload_list(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ListPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_List(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _MarkFeedReadPayload_unreadCount(ctx context.Context, field graphql.CollectedField, obj *models.MarkFeedReadPayload) (ret graphql.Marshaler) {
@@ -3992,6 +4896,226 @@ func (ec *executionContext) fieldContext_Mutation_unmute(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unmute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateList(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ListPayload) graphql.Marshaler {
+			return ec.marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_renameList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_renameList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RenameList(ctx, fc.Args["listId"].(string), fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ListPayload) graphql.Marshaler {
+			return ec.marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_renameList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_renameList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteList(ctx, fc.Args["listId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.DeleteListPayload) graphql.Marshaler {
+			return ec.marshalNDeleteListPayload2ᚖfeedserviceᚋmodelsᚐDeleteListPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteListPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addToList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addToList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddToList(ctx, fc.Args["listId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ListPayload) graphql.Marshaler {
+			return ec.marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addToList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addToList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeFromList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeFromList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveFromList(ctx, fc.Args["listId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ListPayload) graphql.Marshaler {
+			return ec.marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeFromList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeFromList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4841,6 +5965,50 @@ func (ec *executionContext) fieldContext_Query_mutedUsers(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_mutedUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_lists(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_lists(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Lists(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ListConnection) graphql.Marshaler {
+			return ec.marshalNListConnection2ᚖfeedserviceᚋmodelsᚐListConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_lists(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_lists_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7096,6 +8264,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
+	case models.List:
+		return ec._List(ctx, sel, &obj)
+	case *models.List:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._List(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -7198,6 +8373,39 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("CreatePostPayload")
 		case "post":
 			out.Values[i] = ec._CreatePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deleteListPayloadImplementors = []string{"DeleteListPayload"}
+
+func (ec *executionContext) _DeleteListPayload(ctx context.Context, sel ast.SelectionSet, obj *models.DeleteListPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteListPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteListPayload")
+		case "deletedListId":
+			out.Values[i] = ec._DeleteListPayload_deletedListId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7534,6 +8742,180 @@ func (ec *executionContext) _HomeEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var listImplementors = []string{"List", "Node"}
+
+func (ec *executionContext) _List(ctx context.Context, sel ast.SelectionSet, obj *models.List) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, listImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("List")
+		case "id":
+			out.Values[i] = ec._List_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._List_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._List_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "memberCount":
+			out.Values[i] = ec._List_memberCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "members":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._List_members(ctx, field, obj)
+				})
+		case "feed":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._List_feed(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var listConnectionImplementors = []string{"ListConnection"}
+
+func (ec *executionContext) _ListConnection(ctx context.Context, sel ast.SelectionSet, obj *models.ListConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, listConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ListConnection")
+		case "edges":
+			out.Values[i] = ec._ListConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ListConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ListConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var listEdgeImplementors = []string{"ListEdge"}
+
+func (ec *executionContext) _ListEdge(ctx context.Context, sel ast.SelectionSet, obj *models.ListEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, listEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ListEdge")
+		case "cursor":
+			out.Values[i] = ec._ListEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ListEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var listPayloadImplementors = []string{"ListPayload"}
+
+func (ec *executionContext) _ListPayload(ctx context.Context, sel ast.SelectionSet, obj *models.ListPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, listPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ListPayload")
+		case "list":
+			out.Values[i] = ec._ListPayload_list(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var markFeedReadPayloadImplementors = []string{"MarkFeedReadPayload"}
 
 func (ec *executionContext) _MarkFeedReadPayload(ctx context.Context, sel ast.SelectionSet, obj *models.MarkFeedReadPayload) graphql.Marshaler {
@@ -7708,6 +9090,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unmute":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unmute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renameList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_renameList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addToList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addToList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeFromList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeFromList(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8090,6 +9507,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_mutedUsers(ctx, field)
+				})
+		case "lists":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_lists(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -8872,6 +10295,14 @@ func (ec *executionContext) marshalNCreatePostPayload2ᚖfeedserviceᚋmodelsᚐ
 	return ec._CreatePostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDeleteListPayload2ᚖfeedserviceᚋmodelsᚐDeleteListPayload(ctx context.Context, sel ast.SelectionSet, v *models.DeleteListPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteListPayload!")
+		return graphql.Null
+	}
+	return ec._DeleteListPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDeletePostPayload2ᚖfeedserviceᚋmodelsᚐDeletePostPayload(ctx context.Context, sel ast.SelectionSet, v *models.DeletePostPayload) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "DeletePostPayload!")
@@ -9031,6 +10462,54 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNList2ᚖfeedserviceᚋmodelsᚐList(ctx context.Context, sel ast.SelectionSet, v *models.List) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "List!")
+		return graphql.Null
+	}
+	return ec._List(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNListConnection2ᚖfeedserviceᚋmodelsᚐListConnection(ctx context.Context, sel ast.SelectionSet, v *models.ListConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ListConnection!")
+		return graphql.Null
+	}
+	return ec._ListConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNListEdge2ᚕᚖfeedserviceᚋmodelsᚐListEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.ListEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNListEdge2ᚖfeedserviceᚋmodelsᚐListEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNListEdge2ᚖfeedserviceᚋmodelsᚐListEdge(ctx context.Context, sel ast.SelectionSet, v *models.ListEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ListEdge!")
+		return graphql.Null
+	}
+	return ec._ListEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNListPayload2ᚖfeedserviceᚋmodelsᚐListPayload(ctx context.Context, sel ast.SelectionSet, v *models.ListPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ListPayload!")
+		return graphql.Null
+	}
+	return ec._ListPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNLogInInput2feedserviceᚋgraphᚋmodelᚐLogInInput(ctx context.Context, v any) (model.LogInInput, error) {

@@ -11,6 +11,7 @@ import (
 const (
 	KindUser = "User"
 	KindPost = "Post"
+	KindList = "List"
 )
 
 // ErrBadNodeID is returned for a string that is not a global node ID.
@@ -39,7 +40,7 @@ func ParseNodeID(s string) (kind string, id int64, err error) {
 		return "", 0, ErrBadNodeID
 	}
 	kind, num, ok := strings.Cut(string(raw), ":")
-	if !ok || (kind != KindUser && kind != KindPost) {
+	if !ok || (kind != KindUser && kind != KindPost && kind != KindList) {
 		return "", 0, ErrBadNodeID
 	}
 	id, err = strconv.ParseInt(num, 10, 64)

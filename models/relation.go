@@ -28,3 +28,15 @@ type Relation struct {
 	ID         int64
 	FollowedAt time.Time
 }
+
+// FollowRequest says RequesterID asked to follow UserID, a protected
+// account, and waits for their approval. Keyed by the asked user first, so
+// that their list of requests is one range scan and lies on their data
+// node; ID is a time-ordered id taken when the request was made, and
+// orders the list.
+type FollowRequest struct {
+	UserID      int64 `gorm:"primaryKey;autoIncrement:false"`
+	RequesterID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID          int64 `gorm:"not null"`
+	CreatedAt   time.Time
+}

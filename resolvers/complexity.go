@@ -70,6 +70,12 @@ func Complexity() graph.ComplexityRoot {
 	c.User.Following = relationCost
 	c.Query.BlockedUsers = userListCost
 	c.Query.MutedUsers = userListCost
+	// A list's pages are MySQL reads of the owner's rows: its feed is the
+	// pull path's merge of the members' posts.
+	c.Query.Lists = userListCost
+	c.List.Members = userListCost
+	c.List.Feed = userListCost
+	c.List.Name = textCost(config.MaxListNameChars)
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
 	c.FeedItem.Reposters = func(child int) int { return 1 + config.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }

@@ -16,7 +16,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error
 	if err != nil {
 		return nil, err
 	}
-	return loadNode(ctx, kind, n)
+	return r.loadNode(ctx, kind, n)
 }
 
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node, error) {
@@ -40,7 +40,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node,
 			return nil, apperr.BadInput("nodes was given the id %s more than once; ask for each node once", apperr.Quote(id))
 		}
 		seen[node{kind, n}] = true
-		if nodes[i], err = loadNode(ctx, kind, n); err != nil {
+		if nodes[i], err = r.loadNode(ctx, kind, n); err != nil {
 			return nil, err
 		}
 	}
@@ -50,10 +50,21 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node,
 // loadNode loads a node through the loaders; nil (not an error) for an
 // unknown id or a deleted post, as Relay expects of node(), and for a post
 // whose author blocks the viewer or is blocked by them: to the viewer it
-// is as absent.
-func loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
+// is as absent; and for a list that is not the viewer's (lists are
+// private).
+func (r *queryResolver) loadNode(ctx context.Context, kind string, id int64) (models.Node, error) {
 	l := dataloader.For(ctx)
 	switch kind {
+	case models.KindList:
+		owner := viewer.ID(ctx)
+		if owner == 0 {
+			return nil, nil
+		}
+		list, err := r.Engine.List(ctx, owner, id)
+		if list == nil || err != nil {
+			return nil, err
+		}
+		return list, nil
 	case models.KindUser:
 		u, err := l.Users.Load(ctx, id)
 		if u == nil || err != nil {

@@ -51,6 +51,9 @@ func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at ti
 			}
 			wrote = wrote || res.RowsAffected == 1
 		}
+		if err := s.dropFollowRequestsBetween(tx, blockerID, blockedID); err != nil {
+			return err
+		}
 		for _, f := range []struct {
 			follower, followee int64
 			kind               string

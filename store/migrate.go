@@ -26,6 +26,8 @@ var migrations = []migration{
 	{6, "outbox_events.trace_parent", migrateV6},
 	{7, "blocks, mutes", migrateV7},
 	{8, "muted_by (the sharded layout's who-mutes-whom, on the muted's node)", migrateV8},
+	{9, "lists, list_members", migrateV9},
+	{10, "follow_requests", migrateV10},
 }
 
 // schemaMigration records an applied step.
@@ -255,3 +257,47 @@ func migrateV7(db *gorm.DB) error {
 // adds muted_by (migrateShards makes the table on every node and fills it
 // from mutes once).
 func migrateV8(*gorm.DB) error { return nil }
+
+// The tables of version 9: readers' lists and their members, keyed by the
+// owner first (every statement of a list names its owner). The primary
+// key finds a list; ix_lists_owner_seq and ix_list_members_seq page the
+// owner's lists and a list's members by id; ix_list_members_member finds
+// a followee in every list of the owner's, which an unfollow empties.
+
+type v9List struct {
+	OwnerID   int64  `gorm:"primaryKey;autoIncrement:false;index:ix_lists_owner_seq,priority:1"`
+	ID        int64  `gorm:"primaryKey;autoIncrement:false;index:ix_lists_owner_seq,priority:2"`
+	Name      string `gorm:"size:400;not null"`
+	CreatedAt time.Time
+}
+
+type v9ListMember struct {
+	OwnerID   int64 `gorm:"primaryKey;autoIncrement:false;index:ix_list_members_seq,priority:1;index:ix_list_members_member,priority:1"`
+	ListID    int64 `gorm:"primaryKey;autoIncrement:false;index:ix_list_members_seq,priority:2"`
+	MemberID  int64 `gorm:"primaryKey;autoIncrement:false;index:ix_list_members_member,priority:2"`
+	ID        int64 `gorm:"not null;index:ix_list_members_seq,priority:3"`
+	CreatedAt time.Time
+}
+
+func (v9List) TableName() string       { return "lists" }
+func (v9ListMember) TableName() string { return "list_members" }
+
+func migrateV9(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v9List{}, &v9ListMember{})
+}
+
+// The table of version 10: follow requests, keyed by the asked user
+// first. ix_follow_requests_seq pages their requests by id; the reverse
+// index answers "have I asked" for a batch of users.
+type v10FollowRequest struct {
+	UserID      int64 `gorm:"primaryKey;autoIncrement:false;index:ix_follow_requests_seq,priority:1;uniqueIndex:ux_follow_requests_requester,priority:2"`
+	RequesterID int64 `gorm:"primaryKey;autoIncrement:false;uniqueIndex:ux_follow_requests_requester,priority:1"`
+	ID          int64 `gorm:"not null;index:ix_follow_requests_seq,priority:2"`
+	CreatedAt   time.Time
+}
+
+func (v10FollowRequest) TableName() string { return "follow_requests" }
+
+func migrateV10(db *gorm.DB) error {
+	return db.Migrator().CreateTable(&v10FollowRequest{})
+}

@@ -19,50 +19,55 @@ import (
 func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		changed = false
 		// The users' row locks, taken first as Block takes them, order a
 		// follow and a block of the same two: the check below sees a block
 		// committed before it, and a block after it sees the follow.
 		if err := s.findPair(tx, followerID, followeeID, true); err != nil {
 			return err
 		}
-		blocked, err := s.blockedEitherWay(tx, followerID, followeeID)
-		if err != nil {
-			return err
-		}
-		if blocked {
-			return ErrBlocked
-		}
-		// Each side is written if it is missing: on the sharded layout the
-		// two sides commit on two data nodes, and a retry after one failed
-		// completes the other (with its count and marks) instead of
-		// answering "unchanged" over half a follow.
-		var sides followSides
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
-			Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
-		if res.Error != nil {
-			return res.Error
-		}
-		sides.following = res.RowsAffected == 1
-		res = tx.Clauses(clause.OnConflict{DoNothing: true}).
-			Create(&models.Follower{UserID: followeeID, FollowerID: followerID, ID: seq, CreatedAt: at})
-		if res.Error != nil {
-			return res.Error
-		}
-		sides.follower = res.RowsAffected == 1
-		if sides == (followSides{}) {
-			return nil
-		}
-		if err := bumpFollowCounts(tx, followerID, followeeID, +1, sides); err != nil {
-			return err
-		}
-		if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1, sides); err != nil {
-			return err
-		}
-		changed = true
-		return s.appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
+		var err error
+		changed, err = s.follow(tx, followerID, followeeID, seq, at)
+		return err
 	})
 	return changed, err
+}
+
+// follow is Follow within its transaction, the two users' rows locked.
+func (s *Store) follow(tx *gorm.DB, followerID, followeeID, seq int64, at time.Time) (bool, error) {
+	blocked, err := s.blockedEitherWay(tx, followerID, followeeID)
+	if err != nil {
+		return false, err
+	}
+	if blocked {
+		return false, ErrBlocked
+	}
+	// Each side is written if it is missing: on the sharded layout the
+	// two sides commit on two data nodes, and a retry after one failed
+	// completes the other (with its count and marks) instead of
+	// answering "unchanged" over half a follow.
+	var sides followSides
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
+	if res.Error != nil {
+		return false, res.Error
+	}
+	sides.following = res.RowsAffected == 1
+	res = tx.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&models.Follower{UserID: followeeID, FollowerID: followerID, ID: seq, CreatedAt: at})
+	if res.Error != nil {
+		return false, res.Error
+	}
+	sides.follower = res.RowsAffected == 1
+	if sides == (followSides{}) {
+		return false, nil
+	}
+	if err := bumpFollowCounts(tx, followerID, followeeID, +1, sides); err != nil {
+		return false, err
+	}
+	if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1, sides); err != nil {
+		return false, err
+	}
+	return true, s.appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 }
 
 // Unfollow ends the relation follower -> followee, with its counts and an
@@ -81,7 +86,12 @@ func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind
 // unfollow is Unfollow inside the caller's transaction.
 func (s *Store) unfollow(tx *gorm.DB, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
 	// Each side is removed if it is there, as Follow writes each: a retry
-	// completes an unfollow whose other data node failed to commit.
+	// completes an unfollow whose other data node failed to commit. The
+	// lists go first, whatever is left of the follow: their rows are on
+	// the follower's node, with the following side.
+	if err := removeFromLists(tx, followerID, followeeID); err != nil {
+		return false, err
+	}
 	var seq []int64
 	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", followerID, followeeID).Pluck("id", &seq).Error; err != nil {
 		return false, err

@@ -17,7 +17,8 @@ import (
 
 // migrateShards is Migrate on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
-// with the tables the layout adds (usernames, blocked_by, muted_by); then the head gets a server
+// with the tables the layout adds (usernames, blocked_by, muted_by,
+// follow_requests_sent); then the head gets a server
 // per node, a Spider table per data table over the nodes, and the
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
@@ -147,8 +148,8 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}); err != nil {
-		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by: %w", err)
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}); err != nil {
+		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {

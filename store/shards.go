@@ -23,13 +23,16 @@ import (
 //	followers        user_id        relation_marks   user_id
 //	posts            id             promoted_posts   post_id
 //	outbox_events    id             blocked_by       user_id (the blocked)
-//	                                muted_by         user_id (the muted)
+//	lists            owner_id       muted_by         user_id (the muted)
+//	list_members     owner_id       follow_requests  user_id (the asked)
+//	                                follow_requests_sent  user_id (the asker)
 //
 // A post's id carries its author's shard (ids.NextBeside), and an outbox
 // event's id the shard of the user whose change wrote it, so that both are
 // found by id alone. usernames is the one table placed by a hash of a name
 // (Spider's KEY partitioning): sign-in reads it, then the user by id.
-// usernames, blocked_by and muted_by exist on this layout alone.
+// usernames, blocked_by, muted_by and follow_requests_sent exist on this
+// layout alone.
 // schema_migrations and the outbox_event_ids sequence stay on the head.
 
 // shardLayout is the sharded layout's shape; nil on one database.
@@ -41,19 +44,23 @@ type shardLayout struct {
 // placement is the column each table is partitioned by; a table a
 // migration adds needs its row here before the sharded layout takes it.
 var placement = map[string]string{
-	"users":           "id",
-	"usernames":       "username_key",
-	"followings":      "user_id",
-	"followers":       "user_id",
-	"relation_marks":  "user_id",
-	"posts":           "id",
-	"promoted_posts":  "post_id",
-	"home_dismissals": "user_id",
-	"blocks":          "blocker_id",
-	"mutes":           "muter_id",
-	"blocked_by":      "user_id",
-	"muted_by":        "user_id",
-	"outbox_events":   "id",
+	"users":                "id",
+	"usernames":            "username_key",
+	"followings":           "user_id",
+	"followers":            "user_id",
+	"relation_marks":       "user_id",
+	"posts":                "id",
+	"promoted_posts":       "post_id",
+	"home_dismissals":      "user_id",
+	"blocks":               "blocker_id",
+	"mutes":                "muter_id",
+	"blocked_by":           "user_id",
+	"muted_by":             "user_id",
+	"lists":                "owner_id",
+	"list_members":         "owner_id",
+	"follow_requests":      "user_id",
+	"follow_requests_sent": "user_id",
+	"outbox_events":        "id",
 }
 
 // MaxShards is how many data nodes the sharded layout may have: a post id

@@ -125,7 +125,8 @@ func (l *nodeLogs) lastSeen(nodes, before, after []int) []string {
 // logs, that it reached one node, the one of the user it is about: a home
 // feed's view of the reader, a timeline, both relation lists (the fan-out's
 // follower scan is the followers list), a user's counts, a post by id,
-// sign-in by name, and the outbox dispatcher's reads and marks.
+// sign-in by name, the outbox dispatcher's reads and marks, and every read
+// and write of a reader's lists, and the reads of follow requests.
 func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -171,6 +172,22 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		}
 		posts = append(posts, id)
 	}
+	list, err := s.CreateList(ctx, reader, 7000, "hot", now, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddListMember(ctx, reader, list.ID, author, 7001, now, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Unfollow(ctx, reader, users[6], models.EventUnfollowed, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestFollow(ctx, reader, users[6], 7010, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestFollow(ctx, users[7], reader, 7011, now); err != nil {
+		t.Fatal(err)
+	}
 	pending, err := s.PendingEvents(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +225,39 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		}},
 		{"whether the reader's feed hides a user who blocks them (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, users[4]); return err }},
 		{"whether the reader's feed hides a followee (Hides)", reader, func() error { _, err := s.Hides(ctx, reader, author); return err }},
+		{"a list of the reader's (ListByID)", reader, func() error {
+			l, err := s.ListByID(ctx, reader, list.ID)
+			if err == nil && (l == nil || l.MemberCount != 1) {
+				err = fmt.Errorf("ListByID = %+v, want the list with its member", l)
+			}
+			return err
+		}},
+		{"the reader's lists (ListsPage)", reader, func() error { _, err := s.ListsPage(ctx, reader, Older, 1<<62, 20); return err }},
+		{"a list's members (ListMembersPage)", reader, func() error {
+			_, err := s.ListMembersPage(ctx, reader, list.ID, Older, 1<<62, 20)
+			return err
+		}},
+		{"a list feed's members (ListMemberIDs)", reader, func() error { _, err := s.ListMemberIDs(ctx, reader, list.ID); return err }},
+		{"a list's creation (CreateList)", reader, func() error { _, err := s.CreateList(ctx, reader, 7002, "new", now, 100); return err }},
+		{"a list's renaming (RenameList)", reader, func() error { return s.RenameList(ctx, reader, 7002, "renamed") }},
+		{"a member's addition (AddListMember)", reader, func() error {
+			_, err := s.AddListMember(ctx, reader, 7002, users[5], 7003, now, 1000)
+			return err
+		}},
+		{"a member's removal (RemoveListMember)", reader, func() error { return s.RemoveListMember(ctx, reader, 7002, users[5]) }},
+		{"a list's deletion (DeleteList)", reader, func() error { return s.DeleteList(ctx, reader, 7002) }},
+		{"the reader's follow requests (FollowRequestsPage)", reader, func() error {
+			_, err := s.FollowRequestsPage(ctx, reader, Older, 1<<62, 20)
+			return err
+		}},
+		{"the requests to count (FollowRequestCount)", reader, func() error { _, err := s.FollowRequestCount(ctx, reader); return err }},
+		{"whom the reader asked to follow (RequestedAmong)", reader, func() error {
+			asked, err := s.RequestedAmong(ctx, reader, users)
+			if err == nil && !asked[users[6]] {
+				err = fmt.Errorf("RequestedAmong(%d) = %v: the request to %d is missing", reader, asked, users[6])
+			}
+			return err
+		}},
 	} {
 		got, seen := logs.touched(st.run)
 		if want := s.ShardOf(st.owner); len(got) != 1 || got[0] != want {

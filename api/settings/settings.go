@@ -292,6 +292,8 @@ func (c *Settings) feedFlags(fs *flag.FlagSet, env *environment) {
 	fs.IntVar(&c.JumpCacheFollowers, "jump-cache-followers", env.int("JUMP_CACHE_FOLLOWERS", feedconfig.DefaultJumpCacheFollowers), "list length from which page jumps read a copy of the list in Redis, not MySQL's offset index (JUMP_CACHE_FOLLOWERS)")
 	fs.DurationVar(&c.JumpCacheTTL, "jump-cache-ttl", env.duration("JUMP_CACHE_TTL", feedconfig.DefaultJumpCacheTTL), "how long a list's copy for page jumps lives after the last jump (JUMP_CACHE_TTL)")
 	fs.IntVar(&c.MaxUnreadCount, "max-unread-count", env.int("MAX_UNREAD_COUNT", feedconfig.DefaultMaxUnreadCount), fmt.Sprintf("the most the unread count (the red dot) says; counting stops there, 1 to %d (MAX_UNREAD_COUNT)", feedconfig.UnreadCountCeiling))
+	fs.IntVar(&c.MaxListsPerUser, "max-lists-per-user", env.int("MAX_LISTS_PER_USER", feedconfig.DefaultMaxListsPerUser), fmt.Sprintf("the most lists one user may keep, 1 to %d (MAX_LISTS_PER_USER)", feedconfig.ListsPerUserCeiling))
+	fs.IntVar(&c.MaxListMembers, "max-list-members", env.int("MAX_LIST_MEMBERS", feedconfig.DefaultMaxListMembers), fmt.Sprintf("the most members one list may hold, 1 to %d (MAX_LIST_MEMBERS)", feedconfig.ListMembersCeiling))
 	fs.IntVar(&c.FollowingReadMax, "following-read-max", env.int("FOLLOWING_READ_MAX", feedconfig.DefaultFollowingReadMax), "followees a feed read takes whole from Redis; more are asked per page (FOLLOWING_READ_MAX)")
 }
 
@@ -415,6 +417,12 @@ func (c Settings) check() error {
 	if c.MaxUnreadCount < 1 || c.MaxUnreadCount > feedconfig.UnreadCountCeiling {
 		return fmt.Errorf("-max-unread-count must be 1 to %d", feedconfig.UnreadCountCeiling)
 	}
+	if c.MaxListsPerUser < 1 || c.MaxListsPerUser > feedconfig.ListsPerUserCeiling {
+		return fmt.Errorf("-max-lists-per-user must be 1 to %d", feedconfig.ListsPerUserCeiling)
+	}
+	if c.MaxListMembers < 1 || c.MaxListMembers > feedconfig.ListMembersCeiling {
+		return fmt.Errorf("-max-list-members must be 1 to %d", feedconfig.ListMembersCeiling)
+	}
 	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
 		return fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
 	}
@@ -470,7 +478,7 @@ func (c Settings) Describe() []any {
 		"tokenSecret", isSet(string(c.TokenSecret)), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
 		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,
 		"feedMode", c.Mode, "celebrityFollowers", c.CelebrityFollowers, "inboxCap", c.InboxCap, "inboxTTL", c.InboxTTL,
-		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax, "maxUnreadCount", c.MaxUnreadCount,
+		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax, "maxUnreadCount", c.MaxUnreadCount, "maxListsPerUser", c.MaxListsPerUser, "maxListMembers", c.MaxListMembers,
 		"fanoutBatch", c.FanoutBatchSize, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
 		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
 		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "gogc", c.GOGC,

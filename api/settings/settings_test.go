@@ -581,3 +581,13 @@ func TestMaxUnreadCountBounds(t *testing.T) {
 	checkIntBounds(t, "max-unread-count", "MAX_UNREAD_COUNT", feedconfig.DefaultMaxUnreadCount, feedconfig.UnreadCountCeiling,
 		func(c Settings) int { return c.MaxUnreadCount })
 }
+
+// TestListLimitsBounds: -max-lists-per-user and -max-list-members default
+// to the engine's defaults (100 and 1,000), read their variables, and take
+// 1 to their ceilings.
+func TestListLimitsBounds(t *testing.T) {
+	checkIntBounds(t, "max-lists-per-user", "MAX_LISTS_PER_USER", feedconfig.DefaultMaxListsPerUser, feedconfig.ListsPerUserCeiling,
+		func(c Settings) int { return c.MaxListsPerUser })
+	checkIntBounds(t, "max-list-members", "MAX_LIST_MEMBERS", feedconfig.DefaultMaxListMembers, feedconfig.ListMembersCeiling,
+		func(c Settings) int { return c.MaxListMembers })
+}

@@ -26,6 +26,7 @@ const (
 	// four, an emoji keycap two; "a" with 40 acute accents drew a column
 	// over the names around it.
 	MaxCombiningMarksPerChar = 4
+	MaxListNameChars         = 100 // a list's name after trimming, in Unicode code points
 	MaxBioChars              = 300
 	MaxReposters             = 10  // reposters listed on one feed entry
 	MaxNodesPerRequest       = 100 // ids one nodes() call may ask for
@@ -124,6 +125,13 @@ type Config struct {
 	// inbox window is placed from that list. A post reposted more often
 	// keeps no list, and such an entry is placed from MySQL.
 	RepostListMax int
+	// MaxListsPerUser is the most lists one user may keep; createList is
+	// refused past it. 1 to ListsPerUserCeiling.
+	MaxListsPerUser int
+	// MaxListMembers is the most members one list may hold; addToList is
+	// refused past it (a list feed merges its members' posts, so it bounds
+	// a list page's work). 1 to ListMembersCeiling.
+	MaxListMembers int
 	// UserCacheTTL is how long the Redis copies of a user's info and counts
 	// live after they were written; a read does not extend them.
 	UserCacheTTL time.Duration
@@ -214,6 +222,16 @@ const (
 	// DefaultRepostListMax lists the reposts of all but the most reposted
 	// posts, at about 10 bytes each in the copy.
 	DefaultRepostListMax = 200
+	// DefaultMaxListsPerUser and DefaultMaxListMembers are the peers'
+	// limits (Mastodon's and Twitter's are of this order): enough for
+	// every reader's use, few enough that a list feed's merge stays small.
+	DefaultMaxListsPerUser = 100
+	DefaultMaxListMembers  = 1000
+	// ListsPerUserCeiling and ListMembersCeiling bound the two settings: a
+	// list feed's page reads its members' ids whole, and the lists page
+	// counts members per list.
+	ListsPerUserCeiling = 10_000
+	ListMembersCeiling  = 10_000
 	// DefaultUserCacheTTL keeps a user's copies for an hour: users are many
 	// and their counts move, so the memory goes to the ones active now.
 	DefaultUserCacheTTL = time.Hour
@@ -316,6 +334,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.UserCacheTTL <= 0 {
 		c.UserCacheTTL = DefaultUserCacheTTL
+	}
+	if c.MaxListsPerUser <= 0 {
+		c.MaxListsPerUser = DefaultMaxListsPerUser
+	}
+	if c.MaxListMembers <= 0 {
+		c.MaxListMembers = DefaultMaxListMembers
 	}
 	return c
 }

@@ -86,9 +86,22 @@ func Username(username string) error {
 // at most MaxCombiningMarksPerChar combining marks on each visible
 // character (none on an invisible one, nor at the start).
 func DisplayName(name string) (string, error) {
+	return oneLineName("display name", name, config.MaxDisplayNameChars)
+}
+
+// ListName returns a list's name trimmed, if what remains keeps a display
+// name's rules at up to MaxListNameChars code points: a list's name is
+// shown as a title beside other text, as a user's is.
+func ListName(name string) (string, error) {
+	return oneLineName("list name", name, config.MaxListNameChars)
+}
+
+// oneLineName is DisplayName's check for a name of what, at most max code
+// points.
+func oneLineName(what, name string, max int) (string, error) {
 	name = strings.TrimSpace(name)
-	if n := utf8.RuneCountInString(name); n == 0 || n > config.MaxDisplayNameChars || !utf8.ValidString(name) {
-		return "", apperr.BadInput("a display name is 1 to %d characters", config.MaxDisplayNameChars)
+	if n := utf8.RuneCountInString(name); n == 0 || n > max || !utf8.ValidString(name) {
+		return "", apperr.BadInput("a %s is 1 to %d characters", what, max)
 	}
 	n, marks, base := 0, 0, false // marks stacked on the last character, and whether it shows
 	for _, r := range name {
@@ -104,13 +117,13 @@ func DisplayName(name string) (string, error) {
 		case marks > config.MaxCombiningMarksPerChar:
 			return "", apperr.BadInput("the display name stacks more than %d combining marks on one character (at character %d): they would draw over the text around the name", config.MaxCombiningMarksPerChar, n)
 		case unicode.IsControl(r):
-			return "", apperr.BadInput("the display name holds the control character %U at character %d: a display name is one line of text, without line feeds, tabs or other control characters", r, n)
+			return "", apperr.BadInput("the %s holds the control character %U at character %d: a %s is one line of text, without line feeds, tabs or other control characters", what, r, n, what)
 		case bidiControl(r):
-			return "", apperr.BadInput("the display name holds the bidirectional formatting character %U at character %d: a display name may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", r, n)
+			return "", apperr.BadInput("the %s holds the bidirectional formatting character %U at character %d: a %s may not reorder the text around it (U+061C, U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069 are refused)", what, r, n, what)
 		}
 	}
 	if !strings.ContainsFunc(name, visible) {
-		return "", apperr.BadInput("a display name needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or the blank braille pattern)")
+		return "", apperr.BadInput("a %s needs at least one visible character; this one holds only white space and invisible characters (such as zero-width spaces, joiners or the blank braille pattern)", what)
 	}
 	return name, nil
 }

@@ -83,6 +83,30 @@ func TestDisplayName(t *testing.T) {
 	}
 }
 
+// TestListName: a list's name keeps a display name's character rules at
+// up to MaxListNameChars code points.
+func TestListName(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string // want "" for refused
+	}{
+		{"  Friends  ", "Friends"},
+		{strings.Repeat("é", config.MaxListNameChars), strings.Repeat("é", config.MaxListNameChars)},
+		{strings.Repeat("é", config.MaxListNameChars+1), ""},
+		{"   ", ""},
+		{"two\nlines", ""},
+		{"evil\u202e", ""},
+		{"\u200b", ""},
+	} {
+		got, err := ListName(tc.name)
+		switch {
+		case tc.want == "" && !refused(err):
+			t.Errorf("ListName(%q) = %q, %v: want BAD_USER_INPUT", tc.name, got, err)
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("ListName(%q) = %q, %v: want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func TestUsername(t *testing.T) {
 	for _, tc := range []struct {
 		username string

@@ -45,6 +45,7 @@ type Model struct {
 	clock   int               // the order of the last recorded post
 	names   map[string]string // readable names, for messages
 	marker  map[string]int    // each user's read marker: the Seq of the entry's arrival
+	lists   map[string]*modelList
 	limits  Limits
 }
 
@@ -83,6 +84,7 @@ func New(limits Limits) *Model {
 		byID:    map[string]*Post{},
 		names:   map[string]string{},
 		marker:  map[string]int{},
+		lists:   map[string]*modelList{},
 	}
 }
 
@@ -107,7 +109,10 @@ func (m *Model) Follow(a, b string) bool {
 }
 
 // Unfollow records that a no longer follows b (idempotent).
-func (m *Model) Unfollow(a, b string) { delete(m.follows, [2]string{a, b}) }
+func (m *Model) Unfollow(a, b string) {
+	delete(m.follows, [2]string{a, b})
+	m.leaveLists(a, b)
+}
 
 // RemoveFollower records that viewer removed follower: follower no longer
 // follows viewer.
@@ -209,18 +214,24 @@ func (m *Model) add(p *Post) {
 
 // Feed computes user's whole expected feed, newest first.
 func (m *Model) Feed(user string) []Entry {
+	return m.feedThrough(user, func(followee string) bool { return m.countsThrough(user, followee) })
+}
+
+// feedThrough is the feed of user whose entries arrive through the users
+// counts says, hidden authors hidden as in Feed.
+func (m *Model) feedThrough(user string, counts func(followee string) bool) []Entry {
 	var out []Entry
 	for _, orig := range m.posts {
 		if orig.RepostOf != "" || orig.Deleted || m.hidesAuthor(user, orig.Author) {
 			continue
 		}
 		var arrival *Post
-		if m.countsThrough(user, orig.Author) {
+		if counts(orig.Author) {
 			arrival = orig
 		}
 		var reposts []*Post
 		for _, r := range m.posts {
-			if r.RepostOf == orig.ID && !r.Deleted && m.countsThrough(user, r.Author) {
+			if r.RepostOf == orig.ID && !r.Deleted && counts(r.Author) {
 				reposts = append(reposts, r)
 				if arrival == nil || r.Seq < arrival.Seq {
 					arrival = r

@@ -429,6 +429,12 @@ func (r query) node(id string) (models.Node, error) {
 		}
 		return nil, nil
 	}
+	if kind == models.KindList {
+		if n <= 5 {
+			return r.w.worldList(n), nil
+		}
+		return nil, nil
+	}
 	if p := r.w.post(n); p != nil {
 		if n%5 == 0 {
 			return *p, nil // by value: gqlgen takes its address
