@@ -171,9 +171,11 @@ func modelSeed(t *testing.T) uint64 {
 // Redis keys, a worker dying mid-task and engine restarts, in every mode,
 // on two instances (with their cache tiers on) taking turns; after the
 // workers settle, every user's whole feed, paged both ways on either
-// instance, equals the reference model's.
+// instance, equals the reference model's. Not parallel with the package's
+// other tests: it shortens fanout.ClaimAfter and changes
+// timeline.InboxTrimEvery, which every engine reads, so it runs before
+// they start (its own runs are parallel).
 func TestEngineMatchesModel(t *testing.T) {
-	t.Parallel()
 	runModelModes(t, newTestStore, modelSteps(), modelUsers())
 	// Push mode with the fan-out trimming an inbox at every other delivery
 	// (timeline.InboxTrimEvery), where it trims one in 64 in production: the
