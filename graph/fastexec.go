@@ -84,7 +84,7 @@ type fastExec struct {
 	ec       *executionContext
 	oc       *graphql.OperationContext
 	observed []bool
-	collect  [25]fastexec.FieldCache // by object, in the order of the fastObj functions
+	collect  [26]fastexec.FieldCache // by object, in the order of the fastObj functions
 	limit    fastexec.Limit          // the response's (fastexec.WithLimit), or nil
 }
 
@@ -201,145 +201,154 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 	case 8:
 		fc, _ := fx.ec.fieldContext_FeedConnection_pageInfo(ctx, field)
 		return fc
-	case 10:
+	case 11:
 		fc, _ := fx.ec.fieldContext_FeedEdge_cursor(ctx, field)
 		return fc
-	case 11:
+	case 12:
 		fc, _ := fx.ec.fieldContext_FeedEdge_node(ctx, field)
 		return fc
-	case 12:
+	case 13:
 		fc, _ := fx.ec.fieldContext_FeedItem_post(ctx, field)
 		return fc
-	case 13:
+	case 14:
 		fc, _ := fx.ec.fieldContext_FeedItem_reposters(ctx, field)
 		return fc
-	case 14:
+	case 15:
 		fc, _ := fx.ec.fieldContext_FeedItem_addedAt(ctx, field)
 		return fc
-	case 15:
+	case 16:
 		fc, _ := fx.ec.fieldContext_FollowPayload_user(ctx, field)
 		return fc
-	case 16:
+	case 17:
 		fc, _ := fx.ec.fieldContext_FollowPayload_viewer(ctx, field)
 		return fc
-	case 17:
+	case 18:
 		fc, _ := fx.ec.fieldContext_HomeConnection_edges(ctx, field)
 		return fc
-	case 18:
+	case 19:
 		fc, _ := fx.ec.fieldContext_HomeConnection_pageInfo(ctx, field)
 		return fc
-	case 20:
+	case 22:
 		fc, _ := fx.ec.fieldContext_HomeEdge_cursor(ctx, field)
 		return fc
-	case 21:
+	case 23:
 		fc, _ := fx.ec.fieldContext_HomeEdge_node(ctx, field)
 		return fc
-	case 22:
+	case 24:
 		fc, _ := fx.ec.fieldContext_HomeEdge_feedCursor(ctx, field)
 		return fc
-	case 23:
+	case 25:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
 		return fc
-	case 42:
-		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
-		return fc
-	case 43:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		return fc
-	case 44:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case 26:
+		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(ctx, field)
 		return fc
 	case 45:
-		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
 		return fc
 	case 46:
-		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		return fc
 	case 47:
-		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		return fc
+	case 48:
+		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
 	case 49:
-		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
 	case 50:
-		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
 	case 52:
-		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
 	case 53:
-		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
-		return fc
-	case 54:
-		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
 	case 55:
-		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
 		return fc
 	case 56:
-		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
 		return fc
 	case 57:
-		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		return fc
+	case 58:
+		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
 		return fc
 	case 59:
+		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		return fc
+	case 60:
+		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		return fc
+	case 62:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 71:
+	case 74:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_edges(ctx, field)
 		return fc
-	case 72:
+	case 75:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
 		return fc
-	case 73:
+	case 76:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
 		return fc
-	case 74:
+	case 77:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
 		return fc
-	case 76:
+	case 79:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_since(ctx, field)
 		return fc
-	case 78:
+	case 81:
 		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
-	case 79:
-		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
-		return fc
-	case 80:
-		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
-		return fc
-	case 81:
-		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
-		return fc
 	case 82:
-		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
+		fc, _ := fx.ec.fieldContext_UnreadBadge_count(ctx, field)
 		return fc
 	case 83:
-		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_UnreadBadge_capped(ctx, field)
 		return fc
 	case 84:
-		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
 	case 85:
-		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
 		return fc
 	case 86:
+		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
+		return fc
+	case 87:
+		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
+		return fc
+	case 88:
+		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
+		return fc
+	case 89:
+		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
+		return fc
+	case 90:
+		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
+		return fc
+	case 91:
 		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
 		return fc
-	case 94:
+	case 99:
 		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
 		return fc
-	case 95:
+	case 100:
 		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		return fc
-	case 96:
+	case 101:
 		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
 		return fc
-	case 97:
+	case 102:
 		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
 		return fc
-	case 99:
+	case 104:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -380,6 +389,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "FeedConnection", Field: "edges", IsMethod: false, IsResolver: false},
 	{Object: "FeedConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
 	{Object: "FeedConnection", Field: "unreadCount", IsMethod: true, IsResolver: true},
+	{Object: "FeedConnection", Field: "unreadCountCapped", IsMethod: true, IsResolver: true},
 	{Object: "FeedEdge", Field: "cursor", IsMethod: false, IsResolver: false},
 	{Object: "FeedEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "FeedItem", Field: "post", IsMethod: false, IsResolver: false},
@@ -390,10 +400,12 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "HomeConnection", Field: "edges", IsMethod: false, IsResolver: false},
 	{Object: "HomeConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
 	{Object: "HomeConnection", Field: "unreadCount", IsMethod: true, IsResolver: true},
+	{Object: "HomeConnection", Field: "unreadCountCapped", IsMethod: true, IsResolver: true},
 	{Object: "HomeEdge", Field: "cursor", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "feedCursor", IsMethod: false, IsResolver: false},
 	{Object: "MarkFeedReadPayload", Field: "unreadCount", IsMethod: false, IsResolver: false},
+	{Object: "MarkFeedReadPayload", Field: "unreadCountCapped", IsMethod: false, IsResolver: false},
 	{Object: "Mutation", Field: "signUp", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logIn", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logOut", IsMethod: true, IsResolver: true},
@@ -449,6 +461,8 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "RelatedUserEdge", Field: "since", IsMethod: false, IsResolver: false},
 	{Object: "SuggestedUser", Field: "user", IsMethod: true, IsResolver: true},
 	{Object: "SuggestedUser", Field: "followedByCount", IsMethod: false, IsResolver: false},
+	{Object: "UnreadBadge", Field: "count", IsMethod: false, IsResolver: false},
+	{Object: "UnreadBadge", Field: "capped", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "id", IsMethod: true, IsResolver: false},
 	{Object: "User", Field: "username", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "displayName", IsMethod: false, IsResolver: false},
@@ -478,12 +492,12 @@ func fastConcurrent(typ, field string) bool {
 	switch typ {
 	case "FeedConnection":
 		switch field {
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			return true
 		}
 	case "HomeConnection":
 		switch field {
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			return true
 		}
 	case "Post":
@@ -846,7 +860,7 @@ func (fx *fastExec) fastResolve_Mutation_signUp(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[24] {
+	if fx.observed[27] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_signUp(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -912,7 +926,7 @@ func (fx *fastExec) fastResolve_Mutation_logIn(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[25] {
+	if fx.observed[28] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logIn(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -978,7 +992,7 @@ func (fx *fastExec) fastResolve_Mutation_logOut(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res bool
-	if fx.observed[26] {
+	if fx.observed[29] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logOut(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1044,7 +1058,7 @@ func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[27] {
+	if fx.observed[30] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createPost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1110,7 +1124,7 @@ func (fx *fastExec) fastResolve_Mutation_repost(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[28] {
+	if fx.observed[31] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_repost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1176,7 +1190,7 @@ func (fx *fastExec) fastResolve_Mutation_deletePost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeletePostPayload
-	if fx.observed[29] {
+	if fx.observed[32] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deletePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1242,7 +1256,7 @@ func (fx *fastExec) fastResolve_Mutation_follow(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[30] {
+	if fx.observed[33] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_follow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1308,7 +1322,7 @@ func (fx *fastExec) fastResolve_Mutation_unfollow(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[31] {
+	if fx.observed[34] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unfollow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1374,7 +1388,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFollower(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[32] {
+	if fx.observed[35] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFollower(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1440,7 +1454,7 @@ func (fx *fastExec) fastResolve_Mutation_markFeedRead(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res *models.MarkFeedReadPayload
-	if fx.observed[33] {
+	if fx.observed[36] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_markFeedRead(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1506,7 +1520,7 @@ func (fx *fastExec) fastResolve_Mutation_updateProfile(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.User
-	if fx.observed[34] {
+	if fx.observed[37] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_updateProfile(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1572,7 +1586,7 @@ func (fx *fastExec) fastResolve_Mutation_promotePost(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[35] {
+	if fx.observed[38] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_promotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1638,7 +1652,7 @@ func (fx *fastExec) fastResolve_Mutation_unpromotePost(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[36] {
+	if fx.observed[39] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unpromotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1704,7 +1718,7 @@ func (fx *fastExec) fastResolve_Mutation_dismissHomeEntry(w *fastexec.Writer, p 
 		}
 	}()
 	var res *models.DismissHomeEntryPayload
-	if fx.observed[37] {
+	if fx.observed[40] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_dismissHomeEntry(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1770,7 +1784,7 @@ func (fx *fastExec) fastResolve_Mutation_block(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[38] {
+	if fx.observed[41] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_block(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1836,7 +1850,7 @@ func (fx *fastExec) fastResolve_Mutation_unblock(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[39] {
+	if fx.observed[42] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unblock(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1902,7 +1916,7 @@ func (fx *fastExec) fastResolve_Mutation_mute(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[40] {
+	if fx.observed[43] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_mute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1968,7 +1982,7 @@ func (fx *fastExec) fastResolve_Mutation_unmute(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[41] {
+	if fx.observed[44] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unmute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2146,7 +2160,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[61] {
+	if fx.observed[64] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2215,7 +2229,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[62] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2281,7 +2295,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[63] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2347,7 +2361,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[64] {
+	if fx.observed[67] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2413,7 +2427,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[65] {
+	if fx.observed[68] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2479,7 +2493,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[66] {
+	if fx.observed[69] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2545,7 +2559,7 @@ func (fx *fastExec) fastResolve_Query_blockedUsers(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[67] {
+	if fx.observed[70] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_blockedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2611,7 +2625,7 @@ func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[68] {
+	if fx.observed[71] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_mutedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3478,7 +3492,7 @@ func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n in
 		switch field.Name {
 		case "__typename":
 			w.String("FeedConnection")
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -3546,6 +3560,8 @@ func (fx *fastExec) fastField_FeedConnection(w *fastexec.Writer, p *fastPath, n 
 		return fx.fastField_FeedConnection_pageInfo(w, p, n, field, obj)
 	case "unreadCount":
 		return fx.fastField_FeedConnection_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_FeedConnection_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
@@ -3807,6 +3823,77 @@ func (fx *fastExec) fastCall_FeedConnection_unreadCount(ctx context.Context, fc 
 	return fx.ec.Resolvers.FeedConnection().UnreadCount(ctx, obj)
 }
 
+func (fx *fastExec) fastField_FeedConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) bool {
+	st := fx.fastResolve_FeedConnection_unreadCountCapped(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_FeedConnection_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_FeedConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_FeedConnection_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[10] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_FeedConnection_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_FeedConnection_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_FeedConnection_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_FeedConnection_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.FeedConnection) (bool, error) {
+	return fx.ec.Resolvers.FeedConnection().UnreadCountCapped(ctx, obj)
+}
+
 func (fx *fastExec) fastObj_FeedEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedEdge) fastexec.Status {
 	fields, dups := fx.collect[6].Collect(fx.oc, sel, feedEdgeImplementors)
 	start := len(w.B)
@@ -3849,11 +3936,11 @@ func (fx *fastExec) fastField_FeedEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[10] {
+	if fx.observed[11] {
 		st := fx.fastResolve_FeedEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 10)
+	cn := p.child(n, field, 11)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -3877,7 +3964,7 @@ func (fx *fastExec) fastResolve_FeedEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[10] {
+	if fx.observed[11] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -3926,11 +4013,11 @@ func (fx *fastExec) fastCall_FeedEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_FeedEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[11] {
+	if fx.observed[12] {
 		st := fx.fastResolve_FeedEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 11)
+	cn := p.child(n, field, 12)
 	var v *models.FeedItem
 	resolved := false
 	start := len(w.B)
@@ -3970,7 +4057,7 @@ func (fx *fastExec) fastResolve_FeedEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.FeedItem
-	if fx.observed[11] {
+	if fx.observed[12] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4062,11 +4149,11 @@ func (fx *fastExec) fastField_FeedItem(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedItem_post(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[12] {
+	if fx.observed[13] {
 		st := fx.fastResolve_FeedItem_post(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 12)
+	cn := p.child(n, field, 13)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -4106,7 +4193,7 @@ func (fx *fastExec) fastResolve_FeedItem_post(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[12] {
+	if fx.observed[13] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4155,11 +4242,11 @@ func (fx *fastExec) fastCall_FeedItem_post(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_FeedItem_reposters(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[13] {
+	if fx.observed[14] {
 		st := fx.fastResolve_FeedItem_reposters(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 13)
+	cn := p.child(n, field, 14)
 	var v []*models.User
 	resolved := false
 	start := len(w.B)
@@ -4199,7 +4286,7 @@ func (fx *fastExec) fastResolve_FeedItem_reposters(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res []*models.User
-	if fx.observed[13] {
+	if fx.observed[14] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_reposters(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4248,11 +4335,11 @@ func (fx *fastExec) fastCall_FeedItem_reposters(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FeedItem_addedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[14] {
+	if fx.observed[15] {
 		st := fx.fastResolve_FeedItem_addedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 14)
+	cn := p.child(n, field, 15)
 	v := obj.AddedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4276,7 +4363,7 @@ func (fx *fastExec) fastResolve_FeedItem_addedAt(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res time.Time
-	if fx.observed[14] {
+	if fx.observed[15] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_addedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4366,11 +4453,11 @@ func (fx *fastExec) fastField_FollowPayload(w *fastexec.Writer, p *fastPath, n i
 }
 
 func (fx *fastExec) fastField_FollowPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[15] {
+	if fx.observed[16] {
 		st := fx.fastResolve_FollowPayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 15)
+	cn := p.child(n, field, 16)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -4410,7 +4497,7 @@ func (fx *fastExec) fastResolve_FollowPayload_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[15] {
+	if fx.observed[16] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4459,11 +4546,11 @@ func (fx *fastExec) fastCall_FollowPayload_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FollowPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[16] {
+	if fx.observed[17] {
 		st := fx.fastResolve_FollowPayload_viewer(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 16)
+	cn := p.child(n, field, 17)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -4503,7 +4590,7 @@ func (fx *fastExec) fastResolve_FollowPayload_viewer(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[16] {
+	if fx.observed[17] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_viewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4568,7 +4655,7 @@ func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n in
 		switch field.Name {
 		case "__typename":
 			w.String("HomeConnection")
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -4636,16 +4723,18 @@ func (fx *fastExec) fastField_HomeConnection(w *fastexec.Writer, p *fastPath, n 
 		return fx.fastField_HomeConnection_pageInfo(w, p, n, field, obj)
 	case "unreadCount":
 		return fx.fastField_HomeConnection_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_HomeConnection_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
 
 func (fx *fastExec) fastField_HomeConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[17] {
+	if fx.observed[18] {
 		st := fx.fastResolve_HomeConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 17)
+	cn := p.child(n, field, 18)
 	var v []*models.HomeEdge
 	resolved := false
 	start := len(w.B)
@@ -4685,7 +4774,7 @@ func (fx *fastExec) fastResolve_HomeConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.HomeEdge
-	if fx.observed[17] {
+	if fx.observed[18] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4734,11 +4823,11 @@ func (fx *fastExec) fastCall_HomeConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_HomeConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[18] {
+	if fx.observed[19] {
 		st := fx.fastResolve_HomeConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 18)
+	cn := p.child(n, field, 19)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -4778,7 +4867,7 @@ func (fx *fastExec) fastResolve_HomeConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[18] {
+	if fx.observed[19] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4849,7 +4938,7 @@ func (fx *fastExec) fastResolve_HomeConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[19] {
+	if fx.observed[20] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4897,6 +4986,77 @@ func (fx *fastExec) fastCall_HomeConnection_unreadCount(ctx context.Context, fc 
 	return fx.ec.Resolvers.HomeConnection().UnreadCount(ctx, obj)
 }
 
+func (fx *fastExec) fastField_HomeConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) bool {
+	st := fx.fastResolve_HomeConnection_unreadCountCapped(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_HomeConnection_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_HomeConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_HomeConnection_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[21] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_HomeConnection_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_HomeConnection_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_HomeConnection_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_HomeConnection_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.HomeConnection) (bool, error) {
+	return fx.ec.Resolvers.HomeConnection().UnreadCountCapped(ctx, obj)
+}
+
 func (fx *fastExec) fastObj_HomeEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeEdge) fastexec.Status {
 	fields, dups := fx.collect[10].Collect(fx.oc, sel, homeEdgeImplementors)
 	start := len(w.B)
@@ -4941,11 +5101,11 @@ func (fx *fastExec) fastField_HomeEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_HomeEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[20] {
+	if fx.observed[22] {
 		st := fx.fastResolve_HomeEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 20)
+	cn := p.child(n, field, 22)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4969,7 +5129,7 @@ func (fx *fastExec) fastResolve_HomeEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[20] {
+	if fx.observed[22] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5018,11 +5178,11 @@ func (fx *fastExec) fastCall_HomeEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_HomeEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[21] {
+	if fx.observed[23] {
 		st := fx.fastResolve_HomeEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 21)
+	cn := p.child(n, field, 23)
 	var v models.HomeEntry
 	resolved := false
 	start := len(w.B)
@@ -5067,7 +5227,7 @@ func (fx *fastExec) fastResolve_HomeEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res models.HomeEntry
-	if fx.observed[21] {
+	if fx.observed[23] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5119,11 +5279,11 @@ func (fx *fastExec) fastCall_HomeEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_HomeEdge_feedCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[22] {
+	if fx.observed[24] {
 		st := fx.fastResolve_HomeEdge_feedCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 22)
+	cn := p.child(n, field, 24)
 	v := obj.FeedCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5147,7 +5307,7 @@ func (fx *fastExec) fastResolve_HomeEdge_feedCursor(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *string
-	if fx.observed[22] {
+	if fx.observed[24] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_feedCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5230,16 +5390,18 @@ func (fx *fastExec) fastField_MarkFeedReadPayload(w *fastexec.Writer, p *fastPat
 	switch field.Name {
 	case "unreadCount":
 		return fx.fastField_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_MarkFeedReadPayload_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
 
 func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
-	if fx.observed[23] {
+	if fx.observed[25] {
 		st := fx.fastResolve_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 23)
+	cn := p.child(n, field, 25)
 	v := obj.UnreadCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5263,7 +5425,7 @@ func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCount(w *fastexec.Writ
 		}
 	}()
 	var res int
-	if fx.observed[23] {
+	if fx.observed[25] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MarkFeedReadPayload_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5311,6 +5473,83 @@ func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCount(ctx context.Context
 	return obj.UnreadCount, nil
 }
 
+func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
+	if fx.observed[26] {
+		st := fx.fastResolve_MarkFeedReadPayload_unreadCountCapped(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 26)
+	v := obj.UnreadCountCapped
+	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_MarkFeedReadPayload_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[26] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_MarkFeedReadPayload_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_MarkFeedReadPayload_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_MarkFeedReadPayload_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.MarkFeedReadPayload) (bool, error) {
+	return obj.UnreadCountCapped, nil
+}
+
 func (fx *fastExec) fastObj_MutePayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MutePayload) fastexec.Status {
 	fields, dups := fx.collect[12].Collect(fx.oc, sel, mutePayloadImplementors)
 	start := len(w.B)
@@ -5351,11 +5590,11 @@ func (fx *fastExec) fastField_MutePayload(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (invalid bool) {
-	if fx.observed[42] {
+	if fx.observed[45] {
 		st := fx.fastResolve_MutePayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 42)
+	cn := p.child(n, field, 45)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -5395,7 +5634,7 @@ func (fx *fastExec) fastResolve_MutePayload_user(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.User
-	if fx.observed[42] {
+	if fx.observed[45] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MutePayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5489,11 +5728,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[43] {
+	if fx.observed[46] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 43)
+	cn := p.child(n, field, 46)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5517,7 +5756,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[43] {
+	if fx.observed[46] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5566,11 +5805,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[44] {
+	if fx.observed[47] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 44)
+	cn := p.child(n, field, 47)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5594,7 +5833,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[44] {
+	if fx.observed[47] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5643,11 +5882,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[45] {
+	if fx.observed[48] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 45)
+	cn := p.child(n, field, 48)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5671,7 +5910,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[45] {
+	if fx.observed[48] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5720,11 +5959,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[46] {
+	if fx.observed[49] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 46)
+	cn := p.child(n, field, 49)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5748,7 +5987,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[46] {
+	if fx.observed[49] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5892,11 +6131,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[47] {
+	if fx.observed[50] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 47)
+	cn := p.child(n, field, 50)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -5935,7 +6174,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[47] {
+	if fx.observed[50] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6006,7 +6245,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[48] {
+	if fx.observed[51] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6055,11 +6294,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[49] {
+	if fx.observed[52] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 49)
+	cn := p.child(n, field, 52)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6083,7 +6322,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[49] {
+	if fx.observed[52] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6132,11 +6371,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[50] {
+	if fx.observed[53] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 50)
+	cn := p.child(n, field, 53)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6160,7 +6399,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[50] {
+	if fx.observed[53] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6231,7 +6470,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[51] {
+	if fx.observed[54] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6280,11 +6519,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[52] {
+	if fx.observed[55] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 52)
+	cn := p.child(n, field, 55)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6308,7 +6547,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[52] {
+	if fx.observed[55] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6400,11 +6639,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[53] {
+	if fx.observed[56] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 53)
+	cn := p.child(n, field, 56)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -6444,7 +6683,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[53] {
+	if fx.observed[56] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6493,11 +6732,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[54] {
+	if fx.observed[57] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 54)
+	cn := p.child(n, field, 57)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -6537,7 +6776,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[54] {
+	if fx.observed[57] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6586,11 +6825,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[55] {
+	if fx.observed[58] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 55)
+	cn := p.child(n, field, 58)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6614,7 +6853,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[55] {
+	if fx.observed[58] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6704,11 +6943,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[56] {
+	if fx.observed[59] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 56)
+	cn := p.child(n, field, 59)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6732,7 +6971,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[56] {
+	if fx.observed[59] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6781,11 +7020,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[57] {
+	if fx.observed[60] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 57)
+	cn := p.child(n, field, 60)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -6825,7 +7064,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[57] {
+	if fx.observed[60] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6983,7 +7222,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[58] {
+	if fx.observed[61] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7032,11 +7271,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[59] {
+	if fx.observed[62] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 59)
+	cn := p.child(n, field, 62)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7060,7 +7299,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[59] {
+	if fx.observed[62] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7216,7 +7455,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[60] {
+	if fx.observed[63] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7308,11 +7547,11 @@ func (fx *fastExec) fastField_RelatedUserConnection(w *fastexec.Writer, p *fastP
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[71] {
+	if fx.observed[74] {
 		st := fx.fastResolve_RelatedUserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 71)
+	cn := p.child(n, field, 74)
 	var v []*models.RelatedUserEdge
 	resolved := false
 	start := len(w.B)
@@ -7352,7 +7591,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_edges(w *fastexec.Writer, 
 		}
 	}()
 	var res []*models.RelatedUserEdge
-	if fx.observed[71] {
+	if fx.observed[74] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7401,11 +7640,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_edges(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[72] {
+	if fx.observed[75] {
 		st := fx.fastResolve_RelatedUserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 72)
+	cn := p.child(n, field, 75)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -7445,7 +7684,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_pageInfo(w *fastexec.Write
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[72] {
+	if fx.observed[75] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7494,11 +7733,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_pageInfo(ctx context.Context,
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[73] {
+	if fx.observed[76] {
 		st := fx.fastResolve_RelatedUserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 73)
+	cn := p.child(n, field, 76)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7522,7 +7761,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_totalCount(w *fastexec.Wri
 		}
 	}()
 	var res int
-	if fx.observed[73] {
+	if fx.observed[76] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7660,11 +7899,11 @@ func (fx *fastExec) fastField_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[74] {
+	if fx.observed[77] {
 		st := fx.fastResolve_RelatedUserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 74)
+	cn := p.child(n, field, 77)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7688,7 +7927,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_cursor(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res string
-	if fx.observed[74] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7759,7 +7998,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_node(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[75] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7808,11 +8047,11 @@ func (fx *fastExec) fastCall_RelatedUserEdge_node(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[76] {
+	if fx.observed[79] {
 		st := fx.fastResolve_RelatedUserEdge_since(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 76)
+	cn := p.child(n, field, 79)
 	v := obj.Since
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7836,7 +8075,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_since(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res time.Time
-	if fx.observed[76] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_since(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7994,7 +8233,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[77] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8043,11 +8282,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[78] {
+	if fx.observed[81] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 78)
+	cn := p.child(n, field, 81)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8071,7 +8310,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[78] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8119,8 +8358,203 @@ func (fx *fastExec) fastCall_SuggestedUser_followedByCount(ctx context.Context, 
 	return obj.FollowedByCount, nil
 }
 
+func (fx *fastExec) fastObj_UnreadBadge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UnreadBadge) fastexec.Status {
+	fields, dups := fx.collect[22].Collect(fx.oc, sel, unreadBadgeImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("UnreadBadge")
+		default:
+			if fx.fastField_UnreadBadge(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_UnreadBadge resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_UnreadBadge(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) bool {
+	switch field.Name {
+	case "count":
+		return fx.fastField_UnreadBadge_count(w, p, n, field, obj)
+	case "capped":
+		return fx.fastField_UnreadBadge_capped(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_UnreadBadge_count(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
+	if fx.observed[82] {
+		st := fx.fastResolve_UnreadBadge_count(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 82)
+	v := obj.Count
+	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_UnreadBadge_count runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_UnreadBadge_count(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_UnreadBadge_count(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res int
+	if fx.observed[82] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_UnreadBadge_count(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(int)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t int
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_UnreadBadge_count(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNInt2int(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_UnreadBadge_count is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_UnreadBadge_count(ctx context.Context, fc *graphql.FieldContext, obj *models.UnreadBadge) (int, error) {
+	return obj.Count, nil
+}
+
+func (fx *fastExec) fastField_UnreadBadge_capped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
+	if fx.observed[83] {
+		st := fx.fastResolve_UnreadBadge_capped(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 83)
+	v := obj.Capped
+	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_UnreadBadge_capped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_UnreadBadge_capped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_UnreadBadge_capped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[83] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_UnreadBadge_capped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_UnreadBadge_capped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_UnreadBadge_capped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_UnreadBadge_capped(ctx context.Context, fc *graphql.FieldContext, obj *models.UnreadBadge) (bool, error) {
+	return obj.Capped, nil
+}
+
 func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.User) fastexec.Status {
-	fields, dups := fx.collect[22].Collect(fx.oc, sel, userImplementors)
+	fields, dups := fx.collect[23].Collect(fx.oc, sel, userImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -8233,11 +8667,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[79] {
+	if fx.observed[84] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 79)
+	cn := p.child(n, field, 84)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -8276,7 +8710,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[79] {
+	if fx.observed[84] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8325,11 +8759,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[80] {
+	if fx.observed[85] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 80)
+	cn := p.child(n, field, 85)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8353,7 +8787,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[80] {
+	if fx.observed[85] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8402,11 +8836,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[81] {
+	if fx.observed[86] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 81)
+	cn := p.child(n, field, 86)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8430,7 +8864,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[81] {
+	if fx.observed[86] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8479,11 +8913,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[82] {
+	if fx.observed[87] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 82)
+	cn := p.child(n, field, 87)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8507,7 +8941,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[82] {
+	if fx.observed[87] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8556,11 +8990,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[83] {
+	if fx.observed[88] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 83)
+	cn := p.child(n, field, 88)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8584,7 +9018,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[83] {
+	if fx.observed[88] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8633,11 +9067,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[84] {
+	if fx.observed[89] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 84)
+	cn := p.child(n, field, 89)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8661,7 +9095,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[84] {
+	if fx.observed[89] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8710,11 +9144,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[85] {
+	if fx.observed[90] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 85)
+	cn := p.child(n, field, 90)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8738,7 +9172,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[85] {
+	if fx.observed[90] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8787,11 +9221,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[86] {
+	if fx.observed[91] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 86)
+	cn := p.child(n, field, 91)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8815,7 +9249,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[86] {
+	if fx.observed[91] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8886,7 +9320,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[87] {
+	if fx.observed[92] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8957,7 +9391,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[88] {
+	if fx.observed[93] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9028,7 +9462,7 @@ func (fx *fastExec) fastResolve_User_viewerHasBlocked(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res bool
-	if fx.observed[89] {
+	if fx.observed[94] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasBlocked(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9099,7 +9533,7 @@ func (fx *fastExec) fastResolve_User_viewerHasMuted(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res bool
-	if fx.observed[90] {
+	if fx.observed[95] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasMuted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9170,7 +9604,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[91] {
+	if fx.observed[96] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9241,7 +9675,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[92] {
+	if fx.observed[97] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9312,7 +9746,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[93] {
+	if fx.observed[98] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9361,7 +9795,7 @@ func (fx *fastExec) fastCall_User_following(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastObj_UserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserConnection) fastexec.Status {
-	fields, dups := fx.collect[23].Collect(fx.oc, sel, userConnectionImplementors)
+	fields, dups := fx.collect[24].Collect(fx.oc, sel, userConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -9404,11 +9838,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[94] {
+	if fx.observed[99] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 94)
+	cn := p.child(n, field, 99)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -9448,7 +9882,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[94] {
+	if fx.observed[99] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9497,11 +9931,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[95] {
+	if fx.observed[100] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 95)
+	cn := p.child(n, field, 100)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -9541,7 +9975,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[95] {
+	if fx.observed[100] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9590,11 +10024,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[96] {
+	if fx.observed[101] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 96)
+	cn := p.child(n, field, 101)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9618,7 +10052,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[96] {
+	if fx.observed[101] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9667,7 +10101,7 @@ func (fx *fastExec) fastCall_UserConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserEdge) fastexec.Status {
-	fields, dups := fx.collect[24].Collect(fx.oc, sel, userEdgeImplementors)
+	fields, dups := fx.collect[25].Collect(fx.oc, sel, userEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -9756,11 +10190,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[97] {
+	if fx.observed[102] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 97)
+	cn := p.child(n, field, 102)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9784,7 +10218,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[97] {
+	if fx.observed[102] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9855,7 +10289,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[98] {
+	if fx.observed[103] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9904,11 +10338,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[99] {
+	if fx.observed[104] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 99)
+	cn := p.child(n, field, 104)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9932,7 +10366,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[99] {
+	if fx.observed[104] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10648,6 +11082,16 @@ func (fx *fastExec) fast_marshalNTime2timeᚐTime(w *fastexec.Writer, p *fastPat
 	graphql.AddInvalidNullFromMarshaler(fx.ctxOf(p, n), "Time!")
 	w.Null()
 	return fastexec.Null
+}
+
+func (fx *fastExec) fast_marshalNUnreadBadge2ᚖfeedserviceᚋmodelsᚐUnreadBadge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.UnreadBadge) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "UnreadBadge!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_UnreadBadge(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNUser2ᚕᚖfeedserviceᚋmodelsᚐUserᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.User) fastexec.Status {
