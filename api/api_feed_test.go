@@ -361,6 +361,48 @@ func feedMarkRead(t *testing.T, c *client, upTo string) int {
 	return out.MarkFeedRead.UnreadCount
 }
 
+// feedBadge is an unread count with whether it is at the cap, as
+// unreadCount and unreadCountCapped, or unreadBadge, answer it.
+type feedBadge struct {
+	Count  int
+	Capped bool
+}
+
+// feedExpectBadge fails unless feed and home, asked together, both answer
+// want as their unreadCount and unreadCountCapped.
+func feedExpectBadge(t *testing.T, c *client, want feedBadge, what string) {
+	t.Helper()
+	type counted struct {
+		UnreadCount       int
+		UnreadCountCapped bool
+	}
+	var out struct{ Feed, Home counted }
+	c.mustDo(t, `{ feed(first: 1) { unreadCount unreadCountCapped } home(first: 1) { unreadCount unreadCountCapped } }`, nil, &out)
+	for name, got := range map[string]counted{"feed": out.Feed, "home": out.Home} {
+		if (feedBadge{got.UnreadCount, got.UnreadCountCapped}) != want {
+			t.Fatalf("%s: %s answers unreadCount %d, unreadCountCapped %v; want %+v", what, name, got.UnreadCount, got.UnreadCountCapped, want)
+		}
+	}
+}
+
+// feedMarkReadBadge is feedMarkRead answering the payload's count with
+// whether it is at the cap.
+func feedMarkReadBadge(t *testing.T, c *client, upTo string) feedBadge {
+	t.Helper()
+	var out struct {
+		MarkFeedRead struct {
+			UnreadCount       int
+			UnreadCountCapped bool
+		}
+	}
+	vars := map[string]any{"upTo": nil}
+	if upTo != "" {
+		vars["upTo"] = upTo
+	}
+	c.mustDo(t, `mutation($upTo: String) { markFeedRead(upTo: $upTo) { unreadCount unreadCountCapped } }`, vars, &out)
+	return feedBadge{out.MarkFeedRead.UnreadCount, out.MarkFeedRead.UnreadCountCapped}
+}
+
 // feedExpect fails unless c's whole feed holds exactly the posts want, in
 // that order, and returns it.
 func feedExpect(t *testing.T, c *client, want ...string) []feedEntry {
@@ -1159,7 +1201,10 @@ func TestFeedUnreadCount(t *testing.T) {
 // TestFeedUnreadCountCapped: the unread count, asked and pushed live, stops
 // at the MaxUnreadCount setting (small here, so that passing it takes a few
 // posts, not a thousand), and is exact again once the reader has read past
-// the cap. The setting's own bounds are tested in api/settings.
+// the cap. unreadCountCapped (feed, home, markFeedRead's payload) and the
+// unreadBadge subscription say when it stopped there: false below the cap,
+// true at it and past it. The setting's own bounds are tested in
+// api/settings.
 func TestFeedUnreadCountCapped(t *testing.T) {
 	t.Parallel()
 	const maxUnread = 4
@@ -1169,25 +1214,40 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, s *testServer) {
 				viewer, ann := s.signUp(t, "viewer"), s.signUp(t, "ann")
 				feedRelation(t, viewer, "follow", ann)
-				for i := range maxUnread + 2 {
+				post := func(i int) {
 					feedRawDo(t, ann, `mutation($b: String!) { createPost(input: {body: $b}) { post { id } } }`,
 						map[string]any{"b": fmt.Sprintf("post %d", i)}, nil)
+				}
+				for i := range maxUnread - 1 {
+					post(i)
+				}
+				feedExpectBadge(t, viewer, feedBadge{maxUnread - 1, false}, "one entry below the cap")
+				post(maxUnread - 1)
+				feedExpectBadge(t, viewer, feedBadge{maxUnread, true}, "exactly at the cap")
+				for i := maxUnread; i < maxUnread+2; i++ {
+					post(i)
 				}
 				if got := feedUnread(t, viewer); got != maxUnread {
 					t.Fatalf("unreadCount with %d unread entries = %d, want the cap %d", maxUnread+2, got, maxUnread)
 				}
+				feedExpectBadge(t, viewer, feedBadge{maxUnread, true}, "past the cap")
 				// Live: the first value is capped, and so is each change.
 				ws := liveConnect(t, s, liveTransportWS, viewer.Token)
 				live := ws.subscribe(liveUnreadSub)
 				if got := ws.firstCount(live, 5*time.Second, "subscribed past the cap"); got != maxUnread {
 					t.Fatalf("live unreadCount with %d unread entries starts at %d, want the cap %d", maxUnread+2, got, maxUnread)
 				}
+				badge := ws.subscribe(liveBadgeSub)
+				if got := ws.nextBadge(badge, maxUnread, 5*time.Second, "subscribed past the cap"); got != (feedBadge{maxUnread, true}) {
+					t.Fatalf("live unreadBadge with %d unread entries starts at %+v, want {%d true}", maxUnread+2, got, maxUnread)
+				}
 				feedRawDo(t, ann, `mutation { createPost(input: {body: "one more"}) { post { id } } }`, nil, nil)
 				// Marking all but the two newest read: the count is exact again.
 				page, _ := feedGet(t, viewer, feedArgs(feedInt(3), nil, "", ""))
-				if got := feedMarkRead(t, viewer, page[2].Cursor); got != 2 {
-					t.Fatalf("markFeedRead up to the third newest entry: unreadCount %d, want 2", got)
+				if got := feedMarkReadBadge(t, viewer, page[2].Cursor); got != (feedBadge{2, false}) {
+					t.Fatalf("markFeedRead up to the third newest entry: %+v, want {2 false}", got)
 				}
+				ws.expectBadge(badge, feedBadge{2, false}, maxUnread, 10*time.Second, "after markFeedRead up to the third newest")
 				if got := feedUnread(t, viewer); got != 2 {
 					t.Fatalf("unreadCount = %d, want 2", got)
 				}
@@ -1207,6 +1267,11 @@ func TestFeedUnreadCountCapped(t *testing.T) {
 						break
 					}
 				}
+				if got := feedMarkReadBadge(t, viewer, ""); got != (feedBadge{0, false}) {
+					t.Fatalf("markFeedRead of everything: %+v, want {0 false}", got)
+				}
+				ws.expectBadge(badge, feedBadge{0, false}, maxUnread, 10*time.Second, "after markFeedRead of everything")
+				feedExpectBadge(t, viewer, feedBadge{0, false}, "all read")
 			}, func(c *settings.Settings) {
 				c.Mode = mode
 				c.MaxUnreadCount = maxUnread

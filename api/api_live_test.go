@@ -313,6 +313,7 @@ func (c *liveConn) event(id string, within time.Duration) (res liveResult, end *
 
 const (
 	liveUnreadSub = `subscription { unreadCount }`
+	liveBadgeSub  = `subscription { unreadBadge { count capped } }`
 	liveAddedSub  = `subscription { feedItemAdded { cursor node { addedAt post { id author { id } } } } }`
 )
 
@@ -340,6 +341,44 @@ func (c *liveConn) expectCount(id string, want int, within time.Duration, what s
 		}
 		seen = append(seen, *data.UnreadCount)
 		if *data.UnreadCount == want {
+			return
+		}
+	}
+}
+
+// nextBadge waits at most within for the next value of operation id (an
+// unreadBadge subscription), which must be capped exactly when its count
+// is at maxUnread, and never past it; an error or a completion fails.
+func (c *liveConn) nextBadge(id string, maxUnread int, within time.Duration, what string) feedBadge {
+	c.t.Helper()
+	res, end, err := c.event(id, within)
+	if err != nil || end != nil || len(res.Errors) > 0 {
+		c.t.Fatalf("%s: no unreadBadge within %s: err %v, end %v, errors %+v", what, within, err, end, res.Errors)
+	}
+	var data struct{ UnreadBadge *feedBadge }
+	if err := json.Unmarshal(res.Data, &data); err != nil || data.UnreadBadge == nil {
+		c.t.Fatalf("%s: unreadBadge sent %s", what, res.Data)
+	}
+	b := *data.UnreadBadge
+	if b.Count > maxUnread || b.Capped != (b.Count == maxUnread) {
+		c.t.Fatalf("%s: unreadBadge sent %+v with the cap at %d", what, b, maxUnread)
+	}
+	return b
+}
+
+// expectBadge waits at most within for operation id (an unreadBadge
+// subscription) to send want, each value on the way checked as nextBadge
+// checks it. Intermediate values are allowed, as in expectCount.
+func (c *liveConn) expectBadge(id string, want feedBadge, maxUnread int, within time.Duration, what string) {
+	c.t.Helper()
+	deadline := time.Now().Add(testenv.Scale(within))
+	var seen []feedBadge
+	for {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: unreadBadge did not reach %+v within %s; values seen %+v", what, want, within, seen)
+		}
+		b := c.nextBadge(id, maxUnread, time.Until(deadline), fmt.Sprintf("%s, after %+v", what, seen))
+		if seen = append(seen, b); b == want {
 			return
 		}
 	}

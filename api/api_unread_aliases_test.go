@@ -14,7 +14,8 @@ import (
 
 // TestUnreadCountAliases: aliases of feed(first: 0) { unreadCount } each
 // cost a page of one entry plus the count's price, and however many a
-// response holds, the count is computed once.
+// response holds, the count is computed once. unreadCountCapped is priced
+// and counted as the count it reads.
 func TestUnreadCountAliases(t *testing.T) {
 	t.Parallel()
 	const one = `feed(first: 0) { unreadCount }`
@@ -37,8 +38,10 @@ func TestUnreadCountAliases(t *testing.T) {
 		})
 		reader := &client{s: priced, Token: reader.Token}
 		reader.mustDo(t, `{ `+one+` }`, nil, nil)
+		reader.mustDo(t, `{ feed(first: 0) { unreadCountCapped } }`, nil, nil)
 		for _, q := range []string{
 			`{ a: ` + one + ` b: ` + one + ` }`,
+			`{ feed(first: 0) { unreadCountCapped pageInfo { hasNextPage } } }`,
 			`{ feed(first: 0) { unreadCount pageInfo { hasNextPage } } }`,
 			`{ feed(first: -1) { unreadCount pageInfo { hasNextPage } } }`,
 		} {
@@ -71,6 +74,14 @@ func TestUnreadCountAliases(t *testing.T) {
 		}
 		if counted := unreadCounts(t, s) - before; counted != 1 {
 			t.Fatalf("%d aliases of unreadCount computed the count %v times, want once", aliases, counted)
+		}
+	})
+
+	t.Run("capped from the same count", func(t *testing.T) {
+		before := unreadCounts(t, s)
+		reader.mustDo(t, `{ feed(first: 0) { unreadCount unreadCountCapped } home(first: 0) { unreadCount unreadCountCapped } }`, nil, nil)
+		if counted := unreadCounts(t, s) - before; counted != 1 {
+			t.Fatalf("unreadCount and unreadCountCapped of feed and home computed the count %v times, want once", counted)
 		}
 	})
 }

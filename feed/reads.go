@@ -22,6 +22,11 @@ func (e *Engine) UnreadCount(ctx context.Context, viewerID int64) (int, error) {
 	return e.reads.UnreadCount(ctx, viewerID)
 }
 
+// UnreadCountCapped says whether count, an unread count, is at the cap
+// (Config.MaxUnreadCount): counting stopped there, so at least that many
+// entries are unread and the red dot shows it as "999+".
+func (e *Engine) UnreadCountCapped(count int) bool { return count >= e.cfg.MaxUnreadCount }
+
 // WithReadMemo gives the reads made with ctx one memo of the viewers'
 // state (see timeline.WithReadMemo). The API layer calls it once per
 // query response.

@@ -84,7 +84,7 @@ type fastExec struct {
 	ec       *executionContext
 	oc       *graphql.OperationContext
 	observed []bool
-	collect  [30]fastexec.FieldCache // by object, in the order of the fastObj functions
+	collect  [31]fastexec.FieldCache // by object, in the order of the fastObj functions
 	limit    fastexec.Limit          // the response's (fastexec.WithLimit), or nil
 }
 
@@ -204,175 +204,184 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 	case 9:
 		fc, _ := fx.ec.fieldContext_FeedConnection_pageInfo(ctx, field)
 		return fc
-	case 11:
+	case 12:
 		fc, _ := fx.ec.fieldContext_FeedEdge_cursor(ctx, field)
 		return fc
-	case 12:
+	case 13:
 		fc, _ := fx.ec.fieldContext_FeedEdge_node(ctx, field)
 		return fc
-	case 13:
+	case 14:
 		fc, _ := fx.ec.fieldContext_FeedItem_post(ctx, field)
 		return fc
-	case 14:
+	case 15:
 		fc, _ := fx.ec.fieldContext_FeedItem_reposters(ctx, field)
 		return fc
-	case 15:
+	case 16:
 		fc, _ := fx.ec.fieldContext_FeedItem_addedAt(ctx, field)
 		return fc
-	case 16:
+	case 17:
 		fc, _ := fx.ec.fieldContext_FollowPayload_user(ctx, field)
 		return fc
-	case 17:
+	case 18:
 		fc, _ := fx.ec.fieldContext_FollowPayload_viewer(ctx, field)
 		return fc
-	case 18:
+	case 19:
 		fc, _ := fx.ec.fieldContext_HomeConnection_edges(ctx, field)
 		return fc
-	case 19:
+	case 20:
 		fc, _ := fx.ec.fieldContext_HomeConnection_pageInfo(ctx, field)
 		return fc
-	case 21:
+	case 23:
 		fc, _ := fx.ec.fieldContext_HomeEdge_cursor(ctx, field)
 		return fc
-	case 22:
+	case 24:
 		fc, _ := fx.ec.fieldContext_HomeEdge_node(ctx, field)
 		return fc
-	case 23:
+	case 25:
 		fc, _ := fx.ec.fieldContext_HomeEdge_feedCursor(ctx, field)
 		return fc
-	case 24:
+	case 26:
 		fc, _ := fx.ec.fieldContext_List_id(ctx, field)
 		return fc
-	case 25:
+	case 27:
 		fc, _ := fx.ec.fieldContext_List_name(ctx, field)
 		return fc
-	case 26:
+	case 28:
 		fc, _ := fx.ec.fieldContext_List_createdAt(ctx, field)
 		return fc
-	case 27:
+	case 29:
 		fc, _ := fx.ec.fieldContext_List_memberCount(ctx, field)
 		return fc
-	case 30:
+	case 32:
 		fc, _ := fx.ec.fieldContext_ListConnection_edges(ctx, field)
 		return fc
-	case 31:
+	case 33:
 		fc, _ := fx.ec.fieldContext_ListConnection_pageInfo(ctx, field)
 		return fc
-	case 32:
+	case 34:
 		fc, _ := fx.ec.fieldContext_ListConnection_totalCount(ctx, field)
 		return fc
-	case 33:
+	case 35:
 		fc, _ := fx.ec.fieldContext_ListEdge_cursor(ctx, field)
 		return fc
-	case 34:
+	case 36:
 		fc, _ := fx.ec.fieldContext_ListEdge_node(ctx, field)
 		return fc
-	case 35:
+	case 37:
 		fc, _ := fx.ec.fieldContext_ListPayload_list(ctx, field)
 		return fc
-	case 36:
+	case 38:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
 		return fc
-	case 60:
-		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
-		return fc
-	case 61:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		return fc
-	case 62:
-		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case 39:
+		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(ctx, field)
 		return fc
 	case 63:
-		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
 		return fc
 	case 64:
-		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		return fc
 	case 65:
-		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		return fc
+	case 66:
+		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
 	case 67:
-		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
+		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
 	case 68:
-		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
 	case 70:
-		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
 	case 71:
-		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
-		return fc
-	case 72:
-		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
 	case 73:
-		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
 		return fc
 	case 74:
-		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
 		return fc
 	case 75:
-		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		return fc
+	case 76:
+		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
 		return fc
 	case 77:
+		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
+		return fc
+	case 78:
+		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
+		return fc
+	case 80:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 90:
+	case 93:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_edges(ctx, field)
 		return fc
-	case 91:
+	case 94:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
 		return fc
-	case 92:
+	case 95:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
 		return fc
-	case 93:
+	case 96:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
 		return fc
-	case 95:
+	case 98:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_since(ctx, field)
 		return fc
-	case 97:
+	case 100:
 		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
-	case 98:
-		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
-		return fc
-	case 99:
-		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
-		return fc
-	case 100:
-		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
-		return fc
 	case 101:
-		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
+		fc, _ := fx.ec.fieldContext_UnreadBadge_count(ctx, field)
 		return fc
 	case 102:
-		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
+		fc, _ := fx.ec.fieldContext_UnreadBadge_capped(ctx, field)
 		return fc
 	case 103:
-		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
 	case 104:
-		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
 		return fc
 	case 105:
+		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
+		return fc
+	case 106:
+		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
+		return fc
+	case 107:
+		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
+		return fc
+	case 108:
+		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
+		return fc
+	case 109:
+		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
+		return fc
+	case 110:
 		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
 		return fc
-	case 113:
+	case 118:
 		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
 		return fc
-	case 114:
+	case 119:
 		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		return fc
-	case 115:
+	case 120:
 		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
 		return fc
-	case 116:
+	case 121:
 		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
 		return fc
-	case 118:
+	case 123:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -414,6 +423,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "FeedConnection", Field: "edges", IsMethod: false, IsResolver: false},
 	{Object: "FeedConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
 	{Object: "FeedConnection", Field: "unreadCount", IsMethod: true, IsResolver: true},
+	{Object: "FeedConnection", Field: "unreadCountCapped", IsMethod: true, IsResolver: true},
 	{Object: "FeedEdge", Field: "cursor", IsMethod: false, IsResolver: false},
 	{Object: "FeedEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "FeedItem", Field: "post", IsMethod: false, IsResolver: false},
@@ -424,6 +434,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "HomeConnection", Field: "edges", IsMethod: false, IsResolver: false},
 	{Object: "HomeConnection", Field: "pageInfo", IsMethod: false, IsResolver: false},
 	{Object: "HomeConnection", Field: "unreadCount", IsMethod: true, IsResolver: true},
+	{Object: "HomeConnection", Field: "unreadCountCapped", IsMethod: true, IsResolver: true},
 	{Object: "HomeEdge", Field: "cursor", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "HomeEdge", Field: "feedCursor", IsMethod: false, IsResolver: false},
@@ -440,6 +451,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "ListEdge", Field: "node", IsMethod: false, IsResolver: false},
 	{Object: "ListPayload", Field: "list", IsMethod: false, IsResolver: false},
 	{Object: "MarkFeedReadPayload", Field: "unreadCount", IsMethod: false, IsResolver: false},
+	{Object: "MarkFeedReadPayload", Field: "unreadCountCapped", IsMethod: false, IsResolver: false},
 	{Object: "Mutation", Field: "signUp", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logIn", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "logOut", IsMethod: true, IsResolver: true},
@@ -501,6 +513,8 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "RelatedUserEdge", Field: "since", IsMethod: false, IsResolver: false},
 	{Object: "SuggestedUser", Field: "user", IsMethod: true, IsResolver: true},
 	{Object: "SuggestedUser", Field: "followedByCount", IsMethod: false, IsResolver: false},
+	{Object: "UnreadBadge", Field: "count", IsMethod: false, IsResolver: false},
+	{Object: "UnreadBadge", Field: "capped", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "id", IsMethod: true, IsResolver: false},
 	{Object: "User", Field: "username", IsMethod: false, IsResolver: false},
 	{Object: "User", Field: "displayName", IsMethod: false, IsResolver: false},
@@ -530,12 +544,12 @@ func fastConcurrent(typ, field string) bool {
 	switch typ {
 	case "FeedConnection":
 		switch field {
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			return true
 		}
 	case "HomeConnection":
 		switch field {
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			return true
 		}
 	case "List":
@@ -958,7 +972,7 @@ func (fx *fastExec) fastResolve_Mutation_signUp(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[37] {
+	if fx.observed[40] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_signUp(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1024,7 +1038,7 @@ func (fx *fastExec) fastResolve_Mutation_logIn(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.AuthPayload
-	if fx.observed[38] {
+	if fx.observed[41] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logIn(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1090,7 +1104,7 @@ func (fx *fastExec) fastResolve_Mutation_logOut(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res bool
-	if fx.observed[39] {
+	if fx.observed[42] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_logOut(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1156,7 +1170,7 @@ func (fx *fastExec) fastResolve_Mutation_createPost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[40] {
+	if fx.observed[43] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createPost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1222,7 +1236,7 @@ func (fx *fastExec) fastResolve_Mutation_repost(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.CreatePostPayload
-	if fx.observed[41] {
+	if fx.observed[44] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_repost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1288,7 +1302,7 @@ func (fx *fastExec) fastResolve_Mutation_deletePost(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeletePostPayload
-	if fx.observed[42] {
+	if fx.observed[45] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deletePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1354,7 +1368,7 @@ func (fx *fastExec) fastResolve_Mutation_follow(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[43] {
+	if fx.observed[46] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_follow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1420,7 +1434,7 @@ func (fx *fastExec) fastResolve_Mutation_unfollow(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[44] {
+	if fx.observed[47] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unfollow(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1486,7 +1500,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFollower(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.FollowPayload
-	if fx.observed[45] {
+	if fx.observed[48] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFollower(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1552,7 +1566,7 @@ func (fx *fastExec) fastResolve_Mutation_markFeedRead(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res *models.MarkFeedReadPayload
-	if fx.observed[46] {
+	if fx.observed[49] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_markFeedRead(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1618,7 +1632,7 @@ func (fx *fastExec) fastResolve_Mutation_updateProfile(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.User
-	if fx.observed[47] {
+	if fx.observed[50] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_updateProfile(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1684,7 +1698,7 @@ func (fx *fastExec) fastResolve_Mutation_promotePost(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[48] {
+	if fx.observed[51] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_promotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1750,7 +1764,7 @@ func (fx *fastExec) fastResolve_Mutation_unpromotePost(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res *models.PromotePostPayload
-	if fx.observed[49] {
+	if fx.observed[52] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unpromotePost(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1816,7 +1830,7 @@ func (fx *fastExec) fastResolve_Mutation_dismissHomeEntry(w *fastexec.Writer, p 
 		}
 	}()
 	var res *models.DismissHomeEntryPayload
-	if fx.observed[50] {
+	if fx.observed[53] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_dismissHomeEntry(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1882,7 +1896,7 @@ func (fx *fastExec) fastResolve_Mutation_block(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[51] {
+	if fx.observed[54] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_block(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -1948,7 +1962,7 @@ func (fx *fastExec) fastResolve_Mutation_unblock(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.BlockPayload
-	if fx.observed[52] {
+	if fx.observed[55] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unblock(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2014,7 +2028,7 @@ func (fx *fastExec) fastResolve_Mutation_mute(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[53] {
+	if fx.observed[56] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_mute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2080,7 +2094,7 @@ func (fx *fastExec) fastResolve_Mutation_unmute(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res *models.MutePayload
-	if fx.observed[54] {
+	if fx.observed[57] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_unmute(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2146,7 +2160,7 @@ func (fx *fastExec) fastResolve_Mutation_createList(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.ListPayload
-	if fx.observed[55] {
+	if fx.observed[58] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_createList(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2212,7 +2226,7 @@ func (fx *fastExec) fastResolve_Mutation_renameList(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.ListPayload
-	if fx.observed[56] {
+	if fx.observed[59] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_renameList(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2278,7 +2292,7 @@ func (fx *fastExec) fastResolve_Mutation_deleteList(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *models.DeleteListPayload
-	if fx.observed[57] {
+	if fx.observed[60] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_deleteList(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2344,7 +2358,7 @@ func (fx *fastExec) fastResolve_Mutation_addToList(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.ListPayload
-	if fx.observed[58] {
+	if fx.observed[61] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_addToList(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2410,7 +2424,7 @@ func (fx *fastExec) fastResolve_Mutation_removeFromList(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.ListPayload
-	if fx.observed[59] {
+	if fx.observed[62] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Mutation_removeFromList(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2594,7 +2608,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[79] {
+	if fx.observed[82] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2663,7 +2677,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[80] {
+	if fx.observed[83] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2729,7 +2743,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[81] {
+	if fx.observed[84] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2795,7 +2809,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[82] {
+	if fx.observed[85] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2861,7 +2875,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[83] {
+	if fx.observed[86] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2927,7 +2941,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[84] {
+	if fx.observed[87] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2993,7 +3007,7 @@ func (fx *fastExec) fastResolve_Query_blockedUsers(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[85] {
+	if fx.observed[88] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_blockedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3059,7 +3073,7 @@ func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[86] {
+	if fx.observed[89] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_mutedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3125,7 +3139,7 @@ func (fx *fastExec) fastResolve_Query_lists(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.ListConnection
-	if fx.observed[87] {
+	if fx.observed[90] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_lists(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -4108,7 +4122,7 @@ func (fx *fastExec) fastObj_FeedConnection(w *fastexec.Writer, p *fastPath, n in
 		switch field.Name {
 		case "__typename":
 			w.String("FeedConnection")
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -4176,6 +4190,8 @@ func (fx *fastExec) fastField_FeedConnection(w *fastexec.Writer, p *fastPath, n 
 		return fx.fastField_FeedConnection_pageInfo(w, p, n, field, obj)
 	case "unreadCount":
 		return fx.fastField_FeedConnection_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_FeedConnection_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
@@ -4437,6 +4453,77 @@ func (fx *fastExec) fastCall_FeedConnection_unreadCount(ctx context.Context, fc 
 	return fx.ec.Resolvers.FeedConnection().UnreadCount(ctx, obj)
 }
 
+func (fx *fastExec) fastField_FeedConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) bool {
+	st := fx.fastResolve_FeedConnection_unreadCountCapped(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_FeedConnection_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_FeedConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_FeedConnection_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[11] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_FeedConnection_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_FeedConnection_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_FeedConnection_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_FeedConnection_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.FeedConnection) (bool, error) {
+	return fx.ec.Resolvers.FeedConnection().UnreadCountCapped(ctx, obj)
+}
+
 func (fx *fastExec) fastObj_FeedEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.FeedEdge) fastexec.Status {
 	fields, dups := fx.collect[7].Collect(fx.oc, sel, feedEdgeImplementors)
 	start := len(w.B)
@@ -4479,11 +4566,11 @@ func (fx *fastExec) fastField_FeedEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[11] {
+	if fx.observed[12] {
 		st := fx.fastResolve_FeedEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 11)
+	cn := p.child(n, field, 12)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4507,7 +4594,7 @@ func (fx *fastExec) fastResolve_FeedEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[11] {
+	if fx.observed[12] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4556,11 +4643,11 @@ func (fx *fastExec) fastCall_FeedEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_FeedEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedEdge) (invalid bool) {
-	if fx.observed[12] {
+	if fx.observed[13] {
 		st := fx.fastResolve_FeedEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 12)
+	cn := p.child(n, field, 13)
 	var v *models.FeedItem
 	resolved := false
 	start := len(w.B)
@@ -4600,7 +4687,7 @@ func (fx *fastExec) fastResolve_FeedEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.FeedItem
-	if fx.observed[12] {
+	if fx.observed[13] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4692,11 +4779,11 @@ func (fx *fastExec) fastField_FeedItem(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_FeedItem_post(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[13] {
+	if fx.observed[14] {
 		st := fx.fastResolve_FeedItem_post(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 13)
+	cn := p.child(n, field, 14)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -4736,7 +4823,7 @@ func (fx *fastExec) fastResolve_FeedItem_post(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[13] {
+	if fx.observed[14] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4785,11 +4872,11 @@ func (fx *fastExec) fastCall_FeedItem_post(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_FeedItem_reposters(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[14] {
+	if fx.observed[15] {
 		st := fx.fastResolve_FeedItem_reposters(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 14)
+	cn := p.child(n, field, 15)
 	var v []*models.User
 	resolved := false
 	start := len(w.B)
@@ -4829,7 +4916,7 @@ func (fx *fastExec) fastResolve_FeedItem_reposters(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res []*models.User
-	if fx.observed[14] {
+	if fx.observed[15] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_reposters(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4878,11 +4965,11 @@ func (fx *fastExec) fastCall_FeedItem_reposters(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FeedItem_addedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FeedItem) (invalid bool) {
-	if fx.observed[15] {
+	if fx.observed[16] {
 		st := fx.fastResolve_FeedItem_addedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 15)
+	cn := p.child(n, field, 16)
 	v := obj.AddedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -4906,7 +4993,7 @@ func (fx *fastExec) fastResolve_FeedItem_addedAt(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res time.Time
-	if fx.observed[15] {
+	if fx.observed[16] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FeedItem_addedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -4996,11 +5083,11 @@ func (fx *fastExec) fastField_FollowPayload(w *fastexec.Writer, p *fastPath, n i
 }
 
 func (fx *fastExec) fastField_FollowPayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[16] {
+	if fx.observed[17] {
 		st := fx.fastResolve_FollowPayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 16)
+	cn := p.child(n, field, 17)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -5040,7 +5127,7 @@ func (fx *fastExec) fastResolve_FollowPayload_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[16] {
+	if fx.observed[17] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5089,11 +5176,11 @@ func (fx *fastExec) fastCall_FollowPayload_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_FollowPayload_viewer(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.FollowPayload) (invalid bool) {
-	if fx.observed[17] {
+	if fx.observed[18] {
 		st := fx.fastResolve_FollowPayload_viewer(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 17)
+	cn := p.child(n, field, 18)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -5133,7 +5220,7 @@ func (fx *fastExec) fastResolve_FollowPayload_viewer(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[17] {
+	if fx.observed[18] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_FollowPayload_viewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5198,7 +5285,7 @@ func (fx *fastExec) fastObj_HomeConnection(w *fastexec.Writer, p *fastPath, n in
 		switch field.Name {
 		case "__typename":
 			w.String("HomeConnection")
-		case "unreadCount":
+		case "unreadCount", "unreadCountCapped":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -5266,16 +5353,18 @@ func (fx *fastExec) fastField_HomeConnection(w *fastexec.Writer, p *fastPath, n 
 		return fx.fastField_HomeConnection_pageInfo(w, p, n, field, obj)
 	case "unreadCount":
 		return fx.fastField_HomeConnection_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_HomeConnection_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
 
 func (fx *fastExec) fastField_HomeConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[18] {
+	if fx.observed[19] {
 		st := fx.fastResolve_HomeConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 18)
+	cn := p.child(n, field, 19)
 	var v []*models.HomeEdge
 	resolved := false
 	start := len(w.B)
@@ -5315,7 +5404,7 @@ func (fx *fastExec) fastResolve_HomeConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.HomeEdge
-	if fx.observed[18] {
+	if fx.observed[19] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5364,11 +5453,11 @@ func (fx *fastExec) fastCall_HomeConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_HomeConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (invalid bool) {
-	if fx.observed[19] {
+	if fx.observed[20] {
 		st := fx.fastResolve_HomeConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 19)
+	cn := p.child(n, field, 20)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -5408,7 +5497,7 @@ func (fx *fastExec) fastResolve_HomeConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[19] {
+	if fx.observed[20] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5479,7 +5568,7 @@ func (fx *fastExec) fastResolve_HomeConnection_unreadCount(w *fastexec.Writer, p
 		}
 	}()
 	var res int
-	if fx.observed[20] {
+	if fx.observed[21] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeConnection_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5527,6 +5616,77 @@ func (fx *fastExec) fastCall_HomeConnection_unreadCount(ctx context.Context, fc 
 	return fx.ec.Resolvers.HomeConnection().UnreadCount(ctx, obj)
 }
 
+func (fx *fastExec) fastField_HomeConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) bool {
+	st := fx.fastResolve_HomeConnection_unreadCountCapped(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_HomeConnection_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_HomeConnection_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeConnection) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_HomeConnection_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[22] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_HomeConnection_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_HomeConnection_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_HomeConnection_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_HomeConnection_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.HomeConnection) (bool, error) {
+	return fx.ec.Resolvers.HomeConnection().UnreadCountCapped(ctx, obj)
+}
+
 func (fx *fastExec) fastObj_HomeEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.HomeEdge) fastexec.Status {
 	fields, dups := fx.collect[11].Collect(fx.oc, sel, homeEdgeImplementors)
 	start := len(w.B)
@@ -5571,11 +5731,11 @@ func (fx *fastExec) fastField_HomeEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_HomeEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[21] {
+	if fx.observed[23] {
 		st := fx.fastResolve_HomeEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 21)
+	cn := p.child(n, field, 23)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -5599,7 +5759,7 @@ func (fx *fastExec) fastResolve_HomeEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[21] {
+	if fx.observed[23] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5648,11 +5808,11 @@ func (fx *fastExec) fastCall_HomeEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_HomeEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[22] {
+	if fx.observed[24] {
 		st := fx.fastResolve_HomeEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 22)
+	cn := p.child(n, field, 24)
 	var v models.HomeEntry
 	resolved := false
 	start := len(w.B)
@@ -5697,7 +5857,7 @@ func (fx *fastExec) fastResolve_HomeEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res models.HomeEntry
-	if fx.observed[22] {
+	if fx.observed[24] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5749,11 +5909,11 @@ func (fx *fastExec) fastCall_HomeEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_HomeEdge_feedCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.HomeEdge) (invalid bool) {
-	if fx.observed[23] {
+	if fx.observed[25] {
 		st := fx.fastResolve_HomeEdge_feedCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 23)
+	cn := p.child(n, field, 25)
 	v := obj.FeedCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -5777,7 +5937,7 @@ func (fx *fastExec) fastResolve_HomeEdge_feedCursor(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res *string
-	if fx.observed[23] {
+	if fx.observed[25] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_HomeEdge_feedCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -5921,11 +6081,11 @@ func (fx *fastExec) fastField_List(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_List_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
-	if fx.observed[24] {
+	if fx.observed[26] {
 		st := fx.fastResolve_List_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 24)
+	cn := p.child(n, field, 26)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -5964,7 +6124,7 @@ func (fx *fastExec) fastResolve_List_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[24] {
+	if fx.observed[26] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6013,11 +6173,11 @@ func (fx *fastExec) fastCall_List_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_List_name(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
-	if fx.observed[25] {
+	if fx.observed[27] {
 		st := fx.fastResolve_List_name(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 25)
+	cn := p.child(n, field, 27)
 	v := obj.Name
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6041,7 +6201,7 @@ func (fx *fastExec) fastResolve_List_name(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[25] {
+	if fx.observed[27] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_name(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6090,11 +6250,11 @@ func (fx *fastExec) fastCall_List_name(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_List_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
-	if fx.observed[26] {
+	if fx.observed[28] {
 		st := fx.fastResolve_List_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 26)
+	cn := p.child(n, field, 28)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6118,7 +6278,7 @@ func (fx *fastExec) fastResolve_List_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[26] {
+	if fx.observed[28] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6167,11 +6327,11 @@ func (fx *fastExec) fastCall_List_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_List_memberCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.List) (invalid bool) {
-	if fx.observed[27] {
+	if fx.observed[29] {
 		st := fx.fastResolve_List_memberCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 27)
+	cn := p.child(n, field, 29)
 	v := obj.MemberCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6195,7 +6355,7 @@ func (fx *fastExec) fastResolve_List_memberCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[27] {
+	if fx.observed[29] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_memberCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6266,7 +6426,7 @@ func (fx *fastExec) fastResolve_List_members(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[28] {
+	if fx.observed[30] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_members(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6337,7 +6497,7 @@ func (fx *fastExec) fastResolve_List_feed(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[29] {
+	if fx.observed[31] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_List_feed(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6429,11 +6589,11 @@ func (fx *fastExec) fastField_ListConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_ListConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
-	if fx.observed[30] {
+	if fx.observed[32] {
 		st := fx.fastResolve_ListConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 30)
+	cn := p.child(n, field, 32)
 	var v []*models.ListEdge
 	resolved := false
 	start := len(w.B)
@@ -6473,7 +6633,7 @@ func (fx *fastExec) fastResolve_ListConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.ListEdge
-	if fx.observed[30] {
+	if fx.observed[32] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6522,11 +6682,11 @@ func (fx *fastExec) fastCall_ListConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_ListConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
-	if fx.observed[31] {
+	if fx.observed[33] {
 		st := fx.fastResolve_ListConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 31)
+	cn := p.child(n, field, 33)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -6566,7 +6726,7 @@ func (fx *fastExec) fastResolve_ListConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[31] {
+	if fx.observed[33] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6615,11 +6775,11 @@ func (fx *fastExec) fastCall_ListConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_ListConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListConnection) (invalid bool) {
-	if fx.observed[32] {
+	if fx.observed[34] {
 		st := fx.fastResolve_ListConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 32)
+	cn := p.child(n, field, 34)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6643,7 +6803,7 @@ func (fx *fastExec) fastResolve_ListConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[32] {
+	if fx.observed[34] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6733,11 +6893,11 @@ func (fx *fastExec) fastField_ListEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_ListEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (invalid bool) {
-	if fx.observed[33] {
+	if fx.observed[35] {
 		st := fx.fastResolve_ListEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 33)
+	cn := p.child(n, field, 35)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -6761,7 +6921,7 @@ func (fx *fastExec) fastResolve_ListEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[33] {
+	if fx.observed[35] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6810,11 +6970,11 @@ func (fx *fastExec) fastCall_ListEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_ListEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListEdge) (invalid bool) {
-	if fx.observed[34] {
+	if fx.observed[36] {
 		st := fx.fastResolve_ListEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 34)
+	cn := p.child(n, field, 36)
 	var v *models.List
 	resolved := false
 	start := len(w.B)
@@ -6854,7 +7014,7 @@ func (fx *fastExec) fastResolve_ListEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.List
-	if fx.observed[34] {
+	if fx.observed[36] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -6942,11 +7102,11 @@ func (fx *fastExec) fastField_ListPayload(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_ListPayload_list(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.ListPayload) (invalid bool) {
-	if fx.observed[35] {
+	if fx.observed[37] {
 		st := fx.fastResolve_ListPayload_list(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 35)
+	cn := p.child(n, field, 37)
 	var v *models.List
 	resolved := false
 	start := len(w.B)
@@ -6986,7 +7146,7 @@ func (fx *fastExec) fastResolve_ListPayload_list(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.List
-	if fx.observed[35] {
+	if fx.observed[37] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_ListPayload_list(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7069,16 +7229,18 @@ func (fx *fastExec) fastField_MarkFeedReadPayload(w *fastexec.Writer, p *fastPat
 	switch field.Name {
 	case "unreadCount":
 		return fx.fastField_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
+	case "unreadCountCapped":
+		return fx.fastField_MarkFeedReadPayload_unreadCountCapped(w, p, n, field, obj)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
 
 func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
-	if fx.observed[36] {
+	if fx.observed[38] {
 		st := fx.fastResolve_MarkFeedReadPayload_unreadCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 36)
+	cn := p.child(n, field, 38)
 	v := obj.UnreadCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7102,7 +7264,7 @@ func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCount(w *fastexec.Writ
 		}
 	}()
 	var res int
-	if fx.observed[36] {
+	if fx.observed[38] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MarkFeedReadPayload_unreadCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7150,6 +7312,83 @@ func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCount(ctx context.Context
 	return obj.UnreadCount, nil
 }
 
+func (fx *fastExec) fastField_MarkFeedReadPayload_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (invalid bool) {
+	if fx.observed[39] {
+		st := fx.fastResolve_MarkFeedReadPayload_unreadCountCapped(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 39)
+	v := obj.UnreadCountCapped
+	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_MarkFeedReadPayload_unreadCountCapped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_MarkFeedReadPayload_unreadCountCapped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MarkFeedReadPayload) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[39] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_MarkFeedReadPayload_unreadCountCapped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_MarkFeedReadPayload_unreadCountCapped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_MarkFeedReadPayload_unreadCountCapped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_MarkFeedReadPayload_unreadCountCapped(ctx context.Context, fc *graphql.FieldContext, obj *models.MarkFeedReadPayload) (bool, error) {
+	return obj.UnreadCountCapped, nil
+}
+
 func (fx *fastExec) fastObj_MutePayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.MutePayload) fastexec.Status {
 	fields, dups := fx.collect[17].Collect(fx.oc, sel, mutePayloadImplementors)
 	start := len(w.B)
@@ -7190,11 +7429,11 @@ func (fx *fastExec) fastField_MutePayload(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (invalid bool) {
-	if fx.observed[60] {
+	if fx.observed[63] {
 		st := fx.fastResolve_MutePayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 60)
+	cn := p.child(n, field, 63)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -7234,7 +7473,7 @@ func (fx *fastExec) fastResolve_MutePayload_user(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.User
-	if fx.observed[60] {
+	if fx.observed[63] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MutePayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7328,11 +7567,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[61] {
+	if fx.observed[64] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 61)
+	cn := p.child(n, field, 64)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7356,7 +7595,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[61] {
+	if fx.observed[64] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7405,11 +7644,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[62] {
+	if fx.observed[65] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 62)
+	cn := p.child(n, field, 65)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7433,7 +7672,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[62] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7482,11 +7721,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[63] {
+	if fx.observed[66] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 63)
+	cn := p.child(n, field, 66)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -7510,7 +7749,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[63] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7559,11 +7798,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[64] {
+	if fx.observed[67] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 64)
+	cn := p.child(n, field, 67)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -7587,7 +7826,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[64] {
+	if fx.observed[67] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7731,11 +7970,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[65] {
+	if fx.observed[68] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 65)
+	cn := p.child(n, field, 68)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -7774,7 +8013,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[65] {
+	if fx.observed[68] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7845,7 +8084,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[66] {
+	if fx.observed[69] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7894,11 +8133,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[67] {
+	if fx.observed[70] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 67)
+	cn := p.child(n, field, 70)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7922,7 +8161,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[67] {
+	if fx.observed[70] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7971,11 +8210,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[68] {
+	if fx.observed[71] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 68)
+	cn := p.child(n, field, 71)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7999,7 +8238,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[68] {
+	if fx.observed[71] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8070,7 +8309,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[69] {
+	if fx.observed[72] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8119,11 +8358,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[70] {
+	if fx.observed[73] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 70)
+	cn := p.child(n, field, 73)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8147,7 +8386,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[70] {
+	if fx.observed[73] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8239,11 +8478,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[71] {
+	if fx.observed[74] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 71)
+	cn := p.child(n, field, 74)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -8283,7 +8522,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[71] {
+	if fx.observed[74] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8332,11 +8571,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[72] {
+	if fx.observed[75] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 72)
+	cn := p.child(n, field, 75)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -8376,7 +8615,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[72] {
+	if fx.observed[75] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8425,11 +8664,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[73] {
+	if fx.observed[76] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 73)
+	cn := p.child(n, field, 76)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8453,7 +8692,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[73] {
+	if fx.observed[76] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8543,11 +8782,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[74] {
+	if fx.observed[77] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 74)
+	cn := p.child(n, field, 77)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8571,7 +8810,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[74] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8620,11 +8859,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[75] {
+	if fx.observed[78] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 75)
+	cn := p.child(n, field, 78)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -8664,7 +8903,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[75] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8822,7 +9061,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[76] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8871,11 +9110,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[77] {
+	if fx.observed[80] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 77)
+	cn := p.child(n, field, 80)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8899,7 +9138,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[77] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9055,7 +9294,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[78] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9147,11 +9386,11 @@ func (fx *fastExec) fastField_RelatedUserConnection(w *fastexec.Writer, p *fastP
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[90] {
+	if fx.observed[93] {
 		st := fx.fastResolve_RelatedUserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 90)
+	cn := p.child(n, field, 93)
 	var v []*models.RelatedUserEdge
 	resolved := false
 	start := len(w.B)
@@ -9191,7 +9430,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_edges(w *fastexec.Writer, 
 		}
 	}()
 	var res []*models.RelatedUserEdge
-	if fx.observed[90] {
+	if fx.observed[93] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9240,11 +9479,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_edges(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[91] {
+	if fx.observed[94] {
 		st := fx.fastResolve_RelatedUserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 91)
+	cn := p.child(n, field, 94)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -9284,7 +9523,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_pageInfo(w *fastexec.Write
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[91] {
+	if fx.observed[94] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9333,11 +9572,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_pageInfo(ctx context.Context,
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[92] {
+	if fx.observed[95] {
 		st := fx.fastResolve_RelatedUserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 92)
+	cn := p.child(n, field, 95)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9361,7 +9600,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_totalCount(w *fastexec.Wri
 		}
 	}()
 	var res int
-	if fx.observed[92] {
+	if fx.observed[95] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9499,11 +9738,11 @@ func (fx *fastExec) fastField_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[93] {
+	if fx.observed[96] {
 		st := fx.fastResolve_RelatedUserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 93)
+	cn := p.child(n, field, 96)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9527,7 +9766,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_cursor(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res string
-	if fx.observed[93] {
+	if fx.observed[96] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9598,7 +9837,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_node(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[94] {
+	if fx.observed[97] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9647,11 +9886,11 @@ func (fx *fastExec) fastCall_RelatedUserEdge_node(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[95] {
+	if fx.observed[98] {
 		st := fx.fastResolve_RelatedUserEdge_since(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 95)
+	cn := p.child(n, field, 98)
 	v := obj.Since
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9675,7 +9914,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_since(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res time.Time
-	if fx.observed[95] {
+	if fx.observed[98] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_since(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9833,7 +10072,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[96] {
+	if fx.observed[99] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9882,11 +10121,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[97] {
+	if fx.observed[100] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 97)
+	cn := p.child(n, field, 100)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9910,7 +10149,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[97] {
+	if fx.observed[100] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9958,8 +10197,203 @@ func (fx *fastExec) fastCall_SuggestedUser_followedByCount(ctx context.Context, 
 	return obj.FollowedByCount, nil
 }
 
+func (fx *fastExec) fastObj_UnreadBadge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UnreadBadge) fastexec.Status {
+	fields, dups := fx.collect[27].Collect(fx.oc, sel, unreadBadgeImplementors)
+	start := len(w.B)
+	w.B = append(w.B, '{')
+	invalid := false
+	for i := range fields {
+		field := &fields[i]
+		dup := dups != nil && dups[i]
+		pos := len(w.B)
+		w.Key(pos == start+1, field.Alias)
+		switch field.Name {
+		case "__typename":
+			w.String("UnreadBadge")
+		default:
+			if fx.fastField_UnreadBadge(w, p, n, field, obj) {
+				invalid = true
+			}
+		}
+		if dup {
+			w.B = w.B[:pos]
+		}
+	}
+	w.B = append(w.B, '}')
+	if invalid {
+		w.NullFrom(start)
+		return fastexec.Null
+	}
+	return fastexec.Value
+}
+
+// fastField_UnreadBadge resolves and writes one field, and says whether it makes the object null.
+func (fx *fastExec) fastField_UnreadBadge(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) bool {
+	switch field.Name {
+	case "count":
+		return fx.fastField_UnreadBadge_count(w, p, n, field, obj)
+	case "capped":
+		return fx.fastField_UnreadBadge_capped(w, p, n, field, obj)
+	}
+	panic("unknown field " + strconv.Quote(field.Name))
+}
+
+func (fx *fastExec) fastField_UnreadBadge_count(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
+	if fx.observed[101] {
+		st := fx.fastResolve_UnreadBadge_count(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 101)
+	v := obj.Count
+	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_UnreadBadge_count runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_UnreadBadge_count(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_UnreadBadge_count(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res int
+	if fx.observed[101] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_UnreadBadge_count(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(int)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t int
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_UnreadBadge_count(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNInt2int(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_UnreadBadge_count is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_UnreadBadge_count(ctx context.Context, fc *graphql.FieldContext, obj *models.UnreadBadge) (int, error) {
+	return obj.Count, nil
+}
+
+func (fx *fastExec) fastField_UnreadBadge_capped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
+	if fx.observed[102] {
+		st := fx.fastResolve_UnreadBadge_capped(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 102)
+	v := obj.Capped
+	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_UnreadBadge_capped runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_UnreadBadge_capped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_UnreadBadge_capped(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[102] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_UnreadBadge_capped(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_UnreadBadge_capped(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_UnreadBadge_capped is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_UnreadBadge_capped(ctx context.Context, fc *graphql.FieldContext, obj *models.UnreadBadge) (bool, error) {
+	return obj.Capped, nil
+}
+
 func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.User) fastexec.Status {
-	fields, dups := fx.collect[27].Collect(fx.oc, sel, userImplementors)
+	fields, dups := fx.collect[28].Collect(fx.oc, sel, userImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -10072,11 +10506,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[98] {
+	if fx.observed[103] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 98)
+	cn := p.child(n, field, 103)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -10115,7 +10549,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[98] {
+	if fx.observed[103] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10164,11 +10598,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[99] {
+	if fx.observed[104] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 99)
+	cn := p.child(n, field, 104)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10192,7 +10626,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[99] {
+	if fx.observed[104] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10241,11 +10675,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[100] {
+	if fx.observed[105] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 100)
+	cn := p.child(n, field, 105)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10269,7 +10703,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[100] {
+	if fx.observed[105] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10318,11 +10752,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[101] {
+	if fx.observed[106] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 101)
+	cn := p.child(n, field, 106)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10346,7 +10780,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[101] {
+	if fx.observed[106] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10395,11 +10829,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[102] {
+	if fx.observed[107] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 102)
+	cn := p.child(n, field, 107)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10423,7 +10857,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[102] {
+	if fx.observed[107] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10472,11 +10906,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[103] {
+	if fx.observed[108] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 103)
+	cn := p.child(n, field, 108)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10500,7 +10934,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[103] {
+	if fx.observed[108] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10549,11 +10983,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[104] {
+	if fx.observed[109] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 104)
+	cn := p.child(n, field, 109)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10577,7 +11011,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[104] {
+	if fx.observed[109] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10626,11 +11060,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[105] {
+	if fx.observed[110] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 105)
+	cn := p.child(n, field, 110)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10654,7 +11088,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[105] {
+	if fx.observed[110] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10725,7 +11159,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[106] {
+	if fx.observed[111] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10796,7 +11230,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[107] {
+	if fx.observed[112] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10867,7 +11301,7 @@ func (fx *fastExec) fastResolve_User_viewerHasBlocked(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res bool
-	if fx.observed[108] {
+	if fx.observed[113] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasBlocked(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10938,7 +11372,7 @@ func (fx *fastExec) fastResolve_User_viewerHasMuted(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res bool
-	if fx.observed[109] {
+	if fx.observed[114] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasMuted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11009,7 +11443,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[110] {
+	if fx.observed[115] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11080,7 +11514,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[111] {
+	if fx.observed[116] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11151,7 +11585,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[112] {
+	if fx.observed[117] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11200,7 +11634,7 @@ func (fx *fastExec) fastCall_User_following(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastObj_UserConnection(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserConnection) fastexec.Status {
-	fields, dups := fx.collect[28].Collect(fx.oc, sel, userConnectionImplementors)
+	fields, dups := fx.collect[29].Collect(fx.oc, sel, userConnectionImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -11243,11 +11677,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[113] {
+	if fx.observed[118] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 113)
+	cn := p.child(n, field, 118)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -11287,7 +11721,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[113] {
+	if fx.observed[118] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11336,11 +11770,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[114] {
+	if fx.observed[119] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 114)
+	cn := p.child(n, field, 119)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -11380,7 +11814,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[114] {
+	if fx.observed[119] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11429,11 +11863,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[115] {
+	if fx.observed[120] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 115)
+	cn := p.child(n, field, 120)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11457,7 +11891,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[115] {
+	if fx.observed[120] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11506,7 +11940,7 @@ func (fx *fastExec) fastCall_UserConnection_totalCount(ctx context.Context, fc *
 }
 
 func (fx *fastExec) fastObj_UserEdge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.UserEdge) fastexec.Status {
-	fields, dups := fx.collect[29].Collect(fx.oc, sel, userEdgeImplementors)
+	fields, dups := fx.collect[30].Collect(fx.oc, sel, userEdgeImplementors)
 	start := len(w.B)
 	w.B = append(w.B, '{')
 	invalid := false
@@ -11595,11 +12029,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[116] {
+	if fx.observed[121] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 116)
+	cn := p.child(n, field, 121)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11623,7 +12057,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[116] {
+	if fx.observed[121] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11694,7 +12128,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[117] {
+	if fx.observed[122] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11743,11 +12177,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[118] {
+	if fx.observed[123] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 118)
+	cn := p.child(n, field, 123)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11771,7 +12205,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[118] {
+	if fx.observed[123] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -12614,6 +13048,16 @@ func (fx *fastExec) fast_marshalNTime2timeᚐTime(w *fastexec.Writer, p *fastPat
 	graphql.AddInvalidNullFromMarshaler(fx.ctxOf(p, n), "Time!")
 	w.Null()
 	return fastexec.Null
+}
+
+func (fx *fastExec) fast_marshalNUnreadBadge2ᚖfeedserviceᚋmodelsᚐUnreadBadge(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v *models.UnreadBadge) fastexec.Status {
+	if v == nil {
+		p.keep(n, v)
+		graphql.AddInvalidNullError(fx.ctxOf(p, n), "UnreadBadge!")
+		w.Null()
+		return fastexec.Null
+	}
+	return fx.fastObj_UnreadBadge(w, p, n, sel, v)
 }
 
 func (fx *fastExec) fast_marshalNUser2ᚕᚖfeedserviceᚋmodelsᚐUserᚄ(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, v []*models.User) fastexec.Status {

@@ -76,9 +76,10 @@ type ComplexityRoot struct {
 	}
 
 	FeedConnection struct {
-		Edges       func(childComplexity int) int
-		PageInfo    func(childComplexity int) int
-		UnreadCount func(childComplexity int) int
+		Edges             func(childComplexity int) int
+		PageInfo          func(childComplexity int) int
+		UnreadCount       func(childComplexity int) int
+		UnreadCountCapped func(childComplexity int) int
 	}
 
 	FeedEdge struct {
@@ -98,9 +99,10 @@ type ComplexityRoot struct {
 	}
 
 	HomeConnection struct {
-		Edges       func(childComplexity int) int
-		PageInfo    func(childComplexity int) int
-		UnreadCount func(childComplexity int) int
+		Edges             func(childComplexity int) int
+		PageInfo          func(childComplexity int) int
+		UnreadCount       func(childComplexity int) int
+		UnreadCountCapped func(childComplexity int) int
 	}
 
 	HomeEdge struct {
@@ -134,7 +136,8 @@ type ComplexityRoot struct {
 	}
 
 	MarkFeedReadPayload struct {
-		UnreadCount func(childComplexity int) int
+		UnreadCount       func(childComplexity int) int
+		UnreadCountCapped func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -229,12 +232,18 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		FeedItemAdded func(childComplexity int) int
+		UnreadBadge   func(childComplexity int) int
 		UnreadCount   func(childComplexity int) int
 	}
 
 	SuggestedUser struct {
 		FollowedByCount func(childComplexity int) int
 		User            func(childComplexity int) int
+	}
+
+	UnreadBadge struct {
+		Capped func(childComplexity int) int
+		Count  func(childComplexity int) int
 	}
 
 	User struct {
@@ -274,9 +283,11 @@ type ComplexityRoot struct {
 
 type FeedConnectionResolver interface {
 	UnreadCount(ctx context.Context, obj *models.FeedConnection) (int, error)
+	UnreadCountCapped(ctx context.Context, obj *models.FeedConnection) (bool, error)
 }
 type HomeConnectionResolver interface {
 	UnreadCount(ctx context.Context, obj *models.HomeConnection) (int, error)
+	UnreadCountCapped(ctx context.Context, obj *models.HomeConnection) (bool, error)
 }
 type ListResolver interface {
 	Members(ctx context.Context, obj *models.List, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
@@ -334,6 +345,7 @@ type RelatedUserEdgeResolver interface {
 }
 type SubscriptionResolver interface {
 	UnreadCount(ctx context.Context) (<-chan int, error)
+	UnreadBadge(ctx context.Context) (<-chan *models.UnreadBadge, error)
 	FeedItemAdded(ctx context.Context) (<-chan *models.FeedEdge, error)
 }
 type SuggestedUserResolver interface {
@@ -442,6 +454,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FeedConnection.UnreadCount(childComplexity), true
+	case "FeedConnection.unreadCountCapped":
+		if e.ComplexityRoot.FeedConnection.UnreadCountCapped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FeedConnection.UnreadCountCapped(childComplexity), true
 
 	case "FeedEdge.cursor":
 		if e.ComplexityRoot.FeedEdge.Cursor == nil {
@@ -506,6 +524,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HomeConnection.UnreadCount(childComplexity), true
+	case "HomeConnection.unreadCountCapped":
+		if e.ComplexityRoot.HomeConnection.UnreadCountCapped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HomeConnection.UnreadCountCapped(childComplexity), true
 
 	case "HomeEdge.cursor":
 		if e.ComplexityRoot.HomeEdge.Cursor == nil {
@@ -618,6 +642,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MarkFeedReadPayload.UnreadCount(childComplexity), true
+	case "MarkFeedReadPayload.unreadCountCapped":
+		if e.ComplexityRoot.MarkFeedReadPayload.UnreadCountCapped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MarkFeedReadPayload.UnreadCountCapped(childComplexity), true
 
 	case "Mutation.addToList":
 		if e.ComplexityRoot.Mutation.AddToList == nil {
@@ -1129,6 +1159,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.FeedItemAdded(childComplexity), true
+	case "Subscription.unreadBadge":
+		if e.ComplexityRoot.Subscription.UnreadBadge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.UnreadBadge(childComplexity), true
 	case "Subscription.unreadCount":
 		if e.ComplexityRoot.Subscription.UnreadCount == nil {
 			break
@@ -1148,6 +1184,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SuggestedUser.User(childComplexity), true
+
+	case "UnreadBadge.capped":
+		if e.ComplexityRoot.UnreadBadge.Capped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnreadBadge.Capped(childComplexity), true
+	case "UnreadBadge.count":
+		if e.ComplexityRoot.UnreadBadge.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnreadBadge.Count(childComplexity), true
 
 	case "User.bio":
 		if e.ComplexityRoot.User.Bio == nil {
@@ -1538,6 +1587,12 @@ type FeedConnection {
   pageInfo: PageInfo!
   "Entries newer than the viewer's read marker (the red dot)."
   unreadCount: Int!
+  """
+  True when unreadCount is at the server's cap (MAX_UNREAD_COUNT): at least that many
+  entries are unread and counting stopped there, so show it as, say, "999+". Read from the
+  same count as unreadCount.
+  """
+  unreadCountCapped: Boolean!
 }
 
 "An account the viewer does not follow that several of the viewer's followees follow."
@@ -1567,6 +1622,8 @@ type HomeConnection {
   pageInfo: PageInfo!
   "The red dot, as FeedConnection.unreadCount: feed entries only, never the inserted kinds."
   unreadCount: Int!
+  "As FeedConnection.unreadCountCapped: unreadCount is at the cap (show it as, say, \"999+\")."
+  unreadCountCapped: Boolean!
 }
 
 type PromotePostPayload {
@@ -1632,6 +1689,16 @@ type MutePayload {
 
 type MarkFeedReadPayload {
   unreadCount: Int!
+  "As FeedConnection.unreadCountCapped: unreadCount is at the cap."
+  unreadCountCapped: Boolean!
+}
+
+"The red dot with its cap, as one subscription event."
+type UnreadBadge {
+  "The unread count, as FeedConnection.unreadCount: at most the server's cap."
+  count: Int!
+  "As FeedConnection.unreadCountCapped: count is at the cap (show it as, say, \"999+\")."
+  capped: Boolean!
 }
 
 """
@@ -1768,6 +1835,11 @@ type Mutation {
 type Subscription {
   "The viewer's unread home-feed count: the current value at once, then each change."
   unreadCount: Int!
+  """
+  The viewer's red dot with its cap: the current value at once, then each change. The same
+  stream as unreadCount, for a client that shows a capped count as, say, "999+".
+  """
+  unreadBadge: UnreadBadge!
   "Each entry as it enters the viewer's home feed."
   feedItemAdded: FeedEdge!
 }
@@ -1839,6 +1911,8 @@ func (ec *executionContext) childFields_FeedConnection(ctx context.Context, fiel
 		return ec.fieldContext_FeedConnection_pageInfo(ctx, field)
 	case "unreadCount":
 		return ec.fieldContext_FeedConnection_unreadCount(ctx, field)
+	case "unreadCountCapped":
+		return ec.fieldContext_FeedConnection_unreadCountCapped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FeedConnection", field.Name)
 }
@@ -1883,6 +1957,8 @@ func (ec *executionContext) childFields_HomeConnection(ctx context.Context, fiel
 		return ec.fieldContext_HomeConnection_pageInfo(ctx, field)
 	case "unreadCount":
 		return ec.fieldContext_HomeConnection_unreadCount(ctx, field)
+	case "unreadCountCapped":
+		return ec.fieldContext_HomeConnection_unreadCountCapped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HomeConnection", field.Name)
 }
@@ -1951,6 +2027,8 @@ func (ec *executionContext) childFields_MarkFeedReadPayload(ctx context.Context,
 	switch field.Name {
 	case "unreadCount":
 		return ec.fieldContext_MarkFeedReadPayload_unreadCount(ctx, field)
+	case "unreadCountCapped":
+		return ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MarkFeedReadPayload", field.Name)
 }
@@ -2049,6 +2127,16 @@ func (ec *executionContext) childFields_RelatedUserEdge(ctx context.Context, fie
 		return ec.fieldContext_RelatedUserEdge_since(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RelatedUserEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_UnreadBadge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_UnreadBadge_count(ctx, field)
+	case "capped":
+		return ec.fieldContext_UnreadBadge_capped(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnreadBadge", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3392,6 +3480,29 @@ func (ec *executionContext) fieldContext_FeedConnection_unreadCount(_ context.Co
 	return graphql.NewScalarFieldContext("FeedConnection", field, true, true, "Int")
 }
 
+func (ec *executionContext) _FeedConnection_unreadCountCapped(ctx context.Context, field graphql.CollectedField, obj *models.FeedConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FeedConnection_unreadCountCapped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FeedConnection().UnreadCountCapped(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FeedConnection_unreadCountCapped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FeedConnection", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _FeedEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.FeedEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3683,6 +3794,29 @@ func (ec *executionContext) _HomeConnection_unreadCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_HomeConnection_unreadCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HomeConnection", field, true, true, "Int")
+}
+
+func (ec *executionContext) _HomeConnection_unreadCountCapped(ctx context.Context, field graphql.CollectedField, obj *models.HomeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HomeConnection_unreadCountCapped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HomeConnection().UnreadCountCapped(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HomeConnection_unreadCountCapped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HomeConnection", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _HomeEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.HomeEdge) (ret graphql.Marshaler) {
@@ -4129,6 +4263,29 @@ func (ec *executionContext) _MarkFeedReadPayload_unreadCount(ctx context.Context
 }
 func (ec *executionContext) fieldContext_MarkFeedReadPayload_unreadCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MarkFeedReadPayload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _MarkFeedReadPayload_unreadCountCapped(ctx context.Context, field graphql.CollectedField, obj *models.MarkFeedReadPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnreadCountCapped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MarkFeedReadPayload_unreadCountCapped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MarkFeedReadPayload", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Mutation_signUp(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6279,6 +6436,38 @@ func (ec *executionContext) fieldContext_Subscription_unreadCount(_ context.Cont
 	return graphql.NewScalarFieldContext("Subscription", field, true, true, "Int")
 }
 
+func (ec *executionContext) _Subscription_unreadBadge(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_unreadBadge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().UnreadBadge(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.UnreadBadge) graphql.Marshaler {
+			return ec.marshalNUnreadBadge2ᚖfeedserviceᚋmodelsᚐUnreadBadge(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_unreadBadge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnreadBadge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_feedItemAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -6364,6 +6553,52 @@ func (ec *executionContext) _SuggestedUser_followedByCount(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_SuggestedUser_followedByCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SuggestedUser", field, false, false, "Int")
+}
+
+func (ec *executionContext) _UnreadBadge_count(ctx context.Context, field graphql.CollectedField, obj *models.UnreadBadge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnreadBadge_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnreadBadge_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnreadBadge", field, false, false, "Int")
+}
+
+func (ec *executionContext) _UnreadBadge_capped(ctx context.Context, field graphql.CollectedField, obj *models.UnreadBadge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnreadBadge_capped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnreadBadge_capped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnreadBadge", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
@@ -8519,6 +8754,12 @@ func (ec *executionContext) _FeedConnection(ctx context.Context, sel ast.Selecti
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._FeedConnection_unreadCount(ctx, field, obj)
 				})
+		case "unreadCountCapped":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._FeedConnection_unreadCountCapped(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8681,6 +8922,12 @@ func (ec *executionContext) _HomeConnection(ctx context.Context, sel ast.Selecti
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._HomeConnection_unreadCount(ctx, field, obj)
+				})
+		case "unreadCountCapped":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._HomeConnection_unreadCountCapped(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -8929,6 +9176,11 @@ func (ec *executionContext) _MarkFeedReadPayload(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("MarkFeedReadPayload")
 		case "unreadCount":
 			out.Values[i] = ec._MarkFeedReadPayload_unreadCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unreadCountCapped":
+			out.Values[i] = ec._MarkFeedReadPayload_unreadCountCapped(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9647,6 +9899,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "unreadCount":
 		return ec._Subscription_unreadCount(ctx, fields[0])
+	case "unreadBadge":
+		return ec._Subscription_unreadBadge(ctx, fields[0])
 	case "feedItemAdded":
 		return ec._Subscription_feedItemAdded(ctx, fields[0])
 	default:
@@ -9675,6 +9929,44 @@ func (ec *executionContext) _SuggestedUser(ctx context.Context, sel ast.Selectio
 			out.Values[i] = ec._SuggestedUser_followedByCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var unreadBadgeImplementors = []string{"UnreadBadge"}
+
+func (ec *executionContext) _UnreadBadge(ctx context.Context, sel ast.SelectionSet, obj *models.UnreadBadge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unreadBadgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnreadBadge")
+		case "count":
+			out.Values[i] = ec._UnreadBadge_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capped":
+			out.Values[i] = ec._UnreadBadge_capped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10662,6 +10954,14 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNUnreadBadge2ᚖfeedserviceᚋmodelsᚐUnreadBadge(ctx context.Context, sel ast.SelectionSet, v *models.UnreadBadge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UnreadBadge!")
+		return graphql.Null
+	}
+	return ec._UnreadBadge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateProfileInput2feedserviceᚋgraphᚋmodelᚐUpdateProfileInput(ctx context.Context, v any) (model.UpdateProfileInput, error) {

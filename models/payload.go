@@ -24,7 +24,15 @@ type FollowPayload struct {
 
 // MarkFeedReadPayload answers markFeedRead.
 type MarkFeedReadPayload struct {
-	UnreadCount int
+	UnreadCount       int
+	UnreadCountCapped bool
+}
+
+// UnreadBadge is one event of the unreadBadge subscription: the unread
+// count and whether it stopped at the cap.
+type UnreadBadge struct {
+	Count  int
+	Capped bool
 }
 
 // BlockPayload answers block and unblock.

@@ -50,12 +50,13 @@ func textCost(maxChars int) func(int) int {
 // limit: a connection costs 1 plus its page size (first, or last, or the
 // default page; never less than one entry) times what each of its entries
 // selects; a list costs 1 plus its most entries times the same. The unread
-// count costs UnreadCountCost. A long text field costs by the most bytes it
+// count costs UnreadCountCost, and so does unreadCountCapped, which reads
+// the same count: asked alone, it must not buy the count for less. A long text field costs by the most bytes it
 // holds (textCost): a post body 6, a bio 4. Every other field costs 1 plus
 // its children (gqlgen's default). The pages of a user's lists cost more
 // (userListCost). Each subscription field is priced as its query twin,
-// since every event runs it again: unreadCount as the count, feedItemAdded
-// as a feed page of one entry.
+// since every event runs it again: unreadCount and unreadBadge (the count
+// with its cap) as the count, feedItemAdded as a feed page of one entry.
 func Complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	c.Post.Body = textCost(config.MaxPostChars)
@@ -65,6 +66,7 @@ func Complexity() graph.ComplexityRoot {
 	c.Query.Feed = connectionCost
 	c.Query.Home = connectionCost
 	c.HomeConnection.UnreadCount = func(int) int { return UnreadCountCost }
+	c.HomeConnection.UnreadCountCapped = func(int) int { return UnreadCountCost }
 	c.User.Timeline = userListCost
 	c.User.Followers = relationCost
 	c.User.Following = relationCost
@@ -79,7 +81,9 @@ func Complexity() graph.ComplexityRoot {
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + len(ids)*child }
 	c.FeedItem.Reposters = func(child int) int { return 1 + config.MaxReposters*child }
 	c.FeedConnection.UnreadCount = func(int) int { return UnreadCountCost }
+	c.FeedConnection.UnreadCountCapped = func(int) int { return UnreadCountCost }
 	c.Subscription.UnreadCount = func(int) int { return UnreadCountCost }
+	c.Subscription.UnreadBadge = func(int) int { return UnreadCountCost }
 	c.Subscription.FeedItemAdded = func(child int) int { return connectionCost(child, new(1), nil, nil, nil) }
 	return c
 }

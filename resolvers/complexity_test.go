@@ -31,6 +31,7 @@ func TestSubscriptionFieldsArePriced(t *testing.T) {
 	twins := []struct{ subscription, object, field string }{
 		{"unreadCount", "FeedConnection", "unreadCount"},
 		{"unreadCount", "HomeConnection", "unreadCount"},
+		{"unreadBadge", "FeedConnection", "unreadCount"},
 	}
 	for _, tw := range twins {
 		sub, _ := es.Complexity(context.Background(), "Subscription", tw.subscription, child, map[string]any{})
@@ -43,5 +44,19 @@ func TestSubscriptionFieldsArePriced(t *testing.T) {
 	added, _ := es.Complexity(context.Background(), "Subscription", "feedItemAdded", child, map[string]any{})
 	if page := connectionCost(child, &one, nil, nil, nil); added != page {
 		t.Errorf("Subscription.feedItemAdded costs %d, a feed page of one entry %d", added, page)
+	}
+}
+
+// TestUnreadCountCappedIsPricedAsTheCount: unreadCountCapped reads the
+// unread count, so asked alone it costs what unreadCount costs; priced as
+// a plain field (1) it would buy the count, near enough, for nothing.
+func TestUnreadCountCappedIsPricedAsTheCount(t *testing.T) {
+	es := graph.NewExecutableSchema(graph.Config{Complexity: Complexity()})
+	for _, object := range []string{"FeedConnection", "HomeConnection"} {
+		count, _ := es.Complexity(context.Background(), object, "unreadCount", 0, map[string]any{})
+		capped, ok := es.Complexity(context.Background(), object, "unreadCountCapped", 0, map[string]any{})
+		if !ok || capped != count || count != UnreadCountCost {
+			t.Errorf("%s.unreadCountCapped costs %d (priced: %v), unreadCount %d; want both UnreadCountCost (%d)", object, capped, ok, count, UnreadCountCost)
+		}
 	}
 }

@@ -17,7 +17,7 @@ func (r *mutationResolver) MarkFeedRead(ctx context.Context, upTo *string) (*mod
 	if err != nil {
 		return nil, err
 	}
-	return &models.MarkFeedReadPayload{UnreadCount: n}, nil
+	return &models.MarkFeedReadPayload{UnreadCount: n, UnreadCountCapped: r.Engine.UnreadCountCapped(n)}, nil
 }
 
 // UnreadCount is counted once per response: each alias of the feed asks
@@ -27,4 +27,13 @@ func (r *feedConnectionResolver) UnreadCount(ctx context.Context, _ *models.Feed
 		return 0, err
 	}
 	return dataloader.For(ctx).UnreadCount.Get(ctx)
+}
+
+// UnreadCountCapped reads the count UnreadCount reads: no second count.
+func (r *feedConnectionResolver) UnreadCountCapped(ctx context.Context, conn *models.FeedConnection) (bool, error) {
+	n, err := r.UnreadCount(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+	return r.Engine.UnreadCountCapped(n), nil
 }

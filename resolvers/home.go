@@ -32,6 +32,15 @@ func (r *homeConnectionResolver) UnreadCount(ctx context.Context, _ *models.Home
 	return dataloader.For(ctx).UnreadCount.Get(ctx)
 }
 
+// UnreadCountCapped reads the count UnreadCount reads: no second count.
+func (r *homeConnectionResolver) UnreadCountCapped(ctx context.Context, conn *models.HomeConnection) (bool, error) {
+	n, err := r.UnreadCount(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+	return r.Engine.UnreadCountCapped(n), nil
+}
+
 func (r *suggestedUserResolver) User(ctx context.Context, obj *models.SuggestedUser) (*models.User, error) {
 	return dataloader.For(ctx).Users.Load(ctx, obj.UserID)
 }

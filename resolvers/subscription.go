@@ -11,6 +11,26 @@ import (
 )
 
 func (r *subscriptionResolver) UnreadCount(ctx context.Context) (<-chan int, error) {
+	counts, err := r.unreadCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return paced(ctx, counts, same[int]), nil
+}
+
+// UnreadBadge is UnreadCount's stream, each count sent with whether it is
+// at the cap.
+func (r *subscriptionResolver) UnreadBadge(ctx context.Context) (<-chan *models.UnreadBadge, error) {
+	counts, err := r.unreadCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return paced(ctx, counts, r.badge), nil
+}
+
+// unreadCounts starts the viewer's stream of unread counts, in one of the
+// connection's subscription slots.
+func (r *subscriptionResolver) unreadCounts(ctx context.Context) (<-chan int, error) {
 	viewer, err := viewer.Require(ctx)
 	if err != nil {
 		return nil, err
@@ -18,11 +38,11 @@ func (r *subscriptionResolver) UnreadCount(ctx context.Context) (<-chan int, err
 	if err := reserveSubscription(ctx); err != nil {
 		return nil, err
 	}
-	counts, err := r.Engine.UnreadCounts(ctx, viewer)
-	if err != nil {
-		return nil, err
-	}
-	return paced(ctx, counts, nil), nil
+	return r.Engine.UnreadCounts(ctx, viewer)
+}
+
+func (r *subscriptionResolver) badge(_ context.Context, count int) *models.UnreadBadge {
+	return &models.UnreadBadge{Count: count, Capped: r.Engine.UnreadCountCapped(count)}
 }
 
 func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *models.FeedEdge, error) {
@@ -43,10 +63,10 @@ func (r *subscriptionResolver) FeedItemAdded(ctx context.Context) (<-chan *model
 // fillEdge loads the post and reposters of a feedItemAdded edge (plain
 // GraphQL fields, see dataloader.PrimeFeed). An edge whose load fails goes
 // on as it is: its post is null, which answers that event with an error.
-func (r *subscriptionResolver) fillEdge(ctx context.Context, edge *models.FeedEdge) {
+func (r *subscriptionResolver) fillEdge(ctx context.Context, edge *models.FeedEdge) *models.FeedEdge {
 	edges := []*models.FeedEdge{edge}
 	if err := dataloader.FillPosts(ctx, r.Engine, edges); err != nil {
-		return
+		return edge
 	}
 	ids := edge.Node.ReposterIDs
 	if len(ids) == 0 {
@@ -54,7 +74,11 @@ func (r *subscriptionResolver) fillEdge(ctx context.Context, edge *models.FeedEd
 	} else if users, err := r.Engine.Users(ctx, ids); err == nil {
 		dataloader.FillReposters(edges, ids, users)
 	}
+	return edge
 }
+
+// same is the prepare of paced for events sent as they come.
+func same[T any](_ context.Context, event T) T { return event }
 
 // EventGate paces the events of one subscription (the server's extension
 // puts one in its context, WithEventGate): each event's selection runs on
@@ -76,11 +100,11 @@ func WithEventGate(ctx context.Context, g EventGate) context.Context {
 }
 
 // paced forwards a subscription's events, each once its gate (if the
-// context has one) lets it, prepared by prepare (if any) within its turn.
+// context has one) lets it, made ready to send by prepare within its turn.
 // It ends, closing its channel, when in ends, ctx ends or the gate refuses.
-func paced[T any](ctx context.Context, in <-chan T, prepare func(context.Context, T)) <-chan T {
+func paced[T, U any](ctx context.Context, in <-chan T, prepare func(context.Context, T) U) <-chan U {
 	gate, _ := ctx.Value(eventGateKey{}).(EventGate)
-	out := make(chan T)
+	out := make(chan U)
 	go func() {
 		defer close(out)
 		for event := range in {
@@ -89,11 +113,8 @@ func paced[T any](ctx context.Context, in <-chan T, prepare func(context.Context
 					return
 				}
 			}
-			if prepare != nil {
-				prepare(ctx, event)
-			}
 			select {
-			case out <- event:
+			case out <- prepare(ctx, event):
 			case <-ctx.Done():
 				if gate != nil {
 					gate.Cancel()

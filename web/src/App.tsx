@@ -3,7 +3,7 @@ import { Link, NavLink, Route, Routes, useLocation } from 'react-router';
 
 import { useAuth } from './auth';
 import { describeError } from './errors';
-import { LiveFeedProvider, useLiveFeed } from './live';
+import { badgeText, LiveFeedProvider, useLiveFeed } from './live';
 import { Hidden } from './pages/Hidden';
 import { Home } from './pages/Home';
 import { Profile } from './pages/Profile';
@@ -36,16 +36,16 @@ function Header() {
   const { signOut } = useAuth();
   const viewer = useViewer();
   const live = useLiveFeed();
-  const unread = live.unreadCount ?? 0;
+  const unread = live.unread;
   return (
-    <header className="top" data-live={live.unreadCount === null ? 'connecting' : 'live'}>
+    <header className="top" data-live={unread === null ? 'connecting' : 'live'}>
       <nav aria-label="Main">
         <Link to="/" className="brand">Feed</Link>
         <NavLink to="/" end>
           Home
-          {unread > 0 && (
-            <span className="dot" data-testid="unread-dot" aria-label={`${unread} unread`}>
-              {unread > 99 ? '99+' : unread}
+          {unread !== null && unread.count > 0 && (
+            <span className="dot" data-testid="unread-dot" aria-label={`${badgeText(unread)} unread`}>
+              {badgeText(unread)}
             </span>
           )}
         </NavLink>

@@ -161,9 +161,11 @@ export const MARK_FEED_READ = graphql(`
   }
 `);
 
-export const UNREAD_COUNT = graphql(`
-  subscription UnreadCount {
-    unreadCount
+// The red dot with its cap: capped says the count stopped at the server's
+// MAX_UNREAD_COUNT, so that more may be unread.
+export const UNREAD_BADGE = graphql(`
+  subscription UnreadBadge {
+    unreadBadge { count capped }
   }
 `);
 

@@ -4,15 +4,26 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { useSubscription } from '@apollo/client/react';
 
-import { FEED_ITEM_ADDED, UNREAD_COUNT, type FeedEdge } from './graphql';
+import { FEED_ITEM_ADDED, UNREAD_BADGE, type FeedEdge } from './graphql';
 
 // The bar says "N new posts" up to this N; showing them pages in every new
 // entry, however many arrived.
 const MAX_ARRIVED = 100;
 
+/** The red dot: the unread count, and whether it stopped at the server's cap. */
+export interface UnreadBadge {
+  count: number;
+  capped: boolean;
+}
+
+/** What the red dot says: the count, with a "+" when it is at the cap ("999+"). */
+export function badgeText({ count, capped }: UnreadBadge): string {
+  return capped ? `${count}+` : `${count}`;
+}
+
 interface LiveFeed {
-  /** The unread count, or null before the first value arrives. */
-  unreadCount: number | null;
+  /** The red dot, or null before the first value arrives. */
+  unread: UnreadBadge | null;
   /** Entries that arrived since the feed was last brought up to date, newest first. */
   arrived: FeedEdge[];
   /** Forgets the arrived entries (the feed now shows them). */
@@ -38,7 +49,7 @@ export function LiveFeedProvider({ children }: { children: ReactNode }) {
   const [arrived, setArrived] = useState<FeedEdge[]>([]);
 
   // feedItemAdded sends nothing until an entry arrives; it is started
-  // first so that it is live by the time unreadCount sends its first value.
+  // first so that it is live by the time unreadBadge sends its first value.
   const added = useSubscription(FEED_ITEM_ADDED, {
     onData: ({ data }) => {
       const edge = data.data?.feedItemAdded;
@@ -50,13 +61,13 @@ export function LiveFeedProvider({ children }: { children: ReactNode }) {
       );
     },
   });
-  const unread = useSubscription(UNREAD_COUNT);
+  const unread = useSubscription(UNREAD_BADGE);
 
   const clearArrived = useCallback(() => setArrived([]), []);
   const forgetUser = useCallback((userId: string) =>
     setArrived((list) => list.filter((e) => !onlyThrough(e, userId))), []);
   const value = useMemo<LiveFeed>(() => ({
-    unreadCount: unread.data?.unreadCount ?? null,
+    unread: unread.data?.unreadBadge ?? null,
     arrived,
     clearArrived,
     forgetUser,

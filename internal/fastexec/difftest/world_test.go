@@ -310,6 +310,14 @@ func (r feedConnection) UnreadCount(_ context.Context, obj *models.FeedConnectio
 	return resolve(r.w, "FeedConnection.unreadCount", len(obj.Edges)*7%5, len(obj.Edges))
 }
 
+func (r feedConnection) UnreadCountCapped(_ context.Context, obj *models.FeedConnection) (bool, error) {
+	return resolve(r.w, "FeedConnection.unreadCountCapped", len(obj.Edges)%3 == 0, len(obj.Edges))
+}
+
+func (r homeConnection) UnreadCountCapped(_ context.Context, obj *models.HomeConnection) (bool, error) {
+	return resolve(r.w, "HomeConnection.unreadCountCapped", len(obj.Edges)%2 == 1, len(obj.Edges))
+}
+
 func (r homeConnection) UnreadCount(_ context.Context, obj *models.HomeConnection) (int, error) {
 	return resolve(r.w, "HomeConnection.unreadCount", len(obj.Edges)*3%4, len(obj.Edges))
 }
@@ -599,7 +607,7 @@ func (r mutation) Unmute(_ context.Context, userID string) (*models.MutePayload,
 }
 
 func (r mutation) MarkFeedRead(_ context.Context, upTo *string) (*models.MarkFeedReadPayload, error) {
-	return resolve(r.w, "Mutation.markFeedRead", &models.MarkFeedReadPayload{UnreadCount: len(ptrString(upTo)) % 4}, ptrString(upTo))
+	return resolve(r.w, "Mutation.markFeedRead", &models.MarkFeedReadPayload{UnreadCount: len(ptrString(upTo)) % 4, UnreadCountCapped: len(ptrString(upTo))%4 == 3}, ptrString(upTo))
 }
 
 func (r mutation) UpdateProfile(_ context.Context, input model.UpdateProfileInput) (*models.User, error) {

@@ -26,7 +26,7 @@ type Documents = {
     "\n  query Home($first: Int, $after: String, $last: Int, $before: String) {\n    home(first: $first, after: $after, last: $last, before: $before) {\n      edges {\n        cursor\n        feedCursor\n        node {\n          __typename\n          ... on FeedItem {\n            addedAt\n            post { ...PostFields }\n            reposters { ...UserSummary }\n          }\n          ... on SuggestedUser {\n            followedByCount\n            user { ...UserSummary viewerIsFollowing }\n          }\n          ... on PromotedPost {\n            post { ...PostFields }\n          }\n        }\n      }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      unreadCount\n    }\n  }\n": typeof types.HomeDocument,
     "\n  mutation DismissHomeEntry($id: ID!) {\n    dismissHomeEntry(id: $id) { dismissedId }\n  }\n": typeof types.DismissHomeEntryDocument,
     "\n  mutation MarkFeedRead($upTo: String) {\n    markFeedRead(upTo: $upTo) { unreadCount }\n  }\n": typeof types.MarkFeedReadDocument,
-    "\n  subscription UnreadCount {\n    unreadCount\n  }\n": typeof types.UnreadCountDocument,
+    "\n  subscription UnreadBadge {\n    unreadBadge { count capped }\n  }\n": typeof types.UnreadBadgeDocument,
     "\n  subscription FeedItemAdded {\n    feedItemAdded { ...FeedEdgeFields }\n  }\n": typeof types.FeedItemAddedDocument,
     "\n  mutation CreatePost($body: String!) {\n    createPost(input: { body: $body }) { post { ...PostFields } }\n  }\n": typeof types.CreatePostDocument,
     "\n  mutation Repost($postId: ID!) {\n    repost(postId: $postId) { post { ...PostFields } }\n  }\n": typeof types.RepostDocument,
@@ -59,7 +59,7 @@ const documents: Documents = {
     "\n  query Home($first: Int, $after: String, $last: Int, $before: String) {\n    home(first: $first, after: $after, last: $last, before: $before) {\n      edges {\n        cursor\n        feedCursor\n        node {\n          __typename\n          ... on FeedItem {\n            addedAt\n            post { ...PostFields }\n            reposters { ...UserSummary }\n          }\n          ... on SuggestedUser {\n            followedByCount\n            user { ...UserSummary viewerIsFollowing }\n          }\n          ... on PromotedPost {\n            post { ...PostFields }\n          }\n        }\n      }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      unreadCount\n    }\n  }\n": types.HomeDocument,
     "\n  mutation DismissHomeEntry($id: ID!) {\n    dismissHomeEntry(id: $id) { dismissedId }\n  }\n": types.DismissHomeEntryDocument,
     "\n  mutation MarkFeedRead($upTo: String) {\n    markFeedRead(upTo: $upTo) { unreadCount }\n  }\n": types.MarkFeedReadDocument,
-    "\n  subscription UnreadCount {\n    unreadCount\n  }\n": types.UnreadCountDocument,
+    "\n  subscription UnreadBadge {\n    unreadBadge { count capped }\n  }\n": types.UnreadBadgeDocument,
     "\n  subscription FeedItemAdded {\n    feedItemAdded { ...FeedEdgeFields }\n  }\n": types.FeedItemAddedDocument,
     "\n  mutation CreatePost($body: String!) {\n    createPost(input: { body: $body }) { post { ...PostFields } }\n  }\n": types.CreatePostDocument,
     "\n  mutation Repost($postId: ID!) {\n    repost(postId: $postId) { post { ...PostFields } }\n  }\n": types.RepostDocument,
@@ -145,7 +145,7 @@ export function graphql(source: "\n  mutation MarkFeedRead($upTo: String) {\n   
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  subscription UnreadCount {\n    unreadCount\n  }\n"): (typeof documents)["\n  subscription UnreadCount {\n    unreadCount\n  }\n"];
+export function graphql(source: "\n  subscription UnreadBadge {\n    unreadBadge { count capped }\n  }\n"): (typeof documents)["\n  subscription UnreadBadge {\n    unreadBadge { count capped }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -7,6 +7,7 @@
       "SuggestedUser"
     ],
     "Node": [
+      "List",
       "Post",
       "User"
     ]
@@ -20,6 +21,7 @@
       "SuggestedUser"
     ],
     "Node": [
+      "List",
       "Post",
       "User"
     ]
