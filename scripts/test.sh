@@ -128,14 +128,10 @@ TEST_CLUSTER=$cluster bash scripts/test-side.sh >"$tmp/side.log" 2>&1 &
 side_pid=$!
 # -parallel 4: the tests marked t.Parallel (server processes, the browser,
 # long bursts) wait far more than they compute, so four share two cores.
-# Packages run two at a time (Go's default here, GOMAXPROCS), though ./api
-# and ./feed (7 minutes each, mostly waiting) hold both places and the other
-# 35 packages (2.5 minutes between them) run after them. Four at a time
-# (-p 4) took the command from 11 to about 10 minutes on 29 Nov 2026, but
-# ran the small packages' tests beside the two big ones under a load of
-# 10 or more, and two timing tests failed in three runs there
-# (TestConnectionTimeouts, TestLocalTierFillsOncePerKey; both fixed): it
-# waits until those packages are shown to hold under that load.
+# Packages run two at a time (Go's default here, GOMAXPROCS). With the side
+# chain beside it the command keeps both cores busy (docs/testing.md, "Where
+# the time goes": 4% idle on 2 Dec 2026), so more packages at a time (-p 4)
+# would share the same CPU more ways; what shortens it is less CPU.
 # The two tests that stop replication need the replicated primary: they run
 # in the side chain's replica pass; the sharded MySQL tests run in its
 # sharded pass.
