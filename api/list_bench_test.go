@@ -10,17 +10,7 @@ import (
 const benchListPageQuery = `query ListFeed($list: ID!, $first: Int, $after: String) {
   node(id: $list) {
     ... on List {
-      feed(first: $first, after: $after) {
-        edges {
-          cursor
-          node {
-            addedAt
-            post { id body createdAt repostCount author { id username displayName followerCount postCount } }
-            reposters { id username }
-          }
-        }
-        pageInfo { hasNextPage endCursor }
-      }
+      feed(first: $first, after: $after) ` + benchFeedSelection + `
     }
   }
 }`

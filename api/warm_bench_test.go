@@ -27,10 +27,9 @@ import (
 	"feedservice/resolvers"
 )
 
-// benchFirstPageQuery is the document the load test (bench/client.go,
-// feedQuery) sends for a first page.
-const benchFirstPageQuery = `query Feed($first: Int, $after: String) {
-  feed(first: $first, after: $after) {
+// benchFeedSelection is what the load test (bench/client.go, feedQuery)
+// asks of a feed connection.
+const benchFeedSelection = `{
     edges {
       cursor
       node {
@@ -40,7 +39,12 @@ const benchFirstPageQuery = `query Feed($first: Int, $after: String) {
       }
     }
     pageInfo { hasNextPage endCursor }
-  }
+  }`
+
+// benchFirstPageQuery is the document the load test sends for a first
+// page.
+const benchFirstPageQuery = `query Feed($first: Int, $after: String) {
+  feed(first: $first, after: $after) ` + benchFeedSelection + `
 }`
 
 // warmBenchReaders is how many readers BenchmarkWarmFirstPage spreads its
