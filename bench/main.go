@@ -522,6 +522,14 @@ func (e *env) measure(ctx context.Context) error {
 			return fmt.Errorf("mode %s: %w", mode, err)
 		}
 	}
+	if len(e.o.workloads) == 0 || e.o.targetsOnly() {
+		logf("[peer] the peer-shaped workload")
+		peer, err := e.runPeer(ctx)
+		e.res.Peer = peer
+		if err != nil {
+			return fmt.Errorf("peer-shaped workload: %w", err)
+		}
+	}
 	logf("floors again, after the modes")
 	end := e.floors(ctx)
 	e.res.FloorsEnd = &end

@@ -498,8 +498,15 @@ func warmReadTargetsChart(r *Result, subtitle string) *chart {
 		{"first page, 8 clients\n/ 30% of\nRedis page floor", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "warm first page, 8 clients") }},
 		{"deep pages 2-10\n/ 80% of\nfirst page", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "deep pages") }},
 		{"hybrid/pull\n32 clients\n/ 10x", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs pull") }},
-		{"hybrid, 8 clients\n/ 3.7% of Redis\npage floor (peer)", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "default mode (hybrid) vs its peer") }},
-		{"hybrid/push\n8 clients\n/ 90%", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "hybrid vs push") }},
+		{"hybrid/push\n8 clients\n/ 90%", func(t TargetRow) bool { return t.Target == "hybrid vs push, warm first page, 8 clients" }},
+		{"hybrid/push\n32 clients\n/ 90%", func(t TargetRow) bool { return t.Target == "hybrid vs push, warm first page, 32 clients" }},
+		{"returning reader\np50 / 50 ms", func(t TargetRow) bool {
+			return strings.HasPrefix(t.Target, "returning reader") && strings.HasSuffix(t.Target, "p50")
+		}},
+		{"returning reader\np99 / 150 ms", func(t TargetRow) bool {
+			return strings.HasPrefix(t.Target, "returning reader") && strings.HasSuffix(t.Target, "p99")
+		}},
+		{"peer-shaped,\none client p50\n/ 0.75 ms", func(t TargetRow) bool { return strings.HasPrefix(t.Target, "peer-shaped workload, warm first page") }},
 	}
 	if r.GoBench != nil {
 		cats = append(cats,

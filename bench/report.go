@@ -43,7 +43,9 @@ type Result struct {
 	// engine-page rows when GoBench is set.
 	WarmReadTargets []TargetRow `json:"warmReadTargets"`
 	GoBench         *GoBench    `json:"goBench,omitempty"`
-	Checks          []Check     `json:"checks"`
+	// Peer is the peer-shaped workload (peer.go), after the modes.
+	Peer   *PeerResult `json:"peer,omitempty"`
+	Checks []Check     `json:"checks"`
 }
 
 type Machine struct {
@@ -523,11 +525,6 @@ func (r *Result) targets() []Target {
 		v := h.Memory.BytesPerEntry / h.Memory.RefListpack100
 		add("Redis bytes per inbox entry <= 1.3x a bare listpack member", v, v <= 1.3, "%.2fx (%.1f vs %.1f B; encoding %s, zset-max-listpack-entries %d)",
 			v, h.Memory.BytesPerEntry, h.Memory.RefListpack100, h.Memory.SampleEncoding, h.Memory.ListpackMaxEntries)
-	}
-	if f := r.floor(redisFloor); f > 0 {
-		v := firstPageAt(h, 8).Throughput / f
-		add("DESIGN bar: warm first page at 8 clients >= 1.6x GoToSocial's (3.7% of the Redis page floor)", v, v >= peerFloorShare,
-			"%.1f%% (%.0f vs %.0f pages/s)", 100*v, firstPageAt(h, 8).Throughput, f)
 	}
 	var cold float64
 	for _, f := range h.Followees {

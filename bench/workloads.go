@@ -374,15 +374,13 @@ func (w *modeRun) walkDeep(ctx context.Context, tok string, pc *pageChecker, rec
 }
 
 // firstPageClients are the client counts of the first-page workload: 1, 8
-// and 32, or with -only targets those the targets compare (8 in push, 32 in
-// pull, both in hybrid).
+// and 32, or with -only targets those the targets compare (32 in pull, 8
+// and 32 in push and hybrid).
 func (w *modeRun) firstPageClients() []int {
 	if !w.o.targetsOnly() {
 		return []int{1, 8, 32}
 	}
 	switch w.mode {
-	case "push":
-		return []int{8}
 	case "pull":
 		return []int{32}
 	}

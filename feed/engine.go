@@ -141,8 +141,12 @@ func (e *Engine) Close() {
 	})
 }
 
-// Wait blocks until everything Start started has stopped.
-func (e *Engine) Wait() { e.running.Wait() }
+// Wait blocks until everything Start started has stopped, and the writes
+// of rebuilt inboxes that reads left to the background are done.
+func (e *Engine) Wait() {
+	e.running.Wait()
+	e.inboxes.Wait()
+}
 
 func (e *Engine) goRun(ctx context.Context, fn func(context.Context)) {
 	e.running.Add(1)
@@ -186,10 +190,14 @@ func (e *Engine) CachedUsers(ids []int64) map[int64]*models.User { return e.cach
 // CachedPosts is CachedUsers for posts, deleted ones included.
 func (e *Engine) CachedPosts(ids []int64) map[int64]*models.Post { return e.cache.CachedPosts(ids) }
 
-// WaitIdle waits until every committed change has gone through the fan-out
+// WaitIdle waits for the inboxes' background writes and until every
+// committed change has gone through the fan-out
 // and the read replicas (see fanout.Stream.WaitIdle): tests and benchmarks
 // read feeds "after the workers settle".
-func (e *Engine) WaitIdle(ctx context.Context) error { return e.stream.WaitIdle(ctx) }
+func (e *Engine) WaitIdle(ctx context.Context) error {
+	e.inboxes.Wait()
+	return e.stream.WaitIdle(ctx)
+}
 
 // IsUnavailable says whether err is MySQL that could not be reached or went
 // away mid-statement, rather than a fault of the request or of the code:

@@ -258,6 +258,7 @@ func TestInboxMarkerTellsEmptyFromMissing(t *testing.T) {
 	}
 	rebuilds := lcCount(te.metrics.Rebuilds)
 	read()
+	te.inboxes.Wait() // the read answered before the rebuild's write
 	if got := lcCount(te.metrics.Rebuilds) - rebuilds; got != 1 {
 		t.Fatalf("the first read rebuilt %v times, want 1", got)
 	}

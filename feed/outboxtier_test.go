@@ -24,7 +24,12 @@ func celebrityWorld(t *testing.T, te *testEngine) (reader, star int64) {
 		te.follow(f, star) // three followers: a celebrity
 	}
 	te.settle()
-	firstPost(t, te, reader) // builds the inbox and the outbox: posts go to an outbox that exists
+	// Builds the inbox, then the outbox: posts go to an outbox that exists.
+	// The first read answers from MySQL and writes the inbox after; the
+	// second reads the inbox, merged with the star's outbox.
+	firstPost(t, te, reader)
+	te.settle()
+	firstPost(t, te, reader)
 	te.post(star, "first")
 	te.settle()
 	return reader, star

@@ -120,15 +120,9 @@ func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound 
 		if err != nil {
 			return nil, err
 		}
-		for _, ev := range events {
-			if ev.RepostOfID == nil || firsts[*ev.RepostOfID] == ev.ID {
-				out = append(out, Entry{Key: ev.ID, PostID: ev.OriginalID()})
-				if len(out) == limit {
-					return out, nil
-				}
-			} else if o := originals[*ev.RepostOfID]; passed != nil && o != nil && !o.Deleted() && !view.Hides(o.AuthorID) {
-				passed(Late{PostID: o.ID, User: ev.AuthorID, Event: ev.ID})
-			}
+		full := false
+		if out, full = Walk(view, withArrivals(events, firsts, originals), out, limit, passed); full {
+			return out, nil
 		}
 		if len(events) < batch {
 			return out, nil
@@ -136,6 +130,54 @@ func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound 
 		bound = events[len(events)-1].ID
 		batch = min(2*batch, pullBatchMax)
 	}
+}
+
+// Walk goes through events (in page order, each with its original's author
+// and state and its first arrival, as store.HomeSnapshot gives them) as
+// the pull scan does: each event that is its original's first arrival in
+// the view is an entry, appended to out until it holds limit (full);
+// passed, when not nil, is told of each other live arrival it passes over
+// before that. An original post is its own first arrival; a repost is
+// when its original is live, by an author the view neither counts (whose
+// post arrived first by itself) nor hides, and the repost is the
+// original's earliest by the view's followees.
+func Walk(view View, events []store.SnapshotEvent, out []Entry, limit int, passed func(Late)) (entries []Entry, full bool) {
+	for _, ev := range events {
+		switch {
+		case ev.RepostOfID == nil:
+			out = append(out, Entry{Key: ev.ID, PostID: ev.ID})
+		case !ev.OriginalLive || view.Hides(ev.OriginalAuthor):
+			continue // no arrival at all
+		case !view.Counts(ev.OriginalAuthor) && ev.FirstRepost == ev.ID:
+			out = append(out, Entry{Key: ev.ID, PostID: *ev.RepostOfID})
+		default:
+			if passed != nil {
+				passed(Late{PostID: *ev.RepostOfID, User: ev.AuthorID, Event: ev.ID})
+			}
+			continue
+		}
+		if len(out) == limit {
+			return out, true
+		}
+	}
+	return out, false
+}
+
+// withArrivals is events with what Walk needs of each repost: its
+// original (from originals) and its first arrival (from firsts).
+func withArrivals(events []store.FeedEvent, firsts map[int64]int64, originals map[int64]*models.Post) []store.SnapshotEvent {
+	out := make([]store.SnapshotEvent, len(events))
+	for i, ev := range events {
+		out[i] = store.SnapshotEvent{FeedEvent: ev}
+		if ev.RepostOfID == nil {
+			continue
+		}
+		if o := originals[*ev.RepostOfID]; o != nil && !o.Deleted() {
+			out[i].OriginalAuthor, out[i].OriginalLive = o.AuthorID, true
+		}
+		out[i].FirstRepost = firsts[*ev.RepostOfID]
+	}
+	return out
 }
 
 // firstArrivals maps each original reposted in events to the id of its

@@ -50,6 +50,9 @@ type readState struct {
 	loaded    bool
 	view      *pull.View // made of followees and hidden once loaded
 	rebuilt   bool
+	// snap is what this read's rebuild of the inbox read from MySQL, when
+	// it answers from that (see ensureAnswering); nil otherwise.
+	snap *snapshot
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
 	posts map[int64]*models.Post
@@ -137,6 +140,20 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 	var celebs []int64
 	if hasInbox && early != nil {
 		r.early = early
+	}
+	if !hasInbox && early != nil {
+		// Cold, for a page: answer from what the rebuild reads.
+		snap, err := reads.inboxes.ensureAnswering(ctx, viewer)
+		if err != nil {
+			return nil, nil, redisx.Fail(err)
+		}
+		if snap != nil {
+			r.snap, r.rebuilt = snap, true
+			r.followees, r.hidden = slices.Sorted(slices.Values(snap.followees)), slices.Sorted(slices.Values(snap.hidden))
+			r.loaded, r.view = true, &snap.view
+			return r, self, nil
+		}
+		// Another read rebuilt it meanwhile: read it as below.
 	}
 	if !hasInbox {
 		// Cold: rebuild (with the followee set), then read the celebrity
@@ -258,6 +275,9 @@ func (c *candidate) fromInbox(it InboxItem) {
 // fetchMerged reads up to limit entries beyond bound in direction dir:
 // from the cached window, and from MySQL below it.
 func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	if r.snap != nil {
+		return reads.fetchSnapshot(ctx, r, dir, bound, limit)
+	}
 	var (
 		merged    []pull.Entry
 		window    int64

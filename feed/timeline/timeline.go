@@ -14,6 +14,7 @@ package timeline
 import (
 	"feedservice/feed/celebrities"
 	"feedservice/feed/pull"
+	"sync"
 	"sync/atomic"
 
 	"github.com/maypok86/otter/v2"
@@ -59,6 +60,9 @@ type Inboxes struct {
 	// inboxes last gave them on this instance (see ActiveAmong); nil when
 	// the local tiers are off.
 	activeUntil *otter.Cache[int64, int64]
+	// writes are the rebuilds' writes left to the background (see
+	// ensureAnswering).
+	writes sync.WaitGroup
 }
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading

@@ -95,6 +95,7 @@ func (p *testParts) feed(reader int64, size int) []int64 {
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	p.inboxes.Wait() // a read that rebuilt the inbox answered before writing it
 	var posts []int64
 	for _, e := range conn.Edges {
 		posts = append(posts, e.Node.PostID)

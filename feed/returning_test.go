@@ -1,0 +1,148 @@
+package feed
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"feedservice/feed/config"
+	"feedservice/feed/paging"
+	"feedservice/internal/testenv"
+)
+
+// holdRebuildWrites is a Redis hook that holds every transaction writing a
+// rebuilt inbox's temporary keys until released: the rebuild's write
+// cannot finish before then.
+type holdRebuildWrites struct {
+	tmp     string
+	held    chan struct{} // closed when a write is first held
+	release chan struct{}
+	once    bool
+}
+
+func (h *holdRebuildWrites) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *holdRebuildWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *holdRebuildWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "zadd" && len(c.Args()) > 1 && c.Args()[1] == h.tmp {
+				if !h.once {
+					h.once = true
+					close(h.held)
+				}
+				select {
+				case <-h.release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A returning reader (whose inbox expired) gets their first page from what
+// the inbox's rebuild read from MySQL, in one statement, while the
+// rebuild's write of the inbox is still held back: the answer does not
+// wait for it. The page is the feed MySQL holds; once the write is let
+// go, the inbox is whole and the next page asks MySQL nothing.
+func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.InboxCap = 16 })
+			reader, other := te.user("reader"), te.user("other")
+			var authors []int64
+			for i := range 3 {
+				authors = append(authors, te.user("author"+strconv.Itoa(i)))
+				te.follow(reader, authors[i])
+			}
+			te.follow(other, authors[0])
+			for i := range 12 {
+				te.post(authors[i%3], "post "+strconv.Itoa(i))
+			}
+			outside := te.post(other, "by someone the reader does not follow")
+			te.repost(authors[1], outside)
+			te.repost(authors[2], outside)
+			te.settle()
+			want := te.pulledFeed(reader)
+			if len(want) < 10 {
+				t.Fatalf("the pulled feed holds %d entries; the test wants 10 or more", len(want))
+			}
+
+			te.forgetInbox(t, reader)
+			hook := &holdRebuildWrites{tmp: te.keys.InboxTemp(reader), held: make(chan struct{}), release: make(chan struct{})}
+			te.redis.AddHook(hook)
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					close(hook.release)
+				}
+			}
+			defer release()
+			sql := ctSQL(t, te.store)
+			size := 5
+			ctx, cancel := context.WithTimeout(sql.ctx(), testenv.Scale(5*time.Second))
+			defer cancel()
+			conn, err := te.Feed(ctx, reader, paging.PageArgs{First: &size})
+			if err != nil {
+				t.Fatalf("the first page, while the rebuild's write is held: %v", err)
+			}
+			select {
+			case <-hook.held:
+			case <-ctx.Done():
+				t.Fatal("the rebuild never wrote the inbox")
+			}
+			if n := sql.n.Load(); n != 1 {
+				t.Errorf("the returning reader's page ran %d SQL statements, want 1", n)
+			}
+			var got []feedItem
+			for _, e := range conn.Edges {
+				key, _ := paging.DecodeCursor(paging.CursorFeed, e.Cursor)
+				got = append(got, feedItem{Post: e.Node.PostID, Reposters: e.Node.ReposterIDs, Key: key})
+			}
+			if !slices.EqualFunc(got, want[:size], feedItemEqual) {
+				t.Errorf("the first page, answered before the write:\n got %v\nwant %v", got, want[:size])
+			}
+			if n, err := te.redis.Exists(context.Background(), te.keys.Inbox(reader)).Result(); err != nil || n != 0 {
+				t.Fatalf("the inbox exists (%d, %v) while its write is held", n, err)
+			}
+
+			release()
+			te.settle() // waits for the background write
+			te.waitInbox(t, reader)
+			sql.n.Store(0)
+			var all []feedItem
+			var after *string
+			for page := 0; page == 0 || after != nil; page++ {
+				conn, err := te.Feed(sql.ctx(), reader, paging.PageArgs{First: &size, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range conn.Edges {
+					key, _ := paging.DecodeCursor(paging.CursorFeed, e.Cursor)
+					all = append(all, feedItem{Post: e.Node.PostID, Reposters: e.Node.ReposterIDs, Key: key})
+				}
+				after = nil
+				if conn.PageInfo.HasNextPage {
+					after = conn.PageInfo.EndCursor
+				}
+			}
+			if got := all; !slices.EqualFunc(got, want, feedItemEqual) {
+				t.Errorf("the feed read from the rebuilt inbox:\n got %v\nwant %v", got, want)
+			}
+			if n := sql.n.Load(); n != 0 {
+				t.Errorf("pages of the rebuilt inbox ran %d SQL statements, want 0", n)
+			}
+		})
+	}
+}

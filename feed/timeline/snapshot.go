@@ -1,0 +1,168 @@
+package timeline
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"feedservice/feed/config"
+	"feedservice/feed/pull"
+	"feedservice/store"
+)
+
+// A read that finds no inbox rebuilds it; a page read answers from what
+// the rebuild read from MySQL, before the inbox is written (see
+// ensureAnswering): a returning reader waits for one statement, not for
+// the writes of hundreds of entries.
+
+// snapshot is what the rebuild of an inbox reads from MySQL: the reader's
+// view, their newest InboxCap entries with the sources of those a repost
+// brought, and the floor below them (0 when the feed holds fewer).
+type snapshot struct {
+	followees, hidden []int64 // as MySQL lists them (the followee set keeps both)
+	view              pull.View
+	// entries are sorted newest first, those held at a later arrival (see
+	// readSnapshot) among them; page is the feed's newest entries, what
+	// a page reads (the held ones lie below the floor there, as in
+	// exactPositions), with their reposters.
+	entries []pull.Entry
+	page    []pull.Entry
+	sources map[int64][]Source
+	floor   int64
+}
+
+// readSnapshot reads the reader's snapshot from MySQL, which may be a
+// replica that holds every commit from before locked, when the rebuild's
+// lock was taken: in one statement (store.HomeSnapshot), unless the newest
+// twice-InboxCap events hold fewer than InboxCap entries.
+//
+// First, a followee set that outlived its inbox goes before MySQL is read:
+// a follow committed after that read finds no set and the lock, waits for
+// the swap and lands on the set swapped in, where it would otherwise land
+// on the old set and be lost by the swap. And the fan-out writes to the
+// readers the index of active inboxes names: from here on, to this one,
+// into the key the rebuilt inbox replaces, whose entries the swap keeps. So
+// a post committed after MySQL is read below reaches the rebuilt inbox.
+func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64, locked time.Time) (*snapshot, error) {
+	if err := ib.d.Redis.Del(ctx, ib.d.Keys.Following(reader), ib.d.Keys.FollowingVersion(reader)).Err(); err != nil {
+		return nil, err
+	}
+	if err := ib.activate(ctx, reader); err != nil {
+		return nil, err
+	}
+	mysql := ib.rep.AllowLagSince(ctx, locked, reader)
+	capEntries := ib.d.Cfg.InboxCap
+	sn := &snapshot{sources: map[int64][]Source{}}
+	var (
+		entries []pull.Entry
+		late    []pull.Late
+		full    bool
+	)
+	firstBy := map[int64]int64{} // the user of each event, by id
+	bound, batch := int64(math.MaxInt64), 2*capEntries
+	for first := true; ; first = false {
+		followees, hidden, events, err := ib.d.Store.HomeSnapshot(mysql, reader, bound, batch)
+		if err != nil {
+			return nil, err
+		}
+		if first {
+			sn.followees, sn.hidden, sn.view = followees, hidden, pull.NewView(followees, hidden)
+		}
+		for _, ev := range events {
+			firstBy[ev.ID] = ev.AuthorID
+		}
+		entries, full = pull.Walk(sn.view, events, entries, capEntries, func(l pull.Late) { late = append(late, l) })
+		if full || len(events) < batch {
+			break
+		}
+		bound, batch = events[len(events)-1].ID, 2*batch
+	}
+	if full {
+		sn.floor = entries[len(entries)-1].Key
+	}
+	sn.page = slices.Clone(entries)
+	in := make(map[int64]bool, len(entries))
+	for _, en := range entries {
+		in[en.PostID] = true
+	}
+	// The later arrivals of an entry are its sources with the first, newest
+	// first (as the fan-out would have recorded them); an entry its author
+	// alone brought has none written down (the author is implied).
+	// An entry whose first arrival lies below the floor, with later ones
+	// above it, is held at those, as the fan-out would have left it: MySQL
+	// does not serve it above the floor, and when its first arrival goes
+	// (deleted, or its reposter unfollowed) the entry moves up to the
+	// next, which only the inbox can show. Reads place it exactly (see
+	// exactPositions), as any entry older than the window.
+	place := map[int64]int64{}
+	for _, l := range late { // newest first: a held entry's last is its earliest
+		sn.sources[l.PostID] = append(sn.sources[l.PostID], Source{User: l.User, Event: l.Event})
+		if !in[l.PostID] {
+			place[l.PostID] = l.Event
+		}
+	}
+	for _, en := range entries {
+		if en.Key != en.PostID || sn.sources[en.PostID] != nil {
+			sn.sources[en.PostID] = append(sn.sources[en.PostID], Source{User: firstBy[en.Key], Event: en.Key})
+		}
+	}
+	for i, en := range sn.page {
+		sn.page[i].Reposters = []int64{}
+		for _, s := range sn.sources[en.PostID] {
+			if s.Event != en.PostID && len(sn.page[i].Reposters) < config.MaxReposters {
+				sn.page[i].Reposters = append(sn.page[i].Reposters, s.User)
+			}
+		}
+	}
+	for id, key := range place {
+		entries = append(entries, pull.Entry{Key: key, PostID: id})
+	}
+	slices.SortFunc(entries, func(a, b pull.Entry) int { return cmp.Compare(b.Key, a.Key) })
+	sn.entries = entries
+	return sn, nil
+}
+
+// fetchSnapshot is fetchMerged for a read that rebuilt the inbox: from the
+// rebuild's snapshot, and from MySQL below its floor, as fetchMerged reads
+// below the window.
+func (reads *Reads) fetchSnapshot(ctx context.Context, r *readState, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	sn := r.snap
+	older := dir == store.Older
+	// sn.page is newest first: beyond bound are those after i (older) or
+	// before j (newer).
+	i, _ := slices.BinarySearchFunc(sn.page, bound, func(en pull.Entry, b int64) int { return cmp.Compare(b, en.Key) })
+	var window []pull.Entry
+	if older {
+		if i < len(sn.page) && sn.page[i].Key == bound {
+			i++
+		}
+		window = slices.Clone(sn.page[i:min(len(sn.page), i+limit)])
+	} else {
+		newer := sn.page[:i]
+		for k := len(newer) - 1; k >= 0 && len(window) < limit; k-- {
+			window = append(window, newer[k])
+		}
+	}
+	if sn.floor == 0 || limit == 0 {
+		return window, nil // MySQL has nothing older than the snapshot holds
+	}
+	if (older && len(window) == limit) || (!older && bound >= sn.floor) {
+		return window, nil
+	}
+	ctx = reads.rep.AllowLag(ctx, r.id)
+	if older {
+		rest, err := reads.pull.Entries(ctx, sn.view, dir, min(bound, sn.floor), limit-len(window))
+		return append(window, rest...), err
+	}
+	below, err := reads.pull.Entries(ctx, sn.view, dir, bound, limit)
+	if err != nil {
+		return nil, err
+	}
+	if k := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= sn.floor }); k >= 0 {
+		below = below[:k]
+	}
+	out := append(below, window...)
+	return out[:min(len(out), limit)], nil
+}
