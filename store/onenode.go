@@ -168,7 +168,7 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 		}
 		half := &relayed{}
 		// The blocker's requests of either way, kept on their node.
-		if _, _, err := s.applyOp(tx, relayOp{Op: opRequestsDropped, User: blockerID, Other: blockedID}); err != nil {
+		if _, err := s.applyOp(tx, relayOp{Op: opRequestsDropped, User: blockerID, Other: blockedID}); err != nil {
 			return err
 		}
 		half.op(relayOp{Op: opBlockedByAdded, User: blockedID, Other: blockerID, At: at})

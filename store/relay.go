@@ -179,25 +179,40 @@ func (s *Store) applyChange(ctx context.Context, c relayChange) error {
 }
 
 // applyHalf runs ops on target's node within tx and writes the events
-// there. A follow refused there (the followee blocks the follower) is
-// undone on the follower's node instead, through the relay, and its
-// events are replaced by the undoing's.
+// there. What the half finds changed on this node goes back to the
+// actor's through the relay: a follow refused here (the followee blocks
+// the follower) is undone there, its events replaced by the undoing's;
+// and a follow a block's half ended here, which the blocker's node had
+// not seen, is removed there too (its followers row arrived, or will
+// arrive, after the block: possibly after an unblock as well).
 func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []models.OutboxEvent) error {
+	back, backTo := &relayed{}, int64(0)
 	for _, o := range ops {
-		changed, refused, err := s.applyOp(tx, o)
+		r, err := s.applyOp(tx, o)
 		if err != nil {
 			return fmt.Errorf("%s %d %d: %w", o.Op, o.User, o.Other, err)
 		}
-		if refused {
-			undo := &relayed{}
-			undo.op(relayOp{Op: opFollowingRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
-			if err := undo.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
+		switch {
+		case r.refused:
+			back.op(relayOp{Op: opFollowingRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
+			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
 				return err
 			}
-			return s.relay(tx, target, o.Other, undo)
+			backTo, events = o.Other, nil
+		case r.changed && o.Op == opFollowingRemoved && o.Seq == 0:
+			back.op(relayOp{Op: opFollowerRemoved, User: o.Other, Other: o.User, Seq: r.seq, At: o.At})
+			if err := back.event(tx, models.EventFollowerRemoved, models.FollowEventPayload{FollowerID: o.User, FolloweeID: o.Other}, o.At); err != nil {
+				return err
+			}
+			backTo = o.Other
 		}
-		if changed && o.Event != nil && !carries(events, o.Event.Kind) {
+		if r.changed && o.Event != nil && !carries(events, o.Event.Kind) {
 			events = append(events, *o.Event)
+		}
+	}
+	if len(back.ops) > 0 {
+		if err := s.relay(tx, target, backTo, back); err != nil {
+			return err
 		}
 	}
 	if len(events) == 0 {
@@ -225,85 +240,91 @@ func carries(events []models.OutboxEvent, kind string) bool {
 	return false
 }
 
-// applyOp runs one op: whether it changed a row, and whether it refused
-// a follow.
-func (s *Store) applyOp(tx *gorm.DB, o relayOp) (changed, refused bool, err error) {
+// opResult is what an op did: whether it changed a row, whether it
+// refused a follow, and the follow id of the row it removed.
+type opResult struct {
+	changed, refused bool
+	seq              int64
+}
+
+// applyOp runs one op.
+func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 	switch o.Op {
 	case opFollowerAdded:
 		blocked, err := s.blocks(tx, o.User, o.Other)
 		if err != nil || blocked {
-			return false, blocked, err
+			return opResult{refused: blocked}, err
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Follower{UserID: o.User, FollowerID: o.Other, ID: o.Seq, CreatedAt: o.At})
 		if res.Error != nil || res.RowsAffected == 0 {
-			return false, false, res.Error
+			return opResult{}, res.Error
 		}
 		side := followSides{follower: true}
 		if err := bumpFollowCounts(tx, o.Other, o.User, +1, side); err != nil {
-			return false, false, err
+			return opResult{}, err
 		}
-		return true, false, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
+		return opResult{changed: true}, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
 	case opFollowerRemoved:
 		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq)
 		if err != nil || seq == 0 {
-			return false, false, err
+			return opResult{}, err
 		}
 		side := followSides{follower: true}
 		if err := bumpFollowCounts(tx, o.Other, o.User, -1, side); err != nil {
-			return false, false, err
+			return opResult{}, err
 		}
-		return true, false, shiftRelationMarks(tx, o.Other, o.User, seq, -1, side)
+		return opResult{changed: true, seq: seq}, shiftRelationMarks(tx, o.Other, o.User, seq, -1, side)
 	case opFollowingRemoved:
 		seq, err := s.deleteFollow(tx, "followings", "followee_id", o.User, o.Other, o.Seq)
 		if err != nil || seq == 0 {
-			return false, false, err
+			return opResult{}, err
 		}
 		if err := removeFromLists(tx, o.User, o.Other); err != nil {
-			return false, false, err
+			return opResult{}, err
 		}
 		side := followSides{following: true}
 		if err := bumpFollowCounts(tx, o.User, o.Other, -1, side); err != nil {
-			return false, false, err
+			return opResult{}, err
 		}
-		return true, false, shiftRelationMarks(tx, o.User, o.Other, seq, -1, side)
+		return opResult{changed: true, seq: seq}, shiftRelationMarks(tx, o.User, o.Other, seq, -1, side)
 	case opBlockedByAdded:
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&blockedBy{UserID: o.User, BlockerID: o.Other})
-		return res.RowsAffected > 0, false, res.Error
+		return opResult{changed: res.RowsAffected > 0}, res.Error
 	case opBlockedByRemoved:
 		n, err := s.deleteRows(tx, &blockedBy{}, "blocked_by", "user_id = ? AND blocker_id = ?", o.User, o.Other)
-		return n > 0, false, err
+		return opResult{changed: n > 0}, err
 	case opMutedByAdded:
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&mutedBy{UserID: o.User, MuterID: o.Other})
-		return res.RowsAffected > 0, false, res.Error
+		return opResult{changed: res.RowsAffected > 0}, res.Error
 	case opMutedByRemoved:
 		n, err := s.deleteRows(tx, &mutedBy{}, "muted_by", "user_id = ? AND muter_id = ?", o.User, o.Other)
-		return n > 0, false, err
+		return opResult{changed: n > 0}, err
 	case opRequestsDropped:
 		n, err := s.deleteRows(tx, &models.FollowRequest{}, "follow_requests", "user_id = ? AND requester_id = ?", o.User, o.Other)
 		if err != nil {
-			return false, false, err
+			return opResult{}, err
 		}
 		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
-		return n+m > 0, false, err
+		return opResult{changed: n+m > 0}, err
 	case opRepostAdded:
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&repostByOriginal{OriginalID: o.Post, ID: o.Repost, AuthorID: o.Other})
 		if res.Error != nil || res.RowsAffected == 0 {
-			return false, false, res.Error
+			return opResult{}, res.Error
 		}
-		return true, false, tx.Model(&models.Post{}).Where("id = ?", o.Post).
+		return opResult{changed: true}, tx.Model(&models.Post{}).Where("id = ?", o.Post).
 			Updates(map[string]any{"repost_count": gorm.Expr("repost_count + 1"), "version": nextVersion}).Error
 	case opRepostRemoved:
 		res := tx.Model(&repostByOriginal{}).Where("original_id = ? AND id = ? AND deleted_at IS NULL", o.Post, o.Repost).
 			Update("deleted_at", o.At)
 		if res.Error != nil || res.RowsAffected == 0 {
-			return false, false, res.Error
+			return opResult{}, res.Error
 		}
-		return true, false, tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", o.Post).
+		return opResult{changed: true}, tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", o.Post).
 			Updates(map[string]any{"repost_count": gorm.Expr("repost_count - 1"), "version": nextVersion}).Error
 	}
-	return false, false, fmt.Errorf("unknown relay op %q", o.Op)
+	return opResult{}, fmt.Errorf("unknown relay op %q", o.Op)
 }
 
 // deleteFollow removes the row of table owned by user whose otherColumn

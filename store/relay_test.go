@@ -202,6 +202,23 @@ func TestShardedMySQLRelayAppliesEachHalfOnce(t *testing.T) {
 		t.Errorf("a follow once the block arrived: %v, %v; want ErrBlocked", changed, err)
 	}
 	checkBothSides(t, s)
+	// The same when the followee unblocked before the follow's half
+	// arrived (user 6's node's halves are applied before user 7's): the
+	// block's half ends the follow on the follower's node after its
+	// followers row was written, and takes that row away too.
+	if changed, err := s.Follow(ctx, 6, 7, 304, at); err != nil || !changed {
+		t.Fatalf("follow 6 -> 7: %v, %v", changed, err)
+	}
+	if _, err := s.Block(ctx, 7, 6, 305, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Unblock(ctx, 7, 6, at); err != nil {
+		t.Fatal(err)
+	}
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["6>7"] != 0 {
+		t.Error("a follow that a block ended before its half arrived survived the relay")
+	}
 	if n, _, err := s.OutboxLag(ctx); err != nil || n == 0 {
 		t.Errorf("the events of the halves: OutboxLag %d, %v; want them waiting for dispatch", n, err)
 	}
