@@ -107,7 +107,7 @@ func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64
 		actor, other := followerID, followeeID
 		if kind == models.EventFollowerRemoved {
 			actor, other = followeeID, followerID
-			seq, err := s.deleteFollow(tx, "followers", "follower_id", followeeID, followerID, 0)
+			seq, err := s.deleteFollow(tx, "followers", "follower_id", followeeID, followerID, 0, 0)
 			if err != nil || seq == 0 {
 				return err
 			}
@@ -120,7 +120,7 @@ func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64
 			}
 			half.op(relayOp{Op: opFollowingRemoved, User: followerID, Other: followeeID, Seq: seq, At: at})
 		} else {
-			seq, err := s.deleteFollow(tx, "followings", "followee_id", followerID, followeeID, 0)
+			seq, err := s.deleteFollow(tx, "followings", "followee_id", followerID, followeeID, 0, 0)
 			if err != nil || seq == 0 {
 				return err
 			}
@@ -174,7 +174,7 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 		half.op(relayOp{Op: opBlockedByAdded, User: blockedID, Other: blockerID, At: at})
 		half.op(relayOp{Op: opRequestsDropped, User: blockedID, Other: blockerID, At: at})
 		// The blocker's follow of the blocked user.
-		seq, err := s.deleteFollow(tx, "followings", "followee_id", blockerID, blockedID, 0)
+		seq, err := s.deleteFollow(tx, "followings", "followee_id", blockerID, blockedID, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 		}
 		half.op(relayOp{Op: opFollowerRemoved, User: blockedID, Other: blockerID, At: at})
 		// The blocked user's follow of the blocker.
-		seq, err = s.deleteFollow(tx, "followers", "follower_id", blockerID, blockedID, 0)
+		seq, err = s.deleteFollow(tx, "followers", "follower_id", blockerID, blockedID, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 			}
 			half.events = append(half.events, removed)
 		}
-		half.op(relayOp{Op: opFollowingRemoved, User: blockedID, Other: blockerID, At: at, Event: &removed})
+		half.op(relayOp{Op: opFollowingRemoved, User: blockedID, Other: blockerID, Before: id, At: at, Event: &removed})
 		if err := half.event(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at); err != nil {
 			return err
 		}

@@ -50,8 +50,10 @@ const (
 	// follow Seq (any when 0), with User's count and marks.
 	opFollowerRemoved = "follower-"
 	// opFollowingRemoved removes followings(User, Other), the row of the
-	// follow Seq (any when 0), with User's count and marks and Other from
-	// User's lists.
+	// follow Seq, or with Seq 0 any made before Before (a block's id: a
+	// follow made after the block, before its follower's node knew of it,
+	// is refused on arrival if the block still holds), with User's count
+	// and marks and Other from User's lists.
 	opFollowingRemoved = "following-"
 	opBlockedByAdded   = "blocked_by+" // blocked_by(User, Other)
 	opBlockedByRemoved = "blocked_by-"
@@ -75,6 +77,7 @@ type relayOp struct {
 	Seq    int64     `json:"seq,omitempty"`
 	Post   int64     `json:"post,omitempty"`
 	Repost int64     `json:"repost,omitempty"`
+	Before int64     `json:"before,omitempty"`
 	At     time.Time `json:"at"`
 	// Event, when set, is written with the half if the op removed a row
 	// and the half carries no event of that kind: a follow the actor's
@@ -266,7 +269,7 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		}
 		return opResult{changed: true}, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
 	case opFollowerRemoved:
-		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq)
+		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq, 0)
 		if err != nil || seq == 0 {
 			return opResult{}, err
 		}
@@ -276,7 +279,7 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		}
 		return opResult{changed: true, seq: seq}, shiftRelationMarks(tx, o.Other, o.User, seq, -1, side)
 	case opFollowingRemoved:
-		seq, err := s.deleteFollow(tx, "followings", "followee_id", o.User, o.Other, o.Seq)
+		seq, err := s.deleteFollow(tx, "followings", "followee_id", o.User, o.Other, o.Seq, o.Before)
 		if err != nil || seq == 0 {
 			return opResult{}, err
 		}
@@ -328,14 +331,19 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 }
 
 // deleteFollow removes the row of table owned by user whose otherColumn
-// is other, the follow seq's alone unless seq is 0, and returns the
-// removed row's follow id (0: none removed).
-func (s *Store) deleteFollow(tx *gorm.DB, table, otherColumn string, user, other, seq int64) (int64, error) {
+// is other: the follow seq's, or when seq is 0 any, made before before
+// unless it is 0. It returns the removed row's follow id (0: none
+// removed).
+func (s *Store) deleteFollow(tx *gorm.DB, table, otherColumn string, user, other, seq, before int64) (int64, error) {
 	where := "user_id = ? AND " + otherColumn + " = ?"
 	args := []any{user, other}
-	if seq != 0 {
+	switch {
+	case seq != 0:
 		where += " AND id = ?"
 		args = append(args, seq)
+	case before != 0:
+		where += " AND id < ?"
+		args = append(args, before)
 	}
 	var removed []int64
 	if err := tx.Raw("DELETE FROM "+table+" WHERE "+where+" RETURNING id", args...).Scan(&removed).Error; err != nil {
