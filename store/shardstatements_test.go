@@ -289,6 +289,14 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 			}
 			return err
 		}},
+		{"the reposts of originals by given users, the pull feed's (Reposts)", author, func() error {
+			events, err := s.Reposts(ctx, users, posts)
+			if err == nil && len(events) != 2 {
+				err = fmt.Errorf("Reposts = %v, want the two reposts", events)
+			}
+			return err
+		}},
+		{"the first repost of originals by given users (FirstReposts)", author, func() error { _, err := s.FirstReposts(ctx, users, posts); return err }},
 		{"the reader's follow requests (FollowRequestsPage)", reader, func() error {
 			_, err := s.FollowRequestsPage(ctx, reader, Older, 1<<62, 20)
 			return err
