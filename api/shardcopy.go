@@ -39,7 +39,9 @@ func ShardCopy(ctx context.Context, cfg settings.Settings, out io.Writer) error 
 		last = table
 		fmt.Fprintf(out, "\rshard-copy: %s %d of %d", table, copied, total)
 	})
-	fmt.Fprintln(out)
+	if last != "" {
+		fmt.Fprintln(out)
+	}
 	if err != nil {
 		return err
 	}

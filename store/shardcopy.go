@@ -157,17 +157,18 @@ type shardCopy struct {
 // NewPostID is the id a post copied into the sharded layout takes: the
 // first id from id up that carries its author's residue (the low four
 // bits, which ids.NextBeside gives a new post) and that taken does not
-// hold, within id's millisecond and node (its 128 ids); failing that, the
-// highest free one below id there; false when all eight of the residue's
-// ids there are taken. So a copy keeps its millisecond (order by id is
-// order by time still), and moves up by less than 16 unless posts of one
-// millisecond collide: a page read older than a cursor (an id) from before
-// the copy is the same page, as no post crosses the cursor's id.
+// hold, within id's millisecond (its 4,096 ids: 32 server nodes of 128);
+// failing that, the highest free one below id there; false when all 256
+// of the residue's ids of the millisecond are taken. So a copy keeps its
+// millisecond (order by id is order by time still), and moves up by less
+// than 16 unless posts of one millisecond collide: a page read older than
+// a cursor (an id) from before the copy is the same page, as no post
+// crosses the cursor's id.
 func NewPostID(id, author int64, taken func(int64) bool) (int64, bool) {
-	const seqBits, residues = 7, MaxShards
-	base := id &^ (1<<seqBits - 1)
+	const msBits, residues = 12, MaxShards
+	base := id &^ (1<<msBits - 1)
 	first := id + (author%residues-id%residues+residues)%residues
-	for cand := first; cand < base+1<<seqBits; cand += residues {
+	for cand := first; cand < base+1<<msBits; cand += residues {
 		if !taken(cand) {
 			return cand, true
 		}
@@ -194,7 +195,7 @@ func (c *shardCopy) renumberPosts() error {
 		for _, r := range rows {
 			id, ok := NewPostID(r.ID, r.AuthorID, func(id int64) bool { return taken[id] })
 			if !ok {
-				return fmt.Errorf("post %d: no id left in its millisecond for its author's residue", r.ID)
+				return fmt.Errorf("post %d: no id left in its millisecond for its author's residue (over 256 posts of one residue in one millisecond)", r.ID)
 			}
 			taken[id] = true
 			c.postIDs[r.ID] = id

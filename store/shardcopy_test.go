@@ -16,13 +16,18 @@ import (
 // post of the same residue.
 func TestNewPostIDKeepsTheMillisecond(t *testing.T) {
 	taken := map[int64]bool{}
-	// A millisecond (the bits above the 7-bit sequence and the node), and
-	// authors of three residues, then more of residue 5 (eight at most).
+	// A millisecond (the bits above the 7-bit sequence and the 5-bit
+	// node), authors of three residues, then more of residue 5 than one
+	// node's 128 ids of the millisecond hold.
 	ms := int64(12345) << 12
-	for i, author := range []int64{5, 6, 7, 21, 37, 5, 5, 5} {
+	authors := []int64{5, 6, 7}
+	for range 20 {
+		authors = append(authors, 21)
+	}
+	for i, author := range authors {
 		old := ms + 100 + int64(i)
 		id, ok := NewPostID(old, author, func(id int64) bool { return taken[id] })
-		if !ok || taken[id] || id%MaxShards != author%MaxShards || id>>7 != old>>7 {
+		if !ok || taken[id] || id%MaxShards != author%MaxShards || id>>12 != old>>12 {
 			t.Fatalf("post %d by %d: %d, %v", old, author, id, ok)
 		}
 		if i < 3 && (id < old || id >= old+MaxShards) {
