@@ -30,6 +30,7 @@ var commands = []struct{ name, does string }{
 	{"serve", "serve the API on -addr (the default)"},
 	{"migrate", "apply the database migrations and exit"},
 	{"seed", "load the demo graph (sign in as alice / " + api.SeedPassword + ") and exit"},
+	{"shard-copy", "copy the one database of -copy-from into the sharded layout of -mysql-dsn and -mysql-shards, migrated and empty, and exit"},
 }
 
 // usageError is a command line that names no command or flag the server
@@ -80,6 +81,9 @@ func run(args []string, stdout io.Writer, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	if command == "shard-copy" {
+		return api.ShardCopy(ctx, cfg, stdout)
+	}
 	svc, err := api.New(ctx, cfg, log) // applies the migrations
 	if err != nil {
 		return err
@@ -113,7 +117,7 @@ func pickCommand(words []string) (string, error) {
 			return c.name, nil
 		}
 	}
-	return "", fmt.Errorf("unknown command %q: the commands are serve, migrate and seed", words[0])
+	return "", fmt.Errorf("unknown command %q: the commands are serve, migrate, seed and shard-copy", words[0])
 }
 
 // writeUsage writes the commands and every flag.

@@ -27,6 +27,9 @@ import (
 // follows the other whatever the events were, so the caller may settle both
 // directions as "not following" after the commit.
 func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at time.Time) (bool, error) {
+	if s.acrossNodes(blockerID, blockedID) {
+		return s.blockAcross(ctx, blockerID, blockedID, id, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
@@ -77,6 +80,9 @@ func (s *Store) Block(ctx context.Context, blockerID, blockedID, id int64, at ti
 // restores no follow. It reports false, changing nothing, when there was no
 // block (an unknown user included, as Unfollow).
 func (s *Store) Unblock(ctx context.Context, blockerID, blockedID int64, at time.Time) (bool, error) {
+	if s.acrossNodes(blockerID, blockedID) {
+		return s.unblockAcross(ctx, blockerID, blockedID, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false

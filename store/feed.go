@@ -1,7 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
+
+	"gorm.io/gorm"
 
 	"feedservice/models"
 )
@@ -42,6 +46,13 @@ func (s *Store) FirstReposts(ctx context.Context, authorIDs, originalIDs []int64
 	if len(authorIDs) == 0 || len(originalIDs) == 0 {
 		return first, nil
 	}
+	if s.shards != nil {
+		events, err := s.Reposts(ctx, authorIDs, originalIDs)
+		for _, ev := range events { // newest first: the last one of each original stays
+			first[*ev.RepostOfID] = ev.ID
+		}
+		return first, err
+	}
 	var rows []struct {
 		RepostOfID int64
 		FirstID    int64
@@ -61,10 +72,51 @@ func (s *Store) Reposts(ctx context.Context, authorIDs, originalIDs []int64) ([]
 	if len(authorIDs) == 0 || len(originalIDs) == 0 {
 		return events, nil
 	}
+	if s.shards != nil {
+		return s.repostsOnOriginalsNodes(ctx, originalIDs, func(q *gorm.DB) *gorm.DB { return q.Where("author_id IN ?", authorIDs) })
+	}
 	err := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("repost_of_id IN ? AND author_id IN ? AND deleted_at IS NULL", originalIDs, authorIDs).
 		Order("id DESC").Scan(&events).Error
 	return events, err
+}
+
+// repostsOnOriginalsNodes is Reposts on the sharded layout: the live
+// reposts of originalIDs that where admits, read from reposts_by_original
+// on the originals' nodes (one statement each), newest first.
+func (s *Store) repostsOnOriginalsNodes(ctx context.Context, originalIDs []int64, where func(*gorm.DB) *gorm.DB) ([]FeedEvent, error) {
+	var events []FeedEvent
+	for _, some := range s.byShard(originalIDs) {
+		var found []FeedEvent
+		q := s.read(ctx).Model(&repostByOriginal{}).Select("id, author_id, original_id AS repost_of_id").
+			Where("original_id IN ? AND deleted_at IS NULL", some)
+		if err := where(q).Scan(&found).Error; err != nil {
+			return nil, err
+		}
+		events = append(events, found...)
+	}
+	slices.SortFunc(events, func(a, b FeedEvent) int { return cmp.Compare(b.ID, a.ID) })
+	return events, nil
+}
+
+// repostsByFolloweesOnOriginalsNodes is RepostsByFollowees on the sharded
+// layout: the originals' live reposts from their nodes, then which of
+// their authors the reader's feed counts through, on the reader's node.
+func (s *Store) repostsByFolloweesOnOriginalsNodes(ctx context.Context, userID int64, originalIDs []int64) ([]FeedEvent, error) {
+	events, err := s.repostsOnOriginalsNodes(ctx, originalIDs, func(q *gorm.DB) *gorm.DB { return q })
+	if err != nil || len(events) == 0 {
+		return events, err
+	}
+	var authors []int64
+	for _, ev := range events {
+		authors = append(authors, ev.AuthorID)
+	}
+	var counted []int64
+	err = s.read(ctx).Model(&models.Following{}).
+		Where("user_id = ? AND followee_id IN ? AND followee_id NOT IN (?)", userID, authors,
+			s.db.Model(&models.Mute{}).Select("muted_id").Where("muter_id = ?", userID)).
+		Pluck("followee_id", &counted).Error
+	return slices.DeleteFunc(events, func(ev FeedEvent) bool { return !slices.Contains(counted, ev.AuthorID) }), err
 }
 
 // followeesOf is the subquery of the users userID's feed counts through:
@@ -81,6 +133,13 @@ func (s *Store) FirstRepostsByFollowees(ctx context.Context, userID int64, origi
 	first := map[int64]int64{}
 	if len(originalIDs) == 0 {
 		return first, nil
+	}
+	if s.shards != nil {
+		events, err := s.repostsByFolloweesOnOriginalsNodes(ctx, userID, originalIDs)
+		for _, ev := range events { // newest first: the last one of each original stays
+			first[*ev.RepostOfID] = ev.ID
+		}
+		return first, err
 	}
 	var rows []struct {
 		RepostOfID int64
@@ -101,6 +160,9 @@ func (s *Store) RepostsByFollowees(ctx context.Context, userID int64, originalID
 	var events []FeedEvent
 	if len(originalIDs) == 0 {
 		return events, nil
+	}
+	if s.shards != nil {
+		return s.repostsByFolloweesOnOriginalsNodes(ctx, userID, originalIDs)
 	}
 	err := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("repost_of_id IN ? AND deleted_at IS NULL AND author_id IN (?)", originalIDs, s.followeesOf(userID)).

@@ -15,6 +15,9 @@ import (
 // time-ordered id). It reports false, changing nothing, when the mute
 // already exists; ErrNotFound when either user is unknown.
 func (s *Store) Mute(ctx context.Context, muterID, mutedID, id int64, at time.Time) (bool, error) {
+	if s.acrossNodes(muterID, mutedID) {
+		return s.muteAcross(ctx, muterID, mutedID, id, true, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
@@ -50,6 +53,9 @@ func (s *Store) Mute(ctx context.Context, muterID, mutedID, id int64, at time.Ti
 // false, changing nothing, when there was no mute (an unknown user
 // included, as Unfollow).
 func (s *Store) Unmute(ctx context.Context, muterID, mutedID int64, at time.Time) (bool, error) {
+	if s.acrossNodes(muterID, mutedID) {
+		return s.muteAcross(ctx, muterID, mutedID, 0, false, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false

@@ -87,8 +87,26 @@ func (s *Store) MarkDispatched(ctx context.Context, ids []int64, at time.Time) e
 	return nil
 }
 
-// OutboxLag counts the undispatched events and the time of the oldest.
+// OutboxLag counts the undispatched events and the time of the oldest;
+// on the sharded layout, the relay's pending halves too (their events
+// are written when they are applied).
 func (s *Store) OutboxLag(ctx context.Context) (int64, time.Time, error) {
+	n, oldest, err := s.eventLag(ctx)
+	if err != nil || s.shards == nil {
+		return n, oldest, err
+	}
+	relays, relayOldest, err := s.relayLag(ctx)
+	if err != nil || relays == 0 {
+		return n, oldest, err
+	}
+	if n == 0 || relayOldest.Before(oldest) {
+		oldest = relayOldest
+	}
+	return n + relays, oldest, nil
+}
+
+// eventLag counts the undispatched events and the time of the oldest.
+func (s *Store) eventLag(ctx context.Context) (int64, time.Time, error) {
 	var n int64
 	pending := s.db.WithContext(ctx).Model(&models.OutboxEvent{}).Where("dispatched_at IS NULL")
 	if err := pending.Count(&n).Error; err != nil || n == 0 {

@@ -28,6 +28,9 @@ func (s *Store) CreatePost(ctx context.Context, p *models.Post) error {
 // post. Reposting twice is idempotent: the existing live repost is returned
 // with created false. ErrNotFound when the original is missing or deleted.
 func (s *Store) Repost(ctx context.Context, p *models.Post) (*models.Post, bool, error) {
+	if s.shards != nil {
+		return s.repostSharded(ctx, p)
+	}
 	result, created := p, false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		result, created = p, false
@@ -114,6 +117,16 @@ func (s *Store) DeletePost(ctx context.Context, postID, authorID int64, at time.
 		if err := bumpPostCount(tx, authorID, -1); err != nil {
 			return err
 		}
+		if p.RepostOfID != nil && s.shards != nil {
+			// The original's count and its reposts_by_original row are on
+			// its node: through the relay (repostSharded).
+			half := &relayed{}
+			half.op(relayOp{Op: opRepostRemoved, Post: *p.RepostOfID, Repost: p.ID, Other: p.AuthorID, At: at})
+			if err := half.event(tx, models.EventPostDeleted, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, at); err != nil {
+				return err
+			}
+			return s.relay(tx, authorID, *p.RepostOfID, half)
+		}
 		if p.RepostOfID != nil {
 			err := tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", *p.RepostOfID).
 				Updates(map[string]any{"repost_count": gorm.Expr("repost_count - 1"), "version": nextVersion}).Error
@@ -149,6 +162,19 @@ func (s *Store) LiveReposts(ctx context.Context, originals []int64) (map[int64][
 	var rows []struct {
 		ID, AuthorID, RepostOfID int64
 	}
+	if s.shards != nil {
+		// On the originals' nodes, one statement each.
+		for _, some := range s.byShard(originals) {
+			var found []repostByOriginal
+			if err := s.db.WithContext(ctx).Where("original_id IN ? AND deleted_at IS NULL", some).Order("id").Find(&found).Error; err != nil {
+				return out, err
+			}
+			for _, r := range found {
+				out[r.OriginalID] = append(out[r.OriginalID], models.Repost{ID: r.ID, AuthorID: r.AuthorID})
+			}
+		}
+		return out, nil
+	}
 	err := s.db.WithContext(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("repost_of_id IN ? AND deleted_at IS NULL", originals).Order("id").Scan(&rows).Error
 	for _, r := range rows {
@@ -168,6 +194,10 @@ func (s *Store) TimelinePage(ctx context.Context, authorID int64, dir Direction,
 // ReposterIDs lists the authors of every repost of original, deleted ones included.
 func (s *Store) ReposterIDs(ctx context.Context, original int64) ([]int64, error) {
 	var ids []int64
+	if s.shards != nil {
+		err := s.db.WithContext(ctx).Model(&repostByOriginal{}).Where("original_id = ?", original).Distinct().Pluck("author_id", &ids).Error
+		return ids, err
+	}
 	err := s.db.WithContext(ctx).Model(&models.Post{}).Where("repost_of_id = ?", original).Distinct().Pluck("author_id", &ids).Error
 	return ids, err
 }

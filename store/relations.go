@@ -17,6 +17,9 @@ import (
 // ErrBlocked when either user blocks the other, ErrNotFound when either is
 // unknown.
 func (s *Store) Follow(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (bool, error) {
+	if s.acrossNodes(followerID, followeeID) {
+		return s.followAcross(ctx, followerID, followeeID, seq, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		// The users' row locks, taken first as Block takes them, order a
@@ -74,6 +77,9 @@ func (s *Store) follow(tx *gorm.DB, followerID, followeeID, seq int64, at time.T
 // event of the given kind (unfollowed, or follower_removed when the followee
 // removed the follower). It reports false when there was no relation.
 func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+	if s.acrossNodes(followerID, followeeID) {
+		return s.unfollowAcross(ctx, followerID, followeeID, kind, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error

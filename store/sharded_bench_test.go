@@ -12,8 +12,10 @@ import (
 )
 
 // BenchmarkShardedMySQLHead measures what the Spider head costs: a post,
-// a follow between users of two nodes and a cold timeline read (straight
-// from MySQL), through the head over four data nodes and on one MariaDB,
+// a follow between users of two nodes, the pull feed's scan over
+// followees of every node, a page of posts by id from every node and a
+// cold timeline read (straight from MySQL), through the head over four
+// data nodes and on one MariaDB,
 // reporting p50 and p99 beside the mean.
 //
 //	go test -run '^$' -bench ShardedMySQLHead -benchtime 500x ./store
@@ -42,6 +44,11 @@ func BenchmarkShardedMySQLHead(b *testing.B) {
 				}
 			}
 			next := int64(1 << 30)
+			var created []int64            // the posts createPost made
+			followees := make([]int64, 16) // users 1000-1015: four on each node
+			for i := range followees {
+				followees[i] = 1000 + int64(i)
+			}
 			ops := []struct {
 				name string
 				run  func(i int) error
@@ -49,7 +56,9 @@ func BenchmarkShardedMySQLHead(b *testing.B) {
 				{"createPost", func(i int) error {
 					author := 1000 + int64(i%users)
 					next += MaxShards
-					return s.CreatePost(ctx, &models.Post{ID: next - next%MaxShards + author%MaxShards, AuthorID: author, Body: "bench", CreatedAt: now})
+					id := next - next%MaxShards + author%MaxShards
+					created = append(created, id)
+					return s.CreatePost(ctx, &models.Post{ID: id, AuthorID: author, Body: "bench", CreatedAt: now})
 				}},
 				{"follow", func(i int) error {
 					next++
@@ -58,6 +67,18 @@ func BenchmarkShardedMySQLHead(b *testing.B) {
 						return nil
 					}
 					_, err := s.Follow(ctx, a, c, next, now)
+					return err
+				}},
+				// The pull feed's scan, a page of 20 over 16 followees of
+				// every node: the statement that must touch several.
+				{"pullPage", func(i int) error {
+					_, err := s.FeedEvents(ctx, followees, Older, 1<<62, 20)
+					return err
+				}},
+				// A page of 20 posts by id whose authors live on every node.
+				{"postsByID", func(i int) error {
+					from := (i * 20) % max(len(created)-20, 1)
+					_, err := s.PostsByIDs(ctx, created[from:min(from+20, len(created))])
 					return err
 				}},
 				{"coldTimeline", func(i int) error {

@@ -80,14 +80,20 @@ func TestShardedMySQLMigratePlacesRowsByOwner(t *testing.T) {
 	if changed, err := s.Follow(ctx, a.ID, b.ID, 5000, now); err != nil || !changed {
 		t.Fatalf("follow: %v %v", changed, err)
 	}
-	if countOn(t, nodes[1], "followings") != 1 || countOn(t, nodes[2], "followers") != 1 {
-		t.Fatal("the follow's rows are not on the follower's and the followee's nodes")
+	// The follower's node commits the follow with the followee's half;
+	// the relay writes that half, with the follow's event, on theirs.
+	if countOn(t, nodes[1], "followings") != 1 || countOn(t, nodes[1], "relay_changes") != 1 || countOn(t, nodes[2], "followers") != 0 {
+		t.Fatal("the follow did not commit on the follower's node alone, with its half")
+	}
+	applyRelays(t, s)
+	if countOn(t, nodes[2], "followers") != 1 || countOn(t, nodes[2], "outbox_events") != 1 || countOn(t, nodes[1], "relay_changes") != 0 {
+		t.Fatal("the relay did not write the follow's half, with its event, on the followee's node")
 	}
 	p := &models.Post{ID: 7001, AuthorID: a.ID, Body: "hi", CreatedAt: now}
 	if err := s.CreatePost(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if countOn(t, nodes[1], "posts") != 1 || countOn(t, nodes[1], "outbox_events") != 2 {
+	if countOn(t, nodes[1], "posts") != 1 || countOn(t, nodes[1], "outbox_events") != 1 {
 		t.Fatal("the post and its event are not on the author's node")
 	}
 

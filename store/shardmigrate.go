@@ -18,7 +18,7 @@ import (
 // migrateShards is Migrate on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
 // with the tables the layout adds (usernames, blocked_by, muted_by,
-// follow_requests_sent); then the head gets a server
+// follow_requests_sent, relay_changes, reposts_by_original); then the head gets a server
 // per node, a Spider table per data table over the nodes, and the
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
@@ -32,7 +32,14 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 	if err := head.Find(&done).Error; err != nil {
 		return nil, err
 	}
-	if len(done) == len(migrations) {
+	// The relay's tables came after the last versioned step: a head
+	// without them is migrated again.
+	var relayTables int64
+	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'reposts_by_original')`).Scan(&relayTables).Error; err != nil {
+		return nil, err
+	}
+	if len(done) == len(migrations) && relayTables == 2 {
 		return nil, nil
 	}
 	if len(s.shards.nodes) == 0 {
@@ -84,6 +91,14 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 		// muted (one statement over every node, as migrate runs alone).
 		if err := head.Exec("INSERT IGNORE INTO muted_by (user_id, muter_id) SELECT muted_id, muter_id FROM mutes").Error; err != nil {
 			return nil, fmt.Errorf("muted_by from mutes: %w", err)
+		}
+	}
+	if relayTables < 2 {
+		// The reposts made before reposts_by_original existed, kept a
+		// second time on their original's node.
+		if err := head.Exec(`INSERT IGNORE INTO reposts_by_original (original_id, id, author_id, deleted_at)
+			SELECT repost_of_id, id, author_id, deleted_at FROM posts WHERE repost_of_id IS NOT NULL`).Error; err != nil {
+			return nil, fmt.Errorf("reposts_by_original from posts: %w", err)
 		}
 	}
 	for _, m := range migrations {
@@ -148,8 +163,8 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}); err != nil {
-		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent: %w", err)
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}, &relayChange{}, &repostByOriginal{}); err != nil {
+		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, reposts_by_original: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {

@@ -25,14 +25,16 @@ import (
 //	outbox_events    id             blocked_by       user_id (the blocked)
 //	lists            owner_id       muted_by         user_id (the muted)
 //	list_members     owner_id       follow_requests  user_id (the asked)
-//	                                follow_requests_sent  user_id (the asker)
+//	relay_changes    id             follow_requests_sent  user_id (the asker)
+//	                                reposts_by_original   original_id
 //
 // A post's id carries its author's shard (ids.NextBeside), and an outbox
 // event's id the shard of the user whose change wrote it, so that both are
-// found by id alone. usernames is the one table placed by a hash of a name
+// found by id alone (a relay change's id, like an event's, its actor's
+// node). usernames is the one table placed by a hash of a name
 // (Spider's KEY partitioning): sign-in reads it, then the user by id.
-// usernames, blocked_by, muted_by and follow_requests_sent exist on this
-// layout alone.
+// usernames, blocked_by, muted_by, follow_requests_sent, relay_changes
+// and reposts_by_original exist on this layout alone.
 // schema_migrations and the outbox_event_ids sequence stay on the head.
 
 // shardLayout is the sharded layout's shape; nil on one database.
@@ -61,6 +63,8 @@ var placement = map[string]string{
 	"follow_requests":      "user_id",
 	"follow_requests_sent": "user_id",
 	"outbox_events":        "id",
+	"relay_changes":        "id",
+	"reposts_by_original":  "original_id",
 }
 
 // MaxShards is how many data nodes the sharded layout may have: a post id

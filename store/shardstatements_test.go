@@ -69,12 +69,21 @@ func watchNodes(t testing.TB, nodes []string) *nodeLogs {
 	return l
 }
 
+// The statements counted: every one, or those that change rows.
+const (
+	anyStatement = ""
+	writes       = " AND (argument LIKE 'insert%' OR argument LIKE 'update%' OR argument LIKE 'delete%' OR argument LIKE 'replace%')"
+)
+
 // counts is how many statements naming the database each node has seen.
-func (l *nodeLogs) counts() []int {
+func (l *nodeLogs) counts() []int { return l.countsOf(anyStatement) }
+
+// countsOf is counts of the statements kind selects.
+func (l *nodeLogs) countsOf(kind string) []int {
 	l.t.Helper()
 	out := make([]int, len(l.dbs))
 	for i, db := range l.dbs {
-		err := db.QueryRow("SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE ?",
+		err := db.QueryRow("SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE ?"+kind,
 			"%`"+l.name+"`%").Scan(&out[i])
 		if err != nil {
 			l.t.Fatalf("read node %d's general log: %v", i, err)
@@ -86,12 +95,19 @@ func (l *nodeLogs) counts() []int {
 // touched runs step and returns the nodes that saw a statement of it.
 func (l *nodeLogs) touched(step func() error) ([]int, []string) {
 	l.t.Helper()
-	before := l.counts()
+	return l.touchedBy(step, anyStatement)
+}
+
+// touchedBy runs step and returns the nodes that saw a statement of it
+// of kind.
+func (l *nodeLogs) touchedBy(step func() error, kind string) ([]int, []string) {
+	l.t.Helper()
+	before := l.countsOf(kind)
 	if err := step(); err != nil {
 		l.t.Fatal(err)
 	}
-	after := l.counts()
-	l.since = after
+	after := l.countsOf(kind)
+	l.since = l.counts()
 	var nodes []int
 	for i := range after {
 		if after[i] > before[i] {
@@ -125,8 +141,11 @@ func (l *nodeLogs) lastSeen(nodes, before, after []int) []string {
 // logs, that it reached one node, the one of the user it is about: a home
 // feed's view of the reader, a timeline, both relation lists (the fan-out's
 // follower scan is the followers list), a user's counts, a post by id,
-// sign-in by name, the outbox dispatcher's reads and marks, and every read
-// and write of a reader's lists, and the reads of follow requests.
+// sign-in by name, the outbox dispatcher's reads and marks, every read
+// and write of a reader's lists, the reads of follow requests, the
+// reposts of an original; and that each write between users of two nodes
+// (follow, unfollow, a follower's removal, block, unblock, mute, repost
+// and its deletion) writes on the actor's node alone.
 func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -172,6 +191,15 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		}
 		posts = append(posts, id)
 	}
+	// Reposts of the author's first post by users of two other nodes.
+	for i, reposter := range []int64{users[5], users[7]} {
+		original := posts[0]
+		repost := &models.Post{ID: 9100*int64(MaxShards) + int64(i)*int64(MaxShards) + reposter%int64(MaxShards), AuthorID: reposter, RepostOfID: &original, CreatedAt: now}
+		if _, _, err := s.Repost(ctx, repost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyRelays(t, s)
 	list, err := s.CreateList(ctx, reader, 7000, "hot", now, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +274,29 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		}},
 		{"a member's removal (RemoveListMember)", reader, func() error { return s.RemoveListMember(ctx, reader, 7002, users[5]) }},
 		{"a list's deletion (DeleteList)", reader, func() error { return s.DeleteList(ctx, reader, 7002) }},
+		{"the reposts of an original (LiveReposts)", author, func() error {
+			reposts, err := s.LiveReposts(ctx, posts[:1])
+			if err == nil && len(reposts[posts[0]]) != 2 {
+				err = fmt.Errorf("LiveReposts(%d) = %v, want its two reposts", posts[0], reposts)
+			}
+			return err
+		}},
+		{"the reposts of a page of one author's originals (LiveReposts)", author, func() error { _, err := s.LiveReposts(ctx, posts); return err }},
+		{"who reposted an original (ReposterIDs)", author, func() error {
+			ids, err := s.ReposterIDs(ctx, posts[0])
+			if err == nil && len(ids) != 2 {
+				err = fmt.Errorf("ReposterIDs(%d) = %v, want its two reposters", posts[0], ids)
+			}
+			return err
+		}},
+		{"the reposts of originals by given users, the pull feed's (Reposts)", author, func() error {
+			events, err := s.Reposts(ctx, users, posts)
+			if err == nil && len(events) != 2 {
+				err = fmt.Errorf("Reposts = %v, want the two reposts", events)
+			}
+			return err
+		}},
+		{"the first repost of originals by given users (FirstReposts)", author, func() error { _, err := s.FirstReposts(ctx, users, posts); return err }},
 		{"the reader's follow requests (FollowRequestsPage)", reader, func() error {
 			_, err := s.FollowRequestsPage(ctx, reader, Older, 1<<62, 20)
 			return err
@@ -262,6 +313,36 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		got, seen := logs.touched(st.run)
 		if want := s.ShardOf(st.owner); len(got) != 1 || got[0] != want {
 			t.Errorf("%s reached nodes %v, want node %d alone; they saw:\n%s", st.name, got, want, strings.Join(seen, "\n"))
+		}
+	}
+
+	// The writes between two users of two nodes: whatever they read,
+	// they write on the actor's node alone (the other's half goes through
+	// the relay).
+	repost := &models.Post{ID: 9200*int64(MaxShards) + users[3]%int64(MaxShards), AuthorID: users[3], RepostOfID: &posts[1], CreatedAt: now}
+	for _, st := range []struct {
+		name  string
+		actor int64
+		run   func() error
+	}{
+		{"a follow (Follow)", users[5], func() error { _, err := s.Follow(ctx, users[5], users[3], 8001, now); return err }},
+		{"an unfollow (Unfollow)", users[5], func() error {
+			_, err := s.Unfollow(ctx, users[5], users[3], models.EventUnfollowed, now)
+			return err
+		}},
+		{"a follower's removal (Unfollow)", author, func() error {
+			_, err := s.Unfollow(ctx, users[7], author, models.EventFollowerRemoved, now)
+			return err
+		}},
+		{"a block (Block)", users[5], func() error { _, err := s.Block(ctx, users[5], users[6], 8002, now); return err }},
+		{"an unblock (Unblock)", users[5], func() error { _, err := s.Unblock(ctx, users[5], users[6], now); return err }},
+		{"a mute (Mute)", users[5], func() error { _, err := s.Mute(ctx, users[5], users[7], 8003, now); return err }},
+		{"a repost of another node's post (Repost)", users[3], func() error { _, _, err := s.Repost(ctx, repost); return err }},
+		{"a repost's deletion (DeletePost)", users[3], func() error { _, err := s.DeletePost(ctx, repost.ID, users[3], now); return err }},
+	} {
+		got, seen := logs.touchedBy(st.run, writes)
+		if want := s.ShardOf(st.actor); len(got) != 1 || got[0] != want {
+			t.Errorf("%s wrote on nodes %v, want node %d alone; they saw:\n%s", st.name, got, want, strings.Join(seen, "\n"))
 		}
 	}
 

@@ -114,6 +114,9 @@ type Settings struct {
 	// MariaDB head with the Spider engine (MYSQL_SHARD_DSNS; see
 	// store/shards.go): migrate makes the sharded layout over them.
 	MySQLShardDSNs []string
+	// CopyFromDSN is the one database shard-copy copies into the sharded
+	// layout of MySQLDSN and MySQLShardDSNs (COPY_FROM_DSN).
+	CopyFromDSN    string
 	RedisAddr      string
 	GraphiQL       bool
 	AllowedOrigins string
@@ -262,6 +265,7 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env.text("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.IntVar(&c.NodeID, "node-id", env.int("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	env.secret(fs, shardDSNs, "MYSQL_SHARD_DSNS", "mysql-shards", "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
+	env.secret(fs, &c.CopyFromDSN, "COPY_FROM_DSN", "copy-from", "for shard-copy: the DSN of the one MySQL database it copies into the sharded layout of -mysql-dsn and -mysql-shards, e.g. user:pass@tcp(old:3306)/feed (COPY_FROM_DSN)")
 	return replicaDSNs, shardDSNs
 }
 
@@ -473,7 +477,7 @@ func (c Settings) Describe() []any {
 		redis = "embedded in-process Redis"
 	}
 	settings := append([]any{
-		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "replicaMaxLag", c.ReplicaMaxLag,
+		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "copyFromDSN", isSet(c.CopyFromDSN), "replicaMaxLag", c.ReplicaMaxLag,
 		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
 		"tokenSecret", isSet(string(c.TokenSecret)), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
 		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,

@@ -28,10 +28,13 @@ const (
 
 // Poke wakes this instance's dispatcher after a commit, so that events
 // leave at once instead of at the next poll.
+// The relay is woken too: a commit may have left it a half to apply.
 func (st *Stream) Poke() {
-	select {
-	case st.pokes <- struct{}{}:
-	default:
+	for _, c := range []chan struct{}{st.pokes, st.relays} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ type Stream struct {
 	outboxes *timeline.Outboxes
 	jumps    *jumps.Lists
 	pokes    chan struct{} // wakes the dispatcher after a commit
+	relays   chan struct{} // wakes the relay after a commit
 	instance string        // this instance's name among the stream's consumers
 	// batches holds a token for each fan-out batch this instance runs in
 	// parallel (see runBatches): FanoutWorkers at most, whichever events
@@ -38,15 +39,19 @@ type Stream struct {
 // New makes the fan-out of d over the given parts.
 func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists) *Stream {
 	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
-		pokes: make(chan struct{}, 1), instance: redisx.NewToken(), batches: make(chan struct{}, max(d.Cfg.FanoutWorkers, 1))}
+		pokes: make(chan struct{}, 1), relays: make(chan struct{}, 1), instance: redisx.NewToken(), batches: make(chan struct{}, max(d.Cfg.FanoutWorkers, 1))}
 }
 
 // Start runs, through run (which tracks the goroutines), the dispatcher
-// (when Config.Dispatch says so), Config.FanoutWorkers workers and the lag
+// and on the sharded layout the relay (when Config.Dispatch says so),
+// Config.FanoutWorkers workers and the lag
 // gauges, until ctx ends.
 func (st *Stream) Start(ctx context.Context, run func(context.Context, func(context.Context))) {
 	if st.d.Cfg.Dispatch {
 		run(ctx, st.runDispatcher)
+		if st.d.Store.Sharded() {
+			run(ctx, st.runRelay)
+		}
 	}
 	for i := range st.d.Cfg.FanoutWorkers {
 		consumer := fmt.Sprintf("%s-%d", st.instance, i)

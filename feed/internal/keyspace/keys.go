@@ -149,6 +149,10 @@ func (k Keys) Stream() string { return k.prefix + "fanout" }
 // dispatcherLease is held by the one instance dispatching the outbox.
 func (k Keys) DispatcherLease() string { return k.prefix + "dispatcher" }
 
+// relayLease is held by the one instance running the relay of the sharded
+// layout (store.ApplyRelays).
+func (k Keys) RelayLease() string { return k.prefix + "relay" }
+
 // readerChannel is the pub/sub channel of user id's feed: "add <post>
 // <key>" when an entry enters their inbox, "change" when their unread count
 // may have changed otherwise (an entry left or moved, the read marker

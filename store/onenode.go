@@ -1,0 +1,333 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"feedservice/models"
+)
+
+// The writes of the sharded layout between two users on two data nodes:
+// each commits on the actor's node alone, its side with the other node's
+// half through the relay (relay.go). The actor reads their own side at
+// once; the other side follows within the relay's bound. On one database,
+// and between two users of one node, the writes are those of
+// relations.go, blocks.go and mutes.go, in one transaction.
+
+// acrossNodes reports whether a write between a and b spans two data
+// nodes.
+func (s *Store) acrossNodes(a, b int64) bool {
+	return s.shards != nil && s.ShardOf(a) != s.ShardOf(b)
+}
+
+// userExists checks, outside any transaction (a read of the other node
+// within one would make the commit touch it), that user id exists.
+func (s *Store) userExists(ctx context.Context, id int64) error {
+	var found []int64
+	if err := s.db.WithContext(ctx).Model(&models.User{}).Where("id = ?", id).Limit(1).Pluck("id", &found).Error; err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// lockUser locks user id's row on their node: ErrNotFound when missing.
+// Every write of the actor takes it first, as findPair does.
+func lockUser(tx *gorm.DB, id int64) error {
+	var found []int64
+	err := tx.Model(&models.User{}).Where("id = ?", id).Clauses(clause.Locking{Strength: "UPDATE"}).Pluck("id", &found).Error
+	if err == nil && len(found) == 0 {
+		err = fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	return err
+}
+
+// followAcross is Follow between two nodes: followings with the
+// follower's count and marks on the follower's node; the followers row
+// follows through the relay, which undoes the follow if the followee
+// blocked the follower meanwhile. Blocks either way are checked on the
+// follower's node (blocks, and blocked_by for the followee's).
+func (s *Store) followAcross(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (bool, error) {
+	if err := s.userExists(ctx, followeeID); err != nil {
+		return false, err
+	}
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		if err := lockUser(tx, followerID); err != nil {
+			return err
+		}
+		var blocked []int64
+		err := tx.Raw(`SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?
+			UNION ALL SELECT 1 FROM blocked_by WHERE user_id = ? AND blocker_id = ?`,
+			followerID, followeeID, followerID, followeeID).Scan(&blocked).Error
+		if err != nil {
+			return err
+		}
+		if len(blocked) > 0 {
+			return ErrBlocked
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Following{UserID: followerID, FolloweeID: followeeID, ID: seq, CreatedAt: at})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		side := followSides{following: true}
+		if err := bumpFollowCounts(tx, followerID, followeeID, +1, side); err != nil {
+			return err
+		}
+		if err := shiftRelationMarks(tx, followerID, followeeID, seq, +1, side); err != nil {
+			return err
+		}
+		changed = true
+		half := &relayed{}
+		half.op(relayOp{Op: opFollowerAdded, User: followeeID, Other: followerID, Seq: seq, At: at})
+		if err := half.event(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, followerID, followeeID, half)
+	})
+	return changed, err
+}
+
+// unfollowAcross is Unfollow between two nodes, committed on the actor's:
+// the follower's for an unfollow, the followee's for a removed follower.
+func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		half := &relayed{}
+		actor, other := followerID, followeeID
+		if kind == models.EventFollowerRemoved {
+			actor, other = followeeID, followerID
+			seq, err := s.deleteFollow(tx, "followers", "follower_id", followeeID, followerID, 0, 0)
+			if err != nil || seq == 0 {
+				return err
+			}
+			side := followSides{follower: true}
+			if err := bumpFollowCounts(tx, followerID, followeeID, -1, side); err != nil {
+				return err
+			}
+			if err := shiftRelationMarks(tx, followerID, followeeID, seq, -1, side); err != nil {
+				return err
+			}
+			half.op(relayOp{Op: opFollowingRemoved, User: followerID, Other: followeeID, Seq: seq, At: at})
+		} else {
+			seq, err := s.deleteFollow(tx, "followings", "followee_id", followerID, followeeID, 0, 0)
+			if err != nil || seq == 0 {
+				return err
+			}
+			if err := removeFromLists(tx, followerID, followeeID); err != nil {
+				return err
+			}
+			side := followSides{following: true}
+			if err := bumpFollowCounts(tx, followerID, followeeID, -1, side); err != nil {
+				return err
+			}
+			if err := shiftRelationMarks(tx, followerID, followeeID, seq, -1, side); err != nil {
+				return err
+			}
+			half.op(relayOp{Op: opFollowerRemoved, User: followeeID, Other: followerID, Seq: seq, At: at})
+		}
+		changed = true
+		if err := half.event(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, actor, other, half)
+	})
+	return changed, err
+}
+
+// blockAcross is Block between two nodes, committed on the blocker's: the
+// block, the blocker's side of the follows either way and of the follow
+// requests; the blocked user's side (blocked_by, their rows of the
+// follows and requests) through the relay. The relay ends any follow of
+// the blocked user's, including one whose own half is still on its way
+// (that one is refused on arrival).
+func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64, at time.Time) (bool, error) {
+	if err := s.userExists(ctx, blockedID); err != nil {
+		return false, err
+	}
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		if err := lockUser(tx, blockerID); err != nil {
+			return err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Block{BlockerID: blockerID, BlockedID: blockedID, ID: id, CreatedAt: at})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		half := &relayed{}
+		// The blocker's requests of either way, kept on their node.
+		if _, err := s.applyOp(tx, relayOp{Op: opRequestsDropped, User: blockerID, Other: blockedID}); err != nil {
+			return err
+		}
+		half.op(relayOp{Op: opBlockedByAdded, User: blockedID, Other: blockerID, At: at})
+		half.op(relayOp{Op: opRequestsDropped, User: blockedID, Other: blockerID, At: at})
+		// The blocker's follow of the blocked user.
+		seq, err := s.deleteFollow(tx, "followings", "followee_id", blockerID, blockedID, 0, 0)
+		if err != nil {
+			return err
+		}
+		if seq != 0 {
+			if err := removeFromLists(tx, blockerID, blockedID); err != nil {
+				return err
+			}
+			side := followSides{following: true}
+			if err := bumpFollowCounts(tx, blockerID, blockedID, -1, side); err != nil {
+				return err
+			}
+			if err := shiftRelationMarks(tx, blockerID, blockedID, seq, -1, side); err != nil {
+				return err
+			}
+			if err := half.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: blockerID, FolloweeID: blockedID}, at); err != nil {
+				return err
+			}
+		}
+		half.op(relayOp{Op: opFollowerRemoved, User: blockedID, Other: blockerID, At: at})
+		// The blocked user's follow of the blocker.
+		seq, err = s.deleteFollow(tx, "followers", "follower_id", blockerID, blockedID, 0, 0)
+		if err != nil {
+			return err
+		}
+		removed, err := newEvent(models.EventFollowerRemoved, models.FollowEventPayload{FollowerID: blockedID, FolloweeID: blockerID}, at)
+		if err != nil {
+			return err
+		}
+		removed.TraceParent = TraceParent(tx.Statement.Context)
+		if seq != 0 {
+			side := followSides{follower: true}
+			if err := bumpFollowCounts(tx, blockedID, blockerID, -1, side); err != nil {
+				return err
+			}
+			if err := shiftRelationMarks(tx, blockedID, blockerID, seq, -1, side); err != nil {
+				return err
+			}
+			half.events = append(half.events, removed)
+		}
+		half.op(relayOp{Op: opFollowingRemoved, User: blockedID, Other: blockerID, Before: id, At: at, Event: &removed})
+		if err := half.event(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at); err != nil {
+			return err
+		}
+		changed = true
+		return s.relay(tx, blockerID, blockedID, half)
+	})
+	return changed, err
+}
+
+// unblockAcross is Unblock between two nodes: blocks on the blocker's,
+// blocked_by through the relay.
+func (s *Store) unblockAcross(ctx context.Context, blockerID, blockedID int64, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		n, err := s.deleteRows(tx, &models.Block{}, "blocks", "blocker_id = ? AND blocked_id = ?", blockerID, blockedID)
+		if err != nil || n == 0 {
+			return err
+		}
+		changed = true
+		half := &relayed{}
+		half.op(relayOp{Op: opBlockedByRemoved, User: blockedID, Other: blockerID, At: at})
+		if err := half.event(tx, models.EventUnblocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, blockerID, blockedID, half)
+	})
+	return changed, err
+}
+
+// muteAcross is Mute (mute, when true) or Unmute between two nodes:
+// mutes on the muter's, muted_by through the relay.
+func (s *Store) muteAcross(ctx context.Context, muterID, mutedID, id int64, mute bool, at time.Time) (bool, error) {
+	if mute {
+		if err := s.userExists(ctx, mutedID); err != nil {
+			return false, err
+		}
+	}
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		half := &relayed{}
+		kind := models.EventMuted
+		if mute {
+			if err := lockUser(tx, muterID); err != nil {
+				return err
+			}
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+				Create(&models.Mute{MuterID: muterID, MutedID: mutedID, ID: id, CreatedAt: at})
+			if res.Error != nil || res.RowsAffected == 0 {
+				return res.Error
+			}
+			half.op(relayOp{Op: opMutedByAdded, User: mutedID, Other: muterID, At: at})
+		} else {
+			kind = models.EventUnmuted
+			n, err := s.deleteRows(tx, &models.Mute{}, "mutes", "muter_id = ? AND muted_id = ?", muterID, mutedID)
+			if err != nil || n == 0 {
+				return err
+			}
+			half.op(relayOp{Op: opMutedByRemoved, User: mutedID, Other: muterID, At: at})
+		}
+		changed = true
+		if err := half.event(tx, kind, models.MuteEventPayload{MuterID: muterID, MutedID: mutedID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, muterID, mutedID, half)
+	})
+	return changed, err
+}
+
+// repostSharded is Repost on the sharded layout: the repost, its author's
+// count and its event on the reposter's node; the original's count and
+// its reposts_by_original row on the original's node, through the relay
+// (at once when both are on one node). The original is checked live
+// before the transaction.
+func (s *Store) repostSharded(ctx context.Context, p *models.Post) (*models.Post, bool, error) {
+	original := *p.RepostOfID
+	var live []int64
+	if err := s.db.WithContext(ctx).Model(&models.Post{}).Where("id = ? AND deleted_at IS NULL", original).Limit(1).Pluck("id", &live).Error; err != nil {
+		return nil, false, err
+	}
+	if len(live) == 0 {
+		return p, false, ErrNotFound
+	}
+	result, created := p, false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		result, created = p, false
+		if err := bumpPostCount(tx, p.AuthorID, +1); err != nil {
+			return err
+		}
+		var existing models.Post
+		err := tx.Table(s.on("posts", p.AuthorID)).
+			Where("author_id = ? AND repost_of_id = ? AND deleted_at IS NULL", p.AuthorID, original).Take(&existing).Error
+		if err == nil {
+			result = &existing
+			return errRollback
+		}
+		if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		if err := tx.Create(p).Error; err != nil {
+			return err
+		}
+		created = true
+		half := &relayed{}
+		half.op(relayOp{Op: opRepostAdded, Post: original, Repost: p.ID, Other: p.AuthorID, At: p.CreatedAt})
+		if err := half.event(tx, models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt); err != nil {
+			return err
+		}
+		return s.relay(tx, p.AuthorID, original, half)
+	})
+	if errors.Is(err, errRollback) {
+		err = nil
+	}
+	return result, created, err
+}

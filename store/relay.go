@@ -1,0 +1,392 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"feedservice/models"
+)
+
+// The relay (the sharded layout only): a write that concerns two users on
+// two data nodes commits on one, the actor's, with a relay_changes row in
+// the same local transaction that holds the other node's half (the ops
+// below) and the write's outbox events. ApplyRelays applies the half on the
+// other node in one transaction there, with the events, then deletes the
+// row: a node that is down only delays it, and a half applied twice (the
+// relay stopped between the two) changes nothing the second time, as each
+// op writes a row if it is missing or removes the one it names, and moves
+// a count only with a row. Seed 002's change table.
+//
+// The events travel with the half so that the fan-out, which reads both
+// sides (the followers list, both users' counts), runs once both are
+// written; the actor's own reads need no event (see feed.relationChanged).
+
+// relayChange is a row of relay_changes, on the actor's node (its id
+// carries that node, as an outbox event's does).
+type relayChange struct {
+	ID int64 `gorm:"primaryKey;autoIncrement:false"`
+	// Target is a user or post of the node the half is for.
+	Target    int64     `gorm:"not null"`
+	Ops       string    `gorm:"type:text;not null"` // JSON, []relayOp
+	Events    string    `gorm:"type:text;not null"` // JSON, []models.OutboxEvent without ids
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+func (relayChange) TableName() string { return "relay_changes" }
+
+// The ops of a half, each on rows of the target node.
+const (
+	// opFollowerAdded writes followers(User, Other, Seq) with User's count
+	// and marks, unless User blocks Other: then the follow is undone on
+	// Other's node (opFollowingRemoved, through the relay).
+	opFollowerAdded = "follower+"
+	// opFollowerRemoved removes followers(User, Other), the row of the
+	// follow Seq (any when 0), with User's count and marks.
+	opFollowerRemoved = "follower-"
+	// opFollowingRemoved removes followings(User, Other), the row of the
+	// follow Seq, or with Seq 0 any made before Before (a block's id: a
+	// follow made after the block, before its follower's node knew of it,
+	// is refused on arrival if the block still holds), with User's count
+	// and marks and Other from User's lists.
+	opFollowingRemoved = "following-"
+	opBlockedByAdded   = "blocked_by+" // blocked_by(User, Other)
+	opBlockedByRemoved = "blocked_by-"
+	opMutedByAdded     = "muted_by+" // muted_by(User, Other)
+	opMutedByRemoved   = "muted_by-"
+	// opRequestsDropped removes the follow requests between User and
+	// Other that User's node keeps.
+	opRequestsDropped = "requests-"
+	// opRepostAdded writes reposts_by_original(Post, Repost, Other) with
+	// the original's repost count; opRepostRemoved marks it deleted and
+	// moves the count back.
+	opRepostAdded   = "repost+"
+	opRepostRemoved = "repost-"
+)
+
+// relayOp is one step of a half.
+type relayOp struct {
+	Op     string    `json:"op"`
+	User   int64     `json:"user,omitempty"`
+	Other  int64     `json:"other,omitempty"`
+	Seq    int64     `json:"seq,omitempty"`
+	Post   int64     `json:"post,omitempty"`
+	Repost int64     `json:"repost,omitempty"`
+	Before int64     `json:"before,omitempty"`
+	At     time.Time `json:"at"`
+	// Event, when set, is written with the half if the op removed a row
+	// and the half carries no event of that kind: a follow the actor's
+	// node did not know of yet, ended by a block.
+	Event *models.OutboxEvent `json:"event,omitempty"`
+}
+
+// relayed builds the half of one write inside the actor's transaction.
+type relayed struct {
+	ops    []relayOp
+	events []models.OutboxEvent
+}
+
+func (r *relayed) op(o relayOp) { r.ops = append(r.ops, o) }
+
+func (r *relayed) event(tx *gorm.DB, kind string, payload any, at time.Time) error {
+	ev, err := newEvent(kind, payload, at)
+	if err != nil {
+		return err
+	}
+	ev.TraceParent = TraceParent(tx.Statement.Context)
+	r.events = append(r.events, ev)
+	return nil
+}
+
+// relay ends the actor's transaction tx: the half r for target's node,
+// from actor's. On the actor's node itself (both users on one node) the
+// half is applied in tx at once, with the events.
+func (s *Store) relay(tx *gorm.DB, actor, target int64, r *relayed) error {
+	if s.ShardOf(actor) == s.ShardOf(target) {
+		return s.applyHalf(tx, target, r.ops, r.events)
+	}
+	ops, err := json.Marshal(r.ops)
+	if err != nil {
+		return err
+	}
+	events, err := json.Marshal(r.events)
+	if err != nil {
+		return err
+	}
+	c := relayChange{Target: target, Ops: string(ops), Events: string(events), CreatedAt: time.Now().UTC()}
+	var next int64
+	if err := tx.Raw("SELECT NEXT VALUE FOR outbox_event_ids").Scan(&next).Error; err != nil {
+		return fmt.Errorf("relay change id: %w", err)
+	}
+	c.ID = next*int64(s.shards.n) + int64(s.ShardOf(actor))
+	return tx.Create(&c).Error
+}
+
+// ApplyRelays applies the pending halves of every data node, oldest first
+// on each, and returns how many it applied. A half whose target node
+// fails is retried at the next call, and the later halves of its node for
+// the same target wait for it, so that each target sees one node's halves
+// in their order; the others go on. Nothing on one database.
+func (s *Store) ApplyRelays(ctx context.Context, limit int) (int, error) {
+	if s.shards == nil {
+		return 0, nil
+	}
+	applied := 0
+	var errs []error
+	for shard := range s.shards.n {
+		var pending []relayChange
+		err := s.db.WithContext(ctx).Table(s.on("relay_changes", int64(shard))).Order("id").Limit(limit).Find(&pending).Error
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relay changes of data node %d: %w", shard, err))
+			continue
+		}
+		failed := map[int]bool{}
+		for _, c := range pending {
+			target := s.ShardOf(c.Target)
+			if failed[target] {
+				continue
+			}
+			if err := s.applyChange(ctx, c); err != nil {
+				failed[target] = true
+				errs = append(errs, fmt.Errorf("relay change %d from data node %d to %d: %w", c.ID, shard, target, err))
+				continue
+			}
+			applied++
+		}
+	}
+	return applied, errors.Join(errs...)
+}
+
+// applyChange applies c on its target node, then deletes it on its own.
+func (s *Store) applyChange(ctx context.Context, c relayChange) error {
+	var ops []relayOp
+	var events []models.OutboxEvent
+	if err := json.Unmarshal([]byte(c.Ops), &ops); err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	if err := json.Unmarshal([]byte(c.Events), &events); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		return s.applyHalf(tx, c.Target, ops, events)
+	})
+	if err != nil {
+		return err
+	}
+	return s.db.WithContext(ctx).Exec("DELETE FROM relay_changes WHERE id = ?", c.ID).Error
+}
+
+// applyHalf runs ops on target's node within tx and writes the events
+// there. What the half finds changed on this node goes back to the
+// actor's through the relay: a follow refused here (the followee blocks
+// the follower) is undone there, its events replaced by the undoing's;
+// and a follow a block's half ended here, which the blocker's node had
+// not seen, is removed there too (its followers row arrived, or will
+// arrive, after the block: possibly after an unblock as well).
+func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []models.OutboxEvent) error {
+	back, backTo := &relayed{}, int64(0)
+	for _, o := range ops {
+		r, err := s.applyOp(tx, o)
+		if err != nil {
+			return fmt.Errorf("%s %d %d: %w", o.Op, o.User, o.Other, err)
+		}
+		switch {
+		case r.refused:
+			back.op(relayOp{Op: opFollowingRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
+			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
+				return err
+			}
+			backTo, events = o.Other, nil
+		case r.changed && o.Op == opFollowingRemoved && o.Seq == 0:
+			back.op(relayOp{Op: opFollowerRemoved, User: o.Other, Other: o.User, Seq: r.seq, At: o.At})
+			if err := back.event(tx, models.EventFollowerRemoved, models.FollowEventPayload{FollowerID: o.User, FolloweeID: o.Other}, o.At); err != nil {
+				return err
+			}
+			backTo = o.Other
+		}
+		if r.changed && o.Event != nil && !carries(events, o.Event.Kind) {
+			events = append(events, *o.Event)
+		}
+	}
+	if len(back.ops) > 0 {
+		if err := s.relay(tx, target, backTo, back); err != nil {
+			return err
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	owners := make([]int64, len(events))
+	for i := range owners {
+		owners[i] = target
+	}
+	for i := range events {
+		events[i].ID = 0
+	}
+	if err := s.assignEventIDs(tx, events, owners); err != nil {
+		return err
+	}
+	return tx.Create(&events).Error
+}
+
+func carries(events []models.OutboxEvent, kind string) bool {
+	for _, ev := range events {
+		if ev.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// opResult is what an op did: whether it changed a row, whether it
+// refused a follow, and the follow id of the row it removed.
+type opResult struct {
+	changed, refused bool
+	seq              int64
+}
+
+// applyOp runs one op.
+func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
+	switch o.Op {
+	case opFollowerAdded:
+		blocked, err := s.blocks(tx, o.User, o.Other)
+		if err != nil || blocked {
+			return opResult{refused: blocked}, err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Follower{UserID: o.User, FollowerID: o.Other, ID: o.Seq, CreatedAt: o.At})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return opResult{}, res.Error
+		}
+		side := followSides{follower: true}
+		if err := bumpFollowCounts(tx, o.Other, o.User, +1, side); err != nil {
+			return opResult{}, err
+		}
+		return opResult{changed: true}, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
+	case opFollowerRemoved:
+		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq, 0)
+		if err != nil || seq == 0 {
+			return opResult{}, err
+		}
+		side := followSides{follower: true}
+		if err := bumpFollowCounts(tx, o.Other, o.User, -1, side); err != nil {
+			return opResult{}, err
+		}
+		return opResult{changed: true, seq: seq}, shiftRelationMarks(tx, o.Other, o.User, seq, -1, side)
+	case opFollowingRemoved:
+		seq, err := s.deleteFollow(tx, "followings", "followee_id", o.User, o.Other, o.Seq, o.Before)
+		if err != nil || seq == 0 {
+			return opResult{}, err
+		}
+		if err := removeFromLists(tx, o.User, o.Other); err != nil {
+			return opResult{}, err
+		}
+		side := followSides{following: true}
+		if err := bumpFollowCounts(tx, o.User, o.Other, -1, side); err != nil {
+			return opResult{}, err
+		}
+		return opResult{changed: true, seq: seq}, shiftRelationMarks(tx, o.User, o.Other, seq, -1, side)
+	case opBlockedByAdded:
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&blockedBy{UserID: o.User, BlockerID: o.Other})
+		return opResult{changed: res.RowsAffected > 0}, res.Error
+	case opBlockedByRemoved:
+		n, err := s.deleteRows(tx, &blockedBy{}, "blocked_by", "user_id = ? AND blocker_id = ?", o.User, o.Other)
+		return opResult{changed: n > 0}, err
+	case opMutedByAdded:
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&mutedBy{UserID: o.User, MuterID: o.Other})
+		return opResult{changed: res.RowsAffected > 0}, res.Error
+	case opMutedByRemoved:
+		n, err := s.deleteRows(tx, &mutedBy{}, "muted_by", "user_id = ? AND muter_id = ?", o.User, o.Other)
+		return opResult{changed: n > 0}, err
+	case opRequestsDropped:
+		n, err := s.deleteRows(tx, &models.FollowRequest{}, "follow_requests", "user_id = ? AND requester_id = ?", o.User, o.Other)
+		if err != nil {
+			return opResult{}, err
+		}
+		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
+		return opResult{changed: n+m > 0}, err
+	case opRepostAdded:
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&repostByOriginal{OriginalID: o.Post, ID: o.Repost, AuthorID: o.Other})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return opResult{}, res.Error
+		}
+		return opResult{changed: true}, tx.Model(&models.Post{}).Where("id = ?", o.Post).
+			Updates(map[string]any{"repost_count": gorm.Expr("repost_count + 1"), "version": nextVersion}).Error
+	case opRepostRemoved:
+		res := tx.Model(&repostByOriginal{}).Where("original_id = ? AND id = ? AND deleted_at IS NULL", o.Post, o.Repost).
+			Update("deleted_at", o.At)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return opResult{}, res.Error
+		}
+		return opResult{changed: true}, tx.Model(&models.Post{}).Where("id = ? AND repost_count > 0", o.Post).
+			Updates(map[string]any{"repost_count": gorm.Expr("repost_count - 1"), "version": nextVersion}).Error
+	}
+	return opResult{}, fmt.Errorf("unknown relay op %q", o.Op)
+}
+
+// deleteFollow removes the row of table owned by user whose otherColumn
+// is other: the follow seq's, or when seq is 0 any, made before before
+// unless it is 0. It returns the removed row's follow id (0: none
+// removed).
+func (s *Store) deleteFollow(tx *gorm.DB, table, otherColumn string, user, other, seq, before int64) (int64, error) {
+	where := "user_id = ? AND " + otherColumn + " = ?"
+	args := []any{user, other}
+	switch {
+	case seq != 0:
+		where += " AND id = ?"
+		args = append(args, seq)
+	case before != 0:
+		where += " AND id < ?"
+		args = append(args, before)
+	}
+	var removed []int64
+	if err := tx.Raw("DELETE FROM "+table+" WHERE "+where+" RETURNING id", args...).Scan(&removed).Error; err != nil {
+		return 0, err
+	}
+	if len(removed) == 0 {
+		return 0, nil
+	}
+	return removed[0], nil
+}
+
+// blocks reports whether blocker blocks blocked, a locking read on
+// blocker's node.
+func (s *Store) blocks(tx *gorm.DB, blocker, blocked int64) (bool, error) {
+	var found []int64
+	err := tx.Model(&models.Block{}).Where("blocker_id = ? AND blocked_id = ?", blocker, blocked).
+		Clauses(clause.Locking{Strength: "UPDATE"}).Limit(1).Pluck("blocker_id", &found).Error
+	return len(found) > 0, err
+}
+
+// relayLag counts the pending halves and the time of the oldest.
+func (s *Store) relayLag(ctx context.Context) (int64, time.Time, error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM relay_changes").Scan(&row).Error
+	if err != nil || row.Oldest == nil {
+		return row.N, time.Time{}, err
+	}
+	return row.N, *row.Oldest, nil
+}
+
+// repostByOriginal is a row of the sharded layout's reposts_by_original:
+// a repost kept a second time on its original's node (placed by the
+// original's id, which carries its author's node), so that the reposts of
+// an original are read there alone. The relay writes it with the
+// original's repost count, in one transaction.
+type repostByOriginal struct {
+	OriginalID int64 `gorm:"primaryKey;autoIncrement:false"`
+	ID         int64 `gorm:"primaryKey;autoIncrement:false"`
+	AuthorID   int64 `gorm:"not null"`
+	DeletedAt  *time.Time
+}
+
+func (repostByOriginal) TableName() string { return "reposts_by_original" }
