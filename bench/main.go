@@ -82,6 +82,13 @@ func logf(format string, args ...any) {
 
 func main() {
 	o, f := parseFlags()
+	if f.broadcasterAddr != "" {
+		if err := runBroadcaster(f.broadcasterAddr, o.redis, f.broadcasterChannel); err != nil {
+			fmt.Fprintln(os.Stderr, "broadcaster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if code, ran := runCommand(o, f); ran {
 		if code != 0 {
 			os.Exit(code)
@@ -117,6 +124,9 @@ type cliFlags struct {
 	sockets string
 	docs    string
 	replot  string
+	// The bare broadcaster (broadcaster.go): the benchmark starts itself
+	// with these to run it.
+	broadcasterAddr, broadcasterChannel string
 }
 
 // parseFlags declares every flag and parses the command line.
@@ -152,6 +162,8 @@ func parseFlags() (*options, *cliFlags) {
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets and the page with blocks and mutes against the page without them")
 	workloads := flag.String("workloads", "", "run only these workloads, by number (e.g. 7 for the red dots; 1,4,7); the warm reads always run")
 	serverFlags := flag.String("server-flags", "", "extra flags of the server under test, space-separated (e.g. '-metrics-addr=127.0.0.1:6060 -metrics-pprof' to profile it)")
+	flag.StringVar(&f.broadcasterAddr, "broadcaster-addr", "", "run only the red dot's bare broadcaster on this address (the benchmark starts itself so)")
+	flag.StringVar(&f.broadcasterChannel, "broadcaster-channel", "", "the bare broadcaster's Redis channel")
 	flag.Parse()
 	o.workloads = strings.FieldsFunc(*workloads, func(r rune) bool { return r == ',' || r == ' ' })
 	o.serverFlags = strings.Fields(*serverFlags)

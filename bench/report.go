@@ -166,6 +166,9 @@ type RedDotResult struct {
 	CelebritySockets  int     `json:"celebritySockets"`
 	CelebrityDelivery Stat    `json:"celebrityDelivery"`
 	CelebrityMissing  int     `json:"celebrityMissing"`
+	// Floor is the bare broadcaster's delivery to as many sockets, in the
+	// same run (broadcaster.go).
+	Floor Stat `json:"floor"`
 }
 
 type MemoryResult struct {
@@ -334,6 +337,9 @@ func (r *Result) rows() []row {
 			row{name: fmt.Sprintf("7 red dot, %d sockets: delivery p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Delivery.P99 }},
 			row{name: fmt.Sprintf("7 red dot, %d sockets: celebrity's post p50", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).CelebrityDelivery.P50 }},
 			row{name: fmt.Sprintf("7 red dot, %d sockets: celebrity's post p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).CelebrityDelivery.P99 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: bare broadcaster p50", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Floor.P50 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: bare broadcaster p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Floor.P99 }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: delivery p99 / broadcaster's", n), unit: "x", lower: true, get: func(m *ModeResult) float64 { return over(m.redDotAt(n).Delivery.P99, m.redDotAt(n).Floor.P99) }},
 		)
 	}
 	rows = append(rows,
@@ -521,6 +527,17 @@ func (r *Result) targets() []Target {
 		add(fmt.Sprintf("%s red dot p99 < 250 ms with 10,000 open websockets (measured with %d)", mode, rd.Sockets), v, v < 250,
 			"%.1f ms (%s's posts %.1f ms, celebrity's %.1f ms)", v, rd.Poster, rd.Delivery.P99, rd.CelebrityDelivery.P99)
 	}
+	for _, mode := range r.modesPresent() {
+		for _, rd := range r.Modes[mode].RedDots {
+			if rd.Floor.P99 <= 0 {
+				continue
+			}
+			v := max(rd.Delivery.P99, rd.CelebrityDelivery.P99) / rd.Floor.P99
+			add(fmt.Sprintf("%s red dot p99 <= 2x the bare broadcaster's, %d sockets", mode, rd.Sockets), v, v <= 2,
+				"%.2fx (%.1f ms: %s's posts %.1f ms, celebrity's %.1f ms; broadcaster p50 %.1f ms, p99 %.1f ms)",
+				v, max(rd.Delivery.P99, rd.CelebrityDelivery.P99), rd.Poster, rd.Delivery.P99, rd.CelebrityDelivery.P99, rd.Floor.P50, rd.Floor.P99)
+		}
+	}
 	if h.Memory.RefListpack100 > 0 && h.Memory.BytesPerEntry > 0 {
 		v := h.Memory.BytesPerEntry / h.Memory.RefListpack100
 		add("Redis bytes per inbox entry <= 1.3x a bare listpack member", v, v <= 1.3, "%.2fx (%.1f vs %.1f B; encoding %s, zset-max-listpack-entries %d)",
@@ -707,4 +724,12 @@ func replotFile(path string) ([]string, error) {
 		fmt.Println("skipped plot", s)
 	}
 	return files, err
+}
+
+// over is a / b, or 0 when b is not positive.
+func over(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }

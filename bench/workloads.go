@@ -743,6 +743,11 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 	if len(readers) == 0 {
 		return nil
 	}
+	floor, err := w.broadcasterFloor(ctx, len(readers))
+	if err != nil {
+		return fmt.Errorf("red dot floor: %w", err)
+	}
+	rd.Floor = floor
 	logf("  %d sockets: marking the readers' feeds read (8 clients)", len(readers))
 	markStart := time.Now()
 	markErrs := w.markFeedsRead(ctx, readers)
@@ -959,20 +964,28 @@ func (s *redDotSockets) rounds(ctx context.Context, author int, expect []bool) (
 func (s *redDotSockets) postAndCollect(ctx context.Context, author int, expect []bool, k int) (lat []time.Duration, missing int, err error) {
 	w := s.w
 	base := slices.Clone(s.latest)
+	_, err = w.c.createPost(ctx, w.tokens[author], fmt.Sprintf("red dot post %d in %s mode", k, w.mode))
+	t1 := time.Now()
+	if err != nil {
+		return nil, 0, err
+	}
+	lat, missing = s.collect(base, expect, t1)
+	return lat, missing, nil
+}
+
+// collect collects, for at most 60 s, the time from t1 until each expected
+// socket that had a count in base receives a higher one, and says how many
+// did not. Counts that come late or from other sockets only update latest.
+func (s *redDotSockets) collect(base []int, expect []bool, t1 time.Time) (lat []time.Duration, missing int) {
 	want := 0
 	for c := range expect {
 		if expect[c] && base[c] >= 0 {
 			want++
 		}
 	}
-	_, err = w.c.createPost(ctx, w.tokens[author], fmt.Sprintf("red dot post %d in %s mode", k, w.mode))
-	t1 := time.Now()
-	if err != nil {
-		return nil, 0, err
-	}
 	done := 0
 	deadline := time.After(60 * time.Second)
-collect:
+loop:
 	for done < want {
 		select {
 		case c := <-s.counts:
@@ -982,11 +995,11 @@ collect:
 			}
 			s.latest[c.client] = c.n
 		case <-deadline:
-			break collect
+			break loop
 		}
 	}
 	s.drainLate()
-	return lat, want - done, nil
+	return lat, want - done
 }
 
 // drainLate takes in the counts that arrive within 50 ms of a round and
