@@ -24,6 +24,10 @@ type User struct {
 	// of another version is refused. Log-out moves it up by one, revoking
 	// every token issued before.
 	TokenVersion int64 `gorm:"not null;default:0"`
+	// IsProtected says that new followers need the user's approval (a
+	// follow becomes a request) and that the user's posts are for them
+	// and their approved followers only.
+	IsProtected bool `gorm:"not null;default:false"`
 }
 
 // IsNode marks User as a GraphQL Node.
