@@ -35,3 +35,10 @@ func (User) IsNode() {}
 
 // GlobalID is the user's global node ID, its GraphQL id.
 func (u *User) GlobalID() string { return NodeID(KindUser, u.ID) }
+
+// ProfileChange is a change of a user's profile: the fields that are not
+// nil are set.
+type ProfileChange struct {
+	DisplayName, Bio *string
+	IsProtected      *bool
+}

@@ -91,7 +91,7 @@ func TestFollowOrRequestReadsProtection(t *testing.T) {
 		ctx := context.Background()
 		at := relationStore(t, s, 3)
 		on := true
-		if u, err := s.UpdateProfile(ctx, 1, ProfileChange{IsProtected: &on}, at); err != nil || !u.IsProtected {
+		if u, err := s.UpdateProfile(ctx, 1, models.ProfileChange{IsProtected: &on}, at); err != nil || !u.IsProtected {
 			t.Fatalf("protect 1: %+v, %v", u, err)
 		}
 		if got, err := s.FollowOrRequest(ctx, 2, 1, 100, at); err != nil || got != Requested {

@@ -39,7 +39,7 @@ func TestMigrateV2AddsRowVersions(t *testing.T) {
 			t.Fatalf("user after the migration: %+v, %v", u, err)
 		}
 		bio := "new bio"
-		if _, err := s.UpdateProfile(ctx, 1, ProfileChange{Bio: &bio}, now); err != nil {
+		if _, err := s.UpdateProfile(ctx, 1, models.ProfileChange{Bio: &bio}, now); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.MoveFeedReadKey(ctx, 1, 5, now); err != nil {

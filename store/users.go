@@ -105,15 +105,9 @@ func (s *Store) UsersByIDs(ctx context.Context, ids []int64) ([]*models.User, er
 	return users, err
 }
 
-// ProfileChange is what UpdateProfile sets: the fields that are not nil.
-type ProfileChange struct {
-	DisplayName, Bio *string
-	IsProtected      *bool
-}
-
 // UpdateProfile sets the fields of c that are not nil, with a
 // user_changed event, and returns the user as stored.
-func (s *Store) UpdateProfile(ctx context.Context, id int64, c ProfileChange, at time.Time) (*models.User, error) {
+func (s *Store) UpdateProfile(ctx context.Context, id int64, c models.ProfileChange, at time.Time) (*models.User, error) {
 	changes := map[string]any{}
 	if c.DisplayName != nil {
 		changes["display_name"] = *c.DisplayName
