@@ -84,7 +84,9 @@ func protFeedPosts(t *testing.T, c *client) []string {
 	var out struct {
 		Feed struct {
 			UnreadCount int
-			Edges       []struct{ Node struct{ Post struct{ ID string } } }
+			Edges       []struct {
+				Node struct{ Post struct{ ID string } }
+			}
 		}
 	}
 	c.mustDo(t, `{ feed(first: 20) { unreadCount edges { node { post { id } } } } }`, nil, &out)
