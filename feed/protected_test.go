@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"feedservice/feed/config"
 	"feedservice/feed/paging"
 	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
@@ -27,7 +28,8 @@ func (te *testEngine) protect(user int64, on bool) {
 // requesters are who waits for user's approval, most recent first.
 func (te *testEngine) requesters(user int64) []int64 {
 	te.t.Helper()
-	conn, err := te.FollowRequests(context.Background(), user, paging.PageArgs{})
+	most := config.MaxPageSize
+	conn, err := te.FollowRequests(context.Background(), user, paging.PageArgs{First: &most})
 	if err != nil {
 		te.t.Fatalf("follow requests of %d: %v", user, err)
 	}
