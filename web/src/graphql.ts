@@ -74,6 +74,8 @@ export const PROFILE_FIELDS = graphql(`
     followsViewer
     viewerHasBlocked
     viewerHasMuted
+    isProtected
+    viewerHasRequestedFollow
   }
 `);
 
@@ -280,6 +282,39 @@ export const FOLLOW = graphql(`
 export const UNFOLLOW = graphql(`
   mutation Unfollow($userId: ID!) {
     unfollow(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+// ---------------------------------------------------------------------------
+// Protected accounts
+
+// The switch: on, new followers ask first and the posts are for the
+// followers only; off approves every waiting request.
+export const SET_PROTECTED = graphql(`
+  mutation SetProtected($on: Boolean!) {
+    updateProfile(input: { isProtected: $on }) { ...ProfileFields }
+  }
+`);
+
+export const FOLLOW_REQUESTS = graphql(`
+  query FollowRequests($first: Int, $after: String) {
+    followRequests(first: $first, after: $after) {
+      totalCount
+      edges { cursor since node { ...UserSummary } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+`);
+
+export const APPROVE_FOLLOW_REQUEST = graphql(`
+  mutation ApproveFollowRequest($userId: ID!) {
+    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+export const REJECT_FOLLOW_REQUEST = graphql(`
+  mutation RejectFollowRequest($userId: ID!) {
+    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }
   }
 `);
 
