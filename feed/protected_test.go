@@ -301,3 +301,35 @@ func TestProtectedTimelineAndReposts(t *testing.T) {
 		t.Errorf("the author's repost: %v", err)
 	}
 }
+
+// Home inserts no promoted post of a protected author but for the
+// author's followers; turning protection on takes it out at once.
+func TestProtectedPostIsNotPromotedToStrangers(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t, func(cfg *config.Config) { cfg.HomeInsertEvery = 2 })
+	ctx := context.Background()
+	v, f, a, p := te.user("viewer"), te.user("follower"), te.user("followee"), te.user("promoter")
+	te.follow(v, a)
+	te.follow(f, a)
+	te.follow(f, p)
+	promoted := te.post(p, "promoted")
+	if err := te.SetPromoted(ctx, promoted, true); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		te.post(a, "a slot for the insertion")
+	}
+	te.settle()
+	for _, r := range []int64{v, f} {
+		if _, posts := bmHomeInserts(t, te, r); !slices.Equal(posts, []int64{promoted}) {
+			t.Fatalf("p public: home of %d promotes %v, want [%d]", r, posts, promoted)
+		}
+	}
+	te.protect(p, true)
+	if _, posts := bmHomeInserts(t, te, v); len(posts) != 0 {
+		t.Fatalf("p protected: the stranger's home promotes %v", posts)
+	}
+	if _, posts := bmHomeInserts(t, te, f); !slices.Equal(posts, []int64{promoted}) {
+		t.Fatalf("p protected: the follower's home promotes %v, want [%d]", posts, promoted)
+	}
+}
