@@ -17,6 +17,9 @@
 // - protected accounts: the switch on one's own profile, a request made
 //   with a protected profile's button ("Requested"), and the requests
 //   approved and rejected on the owner's profile;
+// - lists: a list made on the Lists page, a followee added with their
+//   profile's switch, its feed holding their post alone, renamed, emptied
+//   and deleted;
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -759,6 +762,63 @@ test('the app: a protected account: the switch, a request made with its button, 
     await profile.getByTestId('follower-count').filter({ hasText: /^1$/ }).waitFor();
     await openAs(mine, fan.token, 'u/rfranklin');
     await button(profile, 'Unfollow').waitFor();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lists
+
+test('the app: a list made, a followee added from their profile, its feed read, renamed, emptied and deleted', async () => {
+  await inNewContext('app', async (c) => {
+    const viewer = await apiSignUp('list_keeper', 'List Keeper');
+    const inList = await apiSignUp('meitner', 'Lise Meitner');
+    const outside = await apiSignUp('goodall', 'Jane Goodall');
+    for (const whom of [inList, outside]) {
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: whom.id }, viewer.token);
+    }
+    const listed = await apiPost(inList.token, bodies[2]);
+    await apiPost(outside.token, bodies[3]);
+    const page = await c.context.newPage();
+    await page.goto(APP_URL);
+    await page.evaluate((t) => localStorage.setItem('feedservice.token', t), viewer.token);
+    await page.goto(APP_URL);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const button = (where, name) => where.getByRole('button', { name, exact: true });
+
+    // Made on the Lists page.
+    await nav.getByRole('link', { name: 'Lists' }).click();
+    await page.getByLabel('List name').fill('Physicists');
+    await button(page, 'Create list').click();
+    const lists = page.getByRole('region', { name: 'Your lists' });
+    await lists.getByRole('link', { name: 'Physicists' }).waitFor();
+
+    // A followee added from their profile, with the list's switch.
+    await page.goto(new URL('u/meitner', APP_URL).toString());
+    const switches = page.getByRole('group', { name: 'Lists' });
+    await switches.getByLabel('Physicists').click();
+    await switches.getByLabel('Physicists').and(page.locator(':checked')).waitFor();
+
+    // The list holds them, and its feed their post alone.
+    await nav.getByRole('link', { name: 'Lists' }).click();
+    await lists.getByRole('link', { name: 'Physicists' }).click();
+    const members = page.getByRole('region', { name: 'Members' });
+    await members.getByTestId('member-count').filter({ hasText: /^1 member$/ }).waitFor();
+    const entries = () => page.locator('[data-testid="list-entry"]').evaluateAll((els) => els.map((el) => el.dataset.postId));
+    await waitForAsync(async () => JSON.stringify(await entries()) === JSON.stringify([listed.id]),
+      'the list feed to show the member\'s post alone', entries);
+
+    // Renamed, emptied, deleted.
+    await page.getByLabel('New name').fill('Nuclear physicists');
+    await button(page, 'Rename').click();
+    await page.getByTestId('list-name').filter({ hasText: /^Nuclear physicists$/ }).waitFor();
+    await button(members, 'Remove').click();
+    await members.getByTestId('member-count').filter({ hasText: /^0 members$/ }).waitFor();
+    await page.getByText('Nothing here yet.').waitFor();
+    page.once('dialog', (dialog) => dialog.accept());
+    await button(page, 'Delete list').click();
+    await page.getByText('You have no lists yet.').waitFor();
+    const left = await api('query { lists(first: 5) { totalCount } }', {}, viewer.token);
+    assert.equal(left.lists.totalCount, 0, 'Delete list left the list');
   });
 });
 

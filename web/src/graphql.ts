@@ -319,6 +319,75 @@ export const REJECT_FOLLOW_REQUEST = graphql(`
 `);
 
 // ---------------------------------------------------------------------------
+// Lists
+
+export const LIST_FIELDS = graphql(`
+  fragment ListFields on List {
+    id
+    name
+    memberCount
+    createdAt
+  }
+`);
+
+// The viewer's lists with their latest members' ids: a profile's list
+// switches say whether its user is among them. (The first ten lists and
+// twenty members of each: the price of one operation is bounded.)
+export const LISTS = graphql(`
+  query Lists {
+    lists(first: 10) {
+      totalCount
+      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }
+    }
+  }
+`);
+
+export const LIST = graphql(`
+  query List($id: ID!, $first: Int, $after: String) {
+    node(id: $id) {
+      ... on List {
+        ...ListFields
+        members(first: 20) { edges { cursor since node { ...UserSummary } } }
+        feed(first: $first, after: $after) {
+          edges { ...FeedEdgeFields }
+          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        }
+      }
+    }
+  }
+`);
+
+export const CREATE_LIST = graphql(`
+  mutation CreateList($name: String!) {
+    createList(name: $name) { list { ...ListFields } }
+  }
+`);
+
+export const RENAME_LIST = graphql(`
+  mutation RenameList($listId: ID!, $name: String!) {
+    renameList(listId: $listId, name: $name) { list { ...ListFields } }
+  }
+`);
+
+export const DELETE_LIST = graphql(`
+  mutation DeleteList($listId: ID!) {
+    deleteList(listId: $listId) { deletedListId }
+  }
+`);
+
+export const ADD_TO_LIST = graphql(`
+  mutation AddToList($listId: ID!, $userId: ID!) {
+    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }
+  }
+`);
+
+export const REMOVE_FROM_LIST = graphql(`
+  mutation RemoveFromList($listId: ID!, $userId: ID!) {
+    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }
+  }
+`);
+
+// ---------------------------------------------------------------------------
 // Blocks and mutes
 
 export const BLOCK = graphql(`

@@ -43,6 +43,14 @@ type Documents = {
     "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.FollowRequestsDocument,
     "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.ApproveFollowRequestDocument,
     "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.RejectFollowRequestDocument,
+    "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": typeof types.ListFieldsFragmentDoc,
+    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": typeof types.ListsDocument,
+    "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ListDocument,
+    "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": typeof types.CreateListDocument,
+    "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": typeof types.RenameListDocument,
+    "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n": typeof types.DeleteListDocument,
+    "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": typeof types.AddToListDocument,
+    "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": typeof types.RemoveFromListDocument,
     "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.BlockDocument,
     "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.UnblockDocument,
     "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": typeof types.MuteDocument,
@@ -80,6 +88,14 @@ const documents: Documents = {
     "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.FollowRequestsDocument,
     "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.ApproveFollowRequestDocument,
     "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.RejectFollowRequestDocument,
+    "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": types.ListFieldsFragmentDoc,
+    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": types.ListsDocument,
+    "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": types.ListDocument,
+    "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": types.CreateListDocument,
+    "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": types.RenameListDocument,
+    "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n": types.DeleteListDocument,
+    "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": types.AddToListDocument,
+    "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": types.RemoveFromListDocument,
     "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.BlockDocument,
     "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.UnblockDocument,
     "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": types.MuteDocument,
@@ -218,6 +234,38 @@ export function graphql(source: "\n  mutation ApproveFollowRequest($userId: ID!)
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"): (typeof documents)["\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n"): (typeof documents)["\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"): (typeof documents)["\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n"): (typeof documents)["\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -5,6 +5,7 @@ import { BlockButton } from '../components/BlockButton';
 import { ErrorNote } from '../components/ErrorNote';
 import { FollowButton } from '../components/FollowButton';
 import { FollowRequests } from '../components/FollowRequests';
+import { ListSwitches } from '../components/ListSwitches';
 import { LoadMore } from '../components/LoadMore';
 import { MuteButton } from '../components/MuteButton';
 import { PageNumbers } from '../components/PageNumbers';
@@ -81,6 +82,7 @@ export function Profile() {
         )}
         {user.bio && <p>{user.bio}</p>}
         {isViewer && <ProtectedSwitch user={user} />}
+        {viewer && !isViewer && user.viewerIsFollowing && <ListSwitches userId={user.id} />}
         <nav className="tabs" aria-label="Profile sections">
           <NavLink to={base} end><strong data-testid="post-count">{user.postCount}</strong> Posts</NavLink>
           <NavLink to={`${base}/followers`}><strong data-testid="follower-count">{user.followerCount}</strong> Followers</NavLink>
