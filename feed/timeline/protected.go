@@ -23,8 +23,10 @@ import (
 // out each entry whose original post is by a protected author the viewer
 // neither is nor follows, and reads on past them so that a page stays
 // full. loaded holds posts the read loaded already (nil: none); the posts
-// the filter loads join it when it is not nil.
-func (reads *Reads) VisibleTo(viewer int64, loaded map[int64]*models.Post, fetch paging.FetchFunc[pull.Entry]) paging.FetchFunc[pull.Entry] {
+// the filter loads join it when it is not nil. followees, sorted, are
+// whom the viewer follows when the read knows them already (nil: the
+// filter asks), so that a warm page asks nothing more.
+func (reads *Reads) VisibleTo(viewer int64, loaded map[int64]*models.Post, followees []int64, fetch paging.FetchFunc[pull.Entry]) paging.FetchFunc[pull.Entry] {
 	return func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 		var out []pull.Entry
 		for {
@@ -33,7 +35,7 @@ func (reads *Reads) VisibleTo(viewer int64, loaded map[int64]*models.Post, fetch
 			if err != nil {
 				return nil, err
 			}
-			kept, err := reads.visibleEntries(ctx, viewer, loaded, raw)
+			kept, err := reads.visibleEntries(ctx, viewer, loaded, followees, raw)
 			if err != nil {
 				return nil, err
 			}
@@ -49,7 +51,7 @@ func (reads *Reads) VisibleTo(viewer int64, loaded map[int64]*models.Post, fetch
 // visibleEntries is entries less those viewer may not see (see VisibleTo).
 // A page of followees' own posts asks nothing: only the authors the
 // viewer does not follow are looked up, from the cache tiers.
-func (reads *Reads) visibleEntries(ctx context.Context, viewer int64, loaded map[int64]*models.Post, entries []pull.Entry) ([]pull.Entry, error) {
+func (reads *Reads) visibleEntries(ctx context.Context, viewer int64, loaded map[int64]*models.Post, followees []int64, entries []pull.Entry) ([]pull.Entry, error) {
 	if len(entries) == 0 {
 		return entries, nil
 	}
@@ -61,7 +63,7 @@ func (reads *Reads) visibleEntries(ctx context.Context, viewer int64, loaded map
 	for _, p := range originals {
 		authors = append(authors, p.AuthorID)
 	}
-	closed, err := reads.ClosedAuthors(ctx, viewer, authors)
+	closed, err := reads.closedAuthors(ctx, viewer, authors, followees)
 	if err != nil || len(closed) == 0 {
 		return entries, err
 	}
@@ -80,15 +82,30 @@ func (reads *Reads) visibleEntries(ctx context.Context, viewer int64, loaded map
 // read has loaded already) and looks up only the others, from the cache
 // tiers.
 func (reads *Reads) ClosedAuthors(ctx context.Context, viewer int64, authors []int64) (map[int64]bool, error) {
+	return reads.closedAuthors(ctx, viewer, authors, nil)
+}
+
+// closedAuthors is ClosedAuthors with the viewer's followees, sorted, when
+// the caller knows them (nil: asked).
+func (reads *Reads) closedAuthors(ctx context.Context, viewer int64, authors, followees []int64) (map[int64]bool, error) {
 	authors = uniq(slices.DeleteFunc(slices.Clone(authors), func(a int64) bool { return a == viewer }))
 	if len(authors) == 0 {
 		return nil, nil
 	}
 	strangers := authors
 	if viewer != 0 {
-		followed, err := reads.FollowedBy(ctx, viewer, authors)
-		if err != nil {
-			return nil, err
+		followed := map[int64]bool{}
+		if followees != nil {
+			for _, a := range authors {
+				if _, ok := slices.BinarySearch(followees, a); ok {
+					followed[a] = true
+				}
+			}
+		} else {
+			var err error
+			if followed, err = reads.FollowedBy(ctx, viewer, authors); err != nil {
+				return nil, err
+			}
 		}
 		strangers = slices.DeleteFunc(authors, func(a int64) bool { return followed[a] })
 		if len(strangers) == 0 {
@@ -136,4 +153,17 @@ func (reads *Reads) originals(ctx context.Context, loaded map[int64]*models.Post
 		}
 	}
 	return out, nil
+}
+
+// knownFollowees are whom the reader follows, sorted, when the read state
+// loaded them whole; nil otherwise (VisibleTo then asks). Never nil when
+// loaded, so that following nobody is known too.
+func (r *readState) knownFollowees() []int64 {
+	if !r.loaded {
+		return nil
+	}
+	if r.followees == nil {
+		return []int64{}
+	}
+	return r.followees
 }
