@@ -164,6 +164,13 @@ func TestDocsAPIExamplesRunAsWritten(t *testing.T) {
 				ada = relogIn(t, s)
 			}
 		}
+		if ada != nil && strings.Contains(b.text, "mutation Protect") {
+			// Once ada is protected, carol asks to follow her: the page's
+			// requests act on carol's.
+			var me struct{ Viewer struct{ ID string } }
+			ada.mustDo(t, `{ viewer { id } }`, nil, &me)
+			carol.mustDo(t, `mutation($id: ID!) { follow(userId: $id) { user { viewerHasRequestedFollow } } }`, map[string]any{"id": me.Viewer.ID}, nil)
+		}
 		if ada != nil && strings.Contains(b.text, "mutation Follow") && !following(t, ada, dan) {
 			// After the page's follow (of bob), ada follows dan too, so
 			// that dan's post reaches her subscriptions.

@@ -44,7 +44,9 @@ const defaultChromium = "/usr/bin/chromium"
 // user followed with its button, a promoted post with its label, and one
 // entry dismissed; Mute and Unmute on a followee's profile taking their post
 // out of the feed and back, and Block doing the same, undone from the
-// blocked list), and a page of
+// blocked list; a protected account switched on, asked with its button, and
+// its requests approved and rejected on its profile; a list made, a followee
+// added from their profile, its feed read, renamed, emptied and deleted), and a page of
 // another origin calling /query through CORS (and one of an unlisted origin
 // refused by the browser). It takes
 // screenshots of the app's feed and of a profile page: into docs/ (the

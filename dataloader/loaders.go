@@ -41,6 +41,9 @@ type Loaders struct {
 	// BlockedEitherWay says whether the viewer blocks a user or is blocked
 	// by them: whether a block hides that user's posts from the viewer.
 	BlockedEitherWay *dataloadgen.Loader[int64, bool]
+	// ViewerRequested says whether the viewer has asked to follow a user
+	// and waits.
+	ViewerRequested *dataloadgen.Loader[int64, bool]
 	// UnreadCount is the viewer's unread count, counted once however many
 	// fields (aliases of feed { unreadCount }) ask for it.
 	UnreadCount *Once[int]
@@ -77,6 +80,9 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 		BlockedEitherWay: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
 			return lookup(e.BlockedEitherWayAmong(ctx, viewerID, ids))(ids)
 		}, opt),
+		ViewerRequested: dataloadgen.NewLoader(func(ctx context.Context, ids []int64) ([]bool, []error) {
+			return lookup(e.RequestedAmong(ctx, viewerID, ids))(ids)
+		}, opt),
 		UnreadCount: &Once[int]{compute: func(ctx context.Context) (int, error) {
 			return e.UnreadCount(ctx, viewerID)
 		}},
@@ -84,15 +90,32 @@ func New(e *feed.Engine, viewerID int64, wait time.Duration) *Loaders {
 }
 
 // Readable says whether the viewer may read post p: false when a block
-// stands between the viewer and p's author, either way. Signed out, and
-// for the viewer's own posts, it asks nothing; otherwise the authors of
-// one level of the operation cost one batched lookup.
+// stands between the viewer and p's author, either way, and when p's
+// author is protected and the viewer (signed out, or signed in) is not
+// among their followers (feed.PostHidden). For the viewer's own posts it
+// asks nothing; otherwise the authors of one level of the operation cost
+// one batched lookup of each kind.
 func (l *Loaders) Readable(ctx context.Context, p *models.Post) (bool, error) {
-	if l.viewer == 0 || p.AuthorID == l.viewer {
+	if p.AuthorID == l.viewer {
 		return true, nil
 	}
-	blocked, err := l.BlockedEitherWay.Load(ctx, p.AuthorID)
-	return !blocked && err == nil, err
+	if l.viewer != 0 {
+		blocked, err := l.BlockedEitherWay.Load(ctx, p.AuthorID)
+		if blocked || err != nil {
+			return false, err
+		}
+	}
+	author, err := l.Users.Load(ctx, p.AuthorID)
+	if err != nil || author == nil || !author.IsProtected {
+		return err == nil, err
+	}
+	follows := false
+	if l.viewer != 0 {
+		if follows, err = l.ViewerFollows.Load(ctx, p.AuthorID); err != nil {
+			return false, err
+		}
+	}
+	return !feed.PostHidden(l.viewer, author, follows), nil
 }
 
 // Cached is a loader that answers first from the engine's local tier, at

@@ -72,19 +72,26 @@ func (e *Engine) authPayload(u *models.User) (*models.AuthPayload, error) {
 
 // UpdateProfile changes the viewer's display name and bio.
 func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName, bio *string) (*models.User, error) {
-	if displayName != nil {
-		name, err := text.DisplayName(*displayName)
+	return e.ChangeProfile(ctx, viewerID, models.ProfileChange{DisplayName: displayName, Bio: bio})
+}
+
+// ChangeProfile changes the fields of the viewer's profile that c sets.
+// Turning protection off approves every waiting follow request (see
+// approveAllRequests); turning it on keeps the followers.
+func (e *Engine) ChangeProfile(ctx context.Context, viewerID int64, c models.ProfileChange) (*models.User, error) {
+	if c.DisplayName != nil {
+		name, err := text.DisplayName(*c.DisplayName)
 		if err != nil {
 			return nil, err
 		}
-		displayName = &name
+		c.DisplayName = &name
 	}
-	if bio != nil {
-		if err := text.Bio(*bio); err != nil {
+	if c.Bio != nil {
+		if err := text.Bio(*c.Bio); err != nil {
 			return nil, err
 		}
 	}
-	u, err := e.store.UpdateProfile(ctx, viewerID, displayName, bio, e.now().UTC())
+	u, err := e.store.UpdateProfile(ctx, viewerID, c, e.now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apperr.ErrUnauthenticated
 	}
@@ -93,6 +100,12 @@ func (e *Engine) UpdateProfile(ctx context.Context, viewerID int64, displayName,
 	}
 	e.cache.RefreshAfterCommit(ctx, []int64{viewerID}, nil)
 	e.stream.Poke()
+	if c.IsProtected != nil && !*c.IsProtected {
+		if err := e.approveAllRequests(ctx, viewerID); err != nil {
+			return nil, err
+		}
+		return e.store.UserByID(ctx, viewerID)
+	}
 	return u, nil
 }
 

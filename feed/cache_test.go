@@ -334,7 +334,7 @@ func TestCacheRepairedByDispatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "Died B"
-	if _, err := te.store.UpdateProfile(ctx, b, &name, nil, now); err != nil {
+	if _, err := te.store.UpdateProfile(ctx, b, models.ProfileChange{DisplayName: &name}, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := te.store.MoveFeedReadKey(ctx, a, 12345, now); err != nil {

@@ -137,14 +137,15 @@ func (e *Engine) ListFeed(ctx context.Context, viewerID int64, l *models.List, a
 	if err != nil {
 		return nil, err
 	}
-	_, hidden, err := e.store.FeedView(ctx, viewerID)
+	followees, hidden, err := e.store.FeedView(ctx, viewerID)
 	if err != nil {
 		return nil, err
 	}
 	view := pull.NewView(members, hidden)
-	entries, info, err := paging.Paginate(ctx, e.metrics, kind, args, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	following := pull.NewView(followees, nil).Followees // sorted, for the protection filter
+	entries, info, err := paging.Paginate(ctx, e.metrics, kind, args, e.reads.VisibleTo(viewerID, nil, following, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 		return e.pull.Entries(ctx, view, dir, bound, limit)
-	}, func(en pull.Entry) int64 { return en.Key })
+	}), func(en pull.Entry) int64 { return en.Key })
 	if err != nil {
 		return nil, err
 	}

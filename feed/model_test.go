@@ -59,10 +59,56 @@ func (r *refModel) repost(t testing.TB, user, target, id int64) {
 // canRepost reports whether target and its original are live.
 func (r *refModel) canRepost(target int64) bool { return r.m.CanRepost(strconv.FormatInt(target, 10)) }
 
-// canRepostAs is canRepost, and no block between user and the authors of
-// target and its original.
-func (r *refModel) canRepostAs(user, target int64) bool {
-	return r.m.CanRepostAs(strconv.FormatInt(user, 10), strconv.FormatInt(target, 10))
+// repostRefusal is the code the engine must refuse user's repost of the
+// live target with: NOT_FOUND across a block, or to whom a protected
+// author hides it; FORBIDDEN to a protected author's followers; "" when
+// it must take it.
+func (r *refModel) repostRefusal(user, target int64) string {
+	return r.m.RepostRefusal(strconv.FormatInt(user, 10), strconv.FormatInt(target, 10))
+}
+
+// protection changes, on te and in the model, one protection in circle
+// (turned on or off) or answers one waiting request (approved or
+// rejected).
+func (r *refModel) protection(t *testing.T, te *testEngine, rng *rand.Rand, circle []int64, step int) {
+	t.Helper()
+	ctx := context.Background()
+	u := circle[rng.IntN(len(circle))]
+	id := strconv.FormatInt(u, 10)
+	waiting := r.m.Requesters(id)
+	if len(waiting) == 0 || rng.IntN(3) == 0 {
+		on := !r.m.IsProtected(id)
+		te.protect(u, on)
+		r.m.Protect(id, on)
+		return
+	}
+	asker := waiting[rng.IntN(len(waiting))]
+	if rng.IntN(2) == 0 {
+		if _, err := te.ApproveFollowRequest(ctx, u, refID(asker)); err != nil {
+			t.Fatalf("step %d: %d approves %s: %v", step, u, asker, err)
+		}
+		r.m.Approve(id, asker)
+		return
+	}
+	if _, err := te.RejectFollowRequest(ctx, u, refID(asker)); err != nil {
+		t.Fatalf("step %d: %d rejects %s: %v", step, u, asker, err)
+	}
+	r.m.Reject(id, asker)
+}
+
+// checkRequests compares the requests waiting for each of users, most
+// recent first, with the model's.
+func (r *refModel) checkRequests(t *testing.T, te *testEngine, users []int64, step int) {
+	t.Helper()
+	for _, u := range users {
+		var want []int64
+		for _, id := range r.m.Requesters(strconv.FormatInt(u, 10)) {
+			want = append(want, refID(id))
+		}
+		if got := te.requesters(u); !slices.Equal(got, want) {
+			t.Fatalf("step %d: requests waiting for %d: %v, the model %v", step, u, got, want)
+		}
+	}
 }
 
 // author is the author of a recorded post or repost.
@@ -188,14 +234,14 @@ func TestEngineMatchesModel(t *testing.T) {
 		t.Cleanup(func() { timeline.InboxTrimEvery = every })
 		seed := modelSeed(t)
 		t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
-		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), modelSteps(), modelUsers())
+		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), modelSteps(), modelUsers())
 	})
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
 			t.Parallel()
 			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, nil, r.steps, r.users)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, nil, nil, r.steps, r.users)
 		})
 	}
 }
@@ -222,7 +268,7 @@ func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, 
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), steps, userCount)
+			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), steps, userCount)
 		})
 	}
 }
@@ -266,6 +312,17 @@ func listRand(seed uint64) *rand.Rand {
 // from the run's list stream).
 const listPercent = 6
 
+// protRand draws, for a run with seed, the protections turned on and off
+// and the follow requests approved and rejected: a stream of its own, so
+// that the others (and the runs recorded with them) stay as they were.
+func protRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x1d8e4e27c47d124f, seed>>11))
+}
+
+// protPercent is the share of steps that begin with a protection change or
+// a request's answer (drawn from the run's protection stream).
+const protPercent = 5
+
 // modelClaimAfter is the fan-out's ClaimAfter in the model runs: a
 // message a killed worker held is taken over soon.
 const modelClaimAfter = 200 * time.Millisecond
@@ -280,8 +337,11 @@ const hidingPercent = 8
 // who toggles a block on someone does, so that the other user's reset is
 // held back (BlockResetInterval) and their state patched or deferred;
 // listRng (when not nil) makes lists, adds and removes their members, and
-// each check then reads every list's feed against the model's.
-func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles, listRng *rand.Rand, steps, userCount int) {
+// each check then reads every list's feed against the model's; protRng
+// (when not nil) protects users and unprotects them, and approves and
+// rejects their requests, and each check then compares the circle's
+// requests with the model's.
+func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles, listRng, protRng *rand.Rand, steps, userCount int) {
 	ctx := context.Background()
 	if fanout.ClaimAfter != modelClaimAfter {
 		t.Fatal("runModel runs under runModelModes, which shortens the fan-out's ClaimAfter once for its parallel runs")
@@ -360,6 +420,9 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 		if listRng != nil && listRng.IntN(100) < listPercent {
 			lists.change(t, on(step), listRng, circle, step)
 		}
+		if protRng != nil && protRng.IntN(100) < protPercent {
+			model.protection(t, on(step), protRng, circle, step)
+		}
 		if hides != nil && hides.IntN(100) < hidingPercent {
 			// Mutes twice as often as blocks, each undone as often as made;
 			// half of them of someone the feed shows: the author of one of
@@ -408,7 +471,7 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			if _, err := on(step).RemoveFollower(ctx, u, v); err != nil {
 				t.Fatal(err)
 			}
-			model.unfollow(v, u)
+			model.m.RemoveFollower(strconv.FormatInt(u, 10), strconv.FormatInt(v, 10))
 		case op < 56:
 			id := on(step).post(u, "step "+strconv.Itoa(step))
 			posts = append(posts, id)
@@ -418,10 +481,12 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			if !model.canRepost(target) {
 				continue
 			}
-			if !model.canRepostAs(u, target) {
-				// Across a block the post is as absent to u.
-				if _, err := on(step).Repost(ctx, u, target); apperr.CodeOf(err) != apperr.CodeNotFound {
-					t.Fatalf("step %d: repost of %d by %d across a block: %v, want NOT_FOUND", step, target, u, err)
+			if code := model.repostRefusal(u, target); code != "" {
+				// Across a block the post is as absent to u, and so is a
+				// protected author's to whom does not follow them; their
+				// followers may not repost it.
+				if _, err := on(step).Repost(ctx, u, target); string(apperr.CodeOf(err)) != code {
+					t.Fatalf("step %d: repost of %d by %d: %v, want %s", step, target, u, err, code)
 				}
 				continue
 			}
@@ -475,12 +540,18 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			if listRng != nil {
 				lists.check(t, on(step), listRng, step)
 			}
+			if protRng != nil {
+				model.checkRequests(t, on(step), circle, step)
+			}
 		}
 	}
 	settle()
 	checkAgainstModel(t, te, model, users, rng, steps)
 	if listRng != nil {
 		lists.check(t, te, listRng, steps)
+	}
+	if protRng != nil {
+		model.checkRequests(t, te, circle, steps)
 	}
 }
 

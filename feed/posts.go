@@ -55,7 +55,8 @@ func (e *Engine) Repost(ctx context.Context, viewerID, postID int64) (*models.Po
 
 // readableForRepost refuses, as if it did not exist, a target that node
 // would not show the viewer: by a user on the other side of a block from
-// them, or a repost of such a user's post.
+// them, or a repost of such a user's post; and a protected account's post
+// (see repostAllowed).
 func (e *Engine) readableForRepost(ctx context.Context, viewerID int64, target *models.Post) error {
 	authors := []int64{target.AuthorID}
 	if target.RepostOfID != nil {
@@ -65,15 +66,14 @@ func (e *Engine) readableForRepost(ctx context.Context, viewerID int64, target *
 		}
 		authors = append(authors, original.AuthorID)
 	}
-	authors = slices.DeleteFunc(authors, func(id int64) bool { return id == viewerID })
-	blocked, err := e.BlockedEitherWayAmong(ctx, viewerID, authors)
+	blocked, err := e.BlockedEitherWayAmong(ctx, viewerID, slices.DeleteFunc(slices.Clone(authors), func(id int64) bool { return id == viewerID }))
 	if err != nil {
 		return err
 	}
 	if len(blocked) > 0 {
 		return apperr.NotFound("that post does not exist or was deleted")
 	}
-	return nil
+	return e.repostAllowed(ctx, viewerID, authors)
 }
 
 // DeletePost deletes the viewer's post. Deleting it again succeeds.
@@ -107,7 +107,8 @@ func (e *Engine) Posts(ctx context.Context, ids []int64) ([]*models.Post, error)
 
 // Timeline pages the user's own posts and reposts, newest first, as the
 // viewer (0 when signed out) may see them: none when either blocks the
-// other (an empty connection, not an error).
+// other (an empty connection, not an error), and none of a protected
+// user's to whom is not their follower (its totalCount stays public).
 func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User, args paging.PageArgs) (*models.PostConnection, error) {
 	if viewerID != 0 && viewerID != user.ID {
 		blocked, err := e.store.BlockedEitherWay(e.rep.AllowLag(ctx, viewerID), viewerID, user.ID)
@@ -120,6 +121,12 @@ func (e *Engine) Timeline(ctx context.Context, viewerID int64, user *models.User
 			}
 			return &models.PostConnection{PageInfo: &models.PageInfo{}, Edges: []*models.PostEdge{}}, nil
 		}
+	}
+	if hidden, err := e.timelineHidden(ctx, viewerID, user); err != nil || hidden {
+		if _, werr := args.Window(paging.CursorTimeline); werr != nil {
+			return nil, werr
+		}
+		return &models.PostConnection{PageInfo: &models.PageInfo{}, TotalCount: user.PostCount, Edges: []*models.PostEdge{}}, err
 	}
 	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]*models.Post, error) {
 		return e.store.TimelinePage(e.rep.AllowLag(ctx, user.ID), user.ID, dir, bound, limit)

@@ -11,13 +11,14 @@ import (
 	"feedservice/store"
 )
 
-// Follow makes the viewer follow userID. Idempotent.
+// Follow makes the viewer follow userID, or, when userID is protected,
+// ask to (see protected.go). Idempotent.
 func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	if viewerID == userID {
 		return nil, apperr.BadInput("you cannot follow yourself")
 	}
-	changed, err := e.store.Follow(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
-	if changed {
+	outcome, err := e.store.FollowOrRequest(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
+	if outcome == store.Followed {
 		e.relationChanged(ctx, viewerID, userID, true, e.stream.OnFollowed)
 	}
 	if err = forbiddenFollow(err); apperr.CodeOf(err) == apperr.CodeForbidden {
@@ -26,11 +27,15 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 
-// Unfollow makes the viewer stop following userID. Idempotent.
+// Unfollow makes the viewer stop following userID, or withdraws their
+// request to. Idempotent.
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
 	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
 	if changed {
 		e.relationChanged(ctx, viewerID, userID, false, e.stream.OnUnfollowed)
+	}
+	if err == nil {
+		err = e.withdrawRequest(ctx, viewerID, userID)
 	}
 	return e.followPayload(ctx, viewerID, userID, err)
 }

@@ -276,112 +276,115 @@ func (fx *fastExec) fieldContext(id int32, ctx context.Context, field graphql.Co
 	case 39:
 		fc, _ := fx.ec.fieldContext_MarkFeedReadPayload_unreadCountCapped(ctx, field)
 		return fc
-	case 63:
+	case 65:
 		fc, _ := fx.ec.fieldContext_MutePayload_user(ctx, field)
 		return fc
-	case 64:
+	case 66:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 		return fc
-	case 65:
+	case 67:
 		fc, _ := fx.ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 		return fc
-	case 66:
+	case 68:
 		fc, _ := fx.ec.fieldContext_PageInfo_startCursor(ctx, field)
 		return fc
-	case 67:
+	case 69:
 		fc, _ := fx.ec.fieldContext_PageInfo_endCursor(ctx, field)
 		return fc
-	case 68:
+	case 70:
 		fc, _ := fx.ec.fieldContext_Post_id(ctx, field)
 		return fc
-	case 70:
+	case 72:
 		fc, _ := fx.ec.fieldContext_Post_body(ctx, field)
 		return fc
-	case 71:
+	case 73:
 		fc, _ := fx.ec.fieldContext_Post_createdAt(ctx, field)
 		return fc
-	case 73:
+	case 75:
 		fc, _ := fx.ec.fieldContext_Post_repostCount(ctx, field)
 		return fc
-	case 74:
+	case 76:
 		fc, _ := fx.ec.fieldContext_PostConnection_edges(ctx, field)
 		return fc
-	case 75:
+	case 77:
 		fc, _ := fx.ec.fieldContext_PostConnection_pageInfo(ctx, field)
 		return fc
-	case 76:
+	case 78:
 		fc, _ := fx.ec.fieldContext_PostConnection_totalCount(ctx, field)
 		return fc
-	case 77:
+	case 79:
 		fc, _ := fx.ec.fieldContext_PostEdge_cursor(ctx, field)
 		return fc
-	case 78:
+	case 80:
 		fc, _ := fx.ec.fieldContext_PostEdge_node(ctx, field)
 		return fc
-	case 80:
+	case 82:
 		fc, _ := fx.ec.fieldContext_PromotePostPayload_promoted(ctx, field)
 		return fc
-	case 93:
+	case 96:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_edges(ctx, field)
 		return fc
-	case 94:
+	case 97:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_pageInfo(ctx, field)
 		return fc
-	case 95:
+	case 98:
 		fc, _ := fx.ec.fieldContext_RelatedUserConnection_totalCount(ctx, field)
 		return fc
-	case 96:
+	case 99:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_cursor(ctx, field)
 		return fc
-	case 98:
+	case 101:
 		fc, _ := fx.ec.fieldContext_RelatedUserEdge_since(ctx, field)
 		return fc
-	case 100:
+	case 103:
 		fc, _ := fx.ec.fieldContext_SuggestedUser_followedByCount(ctx, field)
 		return fc
-	case 101:
+	case 104:
 		fc, _ := fx.ec.fieldContext_UnreadBadge_count(ctx, field)
 		return fc
-	case 102:
+	case 105:
 		fc, _ := fx.ec.fieldContext_UnreadBadge_capped(ctx, field)
 		return fc
-	case 103:
+	case 106:
 		fc, _ := fx.ec.fieldContext_User_id(ctx, field)
 		return fc
-	case 104:
+	case 107:
 		fc, _ := fx.ec.fieldContext_User_username(ctx, field)
 		return fc
-	case 105:
+	case 108:
 		fc, _ := fx.ec.fieldContext_User_displayName(ctx, field)
 		return fc
-	case 106:
+	case 109:
 		fc, _ := fx.ec.fieldContext_User_bio(ctx, field)
 		return fc
-	case 107:
+	case 110:
 		fc, _ := fx.ec.fieldContext_User_createdAt(ctx, field)
 		return fc
-	case 108:
+	case 111:
 		fc, _ := fx.ec.fieldContext_User_followerCount(ctx, field)
 		return fc
-	case 109:
+	case 112:
 		fc, _ := fx.ec.fieldContext_User_followingCount(ctx, field)
 		return fc
-	case 110:
+	case 113:
 		fc, _ := fx.ec.fieldContext_User_postCount(ctx, field)
 		return fc
 	case 118:
-		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
-		return fc
-	case 119:
-		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
-		return fc
-	case 120:
-		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
-		return fc
-	case 121:
-		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
+		fc, _ := fx.ec.fieldContext_User_isProtected(ctx, field)
 		return fc
 	case 123:
+		fc, _ := fx.ec.fieldContext_UserConnection_edges(ctx, field)
+		return fc
+	case 124:
+		fc, _ := fx.ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		return fc
+	case 125:
+		fc, _ := fx.ec.fieldContext_UserConnection_totalCount(ctx, field)
+		return fc
+	case 126:
+		fc, _ := fx.ec.fieldContext_UserEdge_cursor(ctx, field)
+		return fc
+	case 128:
 		fc, _ := fx.ec.fieldContext_UserEdge_followedAt(ctx, field)
 		return fc
 	}
@@ -475,6 +478,8 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Mutation", Field: "deleteList", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "addToList", IsMethod: true, IsResolver: true},
 	{Object: "Mutation", Field: "removeFromList", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "approveFollowRequest", IsMethod: true, IsResolver: true},
+	{Object: "Mutation", Field: "rejectFollowRequest", IsMethod: true, IsResolver: true},
 	{Object: "MutePayload", Field: "user", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasNextPage", IsMethod: false, IsResolver: false},
 	{Object: "PageInfo", Field: "hasPreviousPage", IsMethod: false, IsResolver: false},
@@ -503,6 +508,7 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "Query", Field: "blockedUsers", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "mutedUsers", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "lists", IsMethod: true, IsResolver: true},
+	{Object: "Query", Field: "followRequests", IsMethod: true, IsResolver: true},
 	{Object: "Query", Field: "__type", IsMethod: true, IsResolver: false},
 	{Object: "Query", Field: "__schema", IsMethod: true, IsResolver: false},
 	{Object: "RelatedUserConnection", Field: "edges", IsMethod: false, IsResolver: false},
@@ -527,6 +533,8 @@ var fastFields = []fastexec.FieldInfo{
 	{Object: "User", Field: "followsViewer", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "viewerHasBlocked", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "viewerHasMuted", IsMethod: true, IsResolver: true},
+	{Object: "User", Field: "isProtected", IsMethod: false, IsResolver: false},
+	{Object: "User", Field: "viewerHasRequestedFollow", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "timeline", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "followers", IsMethod: true, IsResolver: true},
 	{Object: "User", Field: "following", IsMethod: true, IsResolver: true},
@@ -574,7 +582,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "node", "nodes", "viewer", "user", "feed", "home", "blockedUsers", "mutedUsers", "lists":
+		case "node", "nodes", "viewer", "user", "feed", "home", "blockedUsers", "mutedUsers", "lists", "followRequests":
 			return true
 		}
 	case "RelatedUserEdge":
@@ -589,7 +597,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "User":
 		switch field {
-		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "timeline", "followers", "following":
+		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "viewerHasRequestedFollow", "timeline", "followers", "following":
 			return true
 		}
 	case "UserEdge":
@@ -604,7 +612,7 @@ func fastConcurrent(typ, field string) bool {
 		}
 	case "Node":
 		switch field {
-		case "author", "feed", "followers", "following", "followsViewer", "members", "repostOf", "timeline", "viewerHasBlocked", "viewerHasMuted", "viewerIsFollowing":
+		case "author", "feed", "followers", "following", "followsViewer", "members", "repostOf", "timeline", "viewerHasBlocked", "viewerHasMuted", "viewerHasRequestedFollow", "viewerIsFollowing":
 			return true
 		}
 	}
@@ -837,6 +845,20 @@ func (fx *fastExec) fastRoot_Mutation(ctx context.Context, w *fastexec.Writer, s
 			if st == fastexec.Null {
 				invalid = true
 			}
+		case "approveFollowRequest":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
+		case "rejectFollowRequest":
+			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
+				return fx.fastRootValue_Mutation(ctx, field)
+			}))
+			if st == fastexec.Null {
+				invalid = true
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -950,6 +972,14 @@ func (fx *fastExec) fastRootValue_Mutation(ctx context.Context, field graphql.Co
 		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Mutation_removeFromList(w, p, 0, &field), w)
+	case "approveFollowRequest":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_approveFollowRequest(w, p, 0, &field), w)
+	case "rejectFollowRequest":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Mutation_rejectFollowRequest(w, p, 0, &field), w)
 	}
 	panic("unknown field " + strconv.Quote(field.Name))
 }
@@ -2472,6 +2502,138 @@ func (fx *fastExec) fastCall_Mutation_removeFromList(ctx context.Context, fc *gr
 	return fx.ec.Resolvers.Mutation().RemoveFromList(ctx, fc.Args["listId"].(string), fc.Args["userId"].(string))
 }
 
+// fastResolve_Mutation_approveFollowRequest runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_approveFollowRequest(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_approveFollowRequest(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.FollowPayload
+	if fx.observed[63] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_approveFollowRequest(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.FollowPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.FollowPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_approveFollowRequest(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNFollowPayload2ᚖfeedserviceᚋmodelsᚐFollowPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_approveFollowRequest is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_approveFollowRequest(ctx context.Context, fc *graphql.FieldContext) (*models.FollowPayload, error) {
+	return fx.ec.Resolvers.Mutation().ApproveFollowRequest(ctx, fc.Args["userId"].(string))
+}
+
+// fastResolve_Mutation_rejectFollowRequest runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Mutation_rejectFollowRequest(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Mutation_rejectFollowRequest(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.FollowPayload
+	if fx.observed[64] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Mutation_rejectFollowRequest(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.FollowPayload)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.FollowPayload
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Mutation_rejectFollowRequest(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNFollowPayload2ᚖfeedserviceᚋmodelsᚐFollowPayload(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Mutation_rejectFollowRequest is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Mutation_rejectFollowRequest(ctx context.Context, fc *graphql.FieldContext) (*models.FollowPayload, error) {
+	return fx.ec.Resolvers.Mutation().RejectFollowRequest(ctx, fc.Args["userId"].(string))
+}
+
 func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel ast.SelectionSet) fastexec.Status {
 	fields := graphql.CollectFields(fx.oc, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
@@ -2510,6 +2672,8 @@ func (fx *fastExec) fastRoot_Query(ctx context.Context, w *fastexec.Writer, sel 
 		case "mutedUsers":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "lists":
+			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
+		case "followRequests":
 			tasks = append(tasks, fastRootTask{ctx: innerCtx, field: i, nonNull: true, hole: fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))}})
 		case "__type":
 			st := w.Marshal(fx.oc.RootResolverMiddleware(innerCtx, func(ctx context.Context) graphql.Marshaler {
@@ -2582,6 +2746,10 @@ func (fx *fastExec) fastRootValue_Query(ctx context.Context, field graphql.Colle
 		w, p := fx.writer(), getPath(ctx)
 		defer putPath(p)
 		return fastexec.Marshaler(fx.fastResolve_Query_lists(w, p, 0, &field), w)
+	case "followRequests":
+		w, p := fx.writer(), getPath(ctx)
+		defer putPath(p)
+		return fastexec.Marshaler(fx.fastResolve_Query_followRequests(w, p, 0, &field), w)
 	case "__type":
 		return fx.ec._Query___type(ctx, field)
 	case "__schema":
@@ -2608,7 +2776,7 @@ func (fx *fastExec) fastResolve_Query_node(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res models.Node
-	if fx.observed[82] {
+	if fx.observed[84] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_node(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2677,7 +2845,7 @@ func (fx *fastExec) fastResolve_Query_nodes(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res []models.Node
-	if fx.observed[83] {
+	if fx.observed[85] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_nodes(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2743,7 +2911,7 @@ func (fx *fastExec) fastResolve_Query_viewer(w *fastexec.Writer, p *fastPath, n 
 		}
 	}()
 	var res *models.User
-	if fx.observed[84] {
+	if fx.observed[86] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_viewer(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2809,7 +2977,7 @@ func (fx *fastExec) fastResolve_Query_user(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.User
-	if fx.observed[85] {
+	if fx.observed[87] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_user(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2875,7 +3043,7 @@ func (fx *fastExec) fastResolve_Query_feed(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.FeedConnection
-	if fx.observed[86] {
+	if fx.observed[88] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_feed(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -2941,7 +3109,7 @@ func (fx *fastExec) fastResolve_Query_home(w *fastexec.Writer, p *fastPath, n in
 		}
 	}()
 	var res *models.HomeConnection
-	if fx.observed[87] {
+	if fx.observed[89] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_home(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3007,7 +3175,7 @@ func (fx *fastExec) fastResolve_Query_blockedUsers(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[88] {
+	if fx.observed[90] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_blockedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3073,7 +3241,7 @@ func (fx *fastExec) fastResolve_Query_mutedUsers(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.RelatedUserConnection
-	if fx.observed[89] {
+	if fx.observed[91] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_mutedUsers(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3139,7 +3307,7 @@ func (fx *fastExec) fastResolve_Query_lists(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.ListConnection
-	if fx.observed[90] {
+	if fx.observed[92] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Query_lists(ctx, graphql.GetFieldContext(ctx))
 		})
@@ -3185,6 +3353,72 @@ func (fx *fastExec) fastResolve_Query_lists(w *fastexec.Writer, p *fastPath, n i
 // fastCall_Query_lists is the field's resolver, method or struct field.
 func (fx *fastExec) fastCall_Query_lists(ctx context.Context, fc *graphql.FieldContext) (*models.ListConnection, error) {
 	return fx.ec.Resolvers.Query().Lists(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+}
+
+// fastResolve_Query_followRequests runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_Query_followRequests(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_Query_followRequests(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res *models.RelatedUserConnection
+	if fx.observed[93] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_Query_followRequests(ctx, graphql.GetFieldContext(ctx))
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(*models.RelatedUserConnection)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t *models.RelatedUserConnection
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_Query_followRequests(ctx, fc)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_Query_followRequests is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_Query_followRequests(ctx context.Context, fc *graphql.FieldContext) (*models.RelatedUserConnection, error) {
+	return fx.ec.Resolvers.Query().FollowRequests(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 }
 
 func (fx *fastExec) fastObj_AuthPayload(w *fastexec.Writer, p *fastPath, n int32, sel ast.SelectionSet, obj *models.AuthPayload) fastexec.Status {
@@ -7429,11 +7663,11 @@ func (fx *fastExec) fastField_MutePayload(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_MutePayload_user(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.MutePayload) (invalid bool) {
-	if fx.observed[63] {
+	if fx.observed[65] {
 		st := fx.fastResolve_MutePayload_user(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 63)
+	cn := p.child(n, field, 65)
 	var v *models.User
 	resolved := false
 	start := len(w.B)
@@ -7473,7 +7707,7 @@ func (fx *fastExec) fastResolve_MutePayload_user(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res *models.User
-	if fx.observed[63] {
+	if fx.observed[65] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_MutePayload_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7567,11 +7801,11 @@ func (fx *fastExec) fastField_PageInfo(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PageInfo_hasNextPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[64] {
+	if fx.observed[66] {
 		st := fx.fastResolve_PageInfo_hasNextPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 64)
+	cn := p.child(n, field, 66)
 	v := obj.HasNextPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7595,7 +7829,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasNextPage(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res bool
-	if fx.observed[64] {
+	if fx.observed[66] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasNextPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7644,11 +7878,11 @@ func (fx *fastExec) fastCall_PageInfo_hasNextPage(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_hasPreviousPage(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[65] {
+	if fx.observed[67] {
 		st := fx.fastResolve_PageInfo_hasPreviousPage(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 65)
+	cn := p.child(n, field, 67)
 	v := obj.HasPreviousPage
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -7672,7 +7906,7 @@ func (fx *fastExec) fastResolve_PageInfo_hasPreviousPage(w *fastexec.Writer, p *
 		}
 	}()
 	var res bool
-	if fx.observed[65] {
+	if fx.observed[67] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_hasPreviousPage(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7721,11 +7955,11 @@ func (fx *fastExec) fastCall_PageInfo_hasPreviousPage(ctx context.Context, fc *g
 }
 
 func (fx *fastExec) fastField_PageInfo_startCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[66] {
+	if fx.observed[68] {
 		st := fx.fastResolve_PageInfo_startCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 66)
+	cn := p.child(n, field, 68)
 	v := obj.StartCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -7749,7 +7983,7 @@ func (fx *fastExec) fastResolve_PageInfo_startCursor(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *string
-	if fx.observed[66] {
+	if fx.observed[68] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_startCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7798,11 +8032,11 @@ func (fx *fastExec) fastCall_PageInfo_startCursor(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PageInfo_endCursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PageInfo) (invalid bool) {
-	if fx.observed[67] {
+	if fx.observed[69] {
 		st := fx.fastResolve_PageInfo_endCursor(w, p, n, field, obj)
 		return st == fastexec.RequiredNull
 	}
-	cn := p.child(n, field, 67)
+	cn := p.child(n, field, 69)
 	v := obj.EndCursor
 	st := fx.fast_marshalOString2ᚖstring(w, p, cn, field.Selections, v)
 	return st == fastexec.RequiredNull
@@ -7826,7 +8060,7 @@ func (fx *fastExec) fastResolve_PageInfo_endCursor(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *string
-	if fx.observed[67] {
+	if fx.observed[69] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PageInfo_endCursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -7970,11 +8204,11 @@ func (fx *fastExec) fastField_Post(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_Post_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[68] {
+	if fx.observed[70] {
 		st := fx.fastResolve_Post_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 68)
+	cn := p.child(n, field, 70)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -8013,7 +8247,7 @@ func (fx *fastExec) fastResolve_Post_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[68] {
+	if fx.observed[70] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8084,7 +8318,7 @@ func (fx *fastExec) fastResolve_Post_author(w *fastexec.Writer, p *fastPath, n i
 		}
 	}()
 	var res *models.User
-	if fx.observed[69] {
+	if fx.observed[71] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_author(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8133,11 +8367,11 @@ func (fx *fastExec) fastCall_Post_author(ctx context.Context, fc *graphql.FieldC
 }
 
 func (fx *fastExec) fastField_Post_body(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[70] {
+	if fx.observed[72] {
 		st := fx.fastResolve_Post_body(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 70)
+	cn := p.child(n, field, 72)
 	v := obj.Body
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8161,7 +8395,7 @@ func (fx *fastExec) fastResolve_Post_body(w *fastexec.Writer, p *fastPath, n int
 		}
 	}()
 	var res string
-	if fx.observed[70] {
+	if fx.observed[72] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_body(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8210,11 +8444,11 @@ func (fx *fastExec) fastCall_Post_body(ctx context.Context, fc *graphql.FieldCon
 }
 
 func (fx *fastExec) fastField_Post_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[71] {
+	if fx.observed[73] {
 		st := fx.fastResolve_Post_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 71)
+	cn := p.child(n, field, 73)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8238,7 +8472,7 @@ func (fx *fastExec) fastResolve_Post_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[71] {
+	if fx.observed[73] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8309,7 +8543,7 @@ func (fx *fastExec) fastResolve_Post_repostOf(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[72] {
+	if fx.observed[74] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostOf(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8358,11 +8592,11 @@ func (fx *fastExec) fastCall_Post_repostOf(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_Post_repostCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.Post) (invalid bool) {
-	if fx.observed[73] {
+	if fx.observed[75] {
 		st := fx.fastResolve_Post_repostCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 73)
+	cn := p.child(n, field, 75)
 	v := obj.RepostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8386,7 +8620,7 @@ func (fx *fastExec) fastResolve_Post_repostCount(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res int
-	if fx.observed[73] {
+	if fx.observed[75] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_Post_repostCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8478,11 +8712,11 @@ func (fx *fastExec) fastField_PostConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_PostConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[74] {
+	if fx.observed[76] {
 		st := fx.fastResolve_PostConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 74)
+	cn := p.child(n, field, 76)
 	var v []*models.PostEdge
 	resolved := false
 	start := len(w.B)
@@ -8522,7 +8756,7 @@ func (fx *fastExec) fastResolve_PostConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.PostEdge
-	if fx.observed[74] {
+	if fx.observed[76] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8571,11 +8805,11 @@ func (fx *fastExec) fastCall_PostConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_PostConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[75] {
+	if fx.observed[77] {
 		st := fx.fastResolve_PostConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 75)
+	cn := p.child(n, field, 77)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -8615,7 +8849,7 @@ func (fx *fastExec) fastResolve_PostConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[75] {
+	if fx.observed[77] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8664,11 +8898,11 @@ func (fx *fastExec) fastCall_PostConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PostConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostConnection) (invalid bool) {
-	if fx.observed[76] {
+	if fx.observed[78] {
 		st := fx.fastResolve_PostConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 76)
+	cn := p.child(n, field, 78)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8692,7 +8926,7 @@ func (fx *fastExec) fastResolve_PostConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[76] {
+	if fx.observed[78] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8782,11 +9016,11 @@ func (fx *fastExec) fastField_PostEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_PostEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[77] {
+	if fx.observed[79] {
 		st := fx.fastResolve_PostEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 77)
+	cn := p.child(n, field, 79)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -8810,7 +9044,7 @@ func (fx *fastExec) fastResolve_PostEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[77] {
+	if fx.observed[79] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -8859,11 +9093,11 @@ func (fx *fastExec) fastCall_PostEdge_cursor(ctx context.Context, fc *graphql.Fi
 }
 
 func (fx *fastExec) fastField_PostEdge_node(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PostEdge) (invalid bool) {
-	if fx.observed[78] {
+	if fx.observed[80] {
 		st := fx.fastResolve_PostEdge_node(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 78)
+	cn := p.child(n, field, 80)
 	var v *models.Post
 	resolved := false
 	start := len(w.B)
@@ -8903,7 +9137,7 @@ func (fx *fastExec) fastResolve_PostEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.Post
-	if fx.observed[78] {
+	if fx.observed[80] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PostEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9061,7 +9295,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_post(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.Post
-	if fx.observed[79] {
+	if fx.observed[81] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9110,11 +9344,11 @@ func (fx *fastExec) fastCall_PromotePostPayload_post(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_PromotePostPayload_promoted(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.PromotePostPayload) (invalid bool) {
-	if fx.observed[80] {
+	if fx.observed[82] {
 		st := fx.fastResolve_PromotePostPayload_promoted(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 80)
+	cn := p.child(n, field, 82)
 	v := obj.Promoted
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9138,7 +9372,7 @@ func (fx *fastExec) fastResolve_PromotePostPayload_promoted(w *fastexec.Writer, 
 		}
 	}()
 	var res bool
-	if fx.observed[80] {
+	if fx.observed[82] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotePostPayload_promoted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9294,7 +9528,7 @@ func (fx *fastExec) fastResolve_PromotedPost_post(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res *models.Post
-	if fx.observed[81] {
+	if fx.observed[83] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_PromotedPost_post(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9386,11 +9620,11 @@ func (fx *fastExec) fastField_RelatedUserConnection(w *fastexec.Writer, p *fastP
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[93] {
+	if fx.observed[96] {
 		st := fx.fastResolve_RelatedUserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 93)
+	cn := p.child(n, field, 96)
 	var v []*models.RelatedUserEdge
 	resolved := false
 	start := len(w.B)
@@ -9430,7 +9664,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_edges(w *fastexec.Writer, 
 		}
 	}()
 	var res []*models.RelatedUserEdge
-	if fx.observed[93] {
+	if fx.observed[96] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9479,11 +9713,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_edges(ctx context.Context, fc
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[94] {
+	if fx.observed[97] {
 		st := fx.fastResolve_RelatedUserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 94)
+	cn := p.child(n, field, 97)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -9523,7 +9757,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_pageInfo(w *fastexec.Write
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[94] {
+	if fx.observed[97] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9572,11 +9806,11 @@ func (fx *fastExec) fastCall_RelatedUserConnection_pageInfo(ctx context.Context,
 }
 
 func (fx *fastExec) fastField_RelatedUserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserConnection) (invalid bool) {
-	if fx.observed[95] {
+	if fx.observed[98] {
 		st := fx.fastResolve_RelatedUserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 95)
+	cn := p.child(n, field, 98)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9600,7 +9834,7 @@ func (fx *fastExec) fastResolve_RelatedUserConnection_totalCount(w *fastexec.Wri
 		}
 	}()
 	var res int
-	if fx.observed[95] {
+	if fx.observed[98] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9738,11 +9972,11 @@ func (fx *fastExec) fastField_RelatedUserEdge(w *fastexec.Writer, p *fastPath, n
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[96] {
+	if fx.observed[99] {
 		st := fx.fastResolve_RelatedUserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 96)
+	cn := p.child(n, field, 99)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9766,7 +10000,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_cursor(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res string
-	if fx.observed[96] {
+	if fx.observed[99] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9837,7 +10071,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_node(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res *models.User
-	if fx.observed[97] {
+	if fx.observed[100] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -9886,11 +10120,11 @@ func (fx *fastExec) fastCall_RelatedUserEdge_node(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_RelatedUserEdge_since(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.RelatedUserEdge) (invalid bool) {
-	if fx.observed[98] {
+	if fx.observed[101] {
 		st := fx.fastResolve_RelatedUserEdge_since(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 98)
+	cn := p.child(n, field, 101)
 	v := obj.Since
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -9914,7 +10148,7 @@ func (fx *fastExec) fastResolve_RelatedUserEdge_since(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res time.Time
-	if fx.observed[98] {
+	if fx.observed[101] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_RelatedUserEdge_since(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10072,7 +10306,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_user(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res *models.User
-	if fx.observed[99] {
+	if fx.observed[102] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_user(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10121,11 +10355,11 @@ func (fx *fastExec) fastCall_SuggestedUser_user(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_SuggestedUser_followedByCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.SuggestedUser) (invalid bool) {
-	if fx.observed[100] {
+	if fx.observed[103] {
 		st := fx.fastResolve_SuggestedUser_followedByCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 100)
+	cn := p.child(n, field, 103)
 	v := obj.FollowedByCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10149,7 +10383,7 @@ func (fx *fastExec) fastResolve_SuggestedUser_followedByCount(w *fastexec.Writer
 		}
 	}()
 	var res int
-	if fx.observed[100] {
+	if fx.observed[103] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_SuggestedUser_followedByCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10239,11 +10473,11 @@ func (fx *fastExec) fastField_UnreadBadge(w *fastexec.Writer, p *fastPath, n int
 }
 
 func (fx *fastExec) fastField_UnreadBadge_count(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
-	if fx.observed[101] {
+	if fx.observed[104] {
 		st := fx.fastResolve_UnreadBadge_count(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 101)
+	cn := p.child(n, field, 104)
 	v := obj.Count
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10267,7 +10501,7 @@ func (fx *fastExec) fastResolve_UnreadBadge_count(w *fastexec.Writer, p *fastPat
 		}
 	}()
 	var res int
-	if fx.observed[101] {
+	if fx.observed[104] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UnreadBadge_count(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10316,11 +10550,11 @@ func (fx *fastExec) fastCall_UnreadBadge_count(ctx context.Context, fc *graphql.
 }
 
 func (fx *fastExec) fastField_UnreadBadge_capped(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UnreadBadge) (invalid bool) {
-	if fx.observed[102] {
+	if fx.observed[105] {
 		st := fx.fastResolve_UnreadBadge_capped(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 102)
+	cn := p.child(n, field, 105)
 	v := obj.Capped
 	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10344,7 +10578,7 @@ func (fx *fastExec) fastResolve_UnreadBadge_capped(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[102] {
+	if fx.observed[105] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UnreadBadge_capped(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10409,7 +10643,7 @@ func (fx *fastExec) fastObj_User(w *fastexec.Writer, p *fastPath, n int32, sel a
 		switch field.Name {
 		case "__typename":
 			w.String("User")
-		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "timeline", "followers", "following":
+		case "viewerIsFollowing", "followsViewer", "viewerHasBlocked", "viewerHasMuted", "viewerHasRequestedFollow", "timeline", "followers", "following":
 			holes = append(holes, fastexec.Hole{Pos: fastexec.HolePos(dup, len(w.B))})
 			slots = append(slots, i)
 		default:
@@ -10495,6 +10729,10 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 		return fx.fastField_User_viewerHasBlocked(w, p, n, field, obj)
 	case "viewerHasMuted":
 		return fx.fastField_User_viewerHasMuted(w, p, n, field, obj)
+	case "isProtected":
+		return fx.fastField_User_isProtected(w, p, n, field, obj)
+	case "viewerHasRequestedFollow":
+		return fx.fastField_User_viewerHasRequestedFollow(w, p, n, field, obj)
 	case "timeline":
 		return fx.fastField_User_timeline(w, p, n, field, obj)
 	case "followers":
@@ -10506,11 +10744,11 @@ func (fx *fastExec) fastField_User(w *fastexec.Writer, p *fastPath, n int32, fie
 }
 
 func (fx *fastExec) fastField_User_id(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[103] {
+	if fx.observed[106] {
 		st := fx.fastResolve_User_id(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 103)
+	cn := p.child(n, field, 106)
 	var v string
 	resolved := false
 	start := len(w.B)
@@ -10549,7 +10787,7 @@ func (fx *fastExec) fastResolve_User_id(w *fastexec.Writer, p *fastPath, n int32
 		}
 	}()
 	var res string
-	if fx.observed[103] {
+	if fx.observed[106] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_id(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10598,11 +10836,11 @@ func (fx *fastExec) fastCall_User_id(ctx context.Context, fc *graphql.FieldConte
 }
 
 func (fx *fastExec) fastField_User_username(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[104] {
+	if fx.observed[107] {
 		st := fx.fastResolve_User_username(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 104)
+	cn := p.child(n, field, 107)
 	v := obj.Username
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10626,7 +10864,7 @@ func (fx *fastExec) fastResolve_User_username(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res string
-	if fx.observed[104] {
+	if fx.observed[107] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_username(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10675,11 +10913,11 @@ func (fx *fastExec) fastCall_User_username(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_User_displayName(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[105] {
+	if fx.observed[108] {
 		st := fx.fastResolve_User_displayName(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 105)
+	cn := p.child(n, field, 108)
 	v := obj.DisplayName
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10703,7 +10941,7 @@ func (fx *fastExec) fastResolve_User_displayName(w *fastexec.Writer, p *fastPath
 		}
 	}()
 	var res string
-	if fx.observed[105] {
+	if fx.observed[108] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_displayName(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10752,11 +10990,11 @@ func (fx *fastExec) fastCall_User_displayName(ctx context.Context, fc *graphql.F
 }
 
 func (fx *fastExec) fastField_User_bio(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[106] {
+	if fx.observed[109] {
 		st := fx.fastResolve_User_bio(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 106)
+	cn := p.child(n, field, 109)
 	v := obj.Bio
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10780,7 +11018,7 @@ func (fx *fastExec) fastResolve_User_bio(w *fastexec.Writer, p *fastPath, n int3
 		}
 	}()
 	var res string
-	if fx.observed[106] {
+	if fx.observed[109] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_bio(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10829,11 +11067,11 @@ func (fx *fastExec) fastCall_User_bio(ctx context.Context, fc *graphql.FieldCont
 }
 
 func (fx *fastExec) fastField_User_createdAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[107] {
+	if fx.observed[110] {
 		st := fx.fastResolve_User_createdAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 107)
+	cn := p.child(n, field, 110)
 	v := obj.CreatedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10857,7 +11095,7 @@ func (fx *fastExec) fastResolve_User_createdAt(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res time.Time
-	if fx.observed[107] {
+	if fx.observed[110] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_createdAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10906,11 +11144,11 @@ func (fx *fastExec) fastCall_User_createdAt(ctx context.Context, fc *graphql.Fie
 }
 
 func (fx *fastExec) fastField_User_followerCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[108] {
+	if fx.observed[111] {
 		st := fx.fastResolve_User_followerCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 108)
+	cn := p.child(n, field, 111)
 	v := obj.FollowerCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -10934,7 +11172,7 @@ func (fx *fastExec) fastResolve_User_followerCount(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res int
-	if fx.observed[108] {
+	if fx.observed[111] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followerCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -10983,11 +11221,11 @@ func (fx *fastExec) fastCall_User_followerCount(ctx context.Context, fc *graphql
 }
 
 func (fx *fastExec) fastField_User_followingCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[109] {
+	if fx.observed[112] {
 		st := fx.fastResolve_User_followingCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 109)
+	cn := p.child(n, field, 112)
 	v := obj.FollowingCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11011,7 +11249,7 @@ func (fx *fastExec) fastResolve_User_followingCount(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res int
-	if fx.observed[109] {
+	if fx.observed[112] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followingCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11060,11 +11298,11 @@ func (fx *fastExec) fastCall_User_followingCount(ctx context.Context, fc *graphq
 }
 
 func (fx *fastExec) fastField_User_postCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
-	if fx.observed[110] {
+	if fx.observed[113] {
 		st := fx.fastResolve_User_postCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 110)
+	cn := p.child(n, field, 113)
 	v := obj.PostCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11088,7 +11326,7 @@ func (fx *fastExec) fastResolve_User_postCount(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res int
-	if fx.observed[110] {
+	if fx.observed[113] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_postCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11159,7 +11397,7 @@ func (fx *fastExec) fastResolve_User_viewerIsFollowing(w *fastexec.Writer, p *fa
 		}
 	}()
 	var res bool
-	if fx.observed[111] {
+	if fx.observed[114] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerIsFollowing(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11230,7 +11468,7 @@ func (fx *fastExec) fastResolve_User_followsViewer(w *fastexec.Writer, p *fastPa
 		}
 	}()
 	var res bool
-	if fx.observed[112] {
+	if fx.observed[115] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followsViewer(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11301,7 +11539,7 @@ func (fx *fastExec) fastResolve_User_viewerHasBlocked(w *fastexec.Writer, p *fas
 		}
 	}()
 	var res bool
-	if fx.observed[113] {
+	if fx.observed[116] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasBlocked(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11372,7 +11610,7 @@ func (fx *fastExec) fastResolve_User_viewerHasMuted(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res bool
-	if fx.observed[114] {
+	if fx.observed[117] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_viewerHasMuted(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11420,6 +11658,154 @@ func (fx *fastExec) fastCall_User_viewerHasMuted(ctx context.Context, fc *graphq
 	return fx.ec.Resolvers.User().ViewerHasMuted(ctx, obj)
 }
 
+func (fx *fastExec) fastField_User_isProtected(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (invalid bool) {
+	if fx.observed[118] {
+		st := fx.fastResolve_User_isProtected(w, p, n, field, obj)
+		return st == fastexec.Null
+	}
+	cn := p.child(n, field, 118)
+	v := obj.IsProtected
+	st := fx.fast_marshalNBoolean2bool(w, p, cn, field.Selections, v)
+	return st == fastexec.Null
+}
+
+// fastResolve_User_isProtected runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_User_isProtected(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_User_isProtected(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[118] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_User_isProtected(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_User_isProtected(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_User_isProtected is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_User_isProtected(ctx context.Context, fc *graphql.FieldContext, obj *models.User) (bool, error) {
+	return obj.IsProtected, nil
+}
+
+func (fx *fastExec) fastField_User_viewerHasRequestedFollow(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) bool {
+	st := fx.fastResolve_User_viewerHasRequestedFollow(w, p, n, field, obj)
+	return st == fastexec.Null
+}
+
+// fastResolve_User_viewerHasRequestedFollow runs the steps of graphql.ResolveField.
+func (fx *fastExec) fastResolve_User_viewerHasRequestedFollow(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) (st fastexec.Status) {
+	pctx := fx.ctxOf(p, n)
+	fc, err := fx.ec.fieldContext_User_viewerHasRequestedFollow(pctx, *field)
+	if err != nil {
+		w.Null()
+		return fastexec.Null
+	}
+	ctx := graphql.WithFieldContext(pctx, fc)
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			fx.oc.Error(ctx, fx.oc.Recover(ctx, r))
+			w.NullFrom(start)
+			st = fastexec.Null
+		}
+	}()
+	var res bool
+	if fx.observed[119] {
+		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
+			return fx.fastCall_User_viewerHasRequestedFollow(ctx, graphql.GetFieldContext(ctx), obj)
+		})
+		ctx = rctx
+		if panicked {
+			w.Null()
+			return fastexec.Null
+		}
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		if resTmp == nil {
+			return fx.nilResult(w, ctx, fc, true)
+		}
+		r, ok := resTmp.(bool)
+		if !ok {
+			if m, ok := resTmp.(graphql.Marshaler); ok {
+				fc.Result = m
+				return w.Marshal(m)
+			}
+			var t bool
+			fx.oc.Errorf(
+				ctx,
+				`unexpected type %T from middleware/directive chain, should be %T`,
+				resTmp,
+				t,
+			)
+			w.Null()
+			return fastexec.Null
+		}
+		res = r
+	} else {
+		r, err := fx.fastCall_User_viewerHasRequestedFollow(ctx, fc, obj)
+		if err != nil {
+			return fx.fieldError(w, ctx, fc, err, true)
+		}
+		res = r
+	}
+	fc.Result = res
+	return fx.fast_marshalNBoolean2bool(w, p, p.resolved(n, ctx), field.Selections, res)
+}
+
+// fastCall_User_viewerHasRequestedFollow is the field's resolver, method or struct field.
+func (fx *fastExec) fastCall_User_viewerHasRequestedFollow(ctx context.Context, fc *graphql.FieldContext, obj *models.User) (bool, error) {
+	return fx.ec.Resolvers.User().ViewerHasRequestedFollow(ctx, obj)
+}
+
 func (fx *fastExec) fastField_User_timeline(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.User) bool {
 	st := fx.fastResolve_User_timeline(w, p, n, field, obj)
 	return st == fastexec.Null
@@ -11443,7 +11829,7 @@ func (fx *fastExec) fastResolve_User_timeline(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.PostConnection
-	if fx.observed[115] {
+	if fx.observed[120] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_timeline(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11514,7 +11900,7 @@ func (fx *fastExec) fastResolve_User_followers(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[116] {
+	if fx.observed[121] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_followers(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11585,7 +11971,7 @@ func (fx *fastExec) fastResolve_User_following(w *fastexec.Writer, p *fastPath, 
 		}
 	}()
 	var res *models.UserConnection
-	if fx.observed[117] {
+	if fx.observed[122] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_User_following(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11677,11 +12063,11 @@ func (fx *fastExec) fastField_UserConnection(w *fastexec.Writer, p *fastPath, n 
 }
 
 func (fx *fastExec) fastField_UserConnection_edges(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[118] {
+	if fx.observed[123] {
 		st := fx.fastResolve_UserConnection_edges(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 118)
+	cn := p.child(n, field, 123)
 	var v []*models.UserEdge
 	resolved := false
 	start := len(w.B)
@@ -11721,7 +12107,7 @@ func (fx *fastExec) fastResolve_UserConnection_edges(w *fastexec.Writer, p *fast
 		}
 	}()
 	var res []*models.UserEdge
-	if fx.observed[118] {
+	if fx.observed[123] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_edges(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11770,11 +12156,11 @@ func (fx *fastExec) fastCall_UserConnection_edges(ctx context.Context, fc *graph
 }
 
 func (fx *fastExec) fastField_UserConnection_pageInfo(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[119] {
+	if fx.observed[124] {
 		st := fx.fastResolve_UserConnection_pageInfo(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 119)
+	cn := p.child(n, field, 124)
 	var v *models.PageInfo
 	resolved := false
 	start := len(w.B)
@@ -11814,7 +12200,7 @@ func (fx *fastExec) fastResolve_UserConnection_pageInfo(w *fastexec.Writer, p *f
 		}
 	}()
 	var res *models.PageInfo
-	if fx.observed[119] {
+	if fx.observed[124] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_pageInfo(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -11863,11 +12249,11 @@ func (fx *fastExec) fastCall_UserConnection_pageInfo(ctx context.Context, fc *gr
 }
 
 func (fx *fastExec) fastField_UserConnection_totalCount(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserConnection) (invalid bool) {
-	if fx.observed[120] {
+	if fx.observed[125] {
 		st := fx.fastResolve_UserConnection_totalCount(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 120)
+	cn := p.child(n, field, 125)
 	v := obj.TotalCount
 	st := fx.fast_marshalNInt2int(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -11891,7 +12277,7 @@ func (fx *fastExec) fastResolve_UserConnection_totalCount(w *fastexec.Writer, p 
 		}
 	}()
 	var res int
-	if fx.observed[120] {
+	if fx.observed[125] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserConnection_totalCount(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -12029,11 +12415,11 @@ func (fx *fastExec) fastField_UserEdge(w *fastexec.Writer, p *fastPath, n int32,
 }
 
 func (fx *fastExec) fastField_UserEdge_cursor(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[121] {
+	if fx.observed[126] {
 		st := fx.fastResolve_UserEdge_cursor(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 121)
+	cn := p.child(n, field, 126)
 	v := obj.Cursor
 	st := fx.fast_marshalNString2string(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -12057,7 +12443,7 @@ func (fx *fastExec) fastResolve_UserEdge_cursor(w *fastexec.Writer, p *fastPath,
 		}
 	}()
 	var res string
-	if fx.observed[121] {
+	if fx.observed[126] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_cursor(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -12128,7 +12514,7 @@ func (fx *fastExec) fastResolve_UserEdge_node(w *fastexec.Writer, p *fastPath, n
 		}
 	}()
 	var res *models.User
-	if fx.observed[122] {
+	if fx.observed[127] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_node(ctx, graphql.GetFieldContext(ctx), obj)
 		})
@@ -12177,11 +12563,11 @@ func (fx *fastExec) fastCall_UserEdge_node(ctx context.Context, fc *graphql.Fiel
 }
 
 func (fx *fastExec) fastField_UserEdge_followedAt(w *fastexec.Writer, p *fastPath, n int32, field *graphql.CollectedField, obj *models.UserEdge) (invalid bool) {
-	if fx.observed[123] {
+	if fx.observed[128] {
 		st := fx.fastResolve_UserEdge_followedAt(w, p, n, field, obj)
 		return st == fastexec.Null
 	}
-	cn := p.child(n, field, 123)
+	cn := p.child(n, field, 128)
 	v := obj.FollowedAt
 	st := fx.fast_marshalNTime2timeᚐTime(w, p, cn, field.Selections, v)
 	return st == fastexec.Null
@@ -12205,7 +12591,7 @@ func (fx *fastExec) fastResolve_UserEdge_followedAt(w *fastexec.Writer, p *fastP
 		}
 	}()
 	var res time.Time
-	if fx.observed[123] {
+	if fx.observed[128] {
 		resTmp, rctx, err, panicked := fastexec.Observe(ctx, fx.oc, true, func(ctx context.Context) (any, error) {
 			return fx.fastCall_UserEdge_followedAt(ctx, graphql.GetFieldContext(ctx), obj)
 		})

@@ -141,29 +141,31 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddToList        func(childComplexity int, listID string, userID string) int
-		Block            func(childComplexity int, userID string) int
-		CreateList       func(childComplexity int, name string) int
-		CreatePost       func(childComplexity int, input model.CreatePostInput) int
-		DeleteList       func(childComplexity int, listID string) int
-		DeletePost       func(childComplexity int, id string) int
-		DismissHomeEntry func(childComplexity int, id string) int
-		Follow           func(childComplexity int, userID string) int
-		LogIn            func(childComplexity int, input model.LogInInput) int
-		LogOut           func(childComplexity int) int
-		MarkFeedRead     func(childComplexity int, upTo *string) int
-		Mute             func(childComplexity int, userID string) int
-		PromotePost      func(childComplexity int, postID string) int
-		RemoveFollower   func(childComplexity int, userID string) int
-		RemoveFromList   func(childComplexity int, listID string, userID string) int
-		RenameList       func(childComplexity int, listID string, name string) int
-		Repost           func(childComplexity int, postID string) int
-		SignUp           func(childComplexity int, input model.SignUpInput) int
-		Unblock          func(childComplexity int, userID string) int
-		Unfollow         func(childComplexity int, userID string) int
-		Unmute           func(childComplexity int, userID string) int
-		UnpromotePost    func(childComplexity int, postID string) int
-		UpdateProfile    func(childComplexity int, input model.UpdateProfileInput) int
+		AddToList            func(childComplexity int, listID string, userID string) int
+		ApproveFollowRequest func(childComplexity int, userID string) int
+		Block                func(childComplexity int, userID string) int
+		CreateList           func(childComplexity int, name string) int
+		CreatePost           func(childComplexity int, input model.CreatePostInput) int
+		DeleteList           func(childComplexity int, listID string) int
+		DeletePost           func(childComplexity int, id string) int
+		DismissHomeEntry     func(childComplexity int, id string) int
+		Follow               func(childComplexity int, userID string) int
+		LogIn                func(childComplexity int, input model.LogInInput) int
+		LogOut               func(childComplexity int) int
+		MarkFeedRead         func(childComplexity int, upTo *string) int
+		Mute                 func(childComplexity int, userID string) int
+		PromotePost          func(childComplexity int, postID string) int
+		RejectFollowRequest  func(childComplexity int, userID string) int
+		RemoveFollower       func(childComplexity int, userID string) int
+		RemoveFromList       func(childComplexity int, listID string, userID string) int
+		RenameList           func(childComplexity int, listID string, name string) int
+		Repost               func(childComplexity int, postID string) int
+		SignUp               func(childComplexity int, input model.SignUpInput) int
+		Unblock              func(childComplexity int, userID string) int
+		Unfollow             func(childComplexity int, userID string) int
+		Unmute               func(childComplexity int, userID string) int
+		UnpromotePost        func(childComplexity int, postID string) int
+		UpdateProfile        func(childComplexity int, input model.UpdateProfileInput) int
 	}
 
 	MutePayload struct {
@@ -207,15 +209,16 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		BlockedUsers func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Feed         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Home         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Lists        func(childComplexity int, first *int, after *string, last *int, before *string) int
-		MutedUsers   func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Node         func(childComplexity int, id string) int
-		Nodes        func(childComplexity int, ids []string) int
-		User         func(childComplexity int, username string) int
-		Viewer       func(childComplexity int) int
+		BlockedUsers   func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Feed           func(childComplexity int, first *int, after *string, last *int, before *string) int
+		FollowRequests func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Home           func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Lists          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		MutedUsers     func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Node           func(childComplexity int, id string) int
+		Nodes          func(childComplexity int, ids []string) int
+		User           func(childComplexity int, username string) int
+		Viewer         func(childComplexity int) int
 	}
 
 	RelatedUserConnection struct {
@@ -247,21 +250,23 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
-		Bio               func(childComplexity int) int
-		CreatedAt         func(childComplexity int) int
-		DisplayName       func(childComplexity int) int
-		FollowerCount     func(childComplexity int) int
-		Followers         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
-		Following         func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
-		FollowingCount    func(childComplexity int) int
-		FollowsViewer     func(childComplexity int) int
-		GlobalID          func(childComplexity int) int
-		PostCount         func(childComplexity int) int
-		Timeline          func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Username          func(childComplexity int) int
-		ViewerHasBlocked  func(childComplexity int) int
-		ViewerHasMuted    func(childComplexity int) int
-		ViewerIsFollowing func(childComplexity int) int
+		Bio                      func(childComplexity int) int
+		CreatedAt                func(childComplexity int) int
+		DisplayName              func(childComplexity int) int
+		FollowerCount            func(childComplexity int) int
+		Followers                func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
+		Following                func(childComplexity int, first *int, after *string, last *int, before *string, offset *int) int
+		FollowingCount           func(childComplexity int) int
+		FollowsViewer            func(childComplexity int) int
+		GlobalID                 func(childComplexity int) int
+		IsProtected              func(childComplexity int) int
+		PostCount                func(childComplexity int) int
+		Timeline                 func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Username                 func(childComplexity int) int
+		ViewerHasBlocked         func(childComplexity int) int
+		ViewerHasMuted           func(childComplexity int) int
+		ViewerHasRequestedFollow func(childComplexity int) int
+		ViewerIsFollowing        func(childComplexity int) int
 	}
 
 	UserConnection struct {
@@ -317,6 +322,8 @@ type MutationResolver interface {
 	DeleteList(ctx context.Context, listID string) (*models.DeleteListPayload, error)
 	AddToList(ctx context.Context, listID string, userID string) (*models.ListPayload, error)
 	RemoveFromList(ctx context.Context, listID string, userID string) (*models.ListPayload, error)
+	ApproveFollowRequest(ctx context.Context, userID string) (*models.FollowPayload, error)
+	RejectFollowRequest(ctx context.Context, userID string) (*models.FollowPayload, error)
 }
 type PostResolver interface {
 	Author(ctx context.Context, obj *models.Post) (*models.User, error)
@@ -339,6 +346,7 @@ type QueryResolver interface {
 	BlockedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
 	MutedUsers(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
 	Lists(ctx context.Context, first *int, after *string, last *int, before *string) (*models.ListConnection, error)
+	FollowRequests(ctx context.Context, first *int, after *string, last *int, before *string) (*models.RelatedUserConnection, error)
 }
 type RelatedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *models.RelatedUserEdge) (*models.User, error)
@@ -356,6 +364,8 @@ type UserResolver interface {
 	FollowsViewer(ctx context.Context, obj *models.User) (bool, error)
 	ViewerHasBlocked(ctx context.Context, obj *models.User) (bool, error)
 	ViewerHasMuted(ctx context.Context, obj *models.User) (bool, error)
+
+	ViewerHasRequestedFollow(ctx context.Context, obj *models.User) (bool, error)
 	Timeline(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string) (*models.PostConnection, error)
 	Followers(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
 	Following(ctx context.Context, obj *models.User, first *int, after *string, last *int, before *string, offset *int) (*models.UserConnection, error)
@@ -660,6 +670,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddToList(childComplexity, args["listId"].(string), args["userId"].(string)), true
+	case "Mutation.approveFollowRequest":
+		if e.ComplexityRoot.Mutation.ApproveFollowRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveFollowRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveFollowRequest(childComplexity, args["userId"].(string)), true
 	case "Mutation.block":
 		if e.ComplexityRoot.Mutation.Block == nil {
 			break
@@ -787,6 +808,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PromotePost(childComplexity, args["postId"].(string)), true
+	case "Mutation.rejectFollowRequest":
+		if e.ComplexityRoot.Mutation.RejectFollowRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectFollowRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectFollowRequest(childComplexity, args["userId"].(string)), true
 	case "Mutation.removeFollower":
 		if e.ComplexityRoot.Mutation.RemoveFollower == nil {
 			break
@@ -1041,6 +1073,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.followRequests":
+		if e.ComplexityRoot.Query.FollowRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_followRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FollowRequests(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.home":
 		if e.ComplexityRoot.Query.Home == nil {
 			break
@@ -1262,6 +1305,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.GlobalID(childComplexity), true
+	case "User.isProtected":
+		if e.ComplexityRoot.User.IsProtected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.IsProtected(childComplexity), true
 	case "User.postCount":
 		if e.ComplexityRoot.User.PostCount == nil {
 			break
@@ -1297,6 +1346,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ViewerHasMuted(childComplexity), true
+	case "User.viewerHasRequestedFollow":
+		if e.ComplexityRoot.User.ViewerHasRequestedFollow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ViewerHasRequestedFollow(childComplexity), true
 	case "User.viewerIsFollowing":
 		if e.ComplexityRoot.User.ViewerIsFollowing == nil {
 			break
@@ -1505,6 +1560,16 @@ type User implements Node {
   viewerHasBlocked: Boolean!
   "True when the viewer mutes this user; false when signed out."
   viewerHasMuted: Boolean!
+  """
+  True when new followers need the user's approval. A protected user's posts are for them and
+  their approved followers only: to anyone else (signed out included) their timeline is empty
+  (its totalCount stays the post count: counts stay public), node and nodes answer null for their
+  posts, a repost of them has repostOf null, and neither feed, home, a list's feed, unreadCount
+  nor the subscriptions show them.
+  """
+  isProtected: Boolean!
+  "True when the viewer has asked to follow this user and is waiting; false when signed out."
+  viewerHasRequestedFollow: Boolean!
   "The user's own posts and reposts, newest first (the personal timeline)."
   timeline(first: Int, after: String, last: Int, before: String): PostConnection!
   """
@@ -1659,6 +1724,11 @@ input CreatePostInput {
 input UpdateProfileInput {
   displayName: String
   bio: String
+  """
+  Protects the account (true): new followers need approval, the followers it has stay.
+  false approves every waiting request.
+  """
+  isProtected: Boolean
 }
 
 type CreatePostPayload {
@@ -1769,6 +1839,8 @@ type Query {
   mutedUsers(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
   "The viewer's lists, newest first. UNAUTHENTICATED when signed out."
   lists(first: Int, after: String, last: Int, before: String): ListConnection!
+  "Users waiting for the viewer's approval, most recent request first. UNAUTHENTICATED when signed out."
+  followRequests(first: Int, after: String, last: Int, before: String): RelatedUserConnection!
 }
 
 type Mutation {
@@ -1777,12 +1849,20 @@ type Mutation {
   "Revokes every token of the viewer, on every device: each is refused with UNAUTHENTICATED from then on. Log in again for a new one."
   logOut: Boolean!
   createPost(input: CreatePostInput!): CreatePostPayload!
+  """
+  Reposts postId (a repost's original, for a repost). A protected account's posts are reposted
+  by their author alone: FORBIDDEN to their followers, NOT_FOUND to anyone else.
+  """
   repost(postId: ID!): CreatePostPayload!
   "Only the author may delete a post: FORBIDDEN otherwise."
   deletePost(id: ID!): DeletePostPayload!
-  "Idempotent: following someone already followed changes nothing."
+  """
+  Idempotent: following someone already followed changes nothing. Following a protected user
+  asks them instead: no follow and no count change until they approve, and the answer's
+  user.viewerHasRequestedFollow is true.
+  """
   follow(userId: ID!): FollowPayload!
-  "Idempotent."
+  "Idempotent. Withdraws the viewer's waiting request to follow userId, if any."
   unfollow(userId: ID!): FollowPayload!
   "Makes userId stop following the viewer."
   removeFollower(userId: ID!): FollowPayload!
@@ -1830,6 +1910,14 @@ type Mutation {
   addToList(listId: ID!, userId: ID!): ListPayload!
   "Takes userId out of one of the viewer's lists. Idempotent."
   removeFromList(listId: ID!, userId: ID!): ListPayload!
+  """
+  Turns userId's request to follow the viewer into the follow, with everything a follow does
+  (counts, the follower's feed, their red dot). NOT_FOUND when userId neither asked nor
+  follows; approving a follower again changes nothing.
+  """
+  approveFollowRequest(userId: ID!): FollowPayload!
+  "Drops userId's request to follow the viewer. Idempotent."
+  rejectFollowRequest(userId: ID!): FollowPayload!
 }
 
 type Subscription {
@@ -2165,6 +2253,10 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_viewerHasBlocked(ctx, field)
 	case "viewerHasMuted":
 		return ec.fieldContext_User_viewerHasMuted(ctx, field)
+	case "isProtected":
+		return ec.fieldContext_User_isProtected(ctx, field)
+	case "viewerHasRequestedFollow":
+		return ec.fieldContext_User_viewerHasRequestedFollow(ctx, field)
 	case "timeline":
 		return ec.fieldContext_User_timeline(ctx, field)
 	case "followers":
@@ -2413,6 +2505,20 @@ func (ec *executionContext) field_Mutation_addToList_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_approveFollowRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2564,6 +2670,20 @@ func (ec *executionContext) field_Mutation_promotePost_args(ctx context.Context,
 		return nil, err
 	}
 	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectFollowRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
 	return args, nil
 }
 
@@ -2776,6 +2896,44 @@ func (ec *executionContext) field_Query_blockedUsers_args(ctx context.Context, r
 }
 
 func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_followRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -5279,6 +5437,94 @@ func (ec *executionContext) fieldContext_Mutation_removeFromList(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_approveFollowRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveFollowRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveFollowRequest(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.FollowPayload) graphql.Marshaler {
+			return ec.marshalNFollowPayload2ᚖfeedserviceᚋmodelsᚐFollowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveFollowRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FollowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveFollowRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectFollowRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectFollowRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectFollowRequest(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.FollowPayload) graphql.Marshaler {
+			return ec.marshalNFollowPayload2ᚖfeedserviceᚋmodelsᚐFollowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectFollowRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FollowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectFollowRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MutePayload_user(ctx context.Context, field graphql.CollectedField, obj *models.MutePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6172,6 +6418,50 @@ func (ec *executionContext) fieldContext_Query_lists(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_followRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_followRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FollowRequests(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.RelatedUserConnection) graphql.Marshaler {
+			return ec.marshalNRelatedUserConnection2ᚖfeedserviceᚋmodelsᚐRelatedUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_followRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_followRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6874,6 +7164,52 @@ func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerHasMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_isProtected(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_isProtected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsProtected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_isProtected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _User_viewerHasRequestedFollow(ctx context.Context, field graphql.CollectedField, obj *models.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_viewerHasRequestedFollow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ViewerHasRequestedFollow(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_viewerHasRequestedFollow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
 }
 
@@ -8405,7 +8741,7 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"displayName", "bio"}
+	fieldsInOrder := [...]string{"displayName", "bio", "isProtected"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8426,6 +8762,13 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 				return it, err
 			}
 			it.Bio = data
+		case "isProtected":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isProtected"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsProtected = data
 		}
 	}
 	return it, nil
@@ -9381,6 +9724,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "approveFollowRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveFollowRequest(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectFollowRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectFollowRequest(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9766,6 +10123,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_lists(ctx, field)
 				})
+		case "followRequests":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_followRequests(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -10059,6 +10422,17 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_viewerHasMuted(ctx, field, obj)
+				})
+		case "isProtected":
+			out.Values[i] = ec._User_isProtected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "viewerHasRequestedFollow":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_viewerHasRequestedFollow(ctx, field, obj)
 				})
 		case "timeline":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

@@ -24,6 +24,10 @@ type User struct {
 	// of another version is refused. Log-out moves it up by one, revoking
 	// every token issued before.
 	TokenVersion int64 `gorm:"not null;default:0"`
+	// IsProtected says that new followers need the user's approval (a
+	// follow becomes a request) and that the user's posts are for them
+	// and their approved followers only.
+	IsProtected bool `gorm:"not null;default:false"`
 }
 
 // IsNode marks User as a GraphQL Node.
@@ -31,3 +35,10 @@ func (User) IsNode() {}
 
 // GlobalID is the user's global node ID, its GraphQL id.
 func (u *User) GlobalID() string { return NodeID(KindUser, u.ID) }
+
+// ProfileChange is a change of a user's profile: the fields that are not
+// nil are set.
+type ProfileChange struct {
+	DisplayName, Bio *string
+	IsProtected      *bool
+}

@@ -35,5 +35,5 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 	if err != nil {
 		return nil, err
 	}
-	return r.Engine.UpdateProfile(ctx, viewer, input.DisplayName, input.Bio)
+	return r.Engine.ChangeProfile(ctx, viewer, models.ProfileChange{DisplayName: input.DisplayName, Bio: input.Bio, IsProtected: input.IsProtected})
 }

@@ -72,6 +72,7 @@ func Complexity() graph.ComplexityRoot {
 	c.User.Following = relationCost
 	c.Query.BlockedUsers = userListCost
 	c.Query.MutedUsers = userListCost
+	c.Query.FollowRequests = userListCost
 	// A list's pages are MySQL reads of the owner's rows: its feed is the
 	// pull path's merge of the members' posts.
 	c.Query.Lists = userListCost

@@ -60,3 +60,24 @@ func TestUnreadCountCappedIsPricedAsTheCount(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionFieldsArePriced walks every field of the schema that
+// answers a connection: each must be priced by its page, not by gqlgen's
+// default (1 plus its children), which would sell a page of 100 entries
+// for the price of one.
+func TestConnectionFieldsArePriced(t *testing.T) {
+	es := graph.NewExecutableSchema(graph.Config{Complexity: Complexity()})
+	for _, def := range es.Schema().Types {
+		if strings.HasPrefix(def.Name, "__") {
+			continue
+		}
+		for _, f := range def.Fields {
+			if f.Type == nil || !strings.HasSuffix(f.Type.Name(), "Connection") {
+				continue
+			}
+			if _, ok := es.Complexity(context.Background(), def.Name, f.Name, 7, map[string]any{}); !ok {
+				t.Errorf("%s.%s answers a %s at gqlgen's default price: price it by its page in Complexity", def.Name, f.Name, f.Type.Name())
+			}
+		}
+	}
+}

@@ -26,39 +26,103 @@ import (
 func (s *Store) RequestFollow(ctx context.Context, requesterID, targetID, id int64, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		changed = false
 		if err := s.findPair(tx, requesterID, targetID, true); err != nil {
 			return err
 		}
-		blocked, err := s.blockedEitherWay(tx, requesterID, targetID)
+		var err error
+		changed, err = s.requestFollow(tx, requesterID, targetID, id, at)
+		return err
+	})
+	return changed, err
+}
+
+// requestFollow is RequestFollow within its transaction, the two users'
+// rows locked.
+func (s *Store) requestFollow(tx *gorm.DB, requesterID, targetID, id int64, at time.Time) (bool, error) {
+	blocked, err := s.blockedEitherWay(tx, requesterID, targetID)
+	if err != nil {
+		return false, err
+	}
+	if blocked {
+		return false, ErrBlocked
+	}
+	var follows []int64
+	if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", requesterID, targetID).Pluck("id", &follows).Error; err != nil || len(follows) > 0 {
+		return false, err
+	}
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&models.FollowRequest{UserID: targetID, RequesterID: requesterID, ID: id, CreatedAt: at})
+	if res.Error != nil {
+		return false, res.Error
+	}
+	changed := res.RowsAffected == 1
+	if s.shards != nil {
+		// Written if missing, as the blocks' second part: a retry
+		// completes a request whose other node failed to commit.
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&followRequestSent{UserID: requesterID, TargetID: targetID})
+		if res.Error != nil {
+			return false, res.Error
+		}
+		changed = changed || res.RowsAffected == 1
+	}
+	return changed, nil
+}
+
+// FollowOutcome is what FollowOrRequest did.
+type FollowOutcome int
+
+const (
+	// Unchanged: the follow, or the request, was there already.
+	Unchanged FollowOutcome = iota
+	// Followed: the follow was made.
+	Followed
+	// Requested: the followee is protected, and a request was made.
+	Requested
+)
+
+// FollowOrRequest makes follower follow followee (as Follow), or, when
+// followee is protected, ask to (as RequestFollow). The followee's
+// protection is read under the lock of both users' rows, the lock a
+// change of it takes too, so that a follow never slips past a
+// protection turned on and no request is left behind one turned off.
+func (s *Store) FollowOrRequest(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (FollowOutcome, error) {
+	outcome := Unchanged
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		outcome = Unchanged
+		if err := s.findPair(tx, followerID, followeeID, true); err != nil {
+			return err
+		}
+		protected, err := s.isProtected(tx, followeeID)
 		if err != nil {
 			return err
 		}
-		if blocked {
-			return ErrBlocked
+		changed, kind := false, Followed
+		if protected {
+			changed, err = s.requestFollow(tx, followerID, followeeID, seq, at)
+			kind = Requested
+		} else {
+			changed, err = s.follow(tx, followerID, followeeID, seq, at)
 		}
-		var follows []int64
-		if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", requesterID, targetID).Pluck("id", &follows).Error; err != nil || len(follows) > 0 {
-			return err
+		if changed {
+			outcome = kind
 		}
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
-			Create(&models.FollowRequest{UserID: targetID, RequesterID: requesterID, ID: id, CreatedAt: at})
-		if res.Error != nil {
-			return res.Error
-		}
-		changed = res.RowsAffected == 1
-		if s.shards != nil {
-			// Written if missing, as the blocks' second part: a retry
-			// completes a request whose other node failed to commit.
-			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&followRequestSent{UserID: requesterID, TargetID: targetID})
-			if res.Error != nil {
-				return res.Error
-			}
-			changed = changed || res.RowsAffected == 1
-		}
-		return nil
+		return err
 	})
-	return changed, err
+	return outcome, err
+}
+
+// isProtected reads whether user id is protected, within a transaction
+// that holds the row's lock.
+func (s *Store) isProtected(tx *gorm.DB, id int64) (bool, error) {
+	var flags []bool
+	q := tx.Model(&models.User{}).Where("id = ?", id)
+	if s.mysql {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if err := q.Pluck("is_protected", &flags).Error; err != nil {
+		return false, err
+	}
+	return len(flags) > 0 && flags[0], nil
 }
 
 // ApproveFollowRequest turns requester's request to follow target into

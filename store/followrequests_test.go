@@ -82,3 +82,35 @@ func TestFollowRequestsKeepTheirRules(t *testing.T) {
 		}
 	})
 }
+
+// TestFollowOrRequestReadsProtection: a follow of a protected user is a
+// request (no follow, no count), of a public one a follow; the flag is
+// stored by UpdateProfile and read back by UserByID.
+func TestFollowOrRequestReadsProtection(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := relationStore(t, s, 3)
+		on := true
+		if u, err := s.UpdateProfile(ctx, 1, models.ProfileChange{IsProtected: &on}, at); err != nil || !u.IsProtected {
+			t.Fatalf("protect 1: %+v, %v", u, err)
+		}
+		if got, err := s.FollowOrRequest(ctx, 2, 1, 100, at); err != nil || got != Requested {
+			t.Errorf("2 follows protected 1: %v, %v; want Requested", got, err)
+		}
+		if got, err := s.FollowOrRequest(ctx, 2, 1, 101, at); err != nil || got != Unchanged {
+			t.Errorf("2 follows protected 1 again: %v, %v; want Unchanged", got, err)
+		}
+		if follows, _ := s.Follows(ctx, 2, 1); follows {
+			t.Error("a request made a follow")
+		}
+		if u, _ := s.UserByID(ctx, 1); u.FollowerCount != 0 {
+			t.Errorf("a request moved the follower count to %d", u.FollowerCount)
+		}
+		if got, err := s.FollowOrRequest(ctx, 1, 3, 102, at); err != nil || got != Followed {
+			t.Errorf("1 follows public 3: %v, %v; want Followed", got, err)
+		}
+		if got, err := s.FollowOrRequest(ctx, 2, 99, 103, at); !errors.Is(err, ErrNotFound) || got != Unchanged {
+			t.Errorf("following an unknown user: %v, %v; want ErrNotFound", got, err)
+		}
+	})
+}

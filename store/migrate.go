@@ -28,6 +28,7 @@ var migrations = []migration{
 	{8, "muted_by (the sharded layout's who-mutes-whom, on the muted's node)", migrateV8},
 	{9, "lists, list_members", migrateV9},
 	{10, "follow_requests", migrateV10},
+	{11, "users.is_protected", migrateV11},
 }
 
 // schemaMigration records an applied step.
@@ -300,4 +301,10 @@ func (v10FollowRequest) TableName() string { return "follow_requests" }
 
 func migrateV10(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v10FollowRequest{})
+}
+
+// Version 11: protected accounts (see feed/protected.go). Every account
+// so far is public.
+func migrateV11(db *gorm.DB) error {
+	return db.Exec("ALTER TABLE users ADD COLUMN is_protected BOOLEAN NOT NULL DEFAULT FALSE").Error
 }

@@ -302,6 +302,14 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 			return err
 		}},
 		{"the requests to count (FollowRequestCount)", reader, func() error { _, err := s.FollowRequestCount(ctx, reader); return err }},
+		{"the protection's switch (UpdateProfile)", reader, func() error {
+			on := true
+			u, err := s.UpdateProfile(ctx, reader, models.ProfileChange{IsProtected: &on}, now)
+			if err == nil && !u.IsProtected {
+				err = fmt.Errorf("UpdateProfile = %+v, want the reader protected", u)
+			}
+			return err
+		}},
 		{"whom the reader asked to follow (RequestedAmong)", reader, func() error {
 			asked, err := s.RequestedAmong(ctx, reader, users)
 			if err == nil && !asked[users[6]] {

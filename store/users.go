@@ -105,15 +105,18 @@ func (s *Store) UsersByIDs(ctx context.Context, ids []int64) ([]*models.User, er
 	return users, err
 }
 
-// UpdateProfile sets the fields that are not nil, with a user_changed event,
-// and returns the user as stored.
-func (s *Store) UpdateProfile(ctx context.Context, id int64, displayName, bio *string, at time.Time) (*models.User, error) {
+// UpdateProfile sets the fields of c that are not nil, with a
+// user_changed event, and returns the user as stored.
+func (s *Store) UpdateProfile(ctx context.Context, id int64, c models.ProfileChange, at time.Time) (*models.User, error) {
 	changes := map[string]any{}
-	if displayName != nil {
-		changes["display_name"] = *displayName
+	if c.DisplayName != nil {
+		changes["display_name"] = *c.DisplayName
 	}
-	if bio != nil {
-		changes["bio"] = *bio
+	if c.Bio != nil {
+		changes["bio"] = *c.Bio
+	}
+	if c.IsProtected != nil {
+		changes["is_protected"] = *c.IsProtected
 	}
 	if len(changes) > 0 {
 		changes["version"] = nextVersion

@@ -14,6 +14,12 @@
 // - mute and block: Mute on a followee's profile takes their post out of
 //   the feed and Unmute brings it back; Block ends the follow and takes it
 //   out too, and the blocked list's Unblock undoes it;
+// - protected accounts: the switch on one's own profile, a request made
+//   with a protected profile's button ("Requested"), and the requests
+//   approved and rejected on the owner's profile;
+// - lists: a list made on the Lists page, a followee added with their
+//   profile's switch, its feed holding their post alone, renamed, emptied
+//   and deleted;
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -692,6 +698,127 @@ test('the app: mute takes a followee\'s posts out of the feed and unmute brings 
     await page.reload();
     await page.getByText('You block nobody.').waitFor();
     await homeShows([calmPost.id], 'the feed without the unfollowed user');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Protected accounts
+
+/** What the API says of username as the holder of token sees them. */
+const apiProtection = async (token, username) =>
+  (await api('query($u: String!) { user(username: $u) { isProtected viewerIsFollowing viewerHasRequestedFollow followerCount timeline(first: 5) { edges { node { id } } } } }',
+    { u: username }, token)).user;
+
+test('the app: a protected account: the switch, a request made with its button, and the requests approved and rejected on the profile', async () => {
+  await inNewContext('app', async (c) => {
+    const owner = await apiSignUp('rfranklin', 'Rosalind Franklin');
+    const fan = await apiSignUp('kovalevskaya', 'Sofia Kovalevskaya');
+    const pest = await apiSignUp('nosy_parker', 'Nosy Parker');
+    await apiPost(owner.token, bodies[8]);
+    const button = (where, name) => where.getByRole('button', { name, exact: true });
+    const openAs = async (page, token, path) => {
+      await page.goto(APP_URL);
+      await page.evaluate((t) => localStorage.setItem('feedservice.token', t), token);
+      await page.goto(new URL(path, APP_URL).toString());
+    };
+
+    // The owner turns protection on from their own profile.
+    const mine = await c.context.newPage();
+    await openAs(mine, owner.token, 'u/rfranklin');
+    const profile = mine.getByRole('region', { name: 'Profile' });
+    await profile.getByLabel('Protect my account').click();
+    await profile.getByTestId('protected-badge').waitFor();
+    assert.equal((await apiProtection(owner.token, 'rfranklin')).isProtected, true, 'the switch did not protect the account');
+
+    // A reader (signed in on the same browser: one token at a time) asks
+    // with the profile's button: it says Requested, no follow is made, and
+    // the timeline stays closed to them.
+    await openAs(mine, fan.token, 'u/rfranklin');
+    await mine.getByTestId('protected-notice').waitFor();
+    await button(profile, 'Request to follow').click();
+    await button(profile, 'Requested').waitFor();
+    const asked = await apiProtection(fan.token, 'rfranklin');
+    assert.equal(asked.viewerHasRequestedFollow, true, 'the button made no request');
+    assert.equal(asked.viewerIsFollowing, false, 'a request made a follow');
+    assert.equal(asked.timeline.edges.length, 0, 'a protected timeline showed to a reader who only asked');
+    await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: owner.id }, pest.token);
+
+    // The owner's profile lists both requests, newest first; Approve makes
+    // the follow (the follower count moves), Reject drops the other.
+    await openAs(mine, owner.token, 'u/rfranklin');
+    const requests = mine.getByRole('region', { name: 'Follow requests' });
+    await requests.getByTestId('request-count').filter({ hasText: /^2 follow requests$/ }).waitFor();
+    const row = (user) => requests.locator(`[data-testid="follow-request"][data-user-id="${user.id}"]`);
+    await button(row(fan), 'Approve').click();
+    await requests.getByTestId('request-count').filter({ hasText: /^1 follow request$/ }).waitFor();
+    await button(row(pest), 'Reject').click();
+    await requests.getByText('Nobody is waiting for your approval.').waitFor();
+    const approved = await apiProtection(fan.token, 'rfranklin');
+    assert.equal(approved.viewerIsFollowing, true, 'Approve made no follow');
+    assert.equal(approved.timeline.edges.length, 1, 'the approved follower does not see the post');
+    const rejected = await apiProtection(pest.token, 'rfranklin');
+    assert.equal(rejected.viewerIsFollowing || rejected.viewerHasRequestedFollow, false, 'Reject left a follow or a request');
+    await mine.reload();
+    await profile.getByTestId('follower-count').filter({ hasText: /^1$/ }).waitFor();
+    await openAs(mine, fan.token, 'u/rfranklin');
+    await button(profile, 'Unfollow').waitFor();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lists
+
+test('the app: a list made, a followee added from their profile, its feed read, renamed, emptied and deleted', async () => {
+  await inNewContext('app', async (c) => {
+    const viewer = await apiSignUp('list_keeper', 'List Keeper');
+    const inList = await apiSignUp('meitner', 'Lise Meitner');
+    const outside = await apiSignUp('goodall', 'Jane Goodall');
+    for (const whom of [inList, outside]) {
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: whom.id }, viewer.token);
+    }
+    const listed = await apiPost(inList.token, bodies[2]);
+    await apiPost(outside.token, bodies[3]);
+    const page = await c.context.newPage();
+    await page.goto(APP_URL);
+    await page.evaluate((t) => localStorage.setItem('feedservice.token', t), viewer.token);
+    await page.goto(APP_URL);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const button = (where, name) => where.getByRole('button', { name, exact: true });
+
+    // Made on the Lists page.
+    await nav.getByRole('link', { name: 'Lists' }).click();
+    await page.getByLabel('List name').fill('Physicists');
+    await button(page, 'Create list').click();
+    const lists = page.getByRole('region', { name: 'Your lists' });
+    await lists.getByRole('link', { name: 'Physicists' }).waitFor();
+
+    // A followee added from their profile, with the list's switch.
+    await page.goto(new URL('u/meitner', APP_URL).toString());
+    const switches = page.getByRole('group', { name: 'Lists' });
+    await switches.getByLabel('Physicists').click();
+    await switches.getByLabel('Physicists').and(page.locator(':checked')).waitFor();
+
+    // The list holds them, and its feed their post alone.
+    await nav.getByRole('link', { name: 'Lists' }).click();
+    await lists.getByRole('link', { name: 'Physicists' }).click();
+    const members = page.getByRole('region', { name: 'Members' });
+    await members.getByTestId('member-count').filter({ hasText: /^1 member$/ }).waitFor();
+    const entries = () => page.locator('[data-testid="list-entry"]').evaluateAll((els) => els.map((el) => el.dataset.postId));
+    await waitForAsync(async () => JSON.stringify(await entries()) === JSON.stringify([listed.id]),
+      'the list feed to show the member\'s post alone', entries);
+
+    // Renamed, emptied, deleted.
+    await page.getByLabel('New name').fill('Nuclear physicists');
+    await button(page, 'Rename').click();
+    await page.getByTestId('list-name').filter({ hasText: /^Nuclear physicists$/ }).waitFor();
+    await button(members, 'Remove').click();
+    await members.getByTestId('member-count').filter({ hasText: /^0 members$/ }).waitFor();
+    await page.getByText('Nothing here yet.').waitFor();
+    page.once('dialog', (dialog) => dialog.accept());
+    await button(page, 'Delete list').click();
+    await page.getByText('You have no lists yet.').waitFor();
+    const left = await api('query { lists(first: 5) { totalCount } }', {}, viewer.token);
+    assert.equal(left.lists.totalCount, 0, 'Delete list left the list');
   });
 });
 

@@ -35,7 +35,11 @@ import (
 // name), display name, bio.
 // user counts: version, followers, following, posts, read marker, token
 // version (a copy without it, an older build's, does not decode: MySQL
-// answers, so a revoked token is never taken for a valid one).
+// answers, so a revoked token is never taken for a valid one), flags
+// (bit 0: protected; a copy without them does not decode either, so a
+// protected account is never taken for a public one). The protection
+// sits with the counts, not the info, so that it is read wherever a
+// user's counts are.
 
 var errBadCopy = errors.New("cached copy does not decode")
 
@@ -138,8 +142,16 @@ func encodeUserCounts(u *models.User) []byte {
 	b = binary.AppendUvarint(b, uint64(u.FollowingCount))
 	b = binary.AppendUvarint(b, uint64(u.PostCount))
 	b = binary.AppendUvarint(b, uint64(u.FeedReadKey))
-	return binary.AppendUvarint(b, uint64(u.TokenVersion))
+	b = binary.AppendUvarint(b, uint64(u.TokenVersion))
+	var flags uint64
+	if u.IsProtected {
+		flags |= flagProtected
+	}
+	return binary.AppendUvarint(b, flags)
 }
+
+// The flags of a user's counts copy.
+const flagProtected = 1 // User.IsProtected
 
 // DecodeUser joins a user's two copies; redis.Nil when either is missing.
 // Its Version is the higher of theirs.
@@ -167,6 +179,7 @@ func DecodeUser(id int64, info, counts *redis.StringCmd) (*models.User, error) {
 	u.PostCount = int(c.uvarint())
 	u.FeedReadKey = int64(c.uvarint())
 	u.TokenVersion = int64(c.uvarint())
+	u.IsProtected = c.uvarint()&flagProtected != 0
 	if err := errors.Join(d.err, c.err); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"feedservice/feed/internal/keyspace"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -72,4 +74,25 @@ func postEqual(a, b *models.Post) bool {
 	sameID := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.ID == b.ID && a.AuthorID == b.AuthorID && a.Body == b.Body && sameID(a.RepostOfID, b.RepostOfID) &&
 		a.RepostCount == b.RepostCount && a.CreatedAt.Equal(b.CreatedAt) && same(a.DeletedAt, b.DeletedAt) && a.Version == b.Version
+}
+
+// TestUserCopyCarriesProtection: a user's copies keep IsProtected, and a
+// counts copy written without the flags (an older build's) does not
+// decode, so that MySQL answers rather than a protected account being
+// read as public.
+func TestUserCopyCarriesProtection(t *testing.T) {
+	at := time.Date(2026, 12, 2, 13, 0, 0, 0, time.UTC)
+	for _, protected := range []bool{false, true} {
+		u := &models.User{ID: 42, Username: "someone", DisplayName: "Someone", CreatedAt: at, FollowerCount: 3, TokenVersion: 2, Version: 7, IsProtected: protected}
+		got, err := DecodeUser(u.ID, redis.NewStringResult(string(encodeUserInfo(u)), nil), redis.NewStringResult(string(encodeUserCounts(u)), nil))
+		if err != nil || got.IsProtected != protected || got.TokenVersion != 2 || got.FollowerCount != 3 {
+			t.Errorf("protected %v: decoded %+v, %v", protected, got, err)
+		}
+	}
+	u := &models.User{ID: 42, Username: "someone", CreatedAt: at, TokenVersion: 2}
+	counts := encodeUserCounts(u)
+	older := counts[:len(counts)-1] // without the flags
+	if _, err := DecodeUser(u.ID, redis.NewStringResult(string(encodeUserInfo(u)), nil), redis.NewStringResult(string(older), nil)); err == nil {
+		t.Error("a counts copy without the flags decoded")
+	}
 }

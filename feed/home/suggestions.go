@@ -104,8 +104,12 @@ func (r *candidateRead) finish(ctx context.Context) ([]insertion, error) {
 		if err != nil {
 			return nil, err
 		}
+		closed, err := x.reads.ClosedAuthors(ctx, viewerID, authorsOf(posts))
+		if err != nil {
+			return nil, err
+		}
 		for _, p := range posts {
-			if p != nil && !p.Deleted() && !dismissed[p.ID] {
+			if p != nil && !p.Deleted() && !dismissed[p.ID] && !closed[p.AuthorID] {
 				out = append(out, insertion{packed: packKind(kindPromoted, p.ID), post: p})
 			}
 		}
@@ -256,4 +260,15 @@ func (mx *Mixer) workOutInserts(ctx context.Context, viewerID int64, promoted []
 		out = append(out, insertion{packed: packKind(kindDismissedPromoted, id)})
 	}
 	return out, nil
+}
+
+// authorsOf are the authors of posts (nil ones left out).
+func authorsOf(posts []*models.Post) []int64 {
+	out := make([]int64, 0, len(posts))
+	for _, p := range posts {
+		if p != nil {
+			out = append(out, p.AuthorID)
+		}
+	}
+	return out
 }

@@ -22,9 +22,10 @@ const (
 	CursorMuted     CursorKind = "muted"
 	CursorLists     CursorKind = "lists"
 	CursorMembers   CursorKind = "members"
+	CursorRequests  CursorKind = "requests"
 )
 
-var CursorKinds = []CursorKind{CursorFeed, CursorTimeline, CursorFollowers, CursorFollowing, CursorBlocked, CursorMuted, CursorLists, CursorMembers}
+var CursorKinds = []CursorKind{CursorFeed, CursorTimeline, CursorFollowers, CursorFollowing, CursorBlocked, CursorMuted, CursorLists, CursorMembers, CursorRequests}
 
 // listFeedPrefix begins the kind of a list feed's cursors, which names its
 // list: a cursor of one list's feed would place the page of another at a

@@ -52,9 +52,9 @@ func (reads *Reads) Feed(ctx context.Context, viewerID int64, args paging.PageAr
 		}
 		followees = view.Followees
 		// The page's reads share the one read-your-writes check above.
-		fetch := func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+		fetch := reads.VisibleTo(viewerID, nil, view.Followees, func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 			return reads.pull.Entries(lagging, view, dir, bound, limit)
-		}
+		})
 		if entries, info, err = paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey); err != nil {
 			return nil, err
 		}
@@ -81,9 +81,9 @@ func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args pagi
 	if r.rebuilt {
 		*path = metrics.ReadRebuild
 	}
-	fetch := func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	fetch := reads.VisibleTo(viewerID, r.posts, r.knownFollowees(), func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
 		return reads.fetchMerged(ctx, r, dir, bound, limit)
-	}
+	})
 	entries, info, err := paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
 	return entries, info, r.posts, err
 }

@@ -35,7 +35,9 @@ func (reads *Reads) UnreadEntries(ctx context.Context, viewerID int64) ([]pull.E
 	if err != nil {
 		return nil, 0, err
 	}
-	unread, err := reads.pull.Entries(lagging, view, store.Newer, u.FeedReadKey, reads.d.Cfg.MaxUnreadCount)
+	unread, err := reads.VisibleTo(viewerID, nil, view.Followees, func(_ context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+		return reads.pull.Entries(lagging, view, dir, bound, limit)
+	})(ctx, store.Newer, u.FeedReadKey, reads.d.Cfg.MaxUnreadCount)
 	return unread, u.FeedReadKey, err
 }
 
@@ -68,7 +70,10 @@ func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64)
 	r, err := reads.state(ctx, viewerID, nil)
 	if err == nil {
 		var unread []pull.Entry
-		if unread, err = reads.fetchMerged(ctx, r, store.Newer, marker, reads.d.Cfg.MaxUnreadCount); err == nil {
+		fetch := reads.VisibleTo(viewerID, r.posts, r.knownFollowees(), func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+			return reads.fetchMerged(ctx, r, dir, bound, limit)
+		})
+		if unread, err = fetch(ctx, store.Newer, marker, reads.d.Cfg.MaxUnreadCount); err == nil {
 			return unread, nil
 		}
 	}
@@ -80,5 +85,7 @@ func (reads *Reads) unreadFromInbox(ctx context.Context, viewerID, marker int64)
 	if err != nil {
 		return nil, err
 	}
-	return reads.pull.Entries(ctx, view, store.Newer, marker, reads.d.Cfg.MaxUnreadCount)
+	return reads.VisibleTo(viewerID, nil, view.Followees, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+		return reads.pull.Entries(ctx, view, dir, bound, limit)
+	})(ctx, store.Newer, marker, reads.d.Cfg.MaxUnreadCount)
 }

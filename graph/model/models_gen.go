@@ -29,4 +29,7 @@ type Subscription struct {
 type UpdateProfileInput struct {
 	DisplayName *string `json:"displayName,omitempty"`
 	Bio         *string `json:"bio,omitempty"`
+	// Protects the account (true): new followers need approval, the followers it has stay.
+	// false approves every waiting request.
+	IsProtected *bool `json:"isProtected,omitempty"`
 }

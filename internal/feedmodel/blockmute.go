@@ -77,9 +77,9 @@ func (m *Model) CanFollow(a, b string) bool {
 
 // VisibleTimeline is what viewer may read of author's timeline: author's
 // live posts and reposts, oldest first, or none when either blocks the
-// other.
+// other, or when author is protected and viewer is not their follower.
 func (m *Model) VisibleTimeline(viewer, author string) []string {
-	if m.blocksEitherWay(viewer, author) {
+	if m.blocksEitherWay(viewer, author) || m.hiddenByProtection(viewer, author) {
 		return nil
 	}
 	return m.LivePosts(author)

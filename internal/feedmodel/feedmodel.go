@@ -46,7 +46,11 @@ type Model struct {
 	names   map[string]string // readable names, for messages
 	marker  map[string]int    // each user's read marker: the Seq of the entry's arrival
 	lists   map[string]*modelList
-	limits  Limits
+	// protected are the users whose followers need approval; requests
+	// are the follows waiting for it, {requester, target}, oldest first.
+	protected map[string]bool
+	requests  [][2]string
+	limits    Limits
 }
 
 // Limits are the engine's caps that the rules name.
@@ -85,6 +89,8 @@ func New(limits Limits) *Model {
 		names:   map[string]string{},
 		marker:  map[string]int{},
 		lists:   map[string]*modelList{},
+
+		protected: map[string]bool{},
 	}
 }
 
@@ -100,23 +106,37 @@ func (m *Model) SignUp(user, name string) {
 // Follow records that a follows b (idempotent). It reports false, recording
 // nothing, when the server refuses the follow (see CanFollow): following
 // oneself, or a follow between two users one of whom blocks the other.
+//
+// A follow of a protected user b is a request (see protected.go), which
+// the server accepts as it does a follow.
 func (m *Model) Follow(a, b string) bool {
 	if !m.CanFollow(a, b) {
 		return false
+	}
+	if m.protected[b] && !m.IsFollowing(a, b) {
+		m.request(a, b)
+		return true
 	}
 	m.follows[[2]string{a, b}] = true
 	return true
 }
 
 // Unfollow records that a no longer follows b (idempotent).
+//
+// An unfollow withdraws a's request to follow b, if any.
 func (m *Model) Unfollow(a, b string) {
 	delete(m.follows, [2]string{a, b})
+	m.dropRequest(a, b)
 	m.leaveLists(a, b)
 }
 
 // RemoveFollower records that viewer removed follower: follower no longer
 // follows viewer.
-func (m *Model) RemoveFollower(viewer, follower string) { m.Unfollow(follower, viewer) }
+// A request of follower's waiting for viewer stays.
+func (m *Model) RemoveFollower(viewer, follower string) {
+	delete(m.follows, [2]string{follower, viewer})
+	m.leaveLists(follower, viewer)
+}
 
 // IsFollowing reports whether a follows b.
 func (m *Model) IsFollowing(a, b string) bool { return m.follows[[2]string{a, b}] }
@@ -222,7 +242,7 @@ func (m *Model) Feed(user string) []Entry {
 func (m *Model) feedThrough(user string, counts func(followee string) bool) []Entry {
 	var out []Entry
 	for _, orig := range m.posts {
-		if orig.RepostOf != "" || orig.Deleted || m.hidesAuthor(user, orig.Author) {
+		if orig.RepostOf != "" || orig.Deleted || m.hidesAuthor(user, orig.Author) || m.hiddenByProtection(user, orig.Author) {
 			continue
 		}
 		var arrival *Post

@@ -6,6 +6,7 @@ import { describeError } from './errors';
 import { badgeText, LiveFeedProvider, useLiveFeed } from './live';
 import { Hidden } from './pages/Hidden';
 import { Home } from './pages/Home';
+import { Lists } from './pages/Lists';
 import { Profile } from './pages/Profile';
 import { SignIn } from './pages/SignIn';
 import { useViewer } from './viewer';
@@ -26,6 +27,7 @@ export function App() {
         <Route index element={<Home />} />
         <Route path="u/:username/*" element={<Profile />} />
         <Route path="hidden/*" element={<Hidden />} />
+        <Route path="lists/*" element={<Lists />} />
         <Route path="*" element={<main className="page"><p className="card">This page does not exist. <Link to="/">Go home</Link>.</p></main>} />
       </Routes>
     </LiveFeedProvider>
@@ -50,6 +52,7 @@ function Header() {
           )}
         </NavLink>
         {viewer && <NavLink to={`/u/${viewer.username}`}>Profile</NavLink>}
+        <NavLink to="/lists">Lists</NavLink>
         <NavLink to="/hidden">Muted &amp; blocked</NavLink>
       </nav>
       <div className="who">

@@ -74,6 +74,8 @@ export const PROFILE_FIELDS = graphql(`
     followsViewer
     viewerHasBlocked
     viewerHasMuted
+    isProtected
+    viewerHasRequestedFollow
   }
 `);
 
@@ -280,6 +282,108 @@ export const FOLLOW = graphql(`
 export const UNFOLLOW = graphql(`
   mutation Unfollow($userId: ID!) {
     unfollow(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+// ---------------------------------------------------------------------------
+// Protected accounts
+
+// The switch: on, new followers ask first and the posts are for the
+// followers only; off approves every waiting request.
+export const SET_PROTECTED = graphql(`
+  mutation SetProtected($on: Boolean!) {
+    updateProfile(input: { isProtected: $on }) { ...ProfileFields }
+  }
+`);
+
+export const FOLLOW_REQUESTS = graphql(`
+  query FollowRequests($first: Int, $after: String) {
+    followRequests(first: $first, after: $after) {
+      totalCount
+      edges { cursor since node { ...UserSummary } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+`);
+
+export const APPROVE_FOLLOW_REQUEST = graphql(`
+  mutation ApproveFollowRequest($userId: ID!) {
+    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+export const REJECT_FOLLOW_REQUEST = graphql(`
+  mutation RejectFollowRequest($userId: ID!) {
+    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }
+  }
+`);
+
+// ---------------------------------------------------------------------------
+// Lists
+
+export const LIST_FIELDS = graphql(`
+  fragment ListFields on List {
+    id
+    name
+    memberCount
+    createdAt
+  }
+`);
+
+// The viewer's lists with their latest members' ids: a profile's list
+// switches say whether its user is among them. (The first ten lists and
+// twenty members of each: the price of one operation is bounded.)
+export const LISTS = graphql(`
+  query Lists {
+    lists(first: 10) {
+      totalCount
+      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }
+    }
+  }
+`);
+
+export const LIST = graphql(`
+  query List($id: ID!, $first: Int, $after: String) {
+    node(id: $id) {
+      ... on List {
+        ...ListFields
+        members(first: 20) { edges { cursor since node { ...UserSummary } } }
+        feed(first: $first, after: $after) {
+          edges { ...FeedEdgeFields }
+          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        }
+      }
+    }
+  }
+`);
+
+export const CREATE_LIST = graphql(`
+  mutation CreateList($name: String!) {
+    createList(name: $name) { list { ...ListFields } }
+  }
+`);
+
+export const RENAME_LIST = graphql(`
+  mutation RenameList($listId: ID!, $name: String!) {
+    renameList(listId: $listId, name: $name) { list { ...ListFields } }
+  }
+`);
+
+export const DELETE_LIST = graphql(`
+  mutation DeleteList($listId: ID!) {
+    deleteList(listId: $listId) { deletedListId }
+  }
+`);
+
+export const ADD_TO_LIST = graphql(`
+  mutation AddToList($listId: ID!, $userId: ID!) {
+    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }
+  }
+`);
+
+export const REMOVE_FROM_LIST = graphql(`
+  mutation RemoveFromList($listId: ID!, $userId: ID!) {
+    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }
   }
 `);
 

@@ -9,8 +9,12 @@ import { ErrorNote } from './ErrorNote';
  * Follow or unfollow user. The payload carries both users with their new
  * counts, which the cache writes over the old ones; the lists and the home
  * feed (and its suggestions) that the change affects are dropped, to be fetched afresh.
+ * A protected user is asked instead ("Request to follow"); while the
+ * request waits the button says "Requested", and a click withdraws it.
  */
-export function FollowButton({ user }: { user: Pick<Profile, 'id' | 'username' | 'viewerIsFollowing'> }) {
+export function FollowButton({ user }: {
+  user: Pick<Profile, 'id' | 'username' | 'viewerIsFollowing'> & Partial<Pick<Profile, 'isProtected' | 'viewerHasRequestedFollow'>>;
+}) {
   const viewer = useViewer();
   const options = {
     variables: { userId: user.id },
@@ -32,9 +36,14 @@ export function FollowButton({ user }: { user: Pick<Profile, 'id' | 'username' |
         <button type="button" className="secondary" disabled={busy} onClick={() => unfollow().catch(() => {})}>
           Unfollow
         </button>
+      ) : user.viewerHasRequestedFollow ? (
+        <button type="button" className="secondary" disabled={busy} title="Withdraw the request"
+          onClick={() => unfollow().catch(() => {})}>
+          Requested
+        </button>
       ) : (
         <button type="button" disabled={busy} onClick={() => follow().catch(() => {})}>
-          Follow
+          {user.isProtected ? 'Request to follow' : 'Follow'}
         </button>
       )}
       <ErrorNote error={following.error ?? unfollowing.error} />

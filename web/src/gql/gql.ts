@@ -17,7 +17,7 @@ type Documents = {
     "\n  fragment UserSummary on User {\n    id\n    username\n    displayName\n  }\n": typeof types.UserSummaryFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    body\n    createdAt\n    repostCount\n    author { ...UserSummary }\n    repostOf {\n      id\n      body\n      createdAt\n      repostCount\n      author { ...UserSummary }\n    }\n  }\n": typeof types.PostFieldsFragmentDoc,
     "\n  fragment FeedEdgeFields on FeedEdge {\n    cursor\n    node {\n      addedAt\n      post { ...PostFields }\n      reposters { ...UserSummary }\n    }\n  }\n": typeof types.FeedEdgeFieldsFragmentDoc,
-    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n": typeof types.ProfileFieldsFragmentDoc,
+    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n    isProtected\n    viewerHasRequestedFollow\n  }\n": typeof types.ProfileFieldsFragmentDoc,
     "\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": typeof types.BlockPayloadFieldsFragmentDoc,
     "\n  fragment FollowPayloadFields on FollowPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": typeof types.FollowPayloadFieldsFragmentDoc,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) { token user { ...UserSummary } }\n  }\n": typeof types.SignUpDocument,
@@ -39,6 +39,18 @@ type Documents = {
     "\n  query FollowingPage($username: String!, $first: Int, $offset: Int) {\n    user(username: $username) {\n      id\n      following(first: $first, offset: $offset) {\n        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        totalCount\n      }\n    }\n  }\n": typeof types.FollowingPageDocument,
     "\n  mutation Follow($userId: ID!) {\n    follow(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.FollowDocument,
     "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.UnfollowDocument,
+    "\n  mutation SetProtected($on: Boolean!) {\n    updateProfile(input: { isProtected: $on }) { ...ProfileFields }\n  }\n": typeof types.SetProtectedDocument,
+    "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.FollowRequestsDocument,
+    "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.ApproveFollowRequestDocument,
+    "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.RejectFollowRequestDocument,
+    "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": typeof types.ListFieldsFragmentDoc,
+    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": typeof types.ListsDocument,
+    "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ListDocument,
+    "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": typeof types.CreateListDocument,
+    "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": typeof types.RenameListDocument,
+    "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n": typeof types.DeleteListDocument,
+    "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": typeof types.AddToListDocument,
+    "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": typeof types.RemoveFromListDocument,
     "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.BlockDocument,
     "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": typeof types.UnblockDocument,
     "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": typeof types.MuteDocument,
@@ -50,7 +62,7 @@ const documents: Documents = {
     "\n  fragment UserSummary on User {\n    id\n    username\n    displayName\n  }\n": types.UserSummaryFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    body\n    createdAt\n    repostCount\n    author { ...UserSummary }\n    repostOf {\n      id\n      body\n      createdAt\n      repostCount\n      author { ...UserSummary }\n    }\n  }\n": types.PostFieldsFragmentDoc,
     "\n  fragment FeedEdgeFields on FeedEdge {\n    cursor\n    node {\n      addedAt\n      post { ...PostFields }\n      reposters { ...UserSummary }\n    }\n  }\n": types.FeedEdgeFieldsFragmentDoc,
-    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n": types.ProfileFieldsFragmentDoc,
+    "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n    isProtected\n    viewerHasRequestedFollow\n  }\n": types.ProfileFieldsFragmentDoc,
     "\n  fragment BlockPayloadFields on BlockPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": types.BlockPayloadFieldsFragmentDoc,
     "\n  fragment FollowPayloadFields on FollowPayload {\n    user { ...ProfileFields }\n    viewer { ...ProfileFields }\n  }\n": types.FollowPayloadFieldsFragmentDoc,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) { token user { ...UserSummary } }\n  }\n": types.SignUpDocument,
@@ -72,6 +84,18 @@ const documents: Documents = {
     "\n  query FollowingPage($username: String!, $first: Int, $offset: Int) {\n    user(username: $username) {\n      id\n      following(first: $first, offset: $offset) {\n        edges { cursor followedAt node { ...UserSummary viewerIsFollowing followsViewer } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        totalCount\n      }\n    }\n  }\n": types.FollowingPageDocument,
     "\n  mutation Follow($userId: ID!) {\n    follow(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.FollowDocument,
     "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.UnfollowDocument,
+    "\n  mutation SetProtected($on: Boolean!) {\n    updateProfile(input: { isProtected: $on }) { ...ProfileFields }\n  }\n": types.SetProtectedDocument,
+    "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.FollowRequestsDocument,
+    "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.ApproveFollowRequestDocument,
+    "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.RejectFollowRequestDocument,
+    "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": types.ListFieldsFragmentDoc,
+    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": types.ListsDocument,
+    "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": types.ListDocument,
+    "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": types.CreateListDocument,
+    "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": types.RenameListDocument,
+    "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n": types.DeleteListDocument,
+    "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": types.AddToListDocument,
+    "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n": types.RemoveFromListDocument,
     "\n  mutation Block($userId: ID!) {\n    block(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.BlockDocument,
     "\n  mutation Unblock($userId: ID!) {\n    unblock(userId: $userId) { ...BlockPayloadFields }\n  }\n": types.UnblockDocument,
     "\n  mutation Mute($userId: ID!) {\n    mute(userId: $userId) { user { ...ProfileFields } }\n  }\n": types.MuteDocument,
@@ -109,7 +133,7 @@ export function graphql(source: "\n  fragment FeedEdgeFields on FeedEdge {\n    
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n"): (typeof documents)["\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n  }\n"];
+export function graphql(source: "\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n    isProtected\n    viewerHasRequestedFollow\n  }\n"): (typeof documents)["\n  fragment ProfileFields on User {\n    ...UserSummary\n    bio\n    followerCount\n    followingCount\n    postCount\n    viewerIsFollowing\n    followsViewer\n    viewerHasBlocked\n    viewerHasMuted\n    isProtected\n    viewerHasRequestedFollow\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -194,6 +218,54 @@ export function graphql(source: "\n  mutation Follow($userId: ID!) {\n    follow
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n"): (typeof documents)["\n  mutation Unfollow($userId: ID!) {\n    unfollow(userId: $userId) { ...FollowPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetProtected($on: Boolean!) {\n    updateProfile(input: { isProtected: $on }) { ...ProfileFields }\n  }\n"): (typeof documents)["\n  mutation SetProtected($on: Boolean!) {\n    updateProfile(input: { isProtected: $on }) { ...ProfileFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor since node { ...UserSummary } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"): (typeof documents)["\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"): (typeof documents)["\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n"): (typeof documents)["\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"): (typeof documents)["\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n"): (typeof documents)["\n  mutation DeleteList($listId: ID!) {\n    deleteList(listId: $listId) { deletedListId }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation AddToList($listId: ID!, $userId: ID!) {\n    addToList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"): (typeof documents)["\n  mutation RemoveFromList($listId: ID!, $userId: ID!) {\n    removeFromList(listId: $listId, userId: $userId) { list { ...ListFields } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -4,10 +4,13 @@ import { useQuery } from '@apollo/client/react';
 import { BlockButton } from '../components/BlockButton';
 import { ErrorNote } from '../components/ErrorNote';
 import { FollowButton } from '../components/FollowButton';
+import { FollowRequests } from '../components/FollowRequests';
+import { ListSwitches } from '../components/ListSwitches';
 import { LoadMore } from '../components/LoadMore';
 import { MuteButton } from '../components/MuteButton';
 import { PageNumbers } from '../components/PageNumbers';
 import { PostCard } from '../components/PostCard';
+import { ProtectedSwitch } from '../components/ProtectedSwitch';
 import { Time } from '../components/Time';
 import { UserLink } from '../components/UserLink';
 import { FOLLOWERS, FOLLOWERS_PAGE, FOLLOWING, FOLLOWING_PAGE, PROFILE, TIMELINE, type UserEdge } from '../graphql';
@@ -18,7 +21,8 @@ const PAGE_SIZE = 20;
 
 /**
  * A user's page: who they are, their counts, and their timeline, followers
- * and following; for another user, buttons to follow, mute and block them.
+ * and following; for another user, buttons to follow, mute and block them;
+ * for the viewer, the protection switch and the follow requests.
  */
 export function Profile() {
   const { username = '' } = useParams();
@@ -51,6 +55,7 @@ export function Profile() {
             <h1>{user.displayName}</h1>
             <p className="muted">
               @{user.username}
+              {user.isProtected && <span className="badge" data-testid="protected-badge">Protected</span>}
               {user.followsViewer && <span className="badge">Follows you</span>}
             </p>
           </div>
@@ -76,14 +81,18 @@ export function Profile() {
           </p>
         )}
         {user.bio && <p>{user.bio}</p>}
+        {isViewer && <ProtectedSwitch user={user} />}
+        {viewer && !isViewer && user.viewerIsFollowing && <ListSwitches userId={user.id} />}
         <nav className="tabs" aria-label="Profile sections">
           <NavLink to={base} end><strong data-testid="post-count">{user.postCount}</strong> Posts</NavLink>
           <NavLink to={`${base}/followers`}><strong data-testid="follower-count">{user.followerCount}</strong> Followers</NavLink>
           <NavLink to={`${base}/following`}><strong data-testid="following-count">{user.followingCount}</strong> Following</NavLink>
         </nav>
       </section>
+      {isViewer && <FollowRequests />}
       <Routes>
-        <Route index element={<Timeline username={user.username} blocked={user.viewerHasBlocked} />} />
+        <Route index element={<Timeline username={user.username} blocked={user.viewerHasBlocked}
+          closed={user.isProtected && !isViewer && !user.viewerIsFollowing} />} />
         <Route path="followers" element={<Relations username={user.username} list="followers" total={user.followerCount} />} />
         <Route path="following" element={<Relations username={user.username} list="following" total={user.followingCount} />} />
       </Routes>
@@ -91,8 +100,11 @@ export function Profile() {
   );
 }
 
-/** The user's own posts and reposts, newest first (none across a block). */
-function Timeline({ username, blocked }: { username: string; blocked: boolean }) {
+/**
+ * The user's own posts and reposts, newest first (none across a block, and
+ * none of a protected user's to whom does not follow them).
+ */
+function Timeline({ username, blocked, closed }: { username: string; blocked: boolean; closed: boolean }) {
   const { data, error, fetchMore, refetch } = useQuery(TIMELINE, {
     variables: { username, first: PAGE_SIZE },
     fetchPolicy: 'cache-and-network',
@@ -103,6 +115,13 @@ function Timeline({ username, blocked }: { username: string; blocked: boolean })
   if (error) return <ErrorNote error={error} onRetry={() => refetch().catch(() => {})} />;
   if (!conn) return <p className="muted">Loading…</p>;
   if (conn.edges.length === 0) {
+    if (closed && !blocked) {
+      return (
+        <p className="card muted" data-testid="protected-notice">
+          This account is protected: its posts are for its approved followers.
+        </p>
+      );
+    }
     return <p className="card muted">{blocked ? 'Their posts are hidden while you block them.' : 'No posts yet.'}</p>;
   }
   return (
