@@ -85,7 +85,27 @@ const (
 // protection is read under the lock of both users' rows, the lock a
 // change of it takes too, so that a follow never slips past a
 // protection turned on and no request is left behind one turned off.
+//
+// On the sharded layout, between users on two data nodes, a follow of a
+// user who is not protected commits on the follower's node alone, its
+// other half relayed (as Follow's); there the protection is read on the
+// followee's node just before, so a protection turned on at that moment
+// may let one follow through, as it would have had it come a moment
+// earlier.
 func (s *Store) FollowOrRequest(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (FollowOutcome, error) {
+	if s.acrossNodes(followerID, followeeID) {
+		var flags []bool
+		if err := s.db.WithContext(ctx).Model(&models.User{}).Where("id = ?", followeeID).Pluck("is_protected", &flags).Error; err != nil {
+			return Unchanged, err
+		}
+		if len(flags) > 0 && !flags[0] {
+			changed, err := s.followAcross(ctx, followerID, followeeID, seq, at)
+			if changed {
+				return Followed, err
+			}
+			return Unchanged, err
+		}
+	}
 	outcome := Unchanged
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		outcome = Unchanged
