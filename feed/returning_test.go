@@ -58,7 +58,12 @@ func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.InboxCap = 16 })
+			// The statement counter is registered before the engine's
+			// dispatcher and workers run queries on the store.
+			st := newTestStore(t)
+			sql := ctSQL(t, st)
+			rdb, prefix := testenv.Redis(t)
+			te := startTestEngine(t, st, rdb, prefix, func(c *config.Config) { c.Mode = mode; c.InboxCap = 16 })
 			reader, other := te.user("reader"), te.user("other")
 			var authors []int64
 			for i := range 3 {
@@ -89,7 +94,6 @@ func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 				}
 			}
 			defer release()
-			sql := ctSQL(t, te.store)
 			size := 5
 			ctx, cancel := context.WithTimeout(sql.ctx(), testenv.Scale(5*time.Second))
 			defer cancel()
