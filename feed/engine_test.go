@@ -269,6 +269,9 @@ func (te *testEngine) pageFeed(reader int64, pageSize int, backward bool, entrie
 	if backward {
 		slices.Reverse(pages)
 	}
+	// A read that found no inbox answered before its rebuild wrote one:
+	// what the test does next sees the inbox written.
+	te.inboxes.Wait()
 	return slices.Concat(pages...)
 }
 

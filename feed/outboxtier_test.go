@@ -43,6 +43,7 @@ func firstPost(t *testing.T, te *testEngine, reader int64) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	te.inboxes.Wait() // the rebuild a first read left, written
 	if len(conn.Edges) == 0 {
 		return 0
 	}
