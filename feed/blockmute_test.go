@@ -134,6 +134,7 @@ func (te *testEngine) touchFeed(reader int64) {
 	if _, err := te.Feed(context.Background(), reader, paging.PageArgs{First: &one}); err != nil {
 		te.t.Fatalf("feed of %d: %v", reader, err)
 	}
+	te.inboxes.Wait() // the inbox a cold read rebuilt is written after its answer
 }
 
 // feedItemsAdded opens the stream of entries entering reader's feed, which

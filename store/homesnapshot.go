@@ -147,6 +147,14 @@ func (s *Store) homeSnapshotSharded(ctx context.Context, readerID, bound int64, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// FirstReposts reads the reposts by original on the original's node,
+	// where a repost from another node arrives through the relay: a repost
+	// the events hold (read on its author's node) counts at once.
+	for _, ev := range feedEvents {
+		if o := ev.RepostOfID; o != nil && (firsts[*o] == 0 || ev.ID < firsts[*o]) {
+			firsts[*o] = ev.ID
+		}
+	}
 	events = make([]SnapshotEvent, len(feedEvents))
 	for i, ev := range feedEvents {
 		events[i] = SnapshotEvent{FeedEvent: ev}
