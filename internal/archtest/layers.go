@@ -81,6 +81,7 @@ var layers = []layer{
 	{"resolvers", []string{"resolvers"}},
 	{"the server's settings", []string{"api/settings"}},
 	{"the GraphQL extensions of /query", []string{"api/extensions"}},
+	{"the websocket transport of /query", []string{"api/sockets"}},
 	{"HTTP", []string{"api"}},
 	{"programs", []string{
 		".", // the server
