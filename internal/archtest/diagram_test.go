@@ -22,7 +22,7 @@ const (
 // subpackages: what calls the engine, and what it stands on. The table
 // lists, beside the feed packages, those of api's and store's own
 // (isPartPackage).
-var diagramNeighbours = []string{"api", "api/sockets", "resolvers", "dataloader", "internal/viewer", "store", "models"}
+var diagramNeighbours = []string{"api", "api/sockets", "resolvers", "dataloader", "internal/viewer", "store", "store/migrate", "models"}
 
 // The package diagram and table of docs/architecture.md are the module's
 // packages as they are.
