@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"feedservice/api/settings"
+	"feedservice/api/sockets"
 	feedconfig "feedservice/feed/config"
 	"feedservice/internal/testenv"
 )
@@ -755,12 +756,12 @@ func TestLiveCloseCodes(t *testing.T) {
 		name, authorization string
 		code                int
 	}{
-		{"no token", "", closeUnauthorized},
-		{"malformed token", "Bearer not-a-token", closeForbidden},
-		{"not a bearer token", "Basic dXNlcjpwYXNz", closeForbidden},
-		{"tampered signature", "Bearer " + tampered, closeForbidden},
-		{"forged with another secret", "Bearer " + sign("another-secret-another-secret-another", time.Now().Add(time.Hour)), closeForbidden},
-		{"expired", "Bearer " + sign(string(s.app.cfg.TokenSecret), time.Now().Add(-time.Minute)), closeForbidden},
+		{"no token", "", sockets.CloseUnauthorized},
+		{"malformed token", "Bearer not-a-token", sockets.CloseForbidden},
+		{"not a bearer token", "Basic dXNlcjpwYXNz", sockets.CloseForbidden},
+		{"tampered signature", "Bearer " + tampered, sockets.CloseForbidden},
+		{"forged with another secret", "Bearer " + sign("another-secret-another-secret-another", time.Now().Add(time.Hour)), sockets.CloseForbidden},
+		{"expired", "Bearer " + sign(string(s.app.cfg.TokenSecret), time.Now().Add(-time.Minute)), sockets.CloseForbidden},
 	}
 	for _, proto := range []string{liveTransportWS, liveLegacyWS} {
 		t.Run(proto, func(t *testing.T) {
@@ -938,11 +939,11 @@ func TestLiveCaps(t *testing.T) {
 	}
 	extra := liveDial(t, s, liveTransportWS)
 	extra.init("Bearer " + user.Token)
-	extra.expectClose(closeTooManyRequests, 3*time.Second)
+	extra.expectClose(sockets.CloseTooManyRequests, 3*time.Second)
 	// The legacy protocol counts against the same cap.
 	extraLegacy := liveDial(t, s, liveLegacyWS)
 	extraLegacy.init("Bearer " + user.Token)
-	extraLegacy.expectClose(closeTooManyRequests, 3*time.Second)
+	extraLegacy.expectClose(sockets.CloseTooManyRequests, 3*time.Second)
 	// Another user is not affected.
 	liveConnect(t, s, liveTransportWS, other.Token)
 
@@ -956,7 +957,7 @@ func TestLiveCaps(t *testing.T) {
 			break
 		}
 		code, text, _ := n.closeStatus(time.Second)
-		if code != closeTooManyRequests || time.Now().After(deadline) {
+		if code != sockets.CloseTooManyRequests || time.Now().After(deadline) {
 			t.Fatalf("after a connection closed, a new one was refused: %v, close %d %q", err, code, text)
 		}
 	}
@@ -1128,7 +1129,7 @@ func TestLiveInitTimeout(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, backendReal, func(c *settings.Settings) { c.WebsocketInit = 300 * time.Millisecond })
 	silent := liveDial(t, s, liveTransportWS)
-	silent.expectClose(closeInitTimeout, 2*time.Second)
+	silent.expectClose(sockets.CloseInitTimeout, 2*time.Second)
 	legacy := liveDial(t, s, liveLegacyWS)
 	legacy.expectClose(websocket.CloseProtocolError, 2*time.Second)
 	reader := s.signUp(t, "prompt")

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"feedservice/api/settings"
+	"feedservice/api/sockets"
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 )
@@ -171,7 +172,7 @@ func logOutSocketRefuses(t *testing.T, c *liveConn, what, doc string) {
 	t.Helper()
 	res, end, closed := logOutOnSocket(t, c, doc)
 	if closed {
-		c.expectClose(closeForbidden, time.Second)
+		c.expectClose(sockets.CloseForbidden, time.Second)
 		return
 	}
 	if code := liveErrorCode(res, end); code != "UNAUTHENTICATED" {
@@ -198,17 +199,17 @@ func TestAuthLogOutClosesSockets(t *testing.T) {
 	b := limitsSecondInstance(t, a)
 	alice := a.signUp(t, "alice")
 	bob := a.signUp(t, "bob")
-	sockets := map[string]*liveConn{
+	conns := map[string]*liveConn{
 		"on A, " + liveTransportWS: liveConnect(t, a, liveTransportWS, alice.Token),
 		"on A, " + liveLegacyWS:    liveConnect(t, a, liveLegacyWS, alice.Token),
 		"on B, " + liveTransportWS: liveConnect(t, b, liveTransportWS, alice.Token),
 	}
-	for what, c := range sockets {
+	for what, c := range conns {
 		if res, end, closed := logOutOnSocket(t, c, acctViewerDoc); closed || end != nil || !strings.Contains(string(res.Data), alice.ID) {
 			t.Fatalf("%s: before logOut the viewer query answered %s (end %v, closed %v)", what, res.Data, end, closed)
 		}
 	}
-	onB := sockets["on B, "+liveTransportWS]
+	onB := conns["on B, "+liveTransportWS]
 	unread := onB.subscribe(liveUnreadSub)
 	if n := onB.firstCount(unread, 5*time.Second, "before logOut"); n != 0 {
 		t.Fatalf("unreadCount %d before logOut, want 0", n)
@@ -216,7 +217,7 @@ func TestAuthLogOutClosesSockets(t *testing.T) {
 	bobs := liveConnect(t, b, liveTransportWS, bob.Token)
 
 	alice.mustDo(t, logOutDoc, nil, nil)
-	for what, c := range sockets {
+	for what, c := range conns {
 		if c.proto == liveLegacyWS {
 			if m, err := c.take(5*time.Second, liveOfType("connection_error")); err != nil {
 				t.Fatalf("%s: no connection_error before the close: %v (queued %v)", what, err, c.queued())
@@ -225,8 +226,8 @@ func TestAuthLogOutClosesSockets(t *testing.T) {
 			}
 		}
 		got, text, ok := c.closeStatus(5 * time.Second)
-		if !ok || got != closeForbidden {
-			t.Fatalf("%s: after logOut the socket is open %v / closed with %d %q, want closed with %d (queued %v)", what, !ok, got, text, closeForbidden, c.queued())
+		if !ok || got != sockets.CloseForbidden {
+			t.Fatalf("%s: after logOut the socket is open %v / closed with %d %q, want closed with %d (queued %v)", what, !ok, got, text, sockets.CloseForbidden, c.queued())
 		}
 	}
 	if res, end, closed := logOutOnSocket(t, bobs, acctViewerDoc); closed || end != nil || !strings.Contains(string(res.Data), bob.ID) {
@@ -274,7 +275,7 @@ func TestAuthLogOutSocketRunsNothingAfter(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	logOutSocketRefuses(t, onDeaf, "on the deaf instance", acctViewerDoc)
-	onDeaf.expectClose(closeForbidden, 5*time.Second)
+	onDeaf.expectClose(sockets.CloseForbidden, 5*time.Second)
 }
 
 // logOutDeafInstance starts a second instance of a's deployment whose
@@ -375,7 +376,7 @@ func TestAuthLogOutThenMoreFields(t *testing.T) {
 			t.Fatalf("the mutation on the socket got no answer (end %v, closed %v)", end, closed)
 		}
 		check(t, "on a socket", carol, res.Data, res.Errors)
-		c.expectClose(closeForbidden, 5*time.Second)
+		c.expectClose(sockets.CloseForbidden, 5*time.Second)
 	})
 }
 
@@ -394,7 +395,7 @@ func TestAuthLogOutLostMessages(t *testing.T) {
 
 	alice.mustDo(t, logOutDoc, nil, nil)
 	deaf.app.sockets.MayHaveLoggedOut()
-	alices.expectClose(closeForbidden, 5*time.Second)
+	alices.expectClose(sockets.CloseForbidden, 5*time.Second)
 	if res, end, closed := logOutOnSocket(t, bobs, acctViewerDoc); closed || end != nil || !strings.Contains(string(res.Data), bob.ID) {
 		t.Fatalf("bob's socket after alice's logOut: %s (end %v, closed %v)", res.Data, end, closed)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"feedservice/api/sockets"
 	"feedservice/dataloader"
 	"feedservice/graph"
 	"feedservice/internal/testenv"
@@ -266,7 +267,7 @@ func TestMetricsWebsocketCloses(t *testing.T) {
 
 	unsigned := liveDial(t, s, liveTransportWS)
 	unsigned.init("")
-	unsigned.expectClose(closeUnauthorized, 5*time.Second)
+	unsigned.expectClose(sockets.CloseUnauthorized, 5*time.Second)
 
 	odd := liveDial(t, s, liveLegacyWS)
 	odd.mustSend(liveMsg{Type: "connection_init", Payload: json.RawMessage(`[1]`)})

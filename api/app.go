@@ -17,6 +17,7 @@ import (
 
 	"feedservice/api/extensions"
 	"feedservice/api/settings"
+	"feedservice/api/sockets"
 	"feedservice/feed"
 	"feedservice/graph"
 	"feedservice/internal/ratelimit"
@@ -59,8 +60,8 @@ type app struct {
 	redis   redis.UniversalClient
 	engine  *feed.Engine
 	limiter *ratelimit.Limiter // spends the budgets of the rate limits (limits.go)
-	// sockets are the sessions of the open websockets (socketsessions.go).
-	sockets socketSessions
+	// sockets are the sessions of the open websockets (api/sockets).
+	sockets sockets.Sessions
 	// operations bounds the operations in flight (inflight.go).
 	operations *operationGate
 	answers    *answerBudget
@@ -68,7 +69,7 @@ type app struct {
 	// tracer makes the spans (tracing.go); nil when tracing is off.
 	tracer trace.TracerProvider
 	// websockets are the open sockets, closed with 1001 on shutdown.
-	websockets openSockets
+	websockets sockets.Conns
 	// untrustedForwarding spaces the warnings of X-Forwarded-For sent by
 	// a peer that is not a trusted proxy (clientIP).
 	untrustedForwarding throttle.Throttle
@@ -192,7 +193,7 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 	// The limiter's metrics are on the engine's registry, which /metrics
 	// serves.
 	a.limiter = ratelimit.New(a.redis, cfg.KeyPrefix, a.engine.Registry(), cfg.RateLimitWarnInterval, ratelimit.DefaultFallbackSubjects, log)
-	a.sockets = socketSessions{engine: a.engine, log: log}
+	a.sockets = sockets.Sessions{Engine: a.engine, Log: log, MaxPerUser: maxConnectionsPerUser}
 	a.engine.WatchLogOuts(&a.sockets)
 	a.resolvers = &resolvers.Resolver{Engine: a.engine}
 	a.closers = append(a.closers, func() { stopEngine(); a.engine.Wait(); a.engine.Close() })

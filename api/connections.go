@@ -20,7 +20,7 @@ const readHeaderTimeout = 10 * time.Second
 // the connections of clients that stall or drip a request (ReadTimeout),
 // stop reading a response (WriteTimeout) or sit idle between requests
 // (IdleTimeout). A websocket clears its deadlines when it is accepted
-// (gorillaWebsocket.Accept): its own pings and write deadlines bound it.
+// (sockets.Gorilla.Accept): its own pings and write deadlines bound it.
 func httpServer(c settings.Settings, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

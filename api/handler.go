@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"feedservice/api/extensions"
+	"feedservice/api/sockets"
 	"feedservice/dataloader"
 	"feedservice/feed"
 	"feedservice/graph"
@@ -65,8 +66,8 @@ func (a *app) graphqlHandler() http.Handler {
 	srv := handler.New(a.executableSchema())
 	readLimit := int64(a.cfg.WebsocketMaxMessageBytes)
 	srv.AddTransport(transport.Websocket{
-		Implementation: gorillaWebsocket{allowedOrigins: a.cfg.Origins(), metrics: a.metrics.websockets, open: &a.websockets, readLimit: readLimit,
-			subscribeRate: a.cfg.WebsocketSubscribeRate, pingRate: a.cfg.WebsocketPingRate},
+		Implementation: sockets.Gorilla{AllowOrigin: cors{origins: a.cfg.Origins()}.allows, Metrics: a.metrics.websockets, Conns: &a.websockets, ReadLimit: readLimit,
+			SubscribeRate: a.cfg.WebsocketSubscribeRate, PingRate: a.cfg.WebsocketPingRate},
 		PayloadReadLimit:      &readLimit,
 		InitFunc:              a.websocketInit,
 		CloseFunc:             a.websocketClosed,
@@ -87,7 +88,7 @@ func (a *app) graphqlHandler() http.Handler {
 	apq := extensions.PersistedQueries{Cache: a.persistedQueryCache()}
 	srv.Use(apq)
 	srv.Use(extensions.RefuseBadToken{})
-	srv.Use(checkSocketSession{engine: a.engine})
+	srv.Use(sockets.CheckSession{Engine: a.engine})
 	metrics := graphqlMetrics{a.metrics}
 	srv.Use(metrics)
 	var tracer trace.Tracer
@@ -111,7 +112,7 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	budget := extensions.ComplexityBudget{Limiter: a.limiter, Rate: a.cfg.ComplexityRate, Limit: limitComplexity,
 		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone}
-	srv.Use(subscriptionStarts{present: present}) // before the budget: a refused start spends nothing
+	srv.Use(sockets.SubscriptionStarts{Present: present}) // before the budget: a refused start spends nothing
 	srv.Use(budget)
 	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
 	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,
@@ -134,7 +135,7 @@ func (a *app) graphqlHandler() http.Handler {
 	})
 	srv.SetErrorPresenter(withErrorBytes(present))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
-	return withSocketSession(a.withClient(a.authenticate(extensions.CodeRefusedGet(http.MaxBytesHandler(extensions.RefuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
+	return sockets.WithSession(a.withClient(a.authenticate(extensions.CodeRefusedGet(http.MaxBytesHandler(extensions.RefuseMalformedRequest(a.limitOperations(srv)), maxRequestBodyBytes)))))
 }
 
 // persistedQueryCache is the cache of the persisted queries: Redis, shared
@@ -186,19 +187,11 @@ func (a *app) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// Websocket close codes of graphql-ws (graphql-transport-ws); the legacy
-// protocol gets the same codes after its connection_error message.
-const (
-	closeUnauthorized    = 4401 // connection_init without a token
-	closeForbidden       = 4403 // a malformed, forged or expired token
-	closeTooManyRequests = 4429 // the user holds maxConnectionsPerUser already
-)
-
 // websocketInit reads the bearer token from connection_init's payload
 // ({"Authorization": "Bearer <token>"}). Every subscription needs a viewer,
 // so a missing token closes the socket with 4401 and a bad one with 4403.
 // The socket keeps the token's session, which a logOut ends
-// (socketsessions.go).
+// (api/sockets).
 func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	header := payload.Authorization()
 	if header == "" {
@@ -209,21 +202,20 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 		return transport.AppendCloseReason(ctx, reason), nil, err
 	}
 	if header == "" {
-		return refuse(closeUnauthorized, "Unauthorized", apperr.ErrUnauthenticated)
+		return refuse(sockets.CloseUnauthorized, "Unauthorized", apperr.ErrUnauthenticated)
 	}
 	session, err := a.sessionOf(ctx, header)
 	if err != nil {
-		return refuse(closeForbidden, "Forbidden", err)
+		return refuse(sockets.CloseForbidden, "Forbidden", err)
 	}
-	s := socketSessionOf(ctx) // withSocketSession's, filled by Accept
-	if s == nil || s.conn == nil {
-		return refuse(closeForbidden, "Forbidden", apperr.New(apperr.CodeInternal, "a websocket accepted outside the GraphQL handler"))
+	s := sockets.SessionOf(ctx) // sockets.WithSession's, filled by Accept
+	if s == nil || !s.Accepted() {
+		return refuse(sockets.CloseForbidden, "Forbidden", apperr.New(apperr.CodeInternal, "a websocket accepted outside the GraphQL handler"))
 	}
 	ctx = viewer.With(ctx, session.User)
 	viewerCtx := ctx
-	s.Session, s.revokeViewer = session, func() { viewer.Revoke(viewerCtx) }
-	if !a.sockets.open(s) {
-		return refuse(closeTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", maxConnectionsPerUser))
+	if !a.sockets.Open(s, session, func() { viewer.Revoke(viewerCtx) }) {
+		return refuse(sockets.CloseTooManyRequests, "Too many connections", apperr.RateLimited("at most %d live connections per user", maxConnectionsPerUser))
 	}
 	ctx = withSocketOperations(ctx, a.cfg.MaxOperationsPerSocket)
 	return resolvers.WithSubscriptionLimit(ctx, maxSubscriptionsPerConnection), nil, nil
@@ -231,8 +223,8 @@ func (a *app) websocketInit(ctx context.Context, payload transport.InitPayload) 
 
 // websocketClosed frees the connection's place in its user's count.
 func (a *app) websocketClosed(ctx context.Context, _ int) {
-	if s := socketSessionOf(ctx); s != nil && s.User != 0 {
-		a.sockets.close(s)
+	if s := sockets.SessionOf(ctx); s != nil && s.User != 0 {
+		a.sockets.Close(s)
 	}
 }
 

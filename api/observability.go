@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/trace"
 
+	"feedservice/api/sockets"
 	"feedservice/feed"
 	"feedservice/internal/apperr"
 	"feedservice/internal/fastexec"
@@ -42,7 +42,7 @@ type serverMetrics struct {
 	operationDuration *prometheus.HistogramVec
 	errors            *prometheus.CounterVec
 	subscriptionsOpen prometheus.Gauge
-	websockets        *websocketMetrics
+	websockets        *sockets.Metrics
 	// operationsInFlight and operationsRefused are operationGate's.
 	operationsInFlight prometheus.Gauge
 	operationsRefused  *prometheus.CounterVec
@@ -73,7 +73,7 @@ func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
 		subscriptionsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "graphql_subscriptions_open", Help: "Subscriptions running on this instance.",
 		}),
-		websockets: newWebsocketMetrics(),
+		websockets: sockets.NewMetrics(),
 		operationsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "graphql_operations_in_flight", Help: "HTTP requests to /query and websocket queries and mutations running on this instance (MaxOperationsInFlight).",
 		}),
@@ -85,7 +85,7 @@ func newServerMetrics(db *sql.DB, rdb redis.UniversalClient) *serverMetrics {
 		}, []string{"limit"}),
 	}
 	m.registry.MustRegister(m.answersRefused, m.resolverDuration, m.resolverErrors, m.operations, m.operationDuration,
-		m.errors, m.subscriptionsOpen, m.websockets.open, m.websockets.opened, m.websockets.closes,
+		m.errors, m.subscriptionsOpen, m.websockets,
 		m.operationsInFlight, m.operationsRefused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -280,55 +280,6 @@ func boundedCode(code string) string {
 		}
 	}
 	return code
-}
-
-// websocketMetrics count websockets by subprotocol and how they closed.
-type websocketMetrics struct {
-	open   *prometheus.GaugeVec
-	opened *prometheus.CounterVec
-	closes *prometheus.CounterVec
-}
-
-func newWebsocketMetrics() *websocketMetrics {
-	return &websocketMetrics{
-		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "websocket_connections_open", Help: "Websockets open on this instance, by subprotocol.",
-		}, []string{"protocol"}),
-		opened: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "websocket_connections_total", Help: "Websockets accepted, by subprotocol.",
-		}, []string{"protocol"}),
-		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "websocket_closes_total", Help: "Websockets closed, by close code: the first one sent or received, 1006 when the connection broke first.",
-		}, []string{"code"}),
-	}
-}
-
-func (m *websocketMetrics) accepted(protocol string) {
-	if m == nil {
-		return
-	}
-	m.open.WithLabelValues(protocol).Inc()
-	m.opened.WithLabelValues(protocol).Inc()
-}
-
-func (m *websocketMetrics) closed(protocol string, code int) {
-	if m == nil {
-		return
-	}
-	// Counted before the gauge drops, so that whoever sees the gauge at zero
-	// sees the close counted.
-	m.closes.WithLabelValues(closeCodeLabel(code)).Inc()
-	m.open.WithLabelValues(protocol).Dec()
-}
-
-// closeCodeLabel names a close code for a label: the standard codes and the
-// application codes this server sends (44xx) as themselves, any other code a
-// client picked as "other".
-func closeCodeLabel(code int) string {
-	if (code >= 1000 && code <= 1015) || (code >= 4400 && code <= 4499) {
-		return strconv.Itoa(code)
-	}
-	return "other"
 }
 
 // redisPoolCollector reads the Redis client's pool statistics at scrape time.

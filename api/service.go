@@ -79,7 +79,7 @@ func (s *Service) Serve(ctx context.Context) error {
 		a.log.Log(ctx, level, "MAX_CONNECTIONS lowered to what the open-file limit leaves", "maxConnections", maxConnections,
 			"configured", a.cfg.MaxConnections, "openFileLimit", openFileLimit())
 	}
-	return serve(ctx, httpServer(a.cfg, a.handler()), ln, a.log, a.websockets.goAway)
+	return serve(ctx, httpServer(a.cfg, a.handler()), ln, a.log, a.websockets.GoAway)
 }
 
 // Close stops the engine and closes what New opened.

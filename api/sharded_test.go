@@ -13,7 +13,7 @@ import (
 	"feedservice/internal/apperr"
 	"feedservice/internal/testenv"
 	"feedservice/models"
-	"feedservice/store"
+	"feedservice/store/migrate"
 )
 
 // shardedServer is a test server on a sharded database of the test's own
@@ -184,5 +184,5 @@ func dropServer(t *testing.T, head, dsn string) {
 		return
 	}
 	defer db.Close()
-	db.Exec("DROP SERVER IF EXISTS " + store.ServerName(cfg))
+	db.Exec("DROP SERVER IF EXISTS " + migrate.ServerName(cfg))
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"feedservice/api/settings"
+	"feedservice/api/sockets"
 	"feedservice/internal/gqlclient"
 	"feedservice/internal/serverproc"
 	"feedservice/internal/testenv"
@@ -160,7 +161,7 @@ func TestShutdownGraceful(t *testing.T) {
 		}
 	}
 	procServer := &testServer{URL: p.URL}
-	var sockets []*liveConn
+	var conns []*liveConn
 	for i, r := range readers {
 		// An inbox for each reader, so that the fan-out (not a rebuild) is
 		// what must bring the posts in push and hybrid modes.
@@ -174,7 +175,7 @@ func TestShutdownGraceful(t *testing.T) {
 		if n := c.firstCount(c.subscribe(liveUnreadSub), 3*time.Second, r.name+" before the burst"); n != 0 {
 			t.Fatalf("%s: first unreadCount %d, want 0", r.name, n)
 		}
-		sockets = append(sockets, c)
+		conns = append(conns, c)
 	}
 
 	// Two requests in flight: their headers and half their bodies sent.
@@ -240,9 +241,9 @@ func TestShutdownGraceful(t *testing.T) {
 	}
 
 	// Every socket hears 1001 with a reason.
-	for i, c := range sockets {
+	for i, c := range conns {
 		code, text, ok := c.closeStatus(5 * time.Second)
-		if !ok || code != closeGoingAway || text == "" {
+		if !ok || code != sockets.CloseGoingAway || text == "" {
 			t.Fatalf("%s's socket (%s): closed %v with %d %q, want 1001 and a reason", readers[i].name, c.proto, ok, code, text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"feedservice/api/settings"
+	"feedservice/api/sockets"
 	"feedservice/internal/ratelimit"
 	"feedservice/resolvers"
 )
@@ -141,5 +142,5 @@ func TestPingRatePerSocket(t *testing.T) {
 		}
 	}
 	conn.mustSend(liveMsg{Type: "ping"})
-	conn.expectClose(closePingFlood, 5*time.Second)
+	conn.expectClose(sockets.ClosePingFlood, 5*time.Second)
 }

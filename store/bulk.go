@@ -47,6 +47,11 @@ func (events BulkEvents) outboxEvent(kind string, payload any, at time.Time) (mo
 // variables a statement may have on SQLite (32,766) and MySQL (65,535).
 const bulkRows = 500
 
+// bulkHalfFollows is how many follows one relayed half of CreateFollows
+// carries on the sharded layout: each is about 400 bytes of JSON with its
+// event, and a half's ops are one TEXT value (64 KiB at most).
+const bulkHalfFollows = 100
+
 // UsersByUsernames finds the users with the given names, ignoring case;
 // names nobody holds are left out, and the order is the database's.
 func (s *Store) UsersByUsernames(ctx context.Context, usernames []string) ([]*models.User, error) {
@@ -108,7 +113,12 @@ type NewFollow struct {
 // per relation, as Follow does one at a time. It returns how many it made.
 // The offset index of each list that grew is dropped (a follow one at a
 // time moves it instead); the next page jump through MySQL rebuilds it.
+// On the sharded layout it commits on each follower's node in turn, the
+// followees' sides relayed (createFollowsOnNodes).
 func (s *Store) CreateFollows(ctx context.Context, follows []NewFollow, events BulkEvents) (int, error) {
+	if s.shards != nil {
+		return s.createFollowsOnNodes(ctx, follows, events)
+	}
 	made := 0
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		made = 0
@@ -156,6 +166,76 @@ func (s *Store) CreateFollows(ctx context.Context, follows []NewFollow, events B
 		return nil
 	})
 	return made, err
+}
+
+// createFollowsOnNodes is CreateFollows on the sharded layout: one
+// transaction on each follower's node, in node order, with the followings
+// rows and the followers' counts, and the followees' sides (followers
+// rows, counts and marks, and each follow's event) in halves for each
+// followee's node (bulkHalfFollows follows each): applied at once on the
+// same node, relayed to the others. The followees' nodes check their blocks, as a follow's half
+// does: a follow refused there is undone on the follower's node. It
+// returns how many follows it wrote on the followers' nodes.
+func (s *Store) createFollowsOnNodes(ctx context.Context, follows []NewFollow, events BulkEvents) (int, error) {
+	byNode := map[int][]NewFollow{}
+	for _, f := range follows {
+		byNode[s.ShardOf(f.FollowerID)] = append(byNode[s.ShardOf(f.FollowerID)], f)
+	}
+	made := 0
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
+		n := 0
+		err := s.transaction(ctx, func(tx *gorm.DB) error {
+			n = 0
+			fresh, err := newFollows(tx, byNode[node])
+			if err != nil || len(fresh) == 0 {
+				return err
+			}
+			n = len(fresh)
+			followings := make([]models.Following, len(fresh))
+			following := map[int64]int{}
+			type half struct {
+				target int64 // a followee of the half's node
+				ops    *relayed
+			}
+			halves := map[int][]half{}
+			for i, f := range fresh {
+				followings[i] = models.Following{UserID: f.FollowerID, FolloweeID: f.FolloweeID, ID: f.ID, CreatedAt: f.At}
+				following[f.FollowerID]++
+				ev, err := events.outboxEvent(models.EventFollowed, models.FollowEventPayload{FollowerID: f.FollowerID, FolloweeID: f.FolloweeID}, f.At)
+				if err != nil {
+					return err
+				}
+				ev.TraceParent = TraceParent(tx.Statement.Context)
+				to := s.ShardOf(f.FolloweeID)
+				if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfFollows {
+					halves[to] = append(hs, half{target: f.FolloweeID, ops: &relayed{}})
+				}
+				halves[to][len(halves[to])-1].ops.op(relayOp{Op: opFollowerAdded, User: f.FolloweeID, Other: f.FollowerID, Seq: f.ID, At: f.At, Event: &ev})
+			}
+			if err := tx.CreateInBatches(followings, bulkRows).Error; err != nil {
+				return err
+			}
+			if err := addToCounts(tx, "following_count", following); err != nil {
+				return err
+			}
+			if err := tx.Where("list = ? AND user_id IN ?", FollowingList, keysOf(following)).Delete(&relationMark{}).Error; err != nil {
+				return err
+			}
+			for _, to := range slices.Sorted(maps.Keys(halves)) {
+				for _, h := range halves[to] {
+					if err := s.relay(tx, fresh[0].FollowerID, h.target, h.ops); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return made, err
+		}
+		made += n
+	}
+	return made, nil
 }
 
 // newFollows is follows without the relations that exist already or come

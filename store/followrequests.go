@@ -149,8 +149,12 @@ func (s *Store) isProtected(tx *gorm.DB, id int64) (bool, error) {
 // the follow, in one transaction: the request goes, and the follow comes
 // with everything Follow writes (seq orders the lists). It reports false
 // when there was no request, changing nothing; ErrNotFound when either
-// user is unknown.
+// user is unknown. Between two data nodes it commits on target's, the
+// requester's side relayed (onenode.go).
 func (s *Store) ApproveFollowRequest(ctx context.Context, targetID, requesterID, seq int64, at time.Time) (bool, error) {
+	if s.acrossNodes(requesterID, targetID) {
+		return s.approveAcross(ctx, targetID, requesterID, seq, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false

@@ -17,7 +17,8 @@ import (
 // half through the relay (relay.go). The actor reads their own side at
 // once; the other side follows within the relay's bound. On one database,
 // and between two users of one node, the writes are those of
-// relations.go, blocks.go and mutes.go, in one transaction.
+// relations.go, blocks.go, mutes.go and followrequests.go, in one
+// transaction.
 
 // acrossNodes reports whether a write between a and b spans two data
 // nodes.
@@ -93,6 +94,52 @@ func (s *Store) followAcross(ctx context.Context, followerID, followeeID, seq in
 			return err
 		}
 		return s.relay(tx, followerID, followeeID, half)
+	})
+	return changed, err
+}
+
+// approveAcross is ApproveFollowRequest between two nodes, committed on
+// the approver's (the target's): the request, and the followers row with
+// the target's count and marks; the requester's side (followings with
+// their count and marks, their record of the request) follows through the
+// relay, with the follow's event, and is refused there if the requester
+// blocked the target meanwhile. A block either way made before drops the
+// request, on this node too, so a request still here is one to approve.
+func (s *Store) approveAcross(ctx context.Context, targetID, requesterID, seq int64, at time.Time) (bool, error) {
+	if err := s.userExists(ctx, requesterID); err != nil {
+		return false, err
+	}
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		if err := lockUser(tx, targetID); err != nil {
+			return err
+		}
+		n, err := s.deleteRows(tx, &models.FollowRequest{}, "follow_requests", "user_id = ? AND requester_id = ?", targetID, requesterID)
+		if err != nil || n == 0 {
+			return err
+		}
+		changed = true
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Follower{UserID: targetID, FollowerID: requesterID, ID: seq, CreatedAt: at})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 {
+			side := followSides{follower: true}
+			if err := bumpFollowCounts(tx, requesterID, targetID, +1, side); err != nil {
+				return err
+			}
+			if err := shiftRelationMarks(tx, requesterID, targetID, seq, +1, side); err != nil {
+				return err
+			}
+		}
+		half := &relayed{}
+		half.op(relayOp{Op: opFollowingAdded, User: requesterID, Other: targetID, Seq: seq, At: at})
+		if err := half.event(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: requesterID, FolloweeID: targetID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, targetID, requesterID, half)
 	})
 	return changed, err
 }

@@ -46,6 +46,12 @@ const (
 	// and marks, unless User blocks Other: then the follow is undone on
 	// Other's node (opFollowingRemoved, through the relay).
 	opFollowerAdded = "follower+"
+	// opFollowingAdded writes followings(User, Other, Seq) with User's
+	// count and marks, and removes User's record of their request to
+	// follow Other (follow_requests_sent): Other approved it. Unless User
+	// blocks Other: then the approval is undone on Other's node
+	// (opFollowerRemoved, through the relay).
+	opFollowingAdded = "following+"
 	// opFollowerRemoved removes followers(User, Other), the row of the
 	// follow Seq (any when 0), with User's count and marks.
 	opFollowerRemoved = "follower-"
@@ -79,9 +85,12 @@ type relayOp struct {
 	Repost int64     `json:"repost,omitempty"`
 	Before int64     `json:"before,omitempty"`
 	At     time.Time `json:"at"`
-	// Event, when set, is written with the half if the op removed a row
-	// and the half carries no event of that kind: a follow the actor's
-	// node did not know of yet, ended by a block.
+	// Event, when set, is written with the half if the op changed a row
+	// and the half's own events carry none of that kind: a follow the
+	// actor's node did not know of yet, ended by a block; or each follow
+	// of a bulk write's half (CreateFollows), which has no events of its
+	// own, so that a follow refused on arrival takes only its own event
+	// away.
 	Event *models.OutboxEvent `json:"event,omitempty"`
 }
 
@@ -184,18 +193,27 @@ func (s *Store) applyChange(ctx context.Context, c relayChange) error {
 // applyHalf runs ops on target's node within tx and writes the events
 // there. What the half finds changed on this node goes back to the
 // actor's through the relay: a follow refused here (the followee blocks
-// the follower) is undone there, its events replaced by the undoing's;
+// the follower, or the follower, whose request the followee approved,
+// blocks the followee) is undone there, its events replaced by the
+// undoing's;
 // and a follow a block's half ended here, which the blocker's node had
 // not seen, is removed there too (its followers row arrived, or will
 // arrive, after the block: possibly after an unblock as well).
 func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []models.OutboxEvent) error {
 	back, backTo := &relayed{}, int64(0)
+	var opEvents []models.OutboxEvent
 	for _, o := range ops {
 		r, err := s.applyOp(tx, o)
 		if err != nil {
 			return fmt.Errorf("%s %d %d: %w", o.Op, o.User, o.Other, err)
 		}
 		switch {
+		case r.refused && o.Op == opFollowingAdded:
+			back.op(relayOp{Op: opFollowerRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
+			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.User, FolloweeID: o.Other}, o.At); err != nil {
+				return err
+			}
+			backTo, events = o.Other, nil
 		case r.refused:
 			back.op(relayOp{Op: opFollowingRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
 			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
@@ -210,9 +228,10 @@ func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []mod
 			backTo = o.Other
 		}
 		if r.changed && o.Event != nil && !carries(events, o.Event.Kind) {
-			events = append(events, *o.Event)
+			opEvents = append(opEvents, *o.Event)
 		}
 	}
+	events = append(events, opEvents...)
 	if len(back.ops) > 0 {
 		if err := s.relay(tx, target, backTo, back); err != nil {
 			return err
@@ -268,6 +287,25 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 			return opResult{}, err
 		}
 		return opResult{changed: true}, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
+	case opFollowingAdded:
+		blocked, err := s.blocks(tx, o.User, o.Other)
+		if err != nil || blocked {
+			return opResult{refused: blocked}, err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Following{UserID: o.User, FolloweeID: o.Other, ID: o.Seq, CreatedAt: o.At})
+		if res.Error != nil {
+			return opResult{}, res.Error
+		}
+		asked, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
+		if err != nil || res.RowsAffected == 0 {
+			return opResult{changed: asked > 0}, err
+		}
+		side := followSides{following: true}
+		if err := bumpFollowCounts(tx, o.User, o.Other, +1, side); err != nil {
+			return opResult{}, err
+		}
+		return opResult{changed: true}, shiftRelationMarks(tx, o.User, o.Other, o.Seq, +1, side)
 	case opFollowerRemoved:
 		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq, 0)
 		if err != nil || seq == 0 {

@@ -25,6 +25,19 @@ func applyRelays(t testing.TB, s *Store) {
 	t.Fatal("the relay still had halves to apply after 100 rounds")
 }
 
+// applyAgain applies halves, which the relay applied already, a second
+// time, as if it had stopped between their target's commit and their
+// deletion.
+func applyAgain(t testing.TB, s *Store, halves []relayChange) {
+	t.Helper()
+	for _, h := range halves {
+		if err := s.db.Create(&h).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyRelays(t, s)
+}
+
 // pendingRelays lists the halves waiting on every node.
 func pendingRelays(t testing.TB, s *Store) []relayChange {
 	t.Helper()
@@ -142,12 +155,7 @@ func TestShardedMySQLRelayAppliesEachHalfOnce(t *testing.T) {
 		}
 		halves := pendingRelays(t, s)
 		applyRelays(t, s)
-		for _, h := range halves { // again, as if the relay had stopped before deleting them
-			if err := s.db.Create(&h).Error; err != nil {
-				t.Fatal(err)
-			}
-		}
-		applyRelays(t, s)
+		applyAgain(t, s, halves)
 		checkBothSides(t, s)
 	}
 	following := func(a, b int64) func() bool {
@@ -222,4 +230,159 @@ func TestShardedMySQLRelayAppliesEachHalfOnce(t *testing.T) {
 	if n, _, err := s.OutboxLag(ctx); err != nil || n == 0 {
 		t.Errorf("the events of the halves: OutboxLag %d, %v; want them waiting for dispatch", n, err)
 	}
+}
+
+// Approving a follow request between two nodes commits on the approver's
+// node alone: the request goes and the followers row comes there, with the
+// approver's count; the requester's side (the followings row, their count,
+// their record of the request) and the follow's event come through the
+// relay, once however often its half is applied. A half that finds the
+// requester blocking the approver on arrival is refused there, and the
+// approver's side is undone.
+func TestShardedMySQLRelayApprovesFollowRequestsOnOneNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	at := relationStore(t, s, 8) // users 1-8, user n on node n mod 4
+	if changed, err := s.RequestFollow(ctx, 1, 2, 401, at); err != nil || !changed {
+		t.Fatalf("request 1 -> 2: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	_, before := eventsSince(t, s, 0)
+	if changed, err := s.ApproveFollowRequest(ctx, 2, 1, 402, at); err != nil || !changed {
+		t.Fatalf("approve 1 -> 2: %v, %v", changed, err)
+	}
+	if found, err := s.FollowersAmong(ctx, 2, []int64{1}); err != nil || !found[1] {
+		t.Errorf("the approver's followers before the relay ran: %v, %v; want the requester", found, err)
+	}
+	if n, err := s.FollowRequestCount(ctx, 2); err != nil || n != 0 {
+		t.Errorf("the approver's requests before the relay ran: %d, %v; want none", n, err)
+	}
+	if countOn(t, nodes[1], "followings") != 0 || countOn(t, nodes[2], "relay_changes") != 1 {
+		t.Fatal("the approval did not commit on the approver's node alone, with the requester's half")
+	}
+	halves := pendingRelays(t, s)
+	applyRelays(t, s)
+	if events, _ := eventsSince(t, s, before); len(events) != 1 || events[0].Kind != models.EventFollowed {
+		t.Errorf("the approval's events: %v, want one %s, written with the requester's side", events, models.EventFollowed)
+	}
+	applyAgain(t, s, halves)
+	checkBothSides(t, s)
+	if ok, err := s.Follows(ctx, 1, 2); err != nil || !ok {
+		t.Errorf("1 follows 2 after the relay: %v, %v", ok, err)
+	}
+	if got := counts(t, s, 1); got != [2]int{0, 1} {
+		t.Errorf("the requester's counts after the relay: %v, want one followee", got)
+	}
+	if asked, err := s.RequestedAmong(ctx, 1, []int64{2}); err != nil || asked[2] {
+		t.Errorf("the requester's record of the request after the relay: %v, %v; want it gone", asked, err)
+	}
+
+	// The requester blocks the approver before the approval's half
+	// arrives: the block's half takes the followers row away, and the
+	// approval's half is refused on arrival (each once).
+	if changed, err := s.RequestFollow(ctx, 3, 6, 403, at); err != nil || !changed {
+		t.Fatalf("request 3 -> 6: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if changed, err := s.ApproveFollowRequest(ctx, 6, 3, 404, at); err != nil || !changed {
+		t.Fatalf("approve 3 -> 6: %v, %v", changed, err)
+	}
+	if changed, err := s.Block(ctx, 3, 6, 405, at); err != nil || !changed {
+		t.Fatalf("block 3 -> 6: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["3>6"] != 0 {
+		t.Error("an approval whose requester blocked the approver meanwhile survived the relay")
+	}
+	if found, err := s.FollowersAmong(ctx, 6, []int64{3}); err != nil || found[3] {
+		t.Errorf("the approver's followers after the relay: %v, %v; want the requester gone", found, err)
+	}
+}
+
+// A bulk write of follows (CreateFollows: the seed's) commits on each
+// follower's node alone: the followings rows with the followers' counts,
+// and the followers rows of followees on that node; the followers rows of
+// followees on other nodes, with their counts and the follows' events,
+// come through the relay, one half for each node, once however often it is
+// applied. A follow the followee's node refuses (the followee blocks the
+// follower) is undone on the follower's node, alone. Many follows for one
+// node go in several halves, each within a TEXT value.
+func TestShardedMySQLRelayBulkFollowsCommitOnTheFollowersNodes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	at := relationStore(t, s, 128) // users 1-128, user n on node n mod 4
+	if _, err := s.Block(ctx, 7, 3, 500, at); err != nil {
+		t.Fatal(err)
+	}
+	applyRelays(t, s)
+	_, before := eventsSince(t, s, 0)
+	follows := []NewFollow{
+		{FollowerID: 1, FolloweeID: 2, ID: 501, At: at}, // node 1 -> node 2
+		{FollowerID: 1, FolloweeID: 5, ID: 502, At: at}, // node 1 -> node 1
+		{FollowerID: 1, FolloweeID: 6, ID: 503, At: at}, // node 1 -> node 2
+		{FollowerID: 3, FolloweeID: 2, ID: 504, At: at}, // node 3 -> node 2
+		{FollowerID: 3, FolloweeID: 7, ID: 505, At: at}, // node 3 -> node 3, refused: 7 blocks 3
+		{FollowerID: 3, FolloweeID: 8, ID: 506, At: at}, // node 3 -> node 0
+		{FollowerID: 1, FolloweeID: 2, ID: 507, At: at}, // twice
+	}
+	made, err := s.CreateFollows(ctx, follows, EventsPending)
+	if err != nil || made != 6 {
+		t.Fatalf("CreateFollows made %d, %v; want 6", made, err)
+	}
+	if countOn(t, nodes[2], "followers") != 0 || countOn(t, nodes[0], "followers") != 0 || countOn(t, nodes[1], "followers") != 1 {
+		t.Fatal("the follows of followees on other nodes did not wait for the relay")
+	}
+	if n := len(pendingRelays(t, s)); n != 3 {
+		t.Fatalf("%d halves pending, want 3: node 1's for node 2, node 3's for nodes 2 and 0", n)
+	}
+	if got := counts(t, s, 1); got != [2]int{0, 3} {
+		t.Errorf("the follower's counts before the relay ran: %v, want 3 followees", got)
+	}
+	halves := pendingRelays(t, s)
+	applyRelays(t, s)
+	events, _ := eventsSince(t, s, before)
+	var followed []string
+	for _, ev := range events {
+		if ev.Kind == models.EventFollowed {
+			followed = append(followed, ev.Payload)
+		}
+	}
+	if len(followed) != 5 {
+		t.Errorf("the follows' events after the relay: %v, want the 5 made", followed)
+	}
+	applyAgain(t, s, halves)
+	got := checkBothSides(t, s)
+	for _, key := range []string{"1>2", "1>5", "1>6", "3>2", "3>8"} {
+		if got[key] == 0 {
+			t.Errorf("follow %s missing after the relay (all: %v)", key, got)
+		}
+	}
+	if got["3>7"] != 0 {
+		t.Error("a follow of a user who blocks the follower survived the relay")
+	}
+	if c := counts(t, s, 2); c != [2]int{2, 0} {
+		t.Errorf("user 2's counts after the relay: %v, want 2 followers", c)
+	}
+
+	// 300 follows from node 1 for node 2 (30 followers, 10 followees):
+	// about 100 KB of ops, over a TEXT value's 64 KiB.
+	var many []NewFollow
+	for follower := int64(9); follower <= 125; follower += 4 {
+		for followee := int64(10); followee <= 46; followee += 4 {
+			many = append(many, NewFollow{FollowerID: follower, FolloweeID: followee, ID: 1000 + int64(len(many)), At: at})
+		}
+	}
+	if made, err := s.CreateFollows(ctx, many, EventsPending); err != nil || made != len(many) {
+		t.Fatalf("CreateFollows of %d made %d, %v", len(many), made, err)
+	}
+	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfFollows-1)/bulkHalfFollows {
+		t.Errorf("%d halves pending for %d follows, want %d follows a half at most", n, len(many), bulkHalfFollows)
+	}
+	applyRelays(t, s)
+	if c := counts(t, s, 10); c != [2]int{30, 0} {
+		t.Errorf("user 10's counts after the relay: %v, want 30 followers", c)
+	}
+	checkBothSides(t, s)
 }

@@ -15,6 +15,7 @@ import (
 
 	"feedservice/internal/testenv"
 	"feedservice/models"
+	"feedservice/store/migrate"
 )
 
 // relayModel is the reference of the fault test: what the acknowledged
@@ -294,5 +295,5 @@ func dropServerOf(head, dsn string) {
 		return
 	}
 	defer db.Close()
-	db.Exec("DROP SERVER IF EXISTS " + ServerName(cfg))
+	db.Exec("DROP SERVER IF EXISTS " + migrate.ServerName(cfg))
 }

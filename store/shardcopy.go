@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"feedservice/models"
+	"feedservice/store/migrate"
 )
 
 // copyBatch is how many rows CopyFrom moves per statement.
@@ -41,11 +42,12 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 	if have > 0 {
 		return fmt.Errorf("%w: it holds %d users. A copy runs once, into an empty layout: after an interrupted copy, drop the database on the head and on every data node, run migrate again, then shard-copy", ErrCopyTargetNotEmpty, have)
 	}
-	var srcSteps, steps int64
-	if err := src.db.WithContext(ctx).Model(&schemaMigration{}).Count(&srcSteps).Error; err != nil {
+	srcSteps, err := migrate.Applied(ctx, src.db)
+	if err != nil {
 		return fmt.Errorf("the source's migrations: %w", err)
 	}
-	if err := s.db.WithContext(ctx).Model(&schemaMigration{}).Count(&steps).Error; err != nil {
+	steps, err := migrate.Applied(ctx, s.db)
+	if err != nil {
 		return err
 	}
 	if srcSteps != steps {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	mysqldriver "github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
 	"feedservice/models"
@@ -36,35 +35,13 @@ import (
 // usernames, blocked_by, muted_by, follow_requests_sent, relay_changes
 // and reposts_by_original exist on this layout alone.
 // schema_migrations and the outbox_event_ids sequence stay on the head.
+// store/migrate makes the layout: the tables on every data node, and the
+// head's Spider tables over them, each placed by its column above.
 
 // shardLayout is the sharded layout's shape; nil on one database.
 type shardLayout struct {
 	n     int      // data nodes
 	nodes []string // their DSNs, as Config.ShardDSNs gives them (migrate only)
-}
-
-// placement is the column each table is partitioned by; a table a
-// migration adds needs its row here before the sharded layout takes it.
-var placement = map[string]string{
-	"users":                "id",
-	"usernames":            "username_key",
-	"followings":           "user_id",
-	"followers":            "user_id",
-	"relation_marks":       "user_id",
-	"posts":                "id",
-	"promoted_posts":       "post_id",
-	"home_dismissals":      "user_id",
-	"blocks":               "blocker_id",
-	"mutes":                "muter_id",
-	"blocked_by":           "user_id",
-	"muted_by":             "user_id",
-	"lists":                "owner_id",
-	"list_members":         "owner_id",
-	"follow_requests":      "user_id",
-	"follow_requests_sent": "user_id",
-	"outbox_events":        "id",
-	"relay_changes":        "id",
-	"reposts_by_original":  "original_id",
 }
 
 // MaxShards is how many data nodes the sharded layout may have: a post id
@@ -102,9 +79,6 @@ func (s *Store) on(table string, owner int64) string {
 	}
 	return fmt.Sprintf("%s PARTITION (s%d)", table, s.ShardOf(owner))
 }
-
-// partitionName is the head's name of shard i's partition.
-func partitionName(i int) string { return fmt.Sprintf("s%d", i) }
 
 // validShardCount checks n data nodes against MaxShards.
 func validShardCount(n int) error {
@@ -169,13 +143,6 @@ func (s *Store) assignEventIDs(tx *gorm.DB, events []models.OutboxEvent, owners 
 		events[i].ID = next*int64(s.shards.n) + int64(s.ShardOf(owners[i]))
 	}
 	return nil
-}
-
-// ServerName is the head's name (CREATE SERVER) of the data node cfg: one
-// per address and user, shared by every database on the head that uses it.
-func ServerName(cfg *mysqldriver.Config) string {
-	r := strings.NewReplacer(".", "_", ":", "_", "-", "_", "[", "", "]", "")
-	return "feed_" + r.Replace(cfg.Addr) + "_" + r.Replace(cfg.User)
 }
 
 // openShards is the layout of the head's database: the given data nodes,

@@ -19,8 +19,10 @@ const (
 )
 
 // diagramNeighbours are the packages the diagram shows around feed and its
-// subpackages: what calls the engine, and what it stands on.
-var diagramNeighbours = []string{"api", "resolvers", "dataloader", "internal/viewer", "store", "models"}
+// subpackages: what calls the engine, and what it stands on. The table
+// lists, beside the feed packages, those of api's and store's own
+// (isPartPackage).
+var diagramNeighbours = []string{"api", "api/sockets", "resolvers", "dataloader", "internal/viewer", "store", "store/migrate", "models"}
 
 // The package diagram and table of docs/architecture.md are the module's
 // packages as they are.
@@ -57,8 +59,8 @@ func TestArchitectureDiagram(t *testing.T) {
 
 // packagesBlock is the text between the markers: a Mermaid diagram of the
 // feed packages and their neighbours with their imports among them, and a
-// table of the feed packages' purposes. Both are sorted, so that the same
-// packages always give the same text.
+// table of the purposes of the feed packages and of api's and store's own.
+// Both are sorted, so that the same packages always give the same text.
 func packagesBlock(m module) (string, error) {
 	var shown []string
 	for _, rel := range sortedKeys(m.packages) {
@@ -85,7 +87,7 @@ func packagesBlock(m module) (string, error) {
 	b.WriteString("```\n\n| package | holds |\n|---|---|\n")
 	var undocumented []string
 	for _, rel := range shown {
-		if !isFeedPackage(rel) {
+		if !isFeedPackage(rel) && !isPartPackage(rel) {
 			continue
 		}
 		doc := m.packages[rel].Doc
@@ -103,6 +105,12 @@ func packagesBlock(m module) (string, error) {
 
 func isFeedPackage(rel string) bool {
 	return rel == "feed" || strings.HasPrefix(rel, "feed/")
+}
+
+// isPartPackage reports whether rel is a package of api's or store's own
+// (api/sockets, say), which the table lists with the feed packages.
+func isPartPackage(rel string) bool {
+	return strings.HasPrefix(rel, "api/") || strings.HasPrefix(rel, "store/")
 }
 
 // mermaidID is a node name Mermaid accepts for package rel.

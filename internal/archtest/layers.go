@@ -19,6 +19,7 @@ type layer struct {
 var layers = []layer{
 	{"leaves of the module", []string{
 		"models",                     // gorm entities and GraphQL model types
+		"store/migrate",              // the schema's versioned steps and the sharded layout's making, which store runs
 		"internal/slot",              // Redis Cluster's hash slots
 		"graph/model",                // generated GraphQL types
 		"internal/fastexec",          // runtime of the fast GraphQL executor
@@ -81,6 +82,7 @@ var layers = []layer{
 	{"resolvers", []string{"resolvers"}},
 	{"the server's settings", []string{"api/settings"}},
 	{"the GraphQL extensions of /query", []string{"api/extensions"}},
+	{"the websocket transport of /query", []string{"api/sockets"}},
 	{"HTTP", []string{"api"}},
 	{"programs", []string{
 		".", // the server

@@ -1,4 +1,4 @@
-package store
+package migrate
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
-// migrateShards is Migrate on the sharded layout: the versioned steps run
+// migrateShards is Apply on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
 // with the tables the layout adds (usernames, blocked_by, muted_by,
 // follow_requests_sent, relay_changes, reposts_by_original); then the head gets a server
@@ -23,9 +24,9 @@ import (
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
 // columns. The caller holds the migration lock on the head.
-func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
-	head := s.db.WithContext(ctx)
-	if err := s.tableOptions(head).AutoMigrate(&schemaMigration{}); err != nil {
+func (t Target) migrateShards(ctx context.Context) ([]string, error) {
+	head := t.DB.WithContext(ctx)
+	if err := t.tableOptions(head).AutoMigrate(&schemaMigration{}); err != nil {
 		return nil, fmt.Errorf("schema_migrations on the head: %w", err)
 	}
 	var done []schemaMigration
@@ -42,22 +43,22 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 	if len(done) == len(migrations) && relayTables == 2 {
 		return nil, nil
 	}
-	if len(s.shards.nodes) == 0 {
+	if len(t.NodeDSNs) == 0 {
 		return nil, fmt.Errorf("the head's Spider tables are at %d of %d migrations: run migrate with MYSQL_SHARD_DSNS naming the data nodes", len(done), len(migrations))
 	}
-	headCfg, err := mysqldriver.ParseDSN(s.dsn)
+	headCfg, err := mysqldriver.ParseDSN(t.HeadDSN)
 	if err != nil {
 		return nil, err
 	}
 	var applied []string
-	servers := make([]string, len(s.shards.nodes))
+	servers := make([]string, len(t.NodeDSNs))
 	var tables map[string]string // name: the data node's CREATE TABLE
-	for i, raw := range s.shards.nodes {
+	for i, raw := range t.NodeDSNs {
 		cfg, err := nodeConfig(raw, headCfg.DBName)
 		if err != nil {
 			return nil, fmt.Errorf("MYSQL_SHARD_DSNS entry %d: %w", i+1, err)
 		}
-		steps, created, err := migrateNode(ctx, cfg)
+		steps, created, err := migrateNode(ctx, cfg, t.NodeTables)
 		if err != nil {
 			return nil, fmt.Errorf("data node %s: %w", cfg.Addr, err)
 		}
@@ -71,7 +72,7 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
-		ddl, err := spiderTable(name, tables[name], servers, nodeDatabases(s.shards.nodes, headCfg.DBName))
+		ddl, err := spiderTable(name, tables[name], servers, nodeDatabases(t.NodeDSNs, headCfg.DBName))
 		if err != nil {
 			return nil, err
 		}
@@ -112,13 +113,44 @@ func (s *Store) migrateShards(ctx context.Context) ([]string, error) {
 	return applied, nil
 }
 
+// placement is the column each table is partitioned by; a table a
+// migration adds needs its row here before the sharded layout takes it.
+var placement = map[string]string{
+	"users":                "id",
+	"usernames":            "username_key",
+	"followings":           "user_id",
+	"followers":            "user_id",
+	"relation_marks":       "user_id",
+	"posts":                "id",
+	"promoted_posts":       "post_id",
+	"home_dismissals":      "user_id",
+	"blocks":               "blocker_id",
+	"mutes":                "muter_id",
+	"blocked_by":           "user_id",
+	"muted_by":             "user_id",
+	"lists":                "owner_id",
+	"list_members":         "owner_id",
+	"follow_requests":      "user_id",
+	"follow_requests_sent": "user_id",
+	"outbox_events":        "id",
+	"relay_changes":        "id",
+	"reposts_by_original":  "original_id",
+}
+
+// partitionName is the head's name of shard i's partition (store's
+// Store.on names it in a statement).
+func partitionName(i int) string { return fmt.Sprintf("s%d", i) }
+
+// ServerName is the head's name (CREATE SERVER) of the data node cfg: one
+// per address and user, shared by every database on the head that uses it.
+func ServerName(cfg *mysqldriver.Config) string {
+	r := strings.NewReplacer(".", "_", ":", "_", "-", "_", "[", "", "]", "")
+	return "feed_" + r.Replace(cfg.Addr) + "_" + r.Replace(cfg.User)
+}
+
 // nodeConfig parses a data node's DSN; its database is the head's unless
 // the DSN names one.
-func nodeConfig(raw, headDB string) (*mysqldriver.Config, error) {
-	dsn, err := mysqlDSN(raw)
-	if err != nil {
-		return nil, err
-	}
+func nodeConfig(dsn, headDB string) (*mysqldriver.Config, error) {
 	cfg, err := mysqldriver.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -139,9 +171,9 @@ func nodeDatabases(nodes []string, headDB string) []string {
 }
 
 // migrateNode creates the node's database when missing, applies the
-// versioned steps there and the layout's own table, and returns the steps
+// versioned steps there and the layout's own tables, and returns the steps
 // applied and every data table's CREATE TABLE.
-func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[string]string, error) {
+func migrateNode(ctx context.Context, cfg *mysqldriver.Config, layoutTables []any) ([]string, map[string]string, error) {
 	server := *cfg
 	server.DBName = ""
 	admin, err := sql.Open("mysql", server.FormatDSN())
@@ -152,18 +184,18 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config) ([]string, map[st
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+cfg.DBName+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		return nil, nil, err
 	}
-	db, err := gorm.Open(mysql.Open(cfg.FormatDSN()), gormConfig())
+	db, err := gorm.Open(mysql.Open(cfg.FormatDSN()), &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	sqlDB, _ := db.DB()
 	defer sqlDB.Close()
-	node := &Store{db: db, mysql: true}
-	applied, err := node.Migrate(ctx)
+	node := Target{DB: db, MySQL: true}
+	applied, err := Apply(ctx, node)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}, &relayChange{}, &repostByOriginal{}); err != nil {
+	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(layoutTables...); err != nil {
 		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, reposts_by_original: %w", err)
 	}
 	var names []string
@@ -198,7 +230,7 @@ var (
 func spiderTable(name, create string, servers, databases []string) (string, error) {
 	column, ok := placement[name]
 	if !ok {
-		return "", fmt.Errorf("table %s has no place in the sharded layout (store/shards.go)", name)
+		return "", fmt.Errorf("table %s has no place in the sharded layout (placement, store/migrate/shards.go)", name)
 	}
 	lines := strings.Split(create, "\n")
 	for i, line := range lines {

@@ -1,4 +1,8 @@
-package store
+// Package migrate brings a database's schema to the version the store
+// reads and writes: the versioned steps (migrate.go), applied once each and
+// recorded in schema_migrations, and on the sharded layout the data nodes'
+// tables and the head's Spider tables over them (shards.go).
+package migrate
 
 import (
 	"context"
@@ -31,6 +35,26 @@ var migrations = []migration{
 	{11, "users.is_protected", migrateV11},
 }
 
+// Target is the database Apply migrates, as the store opened it.
+type Target struct {
+	// DB is the database, or the sharded layout's head.
+	DB *gorm.DB
+	// MySQL is set for MariaDB or MySQL, unset for SQLite.
+	MySQL bool
+	// Sharded is set when DB is the head of the sharded layout (Spider
+	// tables over data nodes; store/shards.go).
+	Sharded bool
+	// HeadDSN is the head's DSN: a data node's database is the head's
+	// unless the node's DSN names one.
+	HeadDSN string
+	// NodeDSNs are the data nodes' DSNs, with the settings the store adds
+	// to a DSN; none for a head migrated already.
+	NodeDSNs []string
+	// NodeTables are the sharded layout's own tables (usernames,
+	// blocked_by, ...), made on every data node from the store's rows.
+	NodeTables []any
+}
+
 // schemaMigration records an applied step.
 type schemaMigration struct {
 	Version   int `gorm:"primaryKey;autoIncrement:false"`
@@ -38,12 +62,13 @@ type schemaMigration struct {
 	AppliedAt time.Time
 }
 
-// Migrate applies the steps the database has not seen yet. Instances starting
-// together take a MySQL named lock, so each step runs once.
-func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
-	db := s.db.WithContext(ctx)
-	if s.mysql {
-		conn, err := s.db.DB()
+// Apply applies the steps the database has not seen yet, and returns them.
+// Instances starting together take a MySQL named lock, so each step runs
+// once.
+func Apply(ctx context.Context, t Target) (applied []string, err error) {
+	db := t.DB.WithContext(ctx)
+	if t.MySQL {
+		conn, err := t.DB.DB()
 		if err != nil {
 			return nil, err
 		}
@@ -58,10 +83,10 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		}
 		defer c.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('feedservice_migrate')")
 	}
-	if s.shards != nil {
-		return s.migrateShards(ctx)
+	if t.Sharded {
+		return t.migrateShards(ctx)
 	}
-	if err := s.tableOptions(db).AutoMigrate(&schemaMigration{}); err != nil {
+	if err := t.tableOptions(db).AutoMigrate(&schemaMigration{}); err != nil {
 		return nil, fmt.Errorf("schema_migrations: %w", err)
 	}
 	var done []schemaMigration
@@ -76,7 +101,7 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		if seen[m.Version] {
 			continue
 		}
-		if err := m.Up(s.tableOptions(db)); err != nil {
+		if err := m.Up(t.tableOptions(db)); err != nil {
 			return applied, fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
 		if err := db.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error; err != nil {
@@ -87,8 +112,15 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	return applied, nil
 }
 
-func (s *Store) tableOptions(db *gorm.DB) *gorm.DB {
-	if s.mysql {
+// Applied counts the steps recorded in db's schema_migrations.
+func Applied(ctx context.Context, db *gorm.DB) (int64, error) {
+	var n int64
+	err := db.WithContext(ctx).Model(&schemaMigration{}).Count(&n).Error
+	return n, err
+}
+
+func (t Target) tableOptions(db *gorm.DB) *gorm.DB {
+	if t.MySQL {
 		return db.Set("gorm:table_options", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	}
 	return db
@@ -171,7 +203,7 @@ func migrateV2(db *gorm.DB) error {
 	return nil
 }
 
-// Version 3: the offset index of the relation lists (see jumps.go). The
+// Version 3: the offset index of the relation lists (see store/jumps.go). The
 // primary key finds a list's marks; ix_relation_marks_below finds the mark
 // nearest below an ascending position.
 type v3RelationMark struct {
@@ -187,7 +219,7 @@ func migrateV3(db *gorm.DB) error {
 	return db.Migrator().CreateTable(&v3RelationMark{})
 }
 
-// The tables of version 4: the home's inserted entries (see home.go).
+// The tables of version 4: the home's inserted entries (see store/home.go).
 // Versions run in list order and are recorded one by one, so a database
 // may have 4 before 3: no step assumes another it does not name.
 

@@ -1,4 +1,4 @@
-package api
+package sockets
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 //     reaches it (feed.LogOutWatcher); a hub that lost messages checks all
 //     of its sockets.
 //   - Each operation sent on a socket first checks the session the way an
-//     HTTP request checks its token (checkSocketSession): an instance that
+//     HTTP request checks its token (CheckSession): an instance that
 //     missed the message refuses it within LOCAL_CACHE_TTL, as it refuses
 //     the token over HTTP, and then closes the socket.
 //   - A logOut marks its request's viewer revoked (viewer.Revoke): the
@@ -42,12 +42,13 @@ const revocationCheckTimeout = 10 * time.Second
 // revocationCheckBatch is how many sessions one check reads at once.
 const revocationCheckBatch = 1000
 
-// socketSession is one open websocket's session, with what it takes to
-// end the socket.
-type socketSession struct {
+// Session is one open websocket's session, with what it takes to end the
+// socket.
+type Session struct {
 	feed.Session // zero until connection_init signed it in
 	// conn is the socket (set by Accept); revokeViewer refuses, from its
-	// call on, every operation of the socket (viewer.Revoke).
+	// call on, every operation of the socket (viewer.Revoke; set by
+	// Sessions.Open).
 	conn         *gorillaConn
 	revokeViewer func()
 	// answering counts the queries and mutations that have not sent their
@@ -59,27 +60,31 @@ type socketSession struct {
 
 type socketSessionKey struct{}
 
-// withSocketSession gives a websocket's request the session that Accept
-// and connection_init fill in.
-func withSocketSession(next http.Handler) http.Handler {
+// WithSession gives a websocket's request the session that Accept and
+// connection_init fill in.
+func WithSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
-			r = r.WithContext(context.WithValue(r.Context(), socketSessionKey{}, &socketSession{}))
+			r = r.WithContext(context.WithValue(r.Context(), socketSessionKey{}, &Session{}))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// socketSessionOf is the websocket session of ctx; nil for HTTP requests.
-func socketSessionOf(ctx context.Context) *socketSession {
-	s, _ := ctx.Value(socketSessionKey{}).(*socketSession)
+// SessionOf is the websocket session of ctx; nil for HTTP requests.
+func SessionOf(ctx context.Context) *Session {
+	s, _ := ctx.Value(socketSessionKey{}).(*Session)
 	return s
 }
+
+// Accepted reports whether Accept took the socket in: false for a
+// websocket accepted outside the handler that WithSession wraps.
+func (s *Session) Accepted() bool { return s.conn != nil }
 
 // end refuses every operation of the socket from now on, then closes it
 // with 4403 once its queries and mutations have answered (at most
 // websocketCloseGrace later).
-func (s *socketSession) end() {
+func (s *Session) end() {
 	if !s.ending.CompareAndSwap(false, true) {
 		return
 	}
@@ -89,45 +94,48 @@ func (s *socketSession) end() {
 		for s.answering.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		s.conn.closeWith(closeForbidden, "Forbidden", apperr.ErrRevokedToken)
+		s.conn.closeWith(CloseForbidden, "Forbidden", apperr.ErrRevokedToken)
 	}()
 }
 
-// socketSessions are the sessions of this instance's open websockets, by
-// user: at most maxConnectionsPerUser each. It is the engine's
-// feed.LogOutWatcher.
-type socketSessions struct {
-	engine *feed.Engine // checks the sessions a log-out may have revoked
-	log    *slog.Logger
+// Sessions are the sessions of this instance's open websockets, by user:
+// at most MaxPerUser each. It is the engine's feed.LogOutWatcher.
+type Sessions struct {
+	Engine     *feed.Engine // checks the sessions a log-out may have revoked
+	Log        *slog.Logger
+	MaxPerUser int
 
 	mu     sync.Mutex
-	byUser map[int64]map[*socketSession]struct{}
+	byUser map[int64]map[*Session]struct{}
 }
 
-var _ feed.LogOutWatcher = (*socketSessions)(nil)
+var _ feed.LogOutWatcher = (*Sessions)(nil)
 
-// open registers s; false when its user holds maxConnectionsPerUser
-// sockets already.
-func (ss *socketSessions) open(s *socketSession) bool {
+// Open gives s the session its connection_init signed in, and
+// revokeViewer, which refuses every operation of the socket from its call
+// on; then registers s: false when its user holds MaxPerUser sockets
+// already.
+func (ss *Sessions) Open(s *Session, session feed.Session, revokeViewer func()) bool {
+	s.Session, s.revokeViewer = session, revokeViewer
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.byUser == nil {
-		ss.byUser = map[int64]map[*socketSession]struct{}{}
+		ss.byUser = map[int64]map[*Session]struct{}{}
 	}
 	mine := ss.byUser[s.User]
-	if len(mine) >= maxConnectionsPerUser {
+	if len(mine) >= ss.MaxPerUser {
 		return false
 	}
 	if mine == nil {
-		mine = map[*socketSession]struct{}{}
+		mine = map[*Session]struct{}{}
 		ss.byUser[s.User] = mine
 	}
 	mine[s] = struct{}{}
 	return true
 }
 
-// close forgets s, its socket closed.
-func (ss *socketSessions) close(s *socketSession) {
+// Close forgets s, its socket closed.
+func (ss *Sessions) Close(s *Session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.byUser[s.User], s)
@@ -137,11 +145,11 @@ func (ss *socketSessions) close(s *socketSession) {
 }
 
 // of lists the sessions of users, or every session when all.
-func (ss *socketSessions) of(users []int64, all bool) []*socketSession {
+func (ss *Sessions) of(users []int64, all bool) []*Session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	var out []*socketSession
-	add := func(mine map[*socketSession]struct{}) {
+	var out []*Session
+	add := func(mine map[*Session]struct{}) {
 		for s := range mine {
 			out = append(out, s)
 		}
@@ -160,7 +168,7 @@ func (ss *socketSessions) of(users []int64, all bool) []*socketSession {
 
 // LoggedOut ends the sockets here whose session the log-out of users
 // revoked (not a socket opened since with a new token).
-func (ss *socketSessions) LoggedOut(users []int64) {
+func (ss *Sessions) LoggedOut(users []int64) {
 	if sessions := ss.of(users, false); len(sessions) > 0 {
 		go ss.endRevoked(sessions)
 	}
@@ -168,7 +176,7 @@ func (ss *socketSessions) LoggedOut(users []int64) {
 
 // MayHaveLoggedOut checks every socket here: log-out messages may have
 // been lost.
-func (ss *socketSessions) MayHaveLoggedOut() {
+func (ss *Sessions) MayHaveLoggedOut() {
 	if sessions := ss.of(nil, true); len(sessions) > 0 {
 		go ss.endRevoked(sessions)
 	}
@@ -176,7 +184,7 @@ func (ss *socketSessions) MayHaveLoggedOut() {
 
 // endRevoked ends those of sessions whose token was revoked. A check that
 // fails is logged: each operation on those sockets checks again.
-func (ss *socketSessions) endRevoked(sessions []*socketSession) {
+func (ss *Sessions) endRevoked(sessions []*Session) {
 	ctx, cancel := context.WithTimeout(context.Background(), revocationCheckTimeout)
 	defer cancel()
 	for len(sessions) > 0 {
@@ -186,9 +194,9 @@ func (ss *socketSessions) endRevoked(sessions []*socketSession) {
 		for i, s := range batch {
 			of[i] = s.Session
 		}
-		revoked, err := ss.engine.RevokedSessions(ctx, of)
+		revoked, err := ss.Engine.RevokedSessions(ctx, of)
 		if err != nil {
-			ss.log.Warn("check the websockets' sessions after a log-out; their next operations check again", "err", err)
+			ss.Log.Warn("check the websockets' sessions after a log-out; their next operations check again", "err", err)
 			return
 		}
 		for _, s := range batch {
@@ -201,31 +209,31 @@ func (ss *socketSessions) endRevoked(sessions []*socketSession) {
 	}
 }
 
-// checkSocketSession checks, before each operation sent on a websocket,
+// CheckSession checks, before each operation sent on a websocket,
 // that the socket's session was not revoked since connection_init (as an
 // HTTP request checks its token), refusing the operation and ending the
 // socket when it was. It also counts the socket's queries and mutations
-// until they sent their last message (socketSession.answering).
-type checkSocketSession struct{ engine *feed.Engine }
+// until they sent their last message (Session.answering).
+type CheckSession struct{ Engine *feed.Engine }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
 	graphql.OperationInterceptor
-} = checkSocketSession{}
+} = CheckSession{}
 
-func (checkSocketSession) ExtensionName() string                   { return "CheckSocketSession" }
-func (checkSocketSession) Validate(graphql.ExecutableSchema) error { return nil }
+func (CheckSession) ExtensionName() string                   { return "CheckSocketSession" }
+func (CheckSession) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (c checkSocketSession) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
-	s := socketSessionOf(ctx)
+func (c CheckSession) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
+	s := SessionOf(ctx)
 	if s == nil || s.User == 0 {
 		return nil
 	}
 	if err := viewer.TokenError(ctx); err != nil {
 		return gqlerror.WrapIfUnwrapped(err)
 	}
-	err := c.engine.CheckSession(ctx, s.Session)
+	err := c.Engine.CheckSession(ctx, s.Session)
 	if errors.Is(err, apperr.ErrRevokedToken) {
 		s.end()
 	}
@@ -235,8 +243,8 @@ func (c checkSocketSession) MutateOperationContext(ctx context.Context, _ *graph
 	return nil
 }
 
-func (checkSocketSession) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	s := socketSessionOf(ctx)
+func (CheckSession) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	s := SessionOf(ctx)
 	if op := graphql.GetOperationContext(ctx).Operation; s == nil || op == nil || op.Operation == ast.Subscription {
 		return next(ctx)
 	}

@@ -1,4 +1,4 @@
-package api
+package sockets
 
 import (
 	"context"
@@ -25,24 +25,24 @@ type socketRates struct {
 	pings           ratelimit.Local
 }
 
-// subscriptionStarts refuses a subscription started on a websocket past
+// SubscriptionStarts refuses a subscription started on a websocket past
 // its WS_SUBSCRIBE_RATE with RATE_LIMITED and retryAfter, before it is
 // priced or spends anything. It runs in the socket's reader, so the start
 // is counted even when the client completes it at once.
-type subscriptionStarts struct {
-	present graphql.ErrorPresenterFunc
+type SubscriptionStarts struct {
+	Present graphql.ErrorPresenterFunc
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = subscriptionStarts{}
+} = SubscriptionStarts{}
 
-func (subscriptionStarts) ExtensionName() string                   { return "SubscriptionStarts" }
-func (subscriptionStarts) Validate(graphql.ExecutableSchema) error { return nil }
+func (SubscriptionStarts) ExtensionName() string                   { return "SubscriptionStarts" }
+func (SubscriptionStarts) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (e subscriptionStarts) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	s := socketSessionOf(ctx)
+func (e SubscriptionStarts) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	s := SessionOf(ctx)
 	if s == nil || s.conn == nil || op.Operation == nil || op.Operation.Operation != ast.Subscription {
 		return nil
 	}
@@ -53,12 +53,12 @@ func (e subscriptionStarts) MutateOperationContext(ctx context.Context, op *grap
 	}
 	refusal := &apperr.Error{Code: apperr.CodeRateLimited, RetryAfter: wait,
 		Message: fmt.Sprintf("too many subscriptions started on this websocket: at most %d per %s (WS_SUBSCRIBE_RATE); retry later", rate.Count, rate.Period)}
-	return e.present(graphql.WithOperationContext(ctx, op), refusal)
+	return e.Present(graphql.WithOperationContext(ctx, op), refusal)
 }
 
-// closePingFlood is the close code of a socket that sent pings past its
+// ClosePingFlood is the close code of a socket that sent pings past its
 // WS_PING_RATE, as of one past its other budgets.
-const closePingFlood = closeTooManyRequests
+const ClosePingFlood = CloseTooManyRequests
 
 // pingAllowed spends a ping of the socket's budget when data is a ping
 // message; false when it is one past WS_PING_RATE.
@@ -75,6 +75,6 @@ func (g *gorillaConn) pingAllowed(data []byte) bool {
 // refusePings closes a socket that sent pings past its WS_PING_RATE.
 func (g *gorillaConn) refusePings() {
 	rate := g.rates.ping
-	g.closeWith(closePingFlood, "Too many pings", &apperr.Error{Code: apperr.CodeRateLimited,
+	g.closeWith(ClosePingFlood, "Too many pings", &apperr.Error{Code: apperr.CodeRateLimited,
 		Message: fmt.Sprintf("at most %d pings per %s on one websocket (WS_PING_RATE)", rate.Count, rate.Period)})
 }

@@ -1,4 +1,8 @@
-package api
+// Package sockets is the websocket transport of /query: gorilla/websocket
+// adapted to gqlgen's transport (the accepted sockets, their shutdown,
+// their messages), each socket's session and its end at a log-out, and
+// each socket's own budgets of subscription starts and pings.
+package sockets
 
 import (
 	"bytes"
@@ -32,33 +36,44 @@ const (
 	websocketGoAwayWait = time.Second
 )
 
-// closeGoingAway is the close code a server shutting down sends (RFC 6455).
+// Websocket close codes of graphql-ws (graphql-transport-ws); the legacy
+// protocol gets the same codes after its connection_error message.
 const (
-	closeGoingAway       = websocket.CloseGoingAway
+	CloseUnauthorized    = 4401 // connection_init without a token
+	CloseForbidden       = 4403 // a malformed, forged or expired token
+	CloseTooManyRequests = 4429 // the user holds Sessions.MaxPerUser already
+)
+
+// CloseGoingAway is the close code a server shutting down sends (RFC 6455).
+const (
+	CloseGoingAway       = websocket.CloseGoingAway
 	closeGoingAwayReason = "server shutting down"
 )
 
-// gorillaWebsocket adapts gorilla/websocket to gqlgen's websocket transport.
-type gorillaWebsocket struct {
-	// allowedOrigins are the browser origins allowed besides the server's own
-	// host; "*" allows any.
-	allowedOrigins []string
-	// metrics counts the websockets; nil counts nothing.
-	metrics *websocketMetrics
-	// open tracks the accepted sockets, for the shutdown.
-	open *openSockets
-	// readLimit caps one incoming message, in bytes (WS_MAX_MESSAGE_BYTES);
+// Gorilla adapts gorilla/websocket to gqlgen's websocket transport.
+type Gorilla struct {
+	// AllowOrigin says whether a browser origin other than the server's own
+	// host may open a socket (ALLOWED_ORIGINS); nil allows none.
+	AllowOrigin func(origin string) bool
+	// Metrics counts the websockets; nil counts nothing.
+	Metrics *Metrics
+	// Conns tracks the accepted sockets, for the shutdown.
+	Conns *Conns
+	// ReadLimit caps one incoming message, in bytes (WS_MAX_MESSAGE_BYTES);
 	// the transport's PayloadReadLimit must be the same, or it replaces
 	// this with its own default once the socket is accepted.
-	readLimit int64
-	// subscribeRate and pingRate are each socket's budgets of subscription
+	ReadLimit int64
+	// SubscribeRate and PingRate are each socket's budgets of subscription
 	// starts (WS_SUBSCRIBE_RATE) and pings (WS_PING_RATE).
-	subscribeRate, pingRate ratelimit.Rate
+	SubscribeRate, PingRate ratelimit.Rate
 }
 
-var _ transport.WebsocketImplementation = gorillaWebsocket{}
+var _ transport.WebsocketImplementation = Gorilla{}
 
-func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+// Accept upgrades the request to a websocket for gqlgen's transport: the
+// socket is tracked in Conns and counted in Metrics, and given to the
+// request's Session (WithSession).
+func (g Gorilla) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	up := websocket.Upgrader{
 		Subprotocols:    opts.Subprotocols,
 		CheckOrigin:     g.checkOrigin,
@@ -76,19 +91,19 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadLimit(g.readLimit)
+	c.SetReadLimit(g.ReadLimit)
 	protocol := c.Subprotocol()
 	if protocol == "" {
 		protocol = "graphql-ws" // gqlgen's choice for a client that names none
 	}
-	conn := &gorillaConn{c: c, metrics: g.metrics, protocol: protocol, open: g.open,
-		rates: &socketRates{subscribe: g.subscribeRate, ping: g.pingRate}}
-	if s := socketSessionOf(r.Context()); s != nil {
+	conn := &gorillaConn{c: c, metrics: g.Metrics, protocol: protocol, conns: g.Conns,
+		rates: &socketRates{subscribe: g.SubscribeRate, ping: g.PingRate}}
+	if s := SessionOf(r.Context()); s != nil {
 		s.conn = conn
 	}
-	g.metrics.accepted(protocol)
-	if !g.open.add(conn) {
-		conn.WriteClose(closeGoingAway, closeGoingAwayReason)
+	g.Metrics.accepted(protocol)
+	if !g.Conns.add(conn) {
+		conn.WriteClose(CloseGoingAway, closeGoingAwayReason)
 		conn.Close()
 		return nil, errors.New("server shutting down")
 	}
@@ -101,7 +116,7 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 
 // checkOrigin lets in clients that send no Origin (not browsers), browsers
 // on the server's own host, and the configured origins.
-func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
+func (g Gorilla) checkOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -113,17 +128,17 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	return cors{origins: g.allowedOrigins}.allows(origin)
+	return g.AllowOrigin != nil && g.AllowOrigin(origin)
 }
 
 // gorillaConn is one accepted websocket. gorilla allows one concurrent
 // writer, and gqlgen writes from several goroutines, so writes take a lock.
 type gorillaConn struct {
-	c    *websocket.Conn
-	wmu  sync.Mutex
-	open *openSockets
+	c     *websocket.Conn
+	wmu   sync.Mutex
+	conns *Conns
 
-	metrics   *websocketMetrics
+	metrics   *Metrics
 	protocol  string
 	closeCode atomic.Int32 // the first close code sent or received
 	closeOnce sync.Once
@@ -173,13 +188,13 @@ func (g *gorillaConn) WriteJSON(v any) error {
 	return g.c.WriteJSON(v)
 }
 
-// closeInitTimeout is graphql-transport-ws's code for a client that sent no
+// CloseInitTimeout is graphql-transport-ws's code for a client that sent no
 // connection_init in time; gqlgen closes those with a generic 1002.
-const closeInitTimeout = 4408
+const CloseInitTimeout = 4408
 
 func (g *gorillaConn) WriteClose(code int, message string) error {
 	if code == websocket.CloseProtocolError && message == "connection initialisation timeout" && g.c.Subprotocol() == "graphql-transport-ws" {
-		code = closeInitTimeout
+		code = CloseInitTimeout
 	}
 	g.closeCode.CompareAndSwap(0, int32(code))
 	g.wmu.Lock()
@@ -204,7 +219,7 @@ func (g *gorillaConn) closeWith(code int, reason string, err *apperr.Error) {
 // Close closes the socket; the first call counts it as closed, with 1006
 // (abnormal closure) when no close frame went either way first.
 func (g *gorillaConn) Close() error {
-	g.open.remove(g)
+	g.conns.remove(g)
 	g.closeOnce.Do(func() {
 		code := int(g.closeCode.Load())
 		if code == 0 {
@@ -219,11 +234,11 @@ func (g *gorillaConn) Subprotocol() string               { return g.c.Subprotoco
 func (g *gorillaConn) SetReadLimit(limit int64)          { g.c.SetReadLimit(limit) }
 func (g *gorillaConn) SetReadDeadline(t time.Time) error { return g.c.SetReadDeadline(t) }
 
-// openSockets is the set of accepted websockets of one server, so that a
+// Conns is the set of accepted websockets of one server, so that a
 // server shutting down can tell each client it is going away (the HTTP
 // server's Shutdown does not see hijacked connections). A nil set tracks
 // nothing.
-type openSockets struct {
+type Conns struct {
 	mu      sync.Mutex
 	conns   map[*gorillaConn]struct{}
 	closing bool
@@ -231,7 +246,7 @@ type openSockets struct {
 }
 
 // add registers c; it refuses when the server is shutting down.
-func (s *openSockets) add(c *gorillaConn) bool {
+func (s *Conns) add(c *gorillaConn) bool {
 	if s == nil {
 		return true
 	}
@@ -247,7 +262,7 @@ func (s *openSockets) add(c *gorillaConn) bool {
 	return true
 }
 
-func (s *openSockets) remove(c *gorillaConn) {
+func (s *Conns) remove(c *gorillaConn) {
 	if s == nil {
 		return
 	}
@@ -260,12 +275,12 @@ func (s *openSockets) remove(c *gorillaConn) {
 	}
 }
 
-// goAway closes every open websocket with 1001 (going away) and refuses new
+// GoAway closes every open websocket with 1001 (going away) and refuses new
 // ones. Each client gets websocketGoAwayWait to answer the close frame (the
 // transport's reader then closes the socket and ends its subscriptions);
 // the sockets still open after that are dropped. It returns how many
 // sockets it closed.
-func (s *openSockets) goAway() int {
+func (s *Conns) GoAway() int {
 	s.mu.Lock()
 	s.closing = true
 	conns := make([]*gorillaConn, 0, len(s.conns))
@@ -280,7 +295,7 @@ func (s *openSockets) goAway() int {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.WriteClose(closeGoingAway, closeGoingAwayReason)
+		c.WriteClose(CloseGoingAway, closeGoingAwayReason)
 	}
 	select {
 	case <-empty:
