@@ -268,6 +268,13 @@ func TestRepostListMaxBounds(t *testing.T) {
 		func(c Settings) int { return c.RepostListMax })
 }
 
+// TestFoldsRunningBounds: -folds-running defaults to the engine's
+// default, reads FOLDS_RUNNING, and takes 1 to MaxFoldsRunning.
+func TestFoldsRunningBounds(t *testing.T) {
+	checkIntBounds(t, "folds-running", "FOLDS_RUNNING", feedconfig.DefaultFoldsRunning, MaxFoldsRunning,
+		func(c Settings) int { return c.FoldsRunning })
+}
+
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
 // variable, takes MinGOGC to MaxGOGC and refuses "off"; TuneRuntime sets
 // the collector's target and gives back the old one.

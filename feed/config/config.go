@@ -125,6 +125,12 @@ type Config struct {
 	// inbox window is placed from that list. A post reposted more often
 	// keeps no list, and such an entry is placed from MySQL.
 	RepostListMax int
+	// FoldsRunning bounds the folds of celebrities' posts into inboxes
+	// (hybrid mode) that one instance runs at once, after the pages that
+	// merged them: a burst of pages (a celebrity's post brings every
+	// connected follower to read) must not queue thousands. A page that
+	// finds every slot taken folds nothing; a later page folds.
+	FoldsRunning int
 	// MaxListsPerUser is the most lists one user may keep; createList is
 	// refused past it. 1 to ListsPerUserCeiling.
 	MaxListsPerUser int
@@ -222,6 +228,9 @@ const (
 	// DefaultRepostListMax lists the reposts of all but the most reposted
 	// posts, at about 10 bytes each in the copy.
 	DefaultRepostListMax = 200
+	// DefaultFoldsRunning lets 32 folds run at once: each is one script of
+	// some hundred microseconds on Redis, after its page has answered.
+	DefaultFoldsRunning = 32
 	// DefaultMaxListsPerUser and DefaultMaxListMembers are the peers'
 	// limits (Mastodon's and Twitter's are of this order): enough for
 	// every reader's use, few enough that a list feed's merge stays small.
@@ -328,6 +337,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxUnreadCount <= 0 {
 		c.MaxUnreadCount = DefaultMaxUnreadCount
+	}
+	if c.FoldsRunning <= 0 {
+		c.FoldsRunning = DefaultFoldsRunning
 	}
 	if c.RepostListMax <= 0 {
 		c.RepostListMax = DefaultRepostListMax

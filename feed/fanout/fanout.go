@@ -428,6 +428,15 @@ func (st *Stream) OnFollowed(ctx context.Context, ev models.FollowEventPayload) 
 // inbox (entries that others also brought stay, at their next arrival),
 // and demotes a followee who stopped being a celebrity.
 func (st *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload) error {
+	// Whether reads may have folded the followee's posts (a celebrity's,
+	// in hybrid mode) is asked before this unfollow can demote them.
+	folded := false
+	if st.d.Cfg.Mode == config.ModeHybrid {
+		var err error
+		if folded, err = st.outboxes.IsCelebrity(ctx, ev.FolloweeID); err != nil {
+			return err
+		}
+	}
 	if err := st.updateCelebrity(ctx, ev.FolloweeID); err != nil {
 		return err
 	}
@@ -437,6 +446,14 @@ func (st *Stream) OnUnfollowed(ctx context.Context, ev models.FollowEventPayload
 	still, err := st.d.Store.Follows(ctx, ev.FollowerID, ev.FolloweeID)
 	if err != nil || still {
 		return err // followed again meanwhile
+	}
+	if folded {
+		// Reads folded the celebrity's posts into the inbox (timeline's
+		// fold.go), and a trim may have cut an entry at such an arrival
+		// whose next one, a followee's repost, lies above the floor:
+		// without the celebrity's arrival it belongs in the inbox, which
+		// no longer holds it. The next read rebuilds the inbox.
+		return st.inboxes.Reset(ctx, ev.FollowerID)
 	}
 	posts, originals, err := st.recentPosts(ctx, ev.FolloweeID)
 	if err != nil {

@@ -35,13 +35,19 @@ import (
 type Copy struct {
 	floor int64
 	items []OutboxItem
+	// adds are the items' add sequences (keyspace.Keys.OutboxAdds), by
+	// index of items: 0 for those a rebuild wrote.
+	adds []int64
+	// version is the outbox's when read ("" when it had none: written by
+	// an older build, never folded).
+	version string
 }
 
 // Floor is the lowest score the copy's outbox keeps; 0: MySQL has nothing older.
 func (c *Copy) Floor() int64 { return c.floor }
 
 // copyBytes estimates what a copy holds in memory.
-func copyBytes(c *Copy) int { return 150 + 16*len(c.items) }
+func copyBytes(c *Copy) int { return 150 + len(c.version) + 24*len(c.items) }
 
 // Page is what readOutboxScript answers for the same read: up to limit
 // items beyond bound in direction older (at or above the floor) or newer.
@@ -98,18 +104,31 @@ func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64
 	return out, true
 }
 
-// readWholeOutboxScript returns {floor, member, ...}: outbox KEYS[1] whole,
-// by score from the lowest, with its TTL refreshed to ARGV[1] ms; nil when
-// it is missing.
+// readWholeOutboxScript returns {floor, version, member, adds, ...}:
+// outbox KEYS[1] whole, by score from the lowest, each member with its add
+// sequence (KEYS[2]; 0 when not recorded), and the version KEYS[3] (""
+// when missing), with the TTLs refreshed to ARGV[1] ms; nil when it is
+// missing.
 var readWholeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[1])
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local floor = '0'
 if #m > 0 then floor = string.sub(m[1], 2) end
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf')
-table.insert(members, 1, floor)
-return members`)
+local out = {floor, redis.call('GET', KEYS[3]) or ''}
+local chunk = ` + strconv.Itoa(lookupChunk) + `
+for first = 1, #members, chunk do
+  local last = math.min(first + chunk - 1, #members)
+  local adds = redis.call('ZMSCORE', KEYS[2], unpack(members, first, last))
+  for i = first, last do
+    out[#out + 1] = members[i]
+    out[#out + 1] = adds[i - first + 1] or '0'
+  end
+end
+return out`)
 
 // Copies returns the outboxes of authors: this instance's copies,
 // and for the rest one pipelined read (a missing outbox is rebuilt first).
@@ -124,39 +143,57 @@ func (o *Outboxes) Copies(ctx context.Context, authors []int64) (map[int64]*Copy
 // trip when they all exist.
 func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
 	ttl := o.d.Cfg.InboxTTL.Milliseconds()
+	keys := func(a int64) []string {
+		return []string{o.d.Keys.Outbox(a), o.d.Keys.OutboxAdds(a), o.d.Keys.OutboxVersion(a)}
+	}
 	pipe := o.d.Redis.Pipeline()
 	cmds := make([]*redis.Cmd, len(authors))
 	for i, a := range authors {
-		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, []string{o.d.Keys.Outbox(a)}, ttl)
+		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, keys(a), ttl)
 	}
 	pipe.Exec(ctx) // each command's own error is looked at below
 	out := make(map[int64]*Copy, len(authors))
 	for i, a := range authors {
-		cmd := redisx.Queued(ctx, o.d.Redis, readWholeOutboxScript, cmds[i], []string{o.d.Keys.Outbox(a)}, ttl)
+		cmd := redisx.Queued(ctx, o.d.Redis, readWholeOutboxScript, cmds[i], keys(a), ttl)
 		if errors.Is(cmd.Err(), redis.Nil) {
 			// Missing (expired, or Redis lost it): rebuild it from MySQL,
 			// then read it.
 			if err := o.Ensure(ctx, a); err != nil {
 				return nil, err
 			}
-			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, []string{o.d.Keys.Outbox(a)}, ttl)
+			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, keys(a), ttl)
 		}
 		vals, err := cmd.StringSlice()
 		if err != nil {
 			return nil, fmt.Errorf("outbox of %d: %w", a, err)
 		}
-		c := &Copy{items: make([]OutboxItem, 0, len(vals)-1)}
-		c.floor, _ = strconv.ParseInt(vals[0], 10, 64)
-		for _, m := range vals[1:] {
-			item, err := parseMember(m)
-			if err != nil {
-				return nil, fmt.Errorf("outbox of %d holds %q", a, m)
-			}
-			c.items = append(c.items, item)
+		if c, err := parseCopy(vals); err != nil {
+			return nil, fmt.Errorf("outbox of %d: %w", a, err)
+		} else {
+			out[a] = c
 		}
-		out[a] = c
 	}
 	return out, nil
+}
+
+// parseCopy reads readWholeOutboxScript's answer.
+func parseCopy(vals []string) (*Copy, error) {
+	if len(vals) < 2 || len(vals)%2 != 0 {
+		return nil, fmt.Errorf("outbox read answered %d values", len(vals))
+	}
+	n := (len(vals) - 2) / 2
+	c := &Copy{items: make([]OutboxItem, 0, n), adds: make([]int64, 0, n), version: vals[1]}
+	c.floor, _ = strconv.ParseInt(vals[0], 10, 64)
+	for i := 2; i < len(vals); i += 2 {
+		item, err := parseMember(vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("holds %q", vals[i])
+		}
+		seq, _ := strconv.ParseFloat(vals[i+1], 64)
+		c.items = append(c.items, item)
+		c.adds = append(c.adds, int64(seq))
+	}
+	return c, nil
 }
 
 // copiedReposts is celebrities' reposts of originals answered from the copies of the
@@ -222,8 +259,9 @@ func (o *Outboxes) DropCopy(author int64) {
 // outboxes it holds copies of, of the celebrities it last knew that the
 // viewer followed when it last read their followee set (followees, sorted).
 // The early inbox read (merge.go) looks them up in its round trip;
-// a guess that proves wrong costs the round trip it would have saved.
-func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want int) []int64 {
+// a guess that proves wrong costs the round trip it would have saved. The
+// celebrities folded into the inbox (folded, see fold.go) are left out.
+func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want int, folded func(celeb int64, c *Copy) bool) []int64 {
 	if o.d.Cfg.Mode != config.ModeHybrid || o.copies == nil || len(followees) == 0 {
 		return nil
 	}
@@ -234,7 +272,10 @@ func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want
 		}
 	}
 	var out []int64
-	for _, c := range o.copies.Cached(followed) {
+	for celeb, c := range o.copies.Cached(followed) {
+		if folded(celeb, c) {
+			continue // the inbox holds it: the page does not merge it
+		}
 		for _, it := range c.Page(older, bound, want) {
 			out = append(out, it.OriginalID)
 		}

@@ -85,6 +85,9 @@ func (reads *Reads) feedFromInbox(ctx context.Context, viewerID int64, args pagi
 		return reads.fetchMerged(ctx, r, dir, bound, limit)
 	})
 	entries, info, err := paging.Paginate(ctx, reads.d.Metrics, paging.CursorFeed, args, fetch, entryKey)
+	if err == nil && r.snap == nil {
+		reads.foldLater(viewerID, r.following, r.celebs)
+	}
 	return entries, info, r.posts, err
 }
 

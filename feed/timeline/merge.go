@@ -59,6 +59,10 @@ type readState struct {
 	// early is the page's first inbox read, made in loadState's round
 	// trip; mergePass takes it once (takeEarly).
 	early *inboxRead
+	// following is the version of the followee set the read went by (""
+	// when unknown: then nothing is folded). celebs leaves out the
+	// celebrities that the inbox holds folded (see fold.go).
+	following string
 }
 
 // inboxRead is the inbox read a page will start with, queued early: in the
@@ -113,11 +117,16 @@ func readWant(limit, emitted int) int { return limit - emitted + limit/2 + 4 }
 // missing.
 func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRead) (*readState, *models.User, error) {
 	r := &readState{id: viewer, posts: map[int64]*models.Post{}}
+	// The marks as they are before the inbox is read: a fold that ends
+	// after the read below began may have written what that read missed.
+	marks := reads.inboxes.marks(viewer)
 	pipe := reads.d.Redis.Pipeline()
 	state := reads.inboxes.queueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = reads.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want)
+		early.lookups = reads.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want, func(celeb int64, c *Copy) bool {
+			return marks.holds(celeb, held.Version, c)
+		})
 		early.cmd = reads.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
 	}
 	var members *redis.StringSliceCmd
@@ -178,9 +187,11 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 	case FollowingUnchanged:
 		reads.d.Metrics.FollowingUnchanged.Inc()
 		r.followees, r.hidden, r.loaded = held.IDs, held.Hidden, true
+		r.following = held.Version
 	case FollowingWhole:
 		reads.d.Metrics.FollowingSent.Inc()
 		r.followees, r.hidden, r.loaded = set.IDs, set.Hidden, true
+		r.following = set.Version
 		reads.inboxes.keepFolloweeCopy(viewer, FolloweeCopy{Version: set.Version, IDs: set.IDs, Hidden: set.Hidden})
 	case FollowingMissing:
 		if r.followees, r.hidden, err = reads.inboxes.restoreFollowing(ctx, viewer); err != nil {
@@ -198,6 +209,13 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 				r.celebs = append(r.celebs, c)
 			}
 		}
+	}
+	if len(r.celebs) > 0 && reads.inboxes.folds != nil && r.following != "" {
+		copies, err := reads.outboxes.Copies(ctx, r.celebs)
+		if err != nil {
+			return nil, nil, redisx.Fail(err)
+		}
+		r.celebs = marks.unfolded(r.following, r.celebs, copies)
 	}
 	return r, self, nil
 }

@@ -18,31 +18,54 @@ import (
 
 // An author's outbox (see keyspace.Keys.Outbox) holds their recent posts and
 // reposts. Readers merge the outboxes of the celebrities they follow at read
-// time. KEYS[1] outbox, KEYS[2] rebuild lock.
+// time, or fold them into their inboxes (see fold.go), for which the outbox
+// keeps beside it the order its members came in (keyspace.Keys.OutboxAdds)
+// and its version (keyspace.Keys.OutboxVersion). KEYS[1] outbox, KEYS[2]
+// rebuild lock, KEYS[3] adds, KEYS[4] version.
 
-// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3].
+// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3];
+// the add raises the version, which starts at epoch ARGV[4] when missing.
 var addOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
+local v = redis.call('GET', KEYS[4])
+local epoch, n = ARGV[4], 0
+if v then
+  local e, c = string.match(v, '^(.*):(%d+)$')
+  if e then epoch, n = e, tonumber(c) end
+end
+n = n + 1
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-local n = redis.call('ZCARD', KEYS[1]) - 1
-if n > tonumber(ARGV[3]) then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, n - tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[3], n, ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('SET', KEYS[4], epoch .. ':' .. n, 'PX', ttl)
+  redis.call('PEXPIRE', KEYS[3], ttl)
+else
+  redis.call('SET', KEYS[4], epoch .. ':' .. n)
+end
+local size = redis.call('ZCARD', KEYS[1]) - 1
+if size > tonumber(ARGV[3]) then
+  local gone = redis.call('ZRANGE', KEYS[1], 1, size - tonumber(ARGV[3]))
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('ZREM', KEYS[3], unpack(gone))
   local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
   redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
   redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
 end
 return 1`)
 
-// removeOutboxScript takes member ARGV[1] out.
+// removeOutboxScript takes member ARGV[1] out. The version stays: a fold
+// has nothing to add for a removal (reads drop what was deleted).
 var removeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 return 1`)
 
 // OutboxItem is one post of an outbox: the post and the original it stands for.
@@ -77,7 +100,7 @@ func parseMember(m string) (OutboxItem, error) {
 // then drops the local copies of the outbox.
 func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int64, args ...any) error {
 	defer o.changed(ctx, author)
-	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)}
+	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), o.d.Keys.OutboxAdds(author), o.d.Keys.OutboxVersion(author)}
 	for {
 		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
 		if err != nil || n != rebuilding {
@@ -119,7 +142,8 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, []string{tmp, key, lock}, token, o.d.Cfg.InboxTTL.Milliseconds()).Int()
+	keys := []string{tmp, key, lock, o.d.Keys.OutboxAdds(author), o.d.Keys.OutboxVersion(author)}
+	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, keys, token, o.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Int()
 	if err == nil && swapped == 0 {
 		err = errors.New("outbox rebuild lost its lock")
 	}
@@ -127,7 +151,9 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 }
 
 // swapOutboxScript replaces the outbox with a rebuilt one if the rebuild
-// still holds the lock (token ARGV[1]). KEYS: temp, outbox, lock.
+// still holds the lock (token ARGV[1]), with the TTL ARGV[2] ms; the
+// outbox's adds start again, under a new epoch ARGV[3]. KEYS: temp,
+// outbox, lock, adds, version.
 var swapOutboxScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -135,13 +161,14 @@ if redis.call('GET', KEYS[3]) ~= ARGV[1] then
 end
 redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[3], KEYS[4])
+redis.call('SET', KEYS[5], ARGV[3] .. ':0', 'PX', ARGV[2])
 return 1`)
 
 // Add adds post p to its author's outbox (trimmed to InboxCap), waiting out
 // a running rebuild; an outbox that does not exist is left so.
 func (o *Outboxes) Add(ctx context.Context, p *models.Post) error {
-	return o.change(ctx, addOutboxScript, p.AuthorID, member(p), p.ID, o.d.Cfg.InboxCap)
+	return o.change(ctx, addOutboxScript, p.AuthorID, member(p), p.ID, o.d.Cfg.InboxCap, redisx.NewToken())
 }
 
 // Remove takes author's post (a repost of original, when not 0) out of

@@ -13,6 +13,7 @@ package timeline
 
 import (
 	"feedservice/feed/celebrities"
+	"feedservice/feed/config"
 	"feedservice/feed/pull"
 	"sync"
 	"sync/atomic"
@@ -60,18 +61,29 @@ type Inboxes struct {
 	// inboxes last gave them on this instance (see ActiveAmong); nil when
 	// the local tiers are off.
 	activeUntil *otter.Cache[int64, int64]
-	// writes are the rebuilds' writes left to the background (see
-	// ensureAnswering).
+	// writes are the rebuilds' writes and the folds left to the
+	// background (see ensureAnswering and foldLater).
 	writes sync.WaitGroup
+	// folds holds, by reader, what this instance folded into their inbox
+	// (see fold.go); nil when the local tiers are off, and then nothing is
+	// folded.
+	folds *otter.Cache[int64, foldMarks]
+	// folding holds the readers whose fold runs; foldSlots has a token for
+	// each running fold (Config.FoldsRunning at most).
+	folding   sync.Map
+	foldSlots chan struct{}
 }
 
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
 // replicas as rep allows, and posts through c).
 func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inboxes {
-	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f}
+	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f, foldSlots: make(chan struct{}, d.Cfg.FoldsRunning)}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
 		x.activeUntil = otter.Must(&otter.Options[int64, int64]{MaximumSize: activeUntilEntries})
+		if cfg.Mode == config.ModeHybrid {
+			x.folds = otter.Must(&otter.Options[int64, foldMarks]{MaximumSize: activeUntilEntries})
+		}
 		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
 		x.followees = otter.Must(&otter.Options[int64, FolloweeCopy]{
 			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),

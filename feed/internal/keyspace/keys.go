@@ -107,6 +107,20 @@ func (k Keys) BlockResetsDue() string { return k.prefix + "blockresets:due" }
 // refreshed on read; rebuilt from MySQL when missing.
 func (k Keys) Outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
 
+// outboxAdds is the order in which the members of author id's outbox came:
+// a sorted set of the outbox's members scored by their add sequence (the
+// count in OutboxVersion when each was added; 0 for those a rebuild wrote).
+// It lets a reader fold into their inbox only what came since they last
+// folded (see timeline's fold.go), whatever the posts' ids. Trimmed with
+// the outbox; the outbox's TTL.
+func (k Keys) OutboxAdds(id int64) string { return k.prefix + "posts:" + k.user(id) + ":adds" }
+
+// outboxVersion is the version of author id's outbox: a string
+// "<epoch>:<adds>", where the epoch is a random token each rebuild draws and
+// adds counts the members added since. Every add raises it, so two copies of
+// an outbox with one version hold the same adds. The outbox's TTL.
+func (k Keys) OutboxVersion(id int64) string { return k.prefix + "posts:" + k.user(id) + ":ver" }
+
 // outboxTemp is where a rebuild writes an outbox before it swaps it in.
 func (k Keys) OutboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
 

@@ -70,6 +70,11 @@ type Metrics struct {
 	// the inbox window, that MySQL placed: the post's copy keeps no list
 	// of its reposts (more than RepostListMax).
 	RepostListMisses prometheus.Counter
+	// folds counts hybrid mode's folds of celebrities' posts into inboxes
+	// after a page, by outcome: folded, stale (the followee set changed
+	// meanwhile), rebuilding, missing (no inbox), or skipped (every slot
+	// taken, or the reader's fold running).
+	Folds *prometheus.CounterVec
 }
 
 func New() *Metrics {
@@ -148,11 +153,14 @@ func New() *Metrics {
 		RepostListMisses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_repost_list_misses_total", Help: "Feed entries, reposts of posts older than the inbox window, placed from MySQL because the post's cached copy keeps no list of its reposts (more than RepostListMax).",
 		}),
+		Folds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feed_folds_total", Help: "Folds of followed celebrities' posts into a reader's inbox after a hybrid page, by outcome: folded, stale (the followee set changed meanwhile), rebuilding, missing (no inbox), skipped (no slot free); below counts the celebrities a fold left to the merge, their outbox not reaching down to the inbox's floor.",
+		}, []string{"outcome"}),
 	}
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
 		m.LiveUnreadable, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
-		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses)
+		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses, m.Folds)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
 	for _, kind := range []string{KindPost, KindUser} {
