@@ -169,6 +169,13 @@ type RedDotResult struct {
 	// Floor is the bare broadcaster's delivery to as many sockets, in the
 	// same run (broadcaster.go).
 	Floor Stat `json:"floor"`
+	// ServerRSSBeforeKB and ServerRSSOpenKB are the server's RSS before the
+	// sockets opened and once each had its first count; KBPerSocket is the
+	// difference over the sockets: what an open subscription costs the
+	// server in memory.
+	ServerRSSBeforeKB int64   `json:"serverRssBeforeKB"`
+	ServerRSSOpenKB   int64   `json:"serverRssOpenKB"`
+	KBPerSocket       float64 `json:"kbPerSocket"`
 }
 
 type MemoryResult struct {
@@ -340,6 +347,7 @@ func (r *Result) rows() []row {
 			row{name: fmt.Sprintf("7 red dot, %d sockets: bare broadcaster p50", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Floor.P50 }},
 			row{name: fmt.Sprintf("7 red dot, %d sockets: bare broadcaster p99", n), unit: "ms", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).Floor.P99 }},
 			row{name: fmt.Sprintf("7 red dot, %d sockets: delivery p99 / broadcaster's", n), unit: "x", lower: true, get: func(m *ModeResult) float64 { return over(m.redDotAt(n).Delivery.P99, m.redDotAt(n).Floor.P99) }},
+			row{name: fmt.Sprintf("7 red dot, %d sockets: server memory per open subscription", n), unit: "KiB", lower: true, get: func(m *ModeResult) float64 { return m.redDotAt(n).KBPerSocket }},
 		)
 	}
 	rows = append(rows,

@@ -755,11 +755,18 @@ func (w *modeRun) redDotsWith(ctx context.Context, n int, rd *RedDotResult) erro
 	w.settle(ctx)
 
 	s := newRedDotSockets(w, readers)
+	rd.ServerRSSBeforeKB, _ = w.s.memKB()
 	start := time.Now()
 	s.open(ctx)
 	defer s.close()
 	got := s.awaitFirstCounts()
 	rd.OpenSeconds = time.Since(start).Seconds()
+	rd.ServerRSSOpenKB, _ = w.s.memKB()
+	if got > 0 {
+		rd.KBPerSocket = float64(rd.ServerRSSOpenKB-rd.ServerRSSBeforeKB) / float64(got)
+	}
+	logf("  server RSS %.0f MiB before the sockets, %.0f MiB with %d open: %.1f KiB per open subscription",
+		float64(rd.ServerRSSBeforeKB)/1024, float64(rd.ServerRSSOpenKB)/1024, got, rd.KBPerSocket)
 	w.check(w.mode, fmt.Sprintf("red dot, %d sockets: every socket opened and sent its count", n), s.dialErrs == 0 && got == len(readers) && markErrs == 0,
 		"%d dial errors, %d of %d sent a first count, %d markFeedRead errors", s.dialErrs, got, len(readers), markErrs)
 	logf("  %d sockets open in %.1fs (%d with a non-zero count after markFeedRead)", got, rd.OpenSeconds, s.nonZero())
