@@ -501,7 +501,11 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			model.delete(p)
 		case op < 88:
 			// A read in the middle of everything: it must not fail, and it
-			// makes the reader active (an inbox exists from now on).
+			// makes the reader active (an inbox exists from now on). In
+			// hybrid mode it folds the celebrities it merged (the star
+			// among them once past the threshold) into the inbox in the
+			// background, while the next steps follow, unfollow, block,
+			// mute, post and delete: folds meet every change mid-way.
 			size := 1 + rng.IntN(6)
 			if _, err := on(step).Feed(ctx, u, paging.PageArgs{First: &size}); err != nil {
 				t.Fatalf("step %d: read: %v", step, err)
