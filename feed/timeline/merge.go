@@ -307,34 +307,39 @@ func (reads *Reads) fetchMerged(ctx context.Context, r *readState, dir store.Dir
 			return nil, err
 		}
 	}
-	if window == 0 || limit == 0 {
-		return merged, nil // MySQL has nothing older than the inbox holds
+	return reads.withBelow(ctx, r.id, func(ctx context.Context) (pull.View, error) { return r.allFollowees(ctx, reads) }, merged, window, dir, bound, limit)
+}
+
+// withBelow completes the entries beyond bound that a cached window (keys
+// at or above floor) gave, up to limit, with MySQL's below the window, read
+// through the reader's view: older pages continue below it, newer pages
+// that start below it take MySQL's part first, then the window's. A floor
+// of 0 says MySQL has nothing older than the window holds.
+func (reads *Reads) withBelow(ctx context.Context, reader int64, view func(context.Context) (pull.View, error), window []pull.Entry, floor int64, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
+	if floor == 0 || limit == 0 {
+		return window, nil
 	}
 	older := dir == store.Older
-	if older && len(merged) == limit {
-		return merged, nil
+	if (older && len(window) == limit) || (!older && bound >= floor) {
+		return window, nil
 	}
-	if !older && bound >= window {
-		return merged, nil
-	}
-	view, err := r.allFollowees(ctx, reads)
+	v, err := view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ctx = reads.rep.AllowLag(ctx, r.id)
+	ctx = reads.rep.AllowLag(ctx, reader)
 	if older {
-		rest, err := reads.pull.Entries(ctx, view, dir, min(bound, window), limit-len(merged))
-		return append(merged, rest...), err
+		rest, err := reads.pull.Entries(ctx, v, dir, min(bound, floor), limit-len(window))
+		return append(window, rest...), err
 	}
-	// Newer from below the window: MySQL's part first, then the window's.
-	below, err := reads.pull.Entries(ctx, view, dir, bound, limit)
+	below, err := reads.pull.Entries(ctx, v, dir, bound, limit)
 	if err != nil {
 		return nil, err
 	}
-	if i := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= window }); i >= 0 {
+	if i := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= floor }); i >= 0 {
 		below = below[:i]
 	}
-	out := append(below, merged...)
+	out := append(below, window...)
 	return out[:min(len(out), limit)], nil
 }
 

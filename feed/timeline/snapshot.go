@@ -145,24 +145,5 @@ func (reads *Reads) fetchSnapshot(ctx context.Context, r *readState, dir store.D
 			window = append(window, newer[k])
 		}
 	}
-	if sn.floor == 0 || limit == 0 {
-		return window, nil // MySQL has nothing older than the snapshot holds
-	}
-	if (older && len(window) == limit) || (!older && bound >= sn.floor) {
-		return window, nil
-	}
-	ctx = reads.rep.AllowLag(ctx, r.id)
-	if older {
-		rest, err := reads.pull.Entries(ctx, sn.view, dir, min(bound, sn.floor), limit-len(window))
-		return append(window, rest...), err
-	}
-	below, err := reads.pull.Entries(ctx, sn.view, dir, bound, limit)
-	if err != nil {
-		return nil, err
-	}
-	if k := slices.IndexFunc(below, func(en pull.Entry) bool { return en.Key >= sn.floor }); k >= 0 {
-		below = below[:k]
-	}
-	out := append(below, window...)
-	return out[:min(len(out), limit)], nil
+	return reads.withBelow(ctx, r.id, func(context.Context) (pull.View, error) { return sn.view, nil }, window, sn.floor, dir, bound, limit)
 }
