@@ -26,6 +26,7 @@ import (
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/jumps"
+	"feedservice/feed/lists"
 	"feedservice/feed/live"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
@@ -56,6 +57,7 @@ type Engine struct {
 	jumps    *jumps.Lists
 	stream   *fanout.Stream
 	reads    *timeline.Reads
+	lists    *lists.Copies
 	home     *home.Mixer
 	subs     *live.Streams // set by Start
 
@@ -102,6 +104,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.jumps = jumps.New(e.d)
 	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
 	e.reads = timeline.NewReads(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
+	e.lists = lists.New(e.d, e.cache)
 	e.home = home.New(e.d, e.cache, e.reads)
 	e.tokens = auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, e.now)
 	if e.passwords, err = auth.NewPasswords(cfg.BcryptCost, e.metrics.PasswordHashes); err != nil {
@@ -138,6 +141,7 @@ func (e *Engine) Close() {
 	e.stopped.Do(func() {
 		e.cache.Stop()
 		e.outboxes.Stop()
+		e.lists.Stop()
 	})
 }
 

@@ -135,6 +135,21 @@ func (k Keys) CachedUserCounts(id int64) string {
 	return k.prefix + "cache:user:" + k.user(id) + ":counts"
 }
 
+// cachedLists is the Redis copy of user id's lists: a string holding, in
+// JSON, each list's id, name, creation time and members (most recently
+// added first; at most Config.MaxListsPerUser lists of
+// Config.MaxListMembers). Written only by a fill whose version
+// (CachedListsVersion) is still the one it read before it read MySQL;
+// deleted by every change of the lists. TTL Config.UserCacheTTL, not
+// refreshed on read.
+func (k Keys) CachedLists(id int64) string { return k.prefix + "cache:lists:" + k.user(id) }
+
+// cachedListsVersion counts the changes of user id's lists: an integer
+// that every change moves up in the script that deletes the copy
+// (CachedLists), so that a fill that read MySQL before the change does not
+// write. TTL Config.UserCacheTTL, set again by each change.
+func (k Keys) CachedListsVersion(id int64) string { return k.CachedLists(id) + ":v" }
+
 // celebrities is a set of the ids of authors whose posts are merged at read
 // time, not fanned out (hybrid mode). Small: a handful of authors. No TTL;
 // rebuilt from MySQL when missing.
