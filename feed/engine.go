@@ -102,9 +102,9 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.inboxes = timeline.NewInboxes(e.d, e.cache, e.rep, e.pull)
 	e.outboxes = timeline.NewOutboxes(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
-	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
-	e.reads = timeline.NewReads(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
 	e.lists = lists.New(e.d, e.cache)
+	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps, e.lists)
+	e.reads = timeline.NewReads(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
 	e.home = home.New(e.d, e.cache, e.reads)
 	e.tokens = auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, e.now)
 	if e.passwords, err = auth.NewPasswords(cfg.BcryptCost, e.metrics.PasswordHashes); err != nil {

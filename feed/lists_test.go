@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
@@ -259,6 +260,39 @@ func TestListRules(t *testing.T) {
 		}
 		if got, err := w.List(ctx, r, l.ID); got != nil || err != nil {
 			t.Errorf("a deleted list: %+v, %v", got, err)
+		}
+	})
+}
+
+// An unfollow, and a block, committed by a process that died before it
+// dropped the copy of the follower's lists: the change's stream event drops
+// it, so the lists' member counts, read from the copy, show the change once
+// the event is handled (not only when the copy's TTL runs out).
+func TestListCopyRepairedByTheEvent(t *testing.T) {
+	bmEach(t, func(t *testing.T, c bmCase) {
+		w := c.engine(t)
+		ctx := context.Background()
+		r, f, g := w.user("reader"), w.author("friend"), w.author("general")
+		w.follow(r, f)
+		w.follow(r, g)
+		l := w.createList(r, "both")
+		w.addToList(r, l, f, g)
+		if n := w.list(r, l).MemberCount; n != 2 { // the copy filled
+			t.Fatalf("the list has %d members, want 2", n)
+		}
+		if _, err := w.store.Unfollow(ctx, r, f, models.EventUnfollowed, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		w.settle()
+		if n := w.list(r, l).MemberCount; n != 1 {
+			t.Fatalf("after the unfollow's event the list has %d members, want 1", n)
+		}
+		if _, err := w.store.Block(ctx, g, r, w.ids.Next(), time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		w.settle()
+		if n := w.list(r, l).MemberCount; n != 0 {
+			t.Fatalf("after the block's event the list has %d members, want 0", n)
 		}
 	})
 }

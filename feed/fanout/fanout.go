@@ -304,11 +304,23 @@ func (st *Stream) handle(ctx context.Context, kind, payload string) error {
 		if kind == models.EventFollowed {
 			return st.OnFollowed(ctx, f)
 		}
+		// The followee left the follower's lists: the engine dropped their
+		// copy after the commit, and this again, for a process that died
+		// in between (and, on the sharded layout, a relayed half).
+		if err := st.lists.Changed(ctx, f.FollowerID); err != nil {
+			return err
+		}
 		return st.OnUnfollowed(ctx, f)
 	case models.EventBlocked, models.EventUnblocked:
 		var b models.BlockEventPayload
 		if err := decode(payload, &b); err != nil {
 			return err
+		}
+		if kind == models.EventBlocked {
+			// The follows it ended left both users' lists (see above).
+			if err := st.lists.Changed(ctx, b.BlockerID, b.BlockedID); err != nil {
+				return err
+			}
 		}
 		return st.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
 	case models.EventMuted, models.EventUnmuted:
