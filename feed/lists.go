@@ -14,10 +14,10 @@ import (
 // Lists are private: every read and change names the viewer as the
 // owner, so another user's list is as absent (nil, or NOT_FOUND). A list
 // and its feed are read from the cache tiers (feed/lists, and
-// timeline.Reads.ListFeed), which every change of the owner's lists drops
-// after its commit, before it answers; the rest from the primary: a list
-// changes only by its owner's hand, who must see the change at once, and
-// no event carries it anywhere.
+// timeline.Reads.ListFeed), whose copy of the owner's lists every change
+// of them drops after its commit, before it answers (an unfollow's or a
+// block's stream event drops it again); the rest reads the primary: a list
+// changes only by its owner's hand, who must see the change at once.
 
 // CreateList makes a list of the viewer's named name.
 func (e *Engine) CreateList(ctx context.Context, viewerID int64, name string) (*models.ListPayload, error) {
