@@ -14,7 +14,7 @@ func TestUserKeysShareASlot(t *testing.T) {
 	slots := map[int]bool{}
 	for id := int64(1); id <= 1000; id++ {
 		own := []string{k.Inbox(id), k.InboxSources(id), k.InboxTemp(id), k.InboxSourcesTemp(id), k.RebuildLock(id),
-			k.Outbox(id), k.OutboxTemp(id), k.OutboxLock(id), k.Following(id), k.FollowingTemp(id)}
+			k.Outbox(id), k.OutboxTemp(id), k.OutboxLock(id), k.OutboxVersion(id), k.Following(id), k.FollowingTemp(id)}
 		for _, key := range own[1:] {
 			if slot.Of(key) != slot.Of(own[0]) {
 				t.Fatalf("%s and %s are in different slots", own[0], key)

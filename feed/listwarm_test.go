@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
@@ -136,4 +138,103 @@ func listEdges(t testing.TB, l *models.List, conn *models.FeedConnection) []feed
 		out[i] = feedItem{Post: e.Node.PostID, Reposters: e.Node.ReposterIDs, Key: key}
 	}
 	return out
+}
+
+// BenchmarkListPage reads, side by side, warm first pages of the home feed
+// (page=home) and of a list holding every followee (page=list: the same
+// entries) of BenchmarkFeedPage's reader of 200 followees, in push and
+// hybrid modes, on one client, with the engine's default LocalCacheTTL:
+// so the list's page pays, beside its merge over 200 outboxes, the outboxes
+// read again once their copies are a LocalCacheTTL old.
+//
+//	go test -run '^$' -bench ListPage ./feed
+func BenchmarkListPage(b *testing.B) {
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			te, reader, authors, _ := feedFixture(b, mode, 200)
+			l, err := te.CreateList(context.Background(), reader, "everyone")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, a := range authors {
+				if _, err := te.AddToList(context.Background(), reader, l.List.ID, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run("page=home", func(b *testing.B) { benchFirstPages(b, te, reader) })
+			b.Run("page=list", func(b *testing.B) {
+				size := benchPageSize
+				read := func() {
+					conn, err := te.ListFeed(context.Background(), reader, l.List, paging.PageArgs{First: &size})
+					if err != nil || len(conn.Edges) != size {
+						b.Fatalf("a list page: %v, %v", conn, err)
+					}
+				}
+				for start := time.Now(); time.Since(start) < benchWarmUp; {
+					read()
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					read()
+				}
+			})
+		})
+	}
+}
+
+// A list page read once its members' outbox copies are older than
+// LocalCacheTTL takes them again for their versions, unchanged, instead of
+// reading the outboxes whole (two ZRANGEBYSCOREs each, in the read script:
+// Redis's own count, INFO commandstats, on a private redis-server); and an
+// outbox that changed is read again, so its new post shows.
+func TestListPageRevalidatesOutboxesByVersion(t *testing.T) {
+	t.Parallel()
+	server := testenv.StartRedis(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+	t.Cleanup(func() { rdb.Close() })
+	ttl := testenv.Scale(200 * time.Millisecond)
+	te := startTestEngine(t, newTestStore(t), rdb, "revalidate:", func(c *config.Config) {
+		c.Mode, c.InboxCap, c.LocalCacheTTL = config.ModePush, 100, ttl
+	})
+	r := te.user("reader")
+	var members []int64
+	for i := range 10 {
+		members = append(members, te.user(fmt.Sprintf("member%d", i)))
+		te.follow(r, members[i])
+	}
+	l := te.createList(r, "all")
+	te.addToList(r, l, members...)
+	for i := range 3 {
+		for _, m := range members {
+			te.post(m, fmt.Sprintf("post %d", i))
+		}
+	}
+	te.settle()
+	first := 5
+	page := func() []int64 {
+		t.Helper()
+		conn, err := te.ListFeed(context.Background(), r, te.list(r, l), paging.PageArgs{First: &first})
+		if err != nil || len(conn.Edges) != first {
+			t.Fatalf("a list page: %v, %v", conn, err)
+		}
+		var posts []int64
+		for _, e := range conn.Edges {
+			posts = append(posts, e.Node.PostID)
+		}
+		return posts
+	}
+	page() // every outbox read whole once
+	time.Sleep(2 * ttl)
+	before, _ := commandCalls(t, rdb)
+	page()
+	after, _ := commandCalls(t, rdb)
+	if n := after["zrangebyscore"] - before["zrangebyscore"]; n >= int64(len(members)) {
+		t.Errorf("a page after LocalCacheTTL read %d outboxes' ranges (ZRANGEBYSCORE %d), want them taken again by version", n/2, n)
+	}
+	fresh := te.post(members[0], "fresh")
+	te.settle()
+	time.Sleep(2 * ttl)
+	if got := page(); got[0] != fresh {
+		t.Fatalf("after a member's new post the list opens with %d, want %d", got[0], fresh)
+	}
 }

@@ -30,12 +30,23 @@ import (
 // after LocalCacheTTL if it was lost.
 
 // Copy is an author's outbox as this instance holds it: its floor and
-// its members, by score (the post id) from the lowest. Shared by the reads
-// that use it, and never changed.
+// its members, by score (the post id) from the lowest, and the outbox's
+// version when it was read. Shared by the reads that use it, and never
+// changed.
 type Copy struct {
-	floor int64
-	items []OutboxItem
+	floor   int64
+	items   []OutboxItem
+	version string // "": none, and the copy is never revalidated by it
 }
+
+// A copy that the local tier let go after LocalCacheTTL is kept apart
+// (Outboxes.expired, bounded as the tier) and used again, without reading
+// the outbox, when the outbox's version is still the one it was read at:
+// every write of an outbox replaces the version in its own script, so the
+// outbox has not changed since. A warm page then pays one GET per such
+// outbox, in one pipeline, instead of the outbox read whole; a list of
+// many members, whose outboxes run out of the tier each second, needs
+// that (docs/architecture.md, "Lists").
 
 // Floor is the lowest score the copy's outbox keeps; 0: MySQL has nothing older.
 func (c *Copy) Floor() int64 { return c.floor }
@@ -98,26 +109,76 @@ func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64
 	return out, true
 }
 
-// readWholeOutboxScript returns {floor, member, ...}: outbox KEYS[1] whole,
-// by score from the lowest, with its TTL refreshed to ARGV[1] ms; nil when
-// it is missing.
+// readWholeOutboxScript returns {floor, version, member, ...}: outbox
+// KEYS[1] whole, by score from the lowest, and its version KEYS[2] (""
+// when missing), both with their TTL refreshed to ARGV[1] ms; nil when the
+// outbox is missing.
 var readWholeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
 local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local floor = '0'
 if #m > 0 then floor = string.sub(m[1], 2) end
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf')
+table.insert(members, 1, redis.call('GET', KEYS[2]) or '')
 table.insert(members, 1, floor)
 return members`)
 
-// Copies returns the outboxes of authors: this instance's copies,
-// and for the rest one pipelined read (a missing outbox is rebuilt first).
+// Copies returns the outboxes of authors: this instance's copies, those
+// it let go whose version is still the outbox's, and for the rest one
+// pipelined read (a missing outbox is rebuilt first).
 func (o *Outboxes) Copies(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
 	if len(authors) == 0 {
 		return nil, nil
 	}
-	return o.copies.GetMany(ctx, authors, o.readWhole)
+	return o.copies.GetMany(ctx, authors, o.revalidate)
+}
+
+// revalidate fills the local tier's misses: a copy let go whose version
+// the outbox still has is taken again (one GET each, pipelined), the rest
+// read whole.
+func (o *Outboxes) revalidate(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
+	out := make(map[int64]*Copy, len(authors))
+	if o.expired != nil {
+		var held []int64
+		var versions []*redis.StringCmd
+		pipe := o.d.Redis.Pipeline()
+		for _, a := range authors {
+			if c, ok := o.expired.GetIfPresent(a); ok && c.version != "" {
+				held = append(held, a)
+				versions = append(versions, pipe.Get(ctx, o.d.Keys.OutboxVersion(a)))
+			}
+		}
+		if len(held) > 0 {
+			pipe.Exec(ctx) // each command's own error is looked at below
+			for i, a := range held {
+				if c, ok := o.expired.GetIfPresent(a); ok && versions[i].Err() == nil && versions[i].Val() == c.version {
+					out[a] = c
+				}
+			}
+		}
+	}
+	var rest []int64
+	for _, a := range authors {
+		if out[a] == nil {
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	read, err := o.readWhole(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for a, c := range read {
+		out[a] = c
+		if o.expired != nil {
+			o.expired.Set(a, c)
+		}
+	}
+	return out, nil
 }
 
 // readWhole reads the outboxes of authors from Redis, in one round
@@ -126,28 +187,29 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 	ttl := o.d.Cfg.InboxTTL.Milliseconds()
 	pipe := o.d.Redis.Pipeline()
 	cmds := make([]*redis.Cmd, len(authors))
+	keys := func(a int64) []string { return []string{o.d.Keys.Outbox(a), o.d.Keys.OutboxVersion(a)} }
 	for i, a := range authors {
-		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, []string{o.d.Keys.Outbox(a)}, ttl)
+		cmds[i] = readWholeOutboxScript.EvalSha(ctx, pipe, keys(a), ttl)
 	}
 	pipe.Exec(ctx) // each command's own error is looked at below
 	out := make(map[int64]*Copy, len(authors))
 	for i, a := range authors {
-		cmd := redisx.Queued(ctx, o.d.Redis, readWholeOutboxScript, cmds[i], []string{o.d.Keys.Outbox(a)}, ttl)
+		cmd := redisx.Queued(ctx, o.d.Redis, readWholeOutboxScript, cmds[i], keys(a), ttl)
 		if errors.Is(cmd.Err(), redis.Nil) {
 			// Missing (expired, or Redis lost it): rebuild it from MySQL,
 			// then read it.
 			if err := o.Ensure(ctx, a); err != nil {
 				return nil, err
 			}
-			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, []string{o.d.Keys.Outbox(a)}, ttl)
+			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, keys(a), ttl)
 		}
 		vals, err := cmd.StringSlice()
-		if err != nil {
-			return nil, fmt.Errorf("outbox of %d: %w", a, err)
+		if err != nil || len(vals) < 2 {
+			return nil, fmt.Errorf("outbox of %d: %v: %w", a, vals, err)
 		}
-		c := &Copy{items: make([]OutboxItem, 0, len(vals)-1)}
+		c := &Copy{items: make([]OutboxItem, 0, len(vals)-2), version: vals[1]}
 		c.floor, _ = strconv.ParseInt(vals[0], 10, 64)
-		for _, m := range vals[1:] {
+		for _, m := range vals[2:] {
 			item, err := parseMember(m)
 			if err != nil {
 				return nil, fmt.Errorf("outbox of %d holds %q", a, m)

@@ -17,32 +17,37 @@ import (
 )
 
 // An author's outbox (see keyspace.Keys.Outbox) holds their recent posts and
-// reposts. Readers merge the outboxes of the celebrities they follow at read
-// time. KEYS[1] outbox, KEYS[2] rebuild lock.
+// reposts. Readers merge the outboxes of the celebrities they follow, and
+// of a list's members, at read time. KEYS[1] outbox, KEYS[2] rebuild lock,
+// KEYS[3] the outbox's version, which every write sets to ARGV[1] (a new
+// token) with TTL ARGV[2] ms first, also when the outbox is missing (see
+// copies.go).
 
-// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3].
+// addOutboxScript adds member ARGV[3] at score ARGV[4], trimmed to ARGV[5].
 var addOutboxScript = redis.NewScript(`
+redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
 local n = redis.call('ZCARD', KEYS[1]) - 1
-if n > tonumber(ARGV[3]) then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, n - tonumber(ARGV[3]))
+if n > tonumber(ARGV[5]) then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, n - tonumber(ARGV[5]))
   local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
   redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
   redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
 end
 return 1`)
 
-// removeOutboxScript takes member ARGV[1] out.
+// removeOutboxScript takes member ARGV[3] out.
 var removeOutboxScript = redis.NewScript(`
+redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
-redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[3])
 return 1`)
 
 // OutboxItem is one post of an outbox: the post and the original it stands for.
@@ -77,9 +82,10 @@ func parseMember(m string) (OutboxItem, error) {
 // then drops the local copies of the outbox.
 func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int64, args ...any) error {
 	defer o.changed(ctx, author)
-	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author)}
+	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), o.d.Keys.OutboxVersion(author)}
 	for {
-		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
+		version := []any{redisx.NewToken(), o.d.Cfg.InboxTTL.Milliseconds()}
+		n, err := script.Run(ctx, o.d.Redis, keys, append(version, args...)...).Int()
 		if err != nil || n != rebuilding {
 			return err
 		}
@@ -119,7 +125,7 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, []string{tmp, key, lock}, token, o.d.Cfg.InboxTTL.Milliseconds()).Int()
+	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, []string{tmp, key, lock, o.d.Keys.OutboxVersion(author)}, token, o.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Int()
 	if err == nil && swapped == 0 {
 		err = errors.New("outbox rebuild lost its lock")
 	}
@@ -127,7 +133,8 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 }
 
 // swapOutboxScript replaces the outbox with a rebuilt one if the rebuild
-// still holds the lock (token ARGV[1]). KEYS: temp, outbox, lock.
+// still holds the lock (token ARGV[1]), with a new version ARGV[3]. KEYS:
+// temp, outbox, lock, version.
 var swapOutboxScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -135,6 +142,7 @@ if redis.call('GET', KEYS[3]) ~= ARGV[1] then
 end
 redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[2])
 redis.call('DEL', KEYS[3])
 return 1`)
 

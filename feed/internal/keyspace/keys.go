@@ -107,6 +107,15 @@ func (k Keys) BlockResetsDue() string { return k.prefix + "blockresets:due" }
 // refreshed on read; rebuilt from MySQL when missing.
 func (k Keys) Outbox(id int64) string { return k.prefix + "posts:" + k.user(id) }
 
+// outboxVersion is the version of author id's outbox: a random token (24
+// hex digits) that every write of the outbox (an addition, a removal, a
+// rebuild's swap) replaces in the script that makes it, also when the
+// outbox is missing, so that an instance's copy of the outbox taken at a
+// token is the outbox as long as the token is there (timeline's copies.go).
+// TTL Config.InboxTTL, set by each write and refreshed with the outbox;
+// missing: no copy is trusted.
+func (k Keys) OutboxVersion(id int64) string { return k.prefix + "posts:" + k.user(id) + ":v" }
+
 // outboxTemp is where a rebuild writes an outbox before it swaps it in.
 func (k Keys) OutboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
 
