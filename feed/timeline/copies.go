@@ -266,15 +266,33 @@ func (o *Outboxes) changed(ctx context.Context, author int64) {
 	if o.copies == nil {
 		return
 	}
-	o.copies.Drop([]int64{author})
+	o.Drop([]int64{author})
 	o.cache.Invalidate(context.WithoutCancel(ctx), metrics.KindOutbox, []int64{author})
 }
 
 // DropCopy forgets this instance's copy of author's outbox, if it holds
 // one: a message on the author's channel says the outbox changed.
-func (o *Outboxes) DropCopy(author int64) {
-	if o.copies != nil {
-		o.copies.Drop([]int64{author})
+func (o *Outboxes) DropCopy(author int64) { o.Drop([]int64{author}) }
+
+// Drop forgets this instance's copies of authors' outboxes, those kept
+// for revalidation too: the invalidate channel's outbox messages call it
+// (cache.Dropper). The version alone would tell a changed outbox from its
+// copy; dropping also covers a writer that sets no version (an instance of
+// an earlier build, during a rolling deploy).
+func (o *Outboxes) Drop(authors []int64) {
+	o.copies.Drop(authors)
+	if o.expired != nil {
+		for _, a := range authors {
+			o.expired.Invalidate(a)
+		}
+	}
+}
+
+// DropAll forgets every copy, as Drop does authors.
+func (o *Outboxes) DropAll() {
+	o.copies.DropAll()
+	if o.expired != nil {
+		o.expired.InvalidateAll()
 	}
 }
 

@@ -108,7 +108,7 @@ func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
 			Weigher:       func(_ int64, c *Copy) uint32 { return uint32(min(max(int64(copyBytes(c)), floor), 1<<31)) },
 		})
 	}
-	c.Register(metrics.KindOutbox, o.copies)
+	c.Register(metrics.KindOutbox, o)
 	return o
 }
 
