@@ -85,11 +85,14 @@ bench-quick: services
 # The warm-read targets alone (11-16 minutes on the default
 # graph): the engine's page against the raw Redis page, and the page
 # with blocks and mutes against the page without them (bench-feedpage),
-# then the bench's first pages at 8 and 32 clients, deep pages and the
-# cache tiers' memory in each mode, printed as one table "target |
+# the warm list page's SQL statements (BenchmarkWarmListPage), then the
+# bench's first pages at 8 and 32 clients, deep pages, the cache tiers'
+# memory and the warm list page beside the home page in each mode,
+# printed as one table "target |
 # measured | bound | met/missed"; bench/results/targets/ gets latest.json
 # and the plot. BENCH_ARGS as for bench (e.g. '-reuse', '-runs 1').
 bench-targets: services bench-feedpage
+	go test -run '^$$' -bench '^BenchmarkWarmListPage$$' -benchtime 2s -count 3 ./api | grep '^Benchmark' | tee -a /tmp/feedpage-bench.txt
 	go run ./bench -only targets -gobench /tmp/feedpage-bench.txt $(BENCH_ARGS)
 
 # Go benchmarks of the engine in each feed mode, and red-dot delivery to

@@ -298,3 +298,88 @@ func TestChangesReachOtherInstance(t *testing.T) {
 		return len(p.Feed.Edges) == 1 && p.Feed.Edges[0].Node.Post.Author.ID == other.ID
 	})
 }
+
+// warmListQuery is warmPageQuery's page asked of a list's feed.
+const warmListQuery = `query($list: ID!, $first: Int, $after: String) {
+  node(id: $list) { ... on List { name memberCount
+    feed(first: $first, after: $after) {
+      edges { cursor node {
+        addedAt
+        post { id body createdAt repostCount repostOf { id }
+          author { id username displayName bio followerCount followingCount postCount viewerIsFollowing } }
+        reposters { id username displayName followerCount postCount viewerIsFollowing }
+      } }
+      pageInfo { hasNextPage endCursor }
+    }
+  } }
+}`
+
+// TestWarmListPageThroughTheAPIRunsNoSQL: in push and hybrid modes, a warm
+// first page and a warm third page (of 5) of a list's feed, asked through
+// node(id) with what a client shows of each entry, run no SQL statement,
+// with a muted member and members' reposts in effect.
+func TestWarmListPageThroughTheAPIRunsNoSQL(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []feedconfig.Mode{feedconfig.ModePush, feedconfig.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := newTestServer(t, backendReal, func(c *settings.Settings) {
+				c.Mode = mode
+				c.CelebrityFollowers = 4
+				c.LocalCacheTTL = time.Minute // a warm page's statements, not revalidation's
+			})
+			w := feedNewWorld(t, s)
+			viewer := w.signUp("viewer")
+			var members []*client
+			for i := range 4 {
+				members = append(members, w.signUp(fmt.Sprintf("member%d", i)))
+			}
+			outsider := w.signUp("outsider")
+			for _, m := range members {
+				w.follow(viewer, m)
+			}
+			l := listChange(t, viewer, "createList", map[string]any{"name": "warm"})
+			for _, m := range members {
+				listChange(t, viewer, "addToList", map[string]any{"listId": l.ID, "userId": m.ID})
+			}
+			for i := range 24 {
+				w.post(members[i%4], fmt.Sprintf("post %d", i))
+				if i%3 == 0 {
+					w.repost(members[(i+1)%4], w.post(outsider, fmt.Sprintf("outsider %d", i)).ID)
+				}
+			}
+			w.mute(viewer, members[3])
+			type page struct {
+				Node struct {
+					MemberCount int
+					Feed        struct {
+						Edges    []struct{ Cursor string }
+						PageInfo struct{ EndCursor string }
+					}
+				}
+			}
+			read := func(after string) (page, int64) {
+				t.Helper()
+				vars := map[string]any{"list": l.ID, "first": 5}
+				if after != "" {
+					vars["after"] = after
+				}
+				var p page
+				sql, _ := warmCount(t, viewer, warmListQuery, vars, &p)
+				if len(p.Node.Feed.Edges) != 5 || p.Node.MemberCount != 4 {
+					t.Fatalf("a page of %d entries of a list of %d members, want 5 and 4", len(p.Node.Feed.Edges), p.Node.MemberCount)
+				}
+				return p, sql
+			}
+			first, _ := read("")
+			second, _ := read(first.Node.Feed.PageInfo.EndCursor)
+			read(second.Node.Feed.PageInfo.EndCursor)
+			for _, c := range []struct{ name, after string }{{"first page", ""}, {"third page", second.Node.Feed.PageInfo.EndCursor}} {
+				for range 2 {
+					if _, sql := read(c.after); sql != 0 {
+						t.Errorf("%s: a warm %s of a list ran %d SQL statements, want 0", mode, c.name, sql)
+					}
+				}
+			}
+		})
+	}
+}

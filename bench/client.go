@@ -31,8 +31,9 @@ func (c *client) do(ctx context.Context, token, query string, vars map[string]an
 	return c.gql.Do(ctx, token, query, vars, out)
 }
 
-const feedQuery = `query Feed($first: Int, $after: String) {
-  feed(first: $first, after: $after) {
+// feedSelection is what a page asks of a feed connection, the home
+// feed's or a list's.
+const feedSelection = `{
     edges {
       cursor
       node {
@@ -42,7 +43,15 @@ const feedQuery = `query Feed($first: Int, $after: String) {
       }
     }
     pageInfo { hasNextPage endCursor }
-  }
+  }`
+
+const feedQuery = `query Feed($first: Int, $after: String) {
+  feed(first: $first, after: $after) ` + feedSelection + `
+}`
+
+// listFeedQuery asks a list's feed for the same page as feedQuery.
+const listFeedQuery = `query ListFeed($list: ID!, $first: Int, $after: String) {
+  node(id: $list) { ... on List { feed(first: $first, after: $after) ` + feedSelection + ` } }
 }`
 
 type feedPage struct {
@@ -110,6 +119,22 @@ func (c *client) feed(ctx context.Context, token string, first int, after *strin
 	var p feedPage
 	err := c.do(ctx, token, feedQuery, vars, &p)
 	return &p, err
+}
+
+// listFeed reads a page of list's feed (its node id) as a feedPage.
+func (c *client) listFeed(ctx context.Context, token, list string, first int, after *string) (*feedPage, error) {
+	vars := map[string]any{"list": list, "first": first}
+	if after != nil {
+		vars["after"] = *after
+	}
+	var out struct{ Node *feedPage }
+	if err := c.do(ctx, token, listFeedQuery, vars, &out); err != nil {
+		return nil, err
+	}
+	if out.Node == nil {
+		return nil, fmt.Errorf("list %s not found", list)
+	}
+	return out.Node, nil
 }
 
 func (c *client) logIn(ctx context.Context, username string) (string, error) {
@@ -192,6 +217,17 @@ func (r *recorder) add(d time.Duration, err error) {
 		return
 	}
 	r.lat = append(r.lat, d)
+}
+
+// merge adds what o recorded to r.
+func (r *recorder) merge(o *recorder) {
+	o.mu.Lock()
+	lat, errs, msgs := slices.Clone(o.lat), o.errs, slices.Clone(o.errMsg)
+	o.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lat, r.errs = append(r.lat, lat...), r.errs+errs
+	r.errMsg = append(r.errMsg, msgs...)[:min(len(r.errMsg)+len(msgs), 5)]
 }
 
 func (r *recorder) stat(label string, elapsed time.Duration) Stat {

@@ -324,7 +324,9 @@ type env struct {
 	tokens   map[int]string // user index -> bearer token
 	active   []int          // active reader indexes
 	isActive map[int]bool
-	mu       sync.Mutex
+	// listsMade says the active readers' lists are in MySQL (makeLists).
+	listsMade bool
+	mu        sync.Mutex
 }
 
 func (e *env) check(mode, name string, ok bool, detail string, args ...any) bool {

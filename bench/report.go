@@ -86,10 +86,19 @@ type ModeResult struct {
 	RedDots           []RedDotResult  `json:"redDots"` // one per socket count (-sockets)
 	Memory            MemoryResult    `json:"memory"`
 	Cache             CacheMemory     `json:"cache"` // the cache tiers' Redis keys and the server's RSS after the warm reads
+	ListPage          ListPageResult  `json:"listPage"`
 	ServerLogProblems map[string]int  `json:"serverLogProblems,omitempty"`
 	// Runs are the repeated runs' own figures (-runs); the fields above are
 	// their medians. Warm-up and memory are measured once, before the runs.
 	Runs []*ModeResult `json:"runs,omitempty"`
+}
+
+// ListPageResult is the warm first page of a list holding the reader's
+// followees beside the warm first page of their home feed, at 8 clients,
+// measured in alternating rounds.
+type ListPageResult struct {
+	Home Stat `json:"home"`
+	List Stat `json:"list"`
 }
 
 // redDotAt is the red-dot workload's result with n sockets asked for.

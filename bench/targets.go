@@ -65,6 +65,9 @@ const (
 	// page (its inbox rebuilt), at 8 clients, in push and hybrid.
 	returningP50Ms = 50
 	returningP99Ms = 150
+	// listOverHome bounds the warm first page of a list holding the
+	// reader's followees under their home feed's warm first page.
+	listOverHome = 0.80
 )
 
 // The Go benchmarks whose figures -gobench reads: the engine's page is
@@ -75,6 +78,11 @@ const (
 	// hidingVariant is BenchmarkFeedPage's sub-benchmark with blocks and
 	// mutes (feed/bench_test.go: benchHide), beside hiding=none.
 	hidingVariant = "mute5block1"
+	// listBenchName and homeBenchName are BenchmarkWarmListPage's list page
+	// and its home page beside it (api/list_bench_test.go), whose sql/page
+	// counts the statements the requests ran.
+	listBenchName = "BenchmarkWarmListPage/page=list"
+	homeBenchName = "BenchmarkWarmListPage/page=home"
 )
 
 // hidingModes are the modes whose page with blocks and mutes -gobench may
@@ -228,6 +236,7 @@ func (r *Result) warmReadTargets() []TargetRow {
 	out = append(out, r.deepPageTargets()...)
 	out = append(out, r.hybridOverPushTarget(8), r.hybridOverPushTarget(32), r.hybridOverPullTarget())
 	out = append(out, r.returningTargets()...)
+	out = append(out, r.listPageTargets()...)
 	out = append(out, r.peerTargets()...)
 	out = append(out, r.GoBench.targets()...)
 	return append(out, r.memoryRows()...)
@@ -325,6 +334,27 @@ func (r *Result) returningTargets() []TargetRow {
 	return out
 }
 
+// listPageTargets: in each mode, the warm first page of a list holding
+// the reader's followees against their home feed's, both at 8 clients in
+// alternating rounds (the listPage workload).
+func (r *Result) listPageTargets() []TargetRow {
+	var out []TargetRow
+	for _, mode := range []string{"pull", "push", "hybrid"} {
+		m := r.Modes[mode]
+		target := fmt.Sprintf("warm list page vs warm home page, 8 clients, %s", mode)
+		bound := fmt.Sprintf(">= %.0f%% of home's rate", 100*listOverHome)
+		if m == nil || m.ListPage.Home.Throughput == 0 || m.ListPage.List.Throughput == 0 {
+			out = append(out, notMeasured(target, bound, "not in this run"))
+			continue
+		}
+		lv, hv := m.ListPage.List.Throughput, m.ListPage.Home.Throughput
+		out = append(out, TargetRow{Target: target, Mode: mode,
+			Measured: fmt.Sprintf("%.0f%% (%s vs %s pages/s; p50 %.1f vs %.1f ms)", 100*lv/hv, thousands(lv), thousands(hv), m.ListPage.List.P50, m.ListPage.Home.P50),
+			Bound:    bound, Status: targetStatus(lv/hv >= listOverHome), Share: lv / hv / listOverHome})
+	}
+	return out
+}
+
 // hybridOverPullTarget: hybrid's first page at 32 clients against pull's.
 func (r *Result) hybridOverPullTarget() TargetRow {
 	const target = "hybrid vs pull, first page, 32 clients"
@@ -415,6 +445,19 @@ type GoBench struct {
 	// Hiding is the page with blocks and mutes against the page without
 	// them, in each mode the file has both of.
 	Hiding []HidingBench `json:"hiding,omitempty"`
+	// List is BenchmarkWarmListPage's list page beside its home page, when
+	// the file has them.
+	List *ListBench `json:"list,omitempty"`
+}
+
+// ListBench is BenchmarkWarmListPage's figures: medians over the file's
+// lines of each page.
+type ListBench struct {
+	Samples        int     `json:"samples"`
+	ListPagesPerS  float64 `json:"listPagesPerSecond"`
+	HomePagesPerS  float64 `json:"homePagesPerSecond"`
+	ListSQLPerPage float64 `json:"listSqlPerPage"`
+	HomeSQLPerPage float64 `json:"homeSqlPerPage"`
 }
 
 // HidingBench is one mode's warm first page with blocks and mutes
@@ -436,7 +479,7 @@ var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 // output file: the median of each figure over the file's lines of each
 // benchmark.
 func readGoBench(path string) (*GoBench, error) {
-	wanted := map[string]bool{engineBenchName: true, rawBenchName: true}
+	wanted := map[string]bool{engineBenchName: true, rawBenchName: true, listBenchName: true, homeBenchName: true}
 	for _, mode := range hidingModes {
 		wanted[hidingBenchName(mode, "none")] = true
 		wanted[hidingBenchName(mode, hidingVariant)] = true
@@ -485,6 +528,11 @@ func readGoBench(path string) (*GoBench, error) {
 		h.Ratio = h.HidingNsOp / h.NoneNsOp
 		g.Hiding = append(g.Hiding, h)
 	}
+	if l, h := vals[listBenchName], vals[homeBenchName]; len(l["sql/page"]) > 0 && len(h["pages/s"]) > 0 {
+		g.List = &ListBench{Samples: min(len(l["sql/page"]), len(h["pages/s"])),
+			ListPagesPerS: median(l["pages/s"]), HomePagesPerS: median(h["pages/s"]),
+			ListSQLPerPage: median(l["sql/page"]), HomeSQLPerPage: median(h["sql/page"])}
+	}
 	return g, nil
 }
 
@@ -510,7 +558,23 @@ func (g *GoBench) targets() []TargetRow {
 			Status: status(g.EngineAllocs <= bound), Share: bound / g.EngineAllocs,
 		})
 	}
-	return append(rows, g.hidingTargets()...)
+	rows = append(rows, g.hidingTargets()...)
+	return append(rows, g.listTarget())
+}
+
+// listTarget is the row of the warm list page's SQL statements
+// (BenchmarkWarmListPage); "not measured" when the file lacks it.
+func (g *GoBench) listTarget() TargetRow {
+	const target = "warm list page's SQL statements (BenchmarkWarmListPage, through the handler)"
+	const bound = "0 per page"
+	l := g.List
+	if l == nil {
+		return TargetRow{Target: target, Measured: "not in -gobench's file", Bound: bound, Status: "not measured"}
+	}
+	return TargetRow{Target: target, Mode: "hybrid",
+		Measured: fmt.Sprintf("%.2f per page (home %.2f); %s vs %s pages/s, one client (medians of %d)", l.ListSQLPerPage, l.HomeSQLPerPage,
+			thousands(l.ListPagesPerS), thousands(l.HomePagesPerS), l.Samples),
+		Bound: bound, Status: targetStatus(l.ListSQLPerPage == 0)}
 }
 
 // hidingTarget names the row of mode's page with blocks and mutes.

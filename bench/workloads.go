@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/internal/gqlclient"
+	"feedservice/models"
 )
 
 const pageSize = 20
@@ -183,6 +184,7 @@ func (w *modeRun) workloadSteps() []workloadStep {
 		{"1 first page at " + joinInts(w.firstPageClients(), ", ") + " clients", w.firstPage},
 		{"2 deep paging, pages 2-10", w.deepPaging},
 		{"8 cache keys' memory and server RSS after the warm reads", w.cacheMemory},
+		{"9 list page beside home page, 8 clients", w.listPage},
 		{"3 read latency vs followee count", w.followees},
 		{"4 ordinary author's post: fan-out", w.fanout},
 		{"5 celebrity's post", w.celebrity},
@@ -196,7 +198,7 @@ func (w *modeRun) workloadSteps() []workloadStep {
 		})
 	}
 	if w.o.targetsOnly() {
-		steps = steps[:3]
+		steps = steps[:4]
 		if !w.deepPaged() { // pull's target figure is its first page at 32 clients
 			steps = slices.Delete(steps, 1, 2)
 		}
@@ -1074,4 +1076,102 @@ func (e *env) resetSQL(ctx context.Context, mode string) error {
 
 func fmtStat(s Stat) string {
 	return fmt.Sprintf("%.0f/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (n=%d, errors %d)", s.Throughput, s.P50, s.P95, s.P99, s.Count, s.Errors)
+}
+
+// listMembersMax is the most members a list holds (the service's
+// MaxListMembers default).
+const listMembersMax = 1000
+
+// makeLists gives each active reader, once for the whole run, a list
+// named "everyone" of their newest followees (up to listMembersMax: for
+// almost every reader, all of them, so that the list's page holds the
+// home page's entries), written in bulk into MySQL as the graph is; the
+// list's id is its owner's. Each mode's server reads them through its
+// cache tiers, filled on the warm read.
+func (e *env) makeLists(ctx context.Context) error {
+	if e.listsMade {
+		return nil
+	}
+	for start := 0; start < len(e.active); start += 1000 {
+		ids := make([]string, 0, 1000)
+		for _, i := range e.active[start:min(start+1000, len(e.active))] {
+			ids = append(ids, strconv.FormatInt(e.g.UserIDs[i], 10))
+		}
+		in := strings.Join(ids, ",")
+		for _, stmt := range []string{
+			"INSERT IGNORE INTO lists (owner_id, id, name, created_at) SELECT id, id, 'everyone', created_at FROM users WHERE id IN (" + in + ")",
+			fmt.Sprintf(`INSERT IGNORE INTO list_members (owner_id, list_id, member_id, id, created_at)
+				SELECT user_id, user_id, followee_id, id, created_at FROM (
+					SELECT user_id, followee_id, id, created_at, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY id DESC) AS n
+					FROM followings WHERE user_id IN (%s)) f
+				WHERE n <= %d`, in, listMembersMax),
+		} {
+			if _, err := e.db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("make the lists: %w", err)
+			}
+		}
+	}
+	e.listsMade = true
+	return nil
+}
+
+// listID is the node id of active reader i's list (see makeLists).
+func (w *modeRun) listID(i int) string { return models.NodeID(models.KindList, w.g.UserIDs[i]) }
+
+// listPage: the warm first page of 20 of a random active reader's list
+// (makeLists), beside the warm first page of their home feed, both at 8
+// clients, in alternating rounds of half the workload's duration each, so
+// that both see the same load on a shared box. Each reader's list page is
+// read once first (8 clients), so that the list's copy, the members'
+// outboxes and the posts are in the cache tiers.
+func (w *modeRun) listPage(ctx context.Context) error {
+	if err := w.makeLists(ctx); err != nil {
+		return err
+	}
+	pc := &pageChecker{}
+	warm := &recorder{}
+	parallel(len(w.active), 8, func(k int) {
+		i := w.active[k]
+		t := time.Now()
+		p, err := w.c.listFeed(ctx, w.tokens[i], w.listID(i), pageSize, nil)
+		if err == nil {
+			err = pc.note(p.check(0))
+		}
+		warm.add(time.Since(t), err)
+	})
+	w.checkPages("list page warm-up: pages non-empty and sorted", pc)
+	home, list := &recorder{}, &recorder{}
+	var homeTime, listTime time.Duration
+	for round := range 4 {
+		onList := round%2 == 1
+		r, el := closedLoop(ctx, 8, w.o.dur/2, func(ctx context.Context, _ int) error {
+			i := w.randomActive()
+			var p *feedPage
+			var err error
+			if onList {
+				p, err = w.c.listFeed(ctx, w.tokens[i], w.listID(i), pageSize, nil)
+			} else {
+				p, err = w.c.feed(ctx, w.tokens[i], pageSize, nil)
+			}
+			if err != nil {
+				return err
+			}
+			return pc.note(p.check(0))
+		})
+		if onList {
+			list.merge(r)
+			listTime += el
+		} else {
+			home.merge(r)
+			homeTime += el
+		}
+	}
+	lp := &w.mr.ListPage
+	lp.Home, lp.List = home.stat("home, 8 clients", homeTime), list.stat("list, 8 clients", listTime)
+	w.checkPages("list and home pages: non-empty, sorted", pc)
+	w.check(w.mode, "list and home pages: no errors", lp.Home.Errors+lp.List.Errors+warm.stat("", 0).Errors == 0,
+		"%d errors: %v %v %v", lp.Home.Errors+lp.List.Errors, home.errMsg, list.errMsg, warm.errMsg)
+	logf("  home: %s", fmtStat(lp.Home))
+	logf("  list: %s", fmtStat(lp.List))
+	return nil
 }

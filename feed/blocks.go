@@ -79,6 +79,9 @@ func (e *Engine) Unmute(ctx context.Context, viewerID, userID int64) (*models.Mu
 // inboxes again.
 func (e *Engine) hidingChanged(ctx context.Context, h fanout.Hiding, hides bool) {
 	e.cache.RefreshAfterCommit(ctx, []int64{h.Actor, h.Other}, nil)
+	if h.Block && hides {
+		e.listsChanged(ctx, h.Actor, h.Other) // the follows it ended left both users' lists
+	}
 	if h.Block {
 		for _, follow := range [][2]int64{{h.Actor, h.Other}, {h.Other, h.Actor}} {
 			if err := e.jumps.SettleRelationLists(ctx, follow[0], follow[1]); err != nil && ctx.Err() == nil {

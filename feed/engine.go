@@ -26,6 +26,7 @@ import (
 	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/jumps"
+	"feedservice/feed/lists"
 	"feedservice/feed/live"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/replicas"
@@ -56,6 +57,7 @@ type Engine struct {
 	jumps    *jumps.Lists
 	stream   *fanout.Stream
 	reads    *timeline.Reads
+	lists    *lists.Copies
 	home     *home.Mixer
 	subs     *live.Streams // set by Start
 
@@ -100,7 +102,8 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.inboxes = timeline.NewInboxes(e.d, e.cache, e.rep, e.pull)
 	e.outboxes = timeline.NewOutboxes(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
-	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps)
+	e.lists = lists.New(e.d, e.cache)
+	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps, e.lists)
 	e.reads = timeline.NewReads(e.d, e.rep, e.cache, e.pull, e.inboxes, e.outboxes)
 	e.home = home.New(e.d, e.cache, e.reads)
 	e.tokens = auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, e.now)
@@ -138,6 +141,7 @@ func (e *Engine) Close() {
 	e.stopped.Do(func() {
 		e.cache.Stop()
 		e.outboxes.Stop()
+		e.lists.Stop()
 	})
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"feedservice/feed/ids"
 	"feedservice/feed/paging"
-	"feedservice/feed/pull"
 	"feedservice/feed/text"
 	"feedservice/internal/apperr"
 	"feedservice/models"
@@ -14,9 +12,12 @@ import (
 )
 
 // Lists are private: every read and change names the viewer as the
-// owner, so another user's list is as absent (nil, or NOT_FOUND). They are
-// read from the primary: a list changes only by its owner's hand, who
-// must see the change at once, and no event carries it anywhere.
+// owner, so another user's list is as absent (nil, or NOT_FOUND). A list
+// and its feed are read from the cache tiers (feed/lists, and
+// timeline.Reads.ListFeed), whose copy of the owner's lists every change
+// of them drops after its commit, before it answers (an unfollow's or a
+// block's stream event drops it again); the rest reads the primary: a list
+// changes only by its owner's hand, who must see the change at once.
 
 // CreateList makes a list of the viewer's named name.
 func (e *Engine) CreateList(ctx context.Context, viewerID int64, name string) (*models.ListPayload, error) {
@@ -31,6 +32,9 @@ func (e *Engine) CreateList(ctx context.Context, viewerID int64, name string) (*
 	if err != nil {
 		return nil, listError(err)
 	}
+	if err := e.listsChanged(ctx, viewerID); err != nil {
+		return nil, err
+	}
 	return &models.ListPayload{List: l}, nil
 }
 
@@ -43,6 +47,9 @@ func (e *Engine) RenameList(ctx context.Context, viewerID, listID int64, name st
 	if err := e.store.RenameList(ctx, viewerID, listID, name); err != nil {
 		return nil, listError(err)
 	}
+	if err := e.listsChanged(ctx, viewerID); err != nil {
+		return nil, err
+	}
 	return e.listPayload(ctx, viewerID, listID)
 }
 
@@ -50,6 +57,9 @@ func (e *Engine) RenameList(ctx context.Context, viewerID, listID int64, name st
 func (e *Engine) DeleteList(ctx context.Context, viewerID, listID int64) (*models.DeleteListPayload, error) {
 	if err := e.store.DeleteList(ctx, viewerID, listID); err != nil {
 		return nil, listError(err)
+	}
+	if err := e.listsChanged(ctx, viewerID); err != nil {
+		return nil, err
 	}
 	return &models.DeleteListPayload{DeletedListID: models.NodeID(models.KindList, listID)}, nil
 }
@@ -78,6 +88,9 @@ func (e *Engine) AddToList(ctx context.Context, viewerID, listID, userID int64) 
 	if err != nil {
 		return nil, listError(err)
 	}
+	if err := e.listsChanged(ctx, viewerID); err != nil {
+		return nil, err
+	}
 	return e.listPayload(ctx, viewerID, listID)
 }
 
@@ -87,13 +100,25 @@ func (e *Engine) RemoveFromList(ctx context.Context, viewerID, listID, userID in
 	if err := e.store.RemoveListMember(ctx, viewerID, listID, userID); err != nil {
 		return nil, listError(err)
 	}
+	if err := e.listsChanged(ctx, viewerID); err != nil {
+		return nil, err
+	}
 	return e.listPayload(ctx, viewerID, listID)
 }
 
 // List is the viewer's list listID; nil when the viewer has none of that
-// id (another user's included).
+// id (another user's included). It reads the cache tiers' copy of the
+// viewer's lists (feed/lists).
 func (e *Engine) List(ctx context.Context, viewerID, listID int64) (*models.List, error) {
-	return e.store.ListByID(ctx, viewerID, listID)
+	owned, err := e.lists.Of(ctx, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	l := owned.Find(listID)
+	if l == nil {
+		return nil, nil
+	}
+	return &models.List{OwnerID: viewerID, ID: l.ID, Name: l.Name, CreatedAt: l.CreatedAt, MemberCount: len(l.Members)}, nil
 }
 
 // Lists pages the viewer's lists, newest first.
@@ -125,41 +150,30 @@ func (e *Engine) ListMembers(ctx context.Context, viewerID int64, l *models.List
 }
 
 // ListFeed pages the feed of the viewer's list l: what the viewer's home
-// feed would hold if they followed only its members. It is the pull
-// path's merge (package pull) over a view narrowed to the members, with
-// the viewer's mutes and blocks hidden as in home.
+// feed would hold if they followed only its members (see
+// timeline.Reads.ListFeed), its members read from the cache tiers' copy
+// of the viewer's lists.
 func (e *Engine) ListFeed(ctx context.Context, viewerID int64, l *models.List, args paging.PageArgs) (*models.FeedConnection, error) {
-	kind := paging.CursorListFeed(l.ID)
-	if _, err := args.Window(kind); err != nil {
-		return nil, err
-	}
-	members, err := e.store.ListMemberIDs(ctx, viewerID, l.ID)
+	owned, err := e.lists.Of(ctx, viewerID)
 	if err != nil {
 		return nil, err
 	}
-	followees, hidden, err := e.store.FeedView(ctx, viewerID)
-	if err != nil {
-		return nil, err
+	var members []int64
+	if found := owned.Find(l.ID); found != nil {
+		members = found.Members
 	}
-	view := pull.NewView(members, hidden)
-	following := pull.NewView(followees, nil).Followees // sorted, for the protection filter
-	entries, info, err := paging.Paginate(ctx, e.metrics, kind, args, e.reads.VisibleTo(viewerID, nil, following, func(ctx context.Context, dir store.Direction, bound int64, limit int) ([]pull.Entry, error) {
-		return e.pull.Entries(ctx, view, dir, bound, limit)
-	}), func(en pull.Entry) int64 { return en.Key })
-	if err != nil {
-		return nil, err
+	return e.reads.ListFeed(ctx, viewerID, l.ID, members, args)
+}
+
+// listsChanged drops the cache tiers' copies of owners' lists after a
+// change of them committed. A list's own mutation answers its failure (see
+// package lists), so that the owner retries; the relations' changes log it.
+func (e *Engine) listsChanged(ctx context.Context, owners ...int64) error {
+	err := e.lists.Changed(ctx, owners...)
+	if err != nil && ctx.Err() == nil {
+		e.log.WarnContext(ctx, "drop the copy of a user's lists", "owners", owners, "err", err)
 	}
-	if err := e.pull.AddReposters(ctx, viewerID, view.Followees, entries); err != nil {
-		return nil, err
-	}
-	conn := &models.FeedConnection{PageInfo: info, Edges: make([]*models.FeedEdge, len(entries))}
-	for i, en := range entries {
-		conn.Edges[i] = &models.FeedEdge{
-			Cursor: paging.EncodeCursor(kind, en.Key),
-			Node:   &models.FeedItem{PostID: en.PostID, ReposterIDs: en.Reposters, AddedAt: ids.IDTime(en.Key)},
-		}
-	}
-	return conn, nil
+	return err
 }
 
 // listPayload answers a list change with the list as now stored.

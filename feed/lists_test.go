@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
@@ -108,7 +109,8 @@ func wantListFeed(t testing.TB, te *testEngine, stage string, owner int64, l *mo
 // the members: members' posts and reposts, one entry per post at its
 // first arrival from a member, with only members among its reposters
 // (another followee's repost of the same post does not show); a mute
-// hides as in home; a member's new post shows at once; an unfollow takes
+// hides as in home; a member's new post shows when it shows in home (once
+// the fan-out has run); an unfollow takes
 // the followee out of the owner's lists, and their posts out of the feed.
 func TestListFeedIsHomeNarrowedToMembers(t *testing.T) {
 	bmEach(t, func(t *testing.T, c bmCase) {
@@ -137,10 +139,14 @@ func TestListFeedIsHomeNarrowedToMembers(t *testing.T) {
 		wantListFeed(t, w.testEngine, "m unmuted", r, both, round.following(m, f))
 
 		fresh := w.post(m, "fresh")
+		w.settle() // home's bound: once the fan-out has run
 		one := 1
 		conn, err := w.ListFeed(context.Background(), r, both, paging.PageArgs{First: &one})
 		if err != nil || len(conn.Edges) != 1 || conn.Edges[0].Node.PostID != fresh {
-			t.Fatalf("a member's new post is not the top of the list at once: %+v, %v", conn, err)
+			t.Fatalf("a member's new post is not the top of the list when it is home's: %+v, %v", conn, err)
+		}
+		if home := w.readFeed(r, 20); len(home) == 0 || home[0].Post != fresh {
+			t.Fatalf("home's top is %+v, want the new post", home)
 		}
 
 		w.unfollow(r, f)
@@ -254,6 +260,39 @@ func TestListRules(t *testing.T) {
 		}
 		if got, err := w.List(ctx, r, l.ID); got != nil || err != nil {
 			t.Errorf("a deleted list: %+v, %v", got, err)
+		}
+	})
+}
+
+// An unfollow, and a block, committed by a process that died before it
+// dropped the copy of the follower's lists: the change's stream event drops
+// it, so the lists' member counts, read from the copy, show the change once
+// the event is handled (not only when the copy's TTL runs out).
+func TestListCopyRepairedByTheEvent(t *testing.T) {
+	bmEach(t, func(t *testing.T, c bmCase) {
+		w := c.engine(t)
+		ctx := context.Background()
+		r, f, g := w.user("reader"), w.author("friend"), w.author("general")
+		w.follow(r, f)
+		w.follow(r, g)
+		l := w.createList(r, "both")
+		w.addToList(r, l, f, g)
+		if n := w.list(r, l).MemberCount; n != 2 { // the copy filled
+			t.Fatalf("the list has %d members, want 2", n)
+		}
+		if _, err := w.store.Unfollow(ctx, r, f, models.EventUnfollowed, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		w.settle()
+		if n := w.list(r, l).MemberCount; n != 1 {
+			t.Fatalf("after the unfollow's event the list has %d members, want 1", n)
+		}
+		if _, err := w.store.Block(ctx, g, r, w.ids.Next(), time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		w.settle()
+		if n := w.list(r, l).MemberCount; n != 0 {
+			t.Fatalf("after the block's event the list has %d members, want 0", n)
 		}
 	})
 }

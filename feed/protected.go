@@ -68,6 +68,9 @@ func (e *Engine) approve(ctx context.Context, target, requester int64) (bool, er
 // approveAllRequests approves every request waiting for target: they
 // turned protection off. A request cannot be made afterwards (a follow
 // reads the protection under the lock its change takes), so none is left.
+// The change's user_changed event approves them again
+// (fanout.Stream.approveWaitingRequests): a process that dies between the
+// commit and this loop leaves none waiting for long.
 func (e *Engine) approveAllRequests(ctx context.Context, target int64) error {
 	requesters, err := e.store.FollowRequesterIDs(ctx, target)
 	if err != nil {

@@ -333,3 +333,42 @@ func TestProtectedPostIsNotPromotedToStrangers(t *testing.T) {
 		t.Fatalf("p protected: the follower's home promotes %v, want [%d]", posts, promoted)
 	}
 }
+
+// Turning protection off approves every waiting request even when the
+// process that committed the change dies before it approves them: the
+// change's user_changed event approves them (here the change is committed
+// as ChangeProfile commits it, and nothing of what ChangeProfile does
+// after the commit runs). The approved follows come with their counts and
+// the follower's feed.
+func TestProtectionOffApprovesAfterACrash(t *testing.T) {
+	bmEach(t, func(t *testing.T, c bmCase) {
+		w := c.engine(t)
+		p := w.author("protected")
+		w.protect(p, true)
+		p1 := w.post(p, "p1")
+		r1, r2 := w.user("reader1"), w.user("reader2")
+		for _, r := range []int64{r1, r2} {
+			w.touchFeed(r)
+			w.follow(r, p)
+		}
+		if got := w.requesters(p); len(got) != 2 {
+			t.Fatalf("requests of p: %v, want two", got)
+		}
+		before := bmFollowCounts(t, w.testEngine, p)[0]
+		off := false
+		if _, err := w.store.UpdateProfile(context.Background(), p, models.ProfileChange{IsProtected: &off}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		w.settle()
+		if got := w.requesters(p); len(got) != 0 {
+			t.Fatalf("after the crash and the event, requests of p: %v, want none", got)
+		}
+		for _, r := range []int64{r1, r2} {
+			bmWantFollowing(t, w.testEngine, "approved by the event", r, true, p)
+			bmWantFeed(t, w.testEngine, "approved by the event", r, []feedItem{{Post: p1, Key: p1}})
+		}
+		if after := bmFollowCounts(t, w.testEngine, p)[0]; after[0] != before[0]+2 {
+			t.Fatalf("p's follower count %d after two approvals, was %d", after[0], before[0])
+		}
+	})
+}

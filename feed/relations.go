@@ -71,6 +71,9 @@ func (e *Engine) relationChanged(ctx context.Context, follower, followee int64, 
 			return onOwnInbox(ctx, models.FollowEventPayload{FollowerID: follower, FolloweeID: followee})
 		}
 	}
+	if !follows {
+		e.listsChanged(ctx, follower) // the followee left the follower's lists
+	}
 	e.afterCommit(ctx, ownInbox)
 	e.pub.Publish(ctx, e.keys.ReaderChannel(follower), livemsg.Followed(followee, follows))
 }

@@ -216,9 +216,40 @@ func (s *Store) ListMembersPage(ctx context.Context, ownerID, listID int64, dir 
 	return rows, err
 }
 
-// ListMemberIDs lists the members of owner's list listID.
-func (s *Store) ListMemberIDs(ctx context.Context, ownerID, listID int64) ([]int64, error) {
-	var ids []int64
-	err := s.read(ctx).Model(&models.ListMember{}).Where("owner_id = ? AND list_id = ?", ownerID, listID).Pluck("member_id", &ids).Error
-	return ids, err
+// OwnedList is one of an owner's lists with its members, most recently
+// added first: what the cache tiers keep of a list (feed/lists).
+type OwnedList struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	Members   []int64
+}
+
+// ListsWithMembers lists owner's lists, by id, each with its members, in
+// two statements on the primary (each reaches the owner's data node
+// alone): the cache tiers fill their copy of a user's lists from it, and
+// a copy filled from a lagging replica could undo a change of the owner's
+// that they were told of.
+func (s *Store) ListsWithMembers(ctx context.Context, ownerID int64) ([]OwnedList, error) {
+	var lists []models.List
+	db := s.db.WithContext(ctx)
+	if err := db.Where("owner_id = ?", ownerID).Order("id").Find(&lists).Error; err != nil || len(lists) == 0 {
+		return nil, err
+	}
+	var members []models.ListMember
+	if err := db.Where("owner_id = ?", ownerID).Order("id DESC").Find(&members).Error; err != nil {
+		return nil, err
+	}
+	out := make([]OwnedList, len(lists))
+	at := make(map[int64]int, len(lists))
+	for i, l := range lists {
+		out[i] = OwnedList{ID: l.ID, Name: l.Name, CreatedAt: l.CreatedAt}
+		at[l.ID] = i
+	}
+	for _, m := range members {
+		if i, ok := at[m.ListID]; ok {
+			out[i].Members = append(out[i].Members, m.MemberID)
+		}
+	}
+	return out, nil
 }

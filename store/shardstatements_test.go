@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,7 +266,13 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 			_, err := s.ListMembersPage(ctx, reader, list.ID, Older, 1<<62, 20)
 			return err
 		}},
-		{"a list feed's members (ListMemberIDs)", reader, func() error { _, err := s.ListMemberIDs(ctx, reader, list.ID); return err }},
+		{"the reader's lists with their members (ListsWithMembers)", reader, func() error {
+			lists, err := s.ListsWithMembers(ctx, reader)
+			if err == nil && (len(lists) != 1 || !slices.Equal(lists[0].Members, []int64{author})) {
+				err = fmt.Errorf("ListsWithMembers = %+v, want the list with its member", lists)
+			}
+			return err
+		}},
 		{"a list's creation (CreateList)", reader, func() error { _, err := s.CreateList(ctx, reader, 7002, "new", now, 100); return err }},
 		{"a list's renaming (RenameList)", reader, func() error { return s.RenameList(ctx, reader, 7002, "renamed") }},
 		{"a member's addition (AddListMember)", reader, func() error {

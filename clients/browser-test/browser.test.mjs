@@ -19,7 +19,8 @@
 //   approved and rejected on the owner's profile;
 // - lists: a list made on the Lists page, a followee added with their
 //   profile's switch, its feed holding their post alone, renamed, emptied
-//   and deleted;
+//   and deleted; a profile's switches paging through eleven lists ("More
+//   lists") and through a list's 101 members to find the profile's user;
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -819,6 +820,50 @@ test('the app: a list made, a followee added from their profile, its feed read, 
     await page.getByText('You have no lists yet.').waitFor();
     const left = await api('query { lists(first: 5) { totalCount } }', {}, viewer.token);
     assert.equal(left.lists.totalCount, 0, 'Delete list left the list');
+  });
+});
+
+test('the app: a profile\'s list switches page through the lists and each list\'s members', async () => {
+  await inNewContext('app', async (c) => {
+    const viewer = await apiSignUp('many_lists', 'Many Lists');
+    const curie = await apiSignUp('mcurie', 'Marie Curie');
+    const others = [];
+    for (let i = 0; i < 100; i++) others.push(await apiSignUp(`crowd${i}`, `Crowd ${i}`));
+    for (const whom of [curie, ...others]) {
+      await api('mutation($id: ID!) { follow(userId: $id) { user { id } } }', { id: whom.id }, viewer.token);
+    }
+    const made = async (name) =>
+      (await api('mutation($n: String!) { createList(name: $n) { list { id } } }', { n: name }, viewer.token)).createList.list.id;
+    const add = (list, whom) =>
+      api('mutation($l: ID!, $u: ID!) { addToList(listId: $l, userId: $u) { list { id } } }', { l: list, u: whom.id }, viewer.token);
+    // The oldest list, on the lists' second page of ten, holds Curie as its
+    // oldest member, behind a first page of 100 newer ones.
+    const oldest = await made('Laureates');
+    await add(oldest, curie);
+    for (const whom of others) await add(oldest, whom);
+    for (let i = 1; i <= 10; i++) await made(`Newer ${i}`);
+
+    const page = await c.context.newPage();
+    await page.goto(APP_URL);
+    await page.evaluate((t) => localStorage.setItem('feedservice.token', t), viewer.token);
+    await page.goto(new URL('u/mcurie', APP_URL).toString());
+    const switches = page.getByRole('group', { name: 'Lists' });
+    await switches.getByLabel('Newer 10').waitFor();
+    assert.equal(await switches.getByLabel('Laureates').count(), 0, 'the eleventh list shows before More lists');
+    await switches.getByRole('button', { name: 'More lists', exact: true }).click();
+    const laureates = switches.getByLabel('Laureates');
+    await laureates.and(page.locator(':checked')).waitFor();
+    assert.equal(await switches.getByLabel('Newer 1', { exact: true }).isChecked(), false, 'a list without Curie is on');
+
+    // Off, then on again: the switch follows the list.
+    await laureates.click();
+    await laureates.and(page.locator(':not(:checked):enabled')).waitFor();
+    const members = async () =>
+      (await api('query($id: ID!) { node(id: $id) { ... on List { memberCount } } }', { id: oldest }, viewer.token)).node.memberCount;
+    assert.equal(await members(), 100, 'the switch turned off left Curie in the list');
+    await laureates.click();
+    await laureates.and(page.locator(':checked:enabled')).waitFor();
+    assert.equal(await members(), 101, 'the switch turned on did not add Curie');
   });
 });
 

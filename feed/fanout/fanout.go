@@ -304,11 +304,23 @@ func (st *Stream) handle(ctx context.Context, kind, payload string) error {
 		if kind == models.EventFollowed {
 			return st.OnFollowed(ctx, f)
 		}
+		// The followee left the follower's lists: the engine dropped their
+		// copy after the commit, and this again, for a process that died
+		// in between (and, on the sharded layout, a relayed half).
+		if err := st.lists.Changed(ctx, f.FollowerID); err != nil {
+			return err
+		}
 		return st.OnUnfollowed(ctx, f)
 	case models.EventBlocked, models.EventUnblocked:
 		var b models.BlockEventPayload
 		if err := decode(payload, &b); err != nil {
 			return err
+		}
+		if kind == models.EventBlocked {
+			// The follows it ended left both users' lists (see above).
+			if err := st.lists.Changed(ctx, b.BlockerID, b.BlockedID); err != nil {
+				return err
+			}
 		}
 		return st.onHidingChanged(ctx, Hiding{Actor: b.BlockerID, Other: b.BlockedID, Block: true})
 	case models.EventMuted, models.EventUnmuted:
@@ -322,9 +334,39 @@ func (st *Stream) handle(ctx context.Context, kind, payload string) error {
 		if err := decode(payload, &u); err != nil {
 			return err
 		}
-		return st.cache.RefreshCopies(ctx, []int64{u.UserID}, nil)
+		if err := st.cache.RefreshCopies(ctx, []int64{u.UserID}, nil); err != nil {
+			return err
+		}
+		return st.approveWaitingRequests(ctx, u.UserID)
 	}
 	return unreadable{errors.New("no handler for this kind")}
+}
+
+// approveWaitingRequests approves every request to follow user that waits
+// while user is not protected: they turned protection off. The engine
+// approves them after that change's commit, and this handler of its
+// user_changed event again, so that a process that died in between leaves
+// none waiting. Each approval commits the follow with its own followed
+// event, which does the rest of a follow (inboxes, sets, copies).
+func (st *Stream) approveWaitingRequests(ctx context.Context, user int64) error {
+	requesters, err := st.d.Store.FollowRequesterIDs(ctx, user)
+	if err != nil || len(requesters) == 0 {
+		return err
+	}
+	u, err := st.d.Store.UserByID(ctx, user)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || u.IsProtected {
+		return err
+	}
+	for _, r := range requesters {
+		if _, err := st.d.Store.ApproveFollowRequest(ctx, user, r, st.d.IDs.Next(), st.d.Now().UTC()); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	st.Poke() // the approvals' followed events
+	return nil
 }
 
 // unreadable is a stream message that no handler can read: a payload that

@@ -15,6 +15,7 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/redisx"
 	"feedservice/feed/jumps"
+	"feedservice/feed/lists"
 	"feedservice/feed/livemsg"
 	"feedservice/feed/timeline"
 )
@@ -27,6 +28,7 @@ type Stream struct {
 	inboxes  *timeline.Inboxes
 	outboxes *timeline.Outboxes
 	jumps    *jumps.Lists
+	lists    *lists.Copies // the copies of users' lists, which unfollows and blocks change
 	pokes    chan struct{} // wakes the dispatcher after a commit
 	relays   chan struct{} // wakes the relay after a commit
 	instance string        // this instance's name among the stream's consumers
@@ -37,8 +39,8 @@ type Stream struct {
 }
 
 // New makes the fan-out of d over the given parts.
-func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists) *Stream {
-	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j,
+func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists, l *lists.Copies) *Stream {
+	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j, lists: l,
 		pokes: make(chan struct{}, 1), relays: make(chan struct{}, 1), instance: redisx.NewToken(), batches: make(chan struct{}, max(d.Cfg.FanoutWorkers, 1))}
 }
 

@@ -30,18 +30,28 @@ import (
 // after LocalCacheTTL if it was lost.
 
 // Copy is an author's outbox as this instance holds it: its floor and
-// its members, by score (the post id) from the lowest. Shared by the reads
-// that use it, and never changed.
+// its members, by score (the post id) from the lowest, and the outbox's
+// version when it was read. Shared by the reads that use it, and never
+// changed.
 type Copy struct {
 	floor int64
 	items []OutboxItem
 	// adds are the items' add sequences (keyspace.Keys.OutboxAdds), by
 	// index of items: 0 for those a rebuild wrote.
 	adds []int64
-	// version is the outbox's when read ("" when it had none: written by
-	// an older build, never folded).
+	// version is the outbox's when read ("": none; the copy is never
+	// revalidated by it, nor folded).
 	version string
 }
+
+// A copy that the local tier let go after LocalCacheTTL is kept apart
+// (Outboxes.expired, bounded as the tier) and used again, without reading
+// the outbox, when the outbox's version is still the one it was read at:
+// every write of an outbox replaces the version in its own script, so the
+// outbox has not changed since. A warm page then pays one GET per such
+// outbox, in one pipeline, instead of the outbox read whole; a list of
+// many members, whose outboxes run out of the tier each second, needs
+// that (docs/architecture.md, "Lists").
 
 // Floor is the lowest score the copy's outbox keeps; 0: MySQL has nothing older.
 func (c *Copy) Floor() int64 { return c.floor }
@@ -106,9 +116,9 @@ func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64
 
 // readWholeOutboxScript returns {floor, version, member, adds, ...}:
 // outbox KEYS[1] whole, by score from the lowest, each member with its add
-// sequence (KEYS[2]; 0 when not recorded), and the version KEYS[3] (""
-// when missing), with the TTLs refreshed to ARGV[1] ms; nil when it is
-// missing.
+// sequence (KEYS[3]; 0 when not recorded), and its version KEYS[2] (""
+// when missing), all with their TTL refreshed to ARGV[1] ms; nil when the
+// outbox is missing.
 var readWholeOutboxScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -118,11 +128,11 @@ local m = redis.call('ZRANGEBYSCORE', KEYS[1], -1, -1)
 local floor = '0'
 if #m > 0 then floor = string.sub(m[1], 2) end
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf')
-local out = {floor, redis.call('GET', KEYS[3]) or ''}
+local out = {floor, redis.call('GET', KEYS[2]) or ''}
 local chunk = ` + strconv.Itoa(lookupChunk) + `
 for first = 1, #members, chunk do
   local last = math.min(first + chunk - 1, #members)
-  local adds = redis.call('ZMSCORE', KEYS[2], unpack(members, first, last))
+  local adds = redis.call('ZMSCORE', KEYS[3], unpack(members, first, last))
   for i = first, last do
     out[#out + 1] = members[i]
     out[#out + 1] = adds[i - first + 1] or '0'
@@ -130,13 +140,60 @@ for first = 1, #members, chunk do
 end
 return out`)
 
-// Copies returns the outboxes of authors: this instance's copies,
-// and for the rest one pipelined read (a missing outbox is rebuilt first).
+// Copies returns the outboxes of authors: this instance's copies, those
+// it let go whose version is still the outbox's, and for the rest one
+// pipelined read (a missing outbox is rebuilt first).
 func (o *Outboxes) Copies(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
 	if len(authors) == 0 {
 		return nil, nil
 	}
-	return o.copies.GetMany(ctx, authors, o.readWhole)
+	return o.copies.GetMany(ctx, authors, o.revalidate)
+}
+
+// revalidate fills the local tier's misses: a copy let go whose version
+// the outbox still has is taken again (one GET each, pipelined), the rest
+// read whole.
+func (o *Outboxes) revalidate(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
+	out := make(map[int64]*Copy, len(authors))
+	if o.expired != nil {
+		var held []int64
+		var versions []*redis.StringCmd
+		pipe := o.d.Redis.Pipeline()
+		for _, a := range authors {
+			if c, ok := o.expired.GetIfPresent(a); ok && c.version != "" {
+				held = append(held, a)
+				versions = append(versions, pipe.Get(ctx, o.d.Keys.OutboxVersion(a)))
+			}
+		}
+		if len(held) > 0 {
+			pipe.Exec(ctx) // each command's own error is looked at below
+			for i, a := range held {
+				if c, ok := o.expired.GetIfPresent(a); ok && versions[i].Err() == nil && versions[i].Val() == c.version {
+					out[a] = c
+				}
+			}
+		}
+	}
+	var rest []int64
+	for _, a := range authors {
+		if out[a] == nil {
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	read, err := o.readWhole(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for a, c := range read {
+		out[a] = c
+		if o.expired != nil {
+			o.expired.Set(a, c)
+		}
+	}
+	return out, nil
 }
 
 // readWhole reads the outboxes of authors from Redis, in one round
@@ -144,7 +201,7 @@ func (o *Outboxes) Copies(ctx context.Context, authors []int64) (map[int64]*Copy
 func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*Copy, error) {
 	ttl := o.d.Cfg.InboxTTL.Milliseconds()
 	keys := func(a int64) []string {
-		return []string{o.d.Keys.Outbox(a), o.d.Keys.OutboxAdds(a), o.d.Keys.OutboxVersion(a)}
+		return []string{o.d.Keys.Outbox(a), o.d.Keys.OutboxVersion(a), o.d.Keys.OutboxAdds(a)}
 	}
 	pipe := o.d.Redis.Pipeline()
 	cmds := make([]*redis.Cmd, len(authors))
@@ -164,14 +221,14 @@ func (o *Outboxes) readWhole(ctx context.Context, authors []int64) (map[int64]*C
 			cmd = readWholeOutboxScript.Run(ctx, o.d.Redis, keys(a), ttl)
 		}
 		vals, err := cmd.StringSlice()
+		if err != nil || len(vals) < 2 {
+			return nil, fmt.Errorf("outbox of %d: %v: %w", a, vals, err)
+		}
+		c, err := parseCopy(vals)
 		if err != nil {
 			return nil, fmt.Errorf("outbox of %d: %w", a, err)
 		}
-		if c, err := parseCopy(vals); err != nil {
-			return nil, fmt.Errorf("outbox of %d: %w", a, err)
-		} else {
-			out[a] = c
-		}
+		out[a] = c
 	}
 	return out, nil
 }
@@ -241,15 +298,33 @@ func (o *Outboxes) changed(ctx context.Context, author int64) {
 	if o.copies == nil {
 		return
 	}
-	o.copies.Drop([]int64{author})
+	o.Drop([]int64{author})
 	o.cache.Invalidate(context.WithoutCancel(ctx), metrics.KindOutbox, []int64{author})
 }
 
 // DropCopy forgets this instance's copy of author's outbox, if it holds
 // one: a message on the author's channel says the outbox changed.
-func (o *Outboxes) DropCopy(author int64) {
-	if o.copies != nil {
-		o.copies.Drop([]int64{author})
+func (o *Outboxes) DropCopy(author int64) { o.Drop([]int64{author}) }
+
+// Drop forgets this instance's copies of authors' outboxes, those kept
+// for revalidation too: the invalidate channel's outbox messages call it
+// (cache.Dropper). The version alone would tell a changed outbox from its
+// copy; dropping also covers a writer that sets no version (an instance of
+// an earlier build, during a rolling deploy).
+func (o *Outboxes) Drop(authors []int64) {
+	o.copies.Drop(authors)
+	if o.expired != nil {
+		for _, a := range authors {
+			o.expired.Invalidate(a)
+		}
+	}
+}
+
+// DropAll forgets every copy, as Drop does authors.
+func (o *Outboxes) DropAll() {
+	o.copies.DropAll()
+	if o.expired != nil {
+		o.expired.InvalidateAll()
 	}
 }
 

@@ -17,55 +17,53 @@ import (
 )
 
 // An author's outbox (see keyspace.Keys.Outbox) holds their recent posts and
-// reposts. Readers merge the outboxes of the celebrities they follow at read
-// time, or fold them into their inboxes (see fold.go), for which the outbox
-// keeps beside it the order its members came in (keyspace.Keys.OutboxAdds)
-// and its version (keyspace.Keys.OutboxVersion). KEYS[1] outbox, KEYS[2]
-// rebuild lock, KEYS[3] adds, KEYS[4] version.
-
-// addOutboxScript adds member ARGV[1] at score ARGV[2], trimmed to ARGV[3];
-// the add raises the version, which starts at epoch ARGV[4] when missing.
-var addOutboxScript = redis.NewScript(`
+// reposts. Readers merge the outboxes of the celebrities they follow, and
+// of a list's members, at read time, or fold a celebrity's into their inbox
+// (see fold.go). KEYS[1] outbox, KEYS[2] rebuild lock, KEYS[3] the outbox's
+// version, which every write sets first, also when the outbox is missing
+// (see copies.go), KEYS[4] the order its members came in
+// (keyspace.Keys.OutboxAdds); ARGV[1] is a new epoch, taken when the outbox
+// is missing or has no version, ARGV[2] the TTL in ms.
+const luaOutboxVersion = `
+local function next_version()
+  local v = redis.call('GET', KEYS[3])
+  if v and redis.call('EXISTS', KEYS[1]) == 1 then
+    local e, c = string.match(v, '^(.*):(%d+)$')
+    if e then return e, tonumber(c) + 1 end
+  end
+  return ARGV[1], 0
+end
+local epoch, n = next_version()
+redis.call('SET', KEYS[3], epoch .. ':' .. n, 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 0
 end
-local v = redis.call('GET', KEYS[4])
-local epoch, n = ARGV[4], 0
-if v then
-  local e, c = string.match(v, '^(.*):(%d+)$')
-  if e then epoch, n = e, tonumber(c) end
-end
-n = n + 1
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[3], n, ARGV[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('SET', KEYS[4], epoch .. ':' .. n, 'PX', ttl)
-  redis.call('PEXPIRE', KEYS[3], ttl)
-else
-  redis.call('SET', KEYS[4], epoch .. ':' .. n)
-end
+`
+
+// addOutboxScript adds member ARGV[3] at score ARGV[4], trimmed to ARGV[5],
+// with its add sequence.
+var addOutboxScript = redis.NewScript(luaOutboxVersion + `
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[4], n, ARGV[3])
+redis.call('PEXPIRE', KEYS[4], ARGV[2])
 local size = redis.call('ZCARD', KEYS[1]) - 1
-if size > tonumber(ARGV[3]) then
-  local gone = redis.call('ZRANGE', KEYS[1], 1, size - tonumber(ARGV[3]))
+if size > tonumber(ARGV[5]) then
+  local gone = redis.call('ZRANGE', KEYS[1], 1, size - tonumber(ARGV[5]))
   redis.call('ZREM', KEYS[1], unpack(gone))
-  redis.call('ZREM', KEYS[3], unpack(gone))
+  redis.call('ZREM', KEYS[4], unpack(gone))
   local low = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
   redis.call('ZREMRANGEBYSCORE', KEYS[1], -1, -1)
   redis.call('ZADD', KEYS[1], -1, '~' .. low[2])
 end
 return 1`)
 
-// removeOutboxScript takes member ARGV[1] out. The version stays: a fold
-// has nothing to add for a removal (reads drop what was deleted).
-var removeOutboxScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
-  return 0
-end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
+// removeOutboxScript takes member ARGV[3] out. A fold has nothing to add
+// for a removal (reads drop what was deleted), but copies must not outlive
+// it: the version moves on.
+var removeOutboxScript = redis.NewScript(luaOutboxVersion + `
+redis.call('ZREM', KEYS[1], ARGV[3])
+redis.call('ZREM', KEYS[4], ARGV[3])
 return 1`)
 
 // OutboxItem is one post of an outbox: the post and the original it stands for.
@@ -100,9 +98,10 @@ func parseMember(m string) (OutboxItem, error) {
 // then drops the local copies of the outbox.
 func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int64, args ...any) error {
 	defer o.changed(ctx, author)
-	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), o.d.Keys.OutboxAdds(author), o.d.Keys.OutboxVersion(author)}
+	keys := []string{o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), o.d.Keys.OutboxVersion(author), o.d.Keys.OutboxAdds(author)}
 	for {
-		n, err := script.Run(ctx, o.d.Redis, keys, args...).Int()
+		version := []any{redisx.NewToken(), o.d.Cfg.InboxTTL.Milliseconds()}
+		n, err := script.Run(ctx, o.d.Redis, keys, append(version, args...)...).Int()
 		if err != nil || n != rebuilding {
 			return err
 		}
@@ -142,7 +141,7 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	keys := []string{tmp, key, lock, o.d.Keys.OutboxAdds(author), o.d.Keys.OutboxVersion(author)}
+	keys := []string{tmp, key, lock, o.d.Keys.OutboxVersion(author), o.d.Keys.OutboxAdds(author)}
 	swapped, err := swapOutboxScript.Run(ctx, o.d.Redis, keys, token, o.d.Cfg.InboxTTL.Milliseconds(), redisx.NewToken()).Int()
 	if err == nil && swapped == 0 {
 		err = errors.New("outbox rebuild lost its lock")
@@ -151,9 +150,9 @@ func (o *Outboxes) rebuild(ctx context.Context, author int64, token string) erro
 }
 
 // swapOutboxScript replaces the outbox with a rebuilt one if the rebuild
-// still holds the lock (token ARGV[1]), with the TTL ARGV[2] ms; the
-// outbox's adds start again, under a new epoch ARGV[3]. KEYS: temp,
-// outbox, lock, adds, version.
+// still holds the lock (token ARGV[1]), with the TTL ARGV[2] ms, and a new
+// version: epoch ARGV[3], no writes since, no adds recorded. KEYS: temp,
+// outbox, lock, version, adds.
 var swapOutboxScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -161,14 +160,14 @@ if redis.call('GET', KEYS[3]) ~= ARGV[1] then
 end
 redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('DEL', KEYS[3], KEYS[4])
-redis.call('SET', KEYS[5], ARGV[3] .. ':0', 'PX', ARGV[2])
+redis.call('SET', KEYS[4], ARGV[3] .. ':0', 'PX', ARGV[2])
+redis.call('DEL', KEYS[3], KEYS[5])
 return 1`)
 
 // Add adds post p to its author's outbox (trimmed to InboxCap), waiting out
 // a running rebuild; an outbox that does not exist is left so.
 func (o *Outboxes) Add(ctx context.Context, p *models.Post) error {
-	return o.change(ctx, addOutboxScript, p.AuthorID, member(p), p.ID, o.d.Cfg.InboxCap, redisx.NewToken())
+	return o.change(ctx, addOutboxScript, p.AuthorID, member(p), p.ID, o.d.Cfg.InboxCap)
 }
 
 // Remove takes author's post (a repost of original, when not 0) out of

@@ -99,7 +99,11 @@ func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feed
 type Outboxes struct {
 	d      *deps.Deps
 	cache  *cache.Tiers
-	copies *cache.Tier[*Copy] // the celebrities' outboxes, by author; nil when the local tiers are off
+	copies *cache.Tier[*Copy] // the outboxes merged at read time, by author; nil when the local tiers are off
+	// expired holds, by author, the copies read, kept past the tier's
+	// LocalCacheTTL for revalidation by version (see copies.go); nil when
+	// the local tiers are off.
+	expired *otter.Cache[int64, *Copy]
 	*celebrities.Set
 }
 
@@ -109,7 +113,14 @@ func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
 	cfg := d.Cfg
 	o := &Outboxes{d: d, cache: c, Set: celebrities.New(d),
 		copies: cache.NewTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, copyBytes, d.Metrics)}
-	c.Register(metrics.KindOutbox, o.copies)
+	if cfg.LocalCacheMaxEntries > 0 {
+		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
+		o.expired = otter.Must(&otter.Options[int64, *Copy]{
+			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),
+			Weigher:       func(_ int64, c *Copy) uint32 { return uint32(min(max(int64(copyBytes(c)), floor), 1<<31)) },
+		})
+	}
+	c.Register(metrics.KindOutbox, o)
 	return o
 }
 

@@ -64,9 +64,10 @@ var layers = []layer{
 		"feed/internal/depstest", // test support: a package's own Deps
 	}},
 	{"feed: cache tiers", []string{"feed/cache"}},
-	{"feed: the pull path (home feeds read from MySQL), the celebrity set", []string{
+	{"feed: the pull path (home feeds read from MySQL), the celebrity set, the copies of users' lists", []string{
 		"feed/pull",
 		"feed/celebrities",
+		"feed/lists",
 	}},
 	{"feed: the read model", []string{"feed/timeline"}},
 	{"feed: fan-out, home feed, live streams (the hub and the subscriptions)", []string{

@@ -37,6 +37,15 @@ export function newCache(): InMemoryCache {
           // The viewer's muted and blocked lists, scrolled.
           blockedUsers: relayStylePagination(),
           mutedUsers: relayStylePagination(),
+          // The viewer's lists, paged through by the Lists page and the
+          // profile's list switches.
+          lists: relayStylePagination(),
+        },
+      },
+      List: {
+        fields: {
+          // A list's members, read on by a profile's switch of the list.
+          members: relayStylePagination(),
         },
       },
       User: {

@@ -330,14 +330,30 @@ export const LIST_FIELDS = graphql(`
   }
 `);
 
-// The viewer's lists with their latest members' ids: a profile's list
-// switches say whether its user is among them. (The first ten lists and
-// twenty members of each: the price of one operation is bounded.)
+// The viewer's lists, ten at a time: the Lists page and a profile's list
+// switches page through them with after (merged in the cache: apollo.ts).
 export const LISTS = graphql(`
-  query Lists {
-    lists(first: 10) {
+  query Lists($after: String) {
+    lists(first: 10, after: $after) {
       totalCount
-      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }
+      edges { cursor node { ...ListFields } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
+// A list's members' ids, a full page at a time: a profile's switch of the
+// list reads on until it finds the profile's user or the members end.
+export const LIST_MEMBERS = graphql(`
+  query ListMembers($id: ID!, $after: String) {
+    node(id: $id) {
+      ... on List {
+        id
+        members(first: 100, after: $after) {
+          edges { cursor node { id } }
+          pageInfo { hasNextPage endCursor }
+        }
+      }
     }
   }
 `);

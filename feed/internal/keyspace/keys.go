@@ -115,11 +115,16 @@ func (k Keys) Outbox(id int64) string { return k.prefix + "posts:" + k.user(id) 
 // the outbox; the outbox's TTL.
 func (k Keys) OutboxAdds(id int64) string { return k.prefix + "posts:" + k.user(id) + ":adds" }
 
-// outboxVersion is the version of author id's outbox: a string
-// "<epoch>:<adds>", where the epoch is a random token each rebuild draws and
-// adds counts the members added since. Every add raises it, so two copies of
-// an outbox with one version hold the same adds. The outbox's TTL.
-func (k Keys) OutboxVersion(id int64) string { return k.prefix + "posts:" + k.user(id) + ":ver" }
+// outboxVersion is the version of author id's outbox: "<epoch>:<n>", where
+// the epoch is a random token (24 hex digits) that a rebuild's swap draws,
+// and also a write that finds the outbox missing, and n counts the writes
+// since (an addition or a removal raises it, in the script that makes it).
+// So an instance's copy of the outbox taken at a version is the outbox as
+// long as the version is there (timeline's copies.go), and a fold's mark of
+// the same epoch knows which members came since (OutboxAdds). TTL
+// Config.InboxTTL, set by each write and refreshed with the outbox;
+// missing: no copy is trusted.
+func (k Keys) OutboxVersion(id int64) string { return k.prefix + "posts:" + k.user(id) + ":v" }
 
 // outboxTemp is where a rebuild writes an outbox before it swaps it in.
 func (k Keys) OutboxTemp(id int64) string { return k.prefix + "posts:" + k.user(id) + ":tmp" }
@@ -148,6 +153,21 @@ func (k Keys) CachedUserInfo(id int64) string { return k.prefix + "cache:user:" 
 func (k Keys) CachedUserCounts(id int64) string {
 	return k.prefix + "cache:user:" + k.user(id) + ":counts"
 }
+
+// cachedLists is the Redis copy of user id's lists: a string holding, in
+// JSON, each list's id, name, creation time and members (most recently
+// added first; at most Config.MaxListsPerUser lists of
+// Config.MaxListMembers). Written only by a fill whose version
+// (CachedListsVersion) is still the one it read before it read MySQL;
+// deleted by every change of the lists. TTL Config.UserCacheTTL, not
+// refreshed on read.
+func (k Keys) CachedLists(id int64) string { return k.prefix + "cache:lists:" + k.user(id) }
+
+// cachedListsVersion counts the changes of user id's lists: an integer
+// that every change moves up in the script that deletes the copy
+// (CachedLists), so that a fill that read MySQL before the change does not
+// write. TTL Config.UserCacheTTL, set again by each change.
+func (k Keys) CachedListsVersion(id int64) string { return k.CachedLists(id) + ":v" }
 
 // celebrities is a set of the ids of authors whose posts are merged at read
 // time, not fanned out (hybrid mode). Small: a handful of authors. No TTL;

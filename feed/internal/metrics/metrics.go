@@ -183,4 +183,5 @@ const (
 	KindPost   = "post"
 	KindUser   = "user"
 	KindOutbox = "outbox" // celebrities' outboxes, in the local tier only
+	KindLists  = "lists"  // a user's lists with their members
 )

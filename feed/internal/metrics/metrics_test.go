@@ -61,6 +61,7 @@ func TestEveryMetricRegistersOnce(t *testing.T) {
 // what bounds it.
 var boundedLabelArgs = map[string]string{
 	"timeline/feed.go Reads path":                               "one of the Read* constants, set above it",
+	"timeline/fold.go Folds foldOutcome(n)":                     "folded, stale, rebuilding or missing: foldOutcome's cases",
 	"cache/copies.go CacheFillSeconds k.kind":                   "KindPost or KindUser, the kinds of the Redis tier's copies",
 	"cache/copies.go CacheLookups kind":                         "KindPost or KindUser",
 	"cache/copies.go CacheLookups result":                       `"miss" or "error"`,

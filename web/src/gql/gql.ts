@@ -44,7 +44,8 @@ type Documents = {
     "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.ApproveFollowRequestDocument,
     "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": typeof types.RejectFollowRequestDocument,
     "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": typeof types.ListFieldsFragmentDoc,
-    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": typeof types.ListsDocument,
+    "\n  query Lists($after: String) {\n    lists(first: 10, after: $after) {\n      totalCount\n      edges { cursor node { ...ListFields } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ListsDocument,
+    "\n  query ListMembers($id: ID!, $after: String) {\n    node(id: $id) {\n      ... on List {\n        id\n        members(first: 100, after: $after) {\n          edges { cursor node { id } }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ListMembersDocument,
     "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ListDocument,
     "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": typeof types.CreateListDocument,
     "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": typeof types.RenameListDocument,
@@ -89,7 +90,8 @@ const documents: Documents = {
     "\n  mutation ApproveFollowRequest($userId: ID!) {\n    approveFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.ApproveFollowRequestDocument,
     "\n  mutation RejectFollowRequest($userId: ID!) {\n    rejectFollowRequest(userId: $userId) { ...FollowPayloadFields }\n  }\n": types.RejectFollowRequestDocument,
     "\n  fragment ListFields on List {\n    id\n    name\n    memberCount\n    createdAt\n  }\n": types.ListFieldsFragmentDoc,
-    "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n": types.ListsDocument,
+    "\n  query Lists($after: String) {\n    lists(first: 10, after: $after) {\n      totalCount\n      edges { cursor node { ...ListFields } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ListsDocument,
+    "\n  query ListMembers($id: ID!, $after: String) {\n    node(id: $id) {\n      ... on List {\n        id\n        members(first: 100, after: $after) {\n          edges { cursor node { id } }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": types.ListMembersDocument,
     "\n  query List($id: ID!, $first: Int, $after: String) {\n    node(id: $id) {\n      ... on List {\n        ...ListFields\n        members(first: 20) { edges { cursor since node { ...UserSummary } } }\n        feed(first: $first, after: $after) {\n          edges { ...FeedEdgeFields }\n          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n        }\n      }\n    }\n  }\n": types.ListDocument,
     "\n  mutation CreateList($name: String!) {\n    createList(name: $name) { list { ...ListFields } }\n  }\n": types.CreateListDocument,
     "\n  mutation RenameList($listId: ID!, $name: String!) {\n    renameList(listId: $listId, name: $name) { list { ...ListFields } }\n  }\n": types.RenameListDocument,
@@ -241,7 +243,11 @@ export function graphql(source: "\n  fragment ListFields on List {\n    id\n    
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"): (typeof documents)["\n  query Lists {\n    lists(first: 10) {\n      totalCount\n      edges { cursor node { ...ListFields members(first: 20) { edges { node { id } } } } }\n    }\n  }\n"];
+export function graphql(source: "\n  query Lists($after: String) {\n    lists(first: 10, after: $after) {\n      totalCount\n      edges { cursor node { ...ListFields } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"): (typeof documents)["\n  query Lists($after: String) {\n    lists(first: 10, after: $after) {\n      totalCount\n      edges { cursor node { ...ListFields } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ListMembers($id: ID!, $after: String) {\n    node(id: $id) {\n      ... on List {\n        id\n        members(first: 100, after: $after) {\n          edges { cursor node { id } }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ListMembers($id: ID!, $after: String) {\n    node(id: $id) {\n      ... on List {\n        id\n        members(first: 100, after: $after) {\n          edges { cursor node { id } }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

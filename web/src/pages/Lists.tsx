@@ -24,7 +24,8 @@ export function Lists() {
 
 /** Every list of the viewer's, newest first, and a form to make one. */
 function AllLists() {
-  const { data, error, refetch } = useQuery(LISTS, { fetchPolicy: 'cache-and-network' });
+  const { data, error, refetch, fetchMore } = useQuery(LISTS, { fetchPolicy: 'cache-and-network' });
+  const more = usePager(data?.lists.pageInfo, (after) => fetchMore({ variables: { after } }));
   const [name, setName] = useState('');
   const [create, creating] = useMutation(CREATE_LIST, { refetchQueries: ['Lists'] });
   const submit = (e: FormEvent) => {
@@ -63,6 +64,7 @@ function AllLists() {
               </li>
             ))}
           </ul>
+          <LoadMore {...more} end="That's every list." />
         </section>
       ))}
     </main>
