@@ -134,11 +134,7 @@ func TestChangesDuringAFold(t *testing.T) {
 	for _, kind := range []string{"unfollow", "mute", "block"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			server := testenv.StartRedis(t)
-			rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
-			t.Cleanup(func() { rdb.Close() })
-			hook := &beforeFold{}
-			rdb.AddHook(hook)
+			rdb, hook := hookedRedis(t)
 			w := newFoldWorld(t, rdb, "fold:")
 			hide, undo := w.mute, w.unmute
 			switch kind {
@@ -182,6 +178,18 @@ func TestChangesDuringAFold(t *testing.T) {
 			w.checkFeed(t, "after undoing "+kind+", folded")
 		})
 	}
+}
+
+// hookedRedis is a private redis-server's client with a beforeFold hook
+// on it (a private one: the hook sees every command of the engine).
+func hookedRedis(t *testing.T) (redis.UniversalClient, *beforeFold) {
+	t.Helper()
+	server := testenv.StartRedis(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
+	t.Cleanup(func() { rdb.Close() })
+	hook := &beforeFold{}
+	rdb.AddHook(hook)
+	return rdb, hook
 }
 
 // beforeFold is a Redis hook that runs a function once, before the first
@@ -262,11 +270,7 @@ func TestUnfollowBringsBackATrimmedEntry(t *testing.T) {
 // skipped), and their next page, once the slot is free, folds.
 func TestFoldsRunningBound(t *testing.T) {
 	t.Parallel()
-	server := testenv.StartRedis(t)
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{server.Addr()}})
-	t.Cleanup(func() { rdb.Close() })
-	hook := &beforeFold{}
-	rdb.AddHook(hook)
+	rdb, hook := hookedRedis(t)
 	te := startTestEngine(t, newTestStore(t), rdb, "folds:", func(c *config.Config) { c.CelebrityFollowers = 3; c.FoldsRunning = 1 })
 	a, b, star := te.user("reader_a"), te.user("reader_b"), te.user("star")
 	for _, f := range []int64{a, b, te.user("fan")} {

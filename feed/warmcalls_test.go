@@ -35,6 +35,13 @@ const warmMaxPushCallsPerPage = 14
 // posts, and what the merge's lookups cost).
 const warmHybridExtraCalls = 1
 
+// warmBackgroundCalls bounds, per page, what INFO counts of the engine's
+// background work during the pages (every client's commands count: the
+// fan-out stream's XLEN and XINFO, a lease's renewal), seen on a loaded
+// box at 0.1 a page: a page of 20 runs whole commands, so a hybrid page one
+// command beyond push's would exceed it by 1, not by this.
+const warmBackgroundCalls = 0.2
+
 // warmCallsPages is how many warm first pages the count is taken over.
 const warmCallsPages = 60
 
@@ -64,7 +71,7 @@ func TestWarmPageRedisCalls(t *testing.T) {
 	if got := totals[config.ModePush]; got > warmMaxPushCallsPerPage {
 		t.Errorf("push: a warm first page ran %.1f Redis commands, more than %d", got, warmMaxPushCallsPerPage)
 	}
-	if got, most := totals[config.ModeHybrid], totals[config.ModePush]+warmHybridExtraCalls; got > most {
+	if got, most := totals[config.ModeHybrid], totals[config.ModePush]+warmHybridExtraCalls+warmBackgroundCalls; got > most {
 		t.Errorf("hybrid: a warm first page ran %.1f Redis commands, more than push's %.1f and %d", got, totals[config.ModePush], warmHybridExtraCalls)
 	}
 }
