@@ -76,6 +76,7 @@ type ModeResult struct {
 	Seconds           float64         `json:"seconds"`
 	ServerCPUSeconds  float64         `json:"serverCpuSeconds"`
 	Warm              Stat            `json:"warm"`
+	WarmInboxes       float64         `json:"warmInboxesSeconds,omitempty"` // seconds from the warm reads until every inbox is whole (rebuilt in the background)
 	WarmDeep          Stat            `json:"warmDeep"`
 	FirstPage         []Stat          `json:"firstPage"`
 	DeepPage          Stat            `json:"deepPage"`

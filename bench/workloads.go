@@ -317,6 +317,12 @@ func (w *modeRun) warm(ctx context.Context) error {
 	w.checkPages("warm: first pages non-empty and sorted", pc)
 	w.check(w.mode, "warm: no errors", w.mr.Warm.Errors == 0, "%d errors: %v", w.mr.Warm.Errors, r.errMsg)
 	logf("  %d readers in %.1fs: %s", len(w.active), w.mr.Warm.Seconds, fmtStat(w.mr.Warm))
+	if w.mode != "pull" {
+		d, missing := w.awaitWhole(ctx, w.active)
+		w.mr.WarmInboxes = d.Seconds()
+		w.check(w.mode, "warm: every active reader's inbox rebuilt", missing == 0, "%d inboxes not whole %.0fs after the reads", missing, d.Seconds())
+		logf("  every inbox whole %.1fs after the reads", d.Seconds())
+	}
 	w.settle(ctx)
 	after := usedMemory(ctx, w.rdb)
 	w.memory(ctx, before, after)
@@ -453,6 +459,11 @@ func (w *modeRun) followees(ctx context.Context) error {
 			cold.add(time.Since(t), err)
 		}
 		coldSt := cold.stat("cold", time.Since(start))
+		if w.mode != "pull" {
+			// The warm reads measure the inboxes, not their rebuilds.
+			d, missing := w.awaitWhole(ctx, readers)
+			w.check(w.mode, fmt.Sprintf("followees=%d: inboxes rebuilt", b), missing == 0, "%d inboxes not whole %.0fs after the cold reads", missing, d.Seconds())
+		}
 		warm := &recorder{}
 		start = time.Now()
 		for k := range w.o.probeReads {
@@ -532,6 +543,34 @@ func (w *modeRun) fanout(ctx context.Context) error {
 	logf("  %d active of %d followers; mutation p50 %.1f ms; inbox arrival p50 %.1f ms, last inbox p50 %.1f ms max %.1f ms; %.0f entries/s during the fan-out, %.0f/s from the response",
 		f.ActiveFollowers, f.Followers, f.Mutation.P50, f.Arrival.P50, f.LastInbox.P50, f.LastInbox.Max, f.EntriesPerSec, f.EndToEndEntriesPerSec)
 	return nil
+}
+
+// awaitWhole polls the readers' inboxes (ZCOUNT of the floor marker,
+// every 20 ms, for at most 120 s) until each is whole: a returning
+// reader's page answers from MySQL and their inbox is rebuilt after, in
+// the background. It says how long that took and how many never were.
+func (w *modeRun) awaitWhole(ctx context.Context, readers []int) (time.Duration, int) {
+	start := time.Now()
+	pending := slices.Clone(readers)
+	for len(pending) > 0 && time.Since(start) < 120*time.Second && ctx.Err() == nil {
+		pipe := w.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, len(pending))
+		for j, i := range pending {
+			cmds[j] = pipe.ZCount(ctx, w.inboxKey(i), "-1", "-1")
+		}
+		pipe.Exec(ctx)
+		next := pending[:0]
+		for j, i := range pending {
+			if cmds[j].Val() == 0 {
+				next = append(next, i)
+			}
+		}
+		pending = next
+		if len(pending) > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return time.Since(start), len(pending)
 }
 
 // withInbox is the users among users whose inbox exists: the active ones

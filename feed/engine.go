@@ -142,6 +142,7 @@ func (e *Engine) Close() {
 		e.cache.Stop()
 		e.outboxes.Stop()
 		e.lists.Stop()
+		e.inboxes.Stop()
 	})
 }
 

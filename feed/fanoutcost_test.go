@@ -94,6 +94,7 @@ func newCostEngine(t testing.TB, readers int) (te *testEngine, server redis.Univ
 			t.Fatalf("first read of %d: %v", f, err)
 		}
 	}
+	te.inboxes.Wait() // the inboxes are rebuilt after the first pages
 	// A first post, not measured: it loads the scripts, and the inboxes
 	// hold an entry as an active reader's do.
 	post := te.ids.Next()

@@ -217,6 +217,7 @@ func TestInboxRebuildIsAtomicAndOnce(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		te.inboxes.Wait() // the rebuild runs after the pages that found no inbox
 		for i := range readers {
 			if errs[i] != nil {
 				t.Fatalf("round %d, reader %d: %v", round, i, errs[i])

@@ -3,10 +3,15 @@ package feed
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"feedservice/feed/paging"
+	"feedservice/store"
 )
 
 // BenchmarkReturningReaderPage reads the first page of a returning
@@ -15,7 +20,11 @@ import (
 // the page is MySQL's as always; in push and hybrid the inbox must be
 // rebuilt. ns/op is the answer's time; rebuilt-ms is the time until the
 // inbox is whole again (not in ns/op when the rebuild comes after the
-// answer), and sql/read the SQL statements of both.
+// answer), and sql/read the SQL statements of both. The CPU of both, by
+// process, is engine-us/read (this process), redis-us/read and
+// mysql-us/read (the local mariadbd's, from /proc; absent when it is not
+// on this machine): on a busy box of many readers, what a returning reader
+// costs all three decides how long the others wait.
 //
 //	go test -run '^$' -bench ReturningReaderPage -benchtime 50x ./feed
 func BenchmarkReturningReaderPage(b *testing.B) {
@@ -28,6 +37,7 @@ func BenchmarkReturningReaderPage(b *testing.B) {
 				size := benchPageSize
 				var rebuilt time.Duration
 				b.ReportAllocs()
+				own, rcpu, mcpu := ownCPU(b), redisCPU(b, te.redis), mysqldCPU(te.store)
 				for b.Loop() {
 					b.StopTimer()
 					te.forgetInbox(b, reader)
@@ -44,6 +54,12 @@ func BenchmarkReturningReaderPage(b *testing.B) {
 					te.waitInbox(b, reader)
 					rebuilt += time.Since(start)
 					b.StartTimer()
+				}
+				perRead := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+				b.ReportMetric(perRead(ownCPU(b)-own), "engine-us/read")
+				b.ReportMetric(perRead(redisCPU(b, te.redis)-rcpu), "redis-us/read")
+				if mcpu >= 0 {
+					b.ReportMetric(perRead(mysqldCPU(te.store)-mcpu), "mysql-us/read")
 				}
 				b.ReportMetric(float64(rebuilt.Milliseconds())/float64(b.N), "rebuilt-ms")
 				b.ReportMetric(float64(sql.n.Load())/float64(b.N), "sql/read")
@@ -84,3 +100,38 @@ func (te *testEngine) waitInbox(tb testing.TB, reader int64) {
 		}
 	}
 }
+
+// mysqldCPU is the CPU time (user and system) of the MySQL server st
+// talks to, from /proc by its pid file; -1 when that server is not on this
+// machine or its files cannot be read.
+func mysqldCPU(st *store.Store) time.Duration {
+	var pidFile string
+	if err := st.DB().Raw("SELECT @@pid_file").Scan(&pidFile).Error; err != nil {
+		return -1
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		return -1
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "stat"))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command's closing parenthesis; utime and stime
+	// are the 14th and 15th of the whole line.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times (100 on
+// every Linux this runs on).
+const clockTicks = 100

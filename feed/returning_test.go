@@ -48,11 +48,11 @@ func (h *holdRebuildWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 	}
 }
 
-// A returning reader (whose inbox expired) gets their first page from what
-// the inbox's rebuild read from MySQL, in one statement, while the
-// rebuild's write of the inbox is still held back: the answer does not
-// wait for it. The page is the feed MySQL holds; once the write is let
-// go, the inbox is whole and the next page asks MySQL nothing.
+// A returning reader (whose inbox expired) gets their first page from one
+// statement of the page's size, while the inbox's rebuild, in the
+// background, has its write held back: the answer waits for neither. The
+// page is the feed MySQL holds; once the write is let go, the inbox is
+// whole and the next page asks MySQL nothing.
 func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {

@@ -84,6 +84,9 @@ const (
 	// MaxFoldsRunning bounds -folds-running: more folds at once than
 	// Redis's connections an instance keeps would queue for them.
 	MaxFoldsRunning = 1_000
+	// MaxRebuildsRunning bounds -rebuilds-running: each running rebuild
+	// holds a MySQL connection and a Redis one.
+	MaxRebuildsRunning = 1_000
 	// DefaultGOGC is the garbage collector's target (-gogc, GOGC) the server
 	// runs with when none is set: the heap may grow to five times what is
 	// live before a collection, where Go's own default is twice. A warm page
@@ -326,6 +329,7 @@ func (c *Settings) cacheFlags(fs *flag.FlagSet, env *environment) {
 	fs.DurationVar(&c.RateLimitWarnInterval, "rate-limit-warn-interval", env.duration("RATE_LIMIT_WARN_INTERVAL", feedconfig.DefaultRateLimitWarnInterval), "least time between two warnings that rate limits went unchecked because Redis failed; the ones between are counted in the next (RATE_LIMIT_WARN_INTERVAL)")
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", env.duration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
 	fs.IntVar(&c.FoldsRunning, "folds-running", env.int("FOLDS_RUNNING", feedconfig.DefaultFoldsRunning), "the most folds of celebrities' posts into readers' inboxes one instance runs at once, after the hybrid pages that merged them; a page that finds none free folds nothing (FOLDS_RUNNING)")
+	fs.IntVar(&c.RebuildsRunning, "rebuilds-running", env.int("REBUILDS_RUNNING", feedconfig.DefaultRebuildsRunning), "the most rebuilds of returning readers' inboxes one instance runs at once in the background, after their pages answered from MySQL; the rest wait their turn (REBUILDS_RUNNING)")
 	fs.IntVar(&c.RepostListMax, "repost-list-max", env.int("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.IntVar(&c.GOGC, "gogc", env.int("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", env.duration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
@@ -434,6 +438,9 @@ func (c Settings) check() error {
 	if c.FoldsRunning < 1 || c.FoldsRunning > MaxFoldsRunning {
 		return fmt.Errorf("-folds-running must be 1 to %d", MaxFoldsRunning)
 	}
+	if c.RebuildsRunning < 1 || c.RebuildsRunning > MaxRebuildsRunning {
+		return fmt.Errorf("-rebuilds-running must be 1 to %d", MaxRebuildsRunning)
+	}
 	if c.RepostListMax < 1 || c.RepostListMax > MaxRepostListMax {
 		return fmt.Errorf("-repost-list-max must be 1 to %d", MaxRepostListMax)
 	}
@@ -492,7 +499,7 @@ func (c Settings) Describe() []any {
 		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax, "maxUnreadCount", c.MaxUnreadCount, "maxListsPerUser", c.MaxListsPerUser, "maxListMembers", c.MaxListMembers,
 		"fanoutBatch", c.FanoutBatchSize, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
 		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
-		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "foldsRunning", c.FoldsRunning, "gogc", c.GOGC,
+		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "foldsRunning", c.FoldsRunning, "rebuildsRunning", c.RebuildsRunning, "gogc", c.GOGC,
 		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL, "blockResetInterval", c.BlockResetInterval,
 		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),

@@ -275,6 +275,13 @@ func TestFoldsRunningBounds(t *testing.T) {
 		func(c Settings) int { return c.FoldsRunning })
 }
 
+// TestRebuildsRunningBounds: -rebuilds-running defaults to the engine's
+// default, reads REBUILDS_RUNNING, and takes 1 to MaxRebuildsRunning.
+func TestRebuildsRunningBounds(t *testing.T) {
+	checkIntBounds(t, "rebuilds-running", "REBUILDS_RUNNING", feedconfig.DefaultRebuildsRunning, MaxRebuildsRunning,
+		func(c Settings) int { return c.RebuildsRunning })
+}
+
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
 // variable, takes MinGOGC to MaxGOGC and refuses "off"; TuneRuntime sets
 // the collector's target and gives back the old one.

@@ -131,6 +131,12 @@ type Config struct {
 	// connected follower to read) must not queue thousands. A page that
 	// finds every slot taken folds nothing; a later page folds.
 	FoldsRunning int
+	// RebuildsRunning bounds the rebuilds of inboxes that one instance runs
+	// at once in the background, after the pages of returning readers,
+	// which answer from a read of MySQL of the page's size: a burst of
+	// returning readers gets its pages first, and their inboxes as the
+	// rebuilds that wait their turn (MaxWaitingRebuilds) reach them.
+	RebuildsRunning int
 	// MaxListsPerUser is the most lists one user may keep; createList is
 	// refused past it. 1 to ListsPerUserCeiling.
 	MaxListsPerUser int
@@ -231,6 +237,11 @@ const (
 	// DefaultFoldsRunning lets 32 folds run at once: each is one script of
 	// some hundred microseconds on Redis, after its page has answered.
 	DefaultFoldsRunning = 32
+	// DefaultRebuildsRunning lets 2 rebuilds run at once, one a core of
+	// the machines this is measured on: each is one MySQL statement of
+	// about twice InboxCap rows and one write of InboxCap entries, work the
+	// pages waiting for their answers would otherwise share the CPU with.
+	DefaultRebuildsRunning = 2
 	// DefaultMaxListsPerUser and DefaultMaxListMembers are the peers'
 	// limits (Mastodon's and Twitter's are of this order): enough for
 	// every reader's use, few enough that a list feed's merge stays small.
@@ -340,6 +351,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.FoldsRunning <= 0 {
 		c.FoldsRunning = DefaultFoldsRunning
+	}
+	if c.RebuildsRunning <= 0 {
+		c.RebuildsRunning = DefaultRebuildsRunning
 	}
 	if c.RepostListMax <= 0 {
 		c.RepostListMax = DefaultRepostListMax

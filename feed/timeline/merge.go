@@ -50,8 +50,8 @@ type readState struct {
 	loaded    bool
 	view      *pull.View // made of followees and hidden once loaded
 	rebuilt   bool
-	// snap is what this read's rebuild of the inbox read from MySQL, when
-	// it answers from that (see ensureAnswering); nil otherwise.
+	// snap is what a page of a reader without an inbox answers from: a
+	// read of MySQL of the page's size (see pageSnapshot); nil otherwise.
 	snap *snapshot
 	// posts are the live posts the checks read, by id: the page's posts
 	// go out with them, so the API does not load them again.
@@ -151,18 +151,22 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 		r.early = early
 	}
 	if !hasInbox && early != nil {
-		// Cold, for a page: answer from what the rebuild reads.
-		snap, err := reads.inboxes.ensureAnswering(ctx, viewer)
+		// Cold, for a page: answer from MySQL, the newest entries for a
+		// first page (a window as big as an inbox's for a page from a
+		// cursor), and rebuild the inbox after, in the background.
+		n := reads.d.Cfg.InboxCap
+		if early.older && early.bound == math.MaxInt64 {
+			n = early.want
+		}
+		snap, err := reads.inboxes.pageSnapshot(ctx, viewer, n)
 		if err != nil {
-			return nil, nil, redisx.Fail(err)
+			return nil, nil, err
 		}
-		if snap != nil {
-			r.snap, r.rebuilt = snap, true
-			r.followees, r.hidden = slices.Sorted(slices.Values(snap.followees)), slices.Sorted(slices.Values(snap.hidden))
-			r.loaded, r.view = true, &snap.view
-			return r, self, nil
-		}
-		// Another read rebuilt it meanwhile: read it as below.
+		reads.inboxes.rebuildLater(viewer)
+		r.snap, r.rebuilt = snap, true
+		r.followees, r.hidden = slices.Sorted(slices.Values(snap.followees)), slices.Sorted(slices.Values(snap.hidden))
+		r.loaded, r.view = true, &snap.view
+		return r, self, nil
 	}
 	if !hasInbox {
 		// Cold: rebuild (with the followee set), then read the celebrity

@@ -3,6 +3,7 @@ package timeline
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,51 +16,113 @@ import (
 // sees half a feed; concurrent callers, on any instance, wait for the one
 // rebuild. It reports whether this call rebuilt it.
 func (ib *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
-	_, rebuilt, err := ib.ensure(ctx, reader, false)
-	return rebuilt, err
-}
-
-// ensureAnswering is Ensure for a read that can answer from what the
-// rebuild reads: when this call rebuilds, it returns the rebuild's
-// snapshot as soon as MySQL has answered, and swaps it in after, in the
-// background (Wait waits for it); a read of the inbox meanwhile waits for
-// the swap, as for any rebuild. It returns nil when the inbox was there or
-// another caller rebuilt it.
-func (ib *Inboxes) ensureAnswering(ctx context.Context, reader int64) (*snapshot, error) {
-	snap, _, err := ib.ensure(ctx, reader, true)
-	return snap, err
-}
-
-func (ib *Inboxes) ensure(ctx context.Context, reader int64, answering bool) (*snapshot, bool, error) {
-	var snap *snapshot
 	lock := ib.d.Keys.RebuildLock(reader)
-	rebuilt, err := redisx.EnsureOnceBy(ctx, ib.d.Redis, func() (bool, error) { return ib.whole(ctx, reader) }, lock, func(token string, locked time.Time) error {
+	return redisx.EnsureOnceBy(ctx, ib.d.Redis, func() (bool, error) { return ib.whole(ctx, reader) }, lock, func(token string, locked time.Time) error {
 		s, err := ib.readSnapshot(ctx, reader, locked)
 		if err != nil {
 			ib.d.Redis.Del(context.WithoutCancel(ctx), lock)
 			return err
 		}
-		if !answering {
-			return ib.swapIn(ctx, reader, token, s)
-		}
-		snap = s
-		ib.writes.Add(1)
-		go func() {
-			defer ib.writes.Done()
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisx.RebuildLockTTL)
-			defer cancel()
-			if err := ib.swapIn(wctx, reader, token, s); err != nil {
-				// The inbox stays missing: the reader's next read rebuilds it.
-				ib.d.WarnRedis("inbox rebuild: the write after the answer", err)
-			}
-		}()
-		return nil
+		return ib.swapIn(ctx, reader, token, s)
 	})
-	return snap, rebuilt, err
 }
 
-// Wait waits for the inbox writes that rebuilds left to the background
-// (see ensureAnswering).
+// A returning reader's page answers from a read of MySQL of the page's
+// size (pageSnapshot), and their inbox is rebuilt after, in the
+// background: at most Config.RebuildsRunning rebuilds at once on an
+// instance, the others waiting their turn in order, up to
+// MaxWaitingRebuilds. A burst of returning readers so gets its pages at
+// the pace of those reads, and its inboxes as fast as the rebuilds that
+// remain can go; a reader whose rebuild still waits reads MySQL again.
+
+// MaxWaitingRebuilds bounds the rebuilds that wait for a slot on one
+// instance (8 bytes and a map entry each). A rebuild that finds the line
+// full is dropped (feed_inbox_rebuilds_dropped_total): the reader's next
+// page asks again.
+const MaxWaitingRebuilds = 10_000
+
+// rebuildTimeout bounds one background rebuild (its MySQL read and its
+// write); it is the rebuild lock's lifetime.
+const rebuildTimeout = redisx.RebuildLockTTL
+
+// rebuildLine is the background rebuilds of one instance: those waiting,
+// in order, and how many run.
+type rebuildLine struct {
+	mu      sync.Mutex
+	waiting []int64
+	queued  map[int64]bool // waiting or running
+	running int
+	max     int // MaxWaitingRebuilds, lower in tests
+}
+
+// rebuildLater rebuilds reader's inbox in the background (Wait waits for
+// it), unless it waits or runs already.
+func (ib *Inboxes) rebuildLater(reader int64) {
+	q := &ib.rebuilds
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.queued[reader]:
+		return
+	case len(q.waiting) >= q.max:
+		ib.d.Metrics.RebuildsDropped.Inc()
+		return
+	}
+	q.waiting = append(q.waiting, reader)
+	q.queued[reader] = true
+	ib.d.Metrics.RebuildsWaiting.Inc()
+	if q.running < ib.d.Cfg.RebuildsRunning {
+		q.running++
+		ib.writes.Add(1)
+		go ib.runRebuilds()
+	}
+}
+
+// runRebuilds rebuilds the waiting inboxes, one after another, until none
+// waits.
+func (ib *Inboxes) runRebuilds() {
+	defer ib.writes.Done()
+	q := &ib.rebuilds
+	for {
+		q.mu.Lock()
+		if len(q.waiting) == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		reader := q.waiting[0]
+		q.waiting = q.waiting[1:]
+		ib.d.Metrics.RebuildsWaiting.Dec()
+		q.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), rebuildTimeout)
+		if _, err := ib.Ensure(ctx, reader); err != nil {
+			// The inbox stays missing: the reader's next page reads MySQL
+			// and asks again.
+			ib.d.WarnRedis("inbox rebuild after a returning reader's page", err)
+		}
+		cancel()
+		q.mu.Lock()
+		delete(q.queued, reader)
+		q.mu.Unlock()
+	}
+}
+
+// Stop drops the rebuilds still waiting (the readers' next pages ask
+// again); those running finish.
+func (ib *Inboxes) Stop() {
+	q := &ib.rebuilds
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, reader := range q.waiting {
+		delete(q.queued, reader)
+	}
+	ib.d.Metrics.RebuildsWaiting.Sub(float64(len(q.waiting)))
+	q.waiting = nil
+}
+
+// Wait waits for the work that reads left to the background: the
+// rebuilds of returning readers' inboxes, and the folds.
 func (ib *Inboxes) Wait() { ib.writes.Wait() }
 
 // whole reports whether reader's inbox exists with its floor marker: a key

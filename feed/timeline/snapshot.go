@@ -12,14 +12,11 @@ import (
 	"feedservice/store"
 )
 
-// A read that finds no inbox rebuilds it; a page read answers from what
-// the rebuild read from MySQL, before the inbox is written (see
-// ensureAnswering): a returning reader waits for one statement, not for
-// the writes of hundreds of entries.
-
 // snapshot is what the rebuild of an inbox reads from MySQL: the reader's
 // view, their newest InboxCap entries with the sources of those a repost
-// brought, and the floor below them (0 when the feed holds fewer).
+// brought, and the floor below them (0 when the feed holds fewer). A
+// returning reader's page answers from a snapshot of the page's size (see
+// pageSnapshot).
 type snapshot struct {
 	followees, hidden []int64 // as MySQL lists them (the followee set keeps both)
 	view              pull.View
@@ -52,8 +49,20 @@ func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64, locked time.T
 	if err := ib.activate(ctx, reader); err != nil {
 		return nil, err
 	}
-	mysql := ib.rep.AllowLagSince(ctx, locked, reader)
-	capEntries := ib.d.Cfg.InboxCap
+	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, locked, reader), reader, ib.d.Cfg.InboxCap)
+}
+
+// pageSnapshot is the snapshot of reader's newest n entries, what a page
+// of a reader without an inbox answers from, while the inbox is rebuilt
+// in the background (rebuildLater): one statement of about 2n events, read
+// from a replica as the reader's other reads of MySQL are.
+func (ib *Inboxes) pageSnapshot(ctx context.Context, reader int64, n int) (*snapshot, error) {
+	return ib.snapshotOf(ib.rep.AllowLag(ctx, reader), reader, n)
+}
+
+// snapshotOf reads the snapshot of reader's newest capEntries entries
+// through mysql.
+func (ib *Inboxes) snapshotOf(mysql context.Context, reader int64, capEntries int) (*snapshot, error) {
 	sn := &snapshot{sources: map[int64][]Source{}}
 	var (
 		entries []pull.Entry

@@ -61,9 +61,11 @@ type Inboxes struct {
 	// inboxes last gave them on this instance (see ActiveAmong); nil when
 	// the local tiers are off.
 	activeUntil *otter.Cache[int64, int64]
-	// writes are the rebuilds' writes and the folds left to the
-	// background (see ensureAnswering and foldLater).
-	writes sync.WaitGroup
+	// writes are the rebuilds and the folds left to the background (see
+	// rebuildLater and foldLater); rebuilds are those of returning
+	// readers' inboxes, waiting or running.
+	writes   sync.WaitGroup
+	rebuilds rebuildLine
 	// folds holds, by reader, what this instance folded into their inbox
 	// (see fold.go); nil when the local tiers are off, and then nothing is
 	// folded.
@@ -77,7 +79,8 @@ type Inboxes struct {
 // NewInboxes keeps inboxes in d's Redis, rebuilt from MySQL through f (reading
 // replicas as rep allows, and posts through c).
 func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feeds) *Inboxes {
-	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f, foldSlots: make(chan struct{}, d.Cfg.FoldsRunning)}
+	x := &Inboxes{d: d, pub: livemsg.NewPublisher(d.Redis, d.Keys, d.Log), cache: c, rep: rep, pull: f, foldSlots: make(chan struct{}, d.Cfg.FoldsRunning),
+		rebuilds: rebuildLine{queued: map[int64]bool{}, max: MaxWaitingRebuilds}}
 	cfg := d.Cfg
 	if cfg.LocalCacheMaxEntries > 0 {
 		x.activeUntil = otter.Must(&otter.Options[int64, int64]{MaximumSize: activeUntilEntries})

@@ -21,21 +21,26 @@ const (
 // Metrics are the engine's Prometheus metrics, in a registry of its own so
 // that several engines (tests) can live in one process.
 type Metrics struct {
-	Registry       *prometheus.Registry
-	Reads          *prometheus.CounterVec
-	Rebuilds       prometheus.Counter
-	Dispatched     prometheus.Counter
-	FanoutTasks    prometheus.Counter
-	FanoutEntries  prometheus.Counter
-	OutboxLag      prometheus.Gauge
-	OutboxLagSecs  prometheus.Gauge
-	StreamLag      prometheus.Gauge
-	StreamPending  prometheus.Gauge
-	StreamLength   prometheus.Gauge
-	EventsHandled  *prometheus.CounterVec
-	HandlerFailure prometheus.Counter
-	EventsDropped  *prometheus.CounterVec
-	NoProgress     *prometheus.CounterVec
+	Registry *prometheus.Registry
+	Reads    *prometheus.CounterVec
+	Rebuilds prometheus.Counter
+	// RebuildsWaiting are the background rebuilds of returning readers'
+	// inboxes that wait for a slot; RebuildsDropped those that found the
+	// waiting line full (the reader's next page asks again).
+	RebuildsWaiting prometheus.Gauge
+	RebuildsDropped prometheus.Counter
+	Dispatched      prometheus.Counter
+	FanoutTasks     prometheus.Counter
+	FanoutEntries   prometheus.Counter
+	OutboxLag       prometheus.Gauge
+	OutboxLagSecs   prometheus.Gauge
+	StreamLag       prometheus.Gauge
+	StreamPending   prometheus.Gauge
+	StreamLength    prometheus.Gauge
+	EventsHandled   *prometheus.CounterVec
+	HandlerFailure  prometheus.Counter
+	EventsDropped   *prometheus.CounterVec
+	NoProgress      *prometheus.CounterVec
 	// LiveUnreadable counts the pub/sub messages the hub could not parse,
 	// by channel kind (reader, author, celebrities, inboxes, invalidate).
 	LiveUnreadable *prometheus.CounterVec
@@ -85,6 +90,12 @@ func New() *Metrics {
 		}, []string{"path"}),
 		Rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_inbox_rebuilds_total", Help: "Inboxes rebuilt from MySQL.",
+		}),
+		RebuildsWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_inbox_rebuilds_waiting", Help: "Rebuilds of returning readers' inboxes waiting for one of REBUILDS_RUNNING slots on this instance.",
+		}),
+		RebuildsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_inbox_rebuilds_dropped_total", Help: "Rebuilds of returning readers' inboxes not queued, the waiting line being full; the reader's next page asks again.",
 		}),
 		Dispatched: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_outbox_dispatched_total", Help: "Outbox events moved to the fan-out stream.",
@@ -157,7 +168,7 @@ func New() *Metrics {
 			Name: "feed_folds_total", Help: "Folds of followed celebrities' posts into a reader's inbox after a hybrid page, by outcome: folded, stale (the followee set changed meanwhile), rebuilding, missing (no inbox), skipped (no slot free); below counts the celebrities a fold left to the merge, their outbox not reaching down to the inbox's floor.",
 		}, []string{"outcome"}),
 	}
-	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
+	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.RebuildsWaiting, m.RebuildsDropped, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
 		m.LiveUnreadable, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses, m.Folds)
