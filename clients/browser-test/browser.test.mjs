@@ -20,7 +20,8 @@
 // - lists: a list made on the Lists page, a followee added with their
 //   profile's switch, its feed holding their post alone, renamed, emptied
 //   and deleted; a profile's switches paging through eleven lists ("More
-//   lists") and through a list's 101 members to find the profile's user;
+//   lists") and through a list's 101 members to find the profile's user,
+//   and the list's page showing its members 20 at a time (More members);
 // - CORS: a page on CORS_ORIGIN (listed in the server's ALLOWED_ORIGINS)
 //   fetches /query with a bearer token through a preflight; a page on an
 //   unlisted origin is refused by the browser.
@@ -864,6 +865,24 @@ test('the app: a profile\'s list switches page through the lists and each list\'
     await laureates.click();
     await laureates.and(page.locator(':checked:enabled')).waitFor();
     assert.equal(await members(), 101, 'the switch turned on did not add Curie');
+
+    // The list's page shows its members 20 at a time, newest first (Curie,
+    // added again), and More members reads on to the oldest (the first of
+    // the crowd).
+    await page.goto(new URL(`lists/${encodeURIComponent(oldest)}`, APP_URL).toString());
+    const region = page.getByRole('region', { name: 'Members' });
+    await region.getByTestId('member-count').filter({ hasText: /^101 members$/ }).waitFor();
+    const shown = () => region.getByTestId('list-member').evaluateAll((els) => els.map((el) => el.dataset.userId));
+    const moreMembers = region.getByRole('button', { name: 'More members', exact: true });
+    for (const want of [20, 40, 60, 80, 100, 101]) {
+      await waitForAsync(async () => (await shown()).length === want, `${want} members on the list's page`, shown);
+      if (want < 101) await moreMembers.click();
+    }
+    const ids = await shown();
+    assert.equal(ids[0], curie.id, 'the newest member is not first');
+    assert.equal(ids[100], others[0].id, 'the oldest member is not last');
+    assert.equal(new Set(ids).size, 101, 'a member shows twice');
+    assert.equal(await moreMembers.count(), 0, 'More members shows past the last member');
   });
 });
 

@@ -363,10 +363,29 @@ export const LIST = graphql(`
     node(id: $id) {
       ... on List {
         ...ListFields
-        members(first: 20) { edges { cursor since node { ...UserSummary } } }
+        members(first: 20) {
+          edges { cursor since node { ...UserSummary } }
+          pageInfo { hasNextPage endCursor }
+        }
         feed(first: $first, after: $after) {
           edges { ...FeedEdgeFields }
           pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        }
+      }
+    }
+  }
+`);
+
+// The next 20 members of a list, for its page's More members (merged into
+// the list's members in the cache: apollo.ts).
+export const LIST_MEMBER_PAGE = graphql(`
+  query ListMemberPage($id: ID!, $after: String) {
+    node(id: $id) {
+      ... on List {
+        id
+        members(first: 20, after: $after) {
+          edges { cursor since node { ...UserSummary } }
+          pageInfo { hasNextPage endCursor }
         }
       }
     }

@@ -7,7 +7,7 @@ import { LoadMore } from '../components/LoadMore';
 import { PostCard } from '../components/PostCard';
 import { Time } from '../components/Time';
 import { UserLink } from '../components/UserLink';
-import { CREATE_LIST, DELETE_LIST, LIST, LISTS, REMOVE_FROM_LIST, RENAME_LIST } from '../graphql';
+import { CREATE_LIST, DELETE_LIST, LIST, LIST_MEMBER_PAGE, LISTS, REMOVE_FROM_LIST, RENAME_LIST } from '../graphql';
 import { usePager } from '../pager';
 
 const PAGE_SIZE = 10;
@@ -81,6 +81,7 @@ function OneList() {
   });
   const list = data?.node && 'feed' in data.node ? data.node : null;
   const more = usePager(list?.feed.pageInfo, (after) => fetchMore({ variables: { after } }));
+  const moreMembers = usePager(list?.members.pageInfo, (after) => fetchMore({ query: LIST_MEMBER_PAGE, variables: { id, after } }));
   const [name, setName] = useState<string | null>(null);
   const [rename, renaming] = useMutation(RENAME_LIST);
   const [remove, removing] = useMutation(REMOVE_FROM_LIST, { refetchQueries: ['List', 'Lists'] });
@@ -130,6 +131,12 @@ function OneList() {
             </li>
           ))}
         </ul>
+        {moreMembers.hasMore && (
+          <button type="button" className="secondary" disabled={moreMembers.loading} onClick={moreMembers.onLoad}>
+            More members
+          </button>
+        )}
+        <ErrorNote error={moreMembers.error} />
       </section>
       <section aria-label="List feed" className="feed">
         {list.feed.edges.length === 0 && <p className="card muted">Nothing here yet.</p>}
