@@ -37,7 +37,7 @@ func TestCancelledReadIsNoRedisFailure(t *testing.T) {
 	t.Parallel()
 	var log lockedLog
 	rdb, prefix := testenv.Redis(t)
-	e := startTestEngineWithLog(t, newTestStore(t), rdb, prefix, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e := startTestEngineWithLog(t, newTestStore(t), rdb, prefix, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := e.Users(ctx, []int64{1, 2, 3}); err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
@@ -49,15 +50,25 @@ func newTestStore(t testing.TB) *store.Store {
 // as a second instance or after a restart.
 func startTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, change ...func(*config.Config)) *testEngine {
 	t.Helper()
+	return startTunedTestEngine(t, st, rdb, prefix, nil, change...)
+}
+
+// startTunedTestEngine is startTestEngine with the engine's timings that
+// are no setting (deps.Deps' FanoutClaimAfter and InboxTrimEvery) changed
+// by tune before it starts: they are the engine's own, so tests that change
+// them still run beside the others.
+func startTunedTestEngine(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, tune func(*deps.Deps), change ...func(*config.Config)) *testEngine {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	return startTestEngineWithLog(t, st, rdb, prefix, log, change...)
+	return startTestEngineWithLog(t, st, rdb, prefix, log, tune, change...)
 }
 
-// startTestEngineWithLog is startTestEngine writing its log to log.
-func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, log *slog.Logger, change ...func(*config.Config)) *testEngine {
+// startTestEngineWithLog is startTestEngine writing its log to log, its
+// timings changed by tune (when not nil) before it starts.
+func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalClient, prefix string, log *slog.Logger, tune func(*deps.Deps), change ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cfg := config.Config{
 		KeyPrefix:          prefix,
@@ -80,6 +91,9 @@ func startTestEngineWithLog(t testing.TB, st *store.Store, rdb redis.UniversalCl
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(e.d) // before Start, which runs the workers that read them
 	}
 	e.Start(ctx)
 	te := &testEngine{Engine: e, t: t, cancel: cancel}

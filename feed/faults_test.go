@@ -13,6 +13,7 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/metrics"
 	"feedservice/internal/testenv"
 	"feedservice/models"
@@ -183,20 +184,18 @@ func (s ftInboxState) equal(o ftInboxState) bool {
 }
 
 // 11. A message a worker read and never acknowledged (it died) is claimed
-// by another worker after fanout.ClaimAfter and handled; handling a task
-// twice leaves the inboxes as once did. Not parallel: it changes
-// fanout.ClaimAfter, which every engine of the package reads, so it runs
-// before the package's parallel tests start.
+// by another worker after its claim time (fanout.ClaimAfter, shortened
+// here for the test's engines) and handled; handling a task twice leaves
+// the inboxes as once did.
 func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
-	claimAfter := fanout.ClaimAfter
-	fanout.ClaimAfter = 300 * time.Millisecond
-	t.Cleanup(func() { fanout.ClaimAfter = claimAfter }) // after the engines stopped (cleanups run last first)
+	t.Parallel()
 	ctx := context.Background()
+	claimSoon := func(d *deps.Deps) { d.FanoutClaimAfter = 300 * time.Millisecond }
 
 	t.Run("reclaimed", func(t *testing.T) {
 		env := lcNewEnv(t)
 		// An instance that dispatches but runs no worker: messages wait in the stream.
-		te := env.start(t, func(c *config.Config) { c.FanoutWorkers = 0; c.Mode = config.ModePush })
+		te := startTunedTestEngine(t, env.st, env.rdb, env.prefix, claimSoon, func(c *config.Config) { c.FanoutWorkers = 0; c.Mode = config.ModePush })
 		m := ftModel{newRefModel()}
 		author := te.user("author")
 		readers := []int64{te.user("reader1"), te.user("reader2"), te.user("reader3")}
@@ -240,7 +239,7 @@ func TestWorkerKilledMidTaskIsReclaimed(t *testing.T) {
 		}
 
 		// A live instance with workers takes the messages over.
-		te2 := env.start(t, func(c *config.Config) { c.Mode = config.ModePush })
+		te2 := startTunedTestEngine(t, env.st, env.rdb, env.prefix, claimSoon, func(c *config.Config) { c.Mode = config.ModePush })
 		deadline = time.Now().Add(testenv.Scale(15 * time.Second))
 		for {
 			pend := ftStreamPending(t, te2)

@@ -113,6 +113,7 @@ func wantListFeed(t testing.TB, te *testEngine, stage string, owner int64, l *mo
 // the fan-out has run); an unfollow takes
 // the followee out of the owner's lists, and their posts out of the feed.
 func TestListFeedIsHomeNarrowedToMembers(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		r, m, f, o, g := w.user("reader"), w.author("muted"), w.author("friend"), w.user("other"), w.author("general")
@@ -169,6 +170,7 @@ func TestListFeedIsHomeNarrowedToMembers(t *testing.T) {
 // up to 100 characters; a member must be followed and is added once; both
 // limits refuse at their edge; its feed refuses another feed's cursors.
 func TestListRules(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t, func(cfg *config.Config) { cfg.MaxListsPerUser, cfg.MaxListMembers = 2, 2 })
 		ctx := context.Background()
@@ -269,6 +271,7 @@ func TestListRules(t *testing.T) {
 // it, so the lists' member counts, read from the copy, show the change once
 // the event is handled (not only when the copy's TTL runs out).
 func TestListCopyRepairedByTheEvent(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		ctx := context.Background()

@@ -14,8 +14,8 @@ import (
 
 	"feedservice/feed/config"
 	"feedservice/feed/fanout"
+	"feedservice/feed/internal/deps"
 	"feedservice/feed/paging"
-	"feedservice/feed/timeline"
 	"feedservice/internal/apperr"
 	"feedservice/internal/feedmodel"
 	"feedservice/internal/testenv"
@@ -217,31 +217,30 @@ func modelSeed(t *testing.T) uint64 {
 // Redis keys, a worker dying mid-task and engine restarts, in every mode,
 // on two instances (with their cache tiers on) taking turns; after the
 // workers settle, every user's whole feed, paged both ways on either
-// instance, equals the reference model's. Not parallel with the package's
-// other tests: it shortens fanout.ClaimAfter and changes
-// timeline.InboxTrimEvery, which every engine reads, so it runs before
-// they start (its own runs are parallel).
+// instance, equals the reference model's. Its runs, and it, run beside the
+// package's other tests: the timings they shorten are their engines' own
+// (see runModel).
 func TestEngineMatchesModel(t *testing.T) {
+	t.Parallel()
 	runModelModes(t, newTestStore, modelSteps(), modelUsers())
 	// Push mode with the fan-out trimming an inbox at every other delivery
-	// (timeline.InboxTrimEvery), where it trims one in 64 in production: the
-	// trims' plain ZREMRANGEBYRANK and the floor the next read or script
-	// raises after them, exercised often. Not parallel: it sets a package
-	// variable, so it runs alone, before the parallel runs above resume.
+	// (deps.Deps.InboxTrimEvery), where it trims one in
+	// timeline.InboxTrimEvery (64) in production: the trims' plain
+	// ZREMRANGEBYRANK and the floor the next read or script raises after
+	// them, exercised often.
 	t.Run("push-trims", func(t *testing.T) {
-		every := timeline.InboxTrimEvery
-		timeline.InboxTrimEvery = 2
-		t.Cleanup(func() { timeline.InboxTrimEvery = every })
+		t.Parallel()
 		seed := modelSeed(t)
 		t.Logf("seed %d (replay with MODEL_SEED=%d)", seed, seed)
-		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), modelSteps(), modelUsers())
+		trimOften := func(d *deps.Deps) { d.InboxTrimEvery = 2 }
+		runModel(t, newTestStore(t), config.ModePush, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), modelSteps(), modelUsers(), trimOften)
 	})
 	// The runs that once failed, replayed as they were on every run.
 	for _, r := range modelRegressions {
 		t.Run(fmt.Sprintf("regression-%s-%d", r.mode, r.seed), func(t *testing.T) {
 			t.Parallel()
 			t.Logf("%s (issue %d)", r.what, r.issue)
-			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, nil, nil, r.steps, r.users)
+			runModel(t, newTestStore(t), r.mode, rand.New(rand.NewPCG(r.seed, r.seed>>1)), nil, nil, nil, nil, r.steps, r.users, nil)
 		})
 	}
 }
@@ -251,13 +250,8 @@ func TestEngineMatchesModel(t *testing.T) {
 // MODEL_SEED (or a drawn one) that replays it.
 //
 // The runs wait on MariaDB and Redis far more than they compute: they run
-// side by side (each on a database and a Redis of its own), with the
-// fan-out's ClaimAfter shortened for the rest of t, the subtests t runs
-// after this call included (see runModel).
+// side by side, each on a database and a Redis of its own.
 func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, userCount int) {
-	claimAfter := fanout.ClaimAfter
-	fanout.ClaimAfter = modelClaimAfter
-	t.Cleanup(func() { fanout.ClaimAfter = claimAfter })
 	for _, mode := range []config.Mode{config.ModePull, config.ModePush, config.ModeHybrid} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
@@ -268,7 +262,7 @@ func runModelModes(t *testing.T, newStore func(testing.TB) *store.Store, steps, 
 					t.Logf("failed with MODEL_SEED=%d", seed)
 				}
 			}()
-			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), steps, userCount)
+			runModel(t, newStore(t), mode, rand.New(rand.NewPCG(seed, seed>>1)), hidingRand(seed), toggleRand(seed), listRand(seed), protRand(seed), steps, userCount, nil)
 		})
 	}
 }
@@ -340,12 +334,11 @@ const hidingPercent = 8
 // each check then reads every list's feed against the model's; protRng
 // (when not nil) protects users and unprotects them, and approves and
 // rejects their requests, and each check then compares the circle's
-// requests with the model's.
-func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles, listRng, protRng *rand.Rand, steps, userCount int) {
+// requests with the model's. Both instances' fan-out claims a dead
+// worker's messages after modelClaimAfter; tune (when not nil) changes
+// their other timings (deps.Deps) too.
+func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggles, listRng, protRng *rand.Rand, steps, userCount int, tune func(*deps.Deps)) {
 	ctx := context.Background()
-	if fanout.ClaimAfter != modelClaimAfter {
-		t.Fatal("runModel runs under runModelModes, which shortens the fan-out's ClaimAfter once for its parallel runs")
-	}
 
 	// A Redis of its own, so that the test can FLUSHALL it. On a cluster
 	// (shared with the other tests), its own prefix there instead, and losing
@@ -367,12 +360,18 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 		prefix = "model:"
 	}
 	setup := func(c *config.Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
-	te := startTestEngine(t, st, rdb, prefix, setup)
+	timings := func(d *deps.Deps) {
+		d.FanoutClaimAfter = modelClaimAfter
+		if tune != nil {
+			tune(d)
+		}
+	}
+	te := startTunedTestEngine(t, st, rdb, prefix, timings, setup)
 	// A second instance on the same MySQL and Redis, as behind a load
 	// balancer: the steps alternate between the two (by step, not by rng,
 	// so that the recorded seeds replay as they were), so each reads what
 	// the other wrote, through its own local tier.
-	other := startTestEngine(t, st, rdb, prefix, setup)
+	other := startTunedTestEngine(t, st, rdb, prefix, timings, setup)
 	on := func(step int) *testEngine {
 		if step%2 == 1 {
 			return other
@@ -530,7 +529,7 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 			stealMessage(t, te) // a worker takes a message and dies
 		case op < 98:
 			te.stop() // the server restarts
-			te = startTestEngine(t, st, rdb, prefix, setup)
+			te = startTunedTestEngine(t, st, rdb, prefix, timings, setup)
 		default:
 			settle()
 			sample := make([]int64, modelSample)

@@ -69,6 +69,7 @@ func (te *testEngine) unreadCountOf(reader int64) int {
 // unfollow withdraws it, a block either way drops it; turning protection
 // off approves every request, turning it on keeps the followers.
 func TestFollowRequestsWaitForApproval(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		ctx := context.Background()
@@ -175,6 +176,7 @@ func TestFollowRequestsWaitForApproval(t *testing.T) {
 // feed and the unread count, in every mode, with full pages; their
 // approved followers keep them; turning protection off brings them back.
 func TestProtectedPostsLeaveStrangersFeeds(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		r, m, f, o, a := w.user("reader"), w.author("muted"), w.author("friend"), w.author("other"), w.user("approved")
@@ -219,6 +221,7 @@ func TestProtectedPostsLeaveStrangersFeeds(t *testing.T) {
 // a repost made before the protection (a backfill on a new follow) is
 // neither announced to feedItemAdded nor counted on the red dot.
 func TestProtectedPostsStayOffLiveStreams(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		r, g, o := w.user("reader"), w.author("reposter"), w.author("protected")
@@ -341,6 +344,7 @@ func TestProtectedPostIsNotPromotedToStrangers(t *testing.T) {
 // after the commit runs). The approved follows come with their counts and
 // the follower's feed.
 func TestProtectionOffApprovesAfterACrash(t *testing.T) {
+	t.Parallel()
 	bmEach(t, func(t *testing.T, c bmCase) {
 		w := c.engine(t)
 		p := w.author("protected")

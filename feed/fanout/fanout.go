@@ -38,8 +38,17 @@ const (
 )
 
 // ClaimAfter is how long a message may stay unacknowledged before
-// another worker takes it over. A variable so tests can shorten it.
-var ClaimAfter = 15 * time.Second
+// another worker takes it over (see claimAfter).
+const ClaimAfter = 15 * time.Second
+
+// claimAfter is ClaimAfter, or the engine's own when set
+// (deps.Deps.FanoutClaimAfter, which tests shorten).
+func (st *Stream) claimAfter() time.Duration {
+	if st.d.FanoutClaimAfter > 0 {
+		return st.d.FanoutClaimAfter
+	}
+	return ClaimAfter
+}
 
 // TaskKind is the stream kind of a fan-out Task (the other kinds are the
 // outbox events' own).
@@ -187,7 +196,7 @@ func (st *Stream) EnsureGroup(ctx context.Context) {
 func (st *Stream) claimStale(ctx context.Context, consumer string) {
 	msgs, _, err := st.d.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 		Stream: st.d.Keys.Stream(), Group: Group, Consumer: consumer,
-		MinIdle: ClaimAfter, Start: "0-0", Count: fanoutReadCount,
+		MinIdle: st.claimAfter(), Start: "0-0", Count: fanoutReadCount,
 	}).Result()
 	if err == nil && len(msgs) > 0 {
 		st.handleMessages(ctx, msgs)

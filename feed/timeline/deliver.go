@@ -47,9 +47,18 @@ import (
 // one entry a delivery: past InboxCap+MaxInboxOvershoot only after
 // MaxInboxOvershoot deliveries in a row none of which trims, a chance of
 // (1-1/InboxTrimEvery)^MaxInboxOvershoot (about 1e-7). A trim costs two
-// more calls, 2/InboxTrimEvery a delivery. A variable so that tests can
+// more calls, 2/InboxTrimEvery a delivery. An engine's own
+// (deps.Deps.InboxTrimEvery), when set, takes its place: tests lower it to
 // make trims frequent.
-var InboxTrimEvery uint64 = 64
+const InboxTrimEvery = 64
+
+// trimEvery is InboxTrimEvery, or the engine's own when set.
+func (ib *Inboxes) trimEvery() uint64 {
+	if ib.d.InboxTrimEvery > 0 {
+		return ib.d.InboxTrimEvery
+	}
+	return InboxTrimEvery
+}
 
 // MaxInboxOvershoot is the stated bound of an inbox past InboxCap between
 // two trims (see InboxTrimEvery).
@@ -68,13 +77,14 @@ const activeUntilEntries = 1 << 18
 // time from a shard of the index of active inboxes.
 const activePruneEvery = time.Minute
 
-// trimDue reports whether delivering post to reader trims the inbox.
-func trimDue(reader, post int64) bool {
+// trimDue reports whether delivering post to reader trims the inbox, one
+// delivery in every (InboxTrimEvery in production).
+func trimDue(reader, post int64, every uint64) bool {
 	x := uint64(reader)*0x9E3779B97F4A7C15 ^ uint64(post)
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
-	return x%InboxTrimEvery == 0
+	return x%every == 0
 }
 
 // activate raises reader's score in the index of active inboxes to a
@@ -189,7 +199,7 @@ func (ib *Inboxes) deliverRound(ctx context.Context, post, author int64, readers
 	adds := make([]*redis.IntCmd, len(readers))
 	for i, r := range readers {
 		inbox := ib.d.Keys.Inbox(r)
-		trim := trimDue(r, post)
+		trim := trimDue(r, post, ib.trimEvery())
 		if trim {
 			pipe.ZAddNX(ctx, inbox, redis.Z{Score: -2, Member: trimFlag})
 		}

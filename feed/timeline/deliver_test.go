@@ -54,7 +54,7 @@ func TestDeliverTrimsAtTheBound(t *testing.T) {
 	}
 	// Ids until the first, past the bound's worth, whose delivery trims.
 	var ids []int64
-	for len(ids) <= capEntries+MaxInboxOvershoot || !trimDue(reader, ids[len(ids)-1]) {
+	for len(ids) <= capEntries+MaxInboxOvershoot || !trimDue(reader, ids[len(ids)-1], InboxTrimEvery) {
 		ids = append(ids, p.d.IDs.Next())
 	}
 	now := p.d.Now()
@@ -121,7 +121,7 @@ func TestTrimDueSpreadsTrims(t *testing.T) {
 	for _, reader := range []int64{1, 2, 77, p.d.IDs.Next(), p.d.IDs.Next()} {
 		trims, run, longest := 0, 0, 0
 		for _, id := range ids {
-			if trimDue(reader, id) {
+			if trimDue(reader, id, InboxTrimEvery) {
 				trims++
 				run = 0
 				continue

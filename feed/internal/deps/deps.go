@@ -34,6 +34,14 @@ type Deps struct {
 	// with the count of those held back: while Redis is away every read
 	// would otherwise log one.
 	WarnRedis func(msg string, err error)
+	// FanoutClaimAfter, when set, is how long a fan-out message may stay
+	// unacknowledged before another worker takes it over, in place of
+	// fanout.ClaimAfter: tests shorten it for the engines they start.
+	FanoutClaimAfter time.Duration
+	// InboxTrimEvery, when set, makes one delivery in this many trim its
+	// inbox, in place of timeline.InboxTrimEvery: tests lower it for the
+	// engines they start, to make trims frequent.
+	InboxTrimEvery uint64
 }
 
 // NowMillis is the time to the millisecond: what MySQL's DATETIME(3) keeps,
