@@ -386,8 +386,8 @@ func TestShardedMySQLRelayBulkFollowsCommitOnTheFollowersNodes(t *testing.T) {
 	if made, err := s.CreateFollows(ctx, many, EventsPending); err != nil || made != len(many) {
 		t.Fatalf("CreateFollows of %d made %d, %v", len(many), made, err)
 	}
-	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfFollows-1)/bulkHalfFollows {
-		t.Errorf("%d halves pending for %d follows, want %d follows a half at most", n, len(many), bulkHalfFollows)
+	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfOps-1)/bulkHalfOps {
+		t.Errorf("%d halves pending for %d follows, want %d follows a half at most", n, len(many), bulkHalfOps)
 	}
 	applyRelays(t, s)
 	if c := counts(t, s, 10); c != [2]int{30, 0} {
@@ -546,5 +546,100 @@ func TestShardedMySQLRelayRequestsFollowOnOneNode(t *testing.T) {
 	}
 	if got := counts(t, s, 6); got != [2]int{1, 0} {
 		t.Errorf("user 6's counts after the relay: %v, want one follower", got)
+	}
+}
+
+// A bulk write of posts and reposts (CreatePosts: the seed's) commits on
+// each author's node alone: the posts with their authors' counts, and the
+// reposts_by_original rows of originals on that node; those of originals
+// on other nodes, with the originals' repost counts and the reposts'
+// events, come through the relay, one half for each node, once however
+// often it is applied. A repost of an original given in the same call
+// waits for it; one of a deleted original writes nothing. Many reposts
+// for one node go in several halves, each within a TEXT value.
+func TestShardedMySQLRelayBulkPostsCommitOnTheAuthorsNodes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	at := relationStore(t, s, 128) // users 1-128, user n on node n mod 4
+	nextID := int64(1000)
+	post := func(author int64, original *int64) *models.Post {
+		nextID++
+		return &models.Post{ID: nextID*MaxShards + author%MaxShards, AuthorID: author, Body: "bulk", RepostOfID: original, CreatedAt: at}
+	}
+	p1, p2, p3 := post(2, nil), post(3, nil), post(4, nil) // nodes 2, 3, 0
+	_, before := eventsSince(t, s, 0)
+	batch := []*models.Post{
+		p1, p2, p3,
+		post(1, &p1.ID), // node 1 -> node 2
+		post(5, &p2.ID), // node 1 -> node 3
+		post(6, &p1.ID), // node 2 -> node 2
+		post(7, &p3.ID), // node 3 -> node 0
+	}
+	if err := s.CreatePosts(ctx, batch, EventsPending); err != nil {
+		t.Fatal(err)
+	}
+	if countOn(t, nodes[2], "reposts_by_original") != 1 || countOn(t, nodes[3], "reposts_by_original") != 0 || countOn(t, nodes[0], "reposts_by_original") != 0 {
+		t.Fatal("the reposts of originals on other nodes did not wait for the relay")
+	}
+	if n := len(pendingRelays(t, s)); n != 3 {
+		t.Fatalf("%d halves pending, want 3: node 1's for nodes 2 and 3, node 3's for node 0", n)
+	}
+	if got := countOn(t, nodes[1], "posts"); got != 2 {
+		t.Errorf("node 1 holds %d posts before the relay ran, want its authors' 2", got)
+	}
+	if u, err := s.UserByID(ctx, 1); err != nil || u.PostCount != 1 {
+		t.Errorf("the reposter's post count before the relay ran: %+v, %v; want 1", u, err)
+	}
+	halves := pendingRelays(t, s)
+	applyRelays(t, s)
+	events, _ := eventsSince(t, s, before)
+	if len(events) != len(batch) {
+		t.Errorf("%d events after the relay, want one for each of the %d posts: %v", len(events), len(batch), events)
+	}
+	applyAgain(t, s, halves)
+	checkBothSides(t, s)
+	if got, err := s.PostsByIDs(ctx, []int64{p1.ID}); err != nil || len(got) != 1 || got[0].RepostCount != 2 {
+		t.Errorf("the original after its two reposts: %+v, %v; want a repost count of 2", got, err)
+	}
+
+	// A repost of a deleted original: nothing written on any node.
+	if _, err := s.DeletePost(ctx, p3.ID, 4, at); err != nil {
+		t.Fatal(err)
+	}
+	posts := countOn(t, nodes[1], "posts")
+	if err := s.CreatePosts(ctx, []*models.Post{post(1, &p2.ID), post(9, &p3.ID)}, EventsPending); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a repost of a deleted post: %v, want ErrNotFound", err)
+	}
+	if countOn(t, nodes[1], "posts") != posts {
+		t.Error("a bulk write refused for a deleted original wrote posts")
+	}
+	applyRelays(t, s)
+
+	// 300 reposts from node 1 of node 2's originals (30 reposters, 10
+	// originals): about 100 KB of ops, over a TEXT value's 64 KiB.
+	var originals []*models.Post
+	for range 10 {
+		originals = append(originals, post(10, nil))
+	}
+	if err := s.CreatePosts(ctx, originals, EventsApplied); err != nil {
+		t.Fatal(err)
+	}
+	var many []*models.Post
+	for reposter := int64(9); reposter <= 125; reposter += 4 {
+		for _, o := range originals {
+			many = append(many, post(reposter, &o.ID))
+		}
+	}
+	if err := s.CreatePosts(ctx, many, EventsApplied); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfOps-1)/bulkHalfOps {
+		t.Errorf("%d halves pending for %d reposts, want %d reposts a half at most", n, len(many), bulkHalfOps)
+	}
+	applyRelays(t, s)
+	checkBothSides(t, s)
+	if got, err := s.PostsByIDs(ctx, []int64{originals[0].ID}); err != nil || len(got) != 1 || got[0].RepostCount != 30 {
+		t.Errorf("an original after 30 reposts: %+v, %v; want a repost count of 30", got, err)
 	}
 }
