@@ -50,7 +50,7 @@ func (e *Engine) ApproveFollowRequest(ctx context.Context, viewerID, userID int6
 // RejectFollowRequest drops userID's request to follow the viewer.
 // Idempotent.
 func (e *Engine) RejectFollowRequest(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
-	_, err := e.store.DropFollowRequest(ctx, viewerID, userID)
+	_, err := e.store.DropFollowRequest(ctx, viewerID, viewerID, userID)
 	return e.followPayload(ctx, viewerID, userID, err)
 }
 
@@ -87,7 +87,7 @@ func (e *Engine) approveAllRequests(ctx context.Context, target int64) error {
 // withdrawRequest drops the viewer's request to follow userID, if any:
 // unfollow withdraws it.
 func (e *Engine) withdrawRequest(ctx context.Context, viewerID, userID int64) error {
-	_, err := e.store.DropFollowRequest(ctx, userID, viewerID)
+	_, err := e.store.DropFollowRequest(ctx, viewerID, userID, viewerID)
 	return err
 }
 

@@ -47,10 +47,11 @@ func (events BulkEvents) outboxEvent(kind string, payload any, at time.Time) (mo
 // variables a statement may have on SQLite (32,766) and MySQL (65,535).
 const bulkRows = 500
 
-// bulkHalfFollows is how many follows one relayed half of CreateFollows
-// carries on the sharded layout: each is about 400 bytes of JSON with its
-// event, and a half's ops are one TEXT value (64 KiB at most).
-const bulkHalfFollows = 100
+// bulkHalfOps is how many follows (CreateFollows) or reposts
+// (CreatePosts) one relayed half of a bulk write carries on the sharded
+// layout: each is about 400 bytes of JSON with its event, and a half's ops
+// are one TEXT value (64 KiB at most).
+const bulkHalfOps = 100
 
 // UsersByUsernames finds the users with the given names, ignoring case;
 // names nobody holds are left out, and the order is the database's.
@@ -172,7 +173,7 @@ func (s *Store) CreateFollows(ctx context.Context, follows []NewFollow, events B
 // transaction on each follower's node, in node order, with the followings
 // rows and the followers' counts, and the followees' sides (followers
 // rows, counts and marks, and each follow's event) in halves for each
-// followee's node (bulkHalfFollows follows each): applied at once on the
+// followee's node (bulkHalfOps follows each): applied at once on the
 // same node, relayed to the others. The followees' nodes check their blocks, as a follow's half
 // does: a follow refused there is undone on the follower's node. It
 // returns how many follows it wrote on the followers' nodes.
@@ -207,7 +208,7 @@ func (s *Store) createFollowsOnNodes(ctx context.Context, follows []NewFollow, e
 				}
 				ev.TraceParent = TraceParent(tx.Statement.Context)
 				to := s.ShardOf(f.FolloweeID)
-				if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfFollows {
+				if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfOps {
 					halves[to] = append(hs, half{target: f.FolloweeID, ops: &relayed{}})
 				}
 				halves[to][len(halves[to])-1].ops.op(relayOp{Op: opFollowerAdded, User: f.FolloweeID, Other: f.FollowerID, Seq: f.ID, At: f.At, Event: &ev})
@@ -275,10 +276,14 @@ func newFollows(tx *gorm.DB, follows []NewFollow) ([]NewFollow, error) {
 // a live original (one given earlier in posts, or stored), which its
 // author has not reposted yet: Repost's idempotence is the caller's to
 // keep here. ErrNotFound, and nothing written, when an original is
-// missing or deleted.
+// missing or deleted. On the sharded layout it commits on each author's
+// node in turn, the originals' sides relayed (createPostsOnNodes).
 func (s *Store) CreatePosts(ctx context.Context, posts []*models.Post, events BulkEvents) error {
 	if len(posts) == 0 {
 		return nil
+	}
+	if s.shards != nil {
+		return s.createPostsOnNodes(ctx, posts, events)
 	}
 	return s.transaction(ctx, func(tx *gorm.DB) error {
 		outbox := make([]models.OutboxEvent, len(posts))
@@ -321,6 +326,133 @@ func (s *Store) CreatePosts(ctx context.Context, posts []*models.Post, events Bu
 		}
 		return nil
 	})
+}
+
+// createPostsOnNodes is CreatePosts on the sharded layout. The reposted
+// originals are checked first, one statement on each of their nodes
+// (ErrNotFound, and nothing written, when one is missing, deleted or a
+// repost), bulkRows at a time. Then one transaction on each author's node, in node order,
+// first for the posts that are not reposts, then for the reposts (whose
+// originals may be among the former): the posts, their authors' counts,
+// and the events of the posts that are not reposts; each repost's
+// reposts_by_original row and its original's count, with the repost's
+// event, in halves for the original's node (bulkHalfOps reposts each),
+// applied at once on the same node, relayed to the others, as Repost's
+// half. A node that fails leaves the nodes before it written.
+func (s *Store) createPostsOnNodes(ctx context.Context, posts []*models.Post, events BulkEvents) error {
+	given := map[int64]bool{} // id: not a repost
+	stored := map[int64]int{} // originals to read: reposts of each
+	for _, p := range posts {
+		given[p.ID] = p.RepostOfID == nil
+	}
+	for _, p := range posts {
+		if p.RepostOfID == nil {
+			continue
+		}
+		if original, ok := given[*p.RepostOfID]; ok {
+			if !original {
+				return fmt.Errorf("repost of post %d: %w", *p.RepostOfID, ErrNotFound)
+			}
+			continue
+		}
+		stored[*p.RepostOfID]++
+	}
+	for _, some := range s.byShard(keysOf(stored)) {
+		for start := 0; start < len(some); start += bulkRows {
+			batch := some[start:min(start+bulkRows, len(some))]
+			var live []int64
+			err := s.db.WithContext(ctx).Model(&models.Post{}).Where("id IN ? AND repost_of_id IS NULL AND deleted_at IS NULL", batch).Pluck("id", &live).Error
+			if err != nil {
+				return err
+			}
+			if len(live) < len(batch) {
+				for _, id := range live {
+					delete(stored, id)
+				}
+				for _, id := range batch {
+					if _, missing := stored[id]; missing {
+						return fmt.Errorf("repost of post %d: %w", id, ErrNotFound)
+					}
+				}
+			}
+		}
+	}
+	var originals, reposts []*models.Post
+	for _, p := range posts {
+		if p.RepostOfID == nil {
+			originals = append(originals, p)
+		} else {
+			reposts = append(reposts, p)
+		}
+	}
+	for _, kind := range [][]*models.Post{originals, reposts} {
+		byNode := map[int][]*models.Post{}
+		for _, p := range kind {
+			byNode[s.ShardOf(p.AuthorID)] = append(byNode[s.ShardOf(p.AuthorID)], p)
+		}
+		for _, node := range slices.Sorted(maps.Keys(byNode)) {
+			if err := s.transaction(ctx, func(tx *gorm.DB) error {
+				return s.createPostsOnNode(tx, byNode[node], events)
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// createPostsOnNode is createPostsOnNodes' transaction on one author's
+// node: posts are of authors of that node, all reposts or none.
+func (s *Store) createPostsOnNode(tx *gorm.DB, posts []*models.Post, events BulkEvents) error {
+	byAuthor := map[int64]int{}
+	var outbox []models.OutboxEvent
+	var owners []int64
+	type half struct {
+		target int64 // an original of the half's node
+		ops    *relayed
+	}
+	halves := map[int][]half{}
+	for _, p := range posts {
+		byAuthor[p.AuthorID]++
+		ev, err := events.outboxEvent(models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt)
+		if err != nil {
+			return err
+		}
+		ev.TraceParent = TraceParent(tx.Statement.Context)
+		if p.RepostOfID == nil {
+			outbox = append(outbox, ev)
+			owners = append(owners, p.AuthorID)
+			continue
+		}
+		original := *p.RepostOfID
+		to := s.ShardOf(original)
+		if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfOps {
+			halves[to] = append(hs, half{target: original, ops: &relayed{}})
+		}
+		halves[to][len(halves[to])-1].ops.op(relayOp{Op: opRepostAdded, Post: original, Repost: p.ID, Other: p.AuthorID, At: p.CreatedAt, Event: &ev})
+	}
+	if err := tx.CreateInBatches(posts, bulkRows).Error; err != nil {
+		return err
+	}
+	if len(outbox) > 0 {
+		if err := s.assignEventIDs(tx, outbox, owners); err != nil {
+			return err
+		}
+		if err := tx.CreateInBatches(outbox, bulkRows).Error; err != nil {
+			return err
+		}
+	}
+	if err := addToCounts(tx, "post_count", byAuthor); err != nil {
+		return err
+	}
+	for _, to := range slices.Sorted(maps.Keys(halves)) {
+		for _, h := range halves[to] {
+			if err := s.relay(tx, posts[0].AuthorID, h.target, h.ops); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // addToCounts adds delta[id] to column of each user id, moving its version;

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,13 +18,22 @@ import (
 // the requester's node, as blocked_by keeps a block. The changes lock both
 // users' rows first, as Follow and Block do, so that a request, its
 // approval, a follow and a block of the same two run one after the other.
+// Between two data nodes each commits on the actor's node alone, the
+// other node's side relayed (onenode.go): a request on the requester's,
+// a rejection and an approval on the asked user's, a withdrawal on the
+// requester's.
 
 // RequestFollow makes requester ask to follow target, with id ordering
 // target's requests (a time-ordered id). It reports false, changing
 // nothing, when requester follows target already or has asked before;
 // ErrBlocked when either blocks the other, ErrNotFound when either is
-// unknown.
+// unknown. Between two data nodes the request reaches target's node
+// through the relay, refused there if a block came between them
+// meanwhile, and made the follow if target is not protected any more.
 func (s *Store) RequestFollow(ctx context.Context, requesterID, targetID, id int64, at time.Time) (bool, error) {
+	if s.acrossNodes(requesterID, targetID) {
+		return s.requestAcross(ctx, requesterID, targetID, id, at)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := s.findPair(tx, requesterID, targetID, true); err != nil {
@@ -59,7 +69,7 @@ func (s *Store) requestFollow(tx *gorm.DB, requesterID, targetID, id int64, at t
 	if s.shards != nil {
 		// Written if missing, as the blocks' second part: a retry
 		// completes a request whose other node failed to commit.
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&followRequestSent{UserID: requesterID, TargetID: targetID})
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&followRequestSent{UserID: requesterID, TargetID: targetID, ID: id})
 		if res.Error != nil {
 			return false, res.Error
 		}
@@ -86,25 +96,31 @@ const (
 // change of it takes too, so that a follow never slips past a
 // protection turned on and no request is left behind one turned off.
 //
-// On the sharded layout, between users on two data nodes, a follow of a
-// user who is not protected commits on the follower's node alone, its
-// other half relayed (as Follow's); there the protection is read on the
-// followee's node just before, so a protection turned on at that moment
-// may let one follow through, as it would have had it come a moment
-// earlier.
+// On the sharded layout, between users on two data nodes, the follow
+// or the request commits on the follower's node alone, its other half
+// relayed (as Follow's and RequestFollow's); there the protection is read
+// on the followee's node just before, so a protection turned on at that
+// moment may let one follow through, as it would have had it come a
+// moment earlier, and a request whose followee turned protection off
+// meanwhile is approved when it arrives.
 func (s *Store) FollowOrRequest(ctx context.Context, followerID, followeeID, seq int64, at time.Time) (FollowOutcome, error) {
 	if s.acrossNodes(followerID, followeeID) {
 		var flags []bool
 		if err := s.db.WithContext(ctx).Model(&models.User{}).Where("id = ?", followeeID).Pluck("is_protected", &flags).Error; err != nil {
 			return Unchanged, err
 		}
-		if len(flags) > 0 && !flags[0] {
-			changed, err := s.followAcross(ctx, followerID, followeeID, seq, at)
-			if changed {
-				return Followed, err
-			}
-			return Unchanged, err
+		if len(flags) == 0 {
+			return Unchanged, fmt.Errorf("user %d: %w", followeeID, ErrNotFound)
 		}
+		write, kind := s.followAcross, Followed
+		if flags[0] {
+			write, kind = s.requestAcross, Requested
+		}
+		changed, err := write(ctx, followerID, followeeID, seq, at)
+		if changed {
+			return kind, err
+		}
+		return Unchanged, err
 	}
 	outcome := Unchanged
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
@@ -173,9 +189,13 @@ func (s *Store) ApproveFollowRequest(ctx context.Context, targetID, requesterID,
 }
 
 // DropFollowRequest removes requester's request to follow target: target
-// rejected it, or requester withdrew it. It reports false when there was
-// none.
-func (s *Store) DropFollowRequest(ctx context.Context, targetID, requesterID int64) (bool, error) {
+// rejected it, or requester withdrew it (actor says which). It reports
+// false when there was none. Between two data nodes it commits on the
+// actor's, the other node's side relayed (onenode.go).
+func (s *Store) DropFollowRequest(ctx context.Context, actorID, targetID, requesterID int64) (bool, error) {
+	if s.acrossNodes(requesterID, targetID) {
+		return s.dropRequestAcross(ctx, actorID, targetID, requesterID)
+	}
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		n, err := s.dropFollowRequest(tx, targetID, requesterID)
@@ -242,6 +262,10 @@ func (s *Store) dropFollowRequestsBetween(tx *gorm.DB, a, b int64) error {
 type followRequestSent struct {
 	UserID   int64 `gorm:"primaryKey;autoIncrement:false"`
 	TargetID int64 `gorm:"primaryKey;autoIncrement:false"`
+	// ID is the request's (follow_requests' id), so that a rejection's
+	// half removes the record of the request it rejected and not of one
+	// made again since. 0 on the records made before the column.
+	ID int64 `gorm:"not null;default:0"`
 }
 
 func (followRequestSent) TableName() string { return "follow_requests_sent" }

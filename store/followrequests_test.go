@@ -65,10 +65,10 @@ func TestFollowRequestsKeepTheirRules(t *testing.T) {
 		if asked, err := s.RequestFollow(ctx, 2, 1, 112, at); err != nil || asked {
 			t.Errorf("asking while following: %v, %v; want no change", asked, err)
 		}
-		if ok, err := s.DropFollowRequest(ctx, 1, 3); err != nil || !ok {
+		if ok, err := s.DropFollowRequest(ctx, 1, 1, 3); err != nil || !ok {
 			t.Errorf("reject 3: %v, %v", ok, err)
 		}
-		if ok, err := s.DropFollowRequest(ctx, 1, 3); err != nil || ok {
+		if ok, err := s.DropFollowRequest(ctx, 1, 1, 3); err != nil || ok {
 			t.Errorf("reject 3 again: %v, %v; want no change", ok, err)
 		}
 		if _, err := s.Block(ctx, 1, 4, 300, at); err != nil {

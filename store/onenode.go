@@ -144,6 +144,82 @@ func (s *Store) approveAcross(ctx context.Context, targetID, requesterID, seq in
 	return changed, err
 }
 
+// requestAcross is RequestFollow between two nodes, committed on the
+// requester's: their record of the request (follow_requests_sent); the
+// request itself (follow_requests) follows through the relay, which
+// refuses it if a block came between them meanwhile and approves it if
+// the target is not protected any more. Blocks either way and a follow
+// already made are checked on the requester's node, as followAcross
+// checks them.
+func (s *Store) requestAcross(ctx context.Context, requesterID, targetID, id int64, at time.Time) (bool, error) {
+	if err := s.userExists(ctx, targetID); err != nil {
+		return false, err
+	}
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		if err := lockUser(tx, requesterID); err != nil {
+			return err
+		}
+		var found []int64
+		err := tx.Raw(`SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?
+			UNION ALL SELECT 1 FROM blocked_by WHERE user_id = ? AND blocker_id = ?`,
+			requesterID, targetID, requesterID, targetID).Scan(&found).Error
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			return ErrBlocked
+		}
+		if err := tx.Model(&models.Following{}).Where("user_id = ? AND followee_id = ?", requesterID, targetID).Pluck("id", &found).Error; err != nil || len(found) > 0 {
+			return err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&followRequestSent{UserID: requesterID, TargetID: targetID, ID: id})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		changed = true
+		half := &relayed{}
+		half.op(relayOp{Op: opRequestAdded, User: targetID, Other: requesterID, Seq: id, At: at})
+		return s.relay(tx, requesterID, targetID, half)
+	})
+	return changed, err
+}
+
+// dropRequestAcross is DropFollowRequest between two nodes, committed on
+// the actor's: a rejection removes the request on the target's node, and
+// the requester's record of it through the relay; a withdrawal the
+// record on the requester's node, and the request through the relay.
+func (s *Store) dropRequestAcross(ctx context.Context, actorID, targetID, requesterID int64) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		half := &relayed{}
+		other := requesterID
+		switch actorID {
+		case targetID:
+			seq, err := s.deleteFollow(tx, "follow_requests", "requester_id", targetID, requesterID, 0, 0)
+			if err != nil || seq == 0 {
+				return err
+			}
+			half.op(relayOp{Op: opRequestSentRemoved, User: requesterID, Other: targetID, Seq: seq, At: time.Now().UTC()})
+		case requesterID:
+			other = targetID
+			var seq []int64
+			err := tx.Raw("DELETE FROM follow_requests_sent WHERE user_id = ? AND target_id = ? RETURNING id", requesterID, targetID).Scan(&seq).Error
+			if err != nil || len(seq) == 0 {
+				return err
+			}
+			half.op(relayOp{Op: opRequestRemoved, User: targetID, Other: requesterID, Seq: seq[0], At: time.Now().UTC()})
+		default:
+			return fmt.Errorf("user %d drops the request of %d to follow %d: only either of them may", actorID, requesterID, targetID)
+		}
+		changed = true
+		return s.relay(tx, actorID, other, half)
+	})
+	return changed, err
+}
+
 // unfollowAcross is Unfollow between two nodes, committed on the actor's:
 // the follower's for an unfollow, the followee's for a removed follower.
 func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {

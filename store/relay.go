@@ -68,6 +68,20 @@ const (
 	// opRequestsDropped removes the follow requests between User and
 	// Other that User's node keeps.
 	opRequestsDropped = "requests-"
+	// opRequestAdded writes follow_requests(User, Other, Seq): Other asked
+	// to follow User. Refused (Other's record of it removed on their node,
+	// opRequestSentRemoved) when a block lies between them or Other
+	// follows User already; approved on arrival (the followers row with
+	// User's count and marks here, Other's side by opFollowingAdded, with
+	// the follow's event) when User is not protected any more.
+	opRequestAdded = "request+"
+	// opRequestRemoved removes follow_requests(User, Other), the request
+	// Seq (any when 0): Other withdrew it.
+	opRequestRemoved = "request-"
+	// opRequestSentRemoved removes User's record of their request to
+	// follow Other (follow_requests_sent), if it is the request Seq or an
+	// older one: Other rejected it, and a request made again since stays.
+	opRequestSentRemoved = "request_sent-"
 	// opRepostAdded writes reposts_by_original(Post, Repost, Other) with
 	// the original's repost count; opRepostRemoved marks it deleted and
 	// moves the count back.
@@ -208,6 +222,15 @@ func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []mod
 			return fmt.Errorf("%s %d %d: %w", o.Op, o.User, o.Other, err)
 		}
 		switch {
+		case r.refused && o.Op == opRequestAdded:
+			back.op(relayOp{Op: opRequestSentRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
+			backTo = o.Other
+		case r.approved:
+			back.op(relayOp{Op: opFollowingAdded, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
+			if err := back.event(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
+				return err
+			}
+			backTo = o.Other
 		case r.refused && o.Op == opFollowingAdded:
 			back.op(relayOp{Op: opFollowerRemoved, User: o.Other, Other: o.User, Seq: o.Seq, At: o.At})
 			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.User, FolloweeID: o.Other}, o.At); err != nil {
@@ -263,10 +286,11 @@ func carries(events []models.OutboxEvent, kind string) bool {
 }
 
 // opResult is what an op did: whether it changed a row, whether it
-// refused a follow, and the follow id of the row it removed.
+// refused a follow or a request, whether it approved a request on
+// arrival, and the follow id of the row it removed.
 type opResult struct {
-	changed, refused bool
-	seq              int64
+	changed, refused, approved bool
+	seq                        int64
 }
 
 // applyOp runs one op.
@@ -348,6 +372,14 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		}
 		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
 		return opResult{changed: n+m > 0}, err
+	case opRequestAdded:
+		return s.requestArrived(tx, o)
+	case opRequestRemoved:
+		seq, err := s.deleteFollow(tx, "follow_requests", "requester_id", o.User, o.Other, o.Seq, 0)
+		return opResult{changed: seq != 0}, err
+	case opRequestSentRemoved:
+		n, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ? AND id <= ?", o.User, o.Other, o.Seq)
+		return opResult{changed: n > 0}, err
 	case opRepostAdded:
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&repostByOriginal{OriginalID: o.Post, ID: o.Repost, AuthorID: o.Other})
@@ -366,6 +398,40 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 			Updates(map[string]any{"repost_count": gorm.Expr("repost_count - 1"), "version": nextVersion}).Error
 	}
 	return opResult{}, fmt.Errorf("unknown relay op %q", o.Op)
+}
+
+// requestArrived is opRequestAdded on the asked user's node. Their row's
+// lock, taken first as a change of their protection or a block of theirs
+// takes it, orders the request with those: a block committed before
+// refuses it, one after drops it.
+func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
+	protected, err := s.isProtected(tx, o.User)
+	if err != nil {
+		return opResult{}, err
+	}
+	var between []int64
+	err = tx.Raw(`SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?
+		UNION ALL SELECT 1 FROM blocked_by WHERE user_id = ? AND blocker_id = ?
+		UNION ALL SELECT 1 FROM followers WHERE user_id = ? AND follower_id = ?`,
+		o.User, o.Other, o.User, o.Other, o.User, o.Other).Scan(&between).Error
+	if err != nil || len(between) > 0 {
+		return opResult{refused: len(between) > 0}, err
+	}
+	if !protected {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.Follower{UserID: o.User, FollowerID: o.Other, ID: o.Seq, CreatedAt: o.At})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return opResult{refused: res.RowsAffected == 0}, res.Error
+		}
+		side := followSides{follower: true}
+		if err := bumpFollowCounts(tx, o.Other, o.User, +1, side); err != nil {
+			return opResult{}, err
+		}
+		return opResult{changed: true, approved: true}, shiftRelationMarks(tx, o.Other, o.User, o.Seq, +1, side)
+	}
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&models.FollowRequest{UserID: o.User, RequesterID: o.Other, ID: o.Seq, CreatedAt: o.At})
+	return opResult{changed: res.RowsAffected > 0}, res.Error
 }
 
 // deleteFollow removes the row of table owned by user whose otherColumn

@@ -52,8 +52,9 @@ func pendingRelays(t testing.TB, s *Store) []relayChange {
 // written on both of its nodes and every count agrees with its rows: a
 // followings row for each followers row (with the same follow id) and the
 // reverse, the follow counts, blocked_by for each block, muted_by for
-// each mute, reposts_by_original for each repost and the originals'
-// repost counts. It returns the follows, as "follower>followee".
+// each mute, follow_requests_sent for each follow request, reposts_by_original
+// for each repost and the originals' repost counts. It returns the
+// follows, as "follower>followee".
 func checkBothSides(t testing.TB, s *Store) map[string]int64 {
 	t.Helper()
 	var followings []models.Following
@@ -109,6 +110,7 @@ func checkBothSides(t testing.TB, s *Store) map[string]int64 {
 	for _, twin := range [][2]string{
 		{"SELECT blocker_id AS a, blocked_id AS b FROM blocks", "SELECT blocker_id AS a, user_id AS b FROM blocked_by"},
 		{"SELECT muter_id AS a, muted_id AS b FROM mutes", "SELECT muter_id AS a, user_id AS b FROM muted_by"},
+		{"SELECT requester_id AS a, user_id AS b FROM follow_requests", "SELECT user_id AS a, target_id AS b FROM follow_requests_sent"},
 		{"SELECT id AS a, repost_of_id AS b FROM posts WHERE repost_of_id IS NOT NULL AND deleted_at IS NULL",
 			"SELECT id AS a, original_id AS b FROM reposts_by_original WHERE deleted_at IS NULL"},
 	} {
@@ -244,6 +246,13 @@ func TestShardedMySQLRelayApprovesFollowRequestsOnOneNode(t *testing.T) {
 	ctx := context.Background()
 	s, nodes := openSharded(t)
 	at := relationStore(t, s, 8) // users 1-8, user n on node n mod 4
+	// Protected, so that the requests wait for approval when they arrive.
+	on := true
+	for _, id := range []int64{2, 6} {
+		if _, err := s.UpdateProfile(ctx, id, models.ProfileChange{IsProtected: &on}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if changed, err := s.RequestFollow(ctx, 1, 2, 401, at); err != nil || !changed {
 		t.Fatalf("request 1 -> 2: %v, %v", changed, err)
 	}
@@ -377,12 +386,260 @@ func TestShardedMySQLRelayBulkFollowsCommitOnTheFollowersNodes(t *testing.T) {
 	if made, err := s.CreateFollows(ctx, many, EventsPending); err != nil || made != len(many) {
 		t.Fatalf("CreateFollows of %d made %d, %v", len(many), made, err)
 	}
-	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfFollows-1)/bulkHalfFollows {
-		t.Errorf("%d halves pending for %d follows, want %d follows a half at most", n, len(many), bulkHalfFollows)
+	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfOps-1)/bulkHalfOps {
+		t.Errorf("%d halves pending for %d follows, want %d follows a half at most", n, len(many), bulkHalfOps)
 	}
 	applyRelays(t, s)
 	if c := counts(t, s, 10); c != [2]int{30, 0} {
 		t.Errorf("user 10's counts after the relay: %v, want 30 followers", c)
 	}
 	checkBothSides(t, s)
+}
+
+// A follow request between two nodes commits on the requester's node
+// alone (their record of it), the request itself reaching the asked
+// user's node through the relay, once however often its half is applied;
+// a rejection commits on the asked user's node, a withdrawal on the
+// requester's, the other side relayed. A rejection still on its way when
+// the requester withdraws and asks again takes away the record of the
+// rejected request alone. A request that finds a block on arrival is
+// refused, and one whose target is not protected any more is approved
+// there: the follow, with its event, on both nodes.
+func TestShardedMySQLRelayRequestsFollowOnOneNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	at := relationStore(t, s, 8) // users 1-8, user n on node n mod 4
+	on, off := true, false
+	for _, id := range []int64{2, 4, 6} {
+		if _, err := s.UpdateProfile(ctx, id, models.ProfileChange{IsProtected: &on}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := func(requester, target int64) bool {
+		t.Helper()
+		found, err := s.RequestedAmong(ctx, requester, []int64{target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found[target]
+	}
+	waiting := func(target int64) int {
+		t.Helper()
+		n, err := s.FollowRequestCount(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	relayTwice := func() {
+		t.Helper()
+		halves := pendingRelays(t, s)
+		applyRelays(t, s)
+		applyAgain(t, s, halves)
+		checkBothSides(t, s)
+	}
+
+	// A request: the requester's record at once, the request by the relay.
+	if changed, err := s.RequestFollow(ctx, 1, 2, 401, at); err != nil || !changed {
+		t.Fatalf("request 1 -> 2: %v, %v", changed, err)
+	}
+	if !asked(1, 2) || waiting(2) != 0 {
+		t.Errorf("before the relay ran: asked %v, %d waiting; want the requester's record alone", asked(1, 2), waiting(2))
+	}
+	if countOn(t, nodes[2], "follow_requests") != 0 || countOn(t, nodes[1], "relay_changes") != 1 {
+		t.Fatal("the request did not commit on the requester's node alone, with the asked user's half")
+	}
+	relayTwice()
+	if waiting(2) != 1 {
+		t.Errorf("after the relay user 2 has %d requests waiting, want 1", waiting(2))
+	}
+	// FollowOrRequest of a protected user is the same request.
+	if outcome, err := s.FollowOrRequest(ctx, 8, 2, 402, at); err != nil || outcome != Requested {
+		t.Fatalf("FollowOrRequest 8 -> 2: %v, %v; want Requested", outcome, err)
+	}
+	if waiting(2) != 1 || countOn(t, nodes[0], "relay_changes") != 1 {
+		t.Error("FollowOrRequest of a protected user on another node did not commit on the requester's node alone")
+	}
+	relayTwice()
+
+	// A rejection: the request goes at once, the record by the relay.
+	if changed, err := s.DropFollowRequest(ctx, 2, 2, 1); err != nil || !changed {
+		t.Fatalf("reject 1 -> 2: %v, %v", changed, err)
+	}
+	if waiting(2) != 1 || !asked(1, 2) {
+		t.Errorf("before the relay ran: asked %v, %d waiting; want the requester's record alone", asked(1, 2), waiting(2))
+	}
+	if countOn(t, nodes[1], "follow_requests_sent") != 1 || countOn(t, nodes[2], "relay_changes") != 1 {
+		t.Fatal("the rejection did not commit on the asked user's node alone, with the requester's half")
+	}
+	relayTwice()
+	if asked(1, 2) {
+		t.Error("the requester's record of a rejected request survived the relay")
+	}
+
+	// A withdrawal: the record goes at once, the request by the relay.
+	if changed, err := s.RequestFollow(ctx, 3, 6, 403, at); err != nil || !changed {
+		t.Fatalf("request 3 -> 6: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if changed, err := s.DropFollowRequest(ctx, 3, 6, 3); err != nil || !changed {
+		t.Fatalf("withdraw 3 -> 6: %v, %v", changed, err)
+	}
+	if asked(3, 6) || waiting(6) != 1 {
+		t.Errorf("before the relay ran: asked %v, %d waiting; want the request alone", asked(3, 6), waiting(6))
+	}
+	relayTwice()
+	if waiting(6) != 0 {
+		t.Errorf("after the relay user 6 has %d requests waiting, want none", waiting(6))
+	}
+
+	// Rejected, then withdrawn and asked again before the rejection
+	// arrived: the new request stays on both nodes.
+	if _, err := s.RequestFollow(ctx, 5, 2, 404, at); err != nil {
+		t.Fatal(err)
+	}
+	applyRelays(t, s)
+	if changed, err := s.DropFollowRequest(ctx, 2, 2, 5); err != nil || !changed {
+		t.Fatalf("reject 5 -> 2: %v, %v", changed, err)
+	}
+	if changed, err := s.DropFollowRequest(ctx, 5, 2, 5); err != nil || !changed {
+		t.Fatalf("withdraw 5 -> 2: %v, %v", changed, err)
+	}
+	if changed, err := s.RequestFollow(ctx, 5, 2, 405, at); err != nil || !changed {
+		t.Fatalf("request 5 -> 2 again: %v, %v", changed, err)
+	}
+	relayTwice()
+	if !asked(5, 2) || waiting(2) != 2 { // 8's, and 5's made again
+		t.Errorf("the request made again: asked %v, %d waiting; want it on both nodes", asked(5, 2), waiting(2))
+	}
+
+	// Refused on arrival: the target blocked the requester meanwhile.
+	if _, err := s.RequestFollow(ctx, 7, 4, 406, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Block(ctx, 4, 7, 407, at); err != nil {
+		t.Fatal(err)
+	}
+	relayTwice()
+	if asked(7, 4) || waiting(4) != 0 {
+		t.Errorf("a request across a block: asked %v, %d waiting; want none", asked(7, 4), waiting(4))
+	}
+	if _, err := s.RequestFollow(ctx, 7, 4, 408, at); !errors.Is(err, ErrBlocked) {
+		t.Errorf("a request once the block arrived: %v, want ErrBlocked", err)
+	}
+
+	// Approved on arrival: the target turned protection off meanwhile.
+	if _, err := s.RequestFollow(ctx, 1, 6, 409, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateProfile(ctx, 6, models.ProfileChange{IsProtected: &off}, at); err != nil {
+		t.Fatal(err)
+	}
+	_, before := eventsSince(t, s, 0)
+	relayTwice()
+	if ok, err := s.Follows(ctx, 1, 6); err != nil || !ok || asked(1, 6) || waiting(6) != 0 {
+		t.Errorf("a request to a user no longer protected: follows %v (%v), asked %v, %d waiting; want the follow alone", ok, err, asked(1, 6), waiting(6))
+	}
+	if events, _ := eventsSince(t, s, before); len(events) != 1 || events[0].Kind != models.EventFollowed {
+		t.Errorf("the approval on arrival's events: %v, want one %s", events, models.EventFollowed)
+	}
+	if got := counts(t, s, 6); got != [2]int{1, 0} {
+		t.Errorf("user 6's counts after the relay: %v, want one follower", got)
+	}
+}
+
+// A bulk write of posts and reposts (CreatePosts: the seed's) commits on
+// each author's node alone: the posts with their authors' counts, and the
+// reposts_by_original rows of originals on that node; those of originals
+// on other nodes, with the originals' repost counts and the reposts'
+// events, come through the relay, one half for each node, once however
+// often it is applied. A repost of an original given in the same call
+// waits for it; one of a deleted original writes nothing. Many reposts
+// for one node go in several halves, each within a TEXT value.
+func TestShardedMySQLRelayBulkPostsCommitOnTheAuthorsNodes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, nodes := openSharded(t)
+	at := relationStore(t, s, 128) // users 1-128, user n on node n mod 4
+	nextID := int64(1000)
+	post := func(author int64, original *int64) *models.Post {
+		nextID++
+		return &models.Post{ID: nextID*MaxShards + author%MaxShards, AuthorID: author, Body: "bulk", RepostOfID: original, CreatedAt: at}
+	}
+	p1, p2, p3 := post(2, nil), post(3, nil), post(4, nil) // nodes 2, 3, 0
+	_, before := eventsSince(t, s, 0)
+	batch := []*models.Post{
+		p1, p2, p3,
+		post(1, &p1.ID), // node 1 -> node 2
+		post(5, &p2.ID), // node 1 -> node 3
+		post(6, &p1.ID), // node 2 -> node 2
+		post(7, &p3.ID), // node 3 -> node 0
+	}
+	if err := s.CreatePosts(ctx, batch, EventsPending); err != nil {
+		t.Fatal(err)
+	}
+	if countOn(t, nodes[2], "reposts_by_original") != 1 || countOn(t, nodes[3], "reposts_by_original") != 0 || countOn(t, nodes[0], "reposts_by_original") != 0 {
+		t.Fatal("the reposts of originals on other nodes did not wait for the relay")
+	}
+	if n := len(pendingRelays(t, s)); n != 3 {
+		t.Fatalf("%d halves pending, want 3: node 1's for nodes 2 and 3, node 3's for node 0", n)
+	}
+	if got := countOn(t, nodes[1], "posts"); got != 2 {
+		t.Errorf("node 1 holds %d posts before the relay ran, want its authors' 2", got)
+	}
+	if u, err := s.UserByID(ctx, 1); err != nil || u.PostCount != 1 {
+		t.Errorf("the reposter's post count before the relay ran: %+v, %v; want 1", u, err)
+	}
+	halves := pendingRelays(t, s)
+	applyRelays(t, s)
+	events, _ := eventsSince(t, s, before)
+	if len(events) != len(batch) {
+		t.Errorf("%d events after the relay, want one for each of the %d posts: %v", len(events), len(batch), events)
+	}
+	applyAgain(t, s, halves)
+	checkBothSides(t, s)
+	if got, err := s.PostsByIDs(ctx, []int64{p1.ID}); err != nil || len(got) != 1 || got[0].RepostCount != 2 {
+		t.Errorf("the original after its two reposts: %+v, %v; want a repost count of 2", got, err)
+	}
+
+	// A repost of a deleted original: nothing written on any node.
+	if _, err := s.DeletePost(ctx, p3.ID, 4, at); err != nil {
+		t.Fatal(err)
+	}
+	posts := countOn(t, nodes[1], "posts")
+	if err := s.CreatePosts(ctx, []*models.Post{post(1, &p2.ID), post(9, &p3.ID)}, EventsPending); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a repost of a deleted post: %v, want ErrNotFound", err)
+	}
+	if countOn(t, nodes[1], "posts") != posts {
+		t.Error("a bulk write refused for a deleted original wrote posts")
+	}
+	applyRelays(t, s)
+
+	// 300 reposts from node 1 of node 2's originals (30 reposters, 10
+	// originals): about 100 KB of ops, over a TEXT value's 64 KiB.
+	var originals []*models.Post
+	for range 10 {
+		originals = append(originals, post(10, nil))
+	}
+	if err := s.CreatePosts(ctx, originals, EventsApplied); err != nil {
+		t.Fatal(err)
+	}
+	var many []*models.Post
+	for reposter := int64(9); reposter <= 125; reposter += 4 {
+		for _, o := range originals {
+			many = append(many, post(reposter, &o.ID))
+		}
+	}
+	if err := s.CreatePosts(ctx, many, EventsApplied); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pendingRelays(t, s)); n != (len(many)+bulkHalfOps-1)/bulkHalfOps {
+		t.Errorf("%d halves pending for %d reposts, want %d reposts a half at most", n, len(many), bulkHalfOps)
+	}
+	applyRelays(t, s)
+	checkBothSides(t, s)
+	if got, err := s.PostsByIDs(ctx, []int64{originals[0].ID}); err != nil || len(got) != 1 || got[0].RepostCount != 30 {
+		t.Errorf("an original after 30 reposts: %+v, %v; want a repost count of 30", got, err)
+	}
 }

@@ -21,9 +21,10 @@ import (
 // relayModel is the reference of the fault test: what the acknowledged
 // writes, in the order they were acknowledged, leave.
 type relayModel struct {
-	follows map[[2]int64]bool  // follower, followee
-	blocks  map[[2]int64]bool  // blocker, blocked
-	reposts map[[2]int64]int64 // reposter, original: the live repost's id
+	follows  map[[2]int64]bool  // follower, followee
+	blocks   map[[2]int64]bool  // blocker, blocked
+	reposts  map[[2]int64]int64 // reposter, original: the live repost's id
+	requests map[[2]int64]bool  // requester, the protected user asked
 }
 
 func (m *relayModel) blocked(a, b int64) bool {
@@ -32,14 +33,16 @@ func (m *relayModel) blocked(a, b int64) bool {
 
 // TestShardedMySQLRelayCompletesHalvesAcrossANodeStop: users of three
 // running data nodes follow, unfollow, remove followers, block, unblock,
-// repost and delete reposts with users of every node, the fourth (a
+// repost and delete reposts, ask to follow protected users, withdraw,
+// reject and approve requests with users of every node, the fourth (a
 // private MariaDB) included, in one burst. The relay runs, then is held
 // so that halves for the fourth node pile up; the node stops with them
 // pending (between the two halves of follows, blocks and reposts) while
 // the burst goes on; the relay runs again and retries; the node comes
 // back. Every write whose actor's node runs is acknowledged, save those
 // that must read the stopped node first (that a followee, a blocked user,
-// a reposted post exists there); once the relay is idle, every relation
+// a reposted post, an asked user or an approved requester exists there);
+// once the relay is idle, every relation and request
 // is on both its nodes, every count agrees with its rows, and the rows
 // are those the acknowledged writes leave in the reference model: no
 // follow lost or doubled, no count off.
@@ -65,7 +68,14 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	at := relationStore(t, s, 16) // users 1-16, user n on node n mod 4
-	var actors, everyone []int64
+	var actors, everyone, protected []int64
+	on := true
+	for u := int64(3); u <= 16; u += 3 {
+		if _, err := s.UpdateProfile(ctx, u, models.ProfileChange{IsProtected: &on}, at); err != nil {
+			t.Fatal(err)
+		}
+		protected = append(protected, u)
+	}
 	originals := map[int64]int64{} // author: their post
 	for u := int64(1); u <= 16; u++ {
 		everyone = append(everyone, u)
@@ -112,7 +122,7 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	m := &relayModel{follows: map[[2]int64]bool{}, blocks: map[[2]int64]bool{}, reposts: map[[2]int64]int64{}}
+	m := &relayModel{follows: map[[2]int64]bool{}, blocks: map[[2]int64]bool{}, reposts: map[[2]int64]int64{}, requests: map[[2]int64]bool{}}
 	nodeDown := atomic.Bool{}
 	seq := int64(1_000_000)
 	var acked, refused, refusedNeedingDown int
@@ -129,7 +139,7 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 		var name string
 		var changed bool
 		var err error
-		switch r := rng.IntN(100); {
+		switch r := rng.IntN(120); {
 		case r < 35:
 			if m.blocks[[2]int64{b, a}] {
 				return // a client is told it is blocked; its follow is not tried
@@ -158,6 +168,8 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 				m.blocks[pair] = true
 				delete(m.follows, pair)
 				delete(m.follows, [2]int64{b, a})
+				delete(m.requests, pair)
+				delete(m.requests, [2]int64{b, a})
 			}
 		case r < 76:
 			name = "unblock"
@@ -173,7 +185,7 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 			if err == nil && changed {
 				m.reposts[[2]int64{a, original}] = got.ID
 			}
-		default:
+		case r < 100:
 			name = "delete a repost"
 			id, ok := m.reposts[[2]int64{a, originals[b]}]
 			if !ok {
@@ -182,12 +194,44 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 			if _, err = s.DeletePost(ctx, id, a, at); err == nil {
 				delete(m.reposts, [2]int64{a, originals[b]})
 			}
+		case r < 108:
+			b = protected[rng.IntN(len(protected))]
+			if a == b || m.blocks[[2]int64{b, a}] {
+				return
+			}
+			pair = [2]int64{a, b}
+			name = "request"
+			changed, err = s.RequestFollow(ctx, a, b, seq, at)
+			if err == nil && changed && !m.blocked(a, b) {
+				m.requests[pair] = true
+			}
+			if errors.Is(err, ErrBlocked) {
+				return
+			}
+		case r < 112:
+			name = "withdraw"
+			if changed, err = s.DropFollowRequest(ctx, a, b, a); err == nil && changed {
+				delete(m.requests, pair)
+			}
+		case r < 116:
+			name = "reject"
+			if changed, err = s.DropFollowRequest(ctx, a, a, b); err == nil && changed {
+				delete(m.requests, [2]int64{b, a})
+			}
+		default:
+			name = "approve"
+			if changed, err = s.ApproveFollowRequest(ctx, a, b, seq, at); err == nil && changed {
+				delete(m.requests, [2]int64{b, a})
+				if !m.blocked(a, b) {
+					m.follows[[2]int64{b, a}] = true
+				}
+			}
 		}
 		switch {
 		case err == nil:
 			acked++
-		case nodeDown.Load() && s.ShardOf(b) == down && (name == "follow" || name == "block" || name == "repost"):
-			refusedNeedingDown++ // the followee, blocked user or original is read on the stopped node first
+		case nodeDown.Load() && s.ShardOf(b) == down && (name == "follow" || name == "block" || name == "repost" || name == "request" || name == "approve"):
+			refusedNeedingDown++ // the followee, blocked user, original, asked user or requester is read on the stopped node first
 		default:
 			refused++
 			t.Errorf("%s %d -> %d (nodes %d, %d) refused with node %d down=%v: %v", name, a, b, s.ShardOf(a), s.ShardOf(b), down, nodeDown.Load(), err)
@@ -226,8 +270,8 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	private.Start()
 	burst(100)
 	nodeDown.Store(false)
-	t.Logf("%d halves for the node were pending when it stopped; %d writes acknowledged, %d refused as they read the stopped node first, %d refused otherwise; %d relay rounds failed",
-		pending, acked, refusedNeedingDown, refused, relayErrors.Load())
+	t.Logf("%d halves for the node were pending when it stopped; %d writes acknowledged, %d refused as they read the stopped node first, %d refused otherwise; %d relay rounds failed; %d requests waiting",
+		pending, acked, refusedNeedingDown, refused, relayErrors.Load(), len(m.requests))
 
 	// The relay completes every half once the node is back.
 	deadline := time.Now().Add(testenv.Scale(time.Minute))
@@ -267,6 +311,18 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	for _, b := range blocks {
 		if !m.blocks[[2]int64{b.BlockerID, b.BlockedID}] {
 			t.Errorf("block %d -> %d stored, not in the model", b.BlockerID, b.BlockedID)
+		}
+	}
+	var requests []models.FollowRequest
+	if err := s.db.Find(&requests).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(requests) != len(m.requests) {
+		t.Errorf("%d follow requests stored, %d in the model", len(requests), len(m.requests))
+	}
+	for _, r := range requests {
+		if !m.requests[[2]int64{r.RequesterID, r.UserID}] {
+			t.Errorf("request %d -> %d stored, not in the model", r.RequesterID, r.UserID)
 		}
 	}
 	var reposts []models.Post

@@ -97,7 +97,7 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			requests := *rows.(*[]models.FollowRequest)
 			sent := make([]followRequestSent, len(requests))
 			for i, r := range requests {
-				sent[i] = followRequestSent{UserID: r.RequesterID, TargetID: r.UserID}
+				sent[i] = followRequestSent{UserID: r.RequesterID, TargetID: r.UserID, ID: r.ID}
 			}
 			return errors.Join(tx.Create(requests).Error, tx.Create(sent).Error)
 		}},

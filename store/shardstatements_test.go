@@ -146,7 +146,8 @@ func (l *nodeLogs) lastSeen(nodes, before, after []int) []string {
 // and write of a reader's lists, the reads of follow requests, the
 // reposts of an original; and that each write between users of two nodes
 // (follow, unfollow, a follower's removal, block, unblock, mute, repost
-// and its deletion) writes on the actor's node alone.
+// and its deletion, a follow request, its rejection and its withdrawal)
+// writes on the actor's node alone.
 func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -211,12 +212,20 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	if _, err := s.Unfollow(ctx, reader, users[6], models.EventUnfollowed, now); err != nil {
 		t.Fatal(err)
 	}
+	// Protected, so that the requests wait for approval when they arrive.
+	on := true
+	for _, id := range []int64{reader, users[6]} {
+		if _, err := s.UpdateProfile(ctx, id, models.ProfileChange{IsProtected: &on}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := s.RequestFollow(ctx, reader, users[6], 7010, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RequestFollow(ctx, users[7], reader, 7011, now); err != nil {
 		t.Fatal(err)
 	}
+	applyRelays(t, s)
 	pending, err := s.PendingEvents(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -354,6 +363,28 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 		{"a mute (Mute)", users[5], func() error { _, err := s.Mute(ctx, users[5], users[7], 8003, now); return err }},
 		{"a repost of another node's post (Repost)", users[3], func() error { _, _, err := s.Repost(ctx, repost); return err }},
 		{"a repost's deletion (DeletePost)", users[3], func() error { _, err := s.DeletePost(ctx, repost.ID, users[3], now); return err }},
+		{"a follow request (RequestFollow)", users[5], func() error { _, err := s.RequestFollow(ctx, users[5], users[6], 8004, now); return err }},
+		{"a follow request of a protected user (FollowOrRequest)", users[7], func() error {
+			outcome, err := s.FollowOrRequest(ctx, users[7], users[6], 8005, now)
+			if err == nil && outcome != Requested {
+				err = fmt.Errorf("FollowOrRequest = %v, want Requested", outcome)
+			}
+			return err
+		}},
+		{"a request's rejection (DropFollowRequest)", reader, func() error {
+			dropped, err := s.DropFollowRequest(ctx, reader, reader, users[7])
+			if err == nil && !dropped {
+				err = fmt.Errorf("the request of %d to follow the reader was not there to reject", users[7])
+			}
+			return err
+		}},
+		{"a request's withdrawal (DropFollowRequest)", reader, func() error {
+			dropped, err := s.DropFollowRequest(ctx, reader, users[6], reader)
+			if err == nil && !dropped {
+				err = fmt.Errorf("the reader's request to follow %d was not there to withdraw", users[6])
+			}
+			return err
+		}},
 	} {
 		got, seen := logs.touchedBy(st.run, writes)
 		if want := s.ShardOf(st.actor); len(got) != 1 || got[0] != want {

@@ -33,14 +33,19 @@ func (t Target) migrateShards(ctx context.Context) ([]string, error) {
 	if err := head.Find(&done).Error; err != nil {
 		return nil, err
 	}
-	// The relay's tables came after the last versioned step: a head
-	// without them is migrated again.
-	var relayTables int64
+	// The relay's tables, and the request's id in follow_requests_sent,
+	// came after the last versioned step: a head without them is migrated
+	// again.
+	var relayTables, sentIDs int64
 	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'reposts_by_original')`).Scan(&relayTables).Error; err != nil {
 		return nil, err
 	}
-	if len(done) == len(migrations) && relayTables == 2 {
+	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'follow_requests_sent' AND COLUMN_NAME = 'id'`).Scan(&sentIDs).Error; err != nil {
+		return nil, err
+	}
+	if len(done) == len(migrations) && relayTables == 2 && sentIDs == 1 {
 		return nil, nil
 	}
 	if len(t.NodeDSNs) == 0 {
