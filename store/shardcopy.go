@@ -209,17 +209,30 @@ func (c *shardCopy) renumberPosts() error {
 	}
 }
 
+// copiedRows narrows a table's copy to the rows that are copied at all:
+// the outbox's dispatched events are done with (writeEvents skips them
+// too), and reading them only to skip them was half the time of a copy of
+// 600,000 events.
+var copiedRows = map[string]string{"outbox_events": "dispatched_at IS NULL"}
+
 // table copies the rows of table from the source, order by the primary
 // key, copyBatch at a time, each batch written by write in one
 // transaction of the layout.
 func (c *shardCopy) table(table, order string, model any, write func(tx *gorm.DB, rows any) error) error {
+	from := func() *gorm.DB {
+		q := c.src.db.WithContext(c.ctx).Table(table)
+		if where, ok := copiedRows[table]; ok {
+			q = q.Where(where)
+		}
+		return q
+	}
 	var total int64
-	if err := c.src.db.WithContext(c.ctx).Table(table).Count(&total).Error; err != nil {
+	if err := from().Count(&total).Error; err != nil {
 		return err
 	}
 	var copied int64
 	for offset := 0; ; offset += copyBatch {
-		q := c.src.db.WithContext(c.ctx).Table(table).Order(order).Limit(copyBatch).Offset(offset)
+		q := from().Order(order).Limit(copyBatch).Offset(offset)
 		if err := q.Find(model).Error; err != nil {
 			return err
 		}
