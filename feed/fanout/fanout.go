@@ -580,7 +580,8 @@ func (st *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, 
 }
 
 // fanout splits the readers of t (the followers of t.User) into tasks of at
-// most FanoutBatchSize, and runs them here (see runBatches).
+// most FanoutBatchSize, and runs them here (see runBatches); a new entry's
+// go to the connected readers first (see connectedFirst).
 func (st *Stream) fanout(ctx context.Context, t Task) error {
 	bound := int64(math.MaxInt64)
 	var batches []Task
@@ -605,6 +606,9 @@ func (st *Stream) fanout(ctx context.Context, t Task) error {
 	}
 	if len(batches) == 1 {
 		return st.RunTask(ctx, batches[0])
+	}
+	if t.Op == OpAdd {
+		batches = st.connectedFirst(ctx, batches)
 	}
 	return st.runBatches(ctx, batches)
 }

@@ -42,6 +42,9 @@ import (
 // classic connection may be to any node, so a master's failure does not
 // stop them longer than a reconnect. The sharded channels share one
 // connection per node (see shardsub.go).
+//
+// The hub also names its readers in the index of connected readers, which
+// the fan-out writes first (see connected.go).
 type Hub struct {
 	d *deps.Deps
 	// onInvalidation and onResubscribed are the cache's handlers of the
@@ -135,6 +138,12 @@ func (h *Hub) Run(ctx context.Context) {
 			h.closeNode(ns)
 		}
 	}()
+	connected := make(chan struct{})
+	go func() {
+		defer close(connected)
+		h.keepConnected(ctx)
+	}()
+	defer func() { <-connected }()
 	if h.cluster != nil {
 		regrouped := make(chan struct{})
 		go func() {
@@ -331,6 +340,7 @@ func (h *Hub) Listen(ctx context.Context, reader int64, authors AuthorsFunc) (*L
 		h.drop(l)
 		return nil, err
 	}
+	h.connect(ctx, reader)
 	go func() {
 		<-ctx.Done()
 		h.drop(l)
@@ -385,6 +395,9 @@ func (h *Hub) drop(l *Listener) {
 	}
 	h.mu.Unlock()
 	h.unsubscribe(context.Background(), unsubscribe)
+	if slices.Contains(unsubscribe, h.d.Keys.ReaderChannel(l.reader)) {
+		h.disconnect(l.reader) // its last listener here
+	}
 }
 
 // leave takes l off channel c; it returns c when no listener is left on it.

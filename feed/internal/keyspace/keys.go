@@ -59,6 +59,30 @@ func ActiveInboxShard(id int64) int {
 // by the fan-out. No TTL.
 func (k Keys) ActiveInboxes(n int) string { return k.prefix + "active:{a" + strconv.Itoa(n) + "}" }
 
+// ConnectedReaderShards is how many keys the index of connected readers
+// (ConnectedReaders) is spread over; a reader is in the shard of the same
+// number as in the index of active inboxes (ActiveInboxShard).
+const ConnectedReaderShards = ActiveInboxShards
+
+// ConnectedReaderShard is the shard of the index of connected readers that
+// holds reader id.
+func ConnectedReaderShard(id int64) int { return ActiveInboxShard(id) }
+
+// connectedReaders is shard n of the index of the readers who have a live
+// subscription open on some instance: a sorted set of reader ids scored by
+// the time (Unix ms) until which the entry holds. Each instance's hub adds
+// a reader when a listener of theirs opens there, removes them when their
+// last one there closes, and every live.ConnectedRefreshEvery raises the
+// scores of all its readers to live.ConnectedValidity from now in one
+// pipeline, pruning the members past their time from the shards it writes.
+// Readers take a member past its time for absent. The fan-out of a new
+// entry writes the inboxes of the readers it names first. At most the
+// readers connected within ConnectedValidity; TTL ConnectedValidity, set
+// again by each write, so a shard no instance writes goes.
+func (k Keys) ConnectedReaders(n int) string {
+	return k.prefix + "connected:{c" + strconv.Itoa(n) + "}"
+}
+
 // inboxTemp is where a rebuild writes before it swaps the inbox in.
 func (k Keys) InboxTemp(id int64) string { return k.prefix + "feed:" + k.user(id) + ":tmp" }
 

@@ -44,6 +44,10 @@ type Metrics struct {
 	// LiveUnreadable counts the pub/sub messages the hub could not parse,
 	// by channel kind (reader, author, celebrities, inboxes, invalidate).
 	LiveUnreadable *prometheus.CounterVec
+	// LiveReaders are the readers with a live subscription open on this
+	// instance, as the hub last wrote them into the index of connected
+	// readers.
+	LiveReaders prometheus.Gauge
 
 	PasswordHashes *prometheus.CounterVec
 	UnreadCounts   prometheus.Counter
@@ -133,6 +137,9 @@ func New() *Metrics {
 		LiveUnreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_live_messages_unreadable_total", Help: "Pub/sub messages the hub could not parse, taken for lost ones (listeners recount, local copies dropped), by channel kind.",
 		}, []string{"channel"}),
+		LiveReaders: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feed_live_readers", Help: "Readers with a live subscription open on this instance, as of the hub's last refresh of the index of connected readers (whose fan-out writes come first).",
+		}),
 		NoProgress: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feed_page_no_progress_total", Help: "Page reads cut short because they made no progress, by where: cursor or merge.",
 		}, []string{"at"}),
@@ -170,7 +177,7 @@ func New() *Metrics {
 	}
 	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.RebuildsWaiting, m.RebuildsDropped, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
-		m.LiveUnreadable, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
+		m.LiveUnreadable, m.LiveReaders, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses, m.Folds)
 	// The Redis tier's series exist from the start, at zero: a dashboard
 	// shows a cache that never missed as such, not as no data.
