@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // peerShape is the peer's set-up; -quick runs a tenth of it.
@@ -114,6 +116,10 @@ func (e *env) runPeer(ctx context.Context) (*PeerResult, error) {
 		}
 	})
 	e.check("peer", "peer: first pages by GET, no errors", bad.Load() == 0, "%d bad pages; first: %v", bad.Load(), firstErr.Load())
+	// Their inboxes are rebuilt after those pages, in the background: the
+	// warm pages are measured once every one is whole.
+	whole, waited := awaitWholeInboxes(ctx, e.rdb, prefix, len(readers))
+	e.check("peer", "peer: every reader's inbox rebuilt", whole >= len(readers), "%d of %d inboxes whole %.0fs after the first pages", whole, len(readers), waited.Seconds())
 	for _, clients := range []int{8, 1} {
 		logf("[peer] warm first pages by GET, %d client(s), %v", clients, e.o.dur)
 		// Each client reads its own readers (those k with k % clients equal
@@ -282,4 +288,38 @@ func (r *Result) peerTargets() []TargetRow {
 		{Target: rate, Mode: p.Mode, Measured: fmt.Sprintf("%s pages/s (p50 %.2f ms, p99 %.2f ms)", thousands(p.Clients8.Throughput), p.Clients8.P50, p.Clients8.P99),
 			Bound: "reported", Status: "reported"},
 	}
+}
+
+// awaitWholeInboxes polls (every 50 ms, for at most 120 s) until at least
+// n inboxes under prefix are whole (their floor marker set), and says how
+// many were and how long it waited.
+func awaitWholeInboxes(ctx context.Context, rdb redis.UniversalClient, prefix string, n int) (int, time.Duration) {
+	start := time.Now()
+	whole := 0
+	for time.Since(start) < 120*time.Second && ctx.Err() == nil {
+		var keys []string
+		iter := rdb.Scan(ctx, 0, prefix+"feed:{u*}", 1000).Iterator()
+		for iter.Next(ctx) {
+			if k := iter.Val(); !strings.HasSuffix(k, ":tmp") {
+				keys = append(keys, k)
+			}
+		}
+		pipe := rdb.Pipeline()
+		counts := make([]*redis.IntCmd, len(keys))
+		for i, k := range keys {
+			counts[i] = pipe.ZCount(ctx, k, "-1", "-1")
+		}
+		pipe.Exec(ctx)
+		whole = 0
+		for _, c := range counts {
+			if c.Val() > 0 {
+				whole++
+			}
+		}
+		if whole >= n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return whole, time.Since(start)
 }

@@ -546,13 +546,13 @@ func (w *modeRun) fanout(ctx context.Context) error {
 }
 
 // awaitWhole polls the readers' inboxes (ZCOUNT of the floor marker,
-// every 20 ms, for at most 120 s) until each is whole: a returning
+// every 20 ms, for at most 300 s) until each is whole: a returning
 // reader's page answers from MySQL and their inbox is rebuilt after, in
 // the background. It says how long that took and how many never were.
 func (w *modeRun) awaitWhole(ctx context.Context, readers []int) (time.Duration, int) {
 	start := time.Now()
 	pending := slices.Clone(readers)
-	for len(pending) > 0 && time.Since(start) < 120*time.Second && ctx.Err() == nil {
+	for len(pending) > 0 && time.Since(start) < 300*time.Second && ctx.Err() == nil {
 		pipe := w.rdb.Pipeline()
 		cmds := make([]*redis.IntCmd, len(pending))
 		for j, i := range pending {
