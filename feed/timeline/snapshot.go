@@ -55,9 +55,11 @@ func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64, locked time.T
 // pageSnapshot is the snapshot of reader's newest n entries, what a page
 // of a reader without an inbox answers from, while the inbox is rebuilt
 // in the background (rebuildLater): one statement of about 2n events, read
-// from a replica as the reader's other reads of MySQL are.
+// from a replica only once it holds every commit before the page (as the
+// rebuild reads): a post fanned out before the reader had an inbox reached
+// no inbox, so the page must find it in MySQL.
 func (ib *Inboxes) pageSnapshot(ctx context.Context, reader int64, n int) (*snapshot, error) {
-	return ib.snapshotOf(ib.rep.AllowLag(ctx, reader), reader, n)
+	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, time.Now(), reader), reader, n)
 }
 
 // snapshotOf reads the snapshot of reader's newest capEntries entries
