@@ -75,8 +75,8 @@ func AllowReplica(ctx context.Context) context.Context {
 }
 
 // AllowReplicaSince is AllowReplica for a read that must also see every
-// commit before t (an inbox rebuild: what was committed before it took its
-// lock).
+// commit before t (an inbox rebuild: what was committed before the reader
+// entered the index of active inboxes).
 func AllowReplicaSince(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, routeKey{}, route{since: t})
 }

@@ -25,9 +25,11 @@
 //
 // An inbox rebuild keeps what the fan-out counts on: a post fanned out
 // while the reader had no inbox is found by the rebuild, which reads MySQL
-// after taking its lock. So a rebuild reads the replicas only when they
-// hold every commit from before the lock (store.AllowReplicaSince), after
-// waiting up to rebuildFreshWait for them; else the primary.
+// after entering the index of active inboxes. So a rebuild reads the
+// replicas only when they hold every commit from before that entry
+// (store.AllowReplicaSince), after waiting up to rebuildFreshWait for them;
+// else the primary. So does a returning reader's page, read before the
+// rebuild, as of the page's start.
 //
 // Cache fills write a copy with its row version through setIfNewerScript,
 // so a stale replica row never replaces a newer copy; the copies refreshed
@@ -62,7 +64,7 @@ func New(st *store.Store, rdb redis.UniversalClient, keys keyspace.Keys, warn fu
 }
 
 // rebuildFreshWait is how long a rebuild waits for the replicas to hold
-// what was committed before its lock: two polls.
+// what was committed before it entered the index of active inboxes: two polls.
 const rebuildFreshWait = 2 * store.ReplicaPollInterval
 
 // readYourWritesTTL is how long a write keeps its users' lag-tolerant reads

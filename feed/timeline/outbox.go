@@ -113,7 +113,7 @@ func (o *Outboxes) change(ctx context.Context, script *redis.Script, author int6
 
 // Ensure rebuilds a missing outbox from MySQL, once across instances.
 func (o *Outboxes) Ensure(ctx context.Context, author int64) error {
-	_, err := redisx.EnsureOnce(ctx, o.d.Redis, o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), func(token string, _ time.Time) error {
+	_, err := redisx.EnsureOnce(ctx, o.d.Redis, o.d.Keys.Outbox(author), o.d.Keys.OutboxLock(author), func(token string) error {
 		return o.rebuild(ctx, author, token)
 	})
 	return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,8 +16,8 @@ import (
 // rebuild. It reports whether this call rebuilt it.
 func (ib *Inboxes) Ensure(ctx context.Context, reader int64) (bool, error) {
 	lock := ib.d.Keys.RebuildLock(reader)
-	return redisx.EnsureOnceBy(ctx, ib.d.Redis, func() (bool, error) { return ib.whole(ctx, reader) }, lock, func(token string, locked time.Time) error {
-		s, err := ib.readSnapshot(ctx, reader, locked)
+	return redisx.EnsureOnceBy(ctx, ib.d.Redis, func() (bool, error) { return ib.whole(ctx, reader) }, lock, func(token string) error {
+		s, err := ib.readSnapshot(ctx, reader)
 		if err != nil {
 			ib.d.Redis.Del(context.WithoutCancel(ctx), lock)
 			return err

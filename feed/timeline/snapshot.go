@@ -30,10 +30,9 @@ type snapshot struct {
 	floor   int64
 }
 
-// readSnapshot reads the reader's snapshot from MySQL, which may be a
-// replica that holds every commit from before locked, when the rebuild's
-// lock was taken: in one statement (store.HomeSnapshot), unless the newest
-// twice-InboxCap events hold fewer than InboxCap entries.
+// readSnapshot reads the reader's snapshot from MySQL, in one statement
+// (store.HomeSnapshot) unless the newest twice-InboxCap events hold fewer
+// than InboxCap entries.
 //
 // First, a followee set that outlived its inbox goes before MySQL is read:
 // a follow committed after that read finds no set and the lock, waits for
@@ -42,14 +41,23 @@ type snapshot struct {
 // readers the index of active inboxes names: from here on, to this one,
 // into the key the rebuilt inbox replaces, whose entries the swap keeps. So
 // a post committed after MySQL is read below reaches the rebuilt inbox.
-func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64, locked time.Time) (*snapshot, error) {
+//
+// A post whose fan-out ran before the reader entered the index reached no
+// inbox, so MySQL must hold it: the read goes to a replica only once the
+// replicas hold every commit from before that entry (a fan-out follows its
+// commit), not merely from before the rebuild's lock. A post committed
+// between the lock and the entry, on a lagging replica, was once lost
+// there while the rebuild ran in the background and the reader's next
+// step posted.
+func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64) (*snapshot, error) {
 	if err := ib.d.Redis.Del(ctx, ib.d.Keys.Following(reader), ib.d.Keys.FollowingVersion(reader)).Err(); err != nil {
 		return nil, err
 	}
 	if err := ib.activate(ctx, reader); err != nil {
 		return nil, err
 	}
-	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, locked, reader), reader, ib.d.Cfg.InboxCap)
+	active := time.Now()
+	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, active, reader), reader, ib.d.Cfg.InboxCap)
 }
 
 // pageSnapshot is the snapshot of reader's newest n entries, what a page

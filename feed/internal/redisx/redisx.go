@@ -79,10 +79,9 @@ func Queued(ctx context.Context, rdb redis.UniversalClient, script *redis.Script
 // EnsureOnce makes sure key exists: when it is missing, rebuild writes it
 // under lock (a token, held for at most RebuildLockTTL), once across
 // instances. A caller that finds another's lock waits for it to go and
-// looks again. rebuild gets the lock's token and the time the lock was
-// taken, and frees the lock itself; EnsureOnce reports whether this call
-// rebuilt.
-func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string, rebuild func(token string, locked time.Time) error) (bool, error) {
+// looks again. rebuild gets the lock's token and frees the lock itself;
+// EnsureOnce reports whether this call rebuilt.
+func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string, rebuild func(token string) error) (bool, error) {
 	exists := func() (bool, error) {
 		n, err := rdb.Exists(ctx, key).Result()
 		return n == 1, err
@@ -92,13 +91,13 @@ func EnsureOnce(ctx context.Context, rdb redis.UniversalClient, key, lock string
 
 // EnsureOnceBy is EnsureOnce for a key that may exist without being whole
 // (an inbox without its floor marker): exists says whether it is there.
-func EnsureOnceBy(ctx context.Context, rdb redis.UniversalClient, exists func() (bool, error), lock string, rebuild func(token string, locked time.Time) error) (bool, error) {
+func EnsureOnceBy(ctx context.Context, rdb redis.UniversalClient, exists func() (bool, error), lock string, rebuild func(token string) error) (bool, error) {
 	for {
 		there, err := exists()
 		if err != nil || there {
 			return false, err
 		}
-		token, locked := NewToken(), time.Now()
+		token := NewToken()
 		got, err := rdb.SetNX(ctx, lock, token, RebuildLockTTL).Result()
 		if err != nil {
 			return false, err
@@ -110,7 +109,7 @@ func EnsureOnceBy(ctx context.Context, rdb redis.UniversalClient, exists func() 
 				rdb.Del(ctx, lock)
 				return false, err
 			}
-			return true, rebuild(token, locked)
+			return true, rebuild(token)
 		}
 		if err := WaitForUnlock(ctx, rdb, lock, RebuildLockTTL, 5*time.Millisecond); err != nil {
 			return false, err
