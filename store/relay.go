@@ -19,9 +19,10 @@ import (
 // below) and the write's outbox events. ApplyRelays applies the half on the
 // other node in one transaction there, with the events, then deletes the
 // row: a node that is down only delays it, and a half applied twice (the
-// relay stopped between the two) changes nothing the second time, as each
-// op writes a row if it is missing or removes the one it names, and moves
-// a count only with a row. Seed 002's change table.
+// relay stopped between the two) changes nothing the second time: the
+// target node keeps the ids of the changes it applied (relayApplied).
+// Each op also writes a row only if it is missing, removes only the one
+// it names, and moves a count only with a row. Seed 002's change table.
 //
 // The events travel with the half so that the fan-out, which reads both
 // sides (the followers list, both users' counts), runs once both are
@@ -187,6 +188,15 @@ func (s *Store) ApplyRelays(ctx context.Context, limit int) (int, error) {
 
 // applyChange applies c on its target node, then deletes it on its own.
 func (s *Store) applyChange(ctx context.Context, c relayChange) error {
+	if err := s.applyOnTarget(ctx, c); err != nil {
+		return err
+	}
+	return s.db.WithContext(ctx).Exec("DELETE FROM relay_changes WHERE id = ?", c.ID).Error
+}
+
+// applyOnTarget applies c's half on its target node, in one transaction
+// there, unless that node applied it already (relayApplied).
+func (s *Store) applyOnTarget(ctx context.Context, c relayChange) error {
 	var ops []relayOp
 	var events []models.OutboxEvent
 	if err := json.Unmarshal([]byte(c.Ops), &ops); err != nil {
@@ -195,14 +205,40 @@ func (s *Store) applyChange(ctx context.Context, c relayChange) error {
 	if err := json.Unmarshal([]byte(c.Events), &events); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	err := s.transaction(ctx, func(tx *gorm.DB) error {
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&relayApplied{Target: c.Target, ID: c.ID})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		// The changes before c from its node are deleted there by now.
+		err := tx.Exec("DELETE FROM "+s.on("relay_applied", c.Target)+" WHERE id < ? AND id MOD ? = ?",
+			c.ID, s.shards.n, s.ShardOf(c.ID)).Error
+		if err != nil {
+			return err
+		}
 		return s.applyHalf(tx, c.Target, ops, events)
 	})
-	if err != nil {
-		return err
-	}
-	return s.db.WithContext(ctx).Exec("DELETE FROM relay_changes WHERE id = ?", c.ID).Error
 }
+
+// relayApplied is a row of relay_applied, on a half's target node: the
+// relay change applied there, written in the half's transaction. The
+// relay may stop after that commit and before it deletes the change on
+// the actor's node; it then applies the change again, finds it here and
+// changes nothing. The ops alone would not do: written twice, a half's
+// events would be too, and its ops, each writing a row if it is missing,
+// would bring back what the target's user removed in between (the
+// follower the half brought, the request it brought and they rejected).
+//
+// A change's row goes when the next change from the same node is applied
+// on this one: ApplyRelays applies those in their order, each only once
+// the one before is deleted on their node, which then can no longer
+// bring it back. So a node keeps a row or so for each other node.
+type relayApplied struct {
+	Target int64 `gorm:"primaryKey;autoIncrement:false"` // the change's target: places the row
+	ID     int64 `gorm:"primaryKey;autoIncrement:false"` // the change's id
+}
+
+func (relayApplied) TableName() string { return "relay_applied" }
 
 // applyHalf runs ops on target's node within tx and writes the events
 // there. What the half finds changed on this node goes back to the

@@ -19,7 +19,7 @@ import (
 // migrateShards is Apply on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
 // with the tables the layout adds (usernames, blocked_by, muted_by,
-// follow_requests_sent, relay_changes, reposts_by_original); then the head gets a server
+// follow_requests_sent, relay_changes, relay_applied, reposts_by_original); then the head gets a server
 // per node, a Spider table per data table over the nodes, and the
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
@@ -36,16 +36,17 @@ func (t Target) migrateShards(ctx context.Context) ([]string, error) {
 	// The relay's tables, and the request's id in follow_requests_sent,
 	// came after the last versioned step: a head without them is migrated
 	// again.
-	var relayTables, sentIDs int64
-	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'reposts_by_original')`).Scan(&relayTables).Error; err != nil {
+	var relayTables []string
+	var sentIDs int64
+	if err := head.Raw(`SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'relay_applied', 'reposts_by_original')`).Scan(&relayTables).Error; err != nil {
 		return nil, err
 	}
 	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'follow_requests_sent' AND COLUMN_NAME = 'id'`).Scan(&sentIDs).Error; err != nil {
 		return nil, err
 	}
-	if len(done) == len(migrations) && relayTables == 2 && sentIDs == 1 {
+	if len(done) == len(migrations) && len(relayTables) == 3 && sentIDs == 1 {
 		return nil, nil
 	}
 	if len(t.NodeDSNs) == 0 {
@@ -99,7 +100,7 @@ func (t Target) migrateShards(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("muted_by from mutes: %w", err)
 		}
 	}
-	if relayTables < 2 {
+	if !slices.Contains(relayTables, "reposts_by_original") {
 		// The reposts made before reposts_by_original existed, kept a
 		// second time on their original's node.
 		if err := head.Exec(`INSERT IGNORE INTO reposts_by_original (original_id, id, author_id, deleted_at)
@@ -139,6 +140,7 @@ var placement = map[string]string{
 	"follow_requests_sent": "user_id",
 	"outbox_events":        "id",
 	"relay_changes":        "id",
+	"relay_applied":        "target",
 	"reposts_by_original":  "original_id",
 }
 
@@ -201,7 +203,7 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config, layoutTables []an
 		return nil, nil, err
 	}
 	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(layoutTables...); err != nil {
-		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, reposts_by_original: %w", err)
+		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, relay_applied, reposts_by_original: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {
