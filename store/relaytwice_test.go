@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"feedservice/models"
 )
 
@@ -201,10 +203,10 @@ func TestShardedMySQLRelayHalfAppliedTwiceChangesNothing(t *testing.T) {
 	}
 }
 
-// relayTables reads every table the relay writes, through the head, as
-// sorted rows of text by table: all but the relay change skip, which the
-// second application deletes. The relay's record of the changes it
-// applied is left out: it is the relay's own bookkeeping.
+// relayTables reads every table the relay writes, through the head, by
+// table: all but the relay change skip, which the second application
+// deletes. The relay's record of the changes it applied is left out: it
+// is the relay's own bookkeeping.
 func relayTables(t testing.TB, s *Store, skip int64) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -215,41 +217,50 @@ func relayTables(t testing.TB, s *Store, skip int64) map[string][]string {
 		if table == "relay_changes" {
 			query = query.Where("id <> ?", skip)
 		}
-		rows, err := query.Rows()
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		columns, err := rows.Columns()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			values := make([]any, len(columns))
-			ptrs := make([]any, len(columns))
-			for i := range values {
-				ptrs[i] = &values[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			fields := make([]string, len(columns))
-			for i, v := range values {
-				switch v := v.(type) {
-				case []byte:
-					fields[i] = columns[i] + "=" + string(v)
-				case time.Time:
-					fields[i] = columns[i] + "=" + v.UTC().Format(time.RFC3339Nano)
-				default:
-					fields[i] = fmt.Sprintf("%s=%v", columns[i], v)
-				}
-			}
-			out[table] = append(out[table], strings.Join(fields, " "))
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(out[table])
+		out[table] = tableRows(t, query)
 	}
+	return out
+}
+
+// tableRows reads the rows of query as text ("column=value ..."), sorted.
+func tableRows(t testing.TB, query *gorm.DB) []string {
+	t.Helper()
+	rows, err := query.Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	columns, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		values := make([]any, len(columns))
+		ptrs := make([]any, len(columns))
+		for i := range values {
+			ptrs[i] = &values[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		fields := make([]string, len(columns))
+		for i, v := range values {
+			switch v := v.(type) {
+			case []byte:
+				fields[i] = columns[i] + "=" + string(v)
+			case time.Time:
+				fields[i] = columns[i] + "=" + v.UTC().Format(time.RFC3339Nano)
+			default:
+				fields[i] = fmt.Sprintf("%s=%v", columns[i], v)
+			}
+		}
+		out = append(out, strings.Join(fields, " "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
 	return out
 }
 

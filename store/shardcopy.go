@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"gorm.io/gorm"
@@ -32,6 +33,11 @@ var ErrCopyTargetNotEmpty = errors.New("the sharded layout is not empty")
 // that was interrupted is started again on a new layout, never resumed
 // over its own rows, so nothing is copied twice.
 func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table string, copied, total int64)) error {
+	return s.copyFrom(ctx, src, copyBatch, progress)
+}
+
+// copyFrom is CopyFrom, batch rows a statement.
+func (s *Store) copyFrom(ctx context.Context, src *Store, batch int, progress func(table string, copied, total int64)) error {
 	if s.shards == nil || src.shards != nil {
 		return errors.New("shard-copy copies one database (-from) into the sharded layout (MYSQL_DSN with MYSQL_SHARD_DSNS)")
 	}
@@ -53,16 +59,17 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 	if srcSteps != steps {
 		return fmt.Errorf("the source is at %d migrations and the sharded layout at %d: migrate the source first", srcSteps, steps)
 	}
-	c := &shardCopy{s: s, src: src, ctx: ctx, progress: progress, postIDs: map[int64]int64{}}
+	c := &shardCopy{s: s, src: src, ctx: ctx, batch: batch, progress: progress, postIDs: map[int64]int64{}}
 	if err := c.renumberPosts(); err != nil {
 		return err
 	}
 	steps2 := []struct {
-		table, order string
-		model        any
-		write        func(tx *gorm.DB, rows any) error
+		table string
+		key   []string // the primary key's columns: the order of the copy
+		model any
+		write func(tx *gorm.DB, rows any) error
 	}{
-		{"users", "id", &[]*models.User{}, func(tx *gorm.DB, rows any) error {
+		{"users", []string{"id"}, &[]*models.User{}, func(tx *gorm.DB, rows any) error {
 			users := *rows.(*[]*models.User)
 			for _, u := range users {
 				u.UsernameKey = strings.ToLower(u.Username)
@@ -72,10 +79,10 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return tx.Create(users).Error
 		}},
-		{"followings", "user_id, followee_id", &[]models.Following{}, plain},
-		{"followers", "user_id, follower_id", &[]models.Follower{}, plain},
-		{"relation_marks", "list, user_id, id", &[]relationMark{}, plain},
-		{"blocks", "blocker_id, blocked_id", &[]models.Block{}, func(tx *gorm.DB, rows any) error {
+		{"followings", []string{"user_id", "followee_id"}, &[]models.Following{}, plain},
+		{"followers", []string{"user_id", "follower_id"}, &[]models.Follower{}, plain},
+		{"relation_marks", []string{"list", "user_id", "id"}, &[]relationMark{}, plain},
+		{"blocks", []string{"blocker_id", "blocked_id"}, &[]models.Block{}, func(tx *gorm.DB, rows any) error {
 			blocks := *rows.(*[]models.Block)
 			by := make([]blockedBy, len(blocks))
 			for i, b := range blocks {
@@ -83,7 +90,7 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return errors.Join(tx.Create(blocks).Error, tx.Create(by).Error)
 		}},
-		{"mutes", "muter_id, muted_id", &[]models.Mute{}, func(tx *gorm.DB, rows any) error {
+		{"mutes", []string{"muter_id", "muted_id"}, &[]models.Mute{}, func(tx *gorm.DB, rows any) error {
 			mutes := *rows.(*[]models.Mute)
 			by := make([]mutedBy, len(mutes))
 			for i, m := range mutes {
@@ -91,9 +98,9 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return errors.Join(tx.Create(mutes).Error, tx.Create(by).Error)
 		}},
-		{"lists", "owner_id, id", &[]models.List{}, plain},
-		{"list_members", "owner_id, list_id, member_id", &[]models.ListMember{}, plain},
-		{"follow_requests", "user_id, requester_id", &[]models.FollowRequest{}, func(tx *gorm.DB, rows any) error {
+		{"lists", []string{"owner_id", "id"}, &[]models.List{}, plain},
+		{"list_members", []string{"owner_id", "list_id", "member_id"}, &[]models.ListMember{}, plain},
+		{"follow_requests", []string{"user_id", "requester_id"}, &[]models.FollowRequest{}, func(tx *gorm.DB, rows any) error {
 			requests := *rows.(*[]models.FollowRequest)
 			sent := make([]followRequestSent, len(requests))
 			for i, r := range requests {
@@ -101,7 +108,7 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return errors.Join(tx.Create(requests).Error, tx.Create(sent).Error)
 		}},
-		{"posts", "id", &[]*models.Post{}, func(tx *gorm.DB, rows any) error {
+		{"posts", []string{"id"}, &[]*models.Post{}, func(tx *gorm.DB, rows any) error {
 			posts := *rows.(*[]*models.Post)
 			var reposts []repostByOriginal
 			for _, p := range posts {
@@ -120,14 +127,14 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return tx.Create(reposts).Error
 		}},
-		{"promoted_posts", "post_id", &[]promotedPost{}, func(tx *gorm.DB, rows any) error {
+		{"promoted_posts", []string{"post_id"}, &[]promotedPost{}, func(tx *gorm.DB, rows any) error {
 			promoted := *rows.(*[]promotedPost)
 			for i := range promoted {
 				promoted[i].PostID = c.postIDs[promoted[i].PostID]
 			}
 			return tx.Create(promoted).Error
 		}},
-		{"home_dismissals", "user_id, kind, item_id", &[]homeDismissal{}, func(tx *gorm.DB, rows any) error {
+		{"home_dismissals", []string{"user_id", "kind", "item_id"}, &[]homeDismissal{}, func(tx *gorm.DB, rows any) error {
 			dismissals := *rows.(*[]homeDismissal)
 			for i, d := range dismissals {
 				if id, ok := c.postIDs[d.ItemID]; ok {
@@ -136,10 +143,10 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store, progress func(table st
 			}
 			return tx.Create(dismissals).Error
 		}},
-		{"outbox_events", "id", &[]models.OutboxEvent{}, c.writeEvents},
+		{"outbox_events", []string{"id"}, &[]models.OutboxEvent{}, c.writeEvents},
 	}
 	for _, st := range steps2 {
-		if err := c.table(st.table, st.order, st.model, st.write); err != nil {
+		if err := c.table(st.table, st.key, st.model, st.write); err != nil {
 			return fmt.Errorf("copy %s: %w", st.table, err)
 		}
 	}
@@ -152,6 +159,7 @@ func plain(tx *gorm.DB, rows any) error { return tx.Create(rows).Error }
 type shardCopy struct {
 	s, src   *Store
 	ctx      context.Context
+	batch    int // rows a statement
 	progress func(table string, copied, total int64)
 	postIDs  map[int64]int64 // a post's id in the source: its id in the copy
 }
@@ -190,7 +198,7 @@ func (c *shardCopy) renumberPosts() error {
 	for {
 		var rows []struct{ ID, AuthorID int64 }
 		err := c.src.db.WithContext(c.ctx).Model(&models.Post{}).Select("id, author_id").
-			Where("id > ?", last).Order("id").Limit(copyBatch * 10).Scan(&rows).Error
+			Where("id > ?", last).Order("id").Limit(c.batch * 10).Scan(&rows).Error
 		if err != nil {
 			return fmt.Errorf("read the posts' ids: %w", err)
 		}
@@ -202,7 +210,7 @@ func (c *shardCopy) renumberPosts() error {
 			taken[id] = true
 			c.postIDs[r.ID] = id
 		}
-		if len(rows) < copyBatch*10 {
+		if len(rows) < c.batch*10 {
 			return nil
 		}
 		last = rows[len(rows)-1].ID
@@ -215,10 +223,12 @@ func (c *shardCopy) renumberPosts() error {
 // 600,000 events.
 var copiedRows = map[string]string{"outbox_events": "dispatched_at IS NULL"}
 
-// table copies the rows of table from the source, order by the primary
-// key, copyBatch at a time, each batch written by write in one
-// transaction of the layout.
-func (c *shardCopy) table(table, order string, model any, write func(tx *gorm.DB, rows any) error) error {
+// table copies the rows of table from the source in the order of its
+// primary key (the columns key), c.batch at a time, each batch written by
+// write in one transaction of the layout. Each batch is read from the key
+// of the last row of the one before: with an OFFSET the source would read
+// every row before the batch again, quadratic on a table of millions.
+func (c *shardCopy) table(table string, key []string, model any, write func(tx *gorm.DB, rows any) error) error {
 	from := func() *gorm.DB {
 		q := c.src.db.WithContext(c.ctx).Table(table)
 		if where, ok := copiedRows[table]; ok {
@@ -231,14 +241,24 @@ func (c *shardCopy) table(table, order string, model any, write func(tx *gorm.DB
 		return err
 	}
 	var copied int64
-	for offset := 0; ; offset += copyBatch {
-		q := from().Order(order).Limit(copyBatch).Offset(offset)
+	var last []any
+	for {
+		q := from().Order(strings.Join(key, ", ")).Limit(c.batch)
+		if last != nil {
+			where, args := c.src.keyAfter(key, last)
+			q = q.Where(where, args...)
+		}
 		if err := q.Find(model).Error; err != nil {
 			return err
 		}
-		n := lenOf(model)
+		n := reflect.ValueOf(model).Elem().Len()
 		if n == 0 {
 			break
+		}
+		// Before write, which renumbers some keys (a post's id).
+		var err error
+		if last, err = c.lastKey(model, key); err != nil {
+			return err
 		}
 		if err := c.s.transaction(c.ctx, func(tx *gorm.DB) error { return write(tx, model) }); err != nil {
 			return err
@@ -247,7 +267,7 @@ func (c *shardCopy) table(table, order string, model any, write func(tx *gorm.DB
 		if c.progress != nil {
 			c.progress(table, copied, total)
 		}
-		if n < copyBatch {
+		if n < c.batch {
 			break
 		}
 	}
@@ -257,36 +277,48 @@ func (c *shardCopy) table(table, order string, model any, write func(tx *gorm.DB
 	return nil
 }
 
-func lenOf(rows any) int {
-	switch r := rows.(type) {
-	case *[]*models.User:
-		return len(*r)
-	case *[]models.Following:
-		return len(*r)
-	case *[]models.Follower:
-		return len(*r)
-	case *[]relationMark:
-		return len(*r)
-	case *[]models.Block:
-		return len(*r)
-	case *[]models.Mute:
-		return len(*r)
-	case *[]models.List:
-		return len(*r)
-	case *[]models.ListMember:
-		return len(*r)
-	case *[]models.FollowRequest:
-		return len(*r)
-	case *[]*models.Post:
-		return len(*r)
-	case *[]promotedPost:
-		return len(*r)
-	case *[]homeDismissal:
-		return len(*r)
-	case *[]models.OutboxEvent:
-		return len(*r)
+// lastKey is the values of the columns key in the last of rows (a
+// pointer to a slice of models).
+func (c *shardCopy) lastKey(rows any, key []string) ([]any, error) {
+	stmt := &gorm.Statement{DB: c.src.db}
+	if err := stmt.Parse(rows); err != nil {
+		return nil, err
 	}
-	panic(fmt.Sprintf("store: no length for %T", rows))
+	list := reflect.ValueOf(rows).Elem()
+	row := list.Index(list.Len() - 1)
+	values := make([]any, len(key))
+	for i, column := range key {
+		field := stmt.Schema.LookUpField(column)
+		if field == nil {
+			return nil, fmt.Errorf("%s has no column %s", stmt.Schema.Table, column)
+		}
+		values[i], _ = field.ValueOf(c.ctx, row)
+	}
+	return values, nil
+}
+
+// keyAfter is the condition on the rows whose key (the columns key, in
+// order) sorts after last: (a, b) > (x, y). MariaDB range-scans it only
+// spelled out, a > x OR (a = x AND b > y) (10.11 reads a row comparison's
+// index from its start), and SQLite only as the row comparison.
+func (s *Store) keyAfter(key []string, last []any) (string, []any) {
+	if !s.mysql {
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(key)), ", ")
+		return "(" + strings.Join(key, ", ") + ") > (" + marks + ")", last
+	}
+	var terms []string
+	var args []any
+	for i := range key {
+		var term []string
+		for j := range i {
+			term = append(term, key[j]+" = ?")
+			args = append(args, last[j])
+		}
+		term = append(term, key[i]+" > ?")
+		args = append(args, last[i])
+		terms = append(terms, "("+strings.Join(term, " AND ")+")")
+	}
+	return "(" + strings.Join(terms, " OR ") + ")", args
 }
 
 // writeEvents copies the outbox's undispatched events (the dispatched are

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"feedservice/internal/testenv"
@@ -37,13 +39,63 @@ func TestNewPostIDKeepsTheMillisecond(t *testing.T) {
 	}
 }
 
+// A copy reads each table by its primary key from the last row of the
+// batch before, on either database it copies from (MySQL spells the
+// comparison out, SQLite compares row values): batches of two end within
+// one user's follows and one list's members, and every row arrives once.
+func TestCopyReadsEachRowOnceByKey(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, src *Store) {
+		ctx := context.Background()
+		at := relationStore(t, src, 6)
+		for _, f := range [][2]int64{{1, 2}, {1, 3}, {1, 4}, {1, 5}, {1, 6}, {2, 1}, {3, 1}, {4, 5}} {
+			mustFollow(t, src, f[0], f[1], 100+f[0]*10+f[1], at)
+		}
+		if _, err := src.CreateList(ctx, 1, 200, "friends", at, 10); err != nil {
+			t.Fatal(err)
+		}
+		for i, member := range []int64{2, 3, 4, 5, 6} {
+			if _, err := src.AddListMember(ctx, 1, 200, member, 201+int64(i), at, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dst, err := Open(ctx, Config{SQLitePath: filepath.Join(t.TempDir(), "copy.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dst.Close() })
+		relationStore(t, dst, 0)
+		c := &shardCopy{s: dst, src: src, ctx: ctx, batch: 2}
+		for _, st := range []struct {
+			table string
+			key   []string
+			model any
+			rows  int
+		}{
+			{"followings", []string{"user_id", "followee_id"}, &[]models.Following{}, 8},
+			{"list_members", []string{"owner_id", "list_id", "member_id"}, &[]models.ListMember{}, 5},
+		} {
+			if err := c.table(st.table, st.key, st.model, plain); err != nil {
+				t.Fatalf("copy %s: %v", st.table, err)
+			}
+			got, want := tableRows(t, dst.db.Table(st.table)), tableRows(t, src.db.Table(st.table))
+			if len(want) != st.rows || !slices.Equal(got, want) {
+				t.Errorf("%s copied:\n%s\nthe source's:\n%s", st.table, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	})
+}
+
 // TestShardedMySQLCopyMovesADatabaseIn copies a seeded database on one
 // MariaDB into a sharded layout: every table's rows are there (with the
 // layout's own tables beside them), every post lives on its author's node
 // under a new id and every reference follows it, both sides of every
 // relation and every count agree, each user's timeline and lists read as
 // on the source, a client's cursors from before the copy still page the
-// same rows, and a second run is refused without a row copied.
+// same rows, and a second run is refused without a row copied. It copies
+// three rows a statement, so that every table but the smallest takes
+// several batches, some of them ending within one user's rows (user 1's
+// four follows, list 502's four members): each row is copied once, as it
+// was.
 func TestShardedMySQLCopyMovesADatabaseIn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -53,7 +105,7 @@ func TestShardedMySQLCopyMovesADatabaseIn(t *testing.T) {
 	}
 	t.Cleanup(func() { src.Close() })
 	at := relationStore(t, src, 12)
-	for _, f := range [][2]int64{{1, 2}, {1, 3}, {2, 1}, {3, 4}, {4, 5}, {5, 1}, {6, 7}, {7, 8}, {8, 1}, {9, 1}, {10, 11}, {11, 12}} {
+	for _, f := range [][2]int64{{1, 2}, {1, 3}, {1, 4}, {1, 5}, {2, 1}, {3, 4}, {4, 5}, {5, 1}, {6, 7}, {7, 8}, {8, 1}, {9, 1}, {10, 11}, {11, 12}} {
 		mustFollow(t, src, f[0], f[1], 100+f[0]*20+f[1], at)
 	}
 	if _, err := src.Block(ctx, 12, 10, 500, at); err != nil {
@@ -65,10 +117,12 @@ func TestShardedMySQLCopyMovesADatabaseIn(t *testing.T) {
 	if _, err := src.CreateList(ctx, 1, 502, "friends", at, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.AddListMember(ctx, 1, 502, 2, 503, at, 10); err != nil {
-		t.Fatal(err)
+	for i, member := range []int64{2, 3, 4, 5} {
+		if _, err := src.AddListMember(ctx, 1, 502, member, 503+int64(i), at, 10); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := src.RequestFollow(ctx, 4, 9, 504, at); err != nil {
+	if _, err := src.RequestFollow(ctx, 4, 9, 510, at); err != nil {
 		t.Fatal(err)
 	}
 	// Posts with ids as one database made them: no author's residue.
@@ -100,8 +154,14 @@ func TestShardedMySQLCopyMovesADatabaseIn(t *testing.T) {
 	}
 
 	dst, _ := openSharded(t)
-	seen := map[string]int64{}
-	if err := dst.CopyFrom(ctx, src, func(table string, copied, total int64) { seen[table] = copied }); err != nil {
+	const batch = 3
+	seen, batches := map[string]int64{}, map[string]int{}
+	if err := dst.copyFrom(ctx, src, batch, func(table string, copied, total int64) {
+		seen[table] = copied
+		if copied > 0 {
+			batches[table]++
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	count := func(s *Store, table, where string) int64 {
@@ -120,6 +180,15 @@ func TestShardedMySQLCopyMovesADatabaseIn(t *testing.T) {
 		want := count(src, table, "")
 		if got := count(dst, table, ""); got != want || seen[table] != want {
 			t.Errorf("%s: %d rows copied (progress said %d), the source has %d", table, got, seen[table], want)
+		}
+		if got, want := batches[table], int((want+batch-1)/batch); got != want {
+			t.Errorf("%s: copied in %d batches, want %d of %d rows", table, got, want, batch)
+		}
+	}
+	// The tables whose rows keep their keys: the same rows on both sides.
+	for _, table := range []string{"users", "followings", "followers", "relation_marks", "blocks", "mutes", "lists", "list_members", "follow_requests"} {
+		if got, want := tableRows(t, dst.db.Table(table)), tableRows(t, src.db.Table(table)); !slices.Equal(got, want) {
+			t.Errorf("%s on the copy:\n%s\non the source:\n%s", table, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
 	for layoutTable, want := range map[string]int64{
