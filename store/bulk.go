@@ -194,11 +194,7 @@ func (s *Store) createFollowsOnNodes(ctx context.Context, follows []NewFollow, e
 			n = len(fresh)
 			followings := make([]models.Following, len(fresh))
 			following := map[int64]int{}
-			type half struct {
-				target int64 // a followee of the half's node
-				ops    *relayed
-			}
-			halves := map[int][]half{}
+			halves := bulkHalves{}
 			for i, f := range fresh {
 				followings[i] = models.Following{UserID: f.FollowerID, FolloweeID: f.FolloweeID, ID: f.ID, CreatedAt: f.At}
 				following[f.FollowerID]++
@@ -207,11 +203,7 @@ func (s *Store) createFollowsOnNodes(ctx context.Context, follows []NewFollow, e
 					return err
 				}
 				ev.TraceParent = TraceParent(tx.Statement.Context)
-				to := s.ShardOf(f.FolloweeID)
-				if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfOps {
-					halves[to] = append(hs, half{target: f.FolloweeID, ops: &relayed{}})
-				}
-				halves[to][len(halves[to])-1].ops.op(relayOp{Op: opFollowerAdded, User: f.FolloweeID, Other: f.FollowerID, Seq: f.ID, At: f.At, Event: &ev})
+				halves.add(s.ShardOf(f.FolloweeID), f.FolloweeID, relayOp{Op: opFollowerAdded, User: f.FolloweeID, Other: f.FollowerID, Seq: f.ID, At: f.At, Event: &ev})
 			}
 			if err := tx.CreateInBatches(followings, bulkRows).Error; err != nil {
 				return err
@@ -222,14 +214,7 @@ func (s *Store) createFollowsOnNodes(ctx context.Context, follows []NewFollow, e
 			if err := tx.Where("list = ? AND user_id IN ?", FollowingList, keysOf(following)).Delete(&relationMark{}).Error; err != nil {
 				return err
 			}
-			for _, to := range slices.Sorted(maps.Keys(halves)) {
-				for _, h := range halves[to] {
-					if err := s.relay(tx, fresh[0].FollowerID, h.target, h.ops); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
+			return s.relayHalves(tx, fresh[0].FollowerID, halves)
 		})
 		if err != nil {
 			return made, err
@@ -407,11 +392,7 @@ func (s *Store) createPostsOnNode(tx *gorm.DB, posts []*models.Post, events Bulk
 	byAuthor := map[int64]int{}
 	var outbox []models.OutboxEvent
 	var owners []int64
-	type half struct {
-		target int64 // an original of the half's node
-		ops    *relayed
-	}
-	halves := map[int][]half{}
+	halves := bulkHalves{}
 	for _, p := range posts {
 		byAuthor[p.AuthorID]++
 		ev, err := events.outboxEvent(models.EventPostCreated, models.PostEventPayload{PostID: p.ID, AuthorID: p.AuthorID, RepostOfID: p.RepostOfID}, p.CreatedAt)
@@ -425,11 +406,7 @@ func (s *Store) createPostsOnNode(tx *gorm.DB, posts []*models.Post, events Bulk
 			continue
 		}
 		original := *p.RepostOfID
-		to := s.ShardOf(original)
-		if hs := halves[to]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfOps {
-			halves[to] = append(hs, half{target: original, ops: &relayed{}})
-		}
-		halves[to][len(halves[to])-1].ops.op(relayOp{Op: opRepostAdded, Post: original, Repost: p.ID, Other: p.AuthorID, At: p.CreatedAt, Event: &ev})
+		halves.add(s.ShardOf(original), original, relayOp{Op: opRepostAdded, Post: original, Repost: p.ID, Other: p.AuthorID, At: p.CreatedAt, Event: &ev})
 	}
 	if err := tx.CreateInBatches(posts, bulkRows).Error; err != nil {
 		return err
@@ -445,9 +422,35 @@ func (s *Store) createPostsOnNode(tx *gorm.DB, posts []*models.Post, events Bulk
 	if err := addToCounts(tx, "post_count", byAuthor); err != nil {
 		return err
 	}
-	for _, to := range slices.Sorted(maps.Keys(halves)) {
-		for _, h := range halves[to] {
-			if err := s.relay(tx, posts[0].AuthorID, h.target, h.ops); err != nil {
+	return s.relayHalves(tx, posts[0].AuthorID, halves)
+}
+
+// bulkHalves are the halves of a bulk write for other nodes' users or
+// posts, by node, each of bulkHalfOps ops at most (a half is one TEXT
+// value).
+type bulkHalves map[int][]bulkHalf
+
+// bulkHalf is one half: its ops, for the node of target.
+type bulkHalf struct {
+	target int64 // a user or post of the half's node
+	ops    *relayed
+}
+
+// add puts o, an op on rows of target's node, in that node's last half,
+// or in a new one when that one is full.
+func (halves bulkHalves) add(node int, target int64, o relayOp) {
+	if hs := halves[node]; len(hs) == 0 || len(hs[len(hs)-1].ops.ops) == bulkHalfOps {
+		halves[node] = append(hs, bulkHalf{target: target, ops: &relayed{}})
+	}
+	halves[node][len(halves[node])-1].ops.op(o)
+}
+
+// relayHalves ends tx, a bulk write's transaction on actor's node, with
+// its halves, node by node in order (relay).
+func (s *Store) relayHalves(tx *gorm.DB, actor int64, halves bulkHalves) error {
+	for _, node := range slices.Sorted(maps.Keys(halves)) {
+		for _, h := range halves[node] {
+			if err := s.relay(tx, actor, h.target, h.ops); err != nil {
 				return err
 			}
 		}
