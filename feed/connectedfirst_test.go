@@ -2,7 +2,11 @@ package feed
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,4 +91,128 @@ func announcedAdds(t *testing.T, m *redis.Message, post int64) []int64 {
 		return nil
 	}
 	return b.Readers
+}
+
+// TestConnectedReadersAreToldBeforeTheOthersAreWritten: a new post's
+// connected followers hear of it (their unread count moves) while every
+// Redis call about its other followers is held: the index of connected
+// readers asked about them, the index of active inboxes, their inbox
+// writes. So a connected reader's red dot waits neither for the inbox
+// writes of the readers who are not connected nor for the rest of the
+// follower list to be read and looked up: only for the pages of followers
+// up to their own. The connected followers here followed last, so MySQL
+// lists them first. Once the calls go on, every follower has the entry.
+func TestConnectedReadersAreToldBeforeTheOthersAreWritten(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t, func(c *config.Config) {
+		c.Mode = config.ModePush
+		c.FanoutBatchSize = 2
+		c.FanoutWorkers = 2
+	})
+	author := te.user("author")
+	var followers []int64
+	for _, name := range []string{"fol0", "fol1", "fol2", "fol3", "fol4", "fol5"} {
+		f := te.user(name)
+		te.follow(f, author)
+		followers = append(followers, f)
+	}
+	te.settle()
+	others, connected := followers[:4], followers[4:]
+	for _, f := range others {
+		te.touchFeed(f) // an active reader's inbox, no subscription
+	}
+	counts := map[int64]<-chan int{}
+	for _, f := range connected {
+		counts[f], _ = te.unreadCounts(f)
+		if n := <-counts[f]; n != 0 {
+			t.Fatalf("first count of %d: %d, want 0", f, n)
+		}
+	}
+
+	hold := newHoldReaders(others)
+	te.redis.AddHook(hold)
+	defer hold.release()
+	te.post(author, "to the connected first")
+	deadline := time.After(testenv.Scale(10 * time.Second))
+	for _, f := range connected {
+		select {
+		case n := <-counts[f]:
+			if n != 1 {
+				t.Errorf("count of connected follower %d: %d, want 1", f, n)
+			}
+		case <-deadline:
+			t.Fatalf("connected follower %d was not told of the post while the calls about the others were held", f)
+		}
+	}
+	select {
+	case <-hold.held:
+	case <-deadline:
+		t.Fatal("no call about the other followers was made: the test holds nothing")
+	}
+
+	hold.release()
+	te.settle()
+	for _, f := range followers {
+		if n := te.unreadCountOf(f); n != 1 {
+			t.Errorf("unread count of follower %d after the fan-out: %d, want 1", f, n)
+		}
+	}
+}
+
+// holdReaders is a Redis hook that holds every command, alone or in a
+// pipeline, that names one of its readers (as an argument, or by the
+// hash tag of their keys) until released.
+type holdReaders struct {
+	names     []string
+	held      chan struct{} // closed when a command is first held
+	heldOnce  sync.Once
+	released  chan struct{}
+	closeOnce sync.Once
+}
+
+func newHoldReaders(readers []int64) *holdReaders {
+	h := &holdReaders{held: make(chan struct{}), released: make(chan struct{})}
+	for _, r := range readers {
+		h.names = append(h.names, strconv.FormatInt(r, 10))
+	}
+	return h
+}
+
+func (h *holdReaders) release() { h.closeOnce.Do(func() { close(h.released) }) }
+
+// namesReader reports whether cmd names one of the readers.
+func (h *holdReaders) namesReader(cmd redis.Cmder) bool {
+	for _, a := range cmd.Args() {
+		s := fmt.Sprint(a)
+		for _, n := range h.names {
+			if s == n || strings.Contains(s, "{u"+n+"}") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (h *holdReaders) wait(cmds ...redis.Cmder) {
+	for _, c := range cmds {
+		if h.namesReader(c) {
+			h.heldOnce.Do(func() { close(h.held) })
+			<-h.released
+			return
+		}
+	}
+}
+
+func (h *holdReaders) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *holdReaders) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.wait(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (h *holdReaders) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.wait(cmds...)
+		return next(ctx, cmds)
+	}
 }

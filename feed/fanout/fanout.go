@@ -579,74 +579,123 @@ func (st *Stream) recentPosts(ctx context.Context, user int64) ([]*models.Post, 
 	return posts, originals, nil
 }
 
-// fanout splits the readers of t (the followers of t.User) into tasks of at
-// most FanoutBatchSize, and runs them here (see runBatches); a new entry's
-// go to the connected readers first (see connectedFirst).
+// fanout runs t for the followers of t.User, in tasks of at most
+// FanoutBatchSize readers. It reads the followers from MySQL a batch at a
+// time and starts each batch's task as soon as its page is read, in
+// parallel with the reading of the next pages (see batchRun), instead of
+// reading the whole list first; a new entry's go to the connected readers
+// first (see connectedFirst). A list of one batch runs here.
 func (st *Stream) fanout(ctx context.Context, t Task) error {
-	bound := int64(math.MaxInt64)
-	var batches []Task
-	for {
-		page, err := st.d.Store.FollowersPage(ctx, t.User, store.Older, bound, st.d.Cfg.FanoutBatchSize)
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			break
-		}
-		b := t
-		b.Readers = make([]int64, len(page))
-		for i, r := range page {
-			b.Readers[i] = r.UserID
-		}
-		batches = append(batches, b)
-		if len(page) < st.d.Cfg.FanoutBatchSize {
-			break
-		}
-		bound = page[len(page)-1].ID
+	pages := &followerPages{st: st, user: t.User, bound: math.MaxInt64}
+	page, err := pages.next(ctx)
+	if err != nil || len(page) == 0 {
+		return err
 	}
-	if len(batches) == 1 {
-		return st.RunTask(ctx, batches[0])
+	if !pages.more {
+		return st.RunTask(ctx, withReaders(t, page))
 	}
+	run := st.startBatches(ctx)
 	if t.Op == OpAdd {
-		batches = st.connectedFirst(ctx, batches)
+		err = st.connectedFirst(ctx, t, page, pages, run)
+	} else {
+		for err == nil && len(page) > 0 {
+			run.start(withReaders(t, page), nil)
+			page = nil
+			if pages.more {
+				page, err = pages.next(ctx)
+			}
+		}
 	}
-	return st.runBatches(ctx, batches)
+	// The batches begun are waited for even when a page could not be
+	// read: the event then fails and is handled again whole.
+	if werr := run.wait(); err == nil {
+		err = werr
+	}
+	return err
 }
 
-// runBatches runs the tasks of one fan-out in parallel, up to
-// FanoutWorkers at a time on this instance (with those of other events:
-// Stream.batches), so that the last reader's red dot does not wait
-// for every batch before theirs to pass through the stream one message
-// after another. A task that fails goes to the stream, for any worker to
-// retry alone; if that append fails too, the event fails and is handled
-// again whole (every task is idempotent).
-func (st *Stream) runBatches(ctx context.Context, batches []Task) error {
-	var (
-		mu     sync.Mutex
-		failed [][]any
-		wg     sync.WaitGroup
-	)
-	for _, b := range batches {
-		st.batches <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-st.batches }()
-			if err := st.runBatch(ctx, b); err != nil {
-				if ctx.Err() == nil {
-					st.d.Log.Warn("fan-out batch failed; it goes to the stream", "user", b.User, "post", b.Post, "readers", len(b.Readers), "err", err)
-				}
-				payload, _ := json.Marshal(b)
-				mu.Lock()
-				failed = append(failed, taskValues(ctx, payload))
-				mu.Unlock()
-			}
-		}()
+// withReaders is t for readers.
+func withReaders(t Task, readers []int64) Task {
+	t.Readers = readers
+	return t
+}
+
+// followerPages reads a user's followers from MySQL, FanoutBatchSize at a
+// time, newest follow first.
+type followerPages struct {
+	st    *Stream
+	user  int64
+	bound int64 // the follow id the next page starts below
+	more  bool  // the last page was full: there may be more
+}
+
+// next reads the next page of followers.
+func (p *followerPages) next(ctx context.Context) ([]int64, error) {
+	size := p.st.d.Cfg.FanoutBatchSize
+	page, err := p.st.d.Store.FollowersPage(ctx, p.user, store.Older, p.bound, size)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	// The event that made them is acknowledged only once a replica holds
-	// the failed ones (see streamappend.go).
-	return st.appendStream(ctx, failed)
+	p.more = len(page) == size
+	if len(page) > 0 {
+		p.bound = page[len(page)-1].ID
+	}
+	readers := make([]int64, len(page))
+	for i, r := range page {
+		readers[i] = r.UserID
+	}
+	return readers, nil
+}
+
+// batchRun runs the tasks of one fan-out in parallel, up to FanoutWorkers
+// at a time on this instance (with those of other events:
+// Stream.batches), so that the last reader's red dot does not wait for
+// every batch before theirs to pass through the stream one message after
+// another. A task that fails goes to the stream, for any worker to retry
+// alone; if that append fails too, the event fails and is handled again
+// whole (every task is idempotent).
+type batchRun struct {
+	st      *Stream
+	ctx     context.Context
+	running sync.WaitGroup
+	mu      sync.Mutex
+	failed  [][]any // the stream entries of the tasks that failed
+}
+
+// startBatches begins the batches of one fan-out.
+func (st *Stream) startBatches(ctx context.Context) *batchRun {
+	return &batchRun{st: st, ctx: ctx}
+}
+
+// start waits until this instance may run one more batch, then runs t in
+// a goroutine of its own; done, unless nil, is called when t has ended.
+func (r *batchRun) start(t Task, done func()) {
+	r.st.batches <- struct{}{}
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		defer func() { <-r.st.batches }()
+		if done != nil {
+			defer done()
+		}
+		if err := r.st.runBatch(r.ctx, t); err != nil {
+			if r.ctx.Err() == nil {
+				r.st.d.Log.Warn("fan-out batch failed; it goes to the stream", "user", t.User, "post", t.Post, "readers", len(t.Readers), "err", err)
+			}
+			payload, _ := json.Marshal(t)
+			r.mu.Lock()
+			r.failed = append(r.failed, taskValues(r.ctx, payload))
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// wait waits for every task started, and puts those that failed on the
+// stream. The event that made them is acknowledged only once a replica
+// holds them (see streamappend.go).
+func (r *batchRun) wait() error {
+	r.running.Wait()
+	return r.st.appendStream(r.ctx, r.failed)
 }
 
 // runBatch runs one task of a fan-out in this process, in a span and a

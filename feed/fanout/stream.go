@@ -33,7 +33,7 @@ type Stream struct {
 	relays   chan struct{} // wakes the relay after a commit
 	instance string        // this instance's name among the stream's consumers
 	// batches holds a token for each fan-out batch this instance runs in
-	// parallel (see runBatches): FanoutWorkers at most, whichever events
+	// parallel (see batchRun): FanoutWorkers at most, whichever events
 	// they came from.
 	batches chan struct{}
 }
