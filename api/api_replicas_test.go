@@ -43,8 +43,8 @@ func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 	dave, erin := storeUser(t, s, "dave"), storeUser(t, s, "erin")
 	bobPost := feedCreatePost(t, bob, "before the stop")
 	waitReplicaFresh(t, s.app.store)
-	replication(t, replicaServer, "STOP SLAVE")
-	t.Cleanup(func() { replication(t, replicaServer, "START SLAVE") })
+	testenv.Replication(t, replicaServer, "STOP SLAVE")
+	t.Cleanup(func() { testenv.Replication(t, replicaServer, "START SLAVE") })
 
 	relChange(t, alice, "follow", bob)
 	alicePost := feedCreatePost(t, alice, "during the stop")
@@ -115,7 +115,7 @@ func TestReplicaStoppedKeepsOwnWrites(t *testing.T) {
 		t.Fatalf("dave's new post, read signed out by id during the stop: %+v, want it found", post.Node)
 	}
 
-	replication(t, replicaServer, "START SLAVE")
+	testenv.Replication(t, replicaServer, "START SLAVE")
 	waitReplicaFresh(t, s.app.store)
 	if got := relNames(relPage(t, anon, "following", "dave", relArgs{First: relInt(10)})); !slices.Equal(got, []string{"erin"}) {
 		t.Fatalf("dave's following, read signed out after START SLAVE: %v, want [erin]", got)
@@ -155,8 +155,8 @@ func TestReplicaLagSendsReadsToPrimary(t *testing.T) {
 		t.Fatal("a fresh replica did not serve the read")
 	}
 
-	replication(t, replicaServer, "STOP SLAVE")
-	t.Cleanup(func() { replication(t, replicaServer, "START SLAVE") })
+	testenv.Replication(t, replicaServer, "STOP SLAVE")
+	t.Cleanup(func() { testenv.Replication(t, replicaServer, "START SLAVE") })
 	if err := st.DB().Create(&models.Following{UserID: 7, FolloweeID: 8, ID: 1, CreatedAt: time.Now().UTC()}).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestReplicaLagSendsReadsToPrimary(t *testing.T) {
 		t.Fatalf("the stopped replica holds %d followings; the row must have come from the primary", n)
 	}
 
-	replication(t, replicaServer, "START SLAVE")
+	testenv.Replication(t, replicaServer, "START SLAVE")
 	waitReplicaFresh(t, st)
 	before, _ := st.ReadRoutes()
 	if rows := following(); len(rows) != 1 || rows[0].UserID != 8 {
@@ -192,19 +192,6 @@ func waitReplicaFresh(t testing.TB, st *store.Store) {
 	t.Helper()
 	if !st.WaitFresh(context.Background(), time.Now(), testenv.Scale(30*time.Second)) {
 		t.Fatal("the replica did not catch up with the primary within 30s")
-	}
-}
-
-// replication runs STOP SLAVE or START SLAVE on the replica server.
-func replication(t testing.TB, server, statement string) {
-	t.Helper()
-	db, err := sql.Open("mysql", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(statement); err != nil {
-		t.Fatalf("%s on the replica: %v", statement, err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,9 +128,9 @@ func TestConnectedReadersAreToldBeforeTheOthersAreWritten(t *testing.T) {
 		}
 	}
 
-	hold := newHoldReaders(others)
+	hold := testenv.HoldCommands(namesOneOf(others))
 	te.redis.AddHook(hold)
-	defer hold.release()
+	defer hold.Release()
 	te.post(author, "to the connected first")
 	deadline := time.After(testenv.Scale(10 * time.Second))
 	for _, f := range connected {
@@ -145,12 +144,12 @@ func TestConnectedReadersAreToldBeforeTheOthersAreWritten(t *testing.T) {
 		}
 	}
 	select {
-	case <-hold.held:
+	case <-hold.Held():
 	case <-deadline:
 		t.Fatal("no call about the other followers was made: the test holds nothing")
 	}
 
-	hold.release()
+	hold.Release()
 	te.settle()
 	for _, f := range followers {
 		if n := te.unreadCountOf(f); n != 1 {
@@ -159,60 +158,22 @@ func TestConnectedReadersAreToldBeforeTheOthersAreWritten(t *testing.T) {
 	}
 }
 
-// holdReaders is a Redis hook that holds every command, alone or in a
-// pipeline, that names one of its readers (as an argument, or by the
-// hash tag of their keys) until released.
-type holdReaders struct {
-	names     []string
-	held      chan struct{} // closed when a command is first held
-	heldOnce  sync.Once
-	released  chan struct{}
-	closeOnce sync.Once
-}
-
-func newHoldReaders(readers []int64) *holdReaders {
-	h := &holdReaders{held: make(chan struct{}), released: make(chan struct{})}
+// namesOneOf is a testenv.HoldCommands match of the commands that name one
+// of readers, as an argument or by the hash tag of their keys.
+func namesOneOf(readers []int64) func(redis.Cmder) bool {
+	var names []string
 	for _, r := range readers {
-		h.names = append(h.names, strconv.FormatInt(r, 10))
+		names = append(names, strconv.FormatInt(r, 10))
 	}
-	return h
-}
-
-func (h *holdReaders) release() { h.closeOnce.Do(func() { close(h.released) }) }
-
-// namesReader reports whether cmd names one of the readers.
-func (h *holdReaders) namesReader(cmd redis.Cmder) bool {
-	for _, a := range cmd.Args() {
-		s := fmt.Sprint(a)
-		for _, n := range h.names {
-			if s == n || strings.Contains(s, "{u"+n+"}") {
-				return true
+	return func(cmd redis.Cmder) bool {
+		for _, a := range cmd.Args() {
+			s := fmt.Sprint(a)
+			for _, n := range names {
+				if s == n || strings.Contains(s, "{u"+n+"}") {
+					return true
+				}
 			}
 		}
-	}
-	return false
-}
-
-func (h *holdReaders) wait(cmds ...redis.Cmder) {
-	for _, c := range cmds {
-		if h.namesReader(c) {
-			h.heldOnce.Do(func() { close(h.held) })
-			<-h.released
-			return
-		}
-	}
-}
-
-func (h *holdReaders) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *holdReaders) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.wait(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (h *holdReaders) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.wait(cmds...)
-		return next(ctx, cmds)
+		return false
 	}
 }

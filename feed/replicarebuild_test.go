@@ -2,12 +2,9 @@ package feed
 
 import (
 	"context"
-	"database/sql"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/depstest"
@@ -15,30 +12,6 @@ import (
 	"feedservice/internal/testenv"
 	"feedservice/store"
 )
-
-// holdCommand is a Redis hook that holds the first command named name
-// whose first key is key, until released.
-type holdCommand struct {
-	name, key string
-	held      chan struct{} // closed when the command is held
-	release   chan struct{}
-	once      bool
-}
-
-func (h *holdCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *holdCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !h.once && cmd.Name() == h.name && len(cmd.Args()) > 1 && cmd.Args()[1] == h.key {
-			h.once = true
-			close(h.held)
-			<-h.release
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h *holdCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 
 // TestReplicaRebuildFindsWhatTheFanoutMissed: a returning reader's inbox is
 // rebuilt in the background, and the reader's followee posts while it
@@ -75,23 +48,16 @@ func TestReplicaRebuildFindsWhatTheFanoutMissed(t *testing.T) {
 
 	// The rebuild's first command after its lock drops the reader's
 	// followee set: held there, the reader is not yet in the index.
-	hold := &holdCommand{name: "del", key: te.keys.Following(reader), held: make(chan struct{}), release: make(chan struct{})}
+	hold := testenv.HoldCommands(testenv.IsCommand("del", te.keys.Following(reader)))
 	rdb.AddHook(hold)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold.release)
-		}
-	}
-	defer release()
+	defer hold.Release()
 
 	size := 5
 	if _, err := te.Feed(ctx, reader, paging.PageArgs{First: &size}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-hold.held:
+	case <-hold.Held():
 	case <-time.After(testenv.Scale(30 * time.Second)):
 		t.Fatal("the reader's background rebuild did not start within 30s")
 	}
@@ -101,13 +67,13 @@ func TestReplicaRebuildFindsWhatTheFanoutMissed(t *testing.T) {
 	if !st.WaitFresh(ctx, time.Now(), testenv.Scale(30*time.Second)) {
 		t.Fatal("the replica did not catch up with the primary within 30s")
 	}
-	replication(t, replicaServer, "STOP SLAVE")
-	t.Cleanup(func() { replication(t, replicaServer, "START SLAVE") })
+	testenv.Replication(t, replicaServer, "STOP SLAVE")
+	t.Cleanup(func() { testenv.Replication(t, replicaServer, "START SLAVE") })
 	during := te.post(author, "while the rebuild runs")
 	if err := te.stream.WaitIdle(ctx); err != nil { // not te.settle: it waits for the held rebuild
 		t.Fatal(err)
 	}
-	release()
+	hold.Release()
 	te.inboxes.Wait()
 
 	for _, id := range []int64{during, before} {
@@ -117,18 +83,5 @@ func TestReplicaRebuildFindsWhatTheFanoutMissed(t *testing.T) {
 	}
 	if got := te.readFeed(reader, 5); len(got) != 2 || got[0].Post != during || got[1].Post != before {
 		t.Fatalf("the reader's feed after the rebuild: %v, want posts %d and %d", got, during, before)
-	}
-}
-
-// replication runs STOP SLAVE or START SLAVE on the replica server.
-func replication(t testing.TB, server, statement string) {
-	t.Helper()
-	db, err := sql.Open("mysql", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(statement); err != nil {
-		t.Fatalf("%s on the replica: %v", statement, err)
 	}
 }

@@ -7,46 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
 	"feedservice/internal/testenv"
 )
-
-// holdRebuildWrites is a Redis hook that holds every transaction writing a
-// rebuilt inbox's temporary keys until released: the rebuild's write
-// cannot finish before then.
-type holdRebuildWrites struct {
-	tmp     string
-	held    chan struct{} // closed when a write is first held
-	release chan struct{}
-	once    bool
-}
-
-func (h *holdRebuildWrites) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *holdRebuildWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
-}
-func (h *holdRebuildWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			if c.Name() == "zadd" && len(c.Args()) > 1 && c.Args()[1] == h.tmp {
-				if !h.once {
-					h.once = true
-					close(h.held)
-				}
-				select {
-				case <-h.release:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // A returning reader (whose inbox expired) gets their first page from one
 // statement of the page's size, while the inbox's rebuild, in the
@@ -84,16 +48,10 @@ func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 			}
 
 			te.forgetInbox(t, reader)
-			hook := &holdRebuildWrites{tmp: te.keys.InboxTemp(reader), held: make(chan struct{}), release: make(chan struct{})}
+			// The rebuild's write of its temporary inbox is held.
+			hook := testenv.HoldCommands(testenv.IsCommand("zadd", te.keys.InboxTemp(reader)))
 			te.redis.AddHook(hook)
-			released := false
-			release := func() {
-				if !released {
-					released = true
-					close(hook.release)
-				}
-			}
-			defer release()
+			defer hook.Release()
 			size := 5
 			ctx, cancel := context.WithTimeout(sql.ctx(), testenv.Scale(5*time.Second))
 			defer cancel()
@@ -102,7 +60,7 @@ func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 				t.Fatalf("the first page, while the rebuild's write is held: %v", err)
 			}
 			select {
-			case <-hook.held:
+			case <-hook.Held():
 			case <-ctx.Done():
 				t.Fatal("the rebuild never wrote the inbox")
 			}
@@ -121,7 +79,7 @@ func TestReturningReaderAnswersBeforeTheInboxIsWritten(t *testing.T) {
 				t.Fatalf("the inbox exists (%d, %v) while its write is held", n, err)
 			}
 
-			release()
+			hook.Release()
 			te.settle() // waits for the background write
 			te.waitInbox(t, reader)
 			sql.n.Store(0)

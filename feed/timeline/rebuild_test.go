@@ -7,38 +7,11 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
 	"feedservice/feed/paging"
+	"feedservice/internal/testenv"
 )
-
-// holdTempWrites is a Redis hook that holds the pipelines writing key (a
-// rebuild's temporary inbox) until released.
-type holdTempWrites struct {
-	key     string
-	held    chan struct{} // closed when a write is first held
-	release chan struct{}
-	once    bool
-}
-
-func (h *holdTempWrites) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *holdTempWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *holdTempWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			if c.Name() == "zadd" && len(c.Args()) > 1 && c.Args()[1] == h.key {
-				if !h.once {
-					h.once = true
-					close(h.held)
-				}
-				<-h.release
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // Returning readers' pages answer from MySQL at once, and their inboxes
 // are rebuilt after, RebuildsRunning at a time: with the one slot taken by
@@ -60,16 +33,9 @@ func TestRebuildsWaitTheirTurn(t *testing.T) {
 		want = append(want, p.post(author))
 	}
 	want = newestFirst(want)
-	hold := &holdTempWrites{key: p.d.Keys.InboxTemp(readers[0]), held: make(chan struct{}), release: make(chan struct{})}
+	hold := testenv.HoldCommands(testenv.IsCommand("zadd", p.d.Keys.InboxTemp(readers[0])))
 	p.d.Redis.AddHook(hold)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold.release)
-		}
-	}
-	defer release()
+	defer hold.Release()
 
 	page := func(reader int64) {
 		t.Helper()
@@ -105,7 +71,7 @@ func TestRebuildsWaitTheirTurn(t *testing.T) {
 
 	page(readers[0])
 	select {
-	case <-hold.held:
+	case <-hold.Held():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first reader's rebuild never wrote their inbox")
 	}
@@ -122,7 +88,7 @@ func TestRebuildsWaitTheirTurn(t *testing.T) {
 		t.Fatalf("with the line full, %v rebuilds were dropped and %v wait; want 1 and 1", got, waiting())
 	}
 
-	release()
+	hold.Release()
 	p.inboxes.Wait()
 	if !whole(readers[0]) || !whole(readers[1]) || whole(readers[2]) || waiting() != 0 {
 		t.Fatalf("after the write went: inboxes whole %v, %v, %v and %v waiting; want true, true, false and 0",

@@ -135,3 +135,17 @@ func replicaOf(t testing.TB, server, dbDSN string) string {
 	cfg.DBName = want.DBName
 	return cfg.FormatDSN()
 }
+
+// Replication runs STOP SLAVE or START SLAVE on the replica server (a
+// StoppableReplica's).
+func Replication(t testing.TB, server, statement string) {
+	t.Helper()
+	db, err := sql.Open("mysql", server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(statement); err != nil {
+		t.Fatalf("%s on the replica: %v", statement, err)
+	}
+}
