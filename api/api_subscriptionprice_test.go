@@ -5,10 +5,15 @@ package api
 // again from the viewer's complexity budget.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"feedservice/api/settings"
 	"feedservice/internal/ratelimit"
@@ -145,5 +150,239 @@ func TestUnreadCountEventsSpendTheCountsPrice(t *testing.T) {
 	}
 	if code != "RATE_LIMITED" {
 		t.Errorf("the subscription ended with %q, want RATE_LIMITED", code)
+	}
+}
+
+// budgetCalls counts the calls to Redis that spend one key's budget: the
+// rate limiter's scripts on it. A NOSCRIPT answer, which the client follows
+// with the script itself, is not counted apart.
+type budgetCalls struct {
+	key string
+	n   atomic.Int64
+}
+
+func (h *budgetCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *budgetCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		noScript := err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+		if len(args) > 3 && (args[0] == "evalsha" || args[0] == "eval") && fmt.Sprint(args[3]) == h.key && !noScript {
+			h.n.Add(1)
+		}
+		return err
+	}
+}
+
+func (h *budgetCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// complexityBudgetKey is the Redis key of reader's complexity budget on s
+// (see ratelimit.Limiter's key).
+func complexityBudgetKey(t *testing.T, s *testServer, reader *client) string {
+	return "rate:" + s.app.cfg.KeyPrefix + "ratelimit:" + limitComplexity + ":user:" + liveUserID(t, reader.Token)
+}
+
+// readCounts reads the unreadCount events of subscription id until one
+// says at least want, or the subscription ends: the events read, and the
+// end's error (nil while it goes on).
+func readCounts(t *testing.T, conn *liveConn, id string, want int) (events int, end *gqlError) {
+	t.Helper()
+	for {
+		res, msg, err := conn.event(id, 10*time.Second)
+		if err != nil {
+			t.Fatalf("subscription %s: after %d events, neither the count %d nor an end: %v", id, events, want, err)
+		}
+		if msg != nil || len(res.Errors) > 0 {
+			errs := res.Errors
+			if msg != nil && msg.Type == "error" {
+				json.Unmarshal(msg.Payload, &errs)
+			}
+			if len(errs) == 0 {
+				t.Fatalf("subscription %s ended with %s and no error", id, msg.Type)
+			}
+			return events, &errs[0]
+		}
+		events++
+		var data struct{ UnreadCount int }
+		if err := json.Unmarshal(res.Data, &data); err != nil {
+			t.Fatalf("unreadCount sent %s", res.Data)
+		}
+		if data.UnreadCount >= want {
+			return events, nil
+		}
+	}
+}
+
+// TestSubscriptionEventsLeaseTheBudget: the events of a viewer's
+// subscriptions on an instance spend their price from a lease of their
+// budget, taken from Redis SUBSCRIPTION_EVENT_LEASE events at a time and
+// shared by the viewer's subscriptions of that price: K events make at
+// most ceil(K/lease) calls to Redis for the budget, besides one for each
+// subscription's start. (Each event made a call of its own: a post by an
+// author with 10,000 connected followers made 10,000.)
+func TestSubscriptionEventsLeaseTheBudget(t *testing.T) {
+	t.Parallel()
+	const lease, posts = 4, 6
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		// A budget, as in production (the test servers have none), that
+		// none of this comes near.
+		c.ComplexityRate = ratelimit.Rate{Count: 1_000_000, Period: time.Hour}
+		c.SubscriptionEventLease = lease
+	})
+	reader := s.signUp(t, "reader")
+	author := s.signUp(t, "author")
+	liveFollow(t, reader, author)
+	calls := &budgetCalls{key: complexityBudgetKey(t, s, reader)}
+	s.app.redis.AddHook(calls)
+	conn := liveConnect(t, s, liveTransportWS, reader.Token)
+	ids := []string{conn.subscribe(liveUnreadSub), conn.subscribe(liveUnreadSub)}
+	events := 0
+	for posted := 0; posted <= posts; posted++ {
+		if posted > 0 {
+			livePost(t, author, fmt.Sprintf("post %d", posted))
+		}
+		for _, id := range ids {
+			n, end := readCounts(t, conn, id, posted)
+			if end != nil {
+				t.Fatalf("subscription %s ended after %d posts: %s", id, posted, end.Message)
+			}
+			events += n
+		}
+	}
+	got, most := calls.n.Load(), int64((events+lease-1)/lease+len(ids))
+	t.Logf("%d events of %d subscriptions, lease %d: %d calls to Redis for the budget", events, len(ids), lease, got)
+	if got > most {
+		t.Errorf("%d events of %d subscriptions made %d calls to Redis for the viewer's budget, want at most %d (ceil(%d/%d) and one for each start)",
+			events, len(ids), got, most, events, lease)
+	}
+}
+
+// TestUnreadCountEventAfterTheBudgetIsRefused: a budget that pays for a
+// subscription's start and nine events, under leases of four, runs nine
+// events, the last from a lease the budget cut to one, and refuses the
+// tenth with the refusal of an event paid alone: RATE_LIMITED, its
+// message and a retryAfter.
+func TestUnreadCountEventAfterTheBudgetIsRefused(t *testing.T) {
+	t.Parallel()
+	const lease, paidEvents = 4, 2*4 + 1
+	price := priceOf(t, liveUnreadSub, nil)
+	// The period is long enough that nothing refills during the test.
+	budget := ratelimit.Rate{Count: (1 + paidEvents) * price, Period: time.Hour}
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.ComplexityRate, c.SubscriptionEventLease = budget, lease
+	})
+	reader := s.signUp(t, "reader")
+	author := s.signUp(t, "author")
+	liveFollow(t, reader, author)
+	// The follow spent some of the reader's budget: it starts whole.
+	if err := s.app.redis.Del(context.Background(), complexityBudgetKey(t, s, reader)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	conn := liveConnect(t, s, liveTransportWS, reader.Token)
+	id := conn.subscribe(liveUnreadSub)
+	events := 0
+	var end *gqlError
+	for posted := 0; end == nil && posted <= 2*paidEvents; posted++ {
+		if posted > 0 {
+			livePost(t, author, fmt.Sprintf("post %d", posted))
+		}
+		var n int
+		n, end = readCounts(t, conn, id, posted)
+		events += n
+	}
+	if events != paidEvents {
+		t.Errorf("a budget of %s paid for the start and %d events at %d; %d events ran", budget, paidEvents, price, events)
+	}
+	if end == nil {
+		t.Fatalf("the subscription was not refused after %d events", events)
+	}
+	want := fmt.Sprintf("the subscription has spent its viewer's complexity budget (COMPLEXITY_RATE, %d per %s): each event costs its price, %d; subscribe again later",
+		budget.Count, budget.Period, price)
+	if code, _ := end.Extensions["code"].(string); code != "RATE_LIMITED" || end.Message != want {
+		t.Errorf("the refusal: %s %q, want RATE_LIMITED %q", code, end.Message, want)
+	}
+	if after, _ := end.Extensions["retryAfter"].(float64); after <= 0 {
+		t.Errorf("the refusal's retryAfter %v, want some seconds", end.Extensions["retryAfter"])
+	}
+}
+
+// TestEventLeaseRefusalComesAtMostOneLeaseLate: a viewer whose budget is
+// spent by something else while a lease of their subscription still holds
+// events runs those events, lease-1 after the one that took it, and no
+// more: the next is refused as an event paid alone would be.
+func TestEventLeaseRefusalComesAtMostOneLeaseLate(t *testing.T) {
+	t.Parallel()
+	const lease = 4
+	budget := ratelimit.Rate{Count: 1_000_000, Period: time.Hour}
+	s := newTestServer(t, backendReal, func(c *settings.Settings) {
+		c.ComplexityRate, c.SubscriptionEventLease = budget, lease
+	})
+	reader := s.signUp(t, "reader")
+	author := s.signUp(t, "author")
+	liveFollow(t, reader, author)
+	conn := liveConnect(t, s, liveTransportWS, reader.Token)
+	id := conn.subscribe(liveUnreadSub)
+	events, end := readCounts(t, conn, id, 0) // the first count takes a lease
+	if end != nil || events != 1 {
+		t.Fatalf("the first count: %d events, end %v", events, end)
+	}
+	// Spend the rest of the reader's budget, as other operations would.
+	if _, err := s.app.limiter.AllowAtMost(context.Background(), limitComplexity, budget, "user:"+liveUserID(t, reader.Token), budget.Count); err != nil {
+		t.Fatal(err)
+	}
+	for posted := 1; end == nil && posted <= 2*lease; posted++ {
+		livePost(t, author, fmt.Sprintf("post %d", posted))
+		var n int
+		n, end = readCounts(t, conn, id, posted)
+		events += n
+	}
+	if events != lease {
+		t.Errorf("%d events ran, want the lease's %d", events, lease)
+	}
+	if end == nil {
+		t.Fatalf("the subscription was not refused after %d events", events)
+	}
+	if code, _ := end.Extensions["code"].(string); code != "RATE_LIMITED" {
+		t.Errorf("after the lease: %s %q, want RATE_LIMITED", code, end.Message)
+	}
+}
+
+// A viewer's lease is held while any of their subscriptions of its price
+// is open on the instance, and dropped with the last.
+func TestEventLeaseDroppedWithTheLastSubscription(t *testing.T) {
+	t.Parallel()
+	leases := &eventLeases{events: 4}
+	key := eventLeaseKey{subject: "user:1", price: 20}
+	first, endFirst := context.WithCancel(context.Background())
+	second, endSecond := context.WithCancel(context.Background())
+	lease := leases.join(first, key)
+	if leases.join(second, key) != lease {
+		t.Fatal("two subscriptions of a viewer at one price hold two leases")
+	}
+	// held waits until the lease has subscriptions open, and says whether
+	// it is held.
+	held := func(subscriptions int) bool {
+		for deadline := time.Now().Add(testenv.Scale(5 * time.Second)); ; time.Sleep(time.Millisecond) {
+			leases.mu.Lock()
+			open, held := lease.subscriptions, leases.held[key] == lease
+			leases.mu.Unlock()
+			if open == subscriptions {
+				return held
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the lease has %d subscriptions, want %d", open, subscriptions)
+			}
+		}
+	}
+	endFirst()
+	if !held(1) {
+		t.Error("the lease was dropped while a subscription of it is open")
+	}
+	endSecond()
+	if held(0) {
+		t.Error("the lease is held after its last subscription ended")
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,14 +26,17 @@ const eventTurnWait = 10 * time.Second
 // subscriptionEvents is the extension that prices what a subscription
 // runs: its selection, on every event. Each event, before it is prepared
 // and run, spends the subscription's price from its viewer's complexity
-// budget (COMPLEXITY_RATE) and waits for a place of the operation gate,
-// which it holds until its answer is made; a subscription whose event
-// the budget refuses is ended with that RATE_LIMITED error. The
-// subscription itself was priced once when it began (extensions.ComplexityBudget),
-// at most MaxSubscriptionComplexity (extensions.ComplexityLimit).
+// budget (COMPLEXITY_RATE), through the lease its viewer's subscriptions
+// on this instance share (eventLeases), and waits for a place of the
+// operation gate, which it holds until its answer is made; a subscription
+// whose event the budget refuses is ended with that RATE_LIMITED error.
+// The subscription itself was priced once when it began
+// (extensions.ComplexityBudget), at most MaxSubscriptionComplexity
+// (extensions.ComplexityLimit).
 type subscriptionEvents struct {
 	gate    *operationGate
 	budget  extensions.ComplexityBudget
+	leases  *eventLeases
 	present graphql.ErrorPresenterFunc
 }
 
@@ -49,7 +53,9 @@ func (e subscriptionEvents) InterceptOperation(ctx context.Context, next graphql
 	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
 		return next(ctx)
 	}
-	turn := &eventTurn{events: e, price: extensions.OperationPrice(ctx), asked: make(chan struct{}, 1)}
+	price := extensions.OperationPrice(ctx)
+	turn := &eventTurn{events: e, price: price, asked: make(chan struct{}, 1),
+		lease: e.leases.join(ctx, eventLeaseKey{subject: e.budget.Subject(ctx), price: price})}
 	ctx = resolvers.WithEventGate(ctx, turn)
 	responses := next(context.WithValue(ctx, eventTurnKey{}, turn))
 	return func(ctx context.Context) *graphql.Response {
@@ -88,6 +94,7 @@ type eventTurnKey struct{}
 type eventTurn struct {
 	events subscriptionEvents
 	price  int
+	lease  *eventLease
 	// asked carries the transport's request for the next answer.
 	asked chan struct{}
 
@@ -98,15 +105,20 @@ type eventTurn struct {
 var _ resolvers.EventGate = (*eventTurn)(nil)
 
 // Wait waits until the transport asks for the next answer, then spends
-// the event's price and takes a place of the gate, waiting for one up to
-// eventTurnWait.
+// the event's price from its viewer's lease (eventLease.spend, which asks
+// Redis only when the lease is spent) and takes a place of the gate,
+// waiting for one up to eventTurnWait.
 func (t *eventTurn) Wait(ctx context.Context) error {
 	select {
 	case <-t.asked:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if refusal := t.events.budget.Spend(ctx, t.price); refusal != nil {
+	if err := t.lease.spend(ctx, t.events.budget, t.price, t.events.leases.events); err != nil {
+		var refusal *apperr.Error
+		if !errors.As(err, &refusal) {
+			return err
+		}
 		refusal.Message = fmt.Sprintf("the subscription has spent its viewer's complexity budget (COMPLEXITY_RATE, %d per %s): each event costs its price, %d; subscribe again later",
 			t.events.budget.Rate.Count, t.events.budget.Rate.Period, t.price)
 		return t.end(ctx, refusal)
@@ -147,4 +159,107 @@ func (t *eventTurn) Cancel() {
 func (t *eventTurn) end(ctx context.Context, refusal *apperr.Error) error {
 	transport.AddSubscriptionError(ctx, t.events.present(ctx, refusal))
 	return refusal
+}
+
+// eventLeases are the events that the complexity budgets of the viewers
+// with subscriptions open on this instance have paid for and not yet run,
+// by viewer and price. An event spends its price from its viewer's lease,
+// and only a spent lease goes back to Redis, for the price of up to events
+// events (SUBSCRIPTION_EVENT_LEASE) at once, as many as the budget holds:
+// so when an author posts, its connected followers' dots wait on Redis
+// once in events counts, not for each count, and Redis, which the fan-out
+// writes to, answers one budget call per events counts a viewer is sent.
+//
+// Paid ahead, an event never runs unpaid, but the budget's refusal may
+// come late: a viewer whose budget is spent by other operations still
+// runs, on each instance, the events its lease has left, at most events-1,
+// before the next lease is refused with the same RATE_LIMITED as an event
+// paid alone; and those other operations may be refused as much early,
+// the lease having spent it ahead. The viewer's subscriptions of one price
+// on the instance spend from one lease, so the bound is per viewer,
+// instance and price, not per subscription. A lease the budget cuts short
+// also spends the fraction of an event the budget had left
+// (ratelimit.Limiter.AllowAtMost).
+//
+// A lease still holding events when the viewer's last subscription of its
+// price on the instance ends is dropped, not given back: its price stays
+// spent, and the budget refills it as it refills any operation's price,
+// within events x price / COMPLEXITY_RATE's count of its period (for
+// unreadCount at the defaults, 16 x 20 of 300,000 a minute: about 64 ms).
+// Giving it back would cost a
+// call to Redis at every end of a subscription (all of an instance's at
+// once when it restarts) to return less than one lease, and redis_rate
+// has no call for it.
+type eventLeases struct {
+	events int // events a lease pays for at most: SUBSCRIPTION_EVENT_LEASE
+
+	mu   sync.Mutex
+	held map[eventLeaseKey]*eventLease
+}
+
+// eventLeaseKey names a lease: its viewer's budget (the budget's subject)
+// and the price of an event it pays for.
+type eventLeaseKey struct {
+	subject string
+	price   int
+}
+
+// eventLease is the events one viewer's budget paid for at one price.
+type eventLease struct {
+	subscriptions int // open and spending from it; under eventLeases.mu
+
+	// mu is held across the call to Redis for a new lease, so that the
+	// viewer's other subscriptions wait for it, then spend from it,
+	// rather than each asking Redis for one.
+	mu   sync.Mutex
+	left int // events paid for and not yet run
+}
+
+// join is the lease of key, shared with the viewer's other subscriptions
+// of the price on this instance, until ctx (the subscription's) ends.
+func (l *eventLeases) join(ctx context.Context, key eventLeaseKey) *eventLease {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lease := l.held[key]
+	if lease == nil {
+		if l.held == nil {
+			l.held = map[eventLeaseKey]*eventLease{}
+		}
+		lease = &eventLease{}
+		l.held[key] = lease
+	}
+	lease.subscriptions++
+	context.AfterFunc(ctx, func() { l.leave(key) })
+	return lease
+}
+
+// leave is the end of a subscription of key's: the last one's drops the lease.
+func (l *eventLeases) leave(key eventLeaseKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lease := l.held[key]; lease != nil {
+		if lease.subscriptions--; lease.subscriptions <= 0 {
+			delete(l.held, key)
+		}
+	}
+}
+
+// spend spends one event of price from the lease, first leasing up to
+// events more from budget when none is left: the budget's RATE_LIMITED
+// refusal when it holds not one, or ctx's error when it ended first.
+func (l *eventLease) spend(ctx context.Context, budget extensions.ComplexityBudget, price, events int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.left == 0 {
+		leased, refusal := budget.Lease(ctx, price, events)
+		if refusal != nil {
+			return refusal
+		}
+		if leased == 0 { // no refusal: ctx ended before Redis answered
+			return fmt.Errorf("lease of the complexity budget: %w", context.Cause(ctx))
+		}
+		l.left = leased
+	}
+	l.left--
+	return nil
 }

@@ -114,7 +114,7 @@ func (a *app) graphqlHandler() http.Handler {
 		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone}
 	srv.Use(sockets.SubscriptionStarts{Present: present}) // before the budget: a refused start spends nothing
 	srv.Use(budget)
-	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, present: present})
+	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, leases: &eventLeases{events: a.cfg.SubscriptionEventLease}, present: present})
 	srv.Use(answerLimit{budget: a.answers, maxAnswer: a.cfg.MaxResponseBytes, present: present, metrics: a.metrics,
 		errorsPerRequestByte: a.cfg.ErrorBytesPerRequestByte, errorAllowance: a.cfg.ErrorBytesAllowance})
 	srv.Use(fieldHooks{metrics: &metrics, limits: &rateLimits{limiter: a.limiter, mutations: a.cfg.MutationRate, auth: a.cfg.AuthRate}, tracer: tracer})

@@ -1012,15 +1012,28 @@ func isSubscription(ctx context.Context) bool {
 // Spend spends price from the budget of ctx's client, or says when it can
 // be spent (a RATE_LIMITED error whose message the caller writes).
 func (b ComplexityBudget) Spend(ctx context.Context, price int) *apperr.Error {
+	_, refusal := b.Lease(ctx, price, 1)
+	return refusal
+}
+
+// Lease spends the price of up to n operations (at least one) from the
+// budget of ctx's client at once, as many as it holds, in one call to
+// Redis (ratelimit.Limiter.AllowAtMost): leased is how many, or 0 and a
+// RATE_LIMITED error (whose message the caller writes) when it holds not
+// one, the refusal Spend would give. An off budget or a free price leases
+// all n; a context that ended before Redis answered leases none, and is
+// no refusal.
+func (b ComplexityBudget) Lease(ctx context.Context, price, n int) (leased int, refusal *apperr.Error) {
+	n = max(n, 1)
 	if b.Rate.Off() || price <= 0 {
-		return nil
+		return n, nil
 	}
 	share := ratelimit.Rate{Count: b.Rate.Count / min(price, b.Rate.Count), Period: b.Rate.Period}
-	var refusal *apperr.Error
-	if err := b.Limiter.Allow(ctx, b.Limit, share, b.Subject(ctx)); !errors.As(err, &refusal) {
-		return nil // allowed, by Redis's budget or, while Redis fails, this instance's
+	leased, err := b.Limiter.AllowAtMost(ctx, b.Limit, share, b.Subject(ctx), n)
+	if errors.As(err, &refusal) {
+		return 0, &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter}
 	}
-	return &apperr.Error{Code: refusal.Code, RetryAfter: refusal.RetryAfter}
+	return leased, nil // by Redis's budget or, while Redis fails, this instance's
 }
 
 // ---- The strings of a document; subscriptions by POST.

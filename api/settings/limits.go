@@ -79,6 +79,16 @@ const (
 	// COMPLEXITY_RATE. The app's feedItemAdded costs about 30, unreadCount
 	// 21.
 	DefaultMaxSubscriptionComplexity = 1000
+	// DefaultSubscriptionEventLease is how many events of a subscription's
+	// price a viewer's subscriptions on one instance pay for at once from
+	// COMPLEXITY_RATE by default (api/events.go, eventLeases), so that an
+	// event does not wait on a call to Redis: one budget call per this many
+	// events (16 of unreadCount's 20 are 320 of the default 300,000 a
+	// minute). It bounds how late the budget's refusal may come: a viewer
+	// whose budget is spent elsewhere still runs, on each instance and at
+	// each price, the events already paid for, at most this many less one,
+	// and the next is refused as before.
+	DefaultSubscriptionEventLease = 16
 	// DefaultMaxResponseBytes caps the bytes of one answer (a batch's
 	// answers together) by default, refused whole with RESPONSE_TOO_LARGE
 	// past it: the default complexity limit buys about this much text
@@ -148,6 +158,7 @@ type ClientLimits struct {
 	MaxOperationsPerAddress   int
 	MaxOperationsPerViewer    int
 	MaxSubscriptionComplexity int
+	SubscriptionEventLease    int // events
 	ErrorBytesPerRequestByte  int
 	ErrorBytesAllowance       int
 	MaxOperationsPerSocket    int
@@ -179,6 +190,7 @@ func (h *ClientLimits) flags(fs *flag.FlagSet, env *environment) {
 	fs.IntVar(&h.MaxOperationsPerAddress, "max-operations-per-address", env.int("MAX_OPERATIONS_PER_ADDRESS", DefaultMaxOperationsPerAddress), "of those, from one client address (an IPv6 /64) (MAX_OPERATIONS_PER_ADDRESS)")
 	fs.IntVar(&h.MaxOperationsPerViewer, "max-operations-per-viewer", env.int("MAX_OPERATIONS_PER_VIEWER", DefaultMaxOperationsPerViewer), "of those, of one signed-in user, counted apart from their address's (MAX_OPERATIONS_PER_VIEWER)")
 	fs.IntVar(&h.MaxSubscriptionComplexity, "max-subscription-complexity", env.int("MAX_SUBSCRIPTION_COMPLEXITY", DefaultMaxSubscriptionComplexity), "the most a subscription may cost; each of its events spends that again from COMPLEXITY_RATE (MAX_SUBSCRIPTION_COMPLEXITY)")
+	fs.IntVar(&h.SubscriptionEventLease, "subscription-event-lease", env.int("SUBSCRIPTION_EVENT_LEASE", DefaultSubscriptionEventLease), "events of a subscription's price a viewer's subscriptions on this instance pay for at once from COMPLEXITY_RATE, one call to Redis each time; a refusal may come this many events less one late (SUBSCRIPTION_EVENT_LEASE)")
 	fs.IntVar(&h.ErrorBytesPerRequestByte, "error-bytes-per-request-byte", env.int("ERROR_BYTES_PER_REQUEST_BYTE", DefaultErrorBytesPerRequestByte), "an answer's errors may hold this many bytes per byte of its request, plus ERROR_BYTES_ALLOWANCE; past it RESPONSE_TOO_LARGE (ERROR_BYTES_PER_REQUEST_BYTE)")
 	fs.IntVar(&h.ErrorBytesAllowance, "error-bytes-allowance", env.int("ERROR_BYTES_ALLOWANCE", DefaultErrorBytesAllowance), "bytes of errors any answer may hold, beside those per byte of its request (ERROR_BYTES_ALLOWANCE)")
 	fs.IntVar(&h.MaxOperationsPerSocket, "max-operations-per-socket", env.int("MAX_OPERATIONS_PER_SOCKET", DefaultMaxOperationsPerSocket), "queries and mutations running at once on one websocket (MAX_OPERATIONS_PER_SOCKET)")
@@ -211,8 +223,8 @@ func (h ClientLimits) check() error {
 		"max-operations-in-flight": h.MaxOperationsInFlight, "max-operations-per-address": h.MaxOperationsPerAddress,
 		"max-operations-per-socket": h.MaxOperationsPerSocket, "max-connections": h.MaxConnections,
 		"max-operations-per-viewer": h.MaxOperationsPerViewer, "error-bytes-allowance": h.ErrorBytesAllowance,
-		"max-subscription-complexity": h.MaxSubscriptionComplexity,
-		"max-response-bytes":          h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate,
+		"max-subscription-complexity": h.MaxSubscriptionComplexity, "subscription-event-lease": h.SubscriptionEventLease,
+		"max-response-bytes": h.MaxResponseBytes, "max-response-bytes-in-flight": h.MaxResponseBytesInFlight, "min-write-rate": h.MinWriteRate,
 		"socket-send-buffer-bytes": h.SocketSendBufferBytes} {
 		if n < 1 {
 			return fmt.Errorf("-%s must be at least 1", name)
@@ -240,7 +252,7 @@ func (h ClientLimits) describe() []any {
 		"queryCacheMaxBytes", h.QueryCacheMaxBytes, "maxQuerySelections", h.MaxQuerySelections,
 		"maxOperationsInFlight", h.MaxOperationsInFlight, "maxOperationsPerAddress", h.MaxOperationsPerAddress,
 		"maxOperationsPerSocket", h.MaxOperationsPerSocket, "maxOperationsPerViewer", h.MaxOperationsPerViewer,
-		"maxSubscriptionComplexity", h.MaxSubscriptionComplexity,
+		"maxSubscriptionComplexity", h.MaxSubscriptionComplexity, "subscriptionEventLease", h.SubscriptionEventLease,
 		"errorBytesPerRequestByte", h.ErrorBytesPerRequestByte, "errorBytesAllowance", h.ErrorBytesAllowance, "maxResponseBytes", h.MaxResponseBytes,
 		"maxResponseBytesInFlight", h.MaxResponseBytesInFlight, "minWriteRate", h.MinWriteRate, "minWriteTime", h.MinWriteTime,
 		"complexityRate", h.ComplexityRate.String(), "websocketSubscribeRate", h.WebsocketSubscribeRate.String(),

@@ -132,33 +132,51 @@ func (l *Limiter) key(limit, subject string) string {
 // through would open log-in to password guessing. The in-process budgets
 // are not carried over to Redis when it is back.
 func (l *Limiter) Allow(ctx context.Context, limit string, rate Rate, subject string) error {
+	_, err := l.AllowAtMost(ctx, limit, rate, subject, 1)
+	return err
+}
+
+// AllowAtMost spends as many actions of subject's budget under the named
+// limit as it holds, up to n (at least 1), in one call to Redis: allowed
+// is how many, from 1 to n, or 0 with Allow's RATE_LIMITED error when the
+// budget holds not one. It is Allow for a caller that pays ahead for
+// actions it will take one at a time, and falls back in process, and
+// treats an ended context, as Allow does (a check in process counts once
+// in feed_rate_limit_fallback_total, whatever n). An off rate allows all n.
+//
+// When the budget holds fewer than n whole actions, Redis (redis_rate's
+// AllowAtMost) also spends the part of an action left over: the budget is
+// then charged less than one action more than allowed says, which it
+// refills within one interval (period/count) like any spent action.
+func (l *Limiter) AllowAtMost(ctx context.Context, limit string, rate Rate, subject string, n int) (allowed int, err error) {
+	n = max(n, 1)
 	if rate.Off() {
-		return nil
+		return n, nil
 	}
-	res, err := l.redis.Allow(ctx, l.key(limit, subject),
-		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period})
+	res, err := l.redis.AllowAtMost(ctx, l.key(limit, subject),
+		redis_rate.Limit{Rate: rate.Count, Burst: rate.Count, Period: rate.Period}, n)
 	var retryAfter time.Duration
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// The caller gave up (a client that completed its subscription, a
 		// request whose client went away): Redis did not fail, and no one
 		// waits for the action.
-		return fmt.Errorf("rate limit %s: %w", limit, ctx.Err())
+		return 0, fmt.Errorf("rate limit %s: %w", limit, ctx.Err())
 	case err != nil:
 		l.fallbackChecks.Inc()
 		if ok, suppressed := l.fallbackWarn.Take(time.Now()); ok {
 			l.log.Warn("rate limit checked in this process only: redis failed", "limit", limit, "err", err, "suppressed", suppressed)
 		}
-		if retryAfter = l.fallback.allow(limit+":"+subject, rate, time.Now()); retryAfter <= 0 {
-			return nil
+		if allowed, retryAfter = l.fallback.allowAtMost(limit+":"+subject, rate, time.Now(), n); allowed > 0 {
+			return allowed, nil
 		}
 	case res.Allowed > 0:
-		return nil
+		return res.Allowed, nil
 	default:
 		retryAfter = res.RetryAfter
 	}
 	l.limited.WithLabelValues(limit).Inc()
-	return &apperr.Error{
+	return 0, &apperr.Error{
 		Code:       apperr.CodeRateLimited,
 		Message:    fmt.Sprintf("too many requests: at most %d per %s (%s); retry later", rate.Count, rate.Period, limit),
 		RetryAfter: retryAfter,
@@ -179,21 +197,36 @@ type fallbackLimiter struct {
 // allow spends one action of key's budget at now; 0 when allowed, else
 // how long until one action is allowed again.
 func (l *fallbackLimiter) allow(key string, rate Rate, now time.Time) (retryAfter time.Duration) {
+	_, retryAfter = l.allowAtMost(key, rate, now, 1)
+	return retryAfter
+}
+
+// allowAtMost spends as many actions of key's budget at now as it holds,
+// up to n: allowed is how many, or 0 and how long until one action is
+// allowed again.
+func (l *fallbackLimiter) allowAtMost(key string, rate Rate, now time.Time, n int) (allowed int, retryAfter time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.full == nil {
 		l.full = map[string]time.Time{}
 	}
 	whole, ok := l.full[key]
-	next, wait := spend(whole, rate, now)
-	if wait > 0 {
-		return wait
+	for ; allowed < n; allowed++ {
+		next, wait := spend(whole, rate, now)
+		if wait > 0 {
+			retryAfter = wait
+			break
+		}
+		whole = next
+	}
+	if allowed == 0 {
+		return 0, retryAfter
 	}
 	if !ok && len(l.full) >= l.maxSubjects {
 		l.dropOne(now)
 	}
-	l.full[key] = next
-	return 0
+	l.full[key] = whole
+	return allowed, 0
 }
 
 // spend is one action of a GCRA budget of rate (burst = count, refilled

@@ -93,6 +93,53 @@ func TestAllowAtTheEdge(t *testing.T) {
 	}
 }
 
+// AllowAtMost's edges: a budget of 5 gives 3 of 3 asked, then the 2 it
+// has left of 3 asked, then refuses as Allow does, and Allow after it; an
+// off rate gives all that is asked.
+func TestAllowAtMostAtTheEdge(t *testing.T) {
+	rate := Rate{Count: 5, Period: time.Hour}
+	rdb, prefix := testenv.Redis(t)
+	l := newTestLimiter(rdb, prefix, testWarnEvery, nil)
+	ctx := context.Background()
+	for i, want := range []int{3, 2} {
+		if got, err := l.AllowAtMost(ctx, "test", rate, "user:1", 3); got != want || err != nil {
+			t.Fatalf("ask %d: %d allowed, %v; want %d", i+1, got, err, want)
+		}
+	}
+	got, err := l.AllowAtMost(ctx, "test", rate, "user:1", 3)
+	if got != 0 {
+		t.Errorf("a spent budget allowed %d", got)
+	}
+	refused(t, err, rate.Period)
+	refused(t, l.Allow(ctx, "test", rate, "user:1"), rate.Period)
+	if got := counterValue(l.limited.WithLabelValues("test")); got != 2 {
+		t.Errorf("feed_rate_limited_total %v, want 2", got)
+	}
+	if got, err := l.AllowAtMost(ctx, "test", Rate{}, "user:1", 3); got != 3 || err != nil {
+		t.Errorf("an off rate: %d allowed, %v; want 3", got, err)
+	}
+}
+
+// With Redis away AllowAtMost spends from the in-process budget as Allow
+// does, and counts each check once.
+func TestAllowAtMostFallsBackInProcessWithoutRedis(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}) // nothing listens
+	t.Cleanup(func() { rdb.Close() })
+	l := newTestLimiter(rdb, "", testWarnEvery, nil)
+	rate := Rate{Count: 5, Period: time.Hour}
+	ctx := context.Background()
+	for i, want := range []int{3, 2} {
+		if got, err := l.AllowAtMost(ctx, "test", rate, "user:1", 3); got != want || err != nil {
+			t.Fatalf("ask %d: %d allowed, %v; want %d", i+1, got, err, want)
+		}
+	}
+	_, err := l.AllowAtMost(ctx, "test", rate, "user:1", 3)
+	refused(t, err, rate.Period)
+	if got := counterValue(l.fallbackChecks); got != 3 {
+		t.Errorf("feed_rate_limit_fallback_total %v, want 3", got)
+	}
+}
+
 // The metrics are registered, under their names, on the registerer New
 // is given (the engine's, so that /metrics shows them).
 func TestMetricsOnTheRegistererGiven(t *testing.T) {
@@ -284,6 +331,25 @@ func TestFallbackLimiterEdge(t *testing.T) {
 		if wait := l.allow("k", rate, later); wait != 0 {
 			t.Fatalf("after the period, action %d of %d refused, wait %v", i+1, n, wait)
 		}
+	}
+}
+
+// The fallback's allowAtMost gives what the budget holds, up to what is
+// asked, and refuses with the wait of one interval when it holds none.
+func TestFallbackLimiterAllowAtMostEdge(t *testing.T) {
+	rate := Rate{Count: 4, Period: time.Minute} // an interval of 15 s
+	l := &fallbackLimiter{maxSubjects: 10}
+	t0 := time.Unix(1000, 0)
+	for i, want := range []int{3, 1} {
+		if got, wait := l.allowAtMost("k", rate, t0, 3); got != want || wait != 0 {
+			t.Fatalf("ask %d: %d allowed, wait %v; want %d", i+1, got, wait, want)
+		}
+	}
+	if got, wait := l.allowAtMost("k", rate, t0, 3); got != 0 || wait != 15*time.Second {
+		t.Fatalf("a spent budget: %d allowed, wait %v; want 0 and 15s", got, wait)
+	}
+	if got, wait := l.allowAtMost("k", rate, t0.Add(15*time.Second), 3); got != 1 || wait != 0 {
+		t.Fatalf("one interval later: %d allowed, wait %v; want 1", got, wait)
 	}
 }
 
