@@ -34,7 +34,7 @@ type Source struct {
 const (
 	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
 	inboxDone    = 1
-	rebuilding   = 2 // a rebuild is running: wait for it, then apply (an outbox script answers so too)
+	rebuilding   = 2 // a rebuild is running: wait for it, then apply (package outbox's scripts answer so too)
 	inboxChanged = 4 // (addSourceScript) an entry moved or left
 	// (addSourceScript) the source was recorded before: a re-delivery,
 	// after a failure that may have lost the first delivery's announcement
