@@ -29,6 +29,7 @@ import (
 	"feedservice/feed/lists"
 	"feedservice/feed/live"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/replicas"
 	"feedservice/feed/timeline"
 	"feedservice/internal/throttle"
@@ -53,7 +54,7 @@ type Engine struct {
 	cache    *cache.Tiers
 	pull     *pull.Feeds
 	inboxes  *timeline.Inboxes
-	outboxes *timeline.Outboxes
+	outboxes *outbox.Outboxes
 	jumps    *jumps.Lists
 	stream   *fanout.Stream
 	reads    *timeline.Reads
@@ -100,7 +101,7 @@ func New(ctx context.Context, cfg config.Config, st *store.Store, rdb redis.Univ
 	e.cache = cache.New(e.d, e.pub, e.rep)
 	e.pull = pull.NewFeeds(e.d, e.cache)
 	e.inboxes = timeline.NewInboxes(e.d, e.cache, e.rep, e.pull)
-	e.outboxes = timeline.NewOutboxes(e.d, e.cache)
+	e.outboxes = outbox.New(e.d, e.cache)
 	e.jumps = jumps.New(e.d)
 	e.lists = lists.New(e.d, e.cache)
 	e.stream = fanout.New(e.d, e.pub, e.cache, e.inboxes, e.outboxes, e.jumps, e.lists)

@@ -17,6 +17,7 @@ import (
 	"feedservice/feed/jumps"
 	"feedservice/feed/lists"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/timeline"
 )
 
@@ -26,7 +27,7 @@ type Stream struct {
 	pub      *livemsg.Publisher
 	cache    *cache.Tiers
 	inboxes  *timeline.Inboxes
-	outboxes *timeline.Outboxes
+	outboxes *outbox.Outboxes
 	jumps    *jumps.Lists
 	lists    *lists.Copies // the copies of users' lists, which unfollows and blocks change
 	pokes    chan struct{} // wakes the dispatcher after a commit
@@ -39,7 +40,7 @@ type Stream struct {
 }
 
 // New makes the fan-out of d over the given parts.
-func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *timeline.Outboxes, j *jumps.Lists, l *lists.Copies) *Stream {
+func New(d *deps.Deps, pub *livemsg.Publisher, c *cache.Tiers, x *timeline.Inboxes, o *outbox.Outboxes, j *jumps.Lists, l *lists.Copies) *Stream {
 	return &Stream{d: d, pub: pub, cache: c, inboxes: x, outboxes: o, jumps: j, lists: l,
 		pokes: make(chan struct{}, 1), relays: make(chan struct{}, 1), instance: redisx.NewToken(), batches: make(chan struct{}, max(d.Cfg.FanoutWorkers, 1))}
 }

@@ -12,6 +12,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/replicas"
 	"feedservice/feed/timeline"
 	"feedservice/models"
@@ -92,7 +93,7 @@ func newTestMixer(t *testing.T) (*Mixer, redis.UniversalClient) {
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := pull.NewFeeds(d, c)
 	x := timeline.NewInboxes(d, c, rep, f)
-	o := timeline.NewOutboxes(d, c)
+	o := outbox.New(d, c)
 	t.Cleanup(func() { c.Stop(); o.Stop() })
 	return New(d, c, timeline.NewReads(d, rep, c, f, x, o)), rdb
 }

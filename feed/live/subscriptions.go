@@ -8,6 +8,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/feed/timeline"
 	"feedservice/models"
@@ -20,11 +21,11 @@ type Streams struct {
 	hub      *Hub
 	reads    *timeline.Reads
 	inboxes  *timeline.Inboxes
-	outboxes *timeline.Outboxes
+	outboxes *outbox.Outboxes
 }
 
 // NewStreams serves live streams from hub's messages.
-func NewStreams(d *deps.Deps, hub *Hub, reads *timeline.Reads, x *timeline.Inboxes, o *timeline.Outboxes) *Streams {
+func NewStreams(d *deps.Deps, hub *Hub, reads *timeline.Reads, x *timeline.Inboxes, o *outbox.Outboxes) *Streams {
 	return &Streams{d: d, hub: hub, reads: reads, inboxes: x, outboxes: o}
 }
 

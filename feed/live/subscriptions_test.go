@@ -11,6 +11,7 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/feed/replicas"
 	"feedservice/feed/timeline"
@@ -37,7 +38,7 @@ func newTestStreams(t *testing.T, mode config.Mode) *testStreams {
 	pub := livemsg.NewPublisher(d.Redis, d.Keys, d.Log)
 	c := cache.New(d, pub, rep)
 	pull := pull.NewFeeds(d, c)
-	inboxes, outboxes := timeline.NewInboxes(d, c, rep, pull), timeline.NewOutboxes(d, c)
+	inboxes, outboxes := timeline.NewInboxes(d, c, rep, pull), outbox.New(d, c)
 	t.Cleanup(func() { c.Stop(); outboxes.Stop() })
 	hub := runHub(t, d, c.OnInvalidation, c.OnResubscribed, outboxes.DropCopy)
 	reads := timeline.NewReads(d, rep, c, pull, inboxes, outboxes)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/internal/redisx"
+	"feedservice/feed/outbox"
 )
 
 // Folding, in hybrid mode: a reader's page merges the outboxes of the
@@ -18,10 +18,10 @@ import (
 // the inbox; then the page is push's page.
 //
 // A fold adds a celebrity's outbox, as this instance's copy holds it (see
-// copies.go), to the reader's inbox: each post or repost as an arrival of
-// its original, with ZADD NX, as the fan-out would have, in one script over
-// the reader's keys. It runs after a page that merged the celebrity has
-// answered, in the background. Its mark (foldMark) records what it folded:
+// package outbox's copies.go), to the reader's inbox: each post or repost
+// as an arrival of its original, with ZADD NX, as the fan-out would have,
+// in one script over the reader's keys. It runs after a page that merged
+// the celebrity has answered, in the background. Its mark (foldMark) records what it folded:
 // the outbox's version and the reader's followee-set version, which every
 // follow change, block, mute and inbox rebuild replaces. A read leaves a
 // celebrity out of the merge when the mark matches both, the copy's version
@@ -64,38 +64,20 @@ type foldMarks map[int64]foldMark
 
 // holds says whether the mark of celeb covers copy c, with the followee
 // set at following.
-func (m foldMarks) holds(celeb int64, following string, c *Copy) bool {
-	if c == nil || c.version == "" || following == "" {
+func (m foldMarks) holds(celeb int64, following string, c *outbox.Copy) bool {
+	if c == nil || c.Version() == "" || following == "" {
 		return false
 	}
-	return m[celeb] == foldMark{following: following, version: c.version}
+	return m[celeb] == foldMark{following: following, version: c.Version()}
 }
 
 // since are the items of c a fold after mark must add: those added after
 // it, when the mark is of the same outbox epoch and followee set; else all.
-func (c *Copy) since(mark foldMark, following string) []OutboxItem {
-	epoch, added, ok := splitVersion(mark.version)
-	cur, _, curOK := splitVersion(c.version)
-	if !ok || !curOK || epoch != cur || mark.following != following {
-		return c.items
+func since(c *outbox.Copy, mark foldMark, following string) []outbox.Item {
+	if mark.following != following {
+		return c.Items()
 	}
-	var out []OutboxItem
-	for i, it := range c.items {
-		if c.adds[i] > added {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
-// splitVersion reads an outbox version "<epoch>:<adds>".
-func splitVersion(v string) (epoch string, adds int64, ok bool) {
-	epoch, n, found := strings.Cut(v, ":")
-	if !found {
-		return "", 0, false
-	}
-	adds, err := strconv.ParseInt(n, 10, 64)
-	return epoch, adds, err == nil
+	return c.AddedAfter(mark.version)
 }
 
 // marks are reader's fold marks on this instance; nil when none (or the
@@ -111,7 +93,7 @@ func (ib *Inboxes) marks(reader int64) foldMarks {
 // unfolded are those of celebs whose outbox copies the marks m do not
 // cover, with the followee set at following: the page merges them. The
 // marks must be taken before the page reads the inbox.
-func (m foldMarks) unfolded(following string, celebs []int64, copies map[int64]*Copy) []int64 {
+func (m foldMarks) unfolded(following string, celebs []int64, copies map[int64]*outbox.Copy) []int64 {
 	if m == nil {
 		return celebs
 	}
@@ -174,17 +156,17 @@ func (reads *Reads) fold(ctx context.Context, reader int64, following string, ce
 	marks := reads.inboxes.marks(reader)
 	type part struct {
 		celeb int64
-		copy  *Copy
-		items []OutboxItem
+		copy  *outbox.Copy
+		items []outbox.Item
 	}
 	var parts []part
 	var originals []int64
 	for _, celeb := range celebs {
 		c := copies[celeb]
-		if c == nil || c.version == "" {
+		if c == nil || c.Version() == "" {
 			continue
 		}
-		items := c.since(marks[celeb], following)
+		items := since(c, marks[celeb], following)
 		parts = append(parts, part{celeb, c, items})
 		for _, it := range items {
 			if it.OriginalID != it.PostID {
@@ -220,7 +202,7 @@ func (reads *Reads) fold(ctx context.Context, reader int64, following string, ce
 			}
 			triples = append(triples, itoa(it.OriginalID), itoa(it.PostID), itoa(author))
 		}
-		args = append(args, itoa(p.celeb), itoa(p.copy.floor), len(triples)/3)
+		args = append(args, itoa(p.celeb), itoa(p.copy.Floor()), len(triples)/3)
 		args = append(args, triples...)
 	}
 	k := reads.d.Keys
@@ -244,7 +226,7 @@ func (reads *Reads) fold(ctx context.Context, reader int64, following string, ce
 		}
 	}
 	for _, p := range parts {
-		next[p.celeb] = foldMark{following: following, version: p.copy.version}
+		next[p.celeb] = foldMark{following: following, version: p.copy.Version()}
 	}
 	reads.inboxes.folds.Set(reader, next)
 	return nil

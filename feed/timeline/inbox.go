@@ -34,7 +34,7 @@ type Source struct {
 const (
 	inboxMissing = 0 // no inbox: an inactive reader, nothing to do
 	inboxDone    = 1
-	rebuilding   = 2 // a rebuild is running: wait for it, then apply (an outbox script answers so too)
+	rebuilding   = 2 // a rebuild is running: wait for it, then apply (package outbox's scripts answer so too)
 	inboxChanged = 4 // (addSourceScript) an entry moved or left
 	// (addSourceScript) the source was recorded before: a re-delivery,
 	// after a failure that may have lost the first delivery's announcement
@@ -299,7 +299,7 @@ return 1`)
 // (refreshTTLScript, to ARGV[4] ms; see inboxTTLRefreshDivisor), after it
 // raised its score in the index of active inboxes, which a script cannot
 // reach (another slot). The posts are looked up with one ZMSCORE
-// and one HMGET per lookupChunk of them, not a ZSCORE and an HGET each:
+// and one HMGET per redisx.UnpackChunk of them, not a ZSCORE and an HGET each:
 // each command called from Lua costs Redis its dispatch and the conversion
 // of its reply whatever it does, and a hybrid page asks about every post in
 // its celebrities' outbox windows.
@@ -343,7 +343,7 @@ if #ARGV > 6 then
   end
 end
 local looked = {}
-local chunk = ` + strconv.Itoa(lookupChunk) + `
+local chunk = ` + strconv.Itoa(redisx.UnpackChunk) + `
 for first = 1, #asked, chunk do
   local last = math.min(first + chunk - 1, #asked)
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(asked, first, last))
@@ -374,10 +374,6 @@ redis.call('PEXPIRE', KEYS[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[4], ARGV[1])
 return 1`)
-
-// lookupChunk bounds the posts one ZMSCORE or HMGET of readInboxScript
-// names, well under what Lua's unpack can pass at once (about 8,000).
-const lookupChunk = 1000
 
 // inboxTTLRefreshDivisor sets how often reads refresh an inbox's TTL: only
 // once InboxTTL/inboxTTLRefreshDivisor of it has run out (16.8 hours of the

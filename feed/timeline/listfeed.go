@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/ids"
 	"feedservice/feed/internal/redisx"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/feed/pull"
 	"feedservice/models"
@@ -122,7 +124,7 @@ func (reads *Reads) listFromOutboxes(ctx context.Context, viewerID int64, kind p
 type listRead struct {
 	reads  *Reads
 	view   pull.View              // the members the feed counts through, and whom it hides
-	copies map[int64]*Copy        // the members' outboxes; nil: MySQL serves everything
+	copies map[int64]*outbox.Copy // the members' outboxes; nil: MySQL serves everything
 	loaded map[int64]*models.Post // the originals read, by id
 }
 
@@ -131,7 +133,7 @@ type listRead struct {
 func (l *listRead) window() int64 {
 	var w int64
 	for _, c := range l.copies {
-		w = max(w, c.floor)
+		w = max(w, c.Floor())
 	}
 	return w
 }
@@ -286,7 +288,7 @@ func (l *listRead) setReposters(entries []pull.Entry) {
 
 // mergedItem is an outbox item with the outbox's author.
 type mergedItem struct {
-	OutboxItem
+	outbox.Item
 	author int64
 }
 
@@ -302,23 +304,23 @@ type outboxMerge struct {
 // while i lies within [lo, hi).
 type mergeHead struct {
 	author    int64
-	items     []OutboxItem
+	items     []outbox.Item
 	i, lo, hi int
 }
 
-func newOutboxMerge(copies map[int64]*Copy, older bool, bound, window int64) *outboxMerge {
+func newOutboxMerge(copies map[int64]*outbox.Copy, older bool, bound, window int64) *outboxMerge {
 	m := &outboxMerge{older: older, heads: make([]mergeHead, 0, len(copies))}
 	for author, c := range copies {
 		at := func(k int64) int {
-			i, _ := slices.BinarySearchFunc(c.items, k, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
+			i, _ := slices.BinarySearchFunc(c.Items(), k, func(it outbox.Item, b int64) int { return cmp.Compare(it.PostID, b) })
 			return i
 		}
-		h := mergeHead{author: author, items: c.items}
+		h := mergeHead{author: author, items: c.Items()}
 		if older {
 			h.lo, h.hi = at(window), at(bound) // scores in [window, bound)
 			h.i = h.hi - 1
 		} else {
-			h.lo, h.hi = at(bound+1), len(c.items) // scores above bound
+			h.lo, h.hi = at(bound+1), len(c.Items()) // scores above bound
 			h.i = h.lo
 		}
 		if h.lo < h.hi {
@@ -346,7 +348,7 @@ func (m *outboxMerge) next(n int) []mergedItem {
 			return out
 		}
 		h := &m.heads[best]
-		out = append(out, mergedItem{OutboxItem: h.items[h.i], author: h.author})
+		out = append(out, mergedItem{Item: h.items[h.i], author: h.author})
 		if m.older {
 			h.i--
 		} else {

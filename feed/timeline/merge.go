@@ -16,6 +16,7 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/models"
 	"feedservice/store"
@@ -75,7 +76,7 @@ type inboxRead struct {
 	bound int64
 	want  int
 	// lookups are the posts looked up in the inbox with the page: in
-	// hybrid mode, those the first merge round will want (guessLookups).
+	// hybrid mode, those the first merge round will want (outbox.Outboxes.GuessLookups).
 	lookups []int64
 	cmd     *redis.Cmd
 }
@@ -124,7 +125,7 @@ func (reads *Reads) loadState(ctx context.Context, viewer int64, early *inboxRea
 	state := reads.inboxes.queueState(ctx, pipe, viewer)
 	held := state.Held
 	if early != nil {
-		early.lookups = reads.outboxes.guessLookups(held.IDs, early.older, early.bound, early.want, func(celeb int64, c *Copy) bool {
+		early.lookups = reads.outboxes.GuessLookups(held.IDs, early.older, early.bound, early.want, func(celeb int64, c *outbox.Copy) bool {
 			return marks.holds(celeb, held.Version, c)
 		})
 		early.cmd = reads.inboxes.queueRead(ctx, pipe, viewer, early.older, early.bound, early.want, early.lookups)
@@ -427,8 +428,8 @@ func (reads *Reads) mergePass(ctx context.Context, r *readState, dir store.Direc
 // readState.celebs), and the inbox page with the posts it was asked to
 // look up beside it.
 type sources struct {
-	copies   map[int64]*Copy
-	outboxes []*Copy
+	copies   map[int64]*outbox.Copy
+	outboxes []*outbox.Copy
 	page     inboxPage
 	asked    []int64
 }
@@ -443,7 +444,7 @@ func (reads *Reads) readRound(ctx context.Context, r *readState, older bool, bou
 	if err != nil {
 		return sources{}, redisx.Fail(err)
 	}
-	src := sources{copies: copies, outboxes: make([]*Copy, len(r.celebs))}
+	src := sources{copies: copies, outboxes: make([]*outbox.Copy, len(r.celebs))}
 	var lookups []int64
 	for k, celeb := range r.celebs {
 		if src.outboxes[k] = copies[celeb]; src.outboxes[k] == nil {
@@ -596,7 +597,7 @@ func (reads *Reads) complete(ctx context.Context, r *readState, src sources, rd 
 			rd.cands[it.PostID].fromInbox(it)
 		}
 	}
-	arrivals, err := reads.outboxes.copiedReposts(ctx, src.copies, r.celebs, inWindow)
+	arrivals, err := reads.copiedReposts(ctx, src.copies, r.celebs, inWindow)
 	if err != nil {
 		return err
 	}
@@ -606,6 +607,44 @@ func (reads *Reads) complete(ctx context.Context, r *readState, src sources, rd 
 		}
 	}
 	return nil
+}
+
+// copiedReposts is celebrities' reposts of originals answered from the
+// copies of the celebrities' outboxes a read merged, without a round trip;
+// an outbox whose copy's floor lies above the lowest original is MySQL's to
+// answer.
+func (reads *Reads) copiedReposts(ctx context.Context, copies map[int64]*outbox.Copy, celebs, originals []int64) (map[int64][]Source, error) {
+	if len(celebs) == 0 || len(originals) == 0 {
+		return nil, nil
+	}
+	lowest := slices.Min(originals)
+	wanted := make(map[int64]bool, len(originals))
+	for _, o := range originals {
+		wanted[o] = true
+	}
+	out := map[int64][]Source{}
+	var fromMySQL []int64
+	for _, c := range celebs {
+		found, ok := copies[c].Reposts(lowest, wanted)
+		if !ok {
+			fromMySQL = append(fromMySQL, c)
+			continue
+		}
+		for _, it := range found {
+			out[it.OriginalID] = append(out[it.OriginalID], Source{User: c, Event: it.PostID})
+		}
+	}
+	if len(fromMySQL) == 0 {
+		return out, nil
+	}
+	reposts, err := reads.d.Store.Reposts(ctx, fromMySQL, originals)
+	if err != nil {
+		return nil, err
+	}
+	for _, rp := range reposts {
+		out[*rp.RepostOfID] = append(out[*rp.RepostOfID], Source{User: rp.AuthorID, Event: rp.ID})
+	}
+	return out, nil
 }
 
 // covered is the part of the window a round covered: up to its edge, or

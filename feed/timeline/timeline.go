@@ -1,18 +1,15 @@
 // Package timeline is the read model of the home feed: each reader's
 // inbox (their recent entries in Redis, with the sources that brought them,
-// and their followee set beside it), each author's outbox and this
-// instance's copies of the celebrities' outboxes (the celebrity set itself
-// is package celebrities'), and the page merged from them and from MySQL's
-// (package pull: the whole feed in pull mode, and below the window the
-// inboxes hold in the other modes) in merge.go, checked against the posts
-// and the followee set and repaired in place; and the unread count from the
-// reader's read marker.
-// The fan-out changes inboxes and outboxes through Inboxes and Outboxes;
-// reads go through Reads.
+// and their followee set beside it), and the page merged from it, from the
+// outboxes of the celebrities the reader follows (package outbox) and from
+// MySQL's (package pull: the whole feed in pull mode, and below the window
+// the inboxes hold in the other modes) in merge.go, checked against the
+// posts and the followee set and repaired in place; and the unread count
+// from the reader's read marker.
+// The fan-out changes inboxes through Inboxes; reads go through Reads.
 package timeline
 
 import (
-	"feedservice/feed/celebrities"
 	"feedservice/feed/config"
 	"feedservice/feed/pull"
 	"sync"
@@ -23,8 +20,8 @@ import (
 	"feedservice/feed/cache"
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/keyspace"
-	"feedservice/feed/internal/metrics"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/replicas"
 )
 
@@ -35,11 +32,11 @@ type Reads struct {
 	cache    *cache.Tiers
 	pull     *pull.Feeds
 	inboxes  *Inboxes
-	outboxes *Outboxes
+	outboxes *outbox.Outboxes
 }
 
 // NewReads reads feeds from the given parts.
-func NewReads(d *deps.Deps, rep *replicas.Router, c *cache.Tiers, f *pull.Feeds, x *Inboxes, o *Outboxes) *Reads {
+func NewReads(d *deps.Deps, rep *replicas.Router, c *cache.Tiers, f *pull.Feeds, x *Inboxes, o *outbox.Outboxes) *Reads {
 	return &Reads{d: d, rep: rep, cache: c, pull: f, inboxes: x, outboxes: o}
 }
 
@@ -97,35 +94,3 @@ func NewInboxes(d *deps.Deps, c *cache.Tiers, rep *replicas.Router, f *pull.Feed
 	}
 	return x
 }
-
-// Outboxes are the authors' outboxes and the celebrity set.
-type Outboxes struct {
-	d      *deps.Deps
-	cache  *cache.Tiers
-	copies *cache.Tier[*Copy] // the outboxes merged at read time, by author; nil when the local tiers are off
-	// expired holds, by author, the copies read, kept past the tier's
-	// LocalCacheTTL for revalidation by version (see copies.go); nil when
-	// the local tiers are off.
-	expired *otter.Cache[int64, *Copy]
-	*celebrities.Set
-}
-
-// NewOutboxes keeps outboxes in d's Redis; its local copies register with c, whose
-// invalidation messages drop them.
-func NewOutboxes(d *deps.Deps, c *cache.Tiers) *Outboxes {
-	cfg := d.Cfg
-	o := &Outboxes{d: d, cache: c, Set: celebrities.New(d),
-		copies: cache.NewTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, copyBytes, d.Metrics)}
-	if cfg.LocalCacheMaxEntries > 0 {
-		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
-		o.expired = otter.Must(&otter.Options[int64, *Copy]{
-			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),
-			Weigher:       func(_ int64, c *Copy) uint32 { return uint32(min(max(int64(copyBytes(c)), floor), 1<<31)) },
-		})
-	}
-	c.Register(metrics.KindOutbox, o)
-	return o
-}
-
-// Stop ends the local copies' clean-up goroutine.
-func (o *Outboxes) Stop() { o.copies.Stop() }

@@ -15,6 +15,7 @@ import (
 	"feedservice/feed/internal/deps"
 	"feedservice/feed/internal/depstest"
 	"feedservice/feed/livemsg"
+	"feedservice/feed/outbox"
 	"feedservice/feed/paging"
 	"feedservice/feed/replicas"
 	"feedservice/store"
@@ -28,7 +29,7 @@ type testParts struct {
 	d        *deps.Deps
 	cache    *cache.Tiers
 	inboxes  *Inboxes
-	outboxes *Outboxes
+	outboxes *outbox.Outboxes
 	reads    *Reads
 }
 
@@ -52,7 +53,7 @@ func partsOver(t *testing.T, cfg config.Config, st *store.Store, rdb redis.Unive
 	rep := replicas.New(d.Store, d.Redis, d.Keys, d.WarnRedis)
 	c := cache.New(d, livemsg.NewPublisher(d.Redis, d.Keys, d.Log), rep)
 	f := pull.NewFeeds(d, c)
-	p := &testParts{t: t, d: d, cache: c, inboxes: NewInboxes(d, c, rep, f), outboxes: NewOutboxes(d, c)}
+	p := &testParts{t: t, d: d, cache: c, inboxes: NewInboxes(d, c, rep, f), outboxes: outbox.New(d, c)}
 	p.reads = NewReads(d, rep, c, f, p.inboxes, p.outboxes)
 	t.Cleanup(func() { c.Stop(); p.outboxes.Stop() })
 	return p

@@ -69,7 +69,8 @@ var layers = []layer{
 		"feed/celebrities",
 		"feed/lists",
 	}},
-	{"feed: the read model", []string{"feed/timeline"}},
+	{"feed: the authors' outboxes and this instance's copies of the celebrities'", []string{"feed/outbox"}},
+	{"feed: the read model (inboxes, the merged page)", []string{"feed/timeline"}},
 	{"feed: fan-out, home feed, live streams (the hub and the subscriptions)", []string{
 		"feed/fanout",
 		"feed/home",

@@ -144,7 +144,7 @@ func (k Keys) OutboxAdds(id int64) string { return k.prefix + "posts:" + k.user(
 // and also a write that finds the outbox missing, and n counts the writes
 // since (an addition or a removal raises it, in the script that makes it).
 // So an instance's copy of the outbox taken at a version is the outbox as
-// long as the version is there (timeline's copies.go), and a fold's mark of
+// long as the version is there (package outbox's copies.go), and a fold's mark of
 // the same epoch knows which members came since (OutboxAdds). TTL
 // Config.InboxTTL, set by each write and refreshed with the outbox;
 // missing: no copy is trusted.

@@ -65,6 +65,12 @@ func IsNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err,
 // rebuilder frees the lock then.
 const RebuildLockTTL = 10 * time.Second
 
+// UnpackChunk bounds the members that one command of a script names
+// through unpack (an inbox read's ZMSCORE and HMGET of the posts it looks
+// up, an outbox read's ZMSCORE of its add sequences), well under what Lua's
+// unpack can pass at once (about 8,000).
+const UnpackChunk = 1000
+
 // Queued is the answer of script, queued on a pipeline as cmd (EvalSha)
 // with keys and args: cmd's own, or, when Redis did not know the script
 // (it restarted, or the node is new), the script's run alone, which loads

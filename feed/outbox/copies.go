@@ -1,11 +1,13 @@
-package timeline
+package outbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"feedservice/feed/config"
 	"feedservice/feed/internal/metrics"
@@ -35,7 +37,7 @@ import (
 // changed.
 type Copy struct {
 	floor int64
-	items []OutboxItem
+	items []Item
 	// adds are the items' add sequences (keyspace.Keys.OutboxAdds), by
 	// index of items: 0 for those a rebuild wrote.
 	adds []int64
@@ -56,16 +58,50 @@ type Copy struct {
 // Floor is the lowest score the copy's outbox keeps; 0: MySQL has nothing older.
 func (c *Copy) Floor() int64 { return c.floor }
 
+// Items are the copy's items, by score from the lowest. Shared: never
+// change them.
+func (c *Copy) Items() []Item { return c.items }
+
+// Version is the outbox's version when the copy was read ("": none).
+func (c *Copy) Version() string { return c.version }
+
+// AddedAfter are the items of c added to the outbox after it was at
+// version, when version is of the copy's epoch; else all of them.
+func (c *Copy) AddedAfter(version string) []Item {
+	epoch, added, ok := splitVersion(version)
+	cur, _, curOK := splitVersion(c.version)
+	if !ok || !curOK || epoch != cur {
+		return c.items
+	}
+	var out []Item
+	for i, it := range c.items {
+		if c.adds[i] > added {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// splitVersion reads an outbox version "<epoch>:<adds>".
+func splitVersion(v string) (epoch string, adds int64, ok bool) {
+	epoch, n, found := strings.Cut(v, ":")
+	if !found {
+		return "", 0, false
+	}
+	adds, err := strconv.ParseInt(n, 10, 64)
+	return epoch, adds, err == nil
+}
+
 // copyBytes estimates what a copy holds in memory.
 func copyBytes(c *Copy) int { return 150 + len(c.version) + 24*len(c.items) }
 
 // Page is what readOutboxScript answers for the same read: up to limit
 // items beyond bound in direction older (at or above the floor) or newer.
-func (c *Copy) Page(older bool, bound int64, limit int) []OutboxItem {
-	var out []OutboxItem
+func (c *Copy) Page(older bool, bound int64, limit int) []Item {
+	var out []Item
 	if older {
 		// Scores in [floor, bound), highest first.
-		i, _ := slices.BinarySearchFunc(c.items, bound, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
+		i, _ := slices.BinarySearchFunc(c.items, bound, func(it Item, b int64) int { return cmp.Compare(it.PostID, b) })
 		for i--; i >= 0 && len(out) < limit && c.items[i].PostID >= c.floor; i-- {
 			out = append(out, c.items[i])
 		}
@@ -76,7 +112,7 @@ func (c *Copy) Page(older bool, bound int64, limit int) []OutboxItem {
 	if bound < c.floor {
 		from, inclusive = c.floor, true
 	}
-	i, _ := slices.BinarySearchFunc(c.items, from, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
+	i, _ := slices.BinarySearchFunc(c.items, from, func(it Item, b int64) int { return cmp.Compare(it.PostID, b) })
 	for ; i < len(c.items) && len(out) < limit; i++ {
 		if c.items[i].PostID == from && !inclusive {
 			continue
@@ -86,32 +122,21 @@ func (c *Copy) Page(older bool, bound int64, limit int) []OutboxItem {
 	return out
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// reposts returns the copy's reposts of originals that are at or above
-// lowest, by original; ok is false when the copy's floor lies above lowest
-// (the outbox may have held one below what it keeps): outboxRepostsScript's
-// answer, read locally.
-func (c *Copy) reposts(celeb, lowest int64, originals map[int64]bool) (map[int64][]Source, bool) {
+// Reposts returns the copy's reposts of originals that are at or above
+// lowest, from the lowest; ok is false when the copy's floor lies above
+// lowest (the outbox may have held one below what it keeps):
+// outboxRepostsScript's answer, read locally.
+func (c *Copy) Reposts(lowest int64, originals map[int64]bool) (reposts []Item, ok bool) {
 	if c.floor > lowest {
 		return nil, false
 	}
-	out := map[int64][]Source{}
-	i, _ := slices.BinarySearchFunc(c.items, lowest, func(it OutboxItem, b int64) int { return cmpInt(it.PostID, b) })
+	i, _ := slices.BinarySearchFunc(c.items, lowest, func(it Item, b int64) int { return cmp.Compare(it.PostID, b) })
 	for _, it := range c.items[i:] {
 		if it.OriginalID != it.PostID && originals[it.OriginalID] {
-			out[it.OriginalID] = append(out[it.OriginalID], Source{User: celeb, Event: it.PostID})
+			reposts = append(reposts, it)
 		}
 	}
-	return out, true
+	return reposts, true
 }
 
 // readWholeOutboxScript returns {floor, version, member, adds, ...}:
@@ -129,7 +154,7 @@ local floor = '0'
 if #m > 0 then floor = string.sub(m[1], 2) end
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf')
 local out = {floor, redis.call('GET', KEYS[2]) or ''}
-local chunk = ` + strconv.Itoa(lookupChunk) + `
+local chunk = ` + strconv.Itoa(redisx.UnpackChunk) + `
 for first = 1, #members, chunk do
   local last = math.min(first + chunk - 1, #members)
   local adds = redis.call('ZMSCORE', KEYS[3], unpack(members, first, last))
@@ -239,7 +264,7 @@ func parseCopy(vals []string) (*Copy, error) {
 		return nil, fmt.Errorf("outbox read answered %d values", len(vals))
 	}
 	n := (len(vals) - 2) / 2
-	c := &Copy{items: make([]OutboxItem, 0, n), adds: make([]int64, 0, n), version: vals[1]}
+	c := &Copy{items: make([]Item, 0, n), adds: make([]int64, 0, n), version: vals[1]}
 	c.floor, _ = strconv.ParseInt(vals[0], 10, 64)
 	for i := 2; i < len(vals); i += 2 {
 		item, err := parseMember(vals[i])
@@ -251,43 +276,6 @@ func parseCopy(vals []string) (*Copy, error) {
 		c.adds = append(c.adds, int64(seq))
 	}
 	return c, nil
-}
-
-// copiedReposts is celebrities' reposts of originals answered from the copies of the
-// celebrities' outboxes a read merged, without a round trip; an outbox
-// whose copy's floor lies above the lowest original is MySQL's to answer.
-func (o *Outboxes) copiedReposts(ctx context.Context, copies map[int64]*Copy, celebs, originals []int64) (map[int64][]Source, error) {
-	if len(celebs) == 0 || len(originals) == 0 {
-		return nil, nil
-	}
-	lowest := slices.Min(originals)
-	wanted := make(map[int64]bool, len(originals))
-	for _, o := range originals {
-		wanted[o] = true
-	}
-	out := map[int64][]Source{}
-	var fromMySQL []int64
-	for _, c := range celebs {
-		found, ok := copies[c].reposts(c, lowest, wanted)
-		if !ok {
-			fromMySQL = append(fromMySQL, c)
-			continue
-		}
-		for o, list := range found {
-			out[o] = append(out[o], list...)
-		}
-	}
-	if len(fromMySQL) == 0 {
-		return out, nil
-	}
-	reposts, err := o.d.Store.Reposts(ctx, fromMySQL, originals)
-	if err != nil {
-		return nil, err
-	}
-	for _, rp := range reposts {
-		out[*rp.RepostOfID] = append(out[*rp.RepostOfID], Source{User: rp.AuthorID, Event: rp.ID})
-	}
-	return out, nil
 }
 
 // changed drops this instance's copy of author's outbox and tells
@@ -328,15 +316,16 @@ func (o *Outboxes) DropAll() {
 	}
 }
 
-// guessLookups are the posts that the first merge round of a page of
+// GuessLookups are the posts that the first merge round of a page of
 // viewer will look up in the inbox, as far as this instance can tell
 // before it reads the reader's state: the originals of the items of the
 // outboxes it holds copies of, of the celebrities it last knew that the
 // viewer followed when it last read their followee set (followees, sorted).
-// The early inbox read (merge.go) looks them up in its round trip;
-// a guess that proves wrong costs the round trip it would have saved. The
-// celebrities folded into the inbox (folded, see fold.go) are left out.
-func (o *Outboxes) guessLookups(followees []int64, older bool, bound int64, want int, folded func(celeb int64, c *Copy) bool) []int64 {
+// The early inbox read (package timeline's merge.go) looks them up in its
+// round trip; a guess that proves wrong costs the round trip it would have
+// saved. The celebrities folded into the inbox (folded, see package
+// timeline's fold.go) are left out.
+func (o *Outboxes) GuessLookups(followees []int64, older bool, bound int64, want int, folded func(celeb int64, c *Copy) bool) []int64 {
 	if o.d.Cfg.Mode != config.ModeHybrid || o.copies == nil || len(followees) == 0 {
 		return nil
 	}

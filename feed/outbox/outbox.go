@@ -1,4 +1,10 @@
-package timeline
+// Package outbox holds the authors' outboxes: each author's recent posts
+// and reposts in Redis, written by the fan-out and rebuilt from MySQL when
+// missing; this instance's copies of the celebrities' outboxes, which the
+// read model (package timeline) merges into a hybrid page or folds into
+// the reader's inbox, and a list's feed merges for its members (copies.go);
+// and, through Outboxes, the celebrity set (package celebrities).
+package outbox
 
 import (
 	"context"
@@ -9,19 +15,56 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maypok86/otter/v2"
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/cache"
+	"feedservice/feed/celebrities"
+	"feedservice/feed/internal/deps"
+	"feedservice/feed/internal/metrics"
 	"feedservice/feed/internal/redisx"
 	"feedservice/models"
 	"feedservice/store"
 )
 
+// Outboxes are the authors' outboxes and the celebrity set.
+type Outboxes struct {
+	d      *deps.Deps
+	cache  *cache.Tiers
+	copies *cache.Tier[*Copy] // the outboxes merged at read time, by author; nil when the local tiers are off
+	// expired holds, by author, the copies read, kept past the tier's
+	// LocalCacheTTL for revalidation by version (see copies.go); nil when
+	// the local tiers are off.
+	expired *otter.Cache[int64, *Copy]
+	*celebrities.Set
+}
+
+// New keeps outboxes in d's Redis; its local copies register with c, whose
+// invalidation messages drop them.
+func New(d *deps.Deps, c *cache.Tiers) *Outboxes {
+	cfg := d.Cfg
+	o := &Outboxes{d: d, cache: c, Set: celebrities.New(d),
+		copies: cache.NewTier(metrics.KindOutbox, cfg.LocalCacheMaxEntries, cfg.LocalCacheMaxBytes, cfg.LocalCacheTTL, copyBytes, d.Metrics)}
+	if cfg.LocalCacheMaxEntries > 0 {
+		floor := max(cfg.LocalCacheMaxBytes/int64(cfg.LocalCacheMaxEntries), 1)
+		o.expired = otter.Must(&otter.Options[int64, *Copy]{
+			MaximumWeight: uint64(cfg.LocalCacheMaxBytes),
+			Weigher:       func(_ int64, c *Copy) uint32 { return uint32(min(max(int64(copyBytes(c)), floor), 1<<31)) },
+		})
+	}
+	c.Register(metrics.KindOutbox, o)
+	return o
+}
+
+// Stop ends the local copies' clean-up goroutine.
+func (o *Outboxes) Stop() { o.copies.Stop() }
+
 // An author's outbox (see keyspace.Keys.Outbox) holds their recent posts and
 // reposts. Readers merge the outboxes of the celebrities they follow, and
 // of a list's members, at read time, or fold a celebrity's into their inbox
-// (see fold.go). KEYS[1] outbox, KEYS[2] rebuild lock, KEYS[3] the outbox's
-// version, which every write sets first, also when the outbox is missing
-// (see copies.go), KEYS[4] the order its members came in
+// (see package timeline's fold.go). KEYS[1] outbox, KEYS[2] rebuild lock,
+// KEYS[3] the outbox's version, which every write sets first, also when the
+// outbox is missing (see copies.go), KEYS[4] the order its members came in
 // (keyspace.Keys.OutboxAdds); ARGV[1] is a new epoch, taken when the outbox
 // is missing or has no version, ARGV[2] the TTL in ms.
 const luaOutboxVersion = `
@@ -40,6 +83,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
 `
+
+// rebuilding is luaOutboxVersion's answer while a rebuild of the outbox
+// runs: wait for it, then write.
+const rebuilding = 2
 
 // addOutboxScript adds member ARGV[3] at score ARGV[4], trimmed to ARGV[5],
 // with its add sequence.
@@ -66,8 +113,8 @@ redis.call('ZREM', KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
 return 1`)
 
-// OutboxItem is one post of an outbox: the post and the original it stands for.
-type OutboxItem struct {
+// Item is one post of an outbox: the post and the original it stands for.
+type Item struct {
 	PostID     int64
 	OriginalID int64
 }
@@ -79,16 +126,16 @@ func member(p *models.Post) string {
 	return strconv.FormatInt(p.ID, 10)
 }
 
-func parseMember(m string) (OutboxItem, error) {
+func parseMember(m string) (Item, error) {
 	post, orig, isRepost := strings.Cut(m, ":")
 	id, err := strconv.ParseInt(post, 10, 64)
 	if err != nil {
-		return OutboxItem{}, err
+		return Item{}, err
 	}
-	item := OutboxItem{PostID: id, OriginalID: id}
+	item := Item{PostID: id, OriginalID: id}
 	if isRepost {
 		if item.OriginalID, err = strconv.ParseInt(orig, 10, 64); err != nil {
-			return OutboxItem{}, err
+			return Item{}, err
 		}
 	}
 	return item, nil
