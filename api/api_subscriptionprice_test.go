@@ -316,7 +316,10 @@ func TestUnreadCountEventAfterTheBudgetIsRefused(t *testing.T) {
 func TestEventLeaseRefusalComesAtMostOneLeaseLate(t *testing.T) {
 	t.Parallel()
 	const lease = 4
-	budget := ratelimit.Rate{Count: 1_000_000, Period: time.Hour}
+	// A budget that refills slowly (an event's price in about an hour):
+	// spent below, it must not have paid for another event by the time a
+	// loaded box has run the lease's.
+	budget := ratelimit.Rate{Count: 10_000, Period: 24 * time.Hour}
 	s := newTestServer(t, backendReal, func(c *settings.Settings) {
 		c.ComplexityRate, c.SubscriptionEventLease = budget, lease
 	})
