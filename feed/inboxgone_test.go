@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"feedservice/feed/config"
+	"feedservice/feed/internal/keyspace"
 )
 
 // dropInboxAfterCheck is a Redis hook that, once armed, deletes an inbox
@@ -102,5 +103,52 @@ func TestInboxGoneBetweenCheckAndWriteIsRebuilt(t *testing.T) {
 	lcCheckFeeds(t, te, "rebuilt", reader)
 	if marker := te.redis.ZRangeByScore(ctx, inbox, &redis.ZRangeBy{Min: "-1", Max: "-1"}).Val(); len(marker) != 1 {
 		t.Fatalf("the rebuilt inbox's floor marker: %v, want one", marker)
+	}
+}
+
+// An inbox whose reader Redis dropped from the index of active inboxes
+// (the index's key lost on one node of a cluster while the inbox's node
+// kept it) is skipped by the fan-out from then on: a read takes it for
+// missing, answers from MySQL with the post the fan-out skipped, and
+// rebuilds it, entering the reader in the index again; the next post
+// reaches it. (The local tiers are off: a fan-out's copy of the index would
+// hide the loss from this one instance for a while.)
+func TestInboxWhoseReaderTheIndexLostIsRebuilt(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []config.Mode{config.ModePush, config.ModeHybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			te := newTestEngine(t, func(c *config.Config) { c.Mode = mode; c.LocalCacheMaxEntries = -1 })
+			ctx := context.Background()
+			reader, author := te.user("reader"), te.user("author")
+			te.follow(reader, author)
+			first := te.post(author, "before")
+			te.settle()
+			if got := te.readFeed(reader, 3); len(got) != 1 || got[0].Post != first {
+				t.Fatalf("first read: %v, want post %d", got, first)
+			}
+			te.inboxes.Wait()
+			index := te.keys.ActiveInboxes(keyspace.ActiveInboxShard(reader))
+			if err := te.redis.ZRem(ctx, index, strconv.FormatInt(reader, 10)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			skipped := te.post(author, "while the index lost the reader")
+			te.settle()
+			if n, _ := te.redis.ZScore(ctx, te.keys.Inbox(reader), strconv.FormatInt(skipped, 10)).Result(); n != 0 {
+				t.Fatal("the fan-out wrote to the inbox of a reader the index no longer names: the test holds nothing")
+			}
+			if got := te.readFeed(reader, 3); len(got) != 2 || got[0].Post != skipped || got[1].Post != first {
+				t.Fatalf("read after the index lost the reader: %v, want posts %d and %d", got, skipped, first)
+			}
+			te.inboxes.Wait()
+			after := te.post(author, "after the rebuild")
+			te.settle()
+			if err := te.redis.ZScore(ctx, te.keys.Inbox(reader), strconv.FormatInt(after, 10)).Err(); err != nil {
+				t.Fatalf("the next post is not in the rebuilt inbox: %v", err)
+			}
+			if got := te.readFeed(reader, 3); len(got) != 3 || got[0].Post != after {
+				t.Fatalf("read after the rebuild: %v, want post %d first of 3", got, after)
+			}
+		})
 	}
 }

@@ -342,9 +342,10 @@ type FollowingState struct {
 // that copy's version may be confirmed, whatever another read stores
 // meanwhile.
 type stateRead struct {
-	Held FolloweeCopy
-	keys []string
-	cmd  *redis.Cmd
+	Held    FolloweeCopy
+	keys    []string
+	cmd     *redis.Cmd
+	indexed *redis.FloatCmd // the reader's time in the index of active inboxes
 }
 
 // queueState queues, on pipe, the read of reader's state: whether their
@@ -354,16 +355,26 @@ func (ib *Inboxes) queueState(ctx context.Context, pipe redis.Pipeliner, reader 
 	k := ib.d.Keys
 	s := &stateRead{Held: ib.FolloweeCopy(reader), keys: []string{k.Inbox(reader), k.Following(reader), k.FollowingVersion(reader)}}
 	s.cmd = readerStateScript.EvalSha(ctx, pipe, s.keys, ib.d.Cfg.FollowingReadMax, s.Held.Version)
+	s.indexed = ib.queueIndexed(ctx, pipe, reader)
 	return s
 }
 
 // finishState is the state a queued read answered (read again alone when
 // Redis did not know the script).
+//
+// An inbox whose reader the index of active inboxes lost is reported
+// missing (see indexed): the fan-out skips it.
 func (ib *Inboxes) finishState(ctx context.Context, s *stateRead) (inbox bool, set FollowingState, err error) {
 	if redisx.IsNoScript(s.cmd.Err()) {
-		return ib.rereadState(ctx, s) // Redis restarted
+		inbox, set, err = ib.rereadState(ctx, s) // Redis restarted
+	} else {
+		inbox, set, err = parseState(s.cmd)
 	}
-	return parseState(s.cmd)
+	if inbox && !indexed(s.indexed) {
+		ib.d.Metrics.InboxesUnindexed.Inc()
+		inbox = false
+	}
+	return inbox, set, err
 }
 
 // rereadState reads s's state again, alone (after a rebuild).

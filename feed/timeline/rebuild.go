@@ -2,11 +2,15 @@ package timeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"feedservice/feed/internal/keyspace"
 	"feedservice/feed/internal/redisx"
 )
 
@@ -124,12 +128,39 @@ func (ib *Inboxes) Stop() {
 // rebuilds of returning readers' inboxes, and the folds.
 func (ib *Inboxes) Wait() { ib.writes.Wait() }
 
-// whole reports whether reader's inbox exists with its floor marker: a key
-// without it is what the fan-out wrote after the inbox went (see Deliver),
-// and is rebuilt as a missing one.
+// whole reports whether reader's inbox exists with its floor marker, and
+// its reader is in the index of active inboxes: a key without the marker is
+// what the fan-out wrote after the inbox went (see Deliver), and an inbox
+// whose reader the index lost is one the fan-out skips (see indexed); both
+// are rebuilt as a missing one.
 func (ib *Inboxes) whole(ctx context.Context, reader int64) (bool, error) {
-	n, err := ib.d.Redis.ZCount(ctx, ib.d.Keys.Inbox(reader), "-1", "-1").Result()
-	return n > 0, err
+	pipe := ib.d.Redis.Pipeline()
+	floor := pipe.ZCount(ctx, ib.d.Keys.Inbox(reader), "-1", "-1")
+	until := ib.queueIndexed(ctx, pipe, reader)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	}
+	return floor.Val() > 0 && indexed(until), nil
+}
+
+// queueIndexed queues, on pipe, the read of reader's time in the index of
+// active inboxes (see indexed).
+func (ib *Inboxes) queueIndexed(ctx context.Context, pipe redis.Pipeliner, reader int64) *redis.FloatCmd {
+	return pipe.ZScore(ctx, ib.d.Keys.ActiveInboxes(keyspace.ActiveInboxShard(reader)), strconv.FormatInt(reader, 10))
+}
+
+// indexed says whether a reader's time in the index of active inboxes
+// (queueIndexed's answer) is still ahead. The fan-out writes to the readers
+// the index names, and a rebuild and a TTL refresh raise the time before
+// the inbox's expiry, so a live inbox is always named; but Redis can lose
+// the index's key and keep the inbox, on another node of a cluster (a
+// failover that drops the last writes of one master, memory pressure, or
+// a loss of everything that reaches the nodes one after another, as a
+// rebuild swaps its inbox in). Such an inbox misses every post fanned out
+// after: a read takes it for missing, answers from MySQL, and rebuilds it
+// (the rebuild enters the reader in the index again).
+func indexed(until *redis.FloatCmd) bool {
+	return until.Err() == nil && int64(until.Val()) > time.Now().UnixMilli()
 }
 
 // swapIn writes the snapshot into temporary keys and swaps them in as the

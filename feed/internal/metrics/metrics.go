@@ -29,18 +29,22 @@ type Metrics struct {
 	// waiting line full (the reader's next page asks again).
 	RebuildsWaiting prometheus.Gauge
 	RebuildsDropped prometheus.Counter
-	Dispatched      prometheus.Counter
-	FanoutTasks     prometheus.Counter
-	FanoutEntries   prometheus.Counter
-	OutboxLag       prometheus.Gauge
-	OutboxLagSecs   prometheus.Gauge
-	StreamLag       prometheus.Gauge
-	StreamPending   prometheus.Gauge
-	StreamLength    prometheus.Gauge
-	EventsHandled   *prometheus.CounterVec
-	HandlerFailure  prometheus.Counter
-	EventsDropped   *prometheus.CounterVec
-	NoProgress      *prometheus.CounterVec
+	// InboxesUnindexed are the inboxes a read found without their reader
+	// in the index of active inboxes (Redis lost part of its keys), and
+	// rebuilt.
+	InboxesUnindexed prometheus.Counter
+	Dispatched       prometheus.Counter
+	FanoutTasks      prometheus.Counter
+	FanoutEntries    prometheus.Counter
+	OutboxLag        prometheus.Gauge
+	OutboxLagSecs    prometheus.Gauge
+	StreamLag        prometheus.Gauge
+	StreamPending    prometheus.Gauge
+	StreamLength     prometheus.Gauge
+	EventsHandled    *prometheus.CounterVec
+	HandlerFailure   prometheus.Counter
+	EventsDropped    *prometheus.CounterVec
+	NoProgress       *prometheus.CounterVec
 	// LiveUnreadable counts the pub/sub messages the hub could not parse,
 	// by channel kind (reader, author, celebrities, inboxes, invalidate).
 	LiveUnreadable *prometheus.CounterVec
@@ -100,6 +104,9 @@ func New() *Metrics {
 		}),
 		RebuildsDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_inbox_rebuilds_dropped_total", Help: "Rebuilds of returning readers' inboxes not queued, the waiting line being full; the reader's next page asks again.",
+		}),
+		InboxesUnindexed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feed_inboxes_unindexed_total", Help: "Inboxes a read found whose reader the index of active inboxes had lost (Redis lost part of its keys): read as missing, and rebuilt.",
 		}),
 		Dispatched: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feed_outbox_dispatched_total", Help: "Outbox events moved to the fan-out stream.",
@@ -175,7 +182,7 @@ func New() *Metrics {
 			Name: "feed_folds_total", Help: "Folds of followed celebrities' posts into a reader's inbox after a hybrid page, by outcome: folded, stale (the followee set changed meanwhile), rebuilding, missing (no inbox), skipped (no slot free); below counts the celebrities a fold left to the merge, their outbox not reaching down to the inbox's floor.",
 		}, []string{"outcome"}),
 	}
-	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.RebuildsWaiting, m.RebuildsDropped, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
+	m.Registry.MustRegister(m.Reads, m.Rebuilds, m.RebuildsWaiting, m.RebuildsDropped, m.InboxesUnindexed, m.Dispatched, m.FanoutTasks, m.FanoutEntries,
 		m.OutboxLag, m.OutboxLagSecs, m.StreamLag, m.StreamPending, m.StreamLength, m.EventsHandled, m.HandlerFailure, m.EventsDropped,
 		m.LiveUnreadable, m.LiveReaders, m.NoProgress, m.PasswordHashes, m.UnreadCounts,
 		m.CacheLookups, m.CacheFillSeconds, m.FollowingFallback, m.BlockResetsBounded, m.FollowingReads, m.RelationListBuilds, m.RepostListMisses, m.Folds)
