@@ -22,7 +22,9 @@ import (
 //     shard for a whole batch, and only for the readers this instance has
 //     no time ahead for (see ActiveAmong). Its score never falls below the inbox's
 //     expiry (a rebuild and a TTL refresh raise it first), so no live
-//     inbox is skipped. An inbox that went before its score (a reset, an
+//     inbox is skipped; and an inbox whose reader Redis dropped from the
+//     index (while it kept the inbox) is taken for missing by the next
+//     read (see indexed). An inbox that went before its score (a reset, an
 //     eviction) takes a ZADD that makes a key without the floor marker:
 //     every read and script takes such a key for absent, the read rebuilds
 //     the inbox atomically (keeping what the fan-out wrote meanwhile: see
