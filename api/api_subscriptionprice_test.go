@@ -219,9 +219,9 @@ func readCounts(t *testing.T, conn *liveConn, id string, want int) (events int, 
 // TestSubscriptionEventsLeaseTheBudget: the events of a viewer's
 // subscriptions on an instance spend their price from a lease of their
 // budget, taken from Redis SUBSCRIPTION_EVENT_LEASE events at a time and
-// shared by the viewer's subscriptions of that price: K events make at
-// most ceil(K/lease) calls to Redis for the budget, besides one for each
-// subscription's start. (Each event made a call of its own: a post by an
+// shared by the viewer's subscriptions of that price: K events make one
+// call for the first lease (of F events, firstLease) and at most
+// ceil((K-F)/lease) after it, besides one for each subscription's start. (Each event made a call of its own: a post by an
 // author with 10,000 connected followers made 10,000.)
 func TestSubscriptionEventsLeaseTheBudget(t *testing.T) {
 	t.Parallel()
@@ -252,11 +252,14 @@ func TestSubscriptionEventsLeaseTheBudget(t *testing.T) {
 			events += n
 		}
 	}
-	got, most := calls.n.Load(), int64((events+lease-1)/lease+len(ids))
+	// The two subscriptions share one lease: its first, of firstLease's
+	// size, then full ones.
+	first := firstLease("user:"+liveUserID(t, reader.Token), lease)
+	got, most := calls.n.Load(), int64(1+(max(events-first, 0)+lease-1)/lease+len(ids))
 	t.Logf("%d events of %d subscriptions, lease %d: %d calls to Redis for the budget", events, len(ids), lease, got)
 	if got > most {
-		t.Errorf("%d events of %d subscriptions made %d calls to Redis for the viewer's budget, want at most %d (ceil(%d/%d) and one for each start)",
-			events, len(ids), got, most, events, lease)
+		t.Errorf("%d events of %d subscriptions made %d calls to Redis for the viewer's budget, want at most %d (a first lease of %d, then ceil(%d/%d), and one for each start)",
+			events, len(ids), got, most, first, events-first, lease)
 	}
 }
 
@@ -312,7 +315,9 @@ func TestUnreadCountEventAfterTheBudgetIsRefused(t *testing.T) {
 // TestEventLeaseRefusalComesAtMostOneLeaseLate: a viewer whose budget is
 // spent by something else while a lease of their subscription still holds
 // events runs those events, lease-1 after the one that took it, and no
-// more: the next is refused as an event paid alone would be.
+// more: the next is refused as an event paid alone would be. The
+// viewer's first lease is the shorter one firstLease gives them; the
+// budget is spent after the event that took the second, a full one.
 func TestEventLeaseRefusalComesAtMostOneLeaseLate(t *testing.T) {
 	t.Parallel()
 	const lease = 4
@@ -326,30 +331,68 @@ func TestEventLeaseRefusalComesAtMostOneLeaseLate(t *testing.T) {
 	reader := s.signUp(t, "reader")
 	author := s.signUp(t, "author")
 	liveFollow(t, reader, author)
+	subject := "user:" + liveUserID(t, reader.Token)
+	first := firstLease(subject, lease)
 	conn := liveConnect(t, s, liveTransportWS, reader.Token)
 	id := conn.subscribe(liveUnreadSub)
-	events, end := readCounts(t, conn, id, 0) // the first count takes a lease
-	if end != nil || events != 1 {
-		t.Fatalf("the first count: %d events, end %v", events, end)
-	}
-	// Spend the rest of the reader's budget, as other operations would.
-	if _, err := s.app.limiter.AllowAtMost(context.Background(), limitComplexity, budget, "user:"+liveUserID(t, reader.Token), budget.Count); err != nil {
-		t.Fatal(err)
-	}
-	for posted := 1; end == nil && posted <= 2*lease; posted++ {
+	events, end := readCounts(t, conn, id, 0) // the first count takes the first lease
+	posted := 0
+	post := func() {
+		posted++
 		livePost(t, author, fmt.Sprintf("post %d", posted))
 		var n int
 		n, end = readCounts(t, conn, id, posted)
 		events += n
 	}
-	if events != lease {
-		t.Errorf("%d events ran, want the lease's %d", events, lease)
+	for end == nil && events <= first { // the first lease's events, then one from the second
+		post()
+	}
+	if end != nil || events != first+1 {
+		t.Fatalf("the first lease of %d and one event: %d events, end %v", first, events, end)
+	}
+	// Spend the rest of the reader's budget, as other operations would.
+	if _, err := s.app.limiter.AllowAtMost(context.Background(), limitComplexity, budget, subject, budget.Count); err != nil {
+		t.Fatal(err)
+	}
+	for end == nil && events <= first+2*lease {
+		post()
+	}
+	if events != first+lease {
+		t.Errorf("%d events ran, want the first lease's %d and the second's %d", events, first, lease)
 	}
 	if end == nil {
 		t.Fatalf("the subscription was not refused after %d events", events)
 	}
 	if code, _ := end.Extensions["code"].(string); code != "RATE_LIMITED" {
 		t.Errorf("after the lease: %s %q, want RATE_LIMITED", code, end.Message)
+	}
+}
+
+// TestFirstLeasesAreStaggered: the first leases of many viewers spread
+// over 1 to the lease's size, about evenly, so that their next calls to
+// Redis fall on different events; a viewer's is the same every time.
+func TestFirstLeasesAreStaggered(t *testing.T) {
+	t.Parallel()
+	const lease, viewers = 16, 16_000
+	sizes := make([]int, lease+1)
+	for v := range viewers {
+		subject := fmt.Sprintf("user:%d", v+1)
+		n := firstLease(subject, lease)
+		if n < 1 || n > lease {
+			t.Fatalf("%s's first lease is %d, want 1 to %d", subject, n, lease)
+		}
+		if again := firstLease(subject, lease); again != n {
+			t.Fatalf("%s's first lease is %d, then %d", subject, n, again)
+		}
+		sizes[n]++
+	}
+	for n, got := range sizes[1:] {
+		if want := viewers / lease; got < want/2 || got > want*2 {
+			t.Errorf("%d of %d viewers have a first lease of %d, want about %d: %v", got, viewers, n+1, want, sizes[1:])
+		}
+	}
+	if got := firstLease("user:1", 1); got != 1 {
+		t.Errorf("a lease of one event: the first is %d", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -211,8 +212,25 @@ type eventLease struct {
 	// mu is held across the call to Redis for a new lease, so that the
 	// viewer's other subscriptions wait for it, then spend from it,
 	// rather than each asking Redis for one.
-	mu   sync.Mutex
-	left int // events paid for and not yet run
+	mu    sync.Mutex
+	left  int // events paid for and not yet run
+	first int // events the lease's first call pays for (firstLease); 0 once made
+}
+
+// firstLease is how many events a viewer's first lease at a price pays
+// for: 1 to events, spread over viewers by their subject. Were every
+// first lease full, the followers of a big author, who subscribed at
+// about the same time, would all spend theirs at the same count and all
+// call Redis for the next at once, every events counts; staggered, about
+// one in events of them calls at each count. The refusal is no later for
+// it: a first lease is no longer than the others.
+func firstLease(subject string, events int) int {
+	if events <= 1 {
+		return events
+	}
+	h := fnv.New32a()
+	h.Write([]byte(subject))
+	return 1 + int(h.Sum32()%uint32(events))
 }
 
 // join is the lease of key, shared with the viewer's other subscriptions
@@ -225,7 +243,7 @@ func (l *eventLeases) join(ctx context.Context, key eventLeaseKey) *eventLease {
 		if l.held == nil {
 			l.held = map[eventLeaseKey]*eventLease{}
 		}
-		lease = &eventLease{}
+		lease = &eventLease{first: firstLease(key.subject, l.events)}
 		l.held[key] = lease
 	}
 	lease.subscriptions++
@@ -245,12 +263,16 @@ func (l *eventLeases) leave(key eventLeaseKey) {
 }
 
 // spend spends one event of price from the lease, first leasing up to
-// events more from budget when none is left: the budget's RATE_LIMITED
+// events more (the first time, the lease's first) from budget when none
+// is left: the budget's RATE_LIMITED
 // refusal when it holds not one, or ctx's error when it ended first.
 func (l *eventLease) spend(ctx context.Context, budget extensions.ComplexityBudget, price, events int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.left == 0 {
+		if l.first != 0 {
+			events = l.first
+		}
 		leased, refusal := budget.Lease(ctx, price, events)
 		if refusal != nil {
 			return refusal
@@ -258,7 +280,7 @@ func (l *eventLease) spend(ctx context.Context, budget extensions.ComplexityBudg
 		if leased == 0 { // no refusal: ctx ended before Redis answered
 			return fmt.Errorf("lease of the complexity budget: %w", context.Cause(ctx))
 		}
-		l.left = leased
+		l.left, l.first = leased, 0
 	}
 	l.left--
 	return nil
