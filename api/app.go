@@ -80,6 +80,10 @@ type app struct {
 	// of the fast one (graph.NewFastExecutableSchema); the page benchmarks
 	// set it to compare the two in one run.
 	gqlgenExecutor bool
+	// gqlgenTransports answers GET and POST with gqlgen's own transports
+	// instead of extensions.GET and POST; TestTransportsAnswerAsGqlgens
+	// compares the two.
+	gqlgenTransports bool
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
 	parsedDocuments *extensions.BoundedLRU[*ast.QueryDocument]
 	closers         []func()

@@ -76,9 +76,17 @@ func (a *app) graphqlHandler() http.Handler {
 		KeepAlivePingInterval: a.cfg.WebsocketPing, // legacy graphql-ws "ka"
 	})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
+	if a.gqlgenTransports {
+		srv.AddTransport(transport.GET{})
+	} else {
+		srv.AddTransport(extensions.GET{})
+	}
 	srv.AddTransport(extensions.BatchPOST{MaxOperations: a.cfg.MaxBatchOperations}) // before POST: it takes the array bodies
-	srv.AddTransport(transport.POST{})
+	if a.gqlgenTransports {
+		srv.AddTransport(transport.POST{})
+	} else {
+		srv.AddTransport(extensions.POST{})
+	}
 	a.parsedDocuments = extensions.NewBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, extensions.ParsedDocumentBytes)
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)

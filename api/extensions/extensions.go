@@ -12,6 +12,7 @@ package extensions
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -1204,7 +1205,22 @@ func (t BatchPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		responses, opCtxCtx := exec.DispatchOperation(ctx, opCtx)
 		results[i] = responses(opCtxCtx)
 	}
-	WriteJSON(w, results)
+	writeResponses(w, results)
+}
+
+// writeResponses writes a batch's results, an array of WriteResponse's
+// answers.
+func writeResponses(w io.Writer, results []*graphql.Response) {
+	var out bytes.Buffer
+	out.WriteByte('[')
+	for i, res := range results {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		WriteResponse(&out, res)
+	}
+	out.WriteString("]\n")
+	w.Write(out.Bytes())
 }
 
 // WriteJSON writes v as JSON to w; an error means the client went away,
