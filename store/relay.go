@@ -67,12 +67,18 @@ const (
 	opMutedByAdded     = "muted_by+" // muted_by(User, Other)
 	opMutedByRemoved   = "muted_by-"
 	// opRequestsDropped removes the follow requests between User and
-	// Other that User's node keeps.
+	// Other that User's node keeps: Other's to User, and User's records of
+	// their own to Other made before Before (all when 0). A block sends
+	// it to the blocked user's node: Other's requests travel ahead of it,
+	// and a record with a larger id is of a request still on its way to
+	// Other's node, whose arrival there decides (requestArrived), so that
+	// both sides keep it or neither does.
 	opRequestsDropped = "requests-"
 	// opRequestAdded writes follow_requests(User, Other, Seq): Other asked
 	// to follow User. Refused (Other's record of it removed on their node,
-	// opRequestSentRemoved) when a block lies between them or Other
-	// follows User already; approved on arrival (the followers row with
+	// opRequestSentRemoved) when a block lies between them, a block of
+	// User's came after it (voidedRequests), or Other follows User
+	// already; approved on arrival (the followers row with
 	// User's count and marks here, Other's side by opFollowingAdded, with
 	// the follow's event) when User is not protected any more.
 	opRequestAdded = "request+"
@@ -406,7 +412,11 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		if err != nil {
 			return opResult{}, err
 		}
-		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
+		where, args := "user_id = ? AND target_id = ?", []any{o.User, o.Other}
+		if o.Before != 0 {
+			where, args = where+" AND id < ?", append(args, o.Before)
+		}
+		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", where, args...)
 		return opResult{changed: n+m > 0}, err
 	case opRequestAdded:
 		return s.requestArrived(tx, o)
@@ -439,7 +449,8 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 // requestArrived is opRequestAdded on the asked user's node. Their row's
 // lock, taken first as a change of their protection or a block of theirs
 // takes it, orders the request with those: a block committed before
-// refuses it, one after drops it.
+// refuses it, one after drops it. A block of theirs made after the
+// request (by id) refuses it even when lifted since (voidedRequests).
 func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 	protected, err := s.isProtected(tx, o.User)
 	if err != nil {
@@ -448,8 +459,9 @@ func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 	var between []int64
 	err = tx.Raw(`SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?
 		UNION ALL SELECT 1 FROM blocked_by WHERE user_id = ? AND blocker_id = ?
+		UNION ALL SELECT 1 FROM voided_requests WHERE user_id = ? AND requester_id = ? AND before_id > ?
 		UNION ALL SELECT 1 FROM followers WHERE user_id = ? AND follower_id = ?`,
-		o.User, o.Other, o.User, o.Other, o.User, o.Other).Scan(&between).Error
+		o.User, o.Other, o.User, o.Other, o.User, o.Other, o.Seq, o.User, o.Other).Scan(&between).Error
 	if err != nil || len(between) > 0 {
 		return opResult{refused: len(between) > 0}, err
 	}
@@ -469,6 +481,30 @@ func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 		Create(&models.FollowRequest{UserID: o.User, RequesterID: o.Other, ID: o.Seq, CreatedAt: o.At})
 	return opResult{changed: res.RowsAffected > 0}, res.Error
 }
+
+// voidedRequests is a row of the sharded layout's voided_requests, on
+// the blocker's node: RequesterID's requests to follow UserID made before
+// BeforeID, the id of UserID's last block of them, are void. A request
+// commits on its requester's node and reaches the asked user's through
+// the relay; a block drops the requests between the two, but one still
+// on its way arrives after it, possibly after an unblock too, and would
+// stand where the block had ended it. blockAcross writes the row in the
+// block's transaction (raising the floor of an earlier block), and
+// requestArrived refuses a request below it. Requests and blocks take
+// their ids from one time-ordered sequence (feed/ids), as the follows do
+// that opFollowingRemoved's Before compares with a block's id.
+//
+// The row stays: a request below the floor may still be held back on its
+// node (a node down, its halves waiting in their order), and nothing here
+// learns when the last one has arrived. It is one row for each pair whose
+// one user ever blocked the other across two nodes, no more than blocks.
+type voidedRequests struct {
+	UserID      int64 `gorm:"primaryKey;autoIncrement:false"`
+	RequesterID int64 `gorm:"primaryKey;autoIncrement:false"`
+	BeforeID    int64 `gorm:"not null"`
+}
+
+func (voidedRequests) TableName() string { return "voided_requests" }
 
 // deleteFollow removes the row of table owned by user whose otherColumn
 // is other: the follow seq's, or when seq is 0 any, made before before
