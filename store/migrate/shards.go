@@ -34,20 +34,20 @@ func (t Target) migrateShards(ctx context.Context) ([]string, error) {
 	if err := head.Find(&done).Error; err != nil {
 		return nil, err
 	}
-	// The relay's tables, voided_requests, and the request's id in
-	// follow_requests_sent came after the last versioned step: a head
-	// without them is migrated again.
+	// The relay's tables, voided_requests, the request's id in
+	// follow_requests_sent and relay_applied's seen_at came after the
+	// last versioned step: a head without them is migrated again.
 	var relayTables []string
-	var sentIDs int64
+	var laterColumns int64
 	if err := head.Raw(`SELECT TABLE_NAME FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'relay_applied', 'reposts_by_original', 'voided_requests')`).Scan(&relayTables).Error; err != nil {
 		return nil, err
 	}
-	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'follow_requests_sent' AND COLUMN_NAME = 'id'`).Scan(&sentIDs).Error; err != nil {
+	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+		AND (TABLE_NAME, COLUMN_NAME) IN (('follow_requests_sent', 'id'), ('relay_applied', 'seen_at'))`).Scan(&laterColumns).Error; err != nil {
 		return nil, err
 	}
-	if len(done) == len(migrations) && len(relayTables) == 4 && sentIDs == 1 {
+	if len(done) == len(migrations) && len(relayTables) == 4 && laterColumns == 2 {
 		return nil, nil
 	}
 	if len(t.NodeDSNs) == 0 {
