@@ -133,7 +133,8 @@ func openApp(ctx context.Context, cfg settings.Settings, log *slog.Logger, onSto
 		})
 	}
 	st, err := store.Open(ctx, store.Config{MySQLDSN: cfg.MySQLDSN, SQLitePath: filepath.Join(cfg.DataDir, sqliteFile),
-		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag, ShardDSNs: cfg.MySQLShardDSNs, TracerProvider: a.tracer})
+		ReplicaDSNs: cfg.MySQLReplicaDSNs, ReplicaMaxLag: cfg.ReplicaMaxLag, ShardDSNs: cfg.MySQLShardDSNs,
+		RelayAppliedRetention: cfg.RelayAppliedRetention, TracerProvider: a.tracer})
 	if err != nil {
 		return nil, err
 	}

@@ -273,7 +273,8 @@ func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64
 // requests; the blocked user's side (blocked_by, their rows of the
 // follows and requests) through the relay. The relay ends any follow of
 // the blocked user's, including one whose own half is still on its way
-// (that one is refused on arrival).
+// (that one is refused on arrival), and any request of the blocked
+// user's, even one that arrives after an unblock (voidedRequests).
 func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64, at time.Time) (bool, error) {
 	if err := s.userExists(ctx, blockedID); err != nil {
 		return false, err
@@ -290,12 +291,27 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 			return res.Error
 		}
 		half := &relayed{}
-		// The blocker's requests of either way, kept on their node.
-		if _, err := s.applyOp(tx, relayOp{Op: opRequestsDropped, User: blockerID, Other: blockedID}); err != nil {
+		// The requests of either way kept on the blocker's node: the
+		// blocked user's that arrived, and the blocker's records of their
+		// own. The blocked user's still on their way are void on arrival.
+		arrived, err := s.deleteFollow(tx, "follow_requests", "requester_id", blockerID, blockedID, 0, 0)
+		if err != nil {
 			return err
 		}
+		if _, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", blockerID, blockedID); err != nil {
+			return err
+		}
+		err = tx.Clauses(clause.OnConflict{DoUpdates: clause.Assignments(map[string]any{"before_id": gorm.Expr("GREATEST(before_id, ?)", id)})}).
+			Create(&voidedRequests{UserID: blockerID, RequesterID: blockedID, BeforeID: id}).Error
+		if err != nil {
+			return err
+		}
+		// On the blocked user's node the records of their requests go:
+		// those the block voids, and the one that arrived here, whose id
+		// may be larger than the block's (the instances' clocks differ).
+		// A later one is still on its way, and its arrival decides.
 		half.op(relayOp{Op: opBlockedByAdded, User: blockedID, Other: blockerID, At: at})
-		half.op(relayOp{Op: opRequestsDropped, User: blockedID, Other: blockerID, At: at})
+		half.op(relayOp{Op: opRequestsDropped, User: blockedID, Other: blockerID, Before: max(id, arrived+1), At: at})
 		// The blocker's follow of the blocked user.
 		seq, err := s.deleteFollow(tx, "followings", "followee_id", blockerID, blockedID, 0, 0)
 		if err != nil {

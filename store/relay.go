@@ -19,8 +19,9 @@ import (
 // below) and the write's outbox events. ApplyRelays applies the half on the
 // other node in one transaction there, with the events, then deletes the
 // row: a node that is down only delays it, and a half applied twice (the
-// relay stopped between the two) changes nothing the second time: the
-// target node keeps the ids of the changes it applied (relayApplied).
+// relay stopped between the two, or two relays ran at once) changes
+// nothing the second time: the target node keeps the ids of the changes
+// it applied (relayApplied).
 // Each op also writes a row only if it is missing, removes only the one
 // it names, and moves a count only with a row. Seed 002's change table.
 //
@@ -67,12 +68,18 @@ const (
 	opMutedByAdded     = "muted_by+" // muted_by(User, Other)
 	opMutedByRemoved   = "muted_by-"
 	// opRequestsDropped removes the follow requests between User and
-	// Other that User's node keeps.
+	// Other that User's node keeps: Other's to User, and User's records of
+	// their own to Other made before Before (all when 0). A block sends
+	// it to the blocked user's node: Other's requests travel ahead of it,
+	// and a record with a larger id is of a request still on its way to
+	// Other's node, whose arrival there decides (requestArrived), so that
+	// both sides keep it or neither does.
 	opRequestsDropped = "requests-"
 	// opRequestAdded writes follow_requests(User, Other, Seq): Other asked
 	// to follow User. Refused (Other's record of it removed on their node,
-	// opRequestSentRemoved) when a block lies between them or Other
-	// follows User already; approved on arrival (the followers row with
+	// opRequestSentRemoved) when a block lies between them, a block of
+	// User's came after it (voidedRequests), or Other follows User
+	// already; approved on arrival (the followers row with
 	// User's count and marks here, Other's side by opFollowingAdded, with
 	// the follow's event) when User is not protected any more.
 	opRequestAdded = "request+"
@@ -155,7 +162,10 @@ func (s *Store) relay(tx *gorm.DB, actor, target int64, r *relayed) error {
 // on each, and returns how many it applied. A half whose target node
 // fails is retried at the next call, and the later halves of its node for
 // the same target wait for it, so that each target sees one node's halves
-// in their order; the others go on. Nothing on one database.
+// in their order; the others go on. It applies nothing once ctx is done:
+// its caller gives it the deadline of its lease, which bounds how long a
+// half it read may wait to be applied (see relayApplied). Nothing on one
+// database.
 func (s *Store) ApplyRelays(ctx context.Context, limit int) (int, error) {
 	if s.shards == nil {
 		return 0, nil
@@ -163,6 +173,9 @@ func (s *Store) ApplyRelays(ctx context.Context, limit int) (int, error) {
 	applied := 0
 	var errs []error
 	for shard := range s.shards.n {
+		if err := ctx.Err(); err != nil {
+			return applied, errors.Join(append(errs, err)...)
+		}
 		var pending []relayChange
 		err := s.db.WithContext(ctx).Table(s.on("relay_changes", int64(shard))).Order("id").Limit(limit).Find(&pending).Error
 		if err != nil {
@@ -171,6 +184,9 @@ func (s *Store) ApplyRelays(ctx context.Context, limit int) (int, error) {
 		}
 		failed := map[int]bool{}
 		for _, c := range pending {
+			if err := ctx.Err(); err != nil {
+				return applied, errors.Join(append(errs, err)...)
+			}
 			target := s.ShardOf(c.Target)
 			if failed[target] {
 				continue
@@ -206,39 +222,142 @@ func (s *Store) applyOnTarget(ctx context.Context, c relayChange) error {
 		return fmt.Errorf("events: %w", err)
 	}
 	return s.transaction(ctx, func(tx *gorm.DB) error {
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&relayApplied{Target: c.Target, ID: c.ID})
-		if res.Error != nil || res.RowsAffected == 0 {
+		now := time.Now().UTC()
+		// Not gorm's Create: it would read seen_at back (a column with a
+		// default), and a row read back counts as written.
+		res := tx.Exec("INSERT INTO relay_applied (target, id, seen_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE id = id", c.Target, c.ID, now)
+		if res.Error != nil {
 			return res.Error
 		}
-		// The changes before c from its node are deleted there by now.
-		err := tx.Exec("DELETE FROM "+s.on("relay_applied", c.Target)+" WHERE id < ? AND id MOD ? = ?",
-			c.ID, s.shards.n, s.ShardOf(c.ID)).Error
-		if err != nil {
-			return err
+		if res.RowsAffected == 0 {
+			// Applied before: the row's time starts again, as the change
+			// may be deleted on its node only now.
+			return tx.Model(&relayApplied{}).Where("target = ? AND id = ?", c.Target, c.ID).Update("seen_at", now).Error
 		}
 		return s.applyHalf(tx, c.Target, ops, events)
 	})
 }
 
 // relayApplied is a row of relay_applied, on a half's target node: the
-// relay change applied there, written in the half's transaction. The
-// relay may stop after that commit and before it deletes the change on
-// the actor's node; it then applies the change again, finds it here and
-// changes nothing. The ops alone would not do: written twice, a half's
-// events would be too, and its ops, each writing a row if it is missing,
-// would bring back what the target's user removed in between (the
-// follower the half brought, the request it brought and they rejected).
+// relay change applied there, written in the half's transaction. A relay
+// may apply a change that was applied already: it stopped after the
+// target's commit and before it deleted the change on the actor's node,
+// or two relays ran at once (the lease lapsed in the middle of a batch,
+// or Redis lost its key) and the second applies a change from its own
+// read that the first applied and deleted meanwhile. It then finds the
+// change here and changes nothing. The ops alone would not do: written
+// twice, a half's events would be too, and its ops, each writing a row if
+// it is missing, would bring back what the target's user removed in
+// between (the follower the half brought, the request it brought and they
+// rejected).
 //
-// A change's row goes when the next change from the same node is applied
-// on this one: ApplyRelays applies those in their order, each only once
-// the one before is deleted on their node, which then can no longer
-// bring it back. So a node keeps a row or so for each other node.
+// So a row stays as long as its change may be applied again: while the
+// change is pending on its node (which may be down for days), and then
+// for Config.RelayAppliedRetention after the last time a relay applied
+// it or found it here (SeenAt). A relay deletes a change right after
+// applying it, in the same call of ApplyRelays, and applies nothing in a
+// call once the call's deadline (its lease's end, 10 s at most) has
+// passed. So a second relay, which read the change before its deletion,
+// applies its copy within twice that time of SeenAt or never; the
+// retention is kept far above it (at least MinRelayAppliedRetention),
+// which also covers the instances' clocks differing. PruneRelayApplied
+// removes the rows past it, in bulk.
 type relayApplied struct {
 	Target int64 `gorm:"primaryKey;autoIncrement:false"` // the change's target: places the row
 	ID     int64 `gorm:"primaryKey;autoIncrement:false"` // the change's id
+	// SeenAt is when a relay last applied the change here or found it
+	// applied. The rows made before the column have the time it was
+	// added.
+	SeenAt time.Time `gorm:"not null;default:CURRENT_TIMESTAMP(3);index:ix_relay_applied_seen_at"`
 }
 
 func (relayApplied) TableName() string { return "relay_applied" }
+
+const (
+	// DefaultRelayAppliedRetention is Config.RelayAppliedRetention's
+	// default.
+	DefaultRelayAppliedRetention = time.Hour
+	// MinRelayAppliedRetention is the least Config.RelayAppliedRetention
+	// may be: well above the relay's batch, which ends with its lease
+	// (feed/fanout's dispatcherLeaseTTL, 10 s).
+	MinRelayAppliedRetention = time.Minute
+	// relayAppliedPruneBatch is how many rows of one node PruneRelayApplied
+	// looks at in one statement.
+	relayAppliedPruneBatch = 1000
+)
+
+// PruneRelayApplied removes the relay_applied rows seen last before
+// Config.RelayAppliedRetention whose change is gone from its node, and
+// returns how many. A row whose change is still pending stays; so does a
+// batch of rows whose changes' nodes do not all answer, and the rest of
+// its node's: they wait for the next call. Nothing on one database.
+func (s *Store) PruneRelayApplied(ctx context.Context) (int, error) {
+	if s.shards == nil {
+		return 0, nil
+	}
+	before := time.Now().UTC().Add(-s.relayAppliedRetention)
+	pruned := 0
+	var errs []error
+	for shard := range s.shards.n {
+		n, err := s.pruneRelayAppliedOn(ctx, int64(shard), before)
+		pruned += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relay_applied of data node %d: %w", shard, err))
+		}
+	}
+	return pruned, errors.Join(errs...)
+}
+
+// pruneRelayAppliedOn is PruneRelayApplied on data node shard, oldest
+// rows first, a batch at a time.
+func (s *Store) pruneRelayAppliedOn(ctx context.Context, shard int64, before time.Time) (int, error) {
+	db := s.db.WithContext(ctx)
+	pruned := 0
+	from := time.Time{}
+	for {
+		var rows []relayApplied
+		err := db.Table(s.on("relay_applied", shard)).Where("seen_at >= ? AND seen_at < ?", from, before).
+			Order("seen_at").Limit(relayAppliedPruneBatch).Find(&rows).Error
+		if err != nil || len(rows) == 0 {
+			return pruned, err
+		}
+		bySource := map[int][]int64{}
+		for _, r := range rows {
+			bySource[s.ShardOf(r.ID)] = append(bySource[s.ShardOf(r.ID)], r.ID)
+		}
+		pending := map[int64]bool{}
+		for source, ids := range bySource {
+			var found []int64
+			if err := db.Table(s.on("relay_changes", int64(source))).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
+				return pruned, err
+			}
+			for _, id := range found {
+				pending[id] = true
+			}
+		}
+		var gone [][]any
+		for _, r := range rows {
+			if !pending[r.ID] {
+				gone = append(gone, []any{r.Target, r.ID})
+			}
+		}
+		if len(gone) > 0 {
+			// seen_at again: a relay that found a row meanwhile keeps it.
+			n, err := s.deleteRows(db, &relayApplied{}, s.on("relay_applied", shard), "(target, id) IN ? AND seen_at < ?", gone, before)
+			pruned += int(n)
+			if err != nil {
+				return pruned, err
+			}
+		}
+		last := rows[len(rows)-1].SeenAt
+		if len(rows) < relayAppliedPruneBatch || !last.After(from) {
+			return pruned, nil
+		}
+		// The next batch starts at the last one's time: the rows kept
+		// there are read again, the batch's size above them.
+		from = last
+	}
+}
 
 // applyHalf runs ops on target's node within tx and writes the events
 // there. What the half finds changed on this node goes back to the
@@ -406,7 +525,11 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		if err != nil {
 			return opResult{}, err
 		}
-		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
+		where, args := "user_id = ? AND target_id = ?", []any{o.User, o.Other}
+		if o.Before != 0 {
+			where, args = where+" AND id < ?", append(args, o.Before)
+		}
+		m, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", where, args...)
 		return opResult{changed: n+m > 0}, err
 	case opRequestAdded:
 		return s.requestArrived(tx, o)
@@ -439,7 +562,8 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 // requestArrived is opRequestAdded on the asked user's node. Their row's
 // lock, taken first as a change of their protection or a block of theirs
 // takes it, orders the request with those: a block committed before
-// refuses it, one after drops it.
+// refuses it, one after drops it. A block of theirs made after the
+// request (by id) refuses it even when lifted since (voidedRequests).
 func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 	protected, err := s.isProtected(tx, o.User)
 	if err != nil {
@@ -448,8 +572,9 @@ func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 	var between []int64
 	err = tx.Raw(`SELECT 1 FROM blocks WHERE blocker_id = ? AND blocked_id = ?
 		UNION ALL SELECT 1 FROM blocked_by WHERE user_id = ? AND blocker_id = ?
+		UNION ALL SELECT 1 FROM voided_requests WHERE user_id = ? AND requester_id = ? AND before_id > ?
 		UNION ALL SELECT 1 FROM followers WHERE user_id = ? AND follower_id = ?`,
-		o.User, o.Other, o.User, o.Other, o.User, o.Other).Scan(&between).Error
+		o.User, o.Other, o.User, o.Other, o.User, o.Other, o.Seq, o.User, o.Other).Scan(&between).Error
 	if err != nil || len(between) > 0 {
 		return opResult{refused: len(between) > 0}, err
 	}
@@ -469,6 +594,30 @@ func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 		Create(&models.FollowRequest{UserID: o.User, RequesterID: o.Other, ID: o.Seq, CreatedAt: o.At})
 	return opResult{changed: res.RowsAffected > 0}, res.Error
 }
+
+// voidedRequests is a row of the sharded layout's voided_requests, on
+// the blocker's node: RequesterID's requests to follow UserID made before
+// BeforeID, the id of UserID's last block of them, are void. A request
+// commits on its requester's node and reaches the asked user's through
+// the relay; a block drops the requests between the two, but one still
+// on its way arrives after it, possibly after an unblock too, and would
+// stand where the block had ended it. blockAcross writes the row in the
+// block's transaction (raising the floor of an earlier block), and
+// requestArrived refuses a request below it. Requests and blocks take
+// their ids from one time-ordered sequence (feed/ids), as the follows do
+// that opFollowingRemoved's Before compares with a block's id.
+//
+// The row stays: a request below the floor may still be held back on its
+// node (a node down, its halves waiting in their order), and nothing here
+// learns when the last one has arrived. It is one row for each pair whose
+// one user ever blocked the other across two nodes, no more than blocks.
+type voidedRequests struct {
+	UserID      int64 `gorm:"primaryKey;autoIncrement:false"`
+	RequesterID int64 `gorm:"primaryKey;autoIncrement:false"`
+	BeforeID    int64 `gorm:"not null"`
+}
+
+func (voidedRequests) TableName() string { return "voided_requests" }
 
 // deleteFollow removes the row of table owned by user whose otherColumn
 // is other: the follow seq's, or when seq is 0 any, made before before

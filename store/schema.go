@@ -22,7 +22,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			}
 			t.NodeDSNs = append(t.NodeDSNs, dsn)
 		}
-		t.NodeTables = []any{&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}, &relayChange{}, &relayApplied{}, &repostByOriginal{}}
+		t.NodeTables = []any{&username{}, &blockedBy{}, &mutedBy{}, &followRequestSent{}, &relayChange{}, &relayApplied{}, &repostByOriginal{}, &voidedRequests{}}
 	}
 	return migrate.Apply(ctx, t)
 }

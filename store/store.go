@@ -45,6 +45,9 @@ type Store struct {
 	replicas *replicas    // nil without Config.ReplicaDSNs
 	shards   *shardLayout // nil on one database (see shards.go)
 	dsn      string       // MySQLDSN as opened
+	// relayAppliedRetention is Config.RelayAppliedRetention, its default
+	// filled in.
+	relayAppliedRetention time.Duration
 }
 
 // Config selects the database: MySQLDSN when set, else an SQLite file.
@@ -63,6 +66,11 @@ type Config struct {
 	// creates the tables on them and the head's Spider tables over them.
 	// A head migrated so is found sharded without them.
 	ShardDSNs []string
+	// RelayAppliedRetention is how long a data node of the sharded layout
+	// keeps the id of a relay change it applied once the change is gone
+	// from its own node (relayApplied; DefaultRelayAppliedRetention when
+	// 0, at least MinRelayAppliedRetention).
+	RelayAppliedRetention time.Duration
 	// TracerProvider, when set, gives every SQL statement a span.
 	TracerProvider trace.TracerProvider
 }
@@ -119,7 +127,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("sql tracing: %w", err)
 		}
 	}
-	s := &Store{db: db, mysql: cfg.MySQLDSN != "", dsn: cfg.MySQLDSN}
+	if cfg.RelayAppliedRetention == 0 {
+		cfg.RelayAppliedRetention = DefaultRelayAppliedRetention
+	}
+	if cfg.RelayAppliedRetention < MinRelayAppliedRetention {
+		sqlDB.Close()
+		return nil, fmt.Errorf("the relay's retention of applied changes is %v, less than %v", cfg.RelayAppliedRetention, MinRelayAppliedRetention)
+	}
+	s := &Store{db: db, mysql: cfg.MySQLDSN != "", dsn: cfg.MySQLDSN, relayAppliedRetention: cfg.RelayAppliedRetention}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err

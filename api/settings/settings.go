@@ -120,6 +120,10 @@ type Settings struct {
 	// MariaDB head with the Spider engine (MYSQL_SHARD_DSNS; see
 	// store/shards.go): migrate makes the sharded layout over them.
 	MySQLShardDSNs []string
+	// RelayAppliedRetention is how long a data node keeps the id of a
+	// relay change it applied once the change is gone
+	// (RELAY_APPLIED_RETENTION; see store/relay.go's relayApplied).
+	RelayAppliedRetention time.Duration
 	// CopyFromDSN is the one database shard-copy copies into the sharded
 	// layout of MySQLDSN and MySQLShardDSNs (COPY_FROM_DSN).
 	CopyFromDSN    string
@@ -271,6 +275,7 @@ func (c *Settings) backendFlags(fs *flag.FlagSet, env *environment) (replicaDSNs
 	fs.StringVar(&c.KeyPrefix, "key-prefix", env.text("KEY_PREFIX", ""), "prefix of every Redis key (KEY_PREFIX)")
 	fs.IntVar(&c.NodeID, "node-id", env.int("NODE_ID", -1), "this instance's id node number 0-31; -1 leases a free one from Redis (NODE_ID)")
 	env.secret(fs, shardDSNs, "MYSQL_SHARD_DSNS", "mysql-shards", "comma list of the MariaDB data nodes under -mysql-dsn when it is a head with the Spider engine: migrate makes the sharded layout over them; a head so migrated needs them no more; empty: one database (MYSQL_SHARD_DSNS)")
+	fs.DurationVar(&c.RelayAppliedRetention, "relay-applied-retention", env.duration("RELAY_APPLIED_RETENTION", store.DefaultRelayAppliedRetention), "sharded layout: how long a data node keeps the id of a relay change it applied once the change is gone, so that a second relay running at once does not apply it again; at least "+store.MinRelayAppliedRetention.String()+" (RELAY_APPLIED_RETENTION)")
 	env.secret(fs, &c.CopyFromDSN, "COPY_FROM_DSN", "copy-from", "for shard-copy: the DSN of the one MySQL database it copies into the sharded layout of -mysql-dsn and -mysql-shards, e.g. user:pass@tcp(old:3306)/feed (COPY_FROM_DSN)")
 	return replicaDSNs, shardDSNs
 }
@@ -420,6 +425,9 @@ func (c Settings) check() error {
 	if err := c.ClientLimits.check(); err != nil {
 		return err
 	}
+	if c.RelayAppliedRetention < store.MinRelayAppliedRetention {
+		return fmt.Errorf("-relay-applied-retention must be at least %s", store.MinRelayAppliedRetention)
+	}
 	if c.BlockResetInterval < 0 {
 		return fmt.Errorf("-block-reset-interval cannot be negative")
 	}
@@ -491,7 +499,7 @@ func (c Settings) Describe() []any {
 		redis = "embedded in-process Redis"
 	}
 	settings := append([]any{
-		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "copyFromDSN", isSet(c.CopyFromDSN), "replicaMaxLag", c.ReplicaMaxLag,
+		"addr", c.Addr, "dataDir", c.DataDir, "mysqlDSN", mysql, "mysqlReplicaDSNs", len(c.MySQLReplicaDSNs), "mysqlShardDSNs", len(c.MySQLShardDSNs), "relayAppliedRetention", c.RelayAppliedRetention, "copyFromDSN", isSet(c.CopyFromDSN), "replicaMaxLag", c.ReplicaMaxLag,
 		"redisAddr", redis, "redisPoolSize", c.RedisPoolSize, "redisPoolTimeout", c.RedisPoolTimeout, "keyPrefix", c.KeyPrefix, "nodeID", c.NodeID,
 		"tokenSecret", isSet(string(c.TokenSecret)), "tokenTTL", c.TokenTTL, "bcryptCost", c.BcryptCost, "graphiql", c.GraphiQL, "introspection", c.Introspection,
 		"allowedOrigins", c.AllowedOrigins, "trustedProxies", fmt.Sprint(c.TrustedProxies), "traceTrustedCallers", fmt.Sprint(c.TraceTrustedCallers), "operatorToken", isSet(c.OperatorToken), "seed", c.Seed,

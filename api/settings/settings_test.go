@@ -237,6 +237,24 @@ func TestConfigReplicaDSNs(t *testing.T) {
 	}
 }
 
+// TestConfigRelayAppliedRetention: RELAY_APPLIED_RETENTION defaults to
+// the store's and may not go below its least, which outlasts a round of
+// the relay.
+func TestConfigRelayAppliedRetention(t *testing.T) {
+	if c, err := parseConfig(nil); err != nil || c.RelayAppliedRetention != store.DefaultRelayAppliedRetention {
+		t.Fatalf("default: %s (%v), want %s", c.RelayAppliedRetention, err, store.DefaultRelayAppliedRetention)
+	}
+	for _, bad := range []string{"0s", "10s"} {
+		if _, err := parseConfig([]string{"-relay-applied-retention", bad}); err == nil || !strings.Contains(err.Error(), "-relay-applied-retention") {
+			t.Fatalf("-relay-applied-retention %s: %v, want an error naming it", bad, err)
+		}
+	}
+	t.Setenv("RELAY_APPLIED_RETENTION", "2h")
+	if c, err := parseConfig(nil); err != nil || c.RelayAppliedRetention != 2*time.Hour {
+		t.Fatalf("RELAY_APPLIED_RETENTION=2h: %s (%v)", c.RelayAppliedRetention, err)
+	}
+}
+
 // checkIntBounds: flag defaults to def, reads env, and takes 1 to max,
 // refusing 0, -1 and max+1 with an error that names it.
 func checkIntBounds(t *testing.T, flag, env string, def, max int, get func(Settings) int) {

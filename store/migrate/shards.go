@@ -19,7 +19,8 @@ import (
 // migrateShards is Apply on the sharded layout: the versioned steps run
 // on every data node (each records them in its own schema_migrations),
 // with the tables the layout adds (usernames, blocked_by, muted_by,
-// follow_requests_sent, relay_changes, relay_applied, reposts_by_original); then the head gets a server
+// follow_requests_sent, relay_changes, relay_applied, reposts_by_original,
+// voided_requests); then the head gets a server
 // per node, a Spider table per data table over the nodes, and the
 // outbox_event_ids sequence. The head's Spider tables are made again
 // whenever the nodes' schema moved, so they always declare the nodes'
@@ -33,20 +34,20 @@ func (t Target) migrateShards(ctx context.Context) ([]string, error) {
 	if err := head.Find(&done).Error; err != nil {
 		return nil, err
 	}
-	// The relay's tables, and the request's id in follow_requests_sent,
-	// came after the last versioned step: a head without them is migrated
-	// again.
+	// The relay's tables, voided_requests, the request's id in
+	// follow_requests_sent and relay_applied's seen_at came after the
+	// last versioned step: a head without them is migrated again.
 	var relayTables []string
-	var sentIDs int64
+	var laterColumns int64
 	if err := head.Raw(`SELECT TABLE_NAME FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'relay_applied', 'reposts_by_original')`).Scan(&relayTables).Error; err != nil {
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('relay_changes', 'relay_applied', 'reposts_by_original', 'voided_requests')`).Scan(&relayTables).Error; err != nil {
 		return nil, err
 	}
-	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'follow_requests_sent' AND COLUMN_NAME = 'id'`).Scan(&sentIDs).Error; err != nil {
+	if err := head.Raw(`SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+		AND (TABLE_NAME, COLUMN_NAME) IN (('follow_requests_sent', 'id'), ('relay_applied', 'seen_at'))`).Scan(&laterColumns).Error; err != nil {
 		return nil, err
 	}
-	if len(done) == len(migrations) && len(relayTables) == 3 && sentIDs == 1 {
+	if len(done) == len(migrations) && len(relayTables) == 4 && laterColumns == 2 {
 		return nil, nil
 	}
 	if len(t.NodeDSNs) == 0 {
@@ -142,6 +143,7 @@ var placement = map[string]string{
 	"relay_changes":        "id",
 	"relay_applied":        "target",
 	"reposts_by_original":  "original_id",
+	"voided_requests":      "user_id",
 }
 
 // partitionName is the head's name of shard i's partition (store's
@@ -203,7 +205,7 @@ func migrateNode(ctx context.Context, cfg *mysqldriver.Config, layoutTables []an
 		return nil, nil, err
 	}
 	if err := node.tableOptions(db.WithContext(ctx)).AutoMigrate(layoutTables...); err != nil {
-		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, relay_applied, reposts_by_original: %w", err)
+		return nil, nil, fmt.Errorf("usernames, blocked_by, muted_by, follow_requests_sent, relay_changes, relay_applied, reposts_by_original, voided_requests: %w", err)
 	}
 	var names []string
 	if err := db.WithContext(ctx).Raw("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'schema_migrations'").Scan(&names).Error; err != nil {
