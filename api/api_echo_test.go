@@ -14,6 +14,7 @@ import (
 
 	"feedservice/api/settings"
 	"feedservice/internal/testenv"
+	"feedservice/store/storetest"
 )
 
 // echoRequest is 150 aliases of node(id: $x), with $x idBytes long: each
@@ -88,7 +89,7 @@ func TestLongIDCostsLittleMemory(t *testing.T) {
 	const rssGrowthMax = 300 << 20
 	bin := buildServer(t)
 	_, prefix := testenv.Redis(t)
-	p := startServerProcess(t, bin, "MYSQL_DSN="+testenv.MySQL(t), "REDIS_ADDR="+testenv.RedisAddr(), "KEY_PREFIX="+prefix,
+	p := startServerProcess(t, bin, "MYSQL_DSN="+storetest.MySQL(t), "REDIS_ADDR="+testenv.RedisAddr(), "KEY_PREFIX="+prefix,
 		"TOKEN_SECRET=test-secret-test-secret-test-secret!")
 	peakRSS := func() int64 {
 		t.Helper()

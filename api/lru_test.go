@@ -22,6 +22,7 @@ import (
 	"feedservice/internal/serverproc"
 	"feedservice/internal/testenv"
 	"feedservice/resolvers"
+	"feedservice/store/storetest"
 )
 
 // TestParsedDocumentsBytes: many distinct valid documents, each long with
@@ -129,7 +130,7 @@ func TestRefusedDocumentsLeaveNoHeap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dsn := testenv.MySQL(t)
+	dsn := storetest.MySQL(t)
 	_, prefix := testenv.Redis(t)
 	p := startServerProcess(t, bin, "MYSQL_DSN="+dsn, "REDIS_ADDR="+testenv.RedisAddr(), "KEY_PREFIX="+prefix,
 		"TOKEN_SECRET=test-secret-test-secret-test-secret!", "METRICS_ADDR="+metricsAddr, "METRICS_PPROF=true",

@@ -17,7 +17,8 @@ import (
 // test starts must stop everything it started, but for the prepared
 // statement stores dbresolver makes for a store with read replicas (gorm's
 // internal LRU, whose goroutine nothing can stop: "done channel is never
-// closed"). A goroutine counts as leaked when it is still there
+// closed"). The template database the tests' databases are copied from
+// (storetest.MySQL) is dropped once they have run. A goroutine counts as leaked when it is still there
 // leakPatience after the tests: go-redis probes a dead node's address
 // (a killed cluster node) once a second, and a probe begun just before
 // its client closed sleeps out its second before it sees the close.
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
+	code := testenv.DropTemplatesAfter(m).Run()
 	if serverBinary.dir != "" {
 		os.RemoveAll(serverBinary.dir)
 	}

@@ -123,6 +123,9 @@ func postedOf(r response) (feedPosted, error) {
 func TestShutdownGraceful(t *testing.T) {
 	t.Parallel() // it waits far more than it computes
 	bin := buildServer(t)
+	// An empty database, not a copy of the migrated template the other
+	// tests take (storetest.MySQL): the first server's start migrates it,
+	// and the second's finds it migrated.
 	dsn := testenv.MySQL(t)
 	_, prefix := testenv.Redis(t)
 	secret := "test-secret-test-secret-test-secret!"

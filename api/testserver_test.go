@@ -22,6 +22,7 @@ import (
 	"feedservice/internal/ratelimit"
 	"feedservice/internal/testenv"
 	"feedservice/store"
+	"feedservice/store/storetest"
 )
 
 // The backends every API test runs on: real MariaDB and Redis (what
@@ -138,7 +139,7 @@ func testConfig(t testing.TB, backend string, change ...func(*settings.Settings)
 	cfg.MaxOperationsPerAddress, cfg.MaxOperationsPerViewer = cfg.MaxOperationsInFlight, cfg.MaxOperationsInFlight
 	cfg.NodeID = -1
 	if backend == backendReal {
-		cfg.MySQLDSN = testenv.MySQL(t)
+		cfg.MySQLDSN = storetest.MySQL(t)
 		cfg.MySQLReplicaDSNs = testenv.MySQLReplicas(t, cfg.MySQLDSN)
 		_, cfg.KeyPrefix = testenv.Redis(t)
 		cfg.RedisAddr = testenv.RedisAddr()

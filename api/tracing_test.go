@@ -24,6 +24,7 @@ import (
 
 	"feedservice/api/settings"
 	"feedservice/internal/testenv"
+	"feedservice/store/storetest"
 )
 
 // otlpReceiver is an OTLP/HTTP trace receiver: it decodes the protobuf
@@ -158,7 +159,7 @@ func TestTracingAcrossInstances(t *testing.T) {
 	t.Parallel() // it waits far more than it computes
 	receiver := newOTLPReceiver(t)
 	bin := buildServer(t)
-	dsn := testenv.MySQL(t)
+	dsn := storetest.MySQL(t)
 	_, prefix := testenv.Redis(t)
 	env := []string{"MYSQL_DSN=" + dsn, "REDIS_ADDR=" + testenv.RedisAddr(), "KEY_PREFIX=" + prefix,
 		"TOKEN_SECRET=test-secret-test-secret-test-secret!", "BCRYPT_COST=4", "FEED_MODE=push", "FANOUT_BATCH=1",

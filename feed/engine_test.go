@@ -19,6 +19,7 @@ import (
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
+	"feedservice/store/storetest"
 )
 
 // testEngine is an engine on its own MariaDB database and Redis key prefix.
@@ -39,10 +40,11 @@ func newTestEngine(t testing.TB, change ...func(*config.Config)) *testEngine {
 	return startTestEngine(t, st, rdb, prefix, change...)
 }
 
-// newTestStore opens a migrated store on a database of the test's own.
+// newTestStore opens a store on a database of the test's own with the
+// store's schema (storetest.MySQL).
 func newTestStore(t testing.TB) *store.Store {
 	t.Helper()
-	dsn := testenv.MySQL(t)
+	dsn := storetest.MySQL(t)
 	return depstest.Store(t, store.Config{MySQLDSN: dsn, ReplicaDSNs: testenv.MySQLReplicas(t, dsn)})
 }
 

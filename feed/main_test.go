@@ -12,7 +12,9 @@ import (
 // engine a test starts must stop everything it started. The one exception
 // are the prepared statement stores dbresolver makes for each pool of a
 // store with read replicas (gorm's internal LRU: "done channel is never
-// closed"), whose goroutines nothing can stop.
+// closed"), whose goroutines nothing can stop. The template database the
+// tests' databases are copied from (storetest.MySQL) is dropped once they
+// have run.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(testenv.GormStatementStoreGoroutine))
+	goleak.VerifyTestMain(testenv.DropTemplatesAfter(m), goleak.IgnoreAnyFunction(testenv.GormStatementStoreGoroutine))
 }

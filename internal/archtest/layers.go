@@ -51,6 +51,7 @@ var layers = []layer{
 		"feed/auth",
 		"internal/ratelimit",
 		"internal/apq",
+		"store/storetest", // test support: a database with the store's schema, copied from a template
 	}},
 	{"feed: shared resources, paging, the rules of user-written text", []string{
 		"feed/internal/deps",

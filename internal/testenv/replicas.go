@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -100,14 +101,17 @@ func StoppableReplicaLock(addr string) string { return "stoppable-replica-" + ad
 // (stretched by Scale).
 const replicaWait = 30 * time.Second
 
-// replicaOf waits until dbDSN's database exists on the replica server and
-// returns a DSN that selects it there.
+// replicaOf waits until dbDSN's database exists on the replica server,
+// with as many tables as it has on the primary now (a copy of a
+// MySQLTemplate has its tables before it is returned), and returns a DSN
+// that selects it there.
 func replicaOf(t testing.TB, server, dbDSN string) string {
 	t.Helper()
 	want, err := mysql.ParseDSN(dbDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
+	wantTables := tableCount(t, dbDSN, want.DBName)
 	cfg, err := mysql.ParseDSN(server)
 	if err != nil {
 		t.Fatalf("TEST_MYSQL_REPLICA_DSNS: %v", err)
@@ -122,10 +126,14 @@ func replicaOf(t testing.TB, server, dbDSN string) string {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), Scale(5*time.Second))
 		var name string
-		err := db.QueryRowContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", want.DBName).Scan(&name)
+		var tables int
+		err := db.QueryRowContext(ctx, "SELECT SCHEMA_NAME, (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = SCHEMA_NAME) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", want.DBName).Scan(&name, &tables)
 		cancel()
-		if err == nil {
+		if err == nil && tables >= wantTables {
 			break
+		}
+		if err == nil {
+			err = fmt.Errorf("%d of its %d tables there", tables, wantTables)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("database %s did not reach the replica at %s within %s (is it replicating from TEST_MYSQL_DSN?): %v", want.DBName, cfg.Addr, within, err)
@@ -134,6 +142,24 @@ func replicaOf(t testing.TB, server, dbDSN string) string {
 	}
 	cfg.DBName = want.DBName
 	return cfg.FormatDSN()
+}
+
+// tableCount is how many tables the database name has on the server of
+// dsn.
+func tableCount(t testing.TB, dsn, name string) int {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), Scale(5*time.Second))
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", name).Scan(&n); err != nil {
+		t.Fatalf("count the tables of %s: %v", name, err)
+	}
+	return n
 }
 
 // Replication runs STOP SLAVE or START SLAVE on the replica server (a

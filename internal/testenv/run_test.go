@@ -28,6 +28,7 @@ const killedHelperEnv = "TESTENV_KILLED_HELPER"
 type killedLeft struct {
 	Run        string
 	Database   string
+	Template   string // the database a MySQLTemplate made
 	Prefix     string
 	RedisPID   int
 	MariaDBPID int
@@ -37,8 +38,8 @@ type killedLeft struct {
 // TestKilledRunIsSwept: a test process killed with SIGKILL in the middle
 // of a test (no cleanup runs) takes its private servers (a redis-server
 // and a mariadbd) with it at once, and the next sweep removes the rest: its
-// database and keys on the shared servers, the private MariaDB's data
-// directory and its record.
+// databases (a test's, and a MySQLTemplate's template) and keys on the
+// shared servers, the private MariaDB's data directory and its record.
 func TestKilledRunIsSwept(t *testing.T) {
 	if os.Getenv(killedHelperEnv) == "1" {
 		killedHelper(t)
@@ -102,12 +103,14 @@ func TestKilledRunIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var name string
-	switch err := db.QueryRow("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", left.Database).Scan(&name); {
-	case err == nil:
-		t.Errorf("database %s is still there", left.Database)
-	case !errors.Is(err, sql.ErrNoRows):
-		t.Fatal(err)
+	for _, database := range []string{left.Database, left.Template} {
+		var name string
+		switch err := db.QueryRow("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", database).Scan(&name); {
+		case err == nil:
+			t.Errorf("database %s is still there", database)
+		case !errors.Is(err, sql.ErrNoRows):
+			t.Fatal(err)
+		}
 	}
 	rdb, _ := Redis(t)
 	if keys, err := Keys(ctx, rdb, left.Prefix); err != nil || len(keys) != 0 {
@@ -121,10 +124,14 @@ func TestKilledRunIsSwept(t *testing.T) {
 	}
 }
 
-// killedHelper makes a database, keys and two private servers, reports
-// them and waits to be killed.
+// killedHelper makes a database, a template and its copy, keys and two
+// private servers, reports them and waits to be killed.
 func killedHelper(t *testing.T) {
 	dsn := MySQL(t)
+	tpl := NewMySQLTemplate(func(ctx context.Context, dsn string) error {
+		return execAll(ctx, dsn, "CREATE TABLE a (id INT PRIMARY KEY)")
+	})
+	tpl.Copy(t)
 	rdb, prefix := Redis(t)
 	for i := range 5 {
 		rdb.Set(context.Background(), prefix+"k{"+strconv.Itoa(i)+"}", "v", time.Hour)
@@ -133,7 +140,7 @@ func killedHelper(t *testing.T) {
 	m := StartMariaDB(t)
 	cfg, _ := mysql.ParseDSN(dsn)
 	b, _ := json.Marshal(killedLeft{
-		Run: thisRun().ID(), Database: cfg.DBName, Prefix: prefix,
+		Run: thisRun().ID(), Database: cfg.DBName, Template: tpl.made.name, Prefix: prefix,
 		RedisPID: r.cmd.Process.Pid, MariaDBPID: m.cmd.Process.Pid, MariaDBDir: m.dir,
 	})
 	os.Stdout.WriteString("LEFT " + string(b) + "\n")

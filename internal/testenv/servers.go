@@ -54,7 +54,7 @@ func createDatabase(t testing.TB, serverDSN, name string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Scale(10*time.Second))
 	defer cancel()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+	if _, err := db.ExecContext(ctx, createDatabaseStatement(name)); err != nil {
 		db.Close()
 		t.Fatalf("create database %s on the MariaDB at %s (the test command starts it): %v", name, cfg.Addr, err)
 	}
@@ -64,4 +64,10 @@ func createDatabase(t testing.TB, serverDSN, name string) string {
 	})
 	cfg.DBName = name
 	return cfg.FormatDSN()
+}
+
+// createDatabaseStatement is the statement that creates the database name,
+// in the character set and collation the store's tables take.
+func createDatabaseStatement(name string) string {
+	return "CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 }

@@ -22,14 +22,17 @@ import (
 	"feedservice/internal/testenv"
 	"feedservice/models"
 	"feedservice/store"
+	"feedservice/store/storetest"
 )
 
 // New is a Deps with cfg (its defaults filled in, its KeyPrefix the
-// test's) over a migrated database and a Redis key prefix of the test's
-// own, both removed when the test ends.
+// test's) over a database with the store's schema (storetest.MySQL: a
+// copy of one migrated once per test process, which the package's TestMain
+// drops at the end) and a Redis key prefix of the test's own, both removed
+// when the test ends.
 func New(t testing.TB, cfg config.Config) *deps.Deps {
 	t.Helper()
-	st := Store(t, store.Config{MySQLDSN: testenv.MySQL(t)})
+	st := Store(t, store.Config{MySQLDSN: storetest.MySQL(t)})
 	rdb, prefix := testenv.Redis(t)
 	cfg.KeyPrefix = prefix
 	return Over(t, cfg.WithDefaults(), st, rdb)
