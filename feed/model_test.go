@@ -359,7 +359,10 @@ func runModel(t *testing.T, st *store.Store, mode config.Mode, rng, hides, toggl
 		testenv.CheckSlots(t, rdb)
 		prefix = "model:"
 	}
-	setup := func(c *config.Config) { c.Mode = mode; c.CelebrityFollowers = 6; c.InboxCap = 8; c.FanoutBatchSize = 3 }
+	// A rebuilt inbox holds 5 entries, and fills up to 8 as posts come.
+	setup := func(c *config.Config) {
+		c.Mode, c.CelebrityFollowers, c.InboxCap, c.RebuildDepth, c.FanoutBatchSize = mode, 6, 8, 5, 3
+	}
 	timings := func(d *deps.Deps) {
 		d.FanoutClaimAfter = modelClaimAfter
 		if tune != nil {

@@ -27,14 +27,26 @@ func (e FeedEvent) OriginalID() int64 {
 }
 
 // FeedEvents lists the live posts and reposts by authorIDs beyond bound, in
-// page order: the pull feed's scan.
-func (s *Store) FeedEvents(ctx context.Context, authorIDs []int64, dir Direction, bound int64, limit int) ([]FeedEvent, error) {
+// page order: the pull feed's scan. A window's edge other than 0 stops the
+// list there (edge included): older events from edge up, newer ones up to
+// edge. Each author's events are then a range of the (author_id, id)
+// index, so the statement reads the window's rows alone; without an edge
+// it reads every row by authorIDs beyond bound, whatever limit is, before
+// it sorts them (a filesort of 40,000 rows for 42 at 200 authors of 200
+// posts, against about 100 rows read for a window of a day's posts).
+func (s *Store) FeedEvents(ctx context.Context, authorIDs []int64, dir Direction, bound, edge int64, limit int) ([]FeedEvent, error) {
 	var events []FeedEvent
 	if len(authorIDs) == 0 {
 		return events, nil
 	}
 	q := s.read(ctx).Model(&models.Post{}).Select("id, author_id, repost_of_id").
 		Where("author_id IN ? AND deleted_at IS NULL", authorIDs)
+	switch {
+	case edge != 0 && dir == Older:
+		q = q.Where("id >= ?", edge)
+	case edge != 0:
+		q = q.Where("id <= ?", edge)
+	}
 	err := keyset(q, "id", dir, bound).Limit(limit).Scan(&events).Error
 	return events, err
 }

@@ -72,7 +72,7 @@ func BenchmarkShardedMySQLHead(b *testing.B) {
 				// The pull feed's scan, a page of 20 over 16 followees of
 				// every node: the statement that must touch several.
 				{"pullPage", func(i int) error {
-					_, err := s.FeedEvents(ctx, followees, Older, 1<<62, 20)
+					_, err := s.FeedEvents(ctx, followees, Older, 1<<62, 0, 20)
 					return err
 				}},
 				// A page of 20 posts by id whose authors live on every node.

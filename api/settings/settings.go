@@ -335,6 +335,7 @@ func (c *Settings) cacheFlags(fs *flag.FlagSet, env *environment) {
 	fs.DurationVar(&c.PostCacheTTL, "post-cache-ttl", env.duration("POST_CACHE_TTL", feedconfig.DefaultPostCacheTTL), "how long the Redis copy of a post lives after it was written (POST_CACHE_TTL)")
 	fs.IntVar(&c.FoldsRunning, "folds-running", env.int("FOLDS_RUNNING", feedconfig.DefaultFoldsRunning), "the most folds of celebrities' posts into readers' inboxes one instance runs at once, after the hybrid pages that merged them; a page that finds none free folds nothing (FOLDS_RUNNING)")
 	fs.IntVar(&c.RebuildsRunning, "rebuilds-running", env.int("REBUILDS_RUNNING", feedconfig.DefaultRebuildsRunning), "the most rebuilds of returning readers' inboxes one instance runs at once in the background, after their pages answered from MySQL; the rest wait their turn (REBUILDS_RUNNING)")
+	fs.IntVar(&c.RebuildDepth, "rebuild-depth", env.int("REBUILD_DEPTH", feedconfig.DefaultRebuildDepth), "the entries the rebuild of a returning reader's inbox writes, its newest (the fan-out fills it up to -inbox-cap; the pages below read MySQL); at least 1, and past -inbox-cap a whole inbox (REBUILD_DEPTH)")
 	fs.IntVar(&c.RepostListMax, "repost-list-max", env.int("REPOST_LIST_MAX", feedconfig.DefaultRepostListMax), "the most live reposts a post's Redis copy lists, so that warm reads place reposts of old posts without MySQL; a post with more is placed from MySQL (REPOST_LIST_MAX)")
 	fs.IntVar(&c.GOGC, "gogc", env.int("GOGC", DefaultGOGC), fmt.Sprintf("the garbage collector's target: a collection runs when the heap has grown by this percentage of what was live after the last one; Go's own GOGC variable, with a default of %d instead of 100, and %d to %d (GOGC)", DefaultGOGC, MinGOGC, MaxGOGC))
 	fs.DurationVar(&c.UserCacheTTL, "user-cache-ttl", env.duration("USER_CACHE_TTL", feedconfig.DefaultUserCacheTTL), "how long the Redis copies of a user's info and counts live after they were written (USER_CACHE_TTL)")
@@ -403,7 +404,7 @@ func (c Settings) check() error {
 	if _, err := feedconfig.ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
-	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "fanout-batch": c.FanoutBatchSize, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
+	for name, n := range map[string]int{"redis-pool-size": c.RedisPoolSize, "celebrity-followers": c.CelebrityFollowers, "inbox-cap": c.InboxCap, "rebuild-depth": c.RebuildDepth, "fanout-batch": c.FanoutBatchSize, "following-read-max": c.FollowingReadMax, "jump-cache-followers": c.JumpCacheFollowers,
 		"max-query-complexity": c.MaxQueryComplexity, "max-query-depth": c.MaxQueryDepth, "max-batch-operations": c.MaxBatchOperations,
 		"max-query-tokens": c.MaxQueryTokens, "max-query-fields": c.MaxQueryFields, "local-cache-max-bytes": int(min(c.LocalCacheMaxBytes, 1<<40))} {
 		if n < 1 {
@@ -507,7 +508,7 @@ func (c Settings) Describe() []any {
 		"jumpCacheFollowers", c.JumpCacheFollowers, "jumpCacheTTL", c.JumpCacheTTL, "followingReadMax", c.FollowingReadMax, "maxUnreadCount", c.MaxUnreadCount, "maxListsPerUser", c.MaxListsPerUser, "maxListMembers", c.MaxListMembers,
 		"fanoutBatch", c.FanoutBatchSize, "fanoutWorkers", c.FanoutWorkers, "streamTrimInterval", c.StreamTrimInterval, "streamReplicas", c.StreamReplicas, "streamReplicaTimeout", c.StreamReplicaTimeout, "dispatch", c.Dispatch,
 		"loaderWait", c.LoaderWait, "localCacheMaxEntries", c.LocalCacheMaxEntries, "localCacheMaxBytes", c.LocalCacheMaxBytes, "localCacheTTL", c.LocalCacheTTL,
-		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "foldsRunning", c.FoldsRunning, "rebuildsRunning", c.RebuildsRunning, "gogc", c.GOGC,
+		"rateLimitWarnInterval", c.RateLimitWarnInterval, "postCacheTTL", c.PostCacheTTL, "repostListMax", c.RepostListMax, "foldsRunning", c.FoldsRunning, "rebuildsRunning", c.RebuildsRunning, "rebuildDepth", c.RebuildDepth, "gogc", c.GOGC,
 		"userCacheTTL", c.UserCacheTTL, "homeInsertEvery", c.HomeInsertEvery, "homeCandidatesTTL", c.HomeCandidatesTTL, "blockResetInterval", c.BlockResetInterval,
 		"websocketPing", c.WebsocketPing, "websocketInit", c.WebsocketInit, "maxQueryComplexity", c.MaxQueryComplexity, "maxQueryDepth", c.MaxQueryDepth,
 		"maxBatchOperations", c.MaxBatchOperations, "mutationRate", formatRate(c.MutationRate), "authRate", formatRate(c.AuthRate),

@@ -300,6 +300,30 @@ func TestRebuildsRunningBounds(t *testing.T) {
 		func(c Settings) int { return c.RebuildsRunning })
 }
 
+// TestRebuildDepthBounds: -rebuild-depth defaults to the engine's
+// default, reads REBUILD_DEPTH, and takes 1 and more (past -inbox-cap, the
+// engine rebuilds a whole inbox: feed/config's test).
+func TestRebuildDepthBounds(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.RebuildDepth != feedconfig.DefaultRebuildDepth {
+		t.Fatalf("default: %v, %d; want %d", err, c.RebuildDepth, feedconfig.DefaultRebuildDepth)
+	}
+	t.Setenv("REBUILD_DEPTH", "7")
+	if c, err = parseConfig(nil); err != nil || c.RebuildDepth != 7 {
+		t.Fatalf("REBUILD_DEPTH=7: %v, %d", err, c.RebuildDepth)
+	}
+	for _, ok := range []int{1, 5000} {
+		if c, err := parseConfig([]string{"-rebuild-depth", strconv.Itoa(ok)}); err != nil || c.RebuildDepth != ok {
+			t.Errorf("-rebuild-depth %d: %v, %d", ok, err, c.RebuildDepth)
+		}
+	}
+	for _, bad := range []int{0, -1} {
+		if _, err := parseConfig([]string{"-rebuild-depth", strconv.Itoa(bad)}); err == nil || !strings.Contains(err.Error(), "-rebuild-depth") {
+			t.Errorf("-rebuild-depth %d: %v, want a -rebuild-depth error", bad, err)
+		}
+	}
+}
+
 // TestGOGCBounds: -gogc defaults to DefaultGOGC, reads Go's own GOGC
 // variable, takes MinGOGC to MaxGOGC and refuses "off"; TuneRuntime sets
 // the collector's target and gives back the old one.

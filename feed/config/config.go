@@ -137,6 +137,11 @@ type Config struct {
 	// returning readers gets its pages first, and their inboxes as the
 	// rebuilds that wait their turn (MaxWaitingRebuilds) reach them.
 	RebuildsRunning int
+	// RebuildDepth is how many entries the rebuild of an inbox writes: the
+	// reader's newest RebuildDepth, at most InboxCap. The fan-out fills the
+	// inbox up to InboxCap from there; the pages below its floor read
+	// MySQL, as below a full inbox's.
+	RebuildDepth int
 	// MaxListsPerUser is the most lists one user may keep; createList is
 	// refused past it. 1 to ListsPerUserCeiling.
 	MaxListsPerUser int
@@ -244,6 +249,12 @@ const (
 	// about 25 inboxes a second behind a burst of returning readers, 4
 	// about 33, with the readers' pages no slower.
 	DefaultRebuildsRunning = 4
+	// DefaultRebuildDepth rebuilds an inbox of 200 entries, ten pages of
+	// 20: what a returning reader reads before they reach what they had
+	// read. A rebuild of InboxCap (800) read four times the events and
+	// wrote four times the entries, beside the answers of the other
+	// returning readers (docs/performance.md).
+	DefaultRebuildDepth = 200
 	// DefaultMaxListsPerUser and DefaultMaxListMembers are the peers'
 	// limits (Mastodon's and Twitter's are of this order): enough for
 	// every reader's use, few enough that a list feed's merge stays small.
@@ -357,6 +368,10 @@ func (c Config) WithDefaults() Config {
 	if c.RebuildsRunning <= 0 {
 		c.RebuildsRunning = DefaultRebuildsRunning
 	}
+	if c.RebuildDepth <= 0 {
+		c.RebuildDepth = DefaultRebuildDepth
+	}
+	c.RebuildDepth = min(c.RebuildDepth, c.InboxCap)
 	if c.RepostListMax <= 0 {
 		c.RepostListMax = DefaultRepostListMax
 	}

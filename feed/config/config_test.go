@@ -60,6 +60,7 @@ var defaults = map[string]any{
 	"MaxUnreadCount":        DefaultMaxUnreadCount,
 	"FoldsRunning":          DefaultFoldsRunning,
 	"RebuildsRunning":       DefaultRebuildsRunning,
+	"RebuildDepth":          DefaultRebuildDepth,
 	"MaxListsPerUser":       DefaultMaxListsPerUser,
 	"MaxListMembers":        DefaultMaxListMembers,
 	"UserCacheTTL":          DefaultUserCacheTTL,
@@ -132,6 +133,7 @@ func TestWithDefaultsKeepsGivenSettings(t *testing.T) {
 		RepostListMax:         19,
 		FoldsRunning:          26,
 		RebuildsRunning:       27,
+		RebuildDepth:          8,
 		MaxListsPerUser:       24,
 		MaxListMembers:        25,
 		MaxUnreadCount:        21,
@@ -190,6 +192,19 @@ func TestWithDefaultsReplacesNegativeSizesAndDurations(t *testing.T) {
 		}
 		if field := v.FieldByName(name).Interface(); !reflect.DeepEqual(field, want) {
 			t.Errorf("setting %s: negative became %v, want the default %v", name, field, want)
+		}
+	}
+}
+
+// A rebuild depth past the inbox's cap rebuilds a whole inbox; one at or
+// under it is kept, and none given is the default, or the cap when that
+// is smaller.
+func TestRebuildDepthIsAtMostTheInboxCap(t *testing.T) {
+	for _, c := range []struct{ cap, depth, want int }{
+		{800, 0, DefaultRebuildDepth}, {800, 5000, 800}, {800, 800, 800}, {800, 1, 1}, {70, 0, 70}, {70, 71, 70},
+	} {
+		if got := (Config{InboxCap: c.cap, RebuildDepth: c.depth}).WithDefaults().RebuildDepth; got != c.want {
+			t.Errorf("inbox cap %d, rebuild depth %d: %d, want %d", c.cap, c.depth, got, c.want)
 		}
 	}
 }

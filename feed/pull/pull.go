@@ -10,8 +10,10 @@ import (
 	"feedservice/feed/internal/deps"
 	"math"
 	"slices"
+	"time"
 
 	"feedservice/feed/config"
+	"feedservice/feed/ids"
 	"feedservice/models"
 	"feedservice/store"
 )
@@ -111,8 +113,9 @@ func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound 
 		return out, nil
 	}
 	batch := max(2*limit, pullBatchMin)
+	w := NewWindow(dir, bound, time.Now())
 	for {
-		events, err := f.d.Store.FeedEvents(ctx, followees, dir, bound, batch)
+		events, err := f.d.Store.FeedEvents(ctx, followees, dir, bound, w.Edge(), batch)
 		if err != nil {
 			return nil, err
 		}
@@ -124,16 +127,84 @@ func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound 
 		if out, full = Walk(view, withArrivals(events, firsts, originals), out, limit, passed); full {
 			return out, nil
 		}
-		if len(events) < batch {
-			return out, nil
+		switch {
+		case len(events) == batch:
+			bound = events[len(events)-1].ID // more in the window
+			batch = min(2*batch, pullBatchMax)
+		case w.Edge() == 0:
+			return out, nil // the window was the rest of the feed
+		default:
+			bound = w.Widen() // the window is read; the next goes on past it
 		}
-		bound = events[len(events)-1].ID
-		batch = min(2*batch, pullBatchMax)
 	}
 }
 
+// A scan of older entries reads one window of time at a time (see
+// store.FeedEvents; a returning reader's page and an inbox's rebuild read
+// store.HomeEvents so too): from the bound (or now), firstScanWindow's
+// worth of ids, then windows each scanWindowGrowth times longer, past the
+// last, until the page is full or a window would start before the first
+// id (that one is the rest of the feed). A reader of a hundred authors,
+// who post once a day or two, finds a page in the first day's window; a
+// reader of a few quiet authors reads three or four windows, each a few
+// index dives per author. A scan of newer entries (an unread count from
+// the read marker, a page back towards the top) reads the rest of the feed
+// at once: it starts at a bound the reader has seen, often long ago, and
+// windows from there would be empty until they reached the posts of now.
+const (
+	firstScanWindow  = 24 * time.Hour
+	scanWindowGrowth = 8
+)
+
+// Window is the window of time a scan reads: its far end (Edge) and its
+// length.
+type Window struct {
+	dir  store.Direction
+	now  time.Time
+	edge int64
+	span time.Duration
+}
+
+// NewWindow is the first window of a scan in direction dir from bound, at
+// now.
+func NewWindow(dir store.Direction, bound int64, now time.Time) *Window {
+	w := &Window{dir: dir, now: now, span: firstScanWindow}
+	w.edge = w.edgeFrom(bound)
+	return w
+}
+
+// Edge is the id at the window's far end (included), 0 when the window is
+// the rest of the feed.
+func (w *Window) Edge() int64 { return w.edge }
+
+// edgeFrom is the far end of a window of span below bound, 0 for the
+// rest of the feed (always, for a scan of newer entries).
+func (w *Window) edgeFrom(bound int64) int64 {
+	if w.dir != store.Older {
+		return 0
+	}
+	from := w.now
+	if bound <= ids.IDAt(w.now) {
+		from = ids.IDTime(bound)
+	}
+	edge := ids.IDAt(from.Add(-w.span))
+	if edge <= 0 {
+		return 0
+	}
+	return edge
+}
+
+// Widen moves on to the next window, past the one read, and returns the
+// bound it starts from (the edge read, which the next window leaves out).
+func (w *Window) Widen() int64 {
+	read := w.edge
+	w.span *= scanWindowGrowth
+	w.edge = w.edgeFrom(read)
+	return read
+}
+
 // Walk goes through events (in page order, each with its original's author
-// and state and its first arrival, as store.HomeSnapshot gives them) as
+// and state and its first arrival, as store.HomeEvents gives them) as
 // the pull scan does: each event that is its original's first arrival in
 // the view is an entry, appended to out until it holds limit (full);
 // passed, when not nil, is told of each other live arrival it passes over

@@ -1,8 +1,13 @@
 package pull
 
 import (
+	"math"
 	"slices"
 	"testing"
+	"time"
+
+	"feedservice/feed/ids"
+	"feedservice/store"
 )
 
 // A view counts the followees it does not hide, and hides the hidden
@@ -21,5 +26,36 @@ func TestNewView(t *testing.T) {
 	followees[0], hidden[0] = 1, 1
 	if v.Counts(1) || v.Hides(1) {
 		t.Fatalf("the view changed with the slices it was made of: %+v", v)
+	}
+}
+
+// A scan's windows go back from the bound (or from now, for a first page)
+// a day, then eight times as long past each, until one would start before
+// the first id: that one is the rest of the feed. Each starts at the edge
+// of the last, which it leaves out. A scan of newer entries reads the rest
+// at once.
+func TestWindowsGoBackADayThenEightTimesLonger(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	w := NewWindow(store.Older, math.MaxInt64, now)
+	var spans []time.Duration
+	for from := now; w.Edge() != 0; {
+		edge := ids.IDTime(w.Edge())
+		spans = append(spans, from.Sub(edge))
+		if next := w.Widen(); next != ids.IDAt(edge) {
+			t.Fatalf("the window after the one ending at %v starts from %d, want its edge %d", edge, next, ids.IDAt(edge))
+		}
+		from = edge
+	}
+	if want := []time.Duration{day, 8 * day, 64 * day, 512 * day}; !slices.Equal(spans, want) {
+		t.Fatalf("older windows from now: %v, want %v, then the rest (now is %v after the first id)", spans, want, ids.IDTime(0).Sub(now))
+	}
+
+	cursor := ids.IDAt(now.Add(-10 * day))
+	if w := NewWindow(store.Older, cursor, now); ids.IDTime(w.Edge()) != now.Add(-11*day) {
+		t.Fatalf("the first window below a cursor ends at %v, want a day below it", ids.IDTime(w.Edge()))
+	}
+	if w := NewWindow(store.Newer, cursor, now); w.Edge() != 0 {
+		t.Fatalf("a scan of newer entries has a window to %v: it should read the rest at once", ids.IDTime(w.Edge()))
 	}
 }

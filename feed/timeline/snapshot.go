@@ -13,15 +13,15 @@ import (
 )
 
 // snapshot is what the rebuild of an inbox reads from MySQL: the reader's
-// view, their newest InboxCap entries with the sources of those a repost
-// brought, and the floor below them (0 when the feed holds fewer). A
-// returning reader's page answers from a snapshot of the page's size (see
-// pageSnapshot).
+// view, their newest Config.RebuildDepth entries with the sources of those
+// a repost brought, and the floor below them (0 when the feed holds
+// fewer). A returning reader's page answers from a snapshot of the page's
+// size (see pageSnapshot).
 type snapshot struct {
 	followees, hidden []int64 // as MySQL lists them (the followee set keeps both)
 	view              pull.View
 	// entries are sorted newest first, those held at a later arrival (see
-	// readSnapshot) among them; page is the feed's newest entries, what
+	// snapshotOf) among them; page is the feed's newest entries, what
 	// a page reads (the held ones lie below the floor there, as in
 	// exactPositions), with their reposters.
 	entries []pull.Entry
@@ -30,9 +30,8 @@ type snapshot struct {
 	floor   int64
 }
 
-// readSnapshot reads the reader's snapshot from MySQL, in one statement
-// (store.HomeSnapshot) unless the newest twice-InboxCap events hold fewer
-// than InboxCap entries.
+// readSnapshot reads the snapshot an inbox is rebuilt from
+// (Config.RebuildDepth entries; see snapshotOf).
 //
 // First, a followee set that outlived its inbox goes before MySQL is read:
 // a follow committed after that read finds no set and the lock, waits for
@@ -57,23 +56,32 @@ func (ib *Inboxes) readSnapshot(ctx context.Context, reader int64) (*snapshot, e
 		return nil, err
 	}
 	active := time.Now()
-	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, active, reader), reader, ib.d.Cfg.InboxCap)
+	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, active, reader), reader, ib.d.Cfg.RebuildDepth)
 }
 
 // pageSnapshot is the snapshot of reader's newest n entries, what a page
 // of a reader without an inbox answers from, while the inbox is rebuilt
-// in the background (rebuildLater): one statement of about 2n events, read
-// from a replica only once it holds every commit before the page (as the
-// rebuild reads): a post fanned out before the reader had an inbox reached
-// no inbox, so the page must find it in MySQL.
+// in the background (rebuildLater). It reads a replica only once that
+// holds every commit before the page (as the rebuild reads): a post
+// fanned out before the reader had an inbox reached no inbox, so the page
+// must find it in MySQL.
 func (ib *Inboxes) pageSnapshot(ctx context.Context, reader int64, n int) (*snapshot, error) {
 	return ib.snapshotOf(ib.rep.AllowLagSince(ctx, time.Now(), reader), reader, n)
 }
 
 // snapshotOf reads the snapshot of reader's newest capEntries entries
-// through mysql.
+// through mysql: the reader's view (store.FeedView), then their followees'
+// events a window of time at a time (store.HomeEvents; see pull.Window),
+// twice capEntries at most at a time: most often one statement of the
+// window's rows. One statement that reached the events through the
+// followee list (a join) read every post of every followee instead,
+// whatever its LIMIT: an index is joined by its first column alone.
 func (ib *Inboxes) snapshotOf(mysql context.Context, reader int64, capEntries int) (*snapshot, error) {
-	sn := &snapshot{sources: map[int64][]Source{}}
+	followees, hidden, err := ib.d.Store.FeedView(mysql, reader)
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{followees: followees, hidden: hidden, view: pull.NewView(followees, hidden), sources: map[int64][]Source{}}
 	var (
 		entries []pull.Entry
 		late    []pull.Late
@@ -81,22 +89,27 @@ func (ib *Inboxes) snapshotOf(mysql context.Context, reader int64, capEntries in
 	)
 	firstBy := map[int64]int64{} // the user of each event, by id
 	bound, batch := int64(math.MaxInt64), 2*capEntries
-	for first := true; ; first = false {
-		followees, hidden, events, err := ib.d.Store.HomeSnapshot(mysql, reader, bound, batch)
+	w := pull.NewWindow(store.Older, bound, time.Now())
+read:
+	for {
+		events, err := ib.d.Store.HomeEvents(mysql, reader, sn.view.Followees, bound, w.Edge(), batch)
 		if err != nil {
 			return nil, err
-		}
-		if first {
-			sn.followees, sn.hidden, sn.view = followees, hidden, pull.NewView(followees, hidden)
 		}
 		for _, ev := range events {
 			firstBy[ev.ID] = ev.AuthorID
 		}
-		entries, full = pull.Walk(sn.view, events, entries, capEntries, func(l pull.Late) { late = append(late, l) })
-		if full || len(events) < batch {
+		if entries, full = pull.Walk(sn.view, events, entries, capEntries, func(l pull.Late) { late = append(late, l) }); full {
 			break
 		}
-		bound, batch = events[len(events)-1].ID, 2*batch
+		switch {
+		case len(events) == batch:
+			bound, batch = events[len(events)-1].ID, 2*batch // more in the window
+		case w.Edge() == 0:
+			break read // the window was the rest of the feed
+		default:
+			bound = w.Widen() // the window is read; the next goes on past it
+		}
 	}
 	if full {
 		sn.floor = entries[len(entries)-1].Key
