@@ -86,6 +86,9 @@ type app struct {
 	gqlgenTransports bool
 	// parsedDocuments is gqlgen's cache of parsed and validated documents.
 	parsedDocuments *extensions.BoundedLRU[*ast.QueryDocument]
+	// refusals are the subjects the complexity budget refused lately,
+	// whose queries wait for their price before they run.
+	refusals *extensions.RecentRefusals
 	closers         []func()
 	// engineCtx is what the engine runs under once startEngine started it.
 	engineCtx     context.Context

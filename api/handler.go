@@ -88,6 +88,7 @@ func (a *app) graphqlHandler() http.Handler {
 		srv.AddTransport(extensions.POST{})
 	}
 	a.parsedDocuments = extensions.NewBoundedLRU(queryCacheSize, a.cfg.QueryCacheMaxBytes, 0, extensions.ParsedDocumentBytes)
+	a.refusals = &extensions.RecentRefusals{}
 	srv.SetQueryCache(a.parsedDocuments)
 	srv.SetParserTokenLimit(a.cfg.MaxQueryTokens)
 	if a.cfg.Introspection {
@@ -119,7 +120,7 @@ func (a *app) graphqlHandler() http.Handler {
 	}
 	srv.Use(websocketOperations{gate: a.operations, present: present})
 	budget := extensions.ComplexityBudget{Limiter: a.limiter, Rate: a.cfg.ComplexityRate, Limit: limitComplexity,
-		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone}
+		Subject: subject, NoteRetryAfter: noteRetryAfter, Present: present, Free: logOutAlone, Refused: a.refusals}
 	srv.Use(sockets.SubscriptionStarts{Present: present}) // before the budget: a refused start spends nothing
 	srv.Use(budget)
 	srv.Use(subscriptionEvents{gate: a.operations, budget: budget, leases: &eventLeases{events: a.cfg.SubscriptionEventLease}, present: present})

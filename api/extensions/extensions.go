@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -961,6 +963,10 @@ type ComplexityBudget struct {
 	Present        graphql.ErrorPresenterFunc
 	// Free, if set, says whether the operation of ctx spends nothing.
 	Free func(ctx context.Context) bool
+	// Refused, if set, lets a query run while its price is spent (see
+	// InterceptOperation), unless its subject was refused lately; nil
+	// spends every price before the operation runs.
+	Refused *RecentRefusals
 }
 
 var _ interface {
@@ -990,18 +996,114 @@ func (b ComplexityBudget) MutateOperationContext(ctx context.Context, op *graphq
 	return b.Present(graphql.WithOperationContext(ctx, op), refusal)
 }
 
+// InterceptOperation spends the operation's price before it runs; a query
+// runs while its price is spent, when Refused is set and its subject was
+// not refused lately (RecentRefusals): the call to Redis is then off the
+// answer's path, and a query refused so still answers RATE_LIMITED alone,
+// its work thrown away. A query has nothing to undo; a mutation waits. A
+// subject refused once waits again for every price until its retryAfter
+// has passed, so what a client past its budget makes run for nothing is
+// bounded by the operations it may have in flight at once
+// (MAX_OPERATIONS_PER_VIEWER), once per refusal.
 func (b ComplexityBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	price := OperationPrice(ctx)
 	if b.Rate.Off() || price <= 0 || (b.Free != nil && b.Free(ctx)) || isSubscription(ctx) {
 		return next(ctx)
 	}
-	refusal := b.Spend(ctx, price)
-	if refusal == nil {
+	if b.Refused == nil || !isQuery(ctx) || b.Refused.Lately(b.Subject(ctx)) {
+		if refusal := b.Spend(ctx, price); refusal != nil {
+			return b.refuse(ctx, price, refusal)
+		}
 		return next(ctx)
 	}
+	spent := make(chan *apperr.Error, 1)
+	go func() { spent <- b.Spend(ctx, price) }()
+	h := next(ctx)
+	var refused graphql.ResponseHandler
+	first := true
+	return func(ctx context.Context) *graphql.Response {
+		if !first {
+			if refused != nil {
+				return refused(ctx)
+			}
+			return h(ctx)
+		}
+		first = false
+		resp := h(ctx)
+		if refusal := <-spent; refusal != nil {
+			refused = b.refuse(ctx, price, refusal)
+			return refused(ctx)
+		}
+		return resp
+	}
+}
+
+// refuse answers an operation of price that its budget refused, and
+// notes the refusal's retryAfter.
+func (b ComplexityBudget) refuse(ctx context.Context, price int, refusal *apperr.Error) graphql.ResponseHandler {
 	refusal.Message = fmt.Sprintf("too much work asked: at most %d of complexity per %s (COMPLEXITY_RATE), and this operation costs %d; retry later", b.Rate.Count, b.Rate.Period, price)
 	b.NoteRetryAfter(ctx, refusal.RetryAfterSeconds())
+	if b.Refused != nil {
+		b.Refused.Note(b.Subject(ctx), time.Duration(refusal.RetryAfterSeconds())*time.Second)
+	}
 	return RefusedOperation(ctx, b.Present, refusal)
+}
+
+// isQuery says whether the operation of ctx is a query.
+func isQuery(ctx context.Context) bool {
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Query
+}
+
+// RecentRefusals are the subjects a ComplexityBudget refused lately, each
+// until its refusal's retryAfter has passed (at least a second), at most
+// MaxRecentRefusals at once: past that every subject counts as refused
+// lately, and every price is spent before its operation runs, until the
+// ones that passed are let go.
+type RecentRefusals struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// MaxRecentRefusals bounds the subjects RecentRefusals keeps (about 100
+// bytes each).
+const MaxRecentRefusals = 100_000
+
+// Note records that subject was refused, for retryAfter from now.
+func (r *RecentRefusals) Note(subject string, retryAfter time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.until == nil {
+		r.until = map[string]time.Time{}
+	}
+	now := time.Now()
+	if len(r.until) >= MaxRecentRefusals {
+		for s, t := range r.until {
+			if !t.After(now) {
+				delete(r.until, s)
+			}
+		}
+		if len(r.until) >= MaxRecentRefusals {
+			return // every subject counts as refused lately
+		}
+	}
+	r.until[subject] = now.Add(max(retryAfter, time.Second))
+}
+
+// Lately says whether subject was refused and its retryAfter has not
+// passed; true for every subject while MaxRecentRefusals are kept.
+func (r *RecentRefusals) Lately(subject string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.until) >= MaxRecentRefusals {
+		return true
+	}
+	t, ok := r.until[subject]
+	if ok && !t.After(time.Now()) {
+		delete(r.until, subject)
+		return false
+	}
+	return ok
 }
 
 // isSubscription says whether the operation of ctx is a subscription.

@@ -249,12 +249,15 @@ const (
 	// about 25 inboxes a second behind a burst of returning readers, 4
 	// about 33, with the readers' pages no slower.
 	DefaultRebuildsRunning = 4
-	// DefaultRebuildDepth rebuilds an inbox of 200 entries, ten pages of
-	// 20: what a returning reader reads before they reach what they had
-	// read. A rebuild of InboxCap (800) read four times the events and
-	// wrote four times the entries, beside the answers of the other
-	// returning readers (docs/performance.md).
-	DefaultRebuildDepth = 200
+	// DefaultRebuildDepth rebuilds an inbox of 240 entries, twelve pages of
+	// 20: a returning reader's first ten pages, and their look-ahead, come
+	// from it. On the bench's graph a rebuild of InboxCap (800) had 4,995
+	// returning readers answered at p50 67 ms and p99 204 ms (8 clients),
+	// its rebuilds sharing the CPU with the answers, and 240 at 43 and 128
+	// ms; but deep pages are the slower the higher an inbox's floor (634
+	// pages 2-10 a second against 816), more of their entries placed
+	// through MySQL (docs/performance.md).
+	DefaultRebuildDepth = 240
 	// DefaultMaxListsPerUser and DefaultMaxListMembers are the peers'
 	// limits (Mastodon's and Twitter's are of this order): enough for
 	// every reader's use, few enough that a list feed's merge stays small.
