@@ -89,7 +89,7 @@ type app struct {
 	// refusals are the subjects the complexity budget refused lately,
 	// whose queries wait for their price before they run.
 	refusals *extensions.RecentRefusals
-	closers         []func()
+	closers  []func()
 	// engineCtx is what the engine runs under once startEngine started it.
 	engineCtx     context.Context
 	engineStarted bool
