@@ -127,14 +127,12 @@ func (f *Feeds) scan(ctx context.Context, view View, dir store.Direction, bound 
 		if out, full = Walk(view, withArrivals(events, firsts, originals), out, limit, passed); full {
 			return out, nil
 		}
-		switch {
-		case len(events) == batch:
-			bound = events[len(events)-1].ID // more in the window
+		var more, done bool
+		if bound, more, done = w.After(len(events), batch, lastID(events)); done {
+			return out, nil
+		}
+		if more {
 			batch = min(2*batch, pullBatchMax)
-		case w.Edge() == 0:
-			return out, nil // the window was the rest of the feed
-		default:
-			bound = w.Widen() // the window is read; the next goes on past it
 		}
 	}
 }
@@ -192,6 +190,29 @@ func (w *Window) edgeFrom(bound int64) int64 {
 		return 0
 	}
 	return edge
+}
+
+// After is where a scan goes on from once it has read n events from the
+// window, a batch of batch at most, the last of them last: below last
+// when the batch was full (more: the window may hold more, and the scan
+// may read a larger batch), else from the next window (Widen), or nowhere
+// (done) when the window read was the rest of the feed.
+func (w *Window) After(n, batch int, last int64) (bound int64, more, done bool) {
+	switch {
+	case n == batch && n > 0:
+		return last, true, false
+	case w.edge == 0:
+		return 0, false, true
+	}
+	return w.Widen(), false, false
+}
+
+// lastID is the id of the last of events, 0 when there is none.
+func lastID(events []store.FeedEvent) int64 {
+	if len(events) == 0 {
+		return 0
+	}
+	return events[len(events)-1].ID
 }
 
 // Widen moves on to the next window, past the one read, and returns the

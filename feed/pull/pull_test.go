@@ -55,6 +55,20 @@ func TestWindowsGoBackADayThenEightTimesLonger(t *testing.T) {
 	if w := NewWindow(store.Older, cursor, now); ids.IDTime(w.Edge()) != now.Add(-11*day) {
 		t.Fatalf("the first window below a cursor ends at %v, want a day below it", ids.IDTime(w.Edge()))
 	}
+	w = NewWindow(store.Older, cursor, now)
+	if bound, more, done := w.After(5, 5, 42); bound != 42 || !more || done {
+		t.Fatalf("after a full batch: %d %v %v, want below its last (42), more of the window", bound, more, done)
+	}
+	edge := w.Edge()
+	if bound, more, done := w.After(3, 5, 42); bound != edge || more || done {
+		t.Fatalf("after a short batch: %d %v %v, want the next window, from the edge %d", bound, more, done, edge)
+	}
+	for w.Edge() != 0 {
+		w.Widen()
+	}
+	if _, _, done := w.After(0, 5, 0); !done {
+		t.Fatal("after the rest of the feed was read, the scan is not done")
+	}
 	if w := NewWindow(store.Newer, cursor, now); w.Edge() != 0 {
 		t.Fatalf("a scan of newer entries has a window to %v: it should read the rest at once", ids.IDTime(w.Edge()))
 	}

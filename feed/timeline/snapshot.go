@@ -90,7 +90,6 @@ func (ib *Inboxes) snapshotOf(mysql context.Context, reader int64, capEntries in
 	firstBy := map[int64]int64{} // the user of each event, by id
 	bound, batch := int64(math.MaxInt64), 2*capEntries
 	w := pull.NewWindow(store.Older, bound, time.Now())
-read:
 	for {
 		events, err := ib.d.Store.HomeEvents(mysql, reader, sn.view.Followees, bound, w.Edge(), batch)
 		if err != nil {
@@ -102,13 +101,16 @@ read:
 		if entries, full = pull.Walk(sn.view, events, entries, capEntries, func(l pull.Late) { late = append(late, l) }); full {
 			break
 		}
-		switch {
-		case len(events) == batch:
-			bound, batch = events[len(events)-1].ID, 2*batch // more in the window
-		case w.Edge() == 0:
-			break read // the window was the rest of the feed
-		default:
-			bound = w.Widen() // the window is read; the next goes on past it
+		var last int64
+		if len(events) > 0 {
+			last = events[len(events)-1].ID
+		}
+		var more, done bool
+		if bound, more, done = w.After(len(events), batch, last); done {
+			break
+		}
+		if more {
+			batch *= 2
 		}
 	}
 	if full {
