@@ -283,7 +283,7 @@ func TestListCopyRepairedByTheEvent(t *testing.T) {
 		if n := w.list(r, l).MemberCount; n != 2 { // the copy filled
 			t.Fatalf("the list has %d members, want 2", n)
 		}
-		if _, err := w.store.Unfollow(ctx, r, f, models.EventUnfollowed, time.Now().UTC()); err != nil {
+		if _, err := w.store.Unfollow(ctx, r, f, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		w.settle()

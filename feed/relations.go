@@ -30,7 +30,7 @@ func (e *Engine) Follow(ctx context.Context, viewerID, userID int64) (*models.Fo
 // Unfollow makes the viewer stop following userID, or withdraws their
 // request to. Idempotent.
 func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
-	changed, err := e.store.Unfollow(ctx, viewerID, userID, models.EventUnfollowed, e.now().UTC())
+	changed, err := e.store.Unfollow(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
 		e.relationChanged(ctx, viewerID, userID, false, e.stream.OnUnfollowed)
 	}
@@ -42,7 +42,7 @@ func (e *Engine) Unfollow(ctx context.Context, viewerID, userID int64) (*models.
 
 // RemoveFollower makes userID stop following the viewer. Idempotent.
 func (e *Engine) RemoveFollower(ctx context.Context, viewerID, userID int64) (*models.FollowPayload, error) {
-	changed, err := e.store.Unfollow(ctx, userID, viewerID, models.EventFollowerRemoved, e.now().UTC())
+	changed, err := e.store.RemoveFollower(ctx, viewerID, userID, e.ids.Next(), e.now().UTC())
 	if changed {
 		// The follower is not the actor: their inbox waits for the event.
 		e.relationChanged(ctx, userID, viewerID, false, nil)

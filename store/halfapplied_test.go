@@ -76,7 +76,7 @@ func retryCompletesHalfApplied(t *testing.T, s *Store) {
 	mustFollow(t, s, 5, 6, 103, at)
 	undo(&models.Following{}, "user_id = ? AND followee_id = ?", 5, 6)
 	bump(5, "following_count", -1)
-	changed, err = s.Unfollow(ctx, 5, 6, models.EventUnfollowed, at)
+	changed, err = s.Unfollow(ctx, 5, 6, 104, at)
 	expect("unfollow that left the followers row", changed, err, [2]int{0, 0}, [2]int{0, 0}, 5, 6)
 	if a, b := rows(5, 6); a != 0 || b != 0 {
 		t.Errorf("unfollow 5 -> 6 left %d followings and %d followers rows", a, b)

@@ -69,7 +69,7 @@ func TestRelationsAtMatchesKeysetPages(t *testing.T) {
 		check("first build")
 		r := rand.New(rand.NewPCG(1, 2))
 		for range 40 {
-			if _, err := s.Unfollow(ctx, int64(2+r.IntN(450)), star, models.EventUnfollowed, now); err != nil {
+			if _, err := s.Unfollow(ctx, int64(2+r.IntN(450)), star, 0, now); err != nil {
 				t.Fatal(err)
 			}
 		}

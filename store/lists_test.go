@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"testing"
-
-	"feedservice/models"
 )
 
 // TestListsKeepTheirRules: a list is found only through its owner; its
@@ -58,7 +56,7 @@ func TestListsKeepTheirRules(t *testing.T) {
 		if got, err := s.ListByID(ctx, 1, l.ID); err != nil || got == nil || got.MemberCount != 2 || got.Name != "friends" {
 			t.Errorf("ListByID: %+v, %v", got, err)
 		}
-		if _, err := s.Unfollow(ctx, 1, 3, models.EventUnfollowed, at); err != nil {
+		if _, err := s.Unfollow(ctx, 1, 3, 0, at); err != nil {
 			t.Fatal(err)
 		}
 		if ids, err := memberIDs(ctx, s, 1, l.ID); err != nil || !slices.Equal(ids, []int64{2}) {

@@ -125,7 +125,13 @@ func (s *Store) approveAcross(ctx context.Context, targetID, requesterID, seq in
 		if res.Error != nil {
 			return res.Error
 		}
-		if res.RowsAffected > 0 {
+		if res.RowsAffected == 0 {
+			// A follow's row, whose end may be on its way here: the
+			// approval's id outlives that end (takeApprovalID).
+			if err := takeApprovalID(tx, FollowersList, targetID, requesterID, seq, at); err != nil {
+				return err
+			}
+		} else {
 			side := followSides{follower: true}
 			if err := bumpFollowCounts(tx, requesterID, targetID, +1, side); err != nil {
 				return err
@@ -220,50 +226,71 @@ func (s *Store) dropRequestAcross(ctx context.Context, actorID, targetID, reques
 	return changed, err
 }
 
-// unfollowAcross is Unfollow between two nodes, committed on the actor's:
-// the follower's for an unfollow, the followee's for a removed follower.
-func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+// unfollowAcross is Unfollow between two nodes, committed on the
+// follower's: followings with their count, marks and lists; the
+// followee's side through the relay, which ends there every follow of the
+// two made before the unfollow (id), the one this node knew of included
+// whatever its id. A follow this node had not seen yet (the followee's
+// approval of a request, on its way here) ends here too once it arrives
+// (applyHalf).
+func (s *Store) unfollowAcross(ctx context.Context, followerID, followeeID, id int64, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		changed = false
-		half := &relayed{}
-		actor, other := followerID, followeeID
-		if kind == models.EventFollowerRemoved {
-			actor, other = followeeID, followerID
-			seq, err := s.deleteFollow(tx, "followers", "follower_id", followeeID, followerID, 0, 0)
-			if err != nil || seq == 0 {
-				return err
-			}
-			side := followSides{follower: true}
-			if err := bumpFollowCounts(tx, followerID, followeeID, -1, side); err != nil {
-				return err
-			}
-			if err := shiftRelationMarks(tx, followerID, followeeID, seq, -1, side); err != nil {
-				return err
-			}
-			half.op(relayOp{Op: opFollowingRemoved, User: followerID, Other: followeeID, Seq: seq, At: at})
-		} else {
-			seq, err := s.deleteFollow(tx, "followings", "followee_id", followerID, followeeID, 0, 0)
-			if err != nil || seq == 0 {
-				return err
-			}
-			if err := removeFromLists(tx, followerID, followeeID); err != nil {
-				return err
-			}
-			side := followSides{following: true}
-			if err := bumpFollowCounts(tx, followerID, followeeID, -1, side); err != nil {
-				return err
-			}
-			if err := shiftRelationMarks(tx, followerID, followeeID, seq, -1, side); err != nil {
-				return err
-			}
-			half.op(relayOp{Op: opFollowerRemoved, User: followeeID, Other: followerID, Seq: seq, At: at})
-		}
-		changed = true
-		if err := half.event(tx, kind, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at); err != nil {
+		seq, err := s.deleteFollow(tx, "followings", "followee_id", followerID, followeeID, 0, 0)
+		if err != nil || seq == 0 {
 			return err
 		}
-		return s.relay(tx, actor, other, half)
+		if err := removeFromLists(tx, followerID, followeeID); err != nil {
+			return err
+		}
+		side := followSides{following: true}
+		if err := bumpFollowCounts(tx, followerID, followeeID, -1, side); err != nil {
+			return err
+		}
+		if err := shiftRelationMarks(tx, followerID, followeeID, seq, -1, side); err != nil {
+			return err
+		}
+		changed = true
+		half := &relayed{}
+		half.op(relayOp{Op: opFollowerRemoved, User: followeeID, Other: followerID, Seq: seq, Before: max(id, seq+1), At: at})
+		if err := half.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, followerID, followeeID, half)
+	})
+	return changed, err
+}
+
+// removeFollowerAcross is RemoveFollower between two nodes, committed on
+// the user's: followers with the user's count and marks; the follower's
+// side through the relay, which ends there every follow of theirs made
+// before the removal (id), the one this node knew of included whatever
+// its id (the instances' clocks differ). A follow made after the one this
+// node knew, whose half had not arrived yet, ends there too, and the
+// relay takes its followers row away here once it arrives (applyHalf).
+func (s *Store) removeFollowerAcross(ctx context.Context, userID, followerID, id int64, at time.Time) (bool, error) {
+	changed := false
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		changed = false
+		seq, err := s.deleteFollow(tx, "followers", "follower_id", userID, followerID, 0, 0)
+		if err != nil || seq == 0 {
+			return err
+		}
+		side := followSides{follower: true}
+		if err := bumpFollowCounts(tx, followerID, userID, -1, side); err != nil {
+			return err
+		}
+		if err := shiftRelationMarks(tx, followerID, userID, seq, -1, side); err != nil {
+			return err
+		}
+		changed = true
+		half := &relayed{}
+		half.op(relayOp{Op: opFollowingRemoved, User: followerID, Other: userID, Seq: seq, Before: max(id, seq+1), At: at})
+		if err := half.event(tx, models.EventFollowerRemoved, models.FollowEventPayload{FollowerID: followerID, FolloweeID: userID}, at); err != nil {
+			return err
+		}
+		return s.relay(tx, userID, followerID, half)
 	})
 	return changed, err
 }
@@ -353,7 +380,7 @@ func (s *Store) blockAcross(ctx context.Context, blockerID, blockedID, id int64,
 			}
 			half.events = append(half.events, removed)
 		}
-		half.op(relayOp{Op: opFollowingRemoved, User: blockedID, Other: blockerID, Before: id, At: at, Event: &removed})
+		half.op(relayOp{Op: opFollowingRemoved, User: blockedID, Other: blockerID, Seq: seq, Before: max(id, seq+1), At: at, Event: &removed})
 		if err := half.event(tx, models.EventBlocked, models.BlockEventPayload{BlockerID: blockerID, BlockedID: blockedID}, at); err != nil {
 			return err
 		}

@@ -73,13 +73,36 @@ func (s *Store) follow(tx *gorm.DB, followerID, followeeID, seq int64, at time.T
 	return true, s.appendEvent(tx, models.EventFollowed, models.FollowEventPayload{FollowerID: followerID, FolloweeID: followeeID}, at)
 }
 
-// Unfollow ends the relation follower -> followee, with its counts and an
-// event of the given kind (unfollowed, or follower_removed when the followee
-// removed the follower). It reports false when there was no relation.
-func (s *Store) Unfollow(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
+// Unfollow ends the relation follower -> followee at the follower's word,
+// with its counts and an unfollowed event. It reports false when there was
+// no relation. id is the unfollow's, a time-ordered id as a follow's: on
+// the sharded layout the unfollow also ends a follow of the two made
+// before it that the follower's node had not seen yet (the followee
+// approved a request meanwhile); 0 ends the follow the follower's node
+// holds, and older ones.
+func (s *Store) Unfollow(ctx context.Context, followerID, followeeID, id int64, at time.Time) (bool, error) {
 	if s.acrossNodes(followerID, followeeID) {
-		return s.unfollowAcross(ctx, followerID, followeeID, kind, at)
+		return s.unfollowAcross(ctx, followerID, followeeID, id, at)
 	}
+	return s.unfollowOnOneNode(ctx, followerID, followeeID, models.EventUnfollowed, at)
+}
+
+// RemoveFollower ends the relation follower -> user at the user's word,
+// with its counts and a follower_removed event. It reports false when
+// there was no relation. id is the removal's, a time-ordered id as a
+// follow's: on the sharded layout the removal also ends a follow the
+// follower made before it that the user's node had not seen yet (the
+// follower unfollowed and followed again meanwhile).
+func (s *Store) RemoveFollower(ctx context.Context, userID, followerID, id int64, at time.Time) (bool, error) {
+	if s.acrossNodes(followerID, userID) {
+		return s.removeFollowerAcross(ctx, userID, followerID, id, at)
+	}
+	return s.unfollowOnOneNode(ctx, followerID, userID, models.EventFollowerRemoved, at)
+}
+
+// unfollowOnOneNode is Unfollow and RemoveFollower in one transaction,
+// with an event of the given kind.
+func (s *Store) unfollowOnOneNode(ctx context.Context, followerID, followeeID int64, kind string, at time.Time) (bool, error) {
 	changed := false
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error

@@ -54,14 +54,20 @@ const (
 	// blocks Other: then the approval is undone on Other's node
 	// (opFollowerRemoved, through the relay).
 	opFollowingAdded = "following+"
-	// opFollowerRemoved removes followers(User, Other), the row of the
-	// follow Seq (any when 0), with User's count and marks.
+	// opFollowerRemoved removes followers(User, Other), with User's count
+	// and marks: the row of the follow Seq (any when 0), or with Before
+	// any made before Before (an unfollow's id). With Before, Seq is the
+	// follow the actor's node ended, and another one ended here is taken
+	// away there too (an approval of the followee's, on its way to the
+	// follower's node when they unfollowed).
 	opFollowerRemoved = "follower-"
-	// opFollowingRemoved removes followings(User, Other), the row of the
-	// follow Seq, or with Seq 0 any made before Before (a block's id: a
-	// follow made after the block, before its follower's node knew of it,
-	// is refused on arrival if the block still holds), with User's count
-	// and marks and Other from User's lists.
+	// opFollowingRemoved removes followings(User, Other), with User's
+	// count and marks and Other from User's lists: the row of the follow
+	// Seq, or with Before any made before Before (a block's or a
+	// follower's removal's id: a follow made after the block, before its
+	// follower's node knew of it, is refused on arrival if the block still
+	// holds). With Before, Seq is the follow the actor's node ended (0:
+	// none), and another one ended here is taken away there too.
 	opFollowingRemoved = "following-"
 	opBlockedByAdded   = "blocked_by+" // blocked_by(User, Other)
 	opBlockedByRemoved = "blocked_by-"
@@ -398,7 +404,13 @@ func (s *Store) applyHalf(tx *gorm.DB, target int64, ops []relayOp, events []mod
 				return err
 			}
 			backTo, events = o.Other, nil
-		case r.changed && o.Op == opFollowingRemoved && o.Seq == 0:
+		case r.changed && o.Op == opFollowerRemoved && o.Before != 0 && r.seq != o.Seq:
+			back.op(relayOp{Op: opFollowingRemoved, User: o.Other, Other: o.User, Seq: r.seq, At: o.At})
+			if err := back.event(tx, models.EventUnfollowed, models.FollowEventPayload{FollowerID: o.Other, FolloweeID: o.User}, o.At); err != nil {
+				return err
+			}
+			backTo = o.Other
+		case r.changed && o.Op == opFollowingRemoved && o.Before != 0 && r.seq != o.Seq:
 			back.op(relayOp{Op: opFollowerRemoved, User: o.Other, Other: o.User, Seq: r.seq, At: o.At})
 			if err := back.event(tx, models.EventFollowerRemoved, models.FollowEventPayload{FollowerID: o.User, FolloweeID: o.Other}, o.At); err != nil {
 				return err
@@ -458,8 +470,11 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).
 			Create(&models.Follower{UserID: o.User, FollowerID: o.Other, ID: o.Seq, CreatedAt: o.At})
-		if res.Error != nil || res.RowsAffected == 0 {
+		if res.Error != nil {
 			return opResult{}, res.Error
+		}
+		if res.RowsAffected == 0 {
+			return opResult{}, nil // the follow is here already, maybe by an approval, whose id stands
 		}
 		side := followSides{follower: true}
 		if err := bumpFollowCounts(tx, o.Other, o.User, +1, side); err != nil {
@@ -477,8 +492,11 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 			return opResult{}, res.Error
 		}
 		asked, err := s.deleteRows(tx, &followRequestSent{}, "follow_requests_sent", "user_id = ? AND target_id = ?", o.User, o.Other)
-		if err != nil || res.RowsAffected == 0 {
-			return opResult{changed: asked > 0}, err
+		if err != nil {
+			return opResult{}, err
+		}
+		if res.RowsAffected == 0 {
+			return opResult{changed: asked > 0}, takeApprovalID(tx, FollowingList, o.User, o.Other, o.Seq, o.At)
 		}
 		side := followSides{following: true}
 		if err := bumpFollowCounts(tx, o.User, o.Other, +1, side); err != nil {
@@ -486,7 +504,7 @@ func (s *Store) applyOp(tx *gorm.DB, o relayOp) (opResult, error) {
 		}
 		return opResult{changed: true}, shiftRelationMarks(tx, o.User, o.Other, o.Seq, +1, side)
 	case opFollowerRemoved:
-		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq, 0)
+		seq, err := s.deleteFollow(tx, "followers", "follower_id", o.User, o.Other, o.Seq, o.Before)
 		if err != nil || seq == 0 {
 			return opResult{}, err
 		}
@@ -595,6 +613,36 @@ func (s *Store) requestArrived(tx *gorm.DB, o relayOp) (opResult, error) {
 	return opResult{changed: res.RowsAffected > 0}, res.Error
 }
 
+// takeApprovalID gives the follow of userID and other, already written
+// here under another id, the id of an approval of it (seq, made at at),
+// with its list's marks. An approval's id stands on both nodes: its node
+// writes it over the row it finds (approveAcross), and its half over the
+// row it finds on the requester's node, where a follow's half keeps
+// whatever row it finds (opFollowerAdded). So both nodes hold one id
+// whichever of a follow and an approval of the same two, made at once on
+// their two nodes, arrives first; and an approval made after the end of a
+// follow whose half had not reached the approver's node yet, which found
+// that follow's row there, outlives that end (an end names the follows
+// made before it).
+func takeApprovalID(tx *gorm.DB, list RelationList, userID, other, seq int64, at time.Time) error {
+	table, column := list.table()
+	var held []int64
+	if err := tx.Table(table).Where("user_id = ? AND "+column+" = ?", userID, other).
+		Clauses(clause.Locking{Strength: "UPDATE"}).Pluck("id", &held).Error; err != nil || len(held) == 0 || held[0] == seq {
+		return err
+	}
+	err := tx.Table(table).Where("user_id = ? AND "+column+" = ?", userID, other).
+		Updates(map[string]any{"id": seq, "created_at": at}).Error
+	if err != nil {
+		return err
+	}
+	// The row moves past the marks between the two ids.
+	if err := shiftMarks(tx, list, userID, held[0], -1); err != nil {
+		return err
+	}
+	return shiftMarks(tx, list, userID, seq, +1)
+}
+
 // voidedRequests is a row of the sharded layout's voided_requests, on
 // the blocker's node: RequesterID's requests to follow UserID made before
 // BeforeID, the id of UserID's last block of them, are void. A request
@@ -620,19 +668,19 @@ type voidedRequests struct {
 func (voidedRequests) TableName() string { return "voided_requests" }
 
 // deleteFollow removes the row of table owned by user whose otherColumn
-// is other: the follow seq's, or when seq is 0 any, made before before
-// unless it is 0. It returns the removed row's follow id (0: none
+// is other: any made before before unless it is 0, else the follow seq's,
+// or when seq is 0 any. It returns the removed row's follow id (0: none
 // removed).
 func (s *Store) deleteFollow(tx *gorm.DB, table, otherColumn string, user, other, seq, before int64) (int64, error) {
 	where := "user_id = ? AND " + otherColumn + " = ?"
 	args := []any{user, other}
 	switch {
-	case seq != 0:
-		where += " AND id = ?"
-		args = append(args, seq)
 	case before != 0:
 		where += " AND id < ?"
 		args = append(args, before)
+	case seq != 0:
+		where += " AND id = ?"
+		args = append(args, seq)
 	}
 	var removed []int64
 	if err := tx.Raw("DELETE FROM "+table+" WHERE "+where+" RETURNING id", args...).Scan(&removed).Error; err != nil {

@@ -168,9 +168,9 @@ func TestShardedMySQLRelayAppliesEachHalfOnce(t *testing.T) {
 		t.Errorf("the followee's counts after the relay: %v, want one follower", got)
 	}
 	step("follow back", func() (bool, error) { return s.Follow(ctx, 2, 1, 102, at) }, following(2, 1))
-	step("unfollow", func() (bool, error) { return s.Unfollow(ctx, 1, 2, models.EventUnfollowed, at) }, func() bool { return !following(1, 2)() })
+	step("unfollow", func() (bool, error) { return s.Unfollow(ctx, 1, 2, 102, at) }, func() bool { return !following(1, 2)() })
 	step("follow again", func() (bool, error) { return s.Follow(ctx, 1, 2, 103, at) }, following(1, 2))
-	step("a follower's removal", func() (bool, error) { return s.Unfollow(ctx, 2, 1, models.EventFollowerRemoved, at) }, func() bool {
+	step("a follower's removal", func() (bool, error) { return s.RemoveFollower(ctx, 1, 2, 110, at) }, func() bool {
 		found, _ := s.FollowersAmong(ctx, 1, []int64{2})
 		return !found[2]
 	})
@@ -641,5 +641,140 @@ func TestShardedMySQLRelayBulkPostsCommitOnTheAuthorsNodes(t *testing.T) {
 	checkBothSides(t, s)
 	if got, err := s.PostsByIDs(ctx, []int64{originals[0].ID}); err != nil || len(got) != 1 || got[0].RepostCount != 30 {
 		t.Errorf("an original after 30 reposts: %+v, %v; want a repost count of 30", got, err)
+	}
+}
+
+// A follower's removal between two nodes ends the follow the follower
+// made before it, even one the followee's node had not seen: the
+// follower unfollowed and followed again, and only the first follow's
+// half had arrived when the followee removed them. The removal's half
+// ends the second follow on the follower's node, and a word back takes
+// its followers row away once it arrives.
+func TestShardedMySQLRelayRemovalEndsAFollowItsNodeHadNotSeen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := openSharded(t)
+	at := relationStore(t, s, 8) // users 1-8, user n on node n mod 4
+	if changed, err := s.Follow(ctx, 1, 2, 101, at); err != nil || !changed {
+		t.Fatalf("follow: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if changed, err := s.Unfollow(ctx, 1, 2, 102, at); err != nil || !changed {
+		t.Fatalf("unfollow: %v, %v", changed, err)
+	}
+	if changed, err := s.Follow(ctx, 1, 2, 103, at); err != nil || !changed {
+		t.Fatalf("follow again: %v, %v", changed, err)
+	}
+	// User 2's node still holds the first follow: its end and the second
+	// follow are on their way.
+	if found, err := s.FollowersAmong(ctx, 2, []int64{1}); err != nil || !found[1] {
+		t.Fatalf("the followee's node before the relay: %v, %v; want the first follow", found, err)
+	}
+	if changed, err := s.RemoveFollower(ctx, 2, 1, 104, at); err != nil || !changed {
+		t.Fatalf("the removal: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["1>2"] != 0 {
+		t.Errorf("the follow made before the removal survived it: follow %d", follows["1>2"])
+	}
+	// A follow made after the removal stays, whenever its half arrives.
+	if changed, err := s.Follow(ctx, 1, 2, 105, at); err != nil || !changed {
+		t.Fatalf("follow after the removal: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["1>2"] != 105 {
+		t.Errorf("the follow made after the removal: %d, want 105", follows["1>2"])
+	}
+	// A removal whose id is below the follow it ends (the instances'
+	// clocks differ) ends it on both nodes all the same.
+	if changed, err := s.RemoveFollower(ctx, 2, 1, 100, at); err != nil || !changed {
+		t.Fatalf("a removal with an older id: %v, %v", changed, err)
+	}
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["1>2"] != 0 {
+		t.Errorf("a removal with an older id left follow %d", follows["1>2"])
+	}
+}
+
+// A follow and the approval of a request of the same two, made at once on
+// their two nodes, each write their own side: both nodes end with the
+// approval's id, and an unfollow ends the follow on both. An unfollow made
+// while the approval was on its way to the follower's node ends the
+// approved follow too, on both nodes, once it arrives; an approval made
+// while an unfollow was on its way to the approver's node outlives it.
+func TestShardedMySQLRelayFollowAndApprovalAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := openSharded(t)
+	at := relationStore(t, s, 8) // users 1-8, user n on node n mod 4
+	on := true
+	if _, err := s.UpdateProfile(ctx, 2, models.ProfileChange{IsProtected: &on}, at); err != nil {
+		t.Fatal(err)
+	}
+	request := func(id int64) {
+		t.Helper()
+		if changed, err := s.RequestFollow(ctx, 1, 2, id, at); err != nil || !changed {
+			t.Fatalf("request 1 -> 2: %v, %v", changed, err)
+		}
+		applyRelays(t, s)
+	}
+	write := func(what string, changed bool, err error) {
+		t.Helper()
+		if err != nil || !changed {
+			t.Fatalf("%s: changed %v, %v", what, changed, err)
+		}
+	}
+	for _, c := range []struct {
+		name             string
+		approval, follow int64
+	}{{"the approval first", 102, 103}, {"the follow first", 113, 112}} {
+		request(c.approval - 2)
+		changed, err := s.ApproveFollowRequest(ctx, 2, 1, c.approval, at)
+		write(c.name+": approve", changed, err)
+		changed, err = s.Follow(ctx, 1, 2, c.follow, at)
+		write(c.name+": follow before the approval arrived", changed, err)
+		applyRelays(t, s)
+		if follows := checkBothSides(t, s); follows["1>2"] != c.approval {
+			t.Errorf("%s: follow %d, want the approval's id on both nodes", c.name, follows["1>2"])
+		}
+		if got := counts(t, s, 1); got != [2]int{0, 1} {
+			t.Errorf("%s: the follower's counts %v, want one followee", c.name, got)
+		}
+		changed, err = s.Unfollow(ctx, 1, 2, c.follow+1, at)
+		write(c.name+": unfollow", changed, err)
+		applyRelays(t, s)
+		if follows := checkBothSides(t, s); follows["1>2"] != 0 {
+			t.Errorf("%s: the unfollow left follow %d", c.name, follows["1>2"])
+		}
+	}
+
+	// The follower follows and unfollows while the approval is on its
+	// way: the unfollow ends the approved follow as well.
+	request(120)
+	changed, err := s.ApproveFollowRequest(ctx, 2, 1, 121, at)
+	write("approve", changed, err)
+	changed, err = s.Follow(ctx, 1, 2, 122, at)
+	write("follow before the approval arrived", changed, err)
+	changed, err = s.Unfollow(ctx, 1, 2, 123, at)
+	write("unfollow before the approval arrived", changed, err)
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["1>2"] != 0 {
+		t.Errorf("the approval on its way during the unfollow left follow %d", follows["1>2"])
+	}
+
+	// The follower asks, follows and unfollows; the followee approves
+	// the request before the unfollow's half arrives, over the row of
+	// the ended follow: the approved follow stays, on both nodes.
+	request(129)
+	changed, err = s.Follow(ctx, 1, 2, 130, at)
+	write("follow", changed, err)
+	applyRelays(t, s)
+	changed, err = s.Unfollow(ctx, 1, 2, 131, at)
+	write("unfollow", changed, err)
+	changed, err = s.ApproveFollowRequest(ctx, 2, 1, 133, at)
+	write("approve before the unfollow arrived", changed, err)
+	applyRelays(t, s)
+	if follows := checkBothSides(t, s); follows["1>2"] != 133 {
+		t.Errorf("an approval made while an unfollow was on its way: follow %d, want 133", follows["1>2"])
 	}
 }

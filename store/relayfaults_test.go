@@ -1,11 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,6 +130,12 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	nodeDown := atomic.Bool{}
 	seq := int64(1_000_000)
 	var acked, refused, refusedNeedingDown int
+	// history keeps each pair's writes, in order, for the report of a
+	// pair the store and the model disagree on.
+	history := map[[2]int64][]string{}
+	pairHistory := func(a, b int64) string {
+		return strings.Join(history[[2]int64{min(a, b), max(a, b)}], "; ")
+	}
 	// write runs one random write of an actor of a running node and
 	// records it in the model when acknowledged.
 	write := func() {
@@ -154,12 +164,12 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 			}
 		case r < 52:
 			name = "unfollow"
-			if changed, err = s.Unfollow(ctx, a, b, models.EventUnfollowed, at); err == nil && changed {
+			if changed, err = s.Unfollow(ctx, a, b, seq, at); err == nil && changed {
 				delete(m.follows, pair)
 			}
 		case r < 62:
 			name = "removeFollower"
-			if changed, err = s.Unfollow(ctx, b, a, models.EventFollowerRemoved, at); err == nil && changed {
+			if changed, err = s.RemoveFollower(ctx, a, b, seq, at); err == nil && changed {
 				delete(m.follows, [2]int64{b, a})
 			}
 		case r < 70:
@@ -227,6 +237,8 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 				}
 			}
 		}
+		history[[2]int64{min(a, b), max(a, b)}] = append(history[[2]int64{min(a, b), max(a, b)}],
+			fmt.Sprintf("%s %d->%d seq %d: changed %v, err %v, relay held %v", name, a, b, seq, changed, err, held.Load()))
 		switch {
 		case err == nil:
 			acked++
@@ -288,17 +300,28 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	close(stopRelay)
 	<-relayDone
 
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		pairs := slices.SortedFunc(maps.Keys(history), func(x, y [2]int64) int {
+			return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
+		})
+		for _, p := range pairs {
+			t.Logf("the writes of %d and %d: %s", p[0], p[1], pairHistory(p[0], p[1]))
+		}
+	}()
 	follows := checkBothSides(t, s)
 	for pair := range m.follows {
 		if follows[fmt.Sprintf("%d>%d", pair[0], pair[1])] == 0 {
-			t.Errorf("follow %d -> %d acknowledged, lost", pair[0], pair[1])
+			t.Errorf("follow %d -> %d acknowledged, lost; the pair's writes: %s", pair[0], pair[1], pairHistory(pair[0], pair[1]))
 		}
 	}
 	for key := range follows {
 		var a, b int64
 		fmt.Sscanf(key, "%d>%d", &a, &b)
 		if !m.follows[[2]int64{a, b}] {
-			t.Errorf("follow %s stored, not in the model", key)
+			t.Errorf("follow %s stored, not in the model; the pair's writes: %s", key, pairHistory(a, b))
 		}
 	}
 	var blocks []models.Block
@@ -310,7 +333,7 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	}
 	for _, b := range blocks {
 		if !m.blocks[[2]int64{b.BlockerID, b.BlockedID}] {
-			t.Errorf("block %d -> %d stored, not in the model", b.BlockerID, b.BlockedID)
+			t.Errorf("block %d -> %d stored, not in the model; the pair's writes: %s", b.BlockerID, b.BlockedID, pairHistory(b.BlockerID, b.BlockedID))
 		}
 	}
 	var requests []models.FollowRequest
@@ -322,7 +345,7 @@ func TestShardedMySQLRelayCompletesHalvesAcrossANodeStop(t *testing.T) {
 	}
 	for _, r := range requests {
 		if !m.requests[[2]int64{r.RequesterID, r.UserID}] {
-			t.Errorf("request %d -> %d stored, not in the model", r.RequesterID, r.UserID)
+			t.Errorf("request %d -> %d stored, not in the model; the pair's writes: %s", r.RequesterID, r.UserID, pairHistory(r.RequesterID, r.UserID))
 		}
 	}
 	var reposts []models.Post

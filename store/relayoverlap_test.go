@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"feedservice/models"
 )
 
 // Two relays may run at once: the lease lapses in the middle of a batch,
@@ -39,7 +37,7 @@ func TestShardedMySQLRelayOverlappingRelaysApplyEachHalfOnce(t *testing.T) {
 		t.Fatalf("%d halves pending, want 2", len(stale))
 	}
 	applyRelays(t, s) // the first relay applies and deletes both
-	must("2 removes follower 1")(s.Unfollow(ctx, 1, 2, models.EventFollowerRemoved, at))
+	must("2 removes follower 1")(s.RemoveFollower(ctx, 2, 1, 103, at))
 	applyRelays(t, s)
 	checkBothSides(t, s)
 	before := relayTables(t, s, 0)

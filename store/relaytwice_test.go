@@ -83,12 +83,12 @@ func TestShardedMySQLRelayHalfAppliedTwiceChangesNothing(t *testing.T) {
 	// follower+ with a follow's event, follower- with an unfollow's.
 	must("follow 1 -> 2")(s.Follow(ctx, 1, 2, 101, at))
 	twice("follow", nil)
-	must("unfollow 1 -> 2")(s.Unfollow(ctx, 1, 2, models.EventUnfollowed, at))
+	must("unfollow 1 -> 2")(s.Unfollow(ctx, 1, 2, 109, at))
 	twice("unfollow", nil)
 	// following- with a removed follower's event.
 	must("follow 3 -> 2")(s.Follow(ctx, 3, 2, 102, at))
 	twice("follow", nil)
-	must("2 removes follower 3")(s.Unfollow(ctx, 3, 2, models.EventFollowerRemoved, at))
+	must("2 removes follower 3")(s.RemoveFollower(ctx, 2, 3, 110, at))
 	twice("a follower's removal", nil)
 	// request+ kept (6 is protected), then following+ with the approval's
 	// event.
@@ -174,7 +174,7 @@ func TestShardedMySQLRelayHalfAppliedTwiceChangesNothing(t *testing.T) {
 	// applications: the second must not bring back what they removed.
 	must("follow 29 -> 30")(s.Follow(ctx, 29, 30, 120, at))
 	twice("a follow whose followee removes the follower in between", func() {
-		must("30 removes follower 29")(s.Unfollow(ctx, 29, 30, models.EventFollowerRemoved, at))
+		must("30 removes follower 29")(s.RemoveFollower(ctx, 30, 29, 130, at))
 	})
 	must("request 31 -> 34")(s.RequestFollow(ctx, 31, 34, 121, at))
 	twice("a request rejected in between", func() {
@@ -184,14 +184,14 @@ func TestShardedMySQLRelayHalfAppliedTwiceChangesNothing(t *testing.T) {
 	twice("a request", nil)
 	must("38 approves 33")(s.ApproveFollowRequest(ctx, 38, 33, 123, at))
 	twice("an approval whose requester unfollows in between", func() {
-		must("33 unfollows 38")(s.Unfollow(ctx, 33, 38, models.EventUnfollowed, at))
+		must("33 unfollows 38")(s.Unfollow(ctx, 33, 38, 132, at))
 	})
 	must("request 35 -> 42")(s.RequestFollow(ctx, 35, 42, 124, at))
 	if _, err := s.UpdateProfile(ctx, 42, models.ProfileChange{IsProtected: &off}, at); err != nil {
 		t.Fatal(err)
 	}
 	twice("a request approved on arrival whose follower is removed in between", func() {
-		must("42 removes follower 35")(s.Unfollow(ctx, 35, 42, models.EventFollowerRemoved, at))
+		must("42 removes follower 35")(s.RemoveFollower(ctx, 42, 35, 131, at))
 	})
 	for _, pair := range [][2]int64{{29, 30}, {33, 38}, {35, 42}} {
 		if ok, err := s.Follows(ctx, pair[0], pair[1]); err != nil || ok {

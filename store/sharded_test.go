@@ -142,8 +142,8 @@ func TestShardedMySQLRemovalsReportWhatTheyRemoved(t *testing.T) {
 		{"unmute", func() (bool, error) { return s.Unmute(ctx, a, b, now) }, true},
 		{"unmute again", func() (bool, error) { return s.Unmute(ctx, a, b, now) }, false},
 		{"follow", func() (bool, error) { return s.Follow(ctx, a, b, 4, now) }, true},
-		{"unfollow", func() (bool, error) { return s.Unfollow(ctx, a, b, models.EventUnfollowed, now) }, true},
-		{"unfollow again", func() (bool, error) { return s.Unfollow(ctx, a, b, models.EventUnfollowed, now) }, false},
+		{"unfollow", func() (bool, error) { return s.Unfollow(ctx, a, b, 5, now) }, true},
+		{"unfollow again", func() (bool, error) { return s.Unfollow(ctx, a, b, 6, now) }, false},
 	}
 	for _, st := range steps {
 		if got, err := st.run(); err != nil || got != st.want {

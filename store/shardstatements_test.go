@@ -209,7 +209,7 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	if _, err := s.AddListMember(ctx, reader, list.ID, author, 7001, now, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Unfollow(ctx, reader, users[6], models.EventUnfollowed, now); err != nil {
+	if _, err := s.Unfollow(ctx, reader, users[6], 7002, now); err != nil {
 		t.Fatal(err)
 	}
 	// Protected, so that the requests wait for approval when they arrive.
@@ -351,11 +351,11 @@ func TestShardedMySQLHotStatementsOnOneShard(t *testing.T) {
 	}{
 		{"a follow (Follow)", users[5], func() error { _, err := s.Follow(ctx, users[5], users[3], 8001, now); return err }},
 		{"an unfollow (Unfollow)", users[5], func() error {
-			_, err := s.Unfollow(ctx, users[5], users[3], models.EventUnfollowed, now)
+			_, err := s.Unfollow(ctx, users[5], users[3], 8004, now)
 			return err
 		}},
-		{"a follower's removal (Unfollow)", author, func() error {
-			_, err := s.Unfollow(ctx, users[7], author, models.EventFollowerRemoved, now)
+		{"a follower's removal (RemoveFollower)", author, func() error {
+			_, err := s.RemoveFollower(ctx, author, users[7], 8003, now)
 			return err
 		}},
 		{"a block (Block)", users[5], func() error { _, err := s.Block(ctx, users[5], users[6], 8002, now); return err }},

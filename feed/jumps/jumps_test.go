@@ -58,7 +58,7 @@ func (tl *testLists) follow(follower, followee int64) {
 func (tl *testLists) unfollow(follower, followee int64) {
 	tl.t.Helper()
 	ctx := context.Background()
-	if _, err := tl.d.Store.Unfollow(ctx, follower, followee, models.EventUnfollowed, time.Now()); err != nil {
+	if _, err := tl.d.Store.Unfollow(ctx, follower, followee, 0, time.Now()); err != nil {
 		tl.t.Fatal(err)
 	}
 	if err := tl.SettleRelationLists(ctx, follower, followee); err != nil {

@@ -13,7 +13,6 @@ import (
 	"feedservice/feed/config"
 	"feedservice/feed/internal/depstest"
 	"feedservice/internal/testenv"
-	"feedservice/models"
 )
 
 // followingReplies records the size of the members part of every
@@ -100,7 +99,7 @@ func TestFolloweeSetSentOnlyWhenChanged(t *testing.T) {
 	two.settleFollowing(reader, b, true)
 	read(one, "after a follow on the other instance", true, a, b)
 	read(one, "again", false, a, b)
-	if _, err := two.d.Store.Unfollow(ctx, reader, a, models.EventUnfollowed, two.d.Now()); err != nil {
+	if _, err := two.d.Store.Unfollow(ctx, reader, a, 0, two.d.Now()); err != nil {
 		t.Fatal(err)
 	}
 	two.settleFollowing(reader, a, false)
