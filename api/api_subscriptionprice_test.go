@@ -432,3 +432,40 @@ func TestEventLeaseDroppedWithTheLastSubscription(t *testing.T) {
 		t.Error("the lease is held after its last subscription ended")
 	}
 }
+
+// TestUnreadCountEventsMakeNoLoaders: each event of a subscription gets
+// loaders of its own, made when a field first loads: an unreadCount
+// event, which loads nothing, makes none (with 10,000 sockets, making a
+// set for each event and socket was a tenth of the server's CPU), and a
+// feedItemAdded event, whose post and author load, makes its set.
+func TestUnreadCountEventsMakeNoLoaders(t *testing.T) {
+	t.Parallel()
+	const posts = 3
+	s := newTestServer(t, backendReal)
+	reader := s.signUp(t, "reader")
+	author := s.signUp(t, "author")
+	liveFollow(t, reader, author)
+	conn := liveConnect(t, s, liveTransportWS, reader.Token)
+	id := conn.subscribe(liveUnreadSub)
+	events, _ := readCounts(t, conn, id, 0)
+	for posted := 1; posted <= posts; posted++ {
+		livePost(t, author, fmt.Sprintf("post %d", posted))
+		n, end := readCounts(t, conn, id, posted)
+		if end != nil {
+			t.Fatalf("the count ended after %d posts: %s", posted, end.Message)
+		}
+		events += n
+	}
+	if n := s.app.subscriptionLoaderSets.Load(); n != 0 {
+		t.Errorf("%d unreadCount events made %d loader sets, want none", events, n)
+	}
+
+	added := conn.subscribe(liveAddedSub)
+	livePost(t, author, "one more")
+	if _, end, err := conn.event(added, testenv.Scale(10*time.Second)); err != nil || end != nil {
+		t.Fatalf("feedItemAdded: %v, %v", end, err)
+	}
+	if n := s.app.subscriptionLoaderSets.Load(); n == 0 {
+		t.Error("a feedItemAdded event, whose post loads, made no loader set: the count above proves nothing")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -73,6 +74,10 @@ type app struct {
 	// untrustedForwarding spaces the warnings of X-Forwarded-For sent by
 	// a peer that is not a trusted proxy (clientIP).
 	untrustedForwarding throttle.Throttle
+	// subscriptionLoaderSets counts the loader sets a subscription's events
+	// made (they are made on a field's first load; a count event makes
+	// none): TestUnreadCountEventsMakeNoLoaders reads it.
+	subscriptionLoaderSets atomic.Int64
 	// resolvers answer the GraphQL schema's fields; the page benchmarks swap
 	// them for ones that answer from memory, to measure the layer above.
 	resolvers graph.ResolverRoot

@@ -131,7 +131,8 @@ func (a *app) graphqlHandler() http.Handler {
 	srv.Use(extensions.RefuseSubscriptionsByPost{})
 	srv.Use(apq.Keeper()) // last: keeps a document that passed every check
 	// Loaders per response: a query's fields share one set, and each event
-	// of a long-lived subscription gets fresh ones instead of stale data.
+	// of a long-lived subscription gets fresh ones instead of stale data,
+	// made only if one of its fields loads something.
 	// A query's reads also share what they learn of the viewer's own state
 	// (feed.WithReadMemo); a mutation's fields change it as they go.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -140,7 +141,14 @@ func (a *app) graphqlHandler() http.Handler {
 				ctx = feed.WithReadMemo(ctx)
 			}
 		}
-		return next(dataloader.With(ctx, dataloader.New(a.engine, viewer.ID(ctx), a.cfg.LoaderWait)))
+		subscription := graphql.HasOperationContext(ctx) && graphql.GetOperationContext(ctx).Operation != nil &&
+			graphql.GetOperationContext(ctx).Operation.Operation == ast.Subscription
+		return next(dataloader.Lazy(ctx, func() *dataloader.Loaders {
+			if subscription {
+				a.subscriptionLoaderSets.Add(1)
+			}
+			return dataloader.New(a.engine, viewer.ID(ctx), a.cfg.LoaderWait)
+		}))
 	})
 	srv.SetErrorPresenter(withErrorBytes(present))
 	srv.SetRecoverFunc(resolvers.Recover(a.log, requestID))
