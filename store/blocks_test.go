@@ -514,3 +514,66 @@ func TestBlockRacingFollows(t *testing.T) {
 		}
 	})
 }
+
+// A new post goes to the followers of its author whose feeds do not hide
+// the author: not to those who mute the author, block them or are blocked
+// by them, nor to those who do not follow. The author's own mutes hide
+// nothing from their readers.
+func TestPostReadersAmong(t *testing.T) {
+	onEachDatabase(t, postReadersAmong)
+}
+
+// The same on the sharded layout, whose three statements read the
+// author's node.
+func TestShardedMySQLPostReadersAmong(t *testing.T) {
+	t.Parallel()
+	s, _ := openSharded(t)
+	postReadersAmong(t, s)
+}
+
+func postReadersAmong(t *testing.T, s *Store) {
+	ctx := context.Background()
+	at := relationStore(t, s, 9)
+	for f := int64(2); f <= 8; f++ {
+		if _, err := s.Follow(ctx, f, 1, 100+f, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range [][2]int64{{1, 2}, {3, 1}} {
+		if _, err := s.Block(ctx, b[0], b[1], 200+b[1], at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The blocks ended the follows of 2 and 3, and refuse them again
+	// (once they reached both nodes).
+	applyRelays(t, s)
+	for _, f := range []int64{2, 3} {
+		if _, err := s.Follow(ctx, f, 1, 300+f, at); !errors.Is(err, ErrBlocked) {
+			t.Fatalf("follow %d -> 1 across a block: %v", f, err)
+		}
+	}
+	for _, m := range [][2]int64{{5, 1}, {1, 4}, {6, 7}} {
+		if _, err := s.Mute(ctx, m[0], m[1], 400+m[1], at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyRelays(t, s)
+	ids := []int64{2, 3, 4, 5, 6, 7, 8, 9, 99}
+	found, err := s.PostReadersAmong(ctx, 1, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for id, yes := range found {
+		if yes {
+			got = append(got, id)
+		}
+	}
+	slices.Sort(got)
+	if want := []int64{4, 6, 7, 8}; !slices.Equal(got, want) {
+		t.Errorf("PostReadersAmong(1, %v) = %v, want %v", ids, got, want)
+	}
+	if none, err := s.PostReadersAmong(ctx, 1, nil); err != nil || len(none) != 0 {
+		t.Errorf("PostReadersAmong of no readers: %v (%v)", none, err)
+	}
+}

@@ -233,6 +233,57 @@ func (s *Store) FollowersAmong(ctx context.Context, userID int64, ids []int64) (
 	return s.among(ctx, &models.Follower{}, "user_id", "follower_id", userID, ids)
 }
 
+// PostReadersAmong returns which of readers an author's new post goes
+// to: those who follow author and whose feeds do not hide author's posts
+// (they mute author, or one of the two blocks the other), read now. On one
+// database it is one statement, with the readers listed once; on the
+// sharded layout three (FollowersAmong, MutingAmong,
+// BlockedEitherWayAmong), each on the author's node, as a correlated
+// subquery through the Spider head would ask the node once for each
+// reader.
+func (s *Store) PostReadersAmong(ctx context.Context, author int64, readers []int64) (map[int64]bool, error) {
+	if s.shards != nil {
+		return s.postReadersAcross(ctx, author, readers)
+	}
+	found := map[int64]bool{}
+	if len(readers) == 0 {
+		return found, nil
+	}
+	var hits []int64
+	err := s.db.WithContext(ctx).Raw(`SELECT f.follower_id FROM followers f
+		WHERE f.user_id = ? AND f.follower_id IN ?
+		AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = f.follower_id AND m.muted_id = ?)
+		AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = ? AND b.blocked_id = f.follower_id)
+		AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = f.follower_id AND b.blocked_id = ?)`,
+		author, readers, author, author, author).Scan(&hits).Error
+	for _, id := range hits {
+		found[id] = true
+	}
+	return found, err
+}
+
+// postReadersAcross is PostReadersAmong on the sharded layout.
+func (s *Store) postReadersAcross(ctx context.Context, author int64, readers []int64) (map[int64]bool, error) {
+	following, err := s.FollowersAmong(ctx, author, readers)
+	if err != nil || len(following) == 0 {
+		return following, err
+	}
+	muting, err := s.MutingAmong(ctx, author, readers)
+	if err != nil {
+		return nil, err
+	}
+	blocked, err := s.BlockedEitherWayAmong(ctx, author, readers)
+	if err != nil {
+		return nil, err
+	}
+	for id := range following {
+		if muting[id] || blocked[id] {
+			delete(following, id)
+		}
+	}
+	return following, nil
+}
+
 // among returns which of ids are in column of the rows of table whose
 // ownerColumn is userID, read on the primary: the reader's own relations.
 func (s *Store) among(ctx context.Context, table any, ownerColumn, column string, userID int64, ids []int64) (map[int64]bool, error) {
