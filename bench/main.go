@@ -60,15 +60,17 @@ type options struct {
 	fanoutPosts int
 	celebPosts  int
 	redDotPosts int
-	probeReads  int
-	meanPosts   float64
-	bufferPool  string
-	noPlots     bool
-	compare     bool
-	only        string   // "targets": only the workloads of the warm-read targets
-	workloads   []string // the numbers of the workloads to run; all when empty
-	serverFlags []string // extra flags of the server under test
-	goBench     string   // a `go test -bench` output with the engine and raw Redis pages
+	// redDotPostsFlag is -red-dot-posts: redDotPosts when set.
+	redDotPostsFlag int
+	probeReads      int
+	meanPosts       float64
+	bufferPool      string
+	noPlots         bool
+	compare         bool
+	only            string   // "targets": only the workloads of the warm-read targets
+	workloads       []string // the numbers of the workloads to run; all when empty
+	serverFlags     []string // extra flags of the server under test
+	goBench         string   // a `go test -bench` output with the engine and raw Redis pages
 }
 
 // targetsOnly says whether the run measures only the warm-read targets.
@@ -161,12 +163,14 @@ func parseFlags() (*options, *cliFlags) {
 		"or gobench (print the engine page against the raw Redis page from -gobench, and exit)")
 	flag.StringVar(&o.goBench, "gobench", "", "a `go test -bench` output file with BenchmarkFeedPage and BenchmarkRedisPage (make bench-feedpage writes /tmp/feedpage-bench.txt): adds the engine-page targets and the page with blocks and mutes against the page without them")
 	workloads := flag.String("workloads", "", "run only these workloads, by number (e.g. 7 for the red dots; 1,4,7); the warm reads always run")
+	redDotPosts := flag.Int("red-dot-posts", 0, "how many times the red-dot workload's author posts (0: 5, or 2 with -quick); more, to profile the server while it delivers")
 	serverFlags := flag.String("server-flags", "", "extra flags of the server under test, space-separated (e.g. '-metrics-addr=127.0.0.1:6060 -metrics-pprof' to profile it)")
 	flag.StringVar(&f.broadcasterAddr, "broadcaster-addr", "", "run only the red dot's bare broadcaster on this address (the benchmark starts itself so)")
 	flag.StringVar(&f.broadcasterChannel, "broadcaster-channel", "", "the bare broadcaster's Redis channel")
 	flag.Parse()
 	o.workloads = strings.FieldsFunc(*workloads, func(r rune) bool { return r == ',' || r == ' ' })
 	o.serverFlags = strings.Fields(*serverFlags)
+	o.redDotPostsFlag = *redDotPosts
 	return o, f
 }
 
@@ -287,6 +291,9 @@ func (o *options) applyQuickDefaults() {
 	o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 5, 4, 5, 100
 	if o.quick {
 		o.fanoutPosts, o.celebPosts, o.redDotPosts, o.probeReads = 2, 1, 2, 25
+	}
+	if o.redDotPostsFlag > 0 {
+		o.redDotPosts = o.redDotPostsFlag
 	}
 }
 
