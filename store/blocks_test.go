@@ -418,14 +418,7 @@ func TestBlockAndMuteChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []int64
-			for id, yes := range found {
-				if yes {
-					got = append(got, id)
-				}
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, c.want) {
+			if got := yes(found); !slices.Equal(got, c.want) {
 				t.Errorf("%s(1, %v) = %v, want %v", c.name, ids, got, c.want)
 			}
 			if none, err := c.check(ctx, 1, nil); err != nil || len(none) != 0 {
@@ -563,17 +556,22 @@ func postReadersAmong(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int64
-	for id, yes := range found {
-		if yes {
-			got = append(got, id)
-		}
-	}
-	slices.Sort(got)
-	if want := []int64{4, 6, 7, 8}; !slices.Equal(got, want) {
+	if got, want := yes(found), []int64{4, 6, 7, 8}; !slices.Equal(got, want) {
 		t.Errorf("PostReadersAmong(1, %v) = %v, want %v", ids, got, want)
 	}
 	if none, err := s.PostReadersAmong(ctx, 1, nil); err != nil || len(none) != 0 {
 		t.Errorf("PostReadersAmong of no readers: %v (%v)", none, err)
 	}
+}
+
+// yes lists the ids a batch check answered true for, in order.
+func yes(found map[int64]bool) []int64 {
+	var ids []int64
+	for id, ok := range found {
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
